@@ -1,0 +1,326 @@
+"""Fan (番): every scoring pattern of RULES.md §3, the best reading, points and the ready-hand value.
+
+Convention: a plain hand (平胡) is 1 fan and **points = base × 2^(fan−1)**, capped at
+``base × 2^(cap−1)`` ("如普通“对对胡”……就是两番（2元）", seed 000). Patterns add on top of plain:
+all pungs +1, flush +2, terminals +2, seven pairs +2, 2-5-8 pungs +2, then one fan per root and the
+situational additions. Each pattern is one :class:`Pattern` with one signature, ``count(hand, reading,
+rules) -> fan``; the hand is scored under every reading (``111222333m`` as pungs or as chows) and the
+best total wins.
+
+>>> from pipeline.rules.ruleset import load_ruleset
+>>> score(WinHand.of("111444789m456p7p", win_tile="7p"), load_ruleset("chengdu")).fan
+1
+>>> score(WinHand.of("1111m99m44p66p88p9p", win_tile="9p"), load_ruleset("chengdu")).points
+8
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pipeline.rules.hand import Meld, Reading, is_win, readings, roots, suits_ok, suits_used, waits
+from pipeline.rules.ruleset import RuleSet
+from pipeline.rules.tiles import COPIES, TileError, counts_of, parse_tiles, rank_of, suit_index
+
+CONVENTION = "plain hand = 1 fan; points = base × 2^(fan−1), capped at base × 2^(cap−1)"
+
+
+class NotAWin(ValueError):
+    """The tiles do not form a winning hand under the rules (shape, suits or void)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WinHand:
+    """Everything the fan count needs about one win.
+
+    ``counts27`` is the concealed hand *including* the winning tile; ``melds`` the pongs and kongs.
+    Situational flags: ``self_drawn`` (自摸), ``after_kong`` (on a kong replacement: 杠上花),
+    ``kong_discard`` (on the discard a player made right after their kong: 杠上炮), ``rob_kong`` (抢杠),
+    ``last_tile`` (海底: the last wall tile or the discard after it), ``heavenly`` (天胡), ``earthly`` (地胡).
+    """
+
+    counts27: tuple[int, ...]
+    melds: tuple[Meld, ...]
+    win_tile: int
+    void: int | None = None
+    self_drawn: bool = False
+    after_kong: bool = False
+    kong_discard: bool = False
+    rob_kong: bool = False
+    last_tile: bool = False
+    heavenly: bool = False
+    earthly: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        concealed: str | Sequence[str] | Sequence[int],
+        *,
+        win_tile: str | int,
+        melds: Sequence[Meld] = (),
+        que: str | None = None,
+        with_win_tile: bool = False,
+        **flags: bool,
+    ) -> WinHand:
+        """Build from notation. ``concealed`` holds the tiles *before* the winning tile unless
+        ``with_win_tile`` says it already includes it.
+
+        >>> WinHand.of("111444789m456p7p", win_tile="7p").counts27[15]
+        2
+        """
+        if isinstance(concealed, str) or (concealed and isinstance(concealed[0], str)):
+            kinds = parse_tiles(concealed)  # type: ignore[arg-type]
+        else:
+            kinds = list(concealed)  # type: ignore[arg-type]
+        win = parse_tiles([win_tile])[0] if isinstance(win_tile, str) else win_tile
+        if not with_win_tile:
+            kinds.append(win)
+        counts27 = counts_of(kinds)
+        if counts27[win] == 0:
+            raise TileError("the winning tile is not in the hand")
+        held = list(counts27)
+        for meld in melds:
+            held[meld.tile] += meld.size
+        for kind, n in enumerate(held):
+            if n > COPIES:
+                raise TileError(f"{n} copies of {'123456789'[kind % 9]}{'mps'[kind // 9]} across hand and melds")
+        void = suit_index(que) if que else None
+        return cls(counts27=tuple(counts27), melds=tuple(melds), win_tile=win, void=void, **flags)
+
+    @property
+    def tiles_count(self) -> int:
+        return sum(self.counts27)
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One scoring pattern: id, names, and how many fan it adds to a hand under one reading."""
+
+    id: str
+    name_zh: str
+    name_en: str
+    count: Callable[[WinHand, Reading, RuleSet], int] = field(repr=False)
+
+
+def _one_suit(hand: WinHand) -> bool:
+    return len(suits_used(hand.counts27, hand.melds)) == 1
+
+
+def _all_258(hand: WinHand) -> bool:
+    return all(rank_of(k) in (2, 5, 8) for k, n in enumerate(hand.counts27) if n) and all(
+        rank_of(m.tile) in (2, 5, 8) for m in hand.melds
+    )
+
+
+def _no_terminals(hand: WinHand) -> bool:
+    return all(rank_of(k) not in (1, 9) for k, n in enumerate(hand.counts27) if n) and all(
+        rank_of(m.tile) not in (1, 9) for m in hand.melds
+    )
+
+
+# The order is the order of the breakdown.
+PATTERNS: tuple[Pattern, ...] = (
+    Pattern("ping_hu", "平胡", "plain hand", lambda h, r, rules: 1),
+    Pattern("dui_dui_hu", "对对胡", "all pungs", lambda h, r, rules: 1 if r.all_pungs else 0),
+    Pattern("qing_yi_se", "清一色", "full flush", lambda h, r, rules: 2 if _one_suit(h) else 0),
+    Pattern("dai_yao_jiu", "带幺九", "terminals in every set", lambda h, r, rules: 2 if r.yaojiu else 0),
+    Pattern("qi_dui", "七对", "seven pairs", lambda h, r, rules: 2 if r.seven_pairs else 0),
+    Pattern(
+        "jiang_dui", "将对", "2-5-8 all pungs", lambda h, r, rules: 2 if r.all_pungs and _all_258(h) else 0
+    ),
+    Pattern(
+        "yi_tiao_long", "一条龙", "pure straight", lambda h, r, rules: rules.yi_tiao_long_fan if r.straight else 0
+    ),
+    Pattern(
+        "duan_yao", "断幺九", "no terminals", lambda h, r, rules: rules.duan_yao_fan if _no_terminals(h) else 0
+    ),
+    Pattern(
+        "men_qing",
+        "门清",
+        "concealed hand",
+        lambda h, r, rules: rules.men_qing_fan if all(m.kind == "concealed" for m in h.melds) else 0,
+    ),
+    Pattern(
+        "jin_gou_diao",
+        "金钩钓",
+        "single wait with four melds",
+        lambda h, r, rules: rules.jin_gou_diao_fan if len(h.melds) == 4 else 0,
+    ),
+    Pattern(
+        "shi_ba_luo_han",
+        "十八罗汉",
+        "four kongs",
+        lambda h, r, rules: rules.shi_ba_luo_han_fan if sum(m.is_kong for m in h.melds) == 4 else 0,
+    ),
+    Pattern("gen", "根", "roots", lambda h, r, rules: rules.root_fan * roots(h.counts27, h.melds)),
+    Pattern(
+        "gang_shang_hua",
+        "杠上花",
+        "win on a kong replacement",
+        lambda h, r, rules: rules.gang_shang_hua_fan if h.after_kong and h.self_drawn else 0,
+    ),
+    Pattern(
+        "gang_shang_pao",
+        "杠上炮",
+        "win on the discard after a kong",
+        lambda h, r, rules: rules.gang_shang_pao_fan if h.kong_discard and not h.self_drawn else 0,
+    ),
+    Pattern("qiang_gang", "抢杠胡", "robbing a kong", lambda h, r, rules: rules.rob_kong_fan if h.rob_kong else 0),
+    Pattern("hai_di", "海底", "last tile", lambda h, r, rules: rules.haidi_fan if h.last_tile else 0),
+    Pattern(
+        "zi_mo",
+        "自摸",
+        "self-drawn (as fan)",
+        lambda h, r, rules: 1 if h.self_drawn and rules.self_draw == "fan" else 0,
+    ),
+)
+PATTERN_BY_ID = {p.id: p for p in PATTERNS}
+SPECIAL_NAMES = {"tian_hu": ("天胡", "heavenly hand"), "di_hu": ("地胡", "earthly hand")}
+
+
+@dataclass(frozen=True, slots=True)
+class PatternHit:
+    id: str
+    name_zh: str
+    name_en: str
+    fan: int
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """The value of one win: the breakdown, total fan (before the cap), points (after it) and what each
+    payer pays (points, plus one base for a self-drawn win where the profile plays 自摸加底)."""
+
+    patterns: tuple[PatternHit, ...]
+    fan: int
+    points: int
+    per_payer: int
+    title_zh: str
+    title_en: str
+    capped: bool
+
+
+def score(hand: WinHand, rules: RuleSet) -> Score:
+    """Score a win, choosing the reading worth the most fan. Raises :class:`NotAWin` otherwise."""
+    if hand.tiles_count != 14 - 3 * len(hand.melds):
+        raise NotAWin(
+            f"{hand.tiles_count} concealed tiles with {len(hand.melds)} melds (a win needs {14 - 3 * len(hand.melds)})"
+        )
+    if not suits_ok(hand.counts27, hand.melds, hand.void):
+        suits = "".join("mps"[s] for s in sorted(suits_used(hand.counts27, hand.melds)))
+        if hand.void is not None and hand.void in suits_used(hand.counts27, hand.melds):
+            raise NotAWin(f"holds tiles of the void suit {'mps'[hand.void]}")
+        raise NotAWin(f"three suits ({suits}): a win holds at most two (缺一门)")
+    if not is_win(hand.counts27, hand.melds):
+        raise NotAWin("the tiles do not form four sets and a pair, nor seven pairs")
+    best: tuple[PatternHit, ...] = ()
+    best_fan = -1
+    for reading in readings(hand.counts27, hand.melds):
+        hits = tuple(
+            PatternHit(p.id, p.name_zh, p.name_en, n) for p in PATTERNS if (n := p.count(hand, reading, rules))
+        )
+        total = sum(h.fan for h in hits)
+        if total > best_fan:
+            best, best_fan = hits, total
+    title_zh, title_en = _title(best)
+    special = "tian_hu" if hand.heavenly else "di_hu" if hand.earthly else None
+    mode = rules.heavenly if hand.heavenly else rules.earthly if hand.earthly else "normal"
+    if special and mode != "normal":
+        fixed = (rules.heavenly_fan if hand.heavenly else rules.earthly_fan) if mode == "fixed" else rules.cap
+        name_zh, name_en = SPECIAL_NAMES[special]
+        best, best_fan = (PatternHit(special, name_zh, name_en, fixed),), fixed
+        title_zh, title_en = name_zh, name_en
+    points = rules.points(best_fan)
+    per_payer = points + (rules.base if hand.self_drawn and rules.self_draw == "base" else 0)
+    return Score(
+        patterns=best,
+        fan=best_fan,
+        points=points,
+        per_payer=per_payer,
+        title_zh=title_zh,
+        title_en=title_en,
+        capped=bool(rules.cap) and best_fan > rules.cap,
+    )
+
+
+def _title(hits: Sequence[PatternHit]) -> tuple[str, str]:
+    """The name players give the whole hand: 清七对, 龙七对, 清对, 将对, 清幺九, …"""
+    ids = {h.id for h in hits}
+    gen = next((h.fan for h in hits if h.id == "gen"), 0)
+    flush = "qing_yi_se" in ids
+    if "qi_dui" in ids:
+        if gen:
+            return ("清龙七对" if flush else "龙七对"), ("pure dragon seven pairs" if flush else "dragon seven pairs")
+        return ("清七对", "pure seven pairs") if flush else ("七对", "seven pairs")
+    if "jiang_dui" in ids:
+        return ("清将对", "pure 2-5-8 pungs") if flush else ("将对", "2-5-8 pungs")
+    if "dui_dui_hu" in ids:
+        return ("清对", "pure all pungs") if flush else ("对对胡", "all pungs")
+    if "dai_yao_jiu" in ids:
+        return ("清幺九", "pure terminals") if flush else ("带幺九", "terminals")
+    if flush:
+        return "清一色", "full flush"
+    return "平胡", "plain hand"
+
+
+ReadyWhich = Literal["min", "max"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyValue:
+    """The value of a ready hand over its waits: the extreme ``amount`` one payer pays, and on which tile."""
+
+    amount: int
+    fan: int
+    win_tile: int
+    waits: tuple[int, ...]
+
+
+def ready_value(
+    counts27: Sequence[int],
+    melds: Sequence[Meld],
+    rules: RuleSet,
+    *,
+    void: int | None = None,
+    which: ReadyWhich | None = None,
+) -> ReadyValue | None:
+    """查大叫: the minimum or maximum (``which``, default the profile's ``cha_jiao_amount``) value of a
+    ready hand of ``13 − 3·melds`` concealed tiles over its waits; ``None`` when it is not ready.
+
+    Situational additions never count; 自摸 counts where ``cha_jiao_self_draw`` says so. With
+    ``cha_jiao_fourth_tile`` a wait on a kind the player holds four of still counts.
+    """
+    which = which or rules.cha_jiao_amount
+    tiles = list(waits(counts27, melds, void))
+    if rules.cha_jiao_fourth_tile:
+        tiles = sorted(set(tiles) | set(_waits_on_fifth(counts27, melds, void)))
+    if not tiles:
+        return None
+    values = []
+    for kind in tiles:
+        hand = list(counts27)
+        hand[kind] += 1
+        win = WinHand(
+            counts27=tuple(hand), melds=tuple(melds), win_tile=kind, void=void, self_drawn=rules.cha_jiao_self_draw
+        )
+        s = score(win, rules)
+        values.append((s.per_payer, s.fan, kind))
+    amount, fan, kind = min(values) if which == "min" else max(values)
+    return ReadyValue(amount=amount, fan=fan, win_tile=kind, waits=tuple(tiles))
+
+
+def _waits_on_fifth(counts27: Sequence[int], melds: Sequence[Meld], void: int | None) -> list[int]:
+    """Kinds held four times that would complete the shape if a fifth copy existed."""
+    held = list(counts27)
+    for meld in melds:
+        held[meld.tile] += meld.size
+    out = []
+    for kind, n in enumerate(held):
+        if n == COPIES:
+            hand = list(counts27)
+            hand[kind] += 1
+            if suits_ok(hand, melds, void) and is_win(hand, melds):
+                out.append(kind)
+    return out

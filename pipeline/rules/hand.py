@@ -1,0 +1,387 @@
+"""Winning hands, waits and shanten, answered from per-suit lookup tables built once.
+
+Sichuan win shapes (RULES.md §2):
+
+- standard: four sets (pungs, kongs, or chows inside the concealed hand) and one pair. "任何一对牌都可以做
+  将" (seed 000): any pair may be the eyes;
+- seven pairs (七对): fourteen concealed tiles as seven pairs, four of a kind counting as two pairs;
+- always at most two suits, none of them the declared void: "必须缺一门才能胡牌" (seed 000).
+
+The validator asks "can this seat win on this tile?" for three seats on every discard, so nothing here
+searches recursively per call. Whether a suit's tiles split into sets (and one pair) depends only on
+that suit's nine counts, so every splittable nine-count vector is enumerated once, at import, into
+:data:`SUIT_TABLE`, together with the reading flags the fan count needs (all pungs, terminals in every
+set, the 1-9 straight). A win check is then three dictionary look-ups. :func:`is_standard_recursive`
+is the plain search the table replaces: the reference for tests and the benchmark.
+
+>>> from pipeline.rules.tiles import parse_tiles, counts_of, tile_name
+>>> is_win(counts_of(parse_tiles("111444789m45677p")), [])
+True
+>>> sorted(tile_name(k) for k in waits(counts_of(parse_tiles("1114447m456777p")), []))
+['7m']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations_with_replacement
+from typing import Literal
+
+from pipeline.rules.tiles import COPIES, NUM_KINDS, TileError, rank_of, suit_of, tile_name
+
+MeldKind = Literal["pong", "direct", "added", "concealed"]
+MELD_KINDS: tuple[str, ...] = ("pong", "direct", "added", "concealed")
+KONG_KINDS: tuple[str, ...] = ("direct", "added", "concealed")
+
+# Reading flags of one suit's split; a whole hand's reading ANDs the first two over suits and ORs the last.
+ALL_PUNGS = 1  # every set of the split is a pung
+YAOJIU = 2  # every set and the pair hold a 1 or a 9 (带幺九)
+STRAIGHT = 4  # the split holds the chows 123, 456 and 789 of this suit (一条龙)
+
+SuitKey = tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    """An exposed (or declared concealed) set: a pong or a kong of one ``tile`` kind.
+
+    ``kind`` is ``pong``, ``direct`` (直杠, on a discard), ``added`` (面下杠/补杠, the fourth tile on a
+    pong) or ``concealed`` (暗杠). ``source`` is the seat that supplied the tile for pongs and direct
+    kongs (for an added kong, the seat of the original pong), else ``None``.
+    """
+
+    kind: MeldKind
+    tile: int
+    source: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in MELD_KINDS:
+            raise ValueError(f"unknown meld kind {self.kind!r} (expected one of {', '.join(MELD_KINDS)})")
+        if not 0 <= self.tile < NUM_KINDS:
+            raise TileError(f"not a tile kind: {self.tile!r}")
+
+    @property
+    def is_kong(self) -> bool:
+        return self.kind != "pong"
+
+    @property
+    def size(self) -> int:
+        return 3 if self.kind == "pong" else 4
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{tile_name(self.tile)}"
+
+
+def _build_suit_table() -> dict[SuitKey, frozenset[int]]:
+    """Every nine-count vector of one suit that splits into 0–4 sets and at most one pair.
+
+    Value: the set of reading flags achievable by its splits (a vector may split several ways:
+    ``111222333`` as three pungs or three chows).
+    """
+    set_types: list[tuple[tuple[int, ...], bool, bool, int]] = []
+    for r in range(9):  # pungs
+        set_types.append(((r, r, r), True, r in (0, 8), -1))
+    for r in range(7):  # chows
+        set_types.append(((r, r + 1, r + 2), False, r in (0, 6), r))
+    table: dict[SuitKey, set[int]] = {}
+    for n_sets in range(5):
+        for combo in combinations_with_replacement(range(len(set_types)), n_sets):
+            base = [0] * 9
+            pungs = yaojiu = True
+            chow_starts = set()
+            for index in combo:
+                ranks, is_pung, has_terminal, chow_start = set_types[index]
+                for r in ranks:
+                    base[r] += 1
+                pungs &= is_pung
+                yaojiu &= has_terminal
+                if chow_start >= 0:
+                    chow_starts.add(chow_start)
+            if max(base) > COPIES:
+                continue
+            straight = STRAIGHT if {0, 3, 6} <= chow_starts else 0
+            for pair in (None, *range(9)):
+                counts = list(base)
+                pair_yaojiu = True
+                if pair is not None:
+                    counts[pair] += 2
+                    if counts[pair] > COPIES:
+                        continue
+                    pair_yaojiu = pair in (0, 8)
+                flags = (ALL_PUNGS if pungs else 0) | (YAOJIU if yaojiu and pair_yaojiu else 0) | straight
+                table.setdefault(tuple(counts), set()).add(flags)
+    return {key: frozenset(flags) for key, flags in table.items()}
+
+
+SUIT_TABLE: dict[SuitKey, frozenset[int]] = _build_suit_table()
+
+
+def _suit_keys(counts27: Sequence[int]) -> tuple[SuitKey, SuitKey, SuitKey]:
+    return tuple(counts27[0:9]), tuple(counts27[9:18]), tuple(counts27[18:27])  # type: ignore[return-value]
+
+
+def is_standard(counts27: Sequence[int]) -> bool:
+    """Do the concealed tiles split into sets and exactly one pair? (Melds are not passed.)"""
+    pairs = 0
+    for key in _suit_keys(counts27):
+        n = sum(key)
+        if n == 0:
+            continue
+        if key not in SUIT_TABLE:
+            return False
+        if n % 3 == 2:
+            pairs += 1
+    return pairs == 1
+
+
+def is_seven_pairs(counts27: Sequence[int]) -> bool:
+    """Fourteen concealed tiles in pairs; four of a kind counts as two pairs (龙)."""
+    total = 0
+    for n in counts27:
+        if n & 1:
+            return False
+        total += n
+    return total == 14
+
+
+def is_win(counts27: Sequence[int], melds: Sequence[Meld]) -> bool:
+    """Is the shape a win, ignoring suits? ``counts27`` is the concealed hand with the winning tile.
+
+    Suit rules are :func:`suits_ok`'s; tile-count errors raise.
+    """
+    expected = 14 - 3 * len(melds)
+    total = sum(counts27)
+    if total != expected:
+        raise TileError(f"{total} concealed tiles with {len(melds)} melds (a win needs {expected})")
+    if not melds and is_seven_pairs(counts27):
+        return True
+    return is_standard(counts27)
+
+
+def suits_used(counts27: Sequence[int], melds: Iterable[Meld]) -> set[int]:
+    """The suits (0 m, 1 p, 2 s) present in the concealed tiles and melds."""
+    suits = {suit for suit in range(3) if any(counts27[suit * 9 : suit * 9 + 9])}
+    suits.update(suit_of(m.tile) for m in melds)
+    return suits
+
+
+def suits_ok(counts27: Sequence[int], melds: Iterable[Meld], void: int | None) -> bool:
+    """缺一门: at most two suits across hand and melds, and none of them the void suit (if declared)."""
+    suits = suits_used(counts27, melds)
+    return len(suits) <= 2 and (void is None or void not in suits)
+
+
+def is_legal_win(counts27: Sequence[int], melds: Sequence[Meld], void: int | None) -> bool:
+    """A win by shape and by suits."""
+    return suits_ok(counts27, melds, void) and is_win(counts27, melds)
+
+
+def full_counts(counts27: Sequence[int], melds: Iterable[Meld]) -> list[int]:
+    """Counts of every tile a player holds, concealed and in melds (a kong counts four)."""
+    out = list(counts27)
+    for meld in melds:
+        out[meld.tile] += meld.size
+    return out
+
+
+def roots(counts27: Sequence[int], melds: Iterable[Meld]) -> int:
+    """根: the number of kinds of which the player holds all four, concealed or melded.
+
+    "胡牌时，每有一扛或一根加1分" (seed 003); a kong is one root, and so is a pong plus the fourth tile
+    held concealed.
+    """
+    return sum(1 for n in full_counts(counts27, melds) if n == COPIES)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One way a winning hand reads: its shape and the decomposition-dependent flags."""
+
+    seven_pairs: bool
+    all_pungs: bool
+    yaojiu: bool
+    straight: bool
+
+
+def readings(counts27: Sequence[int], melds: Sequence[Meld]) -> list[Reading]:
+    """Every distinct reading of a winning hand (empty when it is not a win).
+
+    Melds are pungs and kongs: they keep ``all_pungs`` and keep ``yaojiu`` only on a 1 or a 9.
+    """
+    out: list[Reading] = []
+    if is_win(counts27, melds) is False:
+        return out
+    if not melds and is_seven_pairs(counts27):
+        out.append(Reading(seven_pairs=True, all_pungs=False, yaojiu=False, straight=False))
+    if not is_standard(counts27):
+        return out
+    meld_yaojiu = all(rank_of(m.tile) in (1, 9) for m in melds)
+    per_suit = [SUIT_TABLE[key] for key in _suit_keys(counts27) if sum(key)]
+    combos: set[tuple[bool, bool, bool]] = set()
+    for chosen in _product(per_suit):
+        pungs = all(f & ALL_PUNGS for f in chosen)
+        yaojiu = meld_yaojiu and all(f & YAOJIU for f in chosen)
+        straight = any(f & STRAIGHT for f in chosen)
+        combos.add((pungs, yaojiu, straight))
+    out.extend(Reading(seven_pairs=False, all_pungs=p, yaojiu=y, straight=s) for p, y, s in sorted(combos))
+    return out
+
+
+def _product(options: list[frozenset[int]]) -> list[tuple[int, ...]]:
+    result: list[tuple[int, ...]] = [()]
+    for choices in options:
+        result = [prefix + (flag,) for prefix in result for flag in choices]
+    return result
+
+
+def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:
+    """听牌: the kinds that complete a ready hand of ``13 - 3·melds`` concealed tiles.
+
+    Excludes kinds the player already holds all four of (no fifth copy exists) and any kind that would
+    break the suit rule. Empty when the hand is not ready.
+    """
+    expected = 13 - 3 * len(melds)
+    total = sum(counts27)
+    if total != expected:
+        raise TileError(f"{total} concealed tiles with {len(melds)} melds (a ready hand holds {expected})")
+    held = full_counts(counts27, melds)
+    present = suits_used(counts27, melds)
+    if len(present) > 2 or (void is not None and void in present):
+        return []
+    hand = list(counts27)
+    out = []
+    for kind in range(NUM_KINDS):
+        if held[kind] >= COPIES or suit_of(kind) not in present:
+            # A tile of a new suit cannot complete anything: a lone tile is neither a set nor a pair.
+            continue
+        hand[kind] += 1
+        if is_win(hand, melds):
+            out.append(kind)
+        hand[kind] -= 1
+    return out
+
+
+def is_standard_recursive(counts27: Sequence[int]) -> bool:
+    """The plain recursive search :data:`SUIT_TABLE` replaces: sets and one pair, no tables.
+
+    Kept as the reference implementation for the property tests and the win-check benchmark.
+    """
+    hand = list(counts27)
+    if sum(hand) % 3 != 2:
+        return False
+
+    def sets_only(c: list[int]) -> bool:
+        first = next((k for k, n in enumerate(c) if n), -1)
+        if first < 0:
+            return True
+        if c[first] >= 3:
+            c[first] -= 3
+            ok = sets_only(c)
+            c[first] += 3
+            if ok:
+                return True
+        if first % 9 <= 6 and c[first + 1] and c[first + 2]:
+            for k in (first, first + 1, first + 2):
+                c[k] -= 1
+            ok = sets_only(c)
+            for k in (first, first + 1, first + 2):
+                c[k] += 1
+            if ok:
+                return True
+        return False
+
+    for pair in range(NUM_KINDS):
+        if hand[pair] >= 2:
+            hand[pair] -= 2
+            ok = sets_only(hand)
+            hand[pair] += 2
+            if ok:
+                return True
+    return False
+
+
+@lru_cache(maxsize=1 << 16)
+def _suit_blocks(key: SuitKey) -> tuple[tuple[int, int, int], ...]:
+    """Pareto-best (sets, partial sets, pair) counts one suit's tiles can be grouped into.
+
+    Partial sets (搭子) are two tiles a third completes: a pair, neighbours or a gap.
+    """
+    best: set[tuple[int, int, int]] = set()
+
+    def walk(c: list[int], start: int, sets: int, partials: int, pair: int) -> None:
+        while start < 9 and c[start] == 0:
+            start += 1
+        if start == 9:
+            best.add((sets, partials, pair))
+            return
+        r = start
+        if c[r] >= 3:
+            c[r] -= 3
+            walk(c, r, sets + 1, partials, pair)
+            c[r] += 3
+        if r <= 6 and c[r + 1] and c[r + 2]:
+            c[r] -= 1
+            c[r + 1] -= 1
+            c[r + 2] -= 1
+            walk(c, r, sets + 1, partials, pair)
+            c[r] += 1
+            c[r + 1] += 1
+            c[r + 2] += 1
+        if c[r] >= 2:
+            c[r] -= 2
+            if not pair:
+                walk(c, r, sets, partials, 1)
+            walk(c, r, sets, partials + 1, pair)
+            c[r] += 2
+        for gap in (1, 2):
+            if r + gap <= 8 and c[r + gap]:
+                c[r] -= 1
+                c[r + gap] -= 1
+                walk(c, r, sets, partials + 1, pair)
+                c[r] += 1
+                c[r + gap] += 1
+        c[r] -= 1  # leave the tile isolated
+        walk(c, r, sets, partials, pair)
+        c[r] += 1
+
+    walk(list(key), 0, 0, 0, 0)
+    pareto = [
+        b
+        for b in best
+        if not any(o != b and o[0] >= b[0] and o[1] >= b[1] and o[2] >= b[2] for o in best)
+    ]
+    return tuple(sorted(pareto))
+
+
+def shanten(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) -> int:
+    """向听: how many tile changes the concealed hand is from ready (0) or a win (−1).
+
+    Tiles of the ``void`` suit are left out: they must be discarded whatever happens. Counts the
+    standard shape (``8 − 2·sets − partials − pair``, sets plus partials at most four) and, without
+    melds, seven pairs (``6 − pairs``, four of a kind being two pairs).
+    """
+    hand = list(counts27)
+    if void is not None:
+        hand[void * 9 : void * 9 + 9] = [0] * 9
+    best = 8
+    for blocks in _product_blocks([_suit_blocks(k) for k in _suit_keys(hand) if sum(k)]):
+        sets = n_melds + sum(b[0] for b in blocks)
+        partials = sum(b[1] for b in blocks)
+        pair = sum(b[2] for b in blocks)
+        if pair > 1:
+            continue
+        partials = min(partials, 4 - sets)
+        best = min(best, 8 - 2 * sets - partials - pair)
+    if n_melds == 0:
+        pairs = sum(n // 2 for n in hand)
+        best = min(best, 6 - min(pairs, 7))
+    return best
+
+
+def _product_blocks(options: list[tuple[tuple[int, int, int], ...]]) -> list[tuple[tuple[int, int, int], ...]]:
+    result: list[tuple[tuple[int, int, int], ...]] = [()]
+    for choices in options:
+        result = [prefix + (b,) for prefix in result for b in choices]
+    return result

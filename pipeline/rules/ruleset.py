@@ -1,0 +1,222 @@
+"""Rule profiles: every point where the rules texts disagree is a switch of a frozen :class:`RuleSet`.
+
+Profiles are data, one TOML file each in ``profiles/``: a ``[switches]`` table that sets every switch
+and a ``[sources]`` table that quotes the rules text each value comes from. A record (or a caller) names
+a profile and may override single switches, ``{"profile": "chengdu", "cap": 4}``; an unknown switch
+name, a value of the wrong type or outside its choices is a :class:`RuleSetError`, never ignored.
+
+>>> load_ruleset({"profile": "chengdu", "cap": 4}).cap
+4
+>>> load_ruleset({"profile": "chengdu", "cpa": 4})
+Traceback (most recent call last):
+...
+pipeline.rules.ruleset.RuleSetError: unknown switch 'cpa' (known: added_kong_paid, added_kong_pays, ...)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+PROFILE_DIR = Path(__file__).with_name("profiles")
+
+
+class RuleSetError(ValueError):
+    """An unknown profile, an unknown switch, or a switch value it does not accept."""
+
+
+def _switch(doc: str, *, minimum: int | None = None) -> Any:
+    return field(metadata={"doc": doc, "minimum": minimum})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuleSet:
+    """One rule profile with every switch set. Build with :func:`load_ruleset`."""
+
+    profile: str = field(metadata={"doc": "profile name"})
+    base: int = _switch("底: the unit of every payment, in points", minimum=1)
+    cap: int = _switch("封顶: the fan cap; points never exceed base × 2^(cap−1). 0 = no cap", minimum=0)
+    self_draw: Literal["base", "fan", "none"] = _switch(
+        "自摸: 'base' = each payer pays the hand value plus one base (自摸加底); 'fan' = +1 fan; 'none'"
+    )
+    root_fan: int = _switch("根: fan added for each kind held four times (a kong is one)", minimum=0)
+    gang_shang_hua_fan: int = _switch("杠上花: fan added for a win on a kong replacement tile", minimum=0)
+    gang_shang_pao_fan: int = _switch("杠上炮: fan added for a win on the discard right after a kong", minimum=0)
+    rob_kong_fan: int = _switch("抢杠胡: fan added for robbing an added kong", minimum=0)
+    haidi_fan: int = _switch("海底: fan added for a win on the last wall tile or the discard after it", minimum=0)
+    dian_gang_hua: Literal["feeder", "self_draw"] = _switch(
+        "点杠花: a win on the replacement after a direct kong is paid by the player who fed the kong "
+        "('feeder', as if dealing in) or by everybody still in ('self_draw')"
+    )
+    direct_kong_pays: int = _switch("直杠 (刮风): the discarder pays this many × base", minimum=0)
+    added_kong_pays: int = _switch("面下杠 (刮风): each other player still in pays this many × base", minimum=0)
+    concealed_kong_pays: int = _switch("暗杠 (下雨): each other player still in pays this many × base", minimum=0)
+    added_kong_paid: Literal["always", "fresh"] = _switch(
+        "面下杠 is paid 'always', or only when the fourth tile was 'fresh'ly drawn that turn"
+    )
+    gang_shang_pao_money: Literal["stays", "transfer", "refund"] = _switch(
+        "杠上炮: the kong's money 'stays' with the kong player, is 'transfer'red to the winner "
+        "(呼叫转移), or 'refund'ed to the players who paid it"
+    )
+    hua_zhu_amount: Literal["cap", "fixed"] = _switch(
+        "查花猪: a flower pig pays each non-pig the 'cap' value (hua_zhu_fixed × base when uncapped) "
+        "or always 'fixed' hua_zhu_fixed × base"
+    )
+    hua_zhu_fixed: int = _switch("查花猪: the multiple of base a pig pays (see hua_zhu_amount)", minimum=0)
+    hua_zhu_pays_cha_jiao: bool = _switch("查大叫: a flower pig also pays the ready players")
+    cha_jiao_amount: Literal["min", "max"] = _switch(
+        "查大叫: a player not ready pays each ready player the 'min' or 'max' value over their waits"
+    )
+    cha_jiao_self_draw: bool = _switch("查大叫: the ready value counts 自摸 (as a self-drawn win)")
+    cha_jiao_fourth_tile: bool = _switch(
+        "查大叫: a wait on a kind the player already holds four of still makes the hand ready"
+    )
+    tui_shui: bool = _switch("退税: a player not ready at the end returns all kong money collected")
+    heavenly: Literal["normal", "fixed", "cap"] = _switch(
+        "天胡 (the dealer's first 14 tiles win): scored as a 'normal' hand, a 'fixed' fan, or the 'cap'"
+    )
+    heavenly_fan: int = _switch("天胡: the total fan when heavenly = 'fixed'", minimum=0)
+    earthly: Literal["normal", "fixed", "cap"] = _switch(
+        "地胡 (a win on the first discard or first draw): 'normal', 'fixed' fan or the 'cap'"
+    )
+    earthly_fan: int = _switch("地胡: the total fan when earthly = 'fixed'", minimum=0)
+    que_declared: bool = _switch("定缺: records must declare each seat's void suit")
+    void_discard_first: bool = _switch("定缺: a player holding void-suit tiles must discard them first")
+    exchange_three: bool = _switch("换三张: the exchange of three tiles is played")
+    must_win_last_four: bool = _switch("最后四张能胡必须胡: in the last four wall tiles a possible win is compulsory")
+    pass_win_rule: bool = _switch(
+        "过手胡/弃先胡后: after passing a win on a discard, no win on another discard until the "
+        "player's next draw unless it is worth more fan"
+    )
+    false_win_fan: int = _switch("诈胡/相公: the offender pays every player still in this many fan's worth", minimum=0)
+    false_win_loses_kong: bool = _switch("诈胡/相公: the offender also returns all kong income")
+    jin_gou_diao_fan: int = _switch("金钩钓 (single wait with four melds exposed): fan added; 0 = off", minimum=0)
+    men_qing_fan: int = _switch("门清 (no pong or exposed kong): fan added; 0 = off", minimum=0)
+    duan_yao_fan: int = _switch("中张/断幺九 (no 1 or 9 anywhere): fan added; 0 = off", minimum=0)
+    yi_tiao_long_fan: int = _switch("一条龙 (123 456 789 of one suit): fan added; 0 = off", minimum=0)
+    shi_ba_luo_han_fan: int = _switch("十八罗汉 (four kongs): fan added; 0 = off", minimum=0)
+
+    def __post_init__(self) -> None:
+        for name in ("heavenly", "earthly"):
+            if getattr(self, name) == "cap" and self.cap == 0:
+                raise RuleSetError(f"{name} = 'cap' needs a fan cap (cap > 0) in profile {self.profile!r}")
+
+    def cap_points(self) -> int | None:
+        """满庄: the most one hand can be worth, or ``None`` without a cap."""
+        return self.base * 2 ** (self.cap - 1) if self.cap else None
+
+    def points(self, fan: int) -> int:
+        """Hand value of ``fan`` fan: ``base × 2^(fan−1)``, capped; plain hand = 1 fan = base."""
+        if fan < 1:
+            raise ValueError(f"a win has at least 1 fan, got {fan}")
+        if self.cap:
+            fan = min(fan, self.cap)
+        return self.base * 2 ** (fan - 1)
+
+    def switches(self) -> dict[str, Any]:
+        """The switch values by name (without ``profile``)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "profile"}
+
+
+def switch_names() -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(RuleSet) if f.name != "profile")
+
+
+def switch_doc(name: str) -> str:
+    return _FIELDS[name].metadata["doc"]
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(RuleSet)}
+_HINTS = get_type_hints(RuleSet)
+
+
+def _check_value(name: str, value: Any) -> Any:
+    if name not in _FIELDS or name == "profile":
+        known = ", ".join(sorted(switch_names()))
+        raise RuleSetError(f"unknown switch {name!r} (known: {known})")
+    hint = _HINTS[name]
+    if get_origin(hint) is Literal:
+        choices = get_args(hint)
+        if value not in choices or not isinstance(value, str):
+            raise RuleSetError(f"switch {name!r} takes one of {', '.join(map(repr, choices))}, got {value!r}")
+        return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise RuleSetError(f"switch {name!r} takes true or false, got {value!r}")
+        return value
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise RuleSetError(f"switch {name!r} takes a whole number, got {value!r}")
+    minimum = _FIELDS[name].metadata["minimum"]
+    if minimum is not None and value < minimum:
+        raise RuleSetError(f"switch {name!r} must be at least {minimum}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A profile file as written: its switches, the source quoted for each, and its description."""
+
+    name: str
+    description: str
+    switches: Mapping[str, Any]
+    sources: Mapping[str, str]
+
+
+def profile_names() -> list[str]:
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+
+
+@cache
+def read_profile(name: str) -> Profile:
+    """The profile file ``profiles/NAME.toml``; every switch must be set."""
+    path = PROFILE_DIR / f"{name}.toml"
+    if not isinstance(name, str) or not name.isidentifier() or not path.is_file():
+        raise RuleSetError(f"unknown profile {name!r} (known: {', '.join(profile_names())})")
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    switches = data.get("switches", {})
+    for key, value in switches.items():
+        _check_value(key, value)
+    missing = sorted(set(switch_names()) - set(switches))
+    if missing:
+        raise RuleSetError(f"profile {name!r} does not set {', '.join(missing)}")
+    return Profile(
+        name=name,
+        description=data.get("description", ""),
+        switches=dict(switches),
+        sources=dict(data.get("sources", {})),
+    )
+
+
+def load_ruleset(spec: str | Mapping[str, Any] | RuleSet, **overrides: Any) -> RuleSet:
+    """The :class:`RuleSet` a record's ``ruleset`` field names: a profile name, or an object with
+    ``profile`` and single-switch overrides. Keyword ``overrides`` apply last.
+    """
+    if isinstance(spec, RuleSet):
+        base_switches, name, extra = spec.switches(), spec.profile, {}
+    else:
+        if isinstance(spec, str):
+            name, extra = spec, {}
+        elif isinstance(spec, Mapping):
+            if "profile" not in spec:
+                raise RuleSetError("a ruleset object needs a 'profile' name")
+            name = spec["profile"]
+            if not isinstance(name, str):
+                raise RuleSetError(f"a profile name is a string, got {name!r}")
+            extra = {k: v for k, v in spec.items() if k != "profile"}
+        else:
+            raise RuleSetError(f"a ruleset is a profile name or an object, got {type(spec).__name__}")
+        base_switches = dict(read_profile(name).switches)
+    merged = dict(base_switches)
+    for key, value in {**extra, **overrides}.items():
+        merged[key] = _check_value(key, value)
+    return _cached_ruleset(name, tuple(sorted(merged.items())))
+
+
+@cache
+def _cached_ruleset(name: str, items: tuple[tuple[str, Any], ...]) -> RuleSet:
+    return RuleSet(profile=name, **dict(items))

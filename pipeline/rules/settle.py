@@ -1,0 +1,199 @@
+"""Settlement: who pays whom, as a ledger of integer transfers (RULES.md §4–§6).
+
+Money moves only as :class:`Payment` records, one transfer ``payer → payee`` each, so the four deltas
+always sum to zero; :meth:`Ledger.deltas` asserts it. The :class:`Ledger` knows who is still in the hand
+("已经胡牌的不算": players who have won pay and receive nothing for later events) and which kong money each
+player collected, for 呼叫转移 and 退税.
+
+The hand state calls it as the hand unfolds: :meth:`Ledger.kong` once a kong stands (an added kong only
+after nobody robbed it), :meth:`Ledger.win` for each win, :meth:`Ledger.gang_shang_pao` when a win came on
+the discard right after a kong, and :meth:`Ledger.end_of_wall` when the wall runs out with two or more
+players still in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pipeline.rules.fan import ReadyValue, Score
+from pipeline.rules.ruleset import RuleSet
+
+Reason = Literal["hu", "kong", "hua_zhu", "cha_jiao", "tui_shui", "transfer", "penalty"]
+REASONS: tuple[str, ...] = ("hu", "kong", "hua_zhu", "cha_jiao", "tui_shui", "transfer", "penalty")
+KongKind = Literal["direct", "added", "concealed"]
+SEATS = range(4)
+
+
+@dataclass(frozen=True, slots=True)
+class Payment:
+    """One transfer of ``amount`` points from ``payer`` to ``payee``, for ``reason``, caused by the record
+    event with index ``event`` (``None`` for end-of-wall steps)."""
+
+    payer: int
+    payee: int
+    amount: int
+    reason: Reason
+    event: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """The record format's form: ``{"from", "to", "amount", "reason", "event"}``."""
+        return {"from": self.payer, "to": self.payee, "amount": self.amount, "reason": self.reason, "event": self.event}
+
+
+@dataclass(frozen=True, slots=True)
+class SeatEnd:
+    """A player still in when the wall ran out: flower pig (花猪, three suits) or the ready value."""
+
+    seat: int
+    pig: bool
+    ready: ReadyValue | None
+
+
+class Ledger:
+    """The hand's payments so far, and who is still in."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self.payments: list[Payment] = []
+        self.in_hand = [True, True, True, True]
+        # Kong payments each seat has received and still holds (for 呼叫转移 and 退税).
+        self._kong_income: dict[int, list[Payment]] = {seat: [] for seat in SEATS}
+
+    # -- the one way money moves -------------------------------------------------------------------
+    def _pay(self, payer: int, payee: int, amount: int, reason: Reason, event: int | None) -> Payment | None:
+        assert payer != payee, f"a seat cannot pay itself ({payer})"
+        assert amount >= 0, f"negative amount {amount}"
+        if amount == 0:
+            return None
+        payment = Payment(payer, payee, amount, reason, event)
+        self.payments.append(payment)
+        return payment
+
+    def others_in(self, seat: int) -> list[int]:
+        return [s for s in SEATS if s != seat and self.in_hand[s]]
+
+    # -- during the hand -----------------------------------------------------------------------------
+    def kong(self, seat: int, kind: KongKind, event: int, *, source: int | None = None, fresh: bool = True) -> None:
+        """刮风下雨: a standing kong's money.
+
+        直杠: the discarder ``source`` pays ``direct_kong_pays`` × base. 面下杠: each other player still in
+        pays ``added_kong_pays`` × base (only when ``fresh``, where ``added_kong_paid = "fresh"``).
+        暗杠: each other player still in pays ``concealed_kong_pays`` × base.
+        """
+        assert self.in_hand[seat], f"seat {seat} has won and cannot kong"
+        base = self.rules.base
+        if kind == "direct":
+            assert source is not None and self.in_hand[source]
+            payers, amount = [source], self.rules.direct_kong_pays * base
+        elif kind == "added":
+            paid = self.rules.added_kong_paid == "always" or fresh
+            payers, amount = self.others_in(seat), (self.rules.added_kong_pays * base if paid else 0)
+        else:
+            payers, amount = self.others_in(seat), self.rules.concealed_kong_pays * base
+        for payer in payers:
+            payment = self._pay(payer, seat, amount, "kong", event)
+            if payment:
+                self._kong_income[seat].append(payment)
+
+    def win(
+        self,
+        seat: int,
+        score: Score,
+        event: int,
+        *,
+        discarder: int | None = None,
+        kong_feeder: int | None = None,
+    ) -> None:
+        """A win's money; the winner then leaves the hand.
+
+        On a discard or a robbed kong, ``discarder`` pays the hand value (点炮, 抢杠). A self-drawn win is
+        paid by every other player still in, each ``score.per_payer``, except 点杠花: a self-drawn win on
+        the replacement after a direct kong fed by ``kong_feeder``, which that feeder alone pays, as if
+        dealing in, where the profile says ``dian_gang_hua = "feeder"`` ("算引杠者点炮", seed 000). The
+        caller passes no feeder after a second kong in a row ("就算在场的还没胡牌的所有人的了").
+        """
+        assert self.in_hand[seat], f"seat {seat} has already won"
+        if discarder is not None:
+            assert self.in_hand[discarder] or discarder == seat
+            self._pay(discarder, seat, score.points, "hu", event)
+        elif kong_feeder is not None and self.rules.dian_gang_hua == "feeder":
+            assert self.in_hand[kong_feeder]
+            self._pay(kong_feeder, seat, score.points, "hu", event)
+        else:
+            for payer in self.others_in(seat):
+                self._pay(payer, seat, score.per_payer, "hu", event)
+        self.in_hand[seat] = False
+
+    def gang_shang_pao(self, kong_seat: int, kong_event: int, winners: Sequence[int], event: int) -> None:
+        """杠上炮 money: per ``gang_shang_pao_money``, the kong's money stays, is transferred (呼叫转移) to
+        the first winner in turn order after the kong player, or is refunded to the players who paid it."""
+        mode = self.rules.gang_shang_pao_money
+        if mode == "stays" or not winners:
+            return
+        held = [p for p in self._kong_income[kong_seat] if p.event == kong_event]
+        if not held:
+            return
+        self._kong_income[kong_seat] = [p for p in self._kong_income[kong_seat] if p.event != kong_event]
+        if mode == "transfer":
+            first = min(winners, key=lambda s: (s - kong_seat) % 4)
+            self._pay(kong_seat, first, sum(p.amount for p in held), "transfer", event)
+        else:
+            for p in held:
+                self._pay(kong_seat, p.payer, p.amount, "tui_shui", event)
+
+    def penalty(self, seat: int, event: int, *, everyone: bool) -> None:
+        """诈胡 / 相公: the offender pays ``false_win_fan`` fan's worth to every player still in (``everyone``:
+        to all three, for 相公, "对所有人都要进行赔付") and, where the profile says so, returns all kong income
+        ("并不再计算其刮风下雨收益")."""
+        fan = self.rules.false_win_fan
+        if fan:
+            amount = self.rules.points(fan)
+            payees = [s for s in SEATS if s != seat] if everyone else self.others_in(seat)
+            for payee in payees:
+                self._pay(seat, payee, amount, "penalty", event)
+        if self.rules.false_win_loses_kong:
+            self._refund_kongs(seat, event)
+
+    def _refund_kongs(self, seat: int, event: int | None) -> None:
+        for p in self._kong_income[seat]:
+            self._pay(seat, p.payer, p.amount, "tui_shui", event)
+        self._kong_income[seat] = []
+
+    # -- end of the wall --------------------------------------------------------------------------------
+    def end_of_wall(self, ends: Sequence[SeatEnd]) -> None:
+        """黄庄 with two or more players still in: 查花猪, then 查大叫, then 退税 (RULES.md §5).
+
+        ``ends`` describes every player still in. 1. each flower pig pays each non-pig still in;
+        2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``) pays each ready player the
+        ready value; 3. with ``tui_shui``, each player not ready returns the kong money they collected.
+        """
+        assert {e.seat for e in ends} == {s for s in SEATS if self.in_hand[s]}, "ends must cover exactly the seats still in"
+        rules = self.rules
+        cap = rules.cap_points()
+        pig_amount = cap if rules.hua_zhu_amount == "cap" and cap is not None else rules.hua_zhu_fixed * rules.base
+        for pig in (e for e in ends if e.pig):
+            for other in (e for e in ends if not e.pig):
+                self._pay(pig.seat, other.seat, pig_amount, "hua_zhu", None)
+        ready = [e for e in ends if e.ready is not None]
+        for payer in ends:
+            if payer.ready is not None or (payer.pig and not rules.hua_zhu_pays_cha_jiao):
+                continue
+            for payee in ready:
+                assert payee.ready is not None
+                self._pay(payer.seat, payee.seat, payee.ready.amount, "cha_jiao", None)
+        if rules.tui_shui:
+            for e in ends:
+                if e.ready is None:
+                    self._refund_kongs(e.seat, None)
+
+    # -- results --------------------------------------------------------------------------------------------
+    def deltas(self) -> list[int]:
+        """Net points of each seat; always sums to zero."""
+        out = [0, 0, 0, 0]
+        for p in self.payments:
+            out[p.payer] -= p.amount
+            out[p.payee] += p.amount
+        assert sum(out) == 0, f"payments do not balance: {out}"
+        return out

@@ -1,0 +1,175 @@
+"""Tiles: the notation, the two encodings, and the only parser and formatter of tile text.
+
+Sichuan mahjong uses 108 tiles: three suits × ranks 1–9 × four copies, "就筒、条、万，各36张"
+(seed 000). No honours, no flowers.
+
+Two integer encodings, named in every variable that holds them:
+
+- ``kind`` (0–26): ``suit * 9 + rank - 1`` with suits ``m`` (万) = 0, ``p`` (筒) = 1, ``s`` (条) = 2.
+  ``counts27`` is a list of 27 counts indexed by kind.
+- ``tile_id`` (0–107): ``kind * 4 + copy``, for the rare places where physical copies matter.
+
+The engine works on kinds; text appears only at the boundary, here.
+
+>>> parse_tiles("123m 77p")
+[0, 1, 2, 15, 15]
+>>> format_tiles([0, 1, 2, 15, 15])
+'123m77p'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+SUITS = "mps"
+SUIT_NAMES_ZH = {"m": "万", "p": "筒", "s": "条"}
+NUM_KINDS = 27
+COPIES = 4
+NUM_TILES = NUM_KINDS * COPIES  # 108
+
+_GROUP = re.compile(r"([0-9]+)([a-zA-Z])")
+
+
+class TileError(ValueError):
+    """Tile text that is not valid notation, or a tile multiset that cannot exist."""
+
+
+def kind_of(text: str) -> int:
+    """The kind of one tile written ``"7p"``.
+
+    >>> kind_of("7p")
+    15
+    """
+    if len(text) != 2 or text[1] not in SUITS or not ("1" <= text[0] <= "9"):
+        raise TileError(f"not a tile: {text!r} (expected a rank 1-9 and a suit m, p or s, like '7p')")
+    return SUITS.index(text[1]) * 9 + int(text[0]) - 1
+
+
+def tile_name(kind: int) -> str:
+    """The notation of one kind: ``tile_name(15) == "7p"``."""
+    if not 0 <= kind < NUM_KINDS:
+        raise TileError(f"not a tile kind: {kind!r} (expected 0-26)")
+    return f"{kind % 9 + 1}{SUITS[kind // 9]}"
+
+
+TILE_NAMES: tuple[str, ...] = tuple(tile_name(k) for k in range(NUM_KINDS))
+KIND_BY_NAME: dict[str, int] = {name: k for k, name in enumerate(TILE_NAMES)}
+
+
+def suit_of(kind: int) -> int:
+    """0 for 万 (m), 1 for 筒 (p), 2 for 条 (s)."""
+    return kind // 9
+
+
+def rank_of(kind: int) -> int:
+    """1–9."""
+    return kind % 9 + 1
+
+
+def suit_index(letter: str) -> int:
+    """``"m"`` → 0, ``"p"`` → 1, ``"s"`` → 2; anything else is a :class:`TileError`."""
+    if not isinstance(letter, str) or len(letter) != 1 or letter not in SUITS:
+        raise TileError(f"not a suit: {letter!r} (expected m, p or s)")
+    return SUITS.index(letter)
+
+
+def parse_tiles(text: str | Iterable[str], *, max_copies: int = COPIES) -> list[int]:
+    """Kinds of the tiles written in ``text``, in the order written.
+
+    Accepts compact groups ``"123m456p77s"``, spaced tiles ``"1m 2m 3m"``, a mix of both, or a list
+    of ``"1m"`` strings. Rejects, naming the offending text: unknown suit letters, rank 0, a digit run
+    with no suit (``"123"``), a suit with no digits (``"m"``), stray characters and more than
+    ``max_copies`` copies of a kind. Unlike parsers that silently read ``11111m`` as something else,
+    a fifth copy is an error.
+
+    >>> parse_tiles(["1m", "9s"])
+    [0, 26]
+    >>> parse_tiles("11111m")
+    Traceback (most recent call last):
+    ...
+    pipeline.rules.tiles.TileError: 5 copies of 1m in '11111m' (at most 4 exist)
+    """
+    if isinstance(text, str):
+        kinds = _parse_notation(text)
+        shown = text
+    else:
+        items = list(text)
+        kinds = []
+        for item in items:
+            if not isinstance(item, str):
+                raise TileError(f"not a tile: {item!r} (expected a string like '7p')")
+            kinds.append(kind_of(item))
+        shown = " ".join(str(i) for i in items)
+    check_copies(kinds, max_copies=max_copies, context=shown)
+    return kinds
+
+
+def _parse_notation(text: str) -> list[int]:
+    kinds: list[int] = []
+    pos = 0
+    stripped = text.strip()
+    if not stripped:
+        raise TileError("no tiles: empty text")
+    for token in stripped.split():
+        pos = 0
+        for match in _GROUP.finditer(token):
+            if match.start() != pos:
+                raise TileError(f"unreadable tile text {token[pos:match.start()]!r} in {text!r}")
+            digits, letter = match.groups()
+            if letter not in SUITS:
+                raise TileError(f"unknown suit letter {letter!r} in {text!r} (expected m, p or s)")
+            if "0" in digits:
+                raise TileError(f"rank 0 in {digits + letter!r} of {text!r} (ranks are 1-9)")
+            base = SUITS.index(letter) * 9 - 1
+            kinds.extend(base + int(d) for d in digits)
+            pos = match.end()
+        if pos != len(token):
+            rest = token[pos:]
+            if rest.isalpha():
+                raise TileError(f"suit {rest!r} with no ranks in {text!r}")
+            raise TileError(f"ranks {rest!r} with no suit letter in {text!r}")
+    return kinds
+
+
+def check_copies(kinds: Iterable[int], *, max_copies: int = COPIES, context: str = "") -> None:
+    """Raise :class:`TileError` when any kind occurs more than ``max_copies`` times."""
+    counts = counts_of(kinds)
+    for kind, n in enumerate(counts):
+        if n > max_copies:
+            where = f" in {context!r}" if context else ""
+            raise TileError(f"{n} copies of {tile_name(kind)}{where} (at most {max_copies} exist)")
+
+
+def format_tiles(kinds: Iterable[int]) -> str:
+    """Compact notation, sorted by suit then rank: ``[0, 1, 2, 15, 15]`` → ``"123m77p"``."""
+    ordered = sorted(kinds)
+    out: list[str] = []
+    for suit, letter in enumerate(SUITS):
+        ranks = "".join(str(k % 9 + 1) for k in ordered if k // 9 == suit)
+        if ranks:
+            out.append(ranks + letter)
+    return "".join(out)
+
+
+def tile_list(kinds: Iterable[int]) -> list[str]:
+    """``["1m", "2m", ...]`` in the given order: the record format's representation."""
+    return [TILE_NAMES[k] for k in kinds]
+
+
+def counts_of(kinds: Iterable[int]) -> list[int]:
+    """``counts27`` of a tile sequence."""
+    counts27 = [0] * NUM_KINDS
+    for kind in kinds:
+        counts27[kind] += 1
+    return counts27
+
+
+def kinds_of_counts(counts27: Sequence[int]) -> list[int]:
+    """The sorted kinds of a ``counts27`` vector (inverse of :func:`counts_of`)."""
+    return [kind for kind, n in enumerate(counts27) for _ in range(n)]
+
+
+def full_set() -> list[int]:
+    """The 108 tiles as kinds, four of each, in kind order."""
+    return [kind for kind in range(NUM_KINDS) for _ in range(COPIES)]
