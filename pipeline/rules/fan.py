@@ -78,6 +78,13 @@ class WinHand:
         if not with_win_tile:
             kinds.append(win)
         counts27 = counts_of(kinds)
+        expected = 14 - 3 * len(melds)
+        if len(kinds) != expected:
+            before = expected - 1
+            raise TileError(
+                f"{len(kinds) - (0 if with_win_tile else 1)} concealed tiles with {len(melds)} melds: "
+                f"a winning hand holds {before} before the winning tile"
+            )
         if counts27[win] == 0:
             raise TileError("the winning tile is not in the hand")
         held = list(counts27)

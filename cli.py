@@ -1,0 +1,159 @@
+"""The ``xuezhan`` command line: thin typer commands over the ``pipeline`` library.
+
+Each command turns domain errors into one line on stderr and an exit code: 0 all good, 1 the input
+holds something wrong (a losing hand, an invalid record), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from pipeline import disputes
+from pipeline.rules import (
+    CONVENTION,
+    NotAWin,
+    RuleSetError,
+    TileError,
+    WinHand,
+    load_ruleset,
+    profile_names,
+    read_profile,
+    score,
+)
+from pipeline.rules.ruleset import switch_doc, switch_names
+from pipeline.rules.tiles import kind_of, parse_tiles
+
+app = typer.Typer(
+    name="xuezhan",
+    help="Audit and analyse Sichuan blood-battle mahjong (四川麻将·血战到底) records.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+rules_app = typer.Typer(help="Rule profiles: list them, show their switches and sources.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"xuezhan: {message}", err=True)
+    return typer.Exit(code)
+
+
+@app.command("score")
+def score_command(
+    hand: Annotated[Optional[str], typer.Argument(help="Concealed tiles before the win, e.g. 11144478m45677p.")] = None,
+    win: Annotated[Optional[str], typer.Option("--win", help="The winning tile, e.g. 7p.")] = None,
+    que: Annotated[Optional[str], typer.Option("--que", help="Declared void suit: m, p or s.")] = None,
+    melds: Annotated[
+        str, typer.Option("--melds", help="Melds: pong:5m, kong:7p (direct), ckong:3s (concealed), akong:2m (added).")
+    ] = "",
+    self_drawn: Annotated[bool, typer.Option("--self-drawn", help="自摸: self-drawn win.")] = False,
+    after_kong: Annotated[bool, typer.Option("--after-kong", help="杠上花: win on a kong replacement.")] = False,
+    kong_discard: Annotated[bool, typer.Option("--kong-discard", help="杠上炮: win on the discard after a kong.")] = False,
+    rob_kong: Annotated[bool, typer.Option("--rob-kong", help="抢杠: win robbing an added kong.")] = False,
+    last_tile: Annotated[bool, typer.Option("--last-tile", help="海底: win on the last tile.")] = False,
+    heavenly: Annotated[bool, typer.Option("--heavenly", help="天胡: the dealer's dealt hand wins.")] = False,
+    earthly: Annotated[bool, typer.Option("--earthly", help="地胡: win on the first discard or draw.")] = False,
+    profile: Annotated[str, typer.Option("--profile", help="Rule profile (see `xuezhan rules list`).")] = "chengdu",
+    cap: Annotated[Optional[int], typer.Option("--cap", help="Fan cap (封顶) override; 0 = none.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    batch: Annotated[
+        Optional[str], typer.Option("--batch", help="Score one JSON request per line of FILE ('-' = stdin).")
+    ] = None,
+) -> None:
+    """Score one winning hand, or a batch of disputed hands.
+
+    Exit 0 when the hand wins (in a batch: every line was readable), 1 when it does not (a batch line
+    was unreadable), 2 on a usage error.
+    """
+    if batch is not None:
+        raise typer.Exit(_score_batch(batch))
+    if hand is None or win is None:
+        raise fail("give the concealed tiles and --win TILE, or --batch FILE")
+    try:
+        rules = load_ruleset(profile, **({"cap": cap} if cap is not None else {}))
+        win_hand = WinHand.of(
+            parse_tiles(hand),
+            win_tile=kind_of(win),
+            melds=disputes.parse_melds(melds),
+            que=que,
+            self_drawn=self_drawn,
+            after_kong=after_kong,
+            kong_discard=kong_discard,
+            rob_kong=rob_kong,
+            last_tile=last_tile,
+            heavenly=heavenly,
+            earthly=earthly,
+        )
+    except (TileError, RuleSetError) as exc:
+        raise fail(str(exc)) from None
+    try:
+        result = score(win_hand, rules)
+    except NotAWin as exc:
+        if as_json:
+            answer = disputes.score_answer(None)
+            answer["reason"] = str(exc)
+            typer.echo(json.dumps(answer, ensure_ascii=False))
+        else:
+            typer.echo(f"not a win: {exc}")
+        raise typer.Exit(1) from None
+    except TileError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        answer = disputes.score_answer(result)
+        answer["profile"] = rules.profile
+        answer["convention"] = CONVENTION
+        typer.echo(json.dumps(answer, ensure_ascii=False))
+        return
+    typer.echo(f"win: {result.title_zh} ({result.title_en})")
+    for p in result.patterns:
+        typer.echo(f"  {p.fan:>+3} fan  {p.name_zh} ({p.name_en})")
+    capped = f", capped at {rules.cap}" if result.capped else ""
+    typer.echo(f"  total {result.fan} fan{capped} → {result.points} points")
+    if result.per_payer != result.points:
+        typer.echo(f"  each payer pays {result.per_payer} (自摸加底: points + {rules.base} base)")
+    typer.echo(f"  profile {rules.profile}; {CONVENTION}")
+
+
+def _score_batch(path: str) -> int:
+    try:
+        handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise fail(f"cannot read {path}: {exc.strerror}") from None
+    code = 0
+    with handle:
+        for answer, readable in disputes.score_lines(handle):
+            typer.echo(json.dumps(answer, ensure_ascii=False))
+            if not readable:
+                code = 1
+    return code
+
+
+@rules_app.command("list")
+def rules_list() -> None:
+    """List the rule profiles."""
+    for name in profile_names():
+        typer.echo(f"{name:<10} {read_profile(name).description}")
+
+
+@rules_app.command("show")
+def rules_show(profile: Annotated[str, typer.Argument(help="Profile name, e.g. chengdu.")]) -> None:
+    """Show a profile's switches, what each means and the rules-text line it comes from."""
+    try:
+        data = read_profile(profile)
+    except RuleSetError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(f"{data.name}: {data.description}")
+    for name in switch_names():
+        typer.echo(f"\n{name} = {json.dumps(data.switches[name], ensure_ascii=False)}")
+        typer.echo(f"    {switch_doc(name)}")
+        source = data.sources.get(name)
+        if source:
+            typer.echo(f"    source: {source}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()
