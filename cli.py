@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from pipeline import disputes
+from pipeline.codes import CODES
 from pipeline.rules import (
     CONVENTION,
     NotAWin,
@@ -130,6 +133,103 @@ def _score_batch(path: str) -> int:
             if not readable:
                 code = 1
     return code
+
+
+def _profile_option(value: str | None) -> dict[str, object] | None:
+    """``--profile NAME`` or ``--profile '{"profile": "app", "cap": 4}'``."""
+    if value is None:
+        return None
+    if value.lstrip().startswith("{"):
+        try:
+            obj = json.loads(value)
+        except ValueError as exc:
+            raise fail(f"--profile is not a JSON object: {exc}") from None
+        if not isinstance(obj, dict):
+            raise fail("--profile must be a name or a JSON object")
+        return obj
+    return {"profile": value}
+
+
+@app.command("validate")
+def validate_command(
+    paths: Annotated[list[str], typer.Argument(help="Files or folders of .jsonl, .jsonl.gz, .jsonl.zst; '-' for stdin.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per record, in input order.")] = False,
+    profile: Annotated[
+        Optional[str], typer.Option("--profile", help="Override the records' ruleset: a name or a JSON object.")
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Stop at the first issue (per record, and the whole run).")] = False,
+    show: Annotated[int, typer.Option("--show", help="How many issues the summary lists.")] = 20,
+) -> None:
+    """Replay every record through the rules and report every difference.
+
+    Exit 0 when every record is valid, 1 when any is not, 2 on a usage error.
+    """
+    from pipeline.ingest.read import ReadFault, find_files, read_lines
+    from pipeline.validate import check_sessions, hand_key, validate_line
+
+    override = _profile_option(profile)
+    if override is not None:
+        try:
+            load_ruleset(override if "profile" in override else {"profile": "chengdu", **override})
+        except RuleSetError as exc:
+            raise fail(str(exc)) from None
+    missing = [p for p in paths if p != "-" and not Path(p).exists()]
+    if missing:
+        raise fail(f"no such file or folder: {', '.join(missing)}")
+    if not find_files(paths):
+        raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
+    read = valid = invalid = 0
+    by_code: Counter[str] = Counter()
+    first: list[str] = []
+    keys = []
+    for item in read_lines(paths):
+        if isinstance(item, ReadFault):
+            invalid += 1
+            by_code["SCHEMA_JSON"] += 1
+            message = f"{item.path}: {item.message}"
+            if as_json:
+                typer.echo(json.dumps({"hand_id": None, "ok": False, "issues": [{"code": "SCHEMA_JSON", "severity": "error",
+                    "event": None, "seat": None, "expected": None, "actual": None, "message": message}], "deltas": None,
+                    "payments": []}, ensure_ascii=False))
+            elif len(first) < show:
+                first.append(f"{item.path}: SCHEMA_JSON {item.message}")
+            continue
+        if not item.data.strip():
+            continue
+        read += 1
+        v = validate_line(item.data, line_no=item.number, profile=override, strict=strict)
+        keys.append(hand_key(v))
+        if v.ok:
+            valid += 1
+        else:
+            invalid += 1
+        for issue in v.issues:
+            by_code[issue.code] += 1
+            if len(first) < show:
+                where = f" event {issue.event}" if issue.event is not None else ""
+                first.append(f"{item.path}:{item.number} {v.hand_id}{where}: {issue.code} {issue.message}")
+        if as_json:
+            typer.echo(json.dumps(v.as_dict(), ensure_ascii=False))
+        if strict and not v.ok:
+            break
+    for s in check_sessions(keys):
+        by_code[s.issue.code] += 1
+        if as_json:
+            typer.echo(json.dumps({"hand_id": s.hand_id, "ok": s.issue.severity != "error", "session": True,
+                                   "issues": [s.issue.as_dict()]}, ensure_ascii=False))
+        elif len(first) < show:
+            first.append(f"{s.hand_id}: {s.issue.code} {s.issue.message}")
+    if not as_json:
+        typer.echo(f"records read: {read}   valid: {valid}   invalid: {invalid}")
+        if by_code:
+            typer.echo("issues by code:")
+            for code, n in by_code.most_common():
+                typer.echo(f"  {code:<24} {n}")
+            typer.echo("first issues:")
+            for line in first:
+                typer.echo(f"  {line}")
+    session_errors = any(CODES[c].severity == "error" for c in by_code if c.startswith("SESSION_"))
+    raise typer.Exit(1 if invalid or session_errors else 0)
 
 
 @rules_app.command("list")

@@ -1,0 +1,135 @@
+"""The issue-code catalogue: every finding the validator can report, with a stable code.
+
+Codes are part of the contract (they land in the warehouse's ``issues`` table and in audit output): never
+rename one, add new ones. Families: ``SCHEMA_*`` (the record's shape), ``RULESET_*``, ``TILE_*`` (tiles
+that cannot exist), ``TURN_*`` (who acts when), ``CLAIM_*`` (pong, kong, robbing, passing), ``WIN_*``,
+``SCORE_*`` (claimed fan and points), ``SETTLE_*`` (claimed payments and deltas), ``SESSION_*``.
+
+``python -m pipeline.codes`` prints the documentation page ``schemas/ISSUE_CODES.md``; a test keeps the
+page in step with this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    code: str
+    severity: Severity
+    meaning: str
+    example: str
+    stops_replay: bool = False
+
+
+_CODES = (
+    # -- the record's shape -------------------------------------------------------------------------
+    Code("SCHEMA_JSON", "error", "The line is not a JSON object.", "`{\"format\": \"xzlog/1\",` (cut off)", True),
+    Code("SCHEMA_FORMAT", "error", "`format` is missing or not `xzlog/1` (a later version, or not a record).",
+         "`\"format\": \"xzlog/2\"`", True),
+    Code("SCHEMA_FIELD", "error", "A required field is missing, or a field is not known to the format.",
+         "no `players`; a top-level `foo`", True),
+    Code("SCHEMA_TYPE", "error", "A field has the wrong type or is out of range.", "`\"dealer\": 4`", True),
+    Code("SCHEMA_EVENT", "error", "An event is malformed: unknown `t`, missing or extra fields.",
+         "`{\"t\": \"chow\", ...}`; a direct kong without `from`", True),
+    Code("SCHEMA_RESULT", "error", "The claimed `result` is malformed (its settlement is not compared).",
+         "`\"deltas\": [1, 2]`"),
+    Code("RULESET_UNKNOWN", "error", "The ruleset names an unknown profile, switch or switch value.",
+         "`{\"profile\": \"chengdu\", \"cpa\": 4}`", True),
+    # -- tiles ---------------------------------------------------------------------------------------------
+    Code("TILE_NOTATION", "error", "A tile is not written `1m`-`9s`.", "`\"0m\"`, `\"5z\"`", True),
+    Code("TILE_WALL", "error", "The wall is not the 108 tiles, four of each.", "a wall with five 3m", True),
+    Code("TILE_DEAL", "error", "The deal disagrees with the wall's dealing order.", "seat 1 dealt 9s, wall says 8s",
+         True),
+    Code("TILE_FIFTH_COPY", "error", "More than four copies of a tile are in play.", "a fifth 7p drawn", True),
+    Code("TILE_WALL_ORDER", "error", "A drawn tile is not the wall's next tile (kong replacements too).",
+         "draw 5p where the wall's next tile is 2s", True),
+    Code("TILE_NOT_HELD", "error", "A seat discards, pongs, kongs or exchanges a tile it does not hold.",
+         "discard 9s holding no 9s", True),
+    Code("TILE_COUNT_SHORT", "error", "小相公: a seat holds too few tiles (dealt short, or played without drawing).",
+         "seat 2 discards without drawing", True),
+    Code("TILE_COUNT_LONG", "error", "大相公: a seat holds too many tiles (dealt long, or drew twice).",
+         "seat 3 draws twice in a row", True),
+    Code("TILE_EXCHANGE", "error", "换三张 is wrong: not three tiles of one suit, or played where the profile has none.",
+         "gives 2s 5s 9p", True),
+    Code("TILE_VOID", "error", "定缺 is wrong: missing where the profile requires it, or not m, p or s.",
+         "`\"que\": [\"s\", null, \"m\", \"p\"]` under `app`", True),
+    # -- turns ---------------------------------------------------------------------------------------------
+    Code("TURN_ORDER", "error", "A seat acts out of turn.", "seat 3 draws after seat 1 discarded", True),
+    Code("TURN_WON", "error", "A seat that has already won acts again.", "seat 1 discards after its hu", True),
+    Code("TURN_AFTER_END", "error", "Events follow the end of the hand (three winners or an empty wall).",
+         "a draw after the last wall tile", True),
+    Code("TURN_INCOMPLETE", "error", "The record stops before the hand is over (truncated).",
+         "the last event is a discard with 30 tiles in the wall", True),
+    Code("TURN_VOID_FIRST", "error", "A void-suit tile is held but another tile is discarded (profile: void first).",
+         "discard 5m holding 3s, void s", True),
+    # -- claims -----------------------------------------------------------------------------------------------
+    Code("CLAIM_NOT_ALLOWED", "error", "A pong or kong that the hand or the moment does not allow.",
+         "pong with one 7p; a kong with an empty wall; pong of an old discard", True),
+    Code("CLAIM_PRECEDENCE", "error", "A pong or kong after somebody won on the same discard (a win takes precedence).",
+         "hu by seat 1 then pong by seat 2 on the same 4m", True),
+    Code("CLAIM_ROB_CONCEALED", "error", "A win robbing a concealed kong (only added kongs can be robbed).",
+         "hu rob_kong after a concealed kong", True),
+    Code("CLAIM_PASSED_WIN", "error", "过手胡: a win on a discard after passing one, before the player's next draw, "
+         "not worth more fan.", "passes 3m (1 fan), then wins on 6m (1 fan)", True),
+    Code("CLAIM_COMPULSORY_PASS", "error", "最后四张能胡必须胡: a possible win in the last four tiles was passed.",
+         "seat 2 could win on the discard with 2 tiles left, and did not"),
+    # -- wins -----------------------------------------------------------------------------------------------------
+    Code("WIN_FALSE", "error", "诈胡: a hu on a hand that does not win.", "hu on 11144478m45677p + 7p", True),
+    Code("WIN_VOID_SUIT", "error", "A hu while holding the declared void suit, or three suits.",
+         "hu with 2s in hand, void s", True),
+    Code("WIN_WRONG_TILE", "error", "A hu on a tile other than the one just discarded, drawn or added.",
+         "hu 5m after a 6m discard", True),
+    # -- claimed scores ---------------------------------------------------------------------------------------------
+    Code("SCORE_FAN", "error", "A claimed win's fan differs from the engine's.", "claimed 3, computed 4 (a missed root)"),
+    Code("SCORE_POINTS", "error", "A claimed win's points differ from the engine's.", "claimed 4, computed 8"),
+    Code("SCORE_WIN_MISSING", "error", "A win in the events has no entry in the claimed `wins`, or the reverse.",
+         "`wins` lists seat 2 at event 40, which is a discard"),
+    # -- claimed settlement ---------------------------------------------------------------------------------------------
+    Code("SETTLE_MISSING", "error", "A payment the rules require is not among the claimed payments.",
+         "no kong payment for the concealed kong at event 12"),
+    Code("SETTLE_EXTRA", "error", "A claimed payment the rules do not allow.", "a cha_jiao payment to a player not ready"),
+    Code("SETTLE_AMOUNT", "error", "A claimed payment has the right parties and reason but a wrong amount.",
+         "self-draw paid 4, the rules say 5 (自摸加底)"),
+    Code("SETTLE_PAYER", "error", "A claimed payment is paid by the wrong seat.", "seat 1 pays a win seat 3 dealt in"),
+    Code("SETTLE_DELTA", "error", "A claimed delta differs from the engine's.", "seat 0 claimed -9, computed -7"),
+    Code("SETTLE_UNBALANCED", "error", "The claimed deltas do not sum to zero, or disagree with the claimed payments.",
+         "`deltas: [-9, 7, 4, -1]`"),
+    Code("INTERNAL", "error", "The engine failed on this record (a bug in xuezhan, not in the record): please report it.",
+         "an assertion inside the replay", True),
+    # -- sessions -----------------------------------------------------------------------------------------------------
+    Code("SESSION_DUPLICATE_HAND", "error", "Two records share a `hand_id`.", "t42-s7-h3 twice"),
+    Code("SESSION_HAND_GAP", "warning", "`hand_no` skips numbers within a session.", "hands 1, 2, 4"),
+    Code("SESSION_HAND_REPEAT", "error", "`hand_no` repeats within a session.", "two hands numbered 3"),
+    Code("SESSION_DEALER", "error", "The dealer does not follow the previous hand (first winner; the discarder "
+         "after 一炮多响; the same dealer after no win).", "hand 4 dealt by seat 2, hand 3's first winner was seat 1"),
+    Code("SESSION_PLAYERS", "warning", "The players of a session change between hands.", "p017 replaced by p233"),
+)
+
+CODES: dict[str, Code] = {c.code: c for c in _CODES}
+
+
+def page() -> str:
+    """The Markdown page listing every code."""
+    lines = [
+        "# Issue codes",
+        "",
+        "Every finding of `xuezhan validate` carries one of these codes (generated from `pipeline/codes.py` by",
+        "`python -m pipeline.codes`; do not edit by hand). *Stops* means the replay of the hand stops there:",
+        "the rest of the record cannot be judged, and its claimed settlement is not compared.",
+        "",
+        "| code | severity | stops | meaning | example |",
+        "|---|---|---|---|---|",
+    ]
+    for c in _CODES:
+        stops = "yes" if c.stops_replay else ""
+        lines.append(f"| `{c.code}` | {c.severity} | {stops} | {c.meaning} | {c.example} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(page(), end="")

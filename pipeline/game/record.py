@@ -1,0 +1,327 @@
+"""Read and write ``xzlog/1`` records (one JSON object per hand; ``schemas/XZLOG.md``).
+
+:func:`parse_record` checks the record's shape by hand — the same rules as the normative JSON Schema
+``schemas/xzlog-1.schema.json``, which a test holds it to, at a fraction of a schema validator's cost —
+and returns a frozen :class:`Record` with tiles as kinds and events as frozen values. Anything wrong
+raises :class:`RecordError` carrying a stable code (``SCHEMA_*``, ``TILE_NOTATION``, ``RULESET_UNKNOWN``)
+and, where it applies, the event index. The claimed ``result`` is read apart
+(:func:`parse_result`): a malformed claim does not stop the replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
+from pipeline.rules.ruleset import RuleSet, RuleSetError, load_ruleset
+from pipeline.rules.settle import REASONS, Payment
+from pipeline.rules.tiles import KIND_BY_NAME, TILE_NAMES
+
+FORMAT = "xzlog/1"
+TOP_FIELDS = frozenset(
+    {"format", "hand_id", "session_id", "hand_no", "table_id", "played_at", "ruleset", "players", "dealer", "wall",
+     "deal", "exchange", "que", "events", "result"}
+)
+REQUIRED = ("hand_id", "ruleset", "players", "dealer", "events")
+DIRECTIONS = {"cw": 3, "ccw": 1, "across": 2}  # seat i gives to (i + offset) % 4; see schemas/XZLOG.md
+EVENT_FIELDS = {
+    "draw": frozenset({"t", "seat", "tile", "ms"}),
+    "discard": frozenset({"t", "seat", "tile", "ms"}),
+    "pong": frozenset({"t", "seat", "tile", "from", "ms"}),
+    "kong": frozenset({"t", "seat", "tile", "kind", "from", "ms"}),
+    "hu": frozenset({"t", "seat", "tile", "from", "rob_kong", "ms"}),
+}
+
+
+class RecordError(ValueError):
+    """A record that cannot be replayed: ``code`` from :mod:`pipeline.codes`, ``event`` index if any."""
+
+    def __init__(self, code: str, message: str, *, event: int | None = None, seat: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.event = event
+        self.seat = seat
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedWin:
+    seat: int
+    event: int
+    fan: int | None
+    points: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """What the source system claimed: payments, deltas, and optionally each win's fan and points."""
+
+    payments: tuple[Payment, ...]
+    deltas: tuple[int, ...]
+    wins: tuple[ClaimedWin, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    hand_id: str
+    rules: RuleSet
+    players: tuple[str, ...]
+    dealer: int
+    wall: tuple[int, ...] | None
+    deal: tuple[tuple[int, ...], ...] | None
+    exchange_direction: str | None
+    exchange_given: tuple[tuple[int, ...], ...] | None
+    que: tuple[int | None, ...] | None
+    events: tuple[Event, ...]
+    session_id: str | None = None
+    hand_no: int | None = None
+    table_id: str | None = None
+    played_at: str | None = None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _seat(value: Any, what: str, event: int | None = None) -> int:
+    if not _is_int(value) or not 0 <= value <= 3:
+        raise RecordError("SCHEMA_TYPE" if event is None else "SCHEMA_EVENT", f"{what} must be a seat 0-3, got {value!r}",
+                          event=event)
+    return value
+
+
+def _tile(value: Any, what: str, event: int | None = None) -> int:
+    kind = KIND_BY_NAME.get(value) if isinstance(value, str) else None
+    if kind is None:
+        raise RecordError("TILE_NOTATION", f"{what}: {value!r} is not a tile like '7p'", event=event)
+    return kind
+
+
+def _tiles(value: Any, what: str, size: int | tuple[int, ...] | None = None) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        raise RecordError("SCHEMA_TYPE", f"{what} must be a list of tiles")
+    sizes = (size,) if isinstance(size, int) else size
+    if sizes is not None and len(value) not in sizes:
+        raise RecordError("SCHEMA_TYPE", f"{what} must hold {' or '.join(map(str, sizes))} tiles, got {len(value)}")
+    return tuple(_tile(v, what) for v in value)
+
+
+def parse_ruleset(value: Any, override: Mapping[str, Any] | None = None) -> RuleSet:
+    """The record's ``ruleset`` (a profile name or an object with overrides), then caller overrides."""
+    try:
+        rules = load_ruleset(value)
+        return load_ruleset(rules, **override) if override else rules
+    except RuleSetError as exc:
+        raise RecordError("RULESET_UNKNOWN", str(exc)) from None
+
+
+def parse_event(obj: Any, index: int) -> Event:
+    """One event object → a frozen event."""
+    if not isinstance(obj, dict):
+        raise RecordError("SCHEMA_EVENT", f"event {index} is not an object", event=index)
+    t = obj.get("t")
+    allowed = EVENT_FIELDS.get(t) if isinstance(t, str) else None
+    if allowed is None:
+        raise RecordError("SCHEMA_EVENT", f"event {index}: unknown type t={t!r}", event=index)
+    extra = [k for k in obj if k not in allowed and not k.startswith("x_")]
+    if extra:
+        raise RecordError("SCHEMA_EVENT", f"event {index} ({t}): unknown field(s) {', '.join(sorted(extra))}", event=index)
+    if "seat" not in obj or "tile" not in obj:
+        raise RecordError("SCHEMA_EVENT", f"event {index} ({t}) needs 'seat' and 'tile'", event=index)
+    seat = _seat(obj["seat"], f"event {index} seat", index)
+    tile = _tile(obj["tile"], f"event {index} tile", index)
+    if "ms" in obj and (not _is_int(obj["ms"]) or obj["ms"] < 0):
+        raise RecordError("SCHEMA_EVENT", f"event {index}: 'ms' must be a whole number >= 0", event=index)
+    if t == "draw":
+        return Draw(seat, tile)
+    if t == "discard":
+        return Discard(seat, tile)
+    if t == "pong":
+        if "from" not in obj:
+            raise RecordError("SCHEMA_EVENT", f"event {index} (pong) needs 'from'", event=index)
+        return Pong(seat, tile, _seat(obj["from"], f"event {index} from", index))
+    if t == "kong":
+        kind = obj.get("kind")
+        if kind not in ("direct", "added", "concealed"):
+            raise RecordError("SCHEMA_EVENT", f"event {index} (kong): kind must be direct, added or concealed, got {kind!r}",
+                              event=index)
+        if kind == "direct":
+            if "from" not in obj:
+                raise RecordError("SCHEMA_EVENT", f"event {index} (direct kong) needs 'from'", event=index)
+            return Kong(seat, tile, "direct", _seat(obj["from"], f"event {index} from", index))
+        if "from" in obj:
+            raise RecordError("SCHEMA_EVENT", f"event {index} ({kind} kong) takes no 'from'", event=index)
+        return Kong(seat, tile, kind)
+    if "from" not in obj:
+        raise RecordError("SCHEMA_EVENT", f"event {index} (hu) needs 'from' (a seat, or null when self-drawn)", event=index)
+    source = obj["from"]
+    rob = obj.get("rob_kong", False)
+    if not isinstance(rob, bool):
+        raise RecordError("SCHEMA_EVENT", f"event {index} (hu): rob_kong must be true or false", event=index)
+    if source is None:
+        if rob:
+            raise RecordError("SCHEMA_EVENT", f"event {index} (hu): a robbed kong has a 'from' seat", event=index)
+        return Hu(seat, tile, None)
+    return Hu(seat, tile, _seat(source, f"event {index} from", index), rob_kong=rob)
+
+
+def parse_record(obj: Any, *, profile_override: Mapping[str, Any] | None = None) -> Record:
+    """A record object (parsed JSON) → :class:`Record`, or :class:`RecordError`."""
+    if not isinstance(obj, dict):
+        raise RecordError("SCHEMA_JSON", f"a record is a JSON object, got {type(obj).__name__}")
+    fmt = obj.get("format")
+    if fmt != FORMAT:
+        raise RecordError("SCHEMA_FORMAT", f"format {fmt!r} is not {FORMAT!r}")
+    unknown = [k for k in obj if k not in TOP_FIELDS and not k.startswith("x_")]
+    if unknown:
+        raise RecordError("SCHEMA_FIELD", f"unknown field(s): {', '.join(sorted(unknown))}")
+    missing = [k for k in REQUIRED if k not in obj]
+    if "wall" not in obj and "deal" not in obj:
+        missing.append("wall or deal")
+    if missing:
+        raise RecordError("SCHEMA_FIELD", f"missing field(s): {', '.join(missing)}")
+    hand_id = obj["hand_id"]
+    if not isinstance(hand_id, str) or not hand_id:
+        raise RecordError("SCHEMA_TYPE", "hand_id must be a non-empty string")
+    players = obj["players"]
+    if not isinstance(players, list) or len(players) != 4 or not all(isinstance(p, str) and p for p in players):
+        raise RecordError("SCHEMA_TYPE", "players must be a list of 4 non-empty strings")
+    dealer = _seat(obj["dealer"], "dealer")
+    optional: dict[str, Any] = {}
+    for name in ("session_id", "table_id", "played_at"):
+        value = obj.get(name)
+        if value is not None and not isinstance(value, str):
+            raise RecordError("SCHEMA_TYPE", f"{name} must be a string")
+        optional[name] = value
+    hand_no = obj.get("hand_no")
+    if hand_no is not None and (not _is_int(hand_no) or hand_no < 1):
+        raise RecordError("SCHEMA_TYPE", f"hand_no must be a whole number >= 1, got {hand_no!r}")
+    rules = parse_ruleset(obj["ruleset"], profile_override)
+    wall = _tiles(obj["wall"], "wall", 108) if "wall" in obj else None
+    deal = None
+    if "deal" in obj:
+        raw = obj["deal"]
+        if not isinstance(raw, list) or len(raw) != 4:
+            raise RecordError("SCHEMA_TYPE", "deal must be a list of 4 hands")
+        deal = tuple(_tiles(hand, f"deal[{i}]") for i, hand in enumerate(raw))
+    direction = given = None
+    if "exchange" in obj:
+        ex = obj["exchange"]
+        if not isinstance(ex, dict) or set(ex) - {"direction", "given"} or ex.get("direction") not in DIRECTIONS:
+            raise RecordError("SCHEMA_TYPE", "exchange must be {direction: cw|ccw|across, given: 4 × 3 tiles}")
+        raw_given = ex.get("given")
+        if not isinstance(raw_given, list) or len(raw_given) != 4:
+            raise RecordError("SCHEMA_TYPE", "exchange.given must hold 4 lists of 3 tiles")
+        direction = ex["direction"]
+        given = tuple(_tiles(g, f"exchange.given[{i}]", 3) for i, g in enumerate(raw_given))
+    que = None
+    if "que" in obj:
+        raw_que = obj["que"]
+        if not isinstance(raw_que, list) or len(raw_que) != 4 or any(q not in ("m", "p", "s", None) for q in raw_que):
+            raise RecordError("TILE_VOID", f"que must be 4 suits m, p, s (or null), got {raw_que!r}")
+        que = tuple(None if q is None else "mps".index(q) for q in raw_que)
+    raw_events = obj["events"]
+    if not isinstance(raw_events, list):
+        raise RecordError("SCHEMA_TYPE", "events must be a list")
+    events = tuple(parse_event(e, i) for i, e in enumerate(raw_events))
+    return Record(
+        hand_id=hand_id,
+        rules=rules,
+        players=tuple(players),
+        dealer=dealer,
+        wall=wall,
+        deal=deal,
+        exchange_direction=direction,
+        exchange_given=given,
+        que=que,
+        events=events,
+        hand_no=hand_no,
+        **optional,
+    )
+
+
+def parse_result(obj: Any) -> Claimed:
+    """The claimed ``result`` object → :class:`Claimed`; :class:`RecordError` (``SCHEMA_RESULT``) otherwise."""
+
+    def bad(message: str) -> RecordError:
+        return RecordError("SCHEMA_RESULT", f"result: {message}")
+
+    if not isinstance(obj, dict):
+        raise bad("must be an object")
+    payments = obj.get("payments", [])
+    if not isinstance(payments, list):
+        raise bad("payments must be a list")
+    out: list[Payment] = []
+    for i, p in enumerate(payments):
+        if not isinstance(p, dict):
+            raise bad(f"payment {i} is not an object")
+        payer, payee, amount, reason, event = p.get("from"), p.get("to"), p.get("amount"), p.get("reason"), p.get("event")
+        if not (_is_int(payer) and 0 <= payer <= 3 and _is_int(payee) and 0 <= payee <= 3):
+            raise bad(f"payment {i}: from and to must be seats 0-3")
+        if not _is_int(amount) or amount < 1:
+            raise bad(f"payment {i}: amount must be a whole number >= 1")
+        if reason not in REASONS:
+            raise bad(f"payment {i}: unknown reason {reason!r}")
+        if event is not None and (not _is_int(event) or event < 0):
+            raise bad(f"payment {i}: event must be an event index or null")
+        out.append(Payment(payer, payee, amount, reason, event))
+    deltas = obj.get("deltas")
+    if not isinstance(deltas, list) or len(deltas) != 4 or not all(_is_int(d) for d in deltas):
+        raise bad("deltas must be 4 whole numbers")
+    wins: list[ClaimedWin] = []
+    raw_wins = obj.get("wins", [])
+    if not isinstance(raw_wins, list):
+        raise bad("wins must be a list")
+    for i, w in enumerate(raw_wins):
+        if not isinstance(w, dict) or not _is_int(w.get("seat")) or not _is_int(w.get("event")):
+            raise bad(f"win {i} needs a seat and an event index")
+        fan, points = w.get("fan"), w.get("points")
+        if (fan is not None and not _is_int(fan)) or (points is not None and not _is_int(points)):
+            raise bad(f"win {i}: fan and points must be whole numbers")
+        wins.append(ClaimedWin(w["seat"], w["event"], fan, points))
+    return Claimed(payments=tuple(out), deltas=tuple(deltas), wins=tuple(wins))
+
+
+def record_json(
+    *,
+    hand_id: str,
+    ruleset: str | Mapping[str, Any],
+    players: Sequence[str],
+    dealer: int,
+    events: Sequence[Event],
+    wall: Sequence[int] | None = None,
+    deal: Sequence[Sequence[int]] | None = None,
+    exchange: tuple[str, Sequence[Sequence[int]]] | None = None,
+    que: Sequence[int | None] | None = None,
+    payments: Sequence[Payment] | None = None,
+    deltas: Sequence[int] | None = None,
+    wins: Sequence[ClaimedWin] | None = None,
+    session_id: str | None = None,
+    hand_no: int | None = None,
+    table_id: str | None = None,
+    played_at: str | None = None,
+) -> dict[str, Any]:
+    """Write a record object (key order as in LOG_FORMAT.md; optional fields only when given)."""
+    out: dict[str, Any] = {"format": FORMAT, "hand_id": hand_id}
+    for name, value in (("session_id", session_id), ("hand_no", hand_no), ("table_id", table_id), ("played_at", played_at)):
+        if value is not None:
+            out[name] = value
+    out["ruleset"] = dict(ruleset) if isinstance(ruleset, Mapping) else ruleset
+    out["players"] = list(players)
+    out["dealer"] = dealer
+    if wall is not None:
+        out["wall"] = [TILE_NAMES[k] for k in wall]
+    if deal is not None:
+        out["deal"] = [[TILE_NAMES[k] for k in hand] for hand in deal]
+    if exchange is not None:
+        out["exchange"] = {"direction": exchange[0], "given": [[TILE_NAMES[k] for k in g] for g in exchange[1]]}
+    if que is not None:
+        out["que"] = [None if q is None else "mps"[q] for q in que]
+    out["events"] = [e.to_json() for e in events]
+    if payments is not None and deltas is not None:
+        result: dict[str, Any] = {"payments": [p.as_dict() for p in payments], "deltas": list(deltas)}
+        if wins is not None:
+            result["wins"] = [{"seat": w.seat, "event": w.event, "fan": w.fan, "points": w.points} for w in wins]
+        out["result"] = result
+    return out

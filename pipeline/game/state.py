@@ -1,0 +1,790 @@
+"""The hand state machine: one mutable :class:`HandState` that every action goes through.
+
+Each action has three methods, as in pokerkit: ``verify_x`` raises :class:`IllegalAction` with a stable
+code and a precise reason, ``can_x`` answers with a bool, ``x`` verifies, applies and returns the frozen
+event. The validator replays records through them; the simulator's bots choose among
+:meth:`HandState.turn_options`, :meth:`HandState.claim_options` and
+:meth:`HandState.next_draw` and play through the same methods.
+
+The phases of a hand:
+
+- ``discard``: ``turn`` holds a full hand and must discard, kong (concealed or added) or win by self-draw;
+- ``claim``: a tile was discarded; other seats may win on it (several may: 一炮多响), else pong or kong it.
+  The window closes with the next non-win action, and whoever could have won and did not has passed;
+- ``rob``: an added kong was declared; other seats may rob it (抢杠). Unrobbed, the kong stands;
+- ``draw``: ``turn`` draws from the front of the wall (kong replacements too: "杠牌要顺着拿牌");
+- ``end``: three players have won, or the wall is empty and the last discard's window closed.
+
+Money is settled as the hand goes, in :class:`~pipeline.rules.settle.Ledger`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
+from pipeline.rules.fan import Score, WinHand, ready_value, score
+from pipeline.rules.hand import Meld, is_win, suits_ok, suits_used
+from pipeline.rules.ruleset import RuleSet
+from pipeline.rules.settle import Ledger, SeatEnd
+from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
+
+Phase = Literal["discard", "claim", "rob", "draw", "end"]
+WinHow = Literal["discard", "self_draw", "rob_kong"]
+DEAL_SIZE = 13
+
+
+class IllegalAction(ValueError):
+    """An action the rules or the state do not allow. ``code`` is from :mod:`pipeline.codes`."""
+
+    def __init__(self, code: str, message: str, *, seat: int | None = None, expected: object = None, actual: object = None):
+        super().__init__(message)
+        self.code = code
+        self.seat = seat
+        self.expected = expected
+        self.actual = actual
+
+
+@dataclass(frozen=True, slots=True)
+class WinRecord:
+    """One win as the engine scored it."""
+
+    seat: int
+    event: int
+    tile: int
+    how: WinHow
+    source: int | None
+    score: Score
+    order: int  # 1 for the first winner of the hand; winners on one discard share an order
+
+
+@dataclass(slots=True)
+class _Window:
+    """An open claim (after a discard) or rob (after an added kong) window."""
+
+    source: int
+    tile: int
+    event: int
+    could_win: dict[int, Score | None] = field(default_factory=dict)  # seat → score, computed on demand
+    winners: list[int] = field(default_factory=list)
+    kong_discard: bool = False  # the discard came right after its player's kong (杠上炮)
+    kong_event: int | None = None  # that kong's event, for 呼叫转移
+    fresh: bool = False  # rob window: the added tile was drawn this turn
+
+
+class HandState:
+    """The state of one hand. Build with :meth:`deal` (from a wall) or directly from dealt hands."""
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        *,
+        dealer: int,
+        hands: Sequence[Sequence[int]],
+        wall: Sequence[int] | None = None,
+        void: Sequence[int | None] = (None, None, None, None),
+    ) -> None:
+        """``hands[seat]`` are the kinds each seat holds when play starts (after any exchange);
+        ``wall`` is the draw pile still to come, front first (``None`` when the record has no wall)."""
+        self.rules = rules
+        self.dealer = dealer
+        self.counts = [[0] * 27 for _ in range(4)]
+        for seat, kinds in enumerate(hands):
+            for kind in kinds:
+                self.counts[seat][kind] += 1
+        self.melds: list[list[Meld]] = [[], [], [], []]
+        self.rivers: list[list[int]] = [[], [], [], []]
+        self.void = list(void)
+        self.wall = list(wall) if wall is not None else None
+        self.left = NUM_TILES - sum(len(h) for h in hands)
+        self.drawn = 0
+        self.seen = [sum(self.counts[s][k] for s in range(4)) for k in range(27)]
+        self.won = [False, False, False, False]
+        self.wins: list[WinRecord] = []
+        self.events: list[Event] = []
+        self.phase: Phase = "discard"
+        self.turn = dealer
+        self.window: _Window | None = None
+        self.ledger = Ledger(rules)
+        self.taken: list[int] = []
+        # The current turn: how its tiles came (for 杠上花, 杠上炮, "fresh" added kongs, 相公).
+        self.last_draw: int | None = None  # the tile ``turn`` drew this turn
+        self.kong_chain: list[tuple[Kong, int]] = []  # kongs since the last ordinary draw, with event index
+        self.calls_made = False  # any pong or kong yet (for 地胡)
+        self.discarded = [False, False, False, False]
+        self.draws = [0, 0, 0, 0]
+        # 过手胡: the most fan a seat passed on a discard since its last draw.
+        self.passed_fan: list[int | None] = [None, None, None, None]
+        self.compulsory_passes: list[tuple[int, int]] = []  # (seat, event) of passes in the last four
+        self.passed_wins: list[tuple[int, int]] = []  # (seat, event) of every pass of a possible win
+        self.ends: dict[int, SeatEnd] = {}  # 查花猪/查大叫 facts of the seats still in at an empty wall
+        self.could_win_at: dict[int, tuple[int, ...]] = {}  # event index → seats that could win on that tile
+
+    @classmethod
+    def deal(cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4) -> HandState:
+        """Deal from a full wall: seat ``(dealer+k) % 4`` receives ``wall[13k:13k+13]``, the dealer's 14th
+        tile is ``wall[52]``, and every later draw takes the next tile."""
+        hands = deal_hands(wall, dealer)
+        return cls(rules, dealer=dealer, hands=hands, wall=wall[53:], void=void)
+
+    # ------------------------------------------------------------------------------------ queries
+    @property
+    def index(self) -> int:
+        """The event index the next action will have."""
+        return len(self.events)
+
+    def in_hand(self, seat: int) -> bool:
+        return not self.won[seat]
+
+    def hand_size(self, seat: int) -> int:
+        return sum(self.counts[seat])
+
+    def next_in(self, seat: int) -> int:
+        """The next seat after ``seat`` in turn order still in the hand."""
+        for step in range(1, 5):
+            s = (seat + step) % 4
+            if not self.won[s]:
+                return s
+        raise AssertionError("nobody is left in the hand")
+
+    def winners(self) -> list[int]:
+        return [w.seat for w in self.wins]
+
+    def fingerprint(self) -> str:
+        """A compact picture of the state for error messages."""
+        hands = " | ".join(
+            f"{s}{'*' if self.won[s] else ''}:{format_tiles(k for k in range(27) for _ in range(self.counts[s][k])) or '-'}"
+            + "".join(f" [{m}]" for m in self.melds[s])
+            for s in range(4)
+        )
+        window = f" on {TILE_NAMES[self.window.tile]} from {self.window.source}" if self.window else ""
+        return f"ev{self.index} {self.phase} turn={self.turn}{window} left={self.left} || {hands}"
+
+    def can_win_with(self, seat: int, tile: int) -> bool:
+        """Would ``tile`` complete ``seat``'s hand, by shape and suits?"""
+        counts = self.counts[seat]
+        melds = self.melds[seat]
+        if sum(counts) + 1 != 14 - 3 * len(melds):
+            return False
+        counts[tile] += 1
+        try:
+            return suits_ok(counts, melds, self.void[seat]) and is_win(counts, melds)
+        finally:
+            counts[tile] -= 1
+
+    def _score_win(self, seat: int, tile: int, *, self_drawn: bool, rob_kong: bool = False, kong_discard: bool = False) -> Score:
+        counts = list(self.counts[seat])
+        if not self_drawn:
+            counts[tile] += 1
+        after_kong = self_drawn and bool(self.kong_chain)
+        hand = WinHand(
+            counts27=tuple(counts),
+            melds=tuple(self.melds[seat]),
+            win_tile=tile,
+            void=self.void[seat],
+            self_drawn=self_drawn,
+            after_kong=after_kong,
+            kong_discard=kong_discard,
+            rob_kong=rob_kong,
+            last_tile=self.left == 0,
+            heavenly=self_drawn and seat == self.dealer and not self.events,
+            earthly=self._earthly(seat, self_drawn),
+        )
+        return score(hand, self.rules)
+
+    def _earthly(self, seat: int, self_drawn: bool) -> bool:
+        """地胡: a non-dealer wins on the dealer's first discard, or on their own first draw before any call."""
+        if seat == self.dealer or self.calls_made or self.discarded[seat]:
+            return False
+        if self_drawn:
+            return self.draws[seat] == 1
+        return self.index == 1 and isinstance(self.events[0], Discard) and self.events[0].seat == self.dealer
+
+    def _window_score(self, seat: int) -> Score:
+        assert self.window is not None
+        cached = self.window.could_win.get(seat)
+        if cached is None:
+            cached = self._score_win(
+                seat,
+                self.window.tile,
+                self_drawn=False,
+                rob_kong=self.phase == "rob",
+                kong_discard=self.window.kong_discard,
+            )
+            self.window.could_win[seat] = cached
+        return cached
+
+    # ------------------------------------------------------------------------------------ checks
+    def _check_playing(self, seat: int) -> None:
+        if self.phase == "end":
+            raise IllegalAction("TURN_AFTER_END", f"seat {seat} acts after the hand ended", seat=seat)
+        if not 0 <= seat < 4:
+            raise IllegalAction("SCHEMA_EVENT", f"no seat {seat}", seat=seat)
+        if self.won[seat]:
+            raise IllegalAction("TURN_WON", f"seat {seat} has already won and is out of the hand", seat=seat)
+
+    def _after_window_turn(self) -> int | None:
+        """Who draws when the open window closes with no further claim (``None``: the hand ends)."""
+        w = self.window
+        assert w is not None
+        if len(self.wins) >= 3:
+            return None
+        if self.phase == "rob" and not w.winners:
+            return w.source  # the kong stands: its player draws the replacement
+        if self.left == 0:
+            return None
+        if w.winners:
+            last = max(w.winners, key=lambda s: (s - w.source) % 4)
+            return self.next_in(last)
+        return self.next_in(w.source)
+
+    def _require_holds(self, seat: int, tile: int, n: int, what: str) -> None:
+        if self.counts[seat][tile] < n:
+            held = self.counts[seat][tile]
+            raise IllegalAction(
+                "TILE_NOT_HELD" if n == 1 else "CLAIM_NOT_ALLOWED",
+                f"seat {seat} cannot {what} {TILE_NAMES[tile]}: holds {held}, needs {n}",
+                seat=seat,
+                expected=f">= {n} x {TILE_NAMES[tile]}",
+                actual=str(held),
+            )
+
+    def _check_draw_tile(self, seat: int, tile: int) -> None:
+        if self.left <= 0:
+            raise IllegalAction("TURN_AFTER_END", f"seat {seat} draws from an empty wall", seat=seat)
+        if self.wall is not None:
+            expected = self.wall[self.drawn]
+            if tile != expected:
+                raise IllegalAction(
+                    "TILE_WALL_ORDER",
+                    f"seat {seat} draws {TILE_NAMES[tile]}, the wall's next tile is {TILE_NAMES[expected]}",
+                    seat=seat,
+                    expected=TILE_NAMES[expected],
+                    actual=TILE_NAMES[tile],
+                )
+        elif self.seen[tile] >= COPIES:
+            raise IllegalAction("TILE_FIFTH_COPY", f"seat {seat} draws a fifth {TILE_NAMES[tile]}", seat=seat)
+
+    # ------------------------------------------------------------------------------------ draw
+    def verify_draw(self, seat: int, tile: int) -> None:
+        self._check_playing(seat)
+        if self.phase in ("claim", "rob"):
+            expected = self._after_window_turn()
+            if expected is None:
+                raise IllegalAction("TURN_AFTER_END", f"seat {seat} draws after the hand ended", seat=seat)
+        elif self.phase == "draw":
+            expected = self.turn
+        elif seat == self.turn:  # discard phase: the player to act already holds a full hand
+            raise IllegalAction("TILE_COUNT_LONG", f"大相公: seat {seat} draws again without discarding", seat=seat)
+        else:
+            raise IllegalAction(
+                "TURN_ORDER", f"seat {seat} draws while seat {self.turn} must discard", seat=seat,
+                expected=self.turn, actual=seat,
+            )
+        if seat != expected:
+            raise IllegalAction(
+                "TURN_ORDER", f"seat {seat} draws, seat {expected} should", seat=seat, expected=expected, actual=seat
+            )
+        self._check_draw_tile(seat, tile)
+
+    def can_draw(self, seat: int, tile: int) -> bool:
+        return _can(self.verify_draw, seat, tile)
+
+    def draw(self, seat: int, tile: int) -> Draw:
+        self.verify_draw(seat, tile)
+        if self.phase in ("claim", "rob"):
+            self._close_window()
+        replacement = bool(self.kong_chain)  # only an unrobbed kong leaves a chain to draw after
+        event = Draw(seat, tile)
+        self.events.append(event)
+        self.counts[seat][tile] += 1
+        self.seen[tile] += 1
+        self.drawn += 1
+        self.left -= 1
+        self.draws[seat] += 1
+        self.passed_fan[seat] = None
+        self.last_draw = tile
+        if not replacement:
+            self.kong_chain = []
+        self.phase = "discard"
+        self.turn = seat
+        return event
+
+    def next_wall_tile(self) -> int:
+        """The tile the next draw takes (only when the wall is known)."""
+        assert self.wall is not None
+        return self.wall[self.drawn]
+
+    # ------------------------------------------------------------------------------------ discard
+    def verify_discard(self, seat: int, tile: int) -> None:
+        self._check_playing(seat)
+        if self.phase == "draw" and seat == self.turn:
+            raise IllegalAction("TILE_COUNT_SHORT", f"小相公: seat {seat} discards without drawing", seat=seat)
+        if self.phase != "discard" or seat != self.turn:
+            expected = self.turn if self.phase in ("discard", "draw") else None
+            raise IllegalAction(
+                "TURN_ORDER", f"seat {seat} discards out of turn ({self.phase} phase, turn {self.turn})", seat=seat,
+                expected=expected, actual=seat,
+            )
+        self._require_holds(seat, tile, 1, "discard")
+        void = self.void[seat]
+        if self.rules.void_discard_first and void is not None and tile // 9 != void:
+            if any(self.counts[seat][void * 9 : void * 9 + 9]):
+                raise IllegalAction(
+                    "TURN_VOID_FIRST",
+                    f"seat {seat} discards {TILE_NAMES[tile]} while holding void-suit ({'mps'[void]}) tiles",
+                    seat=seat,
+                )
+
+    def can_discard(self, seat: int, tile: int) -> bool:
+        return _can(self.verify_discard, seat, tile)
+
+    def discard(self, seat: int, tile: int) -> Discard:
+        self.verify_discard(seat, tile)
+        event = Discard(seat, tile)
+        index = self.index
+        self.events.append(event)
+        self.counts[seat][tile] -= 1
+        self.rivers[seat].append(tile)
+        self.discarded[seat] = True
+        kong_event = self.kong_chain[-1][1] if self.kong_chain else None
+        self.window = _Window(source=seat, tile=tile, event=index, kong_discard=kong_event is not None, kong_event=kong_event)
+        for other in range(4):
+            if other != seat and not self.won[other] and self.can_win_with(other, tile):
+                self.window.could_win[other] = None
+        self.could_win_at[index] = tuple(self.window.could_win)
+        self.kong_chain = []
+        self.last_draw = None
+        self.phase = "claim"
+        return event
+
+    # ------------------------------------------------------------------------------------ pong
+    def _verify_call(self, seat: int, tile: int, need: int, what: str) -> None:
+        self._check_playing(seat)
+        w = self.window
+        if self.phase != "claim" or w is None:
+            raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} calls {what} with no discard to call", seat=seat)
+        if w.winners:
+            raise IllegalAction(
+                "CLAIM_PRECEDENCE", f"seat {seat} calls {what} after a win on the same discard", seat=seat
+            )
+        if seat == w.source:
+            raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} calls its own discard", seat=seat)
+        if tile != w.tile:
+            raise IllegalAction(
+                "CLAIM_NOT_ALLOWED",
+                f"seat {seat} calls {what} on {TILE_NAMES[tile]}, the discard is {TILE_NAMES[w.tile]}",
+                seat=seat, expected=TILE_NAMES[w.tile], actual=TILE_NAMES[tile],
+            )
+        if self.left == 0:
+            raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} calls {what} on the last discard (empty wall)", seat=seat)
+        if self.void[seat] is not None and tile // 9 == self.void[seat]:
+            raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} calls {what} in its void suit", seat=seat)
+        self._require_holds(seat, tile, need, what)
+
+    def verify_pong(self, seat: int, tile: int, source: int) -> None:
+        self._verify_call(seat, tile, 2, "pong")
+        assert self.window is not None
+        if source != self.window.source:
+            raise IllegalAction(
+                "CLAIM_NOT_ALLOWED", f"pong names seat {source} as the source, the discard was seat {self.window.source}'s",
+                seat=seat, expected=self.window.source, actual=source,
+            )
+
+    def can_pong(self, seat: int, tile: int, source: int) -> bool:
+        return _can(self.verify_pong, seat, tile, source)
+
+    def pong(self, seat: int, tile: int, source: int) -> Pong:
+        self.verify_pong(seat, tile, source)
+        self._close_window(claimed=True)
+        event = Pong(seat, tile, source)
+        self.events.append(event)
+        self.rivers[source].pop()
+        self.counts[seat][tile] -= 2
+        self.melds[seat].append(Meld("pong", tile, source))
+        self.calls_made = True
+        self.phase = "discard"
+        self.turn = seat
+        self.last_draw = None
+        self.kong_chain = []
+        return event
+
+    # ------------------------------------------------------------------------------------ kong
+    def verify_kong(self, seat: int, tile: int, kind: str, source: int | None = None) -> None:
+        if kind == "direct":
+            self._verify_call(seat, tile, 3, "kong")
+            assert self.window is not None
+            if source != self.window.source:
+                raise IllegalAction(
+                    "CLAIM_NOT_ALLOWED", f"direct kong names seat {source}, the discard was seat {self.window.source}'s",
+                    seat=seat, expected=self.window.source, actual=source,
+                )
+            return
+        self._check_playing(seat)
+        if self.phase != "discard" or seat != self.turn:
+            raise IllegalAction(
+                "TURN_ORDER", f"seat {seat} declares a {kind} kong out of turn", seat=seat, expected=self.turn, actual=seat
+            )
+        if self.left == 0:
+            raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} kongs with an empty wall (no replacement)", seat=seat)
+        if self.void[seat] is not None and tile // 9 == self.void[seat]:
+            raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} kongs in its void suit", seat=seat)
+        if kind == "concealed":
+            self._require_holds(seat, tile, 4, "declare a concealed kong of")
+        elif kind == "added":
+            if not any(m.kind == "pong" and m.tile == tile for m in self.melds[seat]):
+                raise IllegalAction(
+                    "CLAIM_NOT_ALLOWED", f"seat {seat} adds to a pong of {TILE_NAMES[tile]} it does not have", seat=seat
+                )
+            self._require_holds(seat, tile, 1, "add")
+        else:
+            raise IllegalAction("SCHEMA_EVENT", f"unknown kong kind {kind!r}", seat=seat)
+
+    def can_kong(self, seat: int, tile: int, kind: str, source: int | None = None) -> bool:
+        return _can(self.verify_kong, seat, tile, kind, source)
+
+    def kong(self, seat: int, tile: int, kind: str, source: int | None = None) -> Kong:
+        self.verify_kong(seat, tile, kind, source)
+        index = self.index
+        if kind == "direct":
+            assert source is not None
+            self._close_window(claimed=True)
+            event = Kong(seat, tile, "direct", source)
+            self.events.append(event)
+            self.rivers[source].pop()
+            self.counts[seat][tile] -= 3
+            self.melds[seat].append(Meld("direct", tile, source))
+            self.ledger.kong(seat, "direct", index, source=source)
+            self.kong_chain = [(event, index)]
+        elif kind == "concealed":
+            event = Kong(seat, tile, "concealed")
+            self.events.append(event)
+            self.counts[seat][tile] -= 4
+            self.melds[seat].append(Meld("concealed", tile))
+            self.ledger.kong(seat, "concealed", index)
+            self.kong_chain.append((event, index))
+        else:
+            event = Kong(seat, tile, "added")
+            self.events.append(event)
+            self.counts[seat][tile] -= 1
+            fresh = self.last_draw == tile
+            self.window = _Window(source=seat, tile=tile, event=index, fresh=fresh)
+            for other in range(4):
+                if other != seat and not self.won[other] and self.can_win_with(other, tile):
+                    self.window.could_win[other] = None
+            self.could_win_at[index] = tuple(self.window.could_win)
+            self.phase = "rob"
+            self.calls_made = True
+            self.last_draw = None
+            return event
+        self.calls_made = True
+        self.phase = "draw"
+        self.turn = seat
+        self.last_draw = None
+        return event
+
+    def _stand_added_kong(self) -> None:
+        """Nobody robbed the added kong: it stands, is paid, and its player draws the replacement."""
+        w = self.window
+        assert w is not None
+        seat = w.source
+        melds = self.melds[seat]
+        i = next(i for i, m in enumerate(melds) if m.kind == "pong" and m.tile == w.tile)
+        melds[i] = Meld("added", w.tile, melds[i].source)
+        self.ledger.kong(seat, "added", w.event, fresh=w.fresh)
+        event = self.events[w.event]
+        assert isinstance(event, Kong)
+        self.kong_chain.append((event, w.event))
+
+    # ------------------------------------------------------------------------------------ hu
+    def verify_hu(self, seat: int, tile: int, source: int | None, rob_kong: bool = False) -> Score:
+        """Check a win and return its score."""
+        self._check_playing(seat)
+        if source is None:
+            return self._verify_self_draw(seat, tile, rob_kong)
+        w = self.window
+        if rob_kong and self.phase != "rob":
+            last = self.events[-1] if self.events else None
+            if isinstance(last, Kong) and last.kind == "concealed":
+                raise IllegalAction("CLAIM_ROB_CONCEALED", f"seat {seat} robs a concealed kong", seat=seat)
+            raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} robs a kong, but no added kong is open", seat=seat)
+        if self.phase not in ("claim", "rob") or w is None:
+            raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} wins on a discard, but no discard is open", seat=seat)
+        if source != w.source or tile != w.tile:
+            raise IllegalAction(
+                "WIN_WRONG_TILE",
+                f"seat {seat} wins on {TILE_NAMES[tile]} from seat {source}; the open tile is "
+                f"{TILE_NAMES[w.tile]} from seat {w.source}",
+                seat=seat, expected=f"{TILE_NAMES[w.tile]} from {w.source}", actual=f"{TILE_NAMES[tile]} from {source}",
+            )
+        if seat == w.source or seat in w.winners:
+            raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} cannot win on its own tile", seat=seat)
+        self._check_winning_hand(seat, tile, self_drawn=False)
+        s = self._window_score(seat)
+        passed = self.passed_fan[seat]
+        if self.rules.pass_win_rule and passed is not None and s.fan <= passed:
+            raise IllegalAction(
+                "CLAIM_PASSED_WIN",
+                f"过手胡: seat {seat} passed a {passed}-fan win since its last draw and now wins {s.fan} fan on a discard",
+                seat=seat, expected=f"> {passed} fan", actual=f"{s.fan} fan",
+            )
+        return s
+
+    def _verify_self_draw(self, seat: int, tile: int, rob_kong: bool) -> Score:
+        if rob_kong:
+            raise IllegalAction("SCHEMA_EVENT", f"seat {seat}: a self-drawn win cannot rob a kong", seat=seat)
+        heavenly = not self.events and seat == self.dealer
+        if self.phase != "discard" or seat != self.turn:
+            raise IllegalAction("TURN_ORDER", f"seat {seat} claims a self-drawn win out of turn", seat=seat)
+        if not heavenly and self.last_draw is None:
+            raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} claims a self-drawn win without having drawn", seat=seat)
+        if not heavenly and tile != self.last_draw:
+            assert self.last_draw is not None
+            raise IllegalAction(
+                "WIN_WRONG_TILE",
+                f"seat {seat} wins on {TILE_NAMES[tile]} but drew {TILE_NAMES[self.last_draw]}",
+                seat=seat, expected=TILE_NAMES[self.last_draw], actual=TILE_NAMES[tile],
+            )
+        if heavenly and self.counts[seat][tile] == 0:
+            raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} wins on {TILE_NAMES[tile]}, which it does not hold", seat=seat)
+        self._check_winning_hand(seat, tile, self_drawn=True)
+        return self._score_win(seat, tile, self_drawn=True)
+
+    def _check_winning_hand(self, seat: int, tile: int, *, self_drawn: bool) -> None:
+        counts = list(self.counts[seat])
+        if not self_drawn:
+            counts[tile] += 1
+        melds = self.melds[seat]
+        size = sum(counts)
+        expected = 14 - 3 * len(melds)
+        if size != expected:
+            code = "TILE_COUNT_SHORT" if size < expected else "TILE_COUNT_LONG"
+            raise IllegalAction(code, f"相公: seat {seat} holds {size} tiles at its win, a win needs {expected}", seat=seat,
+                                expected=expected, actual=size)
+        if not suits_ok(counts, melds, self.void[seat]):
+            suits = "".join("mps"[s] for s in sorted(suits_used(counts, melds)))
+            void = self.void[seat]
+            why = f"void suit {'mps'[void]}" if void is not None and void in suits_used(counts, melds) else "three suits"
+            raise IllegalAction(
+                "WIN_VOID_SUIT", f"seat {seat} declares a win holding {why} ({suits})", seat=seat, actual=suits
+            )
+        if not is_win(counts, melds):
+            raise IllegalAction(
+                "WIN_FALSE",
+                f"诈胡: seat {seat}'s {format_tiles(k for k in range(27) for _ in range(counts[k]))} does not win",
+                seat=seat,
+            )
+
+    def can_hu(self, seat: int, tile: int, source: int | None, rob_kong: bool = False) -> bool:
+        return _can(self.verify_hu, seat, tile, source, rob_kong)
+
+    def hu(self, seat: int, tile: int, source: int | None, rob_kong: bool = False) -> Hu:
+        s = self.verify_hu(seat, tile, source, rob_kong)
+        index = self.index
+        if source is None:
+            event = Hu(seat, tile, None)
+            self.events.append(event)
+            feeder = None
+            if len(self.kong_chain) == 1 and self.kong_chain[0][0].kind == "direct":
+                feeder = self.kong_chain[0][0].source  # 点杠花
+            self.ledger.win(seat, s, index, kong_feeder=feeder)
+            self._record_win(seat, index, tile, "self_draw", None, s, order=len(self._win_orders()) + 1)
+            self.won[seat] = True
+            self.counts[seat][tile] -= 1
+            self.taken.append(tile)  # the winning tile leaves the hand with the win
+            self.kong_chain = []
+            self.last_draw = None
+            if len(self.wins) >= 3 or self.left == 0:
+                self._end()
+            else:
+                self.phase = "draw"
+                self.turn = self.next_in(seat)
+            return event
+        w = self.window
+        assert w is not None
+        rob = self.phase == "rob"
+        event = Hu(seat, tile, source, rob_kong=rob)
+        self.events.append(event)
+        first_of_window = not w.winners
+        w.winners.append(seat)
+        order = len(self._win_orders()) + (1 if first_of_window else 0)
+        self.ledger.win(seat, s, index, discarder=source)
+        self._record_win(seat, index, tile, "rob_kong" if rob else "discard", source, s, order=order)
+        self.won[seat] = True
+        return event
+
+    def _win_orders(self) -> set[int]:
+        return {w.order for w in self.wins}
+
+    def _record_win(self, seat: int, index: int, tile: int, how: WinHow, source: int | None, s: Score, order: int) -> None:
+        self.wins.append(WinRecord(seat=seat, event=index, tile=tile, how=how, source=source, score=s, order=order))
+
+    # ------------------------------------------------------------------------------------ windows
+    def _close_window(self, *, claimed: bool = False) -> None:
+        """Close the open claim or rob window: record passes, settle what waited on it, move the turn."""
+        w = self.window
+        assert w is not None
+        for seat in w.could_win:
+            if seat in w.winners:
+                continue
+            s = self._window_score(seat)
+            self.passed_wins.append((seat, w.event))
+            if self.rules.must_win_last_four and self.left <= 3:
+                self.compulsory_passes.append((seat, w.event))
+            prior = self.passed_fan[seat]
+            self.passed_fan[seat] = s.fan if prior is None else max(prior, s.fan)
+        was_rob = self.phase == "rob"
+        if w.winners and w.kong_discard and w.kong_event is not None:
+            kong = self.events[w.kong_event]
+            self.ledger.gang_shang_pao(kong.seat, w.kong_event, w.winners, self.wins[-1].event)
+        if was_rob:
+            if w.winners:
+                self.taken.append(w.tile)  # the robbed tile leaves with the winners; the pong stays a pong
+                self.kong_chain = []
+            else:
+                self._stand_added_kong()
+        if claimed:
+            self.window = None
+            return
+        nxt = self._after_window_turn()
+        self.window = None
+        if nxt is None:
+            self._end()
+            return
+        self.phase = "draw"
+        self.turn = nxt
+
+    def close(self) -> None:
+        """End of the record: close an open window, then the hand must be over."""
+        if self.phase in ("claim", "rob"):
+            self._close_window()
+
+    @property
+    def over(self) -> bool:
+        return self.phase == "end"
+
+    def _end(self) -> None:
+        self.phase = "end"
+        self.window = None
+        in_hand = [s for s in range(4) if not self.won[s]]
+        if self.left == 0 and len(in_hand) >= 2 and not self.ends:
+            self.ends = {s: self.seat_end(s) for s in in_hand}
+            self.ledger.end_of_wall(list(self.ends.values()))
+
+    def seat_end(self, seat: int) -> SeatEnd:
+        """查花猪 / 查大叫 facts of a seat still in: a flower pig holds three suits."""
+        counts, melds = self.counts[seat], self.melds[seat]
+        pig = len(suits_used(counts, melds)) == 3
+        ready = None
+        if not pig and sum(counts) == 13 - 3 * len(melds):
+            ready = ready_value(counts, melds, self.rules, void=self.void[seat])
+        return SeatEnd(seat=seat, pig=pig, ready=ready)
+
+    # ------------------------------------------------------------------------------------ moves
+    def apply(self, event: Event) -> Event:
+        """Apply a record's event through the matching action method."""
+        if isinstance(event, Draw):
+            return self.draw(event.seat, event.tile)
+        if isinstance(event, Discard):
+            return self.discard(event.seat, event.tile)
+        if isinstance(event, Pong):
+            return self.pong(event.seat, event.tile, event.source)
+        if isinstance(event, Kong):
+            return self.kong(event.seat, event.tile, event.kind, event.source)
+        return self.hu(event.seat, event.tile, event.source, event.rob_kong)
+
+    def turn_options(self, seat: int) -> list[Event]:
+        """What ``seat`` may do holding a full hand on its turn: win, discard, kong."""
+        if self.phase != "discard" or seat != self.turn or self.won[seat]:
+            return []
+        counts = self.counts[seat]
+        moves: list[Event] = []
+        if self.last_draw is not None and self.can_hu(seat, self.last_draw, None):
+            moves.append(Hu(seat, self.last_draw, None))
+        elif not self.events and seat == self.dealer:  # 天胡: any tile of the dealt hand
+            win = next((k for k in range(27) if counts[k] and self.can_hu(seat, k, None)), None)
+            if win is not None:
+                moves.append(Hu(seat, win, None))
+        for k in range(27):
+            if counts[k] and self.can_discard(seat, k):
+                moves.append(Discard(seat, k))
+            if counts[k] == 4 and self.can_kong(seat, k, "concealed"):
+                moves.append(Kong(seat, k, "concealed"))
+        for m in self.melds[seat]:
+            if m.kind == "pong" and self.can_kong(seat, m.tile, "added"):
+                moves.append(Kong(seat, m.tile, "added"))
+        return moves
+
+    def claim_options(self, seat: int) -> list[Event]:
+        """What ``seat`` may claim in the open window: a win, a pong, a direct kong (a pass is implied)."""
+        w = self.window
+        if self.phase not in ("claim", "rob") or w is None or seat == w.source or self.won[seat]:
+            return []
+        moves: list[Event] = []
+        rob = self.phase == "rob"
+        if seat in w.could_win and self.can_hu(seat, w.tile, w.source, rob):
+            moves.append(Hu(seat, w.tile, w.source, rob_kong=rob))
+        if not rob:
+            if self.can_pong(seat, w.tile, w.source):
+                moves.append(Pong(seat, w.tile, w.source))
+            if self.can_kong(seat, w.tile, "direct", w.source):
+                moves.append(Kong(seat, w.tile, "direct", w.source))
+        return moves
+
+    def next_draw(self) -> Draw | None:
+        """The draw that comes next if nobody claims (the wall must be known); ``None`` when the hand ends."""
+        assert self.wall is not None, "next_draw needs a known wall"
+        if self.phase == "draw":
+            seat: int | None = self.turn
+        elif self.phase in ("claim", "rob"):
+            seat = self._after_window_turn()
+        else:
+            return None
+        if seat is None or self.left == 0:
+            return None
+        return Draw(seat, self.wall[self.drawn])
+
+    # ------------------------------------------------------------------------------------ invariants
+    def check_invariants(self) -> None:
+        """Tile conservation (108 tiles, none over four copies) and zero-sum money."""
+        total = [0] * 27
+        for s in range(4):
+            for k in range(27):
+                total[k] += self.counts[s][k]
+            for m in self.melds[s]:
+                total[m.tile] += m.size
+            for k in self.rivers[s]:
+                total[k] += 1
+        for k in self.taken:
+            total[k] += 1
+        if self.phase == "rob" and self.window is not None:
+            total[self.window.tile] += 1  # the added tile, on its way to the meld or to a robber
+        in_play = sum(total)
+        assert in_play + self.left == NUM_TILES, f"tiles: {in_play} in play + {self.left} in the wall != 108"
+        assert all(n <= COPIES for n in total), "more than four copies of a tile in play"
+        if self.wall is not None:
+            rest = self.wall[self.drawn :]
+            assert len(rest) == self.left
+            for k in rest:
+                total[k] += 1
+            assert all(n == COPIES for n in total), "the tiles in play and in the wall are not the full set"
+        self.ledger.deltas()
+
+
+def deal_hands(wall: Sequence[int], dealer: int) -> list[list[int]]:
+    """The starting hands dealt from ``wall`` (see :meth:`HandState.deal`), by seat."""
+    hands: list[list[int]] = [[], [], [], []]
+    for k in range(4):
+        hands[(dealer + k) % 4] = list(wall[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE])
+    hands[dealer].append(wall[4 * DEAL_SIZE])
+    return hands
+
+
+def _can(verify: object, *args: object) -> bool:
+    try:
+        verify(*args)  # type: ignore[operator]
+    except IllegalAction:
+        return False
+    return True
