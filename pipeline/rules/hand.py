@@ -74,8 +74,14 @@ class Meld:
         return f"{self.kind}:{tile_name(self.tile)}"
 
 
+# A suit's vector may hold a fifth copy of a kind: no real hand does (the parser rejects it), but 查大叫
+# with ``cha_jiao_fourth_tile`` values a wait on a kind held four times, e.g. 1111m waiting on "1m".
+TABLE_MAX_COPIES = COPIES + 1
+
+
 def _build_suit_table() -> dict[SuitKey, frozenset[int]]:
-    """Every nine-count vector of one suit that splits into 0–4 sets and at most one pair.
+    """Every nine-count vector of one suit that splits into 0–4 sets and at most one pair, with at most
+    :data:`TABLE_MAX_COPIES` of a rank.
 
     Value: the set of reading flags achievable by its splits (a vector may split several ways:
     ``111222333`` as three pungs or three chows).
@@ -99,7 +105,7 @@ def _build_suit_table() -> dict[SuitKey, frozenset[int]]:
                 yaojiu &= has_terminal
                 if chow_start >= 0:
                     chow_starts.add(chow_start)
-            if max(base) > COPIES:
+            if max(base) > TABLE_MAX_COPIES:
                 continue
             straight = STRAIGHT if {0, 3, 6} <= chow_starts else 0
             for pair in (None, *range(9)):
@@ -107,7 +113,7 @@ def _build_suit_table() -> dict[SuitKey, frozenset[int]]:
                 pair_yaojiu = True
                 if pair is not None:
                     counts[pair] += 2
-                    if counts[pair] > COPIES:
+                    if counts[pair] > TABLE_MAX_COPIES:
                         continue
                     pair_yaojiu = pair in (0, 8)
                 flags = (ALL_PUNGS if pungs else 0) | (YAOJIU if yaojiu and pair_yaojiu else 0) | straight
@@ -192,7 +198,8 @@ def roots(counts27: Sequence[int], melds: Iterable[Meld]) -> int:
     "胡牌时，每有一扛或一根加1分" (seed 003); a kong is one root, and so is a pong plus the fourth tile
     held concealed.
     """
-    return sum(1 for n in full_counts(counts27, melds) if n == COPIES)
+    # ">=": the hypothetical fifth copy of a 查大叫 wait (cha_jiao_fourth_tile) keeps the root of the four held.
+    return sum(1 for n in full_counts(counts27, melds) if n >= COPIES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,55 +309,48 @@ def is_standard_recursive(counts27: Sequence[int]) -> bool:
     return False
 
 
-@lru_cache(maxsize=1 << 16)
-def _suit_blocks(key: SuitKey) -> tuple[tuple[int, int, int], ...]:
+Block = tuple[int, int, int]  # (sets, partial sets, pair) of one suit
+
+
+@lru_cache(maxsize=1 << 20)
+def _suit_blocks(key: SuitKey) -> tuple[Block, ...]:
     """Pareto-best (sets, partial sets, pair) counts one suit's tiles can be grouped into.
 
-    Partial sets (搭子) are two tiles a third completes: a pair, neighbours or a gap.
+    Partial sets (搭子) are two tiles a third completes: a pair, neighbours or a gap. Recursion on the
+    lowest tile present, memoised on the remaining counts, so each sub-vector is solved once.
     """
-    best: set[tuple[int, int, int]] = set()
+    r = next((i for i, n in enumerate(key) if n), -1)
+    if r < 0:
+        return ((0, 0, 0),)
+    c = list(key)
+    options: list[tuple[Block, SuitKey]] = []
 
-    def walk(c: list[int], start: int, sets: int, partials: int, pair: int) -> None:
-        while start < 9 and c[start] == 0:
-            start += 1
-        if start == 9:
-            best.add((sets, partials, pair))
-            return
-        r = start
-        if c[r] >= 3:
-            c[r] -= 3
-            walk(c, r, sets + 1, partials, pair)
-            c[r] += 3
-        if r <= 6 and c[r + 1] and c[r + 2]:
-            c[r] -= 1
-            c[r + 1] -= 1
-            c[r + 2] -= 1
-            walk(c, r, sets + 1, partials, pair)
-            c[r] += 1
-            c[r + 1] += 1
-            c[r + 2] += 1
-        if c[r] >= 2:
-            c[r] -= 2
-            if not pair:
-                walk(c, r, sets, partials, 1)
-            walk(c, r, sets, partials + 1, pair)
-            c[r] += 2
-        for gap in (1, 2):
-            if r + gap <= 8 and c[r + gap]:
-                c[r] -= 1
-                c[r + gap] -= 1
-                walk(c, r, sets, partials + 1, pair)
-                c[r] += 1
-                c[r + gap] += 1
-        c[r] -= 1  # leave the tile isolated
-        walk(c, r, sets, partials, pair)
-        c[r] += 1
+    def take(ranks: tuple[int, ...], gain: Block) -> None:
+        for i in ranks:
+            c[i] -= 1
+        options.append((gain, tuple(c)))
+        for i in ranks:
+            c[i] += 1
 
-    walk(list(key), 0, 0, 0, 0)
+    if c[r] >= 3:
+        take((r, r, r), (1, 0, 0))
+    if r <= 6 and c[r + 1] and c[r + 2]:
+        take((r, r + 1, r + 2), (1, 0, 0))
+    if c[r] >= 2:
+        take((r, r), (0, 0, 1))
+        take((r, r), (0, 1, 0))
+    for gap in (1, 2):
+        if r + gap <= 8 and c[r + gap]:
+            take((r, r + gap), (0, 1, 0))
+    take((r,), (0, 0, 0))  # leave the tile isolated
+    found: set[Block] = set()
+    for (gm, gt, gp), rest in options:
+        for m, t, p in _suit_blocks(rest):
+            if p + gp <= 1:
+                found.add((m + gm, t + gt, p + gp))
     pareto = [
-        b
-        for b in best
-        if not any(o != b and o[0] >= b[0] and o[1] >= b[1] and o[2] >= b[2] for o in best)
+        b for b in found
+        if not any(o != b and o[0] >= b[0] and o[1] >= b[1] and o[2] >= b[2] for o in found)
     ]
     return tuple(sorted(pareto))
 
@@ -362,26 +362,20 @@ def shanten(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) 
     standard shape (``8 − 2·sets − partials − pair``, sets plus partials at most four) and, without
     melds, seven pairs (``6 − pairs``, four of a kind being two pairs).
     """
-    hand = list(counts27)
-    if void is not None:
-        hand[void * 9 : void * 9 + 9] = [0] * 9
-    best = 8
-    for blocks in _product_blocks([_suit_blocks(k) for k in _suit_keys(hand) if sum(k)]):
-        sets = n_melds + sum(b[0] for b in blocks)
-        partials = sum(b[1] for b in blocks)
-        pair = sum(b[2] for b in blocks)
-        if pair > 1:
+    combos: list[Block] = [(n_melds, 0, 0)]
+    for suit in range(3):
+        if suit == void:
             continue
-        partials = min(partials, 4 - sets)
-        best = min(best, 8 - 2 * sets - partials - pair)
+        key = tuple(counts27[suit * 9 : suit * 9 + 9])
+        if not any(key):
+            continue
+        combos = [(m + bm, t + bt, p + bp) for m, t, p in combos for bm, bt, bp in _suit_blocks(key) if p + bp <= 1]
+    best = 8
+    for m, t, p in combos:
+        value = 8 - 2 * m - min(t, 4 - m) - p
+        if value < best:
+            best = value
     if n_melds == 0:
-        pairs = sum(n // 2 for n in hand)
+        pairs = sum(n // 2 for k, n in enumerate(counts27) if k // 9 != void)
         best = min(best, 6 - min(pairs, 7))
     return best
-
-
-def _product_blocks(options: list[tuple[tuple[int, int, int], ...]]) -> list[tuple[tuple[int, int, int], ...]]:
-    result: list[tuple[tuple[int, int, int], ...]] = [()]
-    for choices in options:
-        result = [prefix + (b,) for prefix in result for b in choices]
-    return result
