@@ -152,6 +152,17 @@ class HandState:
     def winners(self) -> list[int]:
         return [w.seat for w in self.wins]
 
+    def next_dealer(self) -> int:
+        """The next hand's dealer: the first winner; after 一炮多响 on the first win, the discarder; with no
+        win, the same dealer ("本盘胡牌者为下一盘的庄家", "一炮点两家以上……点炮者为下一盘的庄家", seed 000)."""
+        first = [w for w in self.wins if w.order == 1]
+        if not first:
+            return self.dealer
+        if len(first) > 1:
+            assert first[0].source is not None
+            return first[0].source
+        return first[0].seat
+
     def fingerprint(self) -> str:
         """A compact picture of the state for error messages."""
         hands = " | ".join(
