@@ -1,0 +1,280 @@
+"""Bots: decisions from a seat's view of the hand, shaped by the player's style and skill.
+
+A bot acts only through the hand state's legal options (:meth:`HandState.turn_options`,
+:meth:`HandState.claim_options`) and reads only what its seat may see: its own tiles, every discard and
+meld, the declared void suits, how many tiles are left. Two kinds of bot see more, by design, because the
+detectors must find them: a colluder sees its partner's hand, and a cheating bot sees every hand.
+
+Decisions: 换三张 and 定缺 from the hand's shape; discards by tile efficiency (shanten, then the number of
+unseen tiles that improve the hand), pulled towards one suit by the ``flush`` parameter; pong and kong when
+they keep the hand as close to ready; wins when allowed. Defensive players, once an opponent looks ready,
+prefer tiles that are safe from the public record and fold when far from ready.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pipeline.game.events import Discard, Event, Hu, Kong, Pong
+from pipeline.game.state import HandState
+from pipeline.rules.hand import shanten
+from pipeline.simulate.styles import Player
+
+
+@dataclass(frozen=True, slots=True)
+class Collusion:
+    """A colluding partner seat and how often the pair plays for each other."""
+
+    partner: int
+    intensity: float
+
+
+class Bot:
+    def __init__(
+        self,
+        player: Player,
+        seat: int,
+        rng: random.Random,
+        *,
+        collusion: Collusion | None = None,
+        sees_all: bool = False,
+    ) -> None:
+        self.player = player
+        self.style = player.style
+        self.seat = seat
+        self.rng = rng
+        self.collusion = collusion
+        self.sees_all = sees_all
+        self.void: int | None = None
+        # A novice sometimes forgets the void suit for a whole hand: a flower pig in the making.
+        self.forgetting = rng.random() < player.style.forget_void
+
+    # ------------------------------------------------------------------------------------ before play
+    def choose_exchange(self, hand: Sequence[int]) -> list[int]:
+        """换三张: three tiles of the suit we least want (fewest tiles among suits with at least three)."""
+        by_suit = [[k for k in hand if k // 9 == s] for s in range(3)]
+        suit = min((s for s in range(3) if len(by_suit[s]) >= 3), key=lambda s: (len(by_suit[s]), self.rng.random()))
+        tiles = sorted(by_suit[suit], key=lambda k: (_connections(by_suit[suit], k), self.rng.random()))
+        return tiles[:3]
+
+    def choose_void(self, hand: Sequence[int]) -> int:
+        """定缺: the suit with the fewest tiles (ties broken by fewer pairs, then at random)."""
+        counts = [0] * 27
+        for k in hand:
+            counts[k] += 1
+        def weight(s: int) -> tuple[int, int, float]:
+            part = counts[s * 9 : s * 9 + 9]
+            return sum(part), sum(1 for n in part if n >= 2), self.rng.random()
+        self.void = min(range(3), key=weight)
+        return self.void
+
+    # ------------------------------------------------------------------------------------ own turn
+    def on_turn(self, st: HandState) -> Event:
+        options = st.turn_options(self.seat)
+        for o in options:
+            if isinstance(o, Hu) and self._take_win(st, o, self_drawn=True):
+                return o
+        kong = self._choose_turn_kong(st, options)
+        if kong is not None:
+            return kong
+        discards = [o for o in options if isinstance(o, Discard)]
+        return self._choose_discard(st, discards)
+
+    def _take_win(self, st: HandState, hu: Hu, *, self_drawn: bool) -> bool:
+        if st.left <= 3 or self.sees_all or self.style.take_small_win >= 1.0:
+            return True
+        if self.collusion and hu.source == self.collusion.partner:
+            return True
+        s = st._score_win(self.seat, hu.tile, self_drawn=self_drawn) if self_drawn else st._window_score(self.seat)
+        # An aggressive player sometimes lets a plain hand go early, hoping for more.
+        return s.fan > 1 or st.left < 30 or self.rng.random() < self.style.take_small_win
+
+    def _choose_turn_kong(self, st: HandState, options: Sequence[Event]) -> Kong | None:
+        counts, melds = st.counts[self.seat], st.melds[self.seat]
+        for o in options:
+            if not isinstance(o, Kong) or self.rng.random() >= self.style.kong:
+                continue
+            if o.kind == "added":
+                return o
+            before = shanten(counts, len(melds), self.void)
+            after_counts = list(counts)
+            after_counts[o.tile] -= 4
+            if shanten(after_counts, len(melds) + 1, self.void) <= before:
+                return o
+        return None
+
+    def _choose_discard(self, st: HandState, discards: list[Discard]) -> Discard:
+        counts, melds = st.counts[self.seat], st.melds[self.seat]
+        rng = self.rng
+        void_tiles = [d for d in discards if d.tile // 9 == self.void]
+        if void_tiles and not self.forgetting:
+            return min(void_tiles, key=lambda d: (counts[d.tile], rng.random()))
+        candidates = [d for d in discards if d.tile // 9 != self.void] or discards
+        feed = self._feed(st, candidates)
+        if feed is not None:
+            return feed
+        n_melds = len(melds)
+        work = list(counts)
+        scored: list[tuple[int, Discard]] = []
+        for d in candidates:
+            work[d.tile] -= 1
+            scored.append((shanten(work, n_melds, self.void), d))
+            work[d.tile] += 1
+        best = min(s for s, _ in scored)
+        danger = self._danger(st) if (self.style.defense > 0 or self.sees_all) else None
+        if danger is not None and any(danger.values()):
+            folding = best >= self.style.fold_shanten
+            pool = [d for s, d in scored if folding or s <= best + (1 if rng.random() < self.style.defense else 0)]
+            safest = min(danger.get(d.tile, 0) for d in pool)
+            if safest < min(danger.get(d.tile, 0) for s, d in scored if s == best) or folding:
+                pool = [d for d in pool if danger.get(d.tile, 0) == safest]
+                return min(pool, key=lambda d: (next(s for s, c in scored if c is d), rng.random()))
+        chase = self._chase_flush(counts, scored, best)
+        if chase is not None:
+            return chase
+        if rng.random() > self.player.skill:
+            # A weaker choice: any tile that does not set the hand back by more than one step.
+            return rng.choice([d for s, d in scored if s <= best + 1])
+        top = [d for s, d in scored if s == best]
+        if len(top) == 1:
+            return top[0]
+        return max(top, key=lambda d: (self._value_after(st, work, d.tile, best), rng.random()))
+
+    def _chase_flush(self, counts: list[int], scored: list[tuple[int, Discard]], best: int) -> Discard | None:
+        """清一色: with most tiles in one suit, throw the other suit first, even a step back from ready."""
+        flush = self.style.flush
+        if flush < 0.5 or self.rng.random() >= flush:
+            return None
+        per_suit = {s: sum(counts[s * 9 : s * 9 + 9]) for s in range(3) if s != self.void}
+        major = max(per_suit, key=lambda s: per_suit[s])
+        if per_suit[major] < 8:
+            return None
+        off = [(sh, d) for sh, d in scored if d.tile // 9 != major and sh <= best + 1]
+        if not off:
+            return None
+        return min(off, key=lambda x: (x[0], counts[x[1].tile], self.rng.random()))[1]
+
+    def _value_after(self, st: HandState, work: list[int], tile: int, best: int) -> float:
+        """Unseen tiles that improve the hand after discarding ``tile``, pulled towards one suit."""
+        work[tile] -= 1
+        n_melds = len(st.melds[self.seat])
+        suits = {k // 9 for k in range(27) if work[k]} - {self.void}
+        visible = _visible(st, self.seat)
+        useful = 0
+        for kind in range(27):
+            if kind // 9 not in suits or visible[kind] >= 4:
+                continue
+            work[kind] += 1
+            if shanten(work, n_melds, self.void) < best:
+                useful += 4 - visible[kind]
+            work[kind] -= 1
+        work[tile] += 1
+        flush = self.style.flush
+        if flush and suits:
+            per_suit = {s: sum(work[s * 9 : s * 9 + 9]) for s in suits}
+            major = max(per_suit, key=lambda s: per_suit[s])
+            if tile // 9 != major:
+                useful += flush * 6  # keep the main suit: 清一色 is worth two fan
+            pairs = sum(1 for k in range(27) if work[k] >= 2)
+            if work[tile] >= 2:
+                useful -= flush * pairs  # keep pairs: 对对胡
+        return useful
+
+    # ------------------------------------------------------------------------------------ claims
+    def on_claim(self, st: HandState, options: Sequence[Event]) -> Event | None:
+        rng = self.rng
+        for o in options:
+            if isinstance(o, Hu):
+                if self._take_win(st, o, self_drawn=False):
+                    return o
+        counts, melds = st.counts[self.seat], st.melds[self.seat]
+        for o in options:
+            if isinstance(o, (Pong, Kong)):
+                need = 2 if isinstance(o, Pong) else 3
+                eager = self.style.pong if isinstance(o, Pong) else self.style.kong
+                if self.collusion and o.source == self.collusion.partner:
+                    eager = max(eager, self.collusion.intensity)
+                if rng.random() >= eager:
+                    continue
+                before = shanten(counts, len(melds), self.void)
+                after = list(counts)
+                after[o.tile] -= need
+                if shanten(after, len(melds) + 1, self.void) <= before:
+                    return o
+        return None
+
+    # ------------------------------------------------------------------------------------ reading the table
+    def _threats(self, st: HandState) -> list[int]:
+        """Opponents still in who look ready: two or more melds, or a long river."""
+        return [
+            s for s in range(4)
+            if s != self.seat and not st.won[s] and (len(st.melds[s]) >= 2 or len(st.rivers[s]) >= 10)
+        ]
+
+    def _danger(self, st: HandState) -> dict[int, float]:
+        """For each kind: how many looking-ready opponents it is not known to be safe against.
+
+        Safe from the public record: the opponent's void suit, and tiles discarded by anyone since the
+        opponent's last draw (过手胡 bars a win on them until that opponent draws again). A cheating bot
+        knows exactly: a tile is dangerous when it completes somebody's hand.
+        """
+        if self.sees_all:
+            return {k: float(sum(1 for s in range(4) if s != self.seat and not st.won[s] and st.can_win_with(s, k)))
+                    for k in range(27)}
+        threats = self._threats(st)
+        if not threats:
+            return {}
+        danger = {k: 0.0 for k in range(27)}
+        for opp in threats:
+            safe = set(_passed_since_draw(st, opp))
+            void = st.void[opp]
+            for k in range(27):
+                if k in safe or (void is not None and k // 9 == void):
+                    continue
+                danger[k] += 1.0
+        return danger
+
+    def _feed(self, st: HandState, candidates: Sequence[Discard]) -> Discard | None:
+        """A colluder discards a tile that wins for (or can be ponged by) the partner."""
+        c = self.collusion
+        if c is None or st.won[c.partner]:
+            return None
+        rng = self.rng
+        for d in candidates:
+            if st.can_win_with(c.partner, d.tile) and rng.random() < c.intensity:
+                return d
+        for d in candidates:
+            if st.counts[c.partner][d.tile] >= 2 and rng.random() < c.intensity / 2:
+                return d
+        return None
+
+
+def _connections(tiles: Sequence[int], kind: int) -> int:
+    """How many other tiles of the same suit sit within two ranks (a pair counts double)."""
+    others = list(tiles)
+    others.remove(kind)
+    return sum(2 if k == kind else 1 for k in others if abs(k - kind) <= 2)
+
+
+def _visible(st: HandState, seat: int) -> list[int]:
+    """Copies of each kind this seat can see: its own hand, every river and every meld."""
+    seen = list(st.counts[seat])
+    for s in range(4):
+        for k in st.rivers[s]:
+            seen[k] += 1
+        for m in st.melds[s]:
+            seen[m.tile] += m.size
+    return seen
+
+
+def _passed_since_draw(st: HandState, opp: int) -> list[int]:
+    """Tiles discarded by anybody since ``opp``'s last draw."""
+    out = []
+    for ev in reversed(st.events):
+        if ev.t == "draw" and ev.seat == opp:
+            break
+        if ev.t == "discard":
+            out.append(ev.tile)
+    return out

@@ -1,0 +1,313 @@
+"""Injected anomalies with their ground truth: the spec, and the faults applied to written records.
+
+Spec (``--inject``), comma-separated ``name=value`` items:
+
+- ``collude=P:I`` — ``P`` colluding pairs at intensity ``I`` (0–1): partners see each other's hands, discard
+  a tile that wins for the partner with probability ``I`` (and one the partner can pong with ``I/2``), pong
+  the partner's discards more readily, and sit at the same table more often than random matchmaking would;
+- ``score_errors=F`` — a fraction ``F`` of records get one scoring error in ``result`` only;
+- ``corrupt=F`` — a fraction ``F`` of records get one corruption of the record itself;
+- ``bot=N`` — ``N`` players see the wall and every hand, and never deal in when they can avoid it.
+
+Fault kinds (the ``kind`` of each entry of the labels file's ``faults``):
+
+=========================== ===================================================================
+``score_wrong_fan``         a win's claimed fan (and its points and payments) one fan off
+``score_missed_root``       a win's claimed fan one fan short where the hand holds a root (根)
+``score_wrong_payer``       a win's payment charged to another seat
+``score_missing_base``      a self-drawn win paid without the 自摸加底 base
+``score_wrong_kong``        a kong payment of the wrong amount
+``score_wrong_cha_jiao``    a 查大叫 payment of the wrong amount
+``out_of_turn``             a discard attributed to the wrong seat
+``discard_not_held``        a discard of a tile the seat does not hold
+``draw_not_wall``           a draw that is not the wall's next tile
+``fifth_copy``              the record's deal holds a fifth copy of a tile
+``false_win``               a hu inserted on a hand that does not win (诈胡)
+``missing_draw``            a draw removed: the seat plays one tile short (小相公)
+``truncated``               the record stops part-way through the hand
+``duplicated``              the record is written twice
+``broken_json``             the line is cut off part-way (not JSON)
+=========================== ===================================================================
+
+Score errors keep the claim self-consistent (deltas are the net of the changed payments), as a buggy
+scoring system would produce them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.game.state import deal_hands
+from pipeline.rules.ruleset import RuleSet
+from pipeline.rules.tiles import KIND_BY_NAME, TILE_NAMES
+from pipeline.simulate.play import PlayedHand
+
+SCORE_KINDS = (
+    "score_wrong_fan", "score_missed_root", "score_wrong_payer", "score_missing_base", "score_wrong_kong",
+    "score_wrong_cha_jiao",
+)
+CORRUPT_KINDS = (
+    "out_of_turn", "discard_not_held", "draw_not_wall", "fifth_copy", "false_win", "missing_draw", "truncated",
+    "duplicated", "broken_json",
+)
+
+
+class SpecError(ValueError):
+    """An ``--inject`` spec that cannot be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class InjectSpec:
+    collude_pairs: int = 0
+    collude_intensity: float = 0.0
+    score_errors: float = 0.0
+    corrupt: float = 0.0
+    bots: int = 0
+
+    @classmethod
+    def parse(cls, text: str | None) -> InjectSpec:
+        """``"collude=2:0.3,score_errors=0.02,corrupt=0.01,bot=1"`` → spec."""
+        if not text:
+            return cls()
+        values: dict[str, Any] = {}
+        for item in (p.strip() for p in text.split(",")):
+            if not item:
+                continue
+            name, sep, value = item.partition("=")
+            try:
+                if name == "collude" and sep:
+                    pairs, _, intensity = value.partition(":")
+                    values["collude_pairs"], values["collude_intensity"] = int(pairs), float(intensity or 0.3)
+                elif name in ("score_errors", "corrupt") and sep:
+                    values[name] = float(value)
+                elif name == "bot" and sep:
+                    values["bots"] = int(value)
+                else:
+                    raise SpecError(f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N)")
+            except ValueError as exc:
+                if isinstance(exc, SpecError):
+                    raise
+                raise SpecError(f"cannot read {item!r}: {exc}") from None
+        spec = cls(**values)
+        for name in ("collude_intensity", "score_errors", "corrupt"):
+            if not 0.0 <= getattr(spec, name) <= 1.0:
+                raise SpecError(f"{name} must be between 0 and 1")
+        if spec.collude_pairs < 0 or spec.bots < 0:
+            raise SpecError("counts must not be negative")
+        return spec
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    hand_id: str
+    kind: str
+    event: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"hand_id": self.hand_id, "kind": self.kind, "event": self.event}
+
+
+# ---------------------------------------------------------------------------------------------- scoring errors
+def inject_score_error(played: PlayedHand, rng: random.Random) -> Fault | None:
+    """Change the record's ``result`` in place with one scoring error of a kind that applies; ``None`` if none does."""
+    record, rules = played.record, played.state.rules
+    result = record.get("result")
+    if not result:
+        return None
+    options = [kind for kind in SCORE_KINDS if _SCORE[kind](played, rules, rng, dry=True) is not None]
+    if not options:
+        return None
+    kind = rng.choice(options)
+    event = _SCORE[kind](played, rules, rng, dry=False)
+    _recompute_deltas(result)
+    return Fault(record["hand_id"], kind, event)
+
+
+def _recompute_deltas(result: dict[str, Any]) -> None:
+    deltas = [0, 0, 0, 0]
+    for p in result["payments"]:
+        deltas[p["from"]] -= p["amount"]
+        deltas[p["to"]] += p["amount"]
+    result["deltas"] = deltas
+
+
+def _win_events(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(record["result"].get("wins", []))
+
+
+def _rescale_win(record: dict[str, Any], rules: RuleSet, win: dict[str, Any], fan: int) -> None:
+    """Set a claimed win's fan and make its points and payments agree."""
+    old_points = win["points"]
+    win["fan"] = fan
+    win["points"] = rules.points(fan)
+    for p in record["result"]["payments"]:
+        if p["reason"] == "hu" and p["event"] == win["event"] and p["to"] == win["seat"]:
+            p["amount"] += win["points"] - old_points
+
+
+def _wrong_fan(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: bool) -> int | None:
+    record = played.record
+    wins = [w for w in _win_events(record) if not rules.cap or w["fan"] < rules.cap]
+    if not wins:
+        return None
+    if dry:
+        return wins[0]["event"]
+    win = rng.choice(wins)
+    _rescale_win(record, rules, win, win["fan"] + (1 if win["fan"] == 1 or rng.random() < 0.5 else -1))
+    return win["event"]
+
+
+def _missed_root(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: bool) -> int | None:
+    record = played.record
+    rooted = {w.event for w in played.state.wins if any(p.id == "gen" for p in w.score.patterns)}
+    wins = [w for w in _win_events(record) if w["event"] in rooted and w["fan"] > 1 and (not rules.cap or w["fan"] <= rules.cap)]
+    if not wins:
+        return None
+    if dry:
+        return wins[0]["event"]
+    win = rng.choice(wins)
+    _rescale_win(record, rules, win, win["fan"] - 1)
+    return win["event"]
+
+
+def _wrong_payer(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: bool) -> int | None:
+    record = played.record
+    pays = [p for p in record["result"]["payments"] if p["reason"] == "hu"]
+    if not pays:
+        return None
+    if dry:
+        return pays[0]["event"]
+    p = rng.choice(pays)
+    p["from"] = rng.choice([s for s in range(4) if s not in (p["from"], p["to"])])
+    return p["event"]
+
+
+def _missing_base(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: bool) -> int | None:
+    record = played.record
+    if rules.self_draw != "base":
+        return None
+    self_wins = [e for e, ev in enumerate(record["events"]) if ev["t"] == "hu" and ev["from"] is None]
+    pays = [p for p in record["result"]["payments"] if p["reason"] == "hu" and p["event"] in self_wins and p["amount"] > rules.base]
+    if not pays:
+        return None
+    if dry:
+        return pays[0]["event"]
+    event = rng.choice(pays)["event"]
+    for p in record["result"]["payments"]:
+        if p["reason"] == "hu" and p["event"] == event:
+            p["amount"] -= rules.base
+    return event
+
+
+def _wrong_kong(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: bool) -> int | None:
+    record = played.record
+    pays = [p for p in record["result"]["payments"] if p["reason"] == "kong"]
+    if not pays:
+        return None
+    if dry:
+        return pays[0]["event"]
+    p = rng.choice(pays)
+    p["amount"] += rules.base
+    return p["event"]
+
+
+def _wrong_cha_jiao(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: bool) -> int | None:
+    record = played.record
+    pays = [p for p in record["result"]["payments"] if p["reason"] == "cha_jiao"]
+    if not pays:
+        return None
+    if dry:
+        return -1
+    p = rng.choice(pays)
+    p["amount"] = p["amount"] * 2
+    return None
+
+
+_SCORE = {
+    "score_wrong_fan": _wrong_fan,
+    "score_missed_root": _missed_root,
+    "score_wrong_payer": _wrong_payer,
+    "score_missing_base": _missing_base,
+    "score_wrong_kong": _wrong_kong,
+    "score_wrong_cha_jiao": _wrong_cha_jiao,
+}
+
+
+# ---------------------------------------------------------------------------------------------- corruption
+def corrupt_record(played: PlayedHand, rng: random.Random) -> tuple[list[str], Fault]:
+    """One corruption of the record: the lines to write instead of the record's one line, and its fault."""
+    kind = rng.choice(CORRUPT_KINDS)
+    rec = copy.deepcopy(played.record)
+    hand_id = rec["hand_id"]
+    events = rec["events"]
+    event: int | None = None
+    if kind == "duplicated":
+        line = json.dumps(rec, ensure_ascii=False)
+        return [line, line], Fault(hand_id, kind, None)
+    if kind == "broken_json":
+        line = json.dumps(rec, ensure_ascii=False)
+        return [line[: rng.randrange(10, len(line) - 1)]], Fault(hand_id, kind, None)
+    if kind == "truncated":
+        event = rng.randrange(1, max(2, len(events) - 1))
+        del events[event:]
+        rec.pop("result", None)
+    elif kind == "fifth_copy":
+        wall = [KIND_BY_NAME[t] for t in rec.pop("wall")]
+        hands = deal_hands(wall, rec["dealer"])
+        counts = [0] * 27
+        for h in hands:
+            for k in h:
+                counts[k] += 1
+        kind_most = max(range(27), key=lambda k: counts[k])
+        victim = (rec["dealer"] + 1) % 4
+        replace = [i for i, k in enumerate(hands[victim]) if k != kind_most][: 5 - counts[kind_most]]
+        for i in replace:
+            hands[victim][i] = kind_most
+        rec["deal"] = [[TILE_NAMES[k] for k in h] for h in hands]
+    else:
+        event = _corrupt_event(played, rec, kind, rng)
+        if event is None:  # nothing of that kind to corrupt here: draw another kind
+            return corrupt_record(played, rng)
+    return [json.dumps(rec, ensure_ascii=False)], Fault(hand_id, kind, event)
+
+
+def _corrupt_event(played: PlayedHand, rec: dict[str, Any], kind: str, rng: random.Random) -> int | None:
+    events = rec["events"]
+    picks = {
+        "out_of_turn": [i for i, e in enumerate(events) if e["t"] == "discard"],
+        "discard_not_held": [i for i, e in enumerate(events) if e["t"] == "discard"],
+        "draw_not_wall": [i for i, e in enumerate(events) if e["t"] == "draw"],
+        "missing_draw": [i for i, e in enumerate(events) if e["t"] == "draw" and i + 1 < len(events)
+                         and events[i + 1]["t"] == "discard" and events[i + 1]["seat"] == e["seat"]],
+        "false_win": [i for i, e in enumerate(events) if e["t"] == "discard"],
+    }[kind]
+    if not picks:
+        return None
+    i = rng.choice(picks)
+    ev = events[i]
+    if kind == "out_of_turn":
+        ev["seat"] = rng.choice([s for s in range(4) if s != ev["seat"]])
+    elif kind == "draw_not_wall":
+        ev["tile"] = rng.choice([t for t in TILE_NAMES if t != ev["tile"]])
+    elif kind == "missing_draw":
+        del events[i]
+    else:
+        state = played.fresh_state()
+        for done in played.state.events[:i]:
+            state.apply(done)
+        seat = ev["seat"]
+        if kind == "discard_not_held":
+            absent = [k for k in range(27) if state.counts[seat][k] == 0]
+            ev["tile"] = TILE_NAMES[rng.choice(absent)]
+        else:  # false_win: a seat that cannot win on this discard claims it
+            state.apply(played.state.events[i])
+            losers = [s for s in range(4) if s != seat and not state.won[s] and not state.can_win_with(s, KIND_BY_NAME[ev["tile"]])]
+            if not losers:
+                return None
+            events.insert(i + 1, {"t": "hu", "seat": rng.choice(losers), "tile": ev["tile"], "from": seat})
+            return i + 1
+    return i

@@ -1,0 +1,136 @@
+"""Play one hand with four bots through the hand state machine, and write it as an ``xzlog/1`` record."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.game.events import Hu
+from pipeline.game.record import ClaimedWin, record_json
+from pipeline.game.state import HandState, deal_hands
+from pipeline.rules.ruleset import RuleSet
+from pipeline.rules.tiles import full_set
+from pipeline.simulate.bots import Bot, Collusion
+from pipeline.simulate.styles import Player
+
+DIRECTIONS = ("cw", "ccw", "across")
+OFFSETS = {"cw": 3, "ccw": 1, "across": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedHand:
+    """A simulated hand: its record, the final state, and where play started (after exchange and 定缺)."""
+
+    record: dict[str, Any]
+    state: HandState
+    start_hands: tuple[tuple[int, ...], ...]
+    start_wall: tuple[int, ...]  # the draw pile after the deal
+    que: tuple[int, ...]
+
+    def fresh_state(self) -> HandState:
+        """A new state at the start of play, to replay the record's events on."""
+        return HandState(self.state.rules, dealer=self.state.dealer, hands=self.start_hands, wall=self.start_wall,
+                         void=self.que)
+
+
+@dataclass(frozen=True, slots=True)
+class Seating:
+    """Who sits where, and who at this table colludes or cheats."""
+
+    players: tuple[Player, ...]
+    collusion: Mapping[int, Collusion]  # seat → its partner at this table
+    cheaters: frozenset[int]
+
+
+def play_hand(
+    rules: RuleSet,
+    ruleset: str | Mapping[str, Any],
+    seating: Seating,
+    dealer: int,
+    rng: random.Random,
+    *,
+    hand_id: str,
+    session_id: str | None = None,
+    hand_no: int | None = None,
+    table_id: str | None = None,
+    played_at: str | None = None,
+) -> PlayedHand:
+    """Shuffle, deal, exchange, declare voids, play to the end."""
+    wall = full_set()
+    rng.shuffle(wall)
+    hands = deal_hands(wall, dealer)
+    bots = [
+        Bot(p, seat, rng, collusion=seating.collusion.get(seat), sees_all=seat in seating.cheaters)
+        for seat, p in enumerate(seating.players)
+    ]
+    exchange = None
+    if rules.exchange_three:
+        direction = rng.choice(DIRECTIONS)
+        given = [bots[s].choose_exchange(hands[s]) for s in range(4)]
+        for s in range(4):
+            for k in given[s]:
+                hands[s].remove(k)
+        for s in range(4):
+            hands[(s + OFFSETS[direction]) % 4].extend(given[s])
+        exchange = (direction, given)
+    que = [bots[s].choose_void(hands[s]) for s in range(4)]
+    start_hands = tuple(tuple(h) for h in hands)
+    st = HandState(rules, dealer=dealer, hands=hands, wall=wall[53:], void=que)
+    run_hand(st, bots)
+    wins = [ClaimedWin(w.seat, w.event, w.score.fan, w.score.points) for w in st.wins]
+    record = record_json(
+        hand_id=hand_id,
+        session_id=session_id,
+        hand_no=hand_no,
+        table_id=table_id,
+        played_at=played_at,
+        ruleset=ruleset,
+        players=[p.id for p in seating.players],
+        dealer=dealer,
+        wall=wall,
+        exchange=exchange,
+        que=que,
+        events=st.events,
+        payments=st.ledger.payments,
+        deltas=st.ledger.deltas(),
+        wins=wins,
+    )
+    return PlayedHand(record, st, start_hands, tuple(wall[53:]), tuple(que))
+
+
+def run_hand(st: HandState, bots: Sequence[Bot]) -> None:
+    """Drive the state to the end: the player to act decides; on a discard, wins first (several may take
+    it), then a pong or kong in turn order, else the next draw."""
+    while not st.over:
+        if st.phase == "discard":
+            st.apply(bots[st.turn].on_turn(st))
+        elif st.phase == "draw":
+            draw = st.next_draw()
+            assert draw is not None
+            st.apply(draw)
+        else:
+            assert st.window is not None
+            source = st.window.source
+            order = [(source + k) % 4 for k in (1, 2, 3)]
+            choices = {s: bots[s].on_claim(st, st.claim_options(s)) for s in order if not st.won[s]}
+            wins = [c for s in order if isinstance(c := choices.get(s), Hu)]
+            if wins:
+                for hu in wins:
+                    st.apply(hu)
+                _continue(st)
+                continue
+            call = next((c for s in order if (c := choices.get(s)) is not None), None)
+            if call is not None:
+                st.apply(call)
+            else:
+                _continue(st)
+
+
+def _continue(st: HandState) -> None:
+    draw = st.next_draw()
+    if draw is None:
+        st.close()
+    else:
+        st.apply(draw)

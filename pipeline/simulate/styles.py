@@ -1,0 +1,58 @@
+"""Player styles: each a small set of parameters the bots read (no style branches in the bot code).
+
+A player has a style and a personal ``skill`` drawn around the style's mean, so that players of one style
+still differ, as at real tables.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Style:
+    name: str
+    skill: float  # mean chance of making the best discard
+    skill_spread: float  # standard deviation of skill across players of this style
+    pong: float  # chance of ponging when it keeps the hand as close to ready
+    kong: float  # chance of declaring a kong that does not hurt the hand
+    flush: float  # pull towards one suit (清一色) and all pungs (对对胡): bigger hands, slower
+    defense: float  # once an opponent looks ready, weight of safety when choosing a discard
+    fold_shanten: int  # fold (discard only safe tiles) when this far or further from ready; 99 = never
+    forget_void: float = 0.0  # chance of forgetting the void suit for a whole hand (花猪 risk)
+    take_small_win: float = 1.0  # chance of taking a win when one is allowed (a few chase bigger hands)
+
+
+STYLES: dict[str, Style] = {
+    s.name: s
+    for s in (
+        Style(name="balanced", skill=0.85, skill_spread=0.07, pong=0.6, kong=0.8, flush=0.25, defense=0.4,
+              fold_shanten=3),
+        Style(name="aggressive", skill=0.8, skill_spread=0.08, pong=0.85, kong=1.0, flush=0.75, defense=0.05,
+              fold_shanten=99, take_small_win=0.9),
+        Style(name="defensive", skill=0.85, skill_spread=0.07, pong=0.35, kong=0.6, flush=0.1, defense=0.95,
+              fold_shanten=2),
+        Style(name="novice", skill=0.45, skill_spread=0.12, pong=0.7, kong=0.7, flush=0.3, defense=0.1,
+              fold_shanten=99, forget_void=0.12),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    id: str
+    style: Style
+    skill: float
+
+
+def make_pool(n: int, rng: random.Random, styles: dict[str, float] | None = None) -> list[Player]:
+    """``n`` players with styles drawn by ``styles`` weights (default: a realistic room mix)."""
+    weights = styles or {"balanced": 0.4, "aggressive": 0.2, "defensive": 0.2, "novice": 0.2}
+    names = sorted(weights)
+    out = []
+    for i in range(n):
+        style = STYLES[rng.choices(names, weights=[weights[k] for k in names])[0]]
+        skill = min(0.99, max(0.05, rng.gauss(style.skill, style.skill_spread)))
+        out.append(Player(id=f"p{i + 1:03d}", style=style, skill=round(skill, 3)))
+    return out

@@ -1,0 +1,234 @@
+"""A simulated room: a player pool, random matchmaking into tables, sessions of several hands with the
+dealer rule, injections, ground-truth labels and a realism summary.
+
+:func:`simulate` yields the output lines in order; the same :class:`SimConfig` gives the same lines, byte for
+byte. :func:`write` puts them in a file (``.jsonl``, ``.jsonl.gz`` or ``.jsonl.zst``) and the labels beside it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import zstandard
+
+from pipeline.rules.ruleset import load_ruleset
+from pipeline.simulate.bots import Collusion
+from pipeline.simulate.inject import Fault, InjectSpec, corrupt_record, inject_score_error
+from pipeline.simulate.play import PlayedHand, Seating, play_hand
+from pipeline.simulate.styles import Player, make_pool
+
+START = datetime(2026, 11, 1, 19, 0, tzinfo=timezone(timedelta(hours=8)))
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    hands: int
+    seed: int = 0
+    players: int = 16
+    profile: str = "chengdu"
+    inject: InjectSpec = field(default_factory=InjectSpec)
+    session_hands: int = 8  # hands per table session
+    styles: dict[str, float] | None = None  # style mix of the pool (default: a realistic room)
+    together: float = 0.5  # chance a colluder's partner joins a table the colluder sits at
+
+
+@dataclass
+class Labels:
+    """Ground truth of a simulated file, written as ``OUT.labels.json``."""
+
+    seed: int
+    players: dict[str, dict[str, Any]]
+    colluders: list[dict[str, Any]]
+    bots: list[str]
+    faults: list[Fault] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "players": self.players,
+            "colluders": self.colluders,
+            "bots": self.bots,
+            "faults": [f.as_dict() for f in self.faults],
+        }
+
+
+@dataclass
+class Summary:
+    """Realism figures per style (see :meth:`rows`)."""
+
+    per_style: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    hands: int = 0
+    draws: int = 0  # 黄庄: the wall ran out with two or more players still in
+    events: int = 0
+    winners: int = 0
+
+    def add(self, played: PlayedHand, seating: Seating) -> None:
+        st = played.state
+        self.hands += 1
+        self.events += len(st.events)
+        self.winners += len(st.wins)
+        self.draws += bool(st.ends)
+        wins = {w.seat: w for w in st.wins}
+        for seat, player in enumerate(seating.players):
+            c = self.per_style[player.style.name]
+            c["hands"] += 1
+            win = wins.get(seat)
+            if win:
+                c["wins"] += 1
+                c["fan"] += win.score.fan
+            c["deal_in_hands"] += any(w.source == seat and w.how != "self_draw" for w in st.wins)
+            end = st.ends.get(seat)
+            c["pigs"] += bool(end and end.pig)
+
+    def rows(self) -> list[dict[str, Any]]:
+        out = []
+        for style in sorted(self.per_style):
+            c = self.per_style[style]
+            hands = c["hands"] or 1
+            out.append({
+                "style": style,
+                "seat_hands": c["hands"],
+                "win_rate": c["wins"] / hands,
+                "deal_in_rate": c["deal_in_hands"] / hands,
+                "avg_fan": c["fan"] / c["wins"] if c["wins"] else 0.0,
+                "hua_zhu_rate": c["pigs"] / hands,
+            })
+        return out
+
+    def text(self) -> str:
+        lines = [
+            f"hands {self.hands}; 黄庄 (wall ran out, 2+ still in) per hand {self.draws / max(1, self.hands):.3f}; "
+            f"winners per hand {self.winners / max(1, self.hands):.2f}; events per hand {self.events / max(1, self.hands):.1f}",
+            f"{'style':<11}{'seat-hands':>11}{'win':>8}{'deal-in':>9}{'avg fan':>9}{'花猪':>8}",
+        ]
+        for r in self.rows():
+            lines.append(f"{r['style']:<11}{r['seat_hands']:>11}{r['win_rate']:>8.3f}{r['deal_in_rate']:>9.3f}"
+                         f"{r['avg_fan']:>9.2f}{r['hua_zhu_rate']:>8.3f}")
+        return "\n".join(lines)
+
+
+def make_labels(config: SimConfig) -> tuple[list[Player], list[tuple[Player, Player]], set[str], Labels]:
+    rng = random.Random(f"pool-{config.seed}")
+    pool = make_pool(config.players, rng, config.styles)
+    ids = [p.id for p in pool]
+    chosen = rng.sample(ids, min(len(ids), 2 * config.inject.collude_pairs + config.inject.bots))
+    by_id = {p.id: p for p in pool}
+    pairs = [(by_id[chosen[2 * i]], by_id[chosen[2 * i + 1]]) for i in range(config.inject.collude_pairs)]
+    bots = set(chosen[2 * config.inject.collude_pairs :])
+    labels = Labels(
+        seed=config.seed,
+        players={p.id: {"style": p.style.name, "skill": p.skill} for p in pool},
+        colluders=[{"players": [a.id, b.id], "intensity": config.inject.collude_intensity} for a, b in pairs],
+        bots=sorted(bots),
+    )
+    return pool, pairs, bots, labels
+
+
+def simulate(
+    config: SimConfig, *, progress: Callable[[int], None] | None = None, summary: Summary | None = None
+) -> tuple[Iterator[str], Labels]:
+    """The output lines (one record each, except where a corruption writes none or two) and the labels,
+    whose ``faults`` fill as the lines are consumed."""
+    if config.players < 4:
+        raise ValueError("a room needs at least 4 players")
+    rules = load_ruleset(config.profile)
+    pool, pairs, bots, labels = make_labels(config)
+    partner = {a.id: b.id for a, b in pairs} | {b.id: a.id for a, b in pairs}
+
+    def lines() -> Iterator[str]:
+        rng = random.Random(config.seed)
+        made = 0
+        table = 0
+        clock = START
+        while made < config.hands:
+            table += 1
+            players = _seat_table(pool, partner, config.together, rng)
+            collusion = {
+                seat: Collusion(players.index(next(q for q in players if q.id == partner[p.id])), config.inject.collude_intensity)
+                for seat, p in enumerate(players)
+                if p.id in partner and any(q.id == partner[p.id] for q in players)
+            }
+            seating = Seating(tuple(players), collusion, frozenset(s for s, p in enumerate(players) if p.id in bots))
+            session_id = f"t{table:04d}-s1"
+            dealer = rng.randrange(4)
+            for hand_no in range(1, config.session_hands + 1):
+                if made >= config.hands:
+                    break
+                clock += timedelta(minutes=rng.randint(3, 9))
+                played = play_hand(
+                    rules, config.profile, seating, dealer, rng,
+                    hand_id=f"{session_id}-h{hand_no:02d}", session_id=session_id, hand_no=hand_no,
+                    table_id=f"t{table:04d}", played_at=clock.isoformat(),
+                )
+                made += 1
+                if summary is not None:
+                    summary.add(played, seating)
+                dealer = played.state.next_dealer()
+                out = [json.dumps(played.record, ensure_ascii=False, separators=(",", ":"))]
+                if config.inject.score_errors and rng.random() < config.inject.score_errors:
+                    fault = inject_score_error(played, rng)
+                    if fault is not None:
+                        labels.faults.append(fault)
+                        out = [json.dumps(played.record, ensure_ascii=False, separators=(",", ":"))]
+                if config.inject.corrupt and rng.random() < config.inject.corrupt:
+                    out, fault = corrupt_record(played, rng)
+                    labels.faults.append(fault)
+                yield from out
+                if progress is not None:
+                    progress(1)
+
+    return lines(), labels
+
+
+def _seat_table(pool: list[Player], partner: dict[str, str], together: float, rng: random.Random) -> list[Player]:
+    """Four players at random; a colluder's partner joins with probability ``together``."""
+    first = rng.choice(pool)
+    chosen = [first]
+    if first.id in partner and rng.random() < together:
+        chosen.append(next(p for p in pool if p.id == partner[first.id]))
+    while len(chosen) < 4:
+        p = rng.choice(pool)
+        if p not in chosen:
+            chosen.append(p)
+    rng.shuffle(chosen)
+    return chosen
+
+
+def labels_path(out: str | Path) -> Path:
+    """``games.jsonl.gz`` → ``games.labels.json``."""
+    path = Path(out)
+    name = path.name
+    for suffix in (".jsonl.gz", ".jsonl.zst", ".jsonl"):
+        if name.endswith(suffix):
+            return path.with_name(name[: -len(suffix)] + ".labels.json")
+    return path.with_name(name + ".labels.json")
+
+
+def write(config: SimConfig, out: str | Path, *, progress: Callable[[int], None] | None = None,
+          summary: Summary | None = None) -> Labels:
+    """Simulate into ``out`` (compressed by its suffix, deterministically) and write the labels beside it."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines, labels = simulate(config, progress=progress, summary=summary)
+    with path.open("wb") as raw:
+        if path.name.endswith(".gz"):
+            stream: Any = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+        elif path.name.endswith(".zst"):
+            stream = zstandard.ZstdCompressor(level=6).stream_writer(raw, closefd=False)
+        else:
+            stream = raw
+        with io.TextIOWrapper(stream, encoding="utf-8", newline="\n") as text:
+            for line in lines:
+                text.write(line)
+                text.write("\n")
+    labels_path(path).write_text(json.dumps(labels.as_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return labels
