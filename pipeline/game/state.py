@@ -331,7 +331,9 @@ class HandState:
     # ------------------------------------------------------------------------------------ discard
     def verify_discard(self, seat: int, tile: int) -> None:
         self._check_playing(seat)
-        if self.phase == "draw" and seat == self.turn:
+        if (self.phase == "draw" and seat == self.turn) or (
+            self.phase in ("claim", "rob") and seat == self._after_window_turn()
+        ):
             raise IllegalAction("TILE_COUNT_SHORT", f"小相公: seat {seat} discards without drawing", seat=seat)
         if self.phase != "discard" or seat != self.turn:
             expected = self.turn if self.phase in ("discard", "draw") else None
