@@ -198,7 +198,7 @@ def roots(counts27: Sequence[int], melds: Iterable[Meld]) -> int:
     "胡牌时，每有一扛或一根加1分" (seed 003); a kong is one root, and so is a pong plus the fourth tile
     held concealed.
     """
-    # ">=": the hypothetical fifth copy of a 查大叫 wait (cha_jiao_fourth_tile) keeps the root of the four held.
+    # ">=": a hypothetical fifth copy (a 查大叫 wait under cha_jiao_fourth_tile) keeps the root of the four.
     return sum(1 for n in full_counts(counts27, melds) if n >= COPIES)
 
 

@@ -105,6 +105,11 @@ class RuleSet:
         for name in ("heavenly", "earthly"):
             if getattr(self, name) == "cap" and self.cap == 0:
                 raise RuleSetError(f"{name} = 'cap' needs a fan cap (cap > 0) in profile {self.profile!r}")
+            # A win is worth at least 1 fan: caught here, not when the first such hand is scored.
+            if getattr(self, name) == "fixed" and getattr(self, f"{name}_fan") < 1:
+                raise RuleSetError(
+                    f"{name} = 'fixed' needs {name}_fan of at least 1 in profile {self.profile!r}"
+                )
 
     def cap_points(self) -> int | None:
         """满庄: the most one hand can be worth, or ``None`` without a cap."""
