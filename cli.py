@@ -234,6 +234,38 @@ def validate_command(
     raise typer.Exit(1 if invalid or session_errors else 0)
 
 
+@app.command("ingest")
+def ingest_command(
+    paths: Annotated[list[str], typer.Argument(help="Files or folders of .jsonl, .jsonl.gz, .jsonl.zst; '-' for stdin.")],
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory (created when missing).")],
+    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Worker processes (default: all cores).")] = None,
+    engine: Annotated[str, typer.Option("--engine", help="local, or spark (needs pip install xuezhan[spark]).")] = "local",
+    master: Annotated[Optional[str], typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
+    profile: Annotated[
+        Optional[str], typer.Option("--profile", help="Override the records' ruleset: a name or a JSON object.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Validate records and store them in a Parquet + DuckDB warehouse; every line is accounted for."""
+    from pipeline.ingest.read import find_files, input_bytes
+    from pipeline.ingest.run import ingest
+
+    if engine not in ("local", "spark"):
+        raise fail(f"unknown engine {engine!r} (local or spark)")
+    override = _profile_option(profile)
+    missing = [p for p in paths if p != "-" and not Path(p).exists()]
+    if missing:
+        raise fail(f"no such file or folder: {', '.join(missing)}")
+    if not find_files(paths):
+        raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
+    options = {"master": master} if master else {}
+    with _progress(input_bytes(paths), "ingesting (input bytes)", quiet) as advance:
+        stats = ingest(paths, warehouse, workers=workers, engine=engine, profile=override, on_bytes=advance,
+                       engine_options=options)
+    typer.echo(stats.text())
+    typer.echo(f"warehouse: {warehouse / 'warehouse.duckdb'}")
+
+
 @app.command("simulate")
 def simulate_command(
     hands: Annotated[int, typer.Option("--hands", min=1, help="How many hands to play.")],

@@ -1,0 +1,134 @@
+"""The warehouse on disk: Parquet folders, one per table, and a DuckDB catalogue over them.
+
+Layout under the warehouse directory ``DIR``::
+
+    DIR/hands/part-<batch>.parquet      one file per table per committed batch
+    DIR/<table>/...                     player_hands, events, wins, payments, issues, rejects, ingest_runs
+    DIR/spill/<sha256>.line             raw lines too long to keep inline in ``rejects``
+    DIR/_tmp/                           files being written (never read)
+    DIR/warehouse.duckdb                views over the folders, for any DuckDB client
+
+Crash safety: a batch's files are written under ``_tmp`` and moved into place with an atomic rename,
+``hands`` last. The ``hands`` file is the batch's commit mark: at the start of every run, files of a batch
+with no ``hands`` file (a run killed part-way through a commit) are deleted, and ``_tmp`` is emptied. Since a
+record counts as stored only once its ``hands`` row is in place, running again after ``kill -9`` stores
+exactly what the killed run did not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schemas.tables import TABLES
+
+EMPTY_BATCH = "0-empty"
+_BATCH = re.compile(r"^part-(.+)\.parquet$")
+
+
+class Warehouse:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).resolve()
+        self.tmp = self.root / "_tmp"
+        self.spill = self.root / "spill"
+        self.catalogue_path = self.root / "warehouse.duckdb"
+
+    # ------------------------------------------------------------------------------------ setup
+    def open(self) -> Warehouse:
+        """Create the folders (with an empty file per table, so every view has a file to read) and
+        remove what a killed run left half-written."""
+        for name in TABLES:
+            (self.root / name).mkdir(parents=True, exist_ok=True)
+        self.spill.mkdir(exist_ok=True)
+        if self.tmp.exists():
+            shutil.rmtree(self.tmp)
+        self.tmp.mkdir()
+        self._drop_uncommitted()
+        if not (self.root / "hands" / f"part-{EMPTY_BATCH}.parquet").exists():
+            self.write_batch(EMPTY_BATCH, {name: schema.empty_table() for name, schema in TABLES.items()})
+        return self
+
+    def _drop_uncommitted(self) -> None:
+        committed = {m.group(1) for f in (self.root / "hands").iterdir() if (m := _BATCH.match(f.name))}
+        for name in TABLES:
+            if name in ("hands", "ingest_runs"):
+                continue
+            for f in (self.root / name).iterdir():
+                m = _BATCH.match(f.name)
+                if m and m.group(1) not in committed:
+                    f.unlink()
+
+    # ------------------------------------------------------------------------------------ writing
+    def write_batch(self, batch: str, tables: dict[str, pa.Table]) -> None:
+        """Write one batch: every table's file into ``_tmp``, then into place, ``hands`` last."""
+        staged = []
+        for name in [n for n in TABLES if n != "ingest_runs"]:
+            table = tables.get(name, TABLES[name].empty_table())
+            if name != "hands" and table.num_rows == 0 and batch != EMPTY_BATCH:
+                continue
+            path = self.tmp / f"{name}-part-{batch}.parquet"
+            pq.write_table(table.cast(TABLES[name]), path, compression="zstd")
+            staged.append((path, self.root / name / f"part-{batch}.parquet"))
+        for src, dst in sorted(staged, key=lambda p: p[1].parent.name == "hands"):
+            os.replace(src, dst)
+        if batch == EMPTY_BATCH:
+            runs = TABLES["ingest_runs"].empty_table()
+            pq.write_table(runs, self.tmp / "runs.parquet")
+            os.replace(self.tmp / "runs.parquet", self.root / "ingest_runs" / f"part-{EMPTY_BATCH}.parquet")
+
+    def write_run(self, run_id: str, row: dict[str, object]) -> None:
+        table = pa.Table.from_pylist([row], schema=TABLES["ingest_runs"])
+        path = self.tmp / f"run-{run_id}.parquet"
+        pq.write_table(table, path)
+        os.replace(path, self.root / "ingest_runs" / f"part-{run_id}.parquet")
+
+    def spill_path(self) -> Path:
+        return self.spill
+
+    # ------------------------------------------------------------------------------------ reading
+    def glob(self, table: str) -> str:
+        return str(self.root / table / "*.parquet")
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB connection with every table as a view over its Parquet folder."""
+        con = duckdb.connect()
+        for name in TABLES:
+            con.execute(self._view_sql(name))
+        return con
+
+    def _view_sql(self, name: str) -> str:
+        path = self.glob(name).replace("'", "''")  # a literal: DuckDB views take no bound parameters
+        return f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{path}', union_by_name = true)"
+
+    def known_hands(self) -> dict[str, str]:
+        """hand_id → record_sha256 of every stored record."""
+        con = duckdb.connect()
+        rows = con.execute("SELECT hand_id, record_sha256 FROM read_parquet(?)", [self.glob("hands")]).fetchall()
+        return dict(rows)
+
+    def known_rejects(self) -> set[tuple[str, int, str]]:
+        """(source_file, source_line, sha256) of every stored reject."""
+        con = duckdb.connect()
+        rows = con.execute("SELECT source_file, source_line, sha256 FROM read_parquet(?)", [self.glob("rejects")]).fetchall()
+        return {(f, n, s) for f, n, s in rows}
+
+    def build_catalogue(self) -> None:
+        """(Re)create ``warehouse.duckdb``: one view per table over its folder (absolute paths)."""
+        tmp = self.tmp / f"catalogue-{uuid.uuid4().hex}.duckdb"
+        con = duckdb.connect(str(tmp))
+        try:
+            for name in TABLES:
+                con.execute(self._view_sql(name))
+        finally:
+            con.close()
+        os.replace(tmp, self.catalogue_path)
+        wal = tmp.with_name(tmp.name + ".wal")
+        if wal.exists():
+            wal.unlink()

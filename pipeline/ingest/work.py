@@ -1,0 +1,244 @@
+"""The pure step of ingest: raw lines in, Arrow tables out (validate → rows).
+
+:func:`process_lines` knows nothing of files, workers or engines: the local process pool and Spark's
+``mapInArrow`` both call it. Each line becomes either a stored record (rows in ``hands``, ``player_hands``,
+``events``, ``wins``, ``payments``, ``issues``) or one row in ``rejects`` with a code and a reason. Whether a
+record is new, a duplicate or a conflict is decided later, by whoever knows the warehouse.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
+from pipeline.ingest.read import RawLine
+from pipeline.rules.tiles import NUM_TILES, TILE_NAMES
+from pipeline.validate import Issue, Validation, validate
+from schemas.tables import TABLES
+
+RECORD_TABLES = ("hands", "player_hands", "events", "wins", "payments", "issues")
+START_WALL = NUM_TILES - 53
+
+
+@dataclass(frozen=True, slots=True)
+class RecordKey:
+    """Identity of a processed record, for deduplication by the caller: ``position`` is the line's index in
+    the chunk, and the ``_rec`` column of every record table row says which record it belongs to."""
+
+    hand_id: str
+    sha256: str
+    position: int
+
+
+@dataclass
+class Rows:
+    """Column lists per table for a chunk of lines."""
+
+    columns: dict[str, dict[str, list[Any]]] = field(
+        default_factory=lambda: {name: {f.name: [] for f in schema_of(name)} for name in TABLES}
+    )
+    keys: list[RecordKey] = field(default_factory=list)
+
+    def add(self, table: str, **row: Any) -> None:
+        cols = self.columns[table]
+        for name, values in cols.items():
+            values.append(row.get(name))
+
+    def mark(self) -> dict[str, int]:
+        return {name: len(next(iter(cols.values()))) for name, cols in self.columns.items()}
+
+    def rollback(self, mark: dict[str, int]) -> None:
+        for name, cols in self.columns.items():
+            for values in cols.values():
+                del values[mark[name] :]
+
+    def tables(self) -> dict[str, pa.Table]:
+        return {name: pa.Table.from_pydict(cols, schema=schema_of(name)) for name, cols in self.columns.items()}
+
+
+REC = pa.field("_rec", pa.int32(), nullable=False)
+
+
+def schema_of(table: str) -> pa.Schema:
+    """The table's schema, with the ``_rec`` record-number column on record tables while in flight."""
+    schema = TABLES[table]
+    return schema.append(REC) if table in RECORD_TABLES else schema
+
+
+def reject_row(rows: Rows, line: RawLine, code: str, message: str, run_id: str, hand_id: str | None = None) -> None:
+    rows.add(
+        "rejects",
+        source_file=line.source_file,
+        source_line=line.source_line,
+        raw=None if line.spill else line.data,
+        raw_path=line.spill,
+        size=line.size,
+        sha256=line.sha256,
+        code=code,
+        message=message,
+        hand_id=hand_id,
+        ingest_run=run_id,
+    )
+
+
+def parse_json(data: bytes) -> tuple[Any, str | None]:
+    """The JSON value of a line, or the reason it is not JSON (bad syntax, bad UTF-8, too deep)."""
+    try:
+        return orjson.loads(data), None
+    except orjson.JSONDecodeError as exc:
+        return None, f"not JSON: {exc}"
+
+
+def process_lines(lines: Iterable[RawLine], run_id: str, *, profile: dict[str, Any] | None = None) -> Rows:
+    """Validate each line and turn it into rows."""
+    rows = Rows()
+    for position, line in enumerate(lines):
+        if line.fault is not None:
+            reject_row(rows, line, "INGEST_READ", line.fault, run_id)
+            continue
+        if line.spill is not None:
+            reject_row(rows, line, "INGEST_LINE_TOO_LONG", f"a line of {line.size} bytes cannot be a hand record", run_id)
+            continue
+        obj, error = parse_json(line.data)
+        if error is not None:
+            reject_row(rows, line, "SCHEMA_JSON", error, run_id)
+            continue
+        v = validate(obj, profile=profile)
+        if v.record is None:
+            first = v.issues[0] if v.issues else Issue("SCHEMA_JSON", "not a record")
+            reject_row(rows, line, first.code, first.message, run_id, hand_id=v.hand_id)
+            continue
+        mark = rows.mark()
+        try:
+            add_record(rows, line, v, obj, run_id, rec=len(rows.keys))
+        except Exception as exc:  # a bug of ours must not lose the line or stop the batch
+            rows.rollback(mark)
+            reject_row(rows, line, "INTERNAL", f"could not store the record: {type(exc).__name__}: {exc}", run_id,
+                       hand_id=v.record.hand_id)
+            continue
+        rows.keys.append(RecordKey(v.record.hand_id, line.sha256, position))
+    return rows
+
+
+def _timestamp(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], run_id: str, *, rec: int) -> None:
+    record = v.record
+    assert record is not None
+    state = v.state
+    hand_id = record.hand_id
+    players = record.players
+    played_at = _timestamp(record.played_at)
+    valid = v.ok
+    first_winners = [w.seat for w in v.wins if w.order == 1]
+    if v.replayed and state is not None:
+        outcome = "three_winners" if len(v.wins) >= 3 else "wall_empty"
+        next_dealer = state.next_dealer()
+    else:
+        outcome = "stopped" if any(i.code != "TURN_INCOMPLETE" for i in v.issues if _stops(i)) else "incomplete"
+        next_dealer = None
+    rows.add(
+        "hands",
+        hand_id=hand_id,
+        record_sha256=line.sha256,
+        source_file=line.source_file,
+        source_line=line.source_line,
+        ingest_run=run_id,
+        session_id=record.session_id,
+        hand_no=record.hand_no,
+        table_id=record.table_id,
+        played_at=played_at,
+        profile=record.rules.profile,
+        ruleset=json.dumps(obj.get("ruleset"), ensure_ascii=False, sort_keys=True),
+        players=list(players),
+        dealer=record.dealer,
+        events=len(record.events),
+        winners=len(v.wins),
+        first_winners=first_winners,
+        next_dealer=next_dealer,
+        wall_left=state.left if state is not None else None,
+        outcome=outcome,
+        replayed=v.replayed,
+        valid=valid,
+        issue_count=len(v.issues),
+        has_result=v.claimed is not None,
+        _rec=rec,
+    )
+    for f in v.seats:
+        rows.add(
+            "player_hands",
+            hand_id=hand_id, seat=f.seat, player=f.player, profile=record.rules.profile, played_at=played_at,
+            valid=valid, replayed=v.replayed, dealer=f.dealer, void=None if f.void is None else "mps"[f.void],
+            won=f.won, win_order=f.win_order, how=f.how, fan=f.fan, points=f.points, deal_ins=f.deal_ins,
+            ready_at_end=f.ready_at_end, hua_zhu=f.hua_zhu, pongs=f.pongs, kongs_direct=f.kongs_direct,
+            kongs_added=f.kongs_added, kongs_concealed=f.kongs_concealed, passed_wins=f.passed_wins,
+            compulsory_passes=f.compulsory_passes, delta=f.delta, claimed_delta=f.claimed_delta, _rec=rec,
+        )
+    replayed_upto = len(state.events) if state is not None else 0
+    could = state.could_win_at if state is not None else {}
+    left = START_WALL
+    for idx, ev in enumerate(record.events):
+        if isinstance(ev, Draw):
+            left -= 1
+        rows.add(
+            "events",
+            hand_id=hand_id, idx=idx, t=ev.t, seat=ev.seat, player=players[ev.seat], tile=TILE_NAMES[ev.tile],
+            source=ev.source if isinstance(ev, (Pong, Kong, Hu)) else None,
+            kind=ev.kind if isinstance(ev, Kong) else None,
+            rob_kong=ev.rob_kong if isinstance(ev, Hu) else None,
+            wall_left=left,
+            could_win=list(could[idx]) if idx in could else ([] if isinstance(ev, Discard) and idx < replayed_upto else None),
+            replayed=idx < replayed_upto, _rec=rec,
+        )
+    claimed_wins = {w.event: w for w in v.claimed.wins} if v.claimed else {}
+    for w in v.wins:
+        cw = claimed_wins.get(w.event)
+        rows.add(
+            "wins",
+            hand_id=hand_id, event=w.event, seat=w.seat, player=players[w.seat], tile=TILE_NAMES[w.tile], how=w.how,
+            source=w.source, win_order=w.order, fan=w.score.fan, points=w.score.points, per_payer=w.score.per_payer,
+            title=w.score.title_zh,
+            patterns=[{"id": p.id, "name_zh": p.name_zh, "fan": p.fan} for p in w.score.patterns],
+            claimed_fan=cw.fan if cw else None, claimed_points=cw.points if cw else None, _rec=rec,
+        )
+    _payments(rows, hand_id, players, "computed", v.payments, rec)
+    if v.claimed is not None:
+        _payments(rows, hand_id, players, "claimed", v.claimed.payments, rec)
+    for i in v.issues:
+        rows.add(
+            "issues",
+            hand_id=hand_id, code=i.code, severity=i.severity, event=i.event, seat=i.seat, expected=i.expected,
+            actual=i.actual, message=i.message, source_file=line.source_file, source_line=line.source_line, _rec=rec,
+        )
+
+
+def _stops(issue: Issue) -> bool:
+    from pipeline.codes import CODES
+
+    return CODES[issue.code].stops_replay
+
+
+def _payments(rows: Rows, hand_id: str, players: Sequence[str], side: str, payments: Iterable[Any], rec: int) -> None:
+    for p in payments:
+        rows.add(
+            "payments",
+            hand_id=hand_id, side=side, payer=p.payer, payee=p.payee, payer_player=players[p.payer],
+            payee_player=players[p.payee], amount=p.amount, reason=p.reason, event=p.event, _rec=rec,
+        )
