@@ -266,6 +266,35 @@ def ingest_command(
     typer.echo(f"warehouse: {warehouse / 'warehouse.duckdb'}")
 
 
+@app.command("stats")
+def stats_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    player: Annotated[Optional[str], typer.Option("--player", help="Only this player.")] = None,
+    by: Annotated[str, typer.Option("--by", help="Split each player's figures by seat, dealer, profile or month.")] = "all",
+    fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+) -> None:
+    """Player and table statistics with sample sizes and 95% intervals (definitions: schemas/METRICS.md)."""
+    from pipeline.analytics import queries
+    from pipeline.analytics.render import stats_csv, stats_table
+
+    if by not in queries.GROUPS:
+        raise fail(f"--by takes seat, dealer, profile or month, got {by!r}")
+    if fmt not in ("table", "json", "csv"):
+        raise fail(f"--format takes table, json or csv, got {fmt!r}")
+    try:
+        answer = queries.stats(warehouse, by=by, player=player)
+    except FileNotFoundError as exc:
+        raise fail(str(exc)) from None
+    if player is not None and not answer["players"]:
+        raise fail(f"no hands of player {player!r} in {warehouse}", code=1)
+    if fmt == "json":
+        typer.echo(json.dumps(answer, ensure_ascii=False))
+    elif fmt == "csv":
+        typer.echo(stats_csv(answer), nl=False)
+    else:
+        typer.echo(stats_table(answer))
+
+
 @app.command("simulate")
 def simulate_command(
     hands: Annotated[int, typer.Option("--hands", min=1, help="How many hands to play.")],

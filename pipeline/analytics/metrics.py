@@ -1,0 +1,142 @@
+"""The metric registry: every player metric once — id, names, exact definition, unit — used by ``stats``,
+the reports and the generated page ``schemas/METRICS.md`` (``python -m pipeline.analytics.metrics``).
+
+A metric is computed from the base counts of ``sql/player_base.sql`` (or its Polars twin,
+:func:`pipeline.analytics.frames.player_base`):
+
+- a **rate** is ``num / den`` with a Wilson 95% interval;
+- a **mean** is ``sum / n`` with a normal 95% interval from the sum of squares;
+- a **count** is a plain total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pipeline.analytics.stats import mean_interval, wilson
+
+Kind = Literal["rate", "mean", "count"]
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    id: str
+    name_zh: str
+    name_en: str
+    kind: Kind
+    num: str  # base column: numerator (rate), sum (mean), total (count)
+    den: str | None  # base column: denominator (rate) or n (mean)
+    sq: str | None  # base column: sum of squares (mean)
+    unit: str
+    definition: str
+
+    def value(self, base: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"value", "num", "den", "ci_low", "ci_high"}`` (means: ``n`` instead of ``den``)."""
+        num = base[self.num] or 0
+        if self.kind == "count":
+            return {"value": num}
+        den = base[self.den] or 0  # type: ignore[index]
+        if self.kind == "rate":
+            low, high = wilson(num, den)
+            return {"value": num / den if den else None, "num": num, "den": den, "ci_low": low, "ci_high": high}
+        mean, low, high = mean_interval(num, base[self.sq] or 0, den)  # type: ignore[index]
+        return {"value": mean, "sum": num, "n": den, "ci_low": low, "ci_high": high}
+
+
+def _rate(id: str, zh: str, en: str, num: str, den: str, definition: str, unit: str = "share of hands") -> Metric:
+    return Metric(id, zh, en, "rate", num, den, None, unit, definition)
+
+
+def _mean(id: str, zh: str, en: str, total: str, n: str, definition: str, unit: str) -> Metric:
+    return Metric(id, zh, en, "mean", total, n, total + "_sq" if not total.endswith("_sum") else total[:-4] + "_sq",
+                  unit, definition)
+
+
+def _count(id: str, zh: str, en: str, total: str, definition: str, unit: str = "count") -> Metric:
+    return Metric(id, zh, en, "count", total, None, None, unit, definition)
+
+
+METRICS: tuple[Metric, ...] = (
+    _count("hands", "局数", "hands", "hands", "hands played whose replay reached the end", "hands"),
+    _rate("win_rate", "胡牌率", "win rate", "wins", "hands", "hands the player won / hands played"),
+    _count("self_draw_wins", "自摸次数", "self-drawn wins", "self_draw_wins", "wins by self-draw (自摸, 杠上花 included)"),
+    _rate("self_draw_share", "自摸占比", "self-draw share", "self_draw_wins", "wins",
+          "self-drawn wins / wins", "share of wins"),
+    _rate("first_winner_rate", "首胡率", "first-winner rate", "first_wins", "hands",
+          "hands the player won first (一炮多响 on the first win: every winner of it) / hands played"),
+    _rate("second_winner_rate", "二胡率", "second-winner rate", "second_wins", "hands",
+          "hands the player was the second winner / hands played"),
+    _rate("third_winner_rate", "三胡率", "third-winner rate", "third_wins", "hands",
+          "hands the player was the third winner / hands played"),
+    _rate("deal_in_rate", "点炮率", "deal-in rate", "deal_in_hands", "hands",
+          "hands in which the player dealt in at least once (a discard or added kong someone won on) / hands played"),
+    _mean("deal_ins_per_hand", "场均点炮", "deal-ins per hand", "deal_ins", "hands",
+          "wins paid by the player as discarder / hands played (一炮多响 counts each winner)", "deal-ins per hand"),
+    _mean("points_lost_per_deal_in", "点炮均失分", "points lost per deal-in", "points_lost", "deal_ins",
+          "points paid for wins the player dealt in / deal-ins", "points"),
+    _mean("fan_per_win", "平均番数", "fan per win", "fan_sum", "wins",
+          "total fan of the player's wins (engine, before the cap) / wins", "fan"),
+    _mean("points_per_win", "平均得分", "points per win", "points_sum", "wins",
+          "hand value of the player's wins (after the cap) / wins", "points"),
+    _mean("net_points_per_hand", "场均净分", "net points per hand", "delta_sum", "hands",
+          "net points computed by the engine / hands played", "points"),
+    _rate("hua_zhu_rate", "花猪率", "flower-pig rate", "hua_zhu", "hands",
+          "hands ending with the player a flower pig (three suits at an empty wall) / hands played"),
+    _rate("not_ready_at_draw_rate", "查叫未听率", "not ready at the draw", "not_ready_at_draw", "still_in_at_draw",
+          "hands the player was still in and not ready (查叫) when the wall ran out / hands the player was still in "
+          "when the wall ran out", "share of hands still in at an empty wall"),
+    _mean("pongs_per_hand", "场均碰", "pongs per hand", "pongs", "hands", "pongs standing at the end / hands played",
+          "pongs per hand"),
+    _mean("direct_kongs_per_hand", "场均直杠", "direct kongs per hand", "kongs_direct", "hands",
+          "direct kongs (直杠) / hands played", "kongs per hand"),
+    _mean("added_kongs_per_hand", "场均面下杠", "added kongs per hand", "kongs_added", "hands",
+          "added kongs (面下杠) that stood / hands played", "kongs per hand"),
+    _mean("concealed_kongs_per_hand", "场均暗杠", "concealed kongs per hand", "kongs_concealed", "hands",
+          "concealed kongs (暗杠) / hands played", "kongs per hand"),
+    _rate("void_m_share", "缺万占比", "void 万 share", "void_m", "void_declared",
+          "hands the player declared 万 void / hands with a declared void", "share of hands with 定缺"),
+    _rate("void_p_share", "缺筒占比", "void 筒 share", "void_p", "void_declared",
+          "hands the player declared 筒 void / hands with a declared void", "share of hands with 定缺"),
+    _rate("void_s_share", "缺条占比", "void 条 share", "void_s", "void_declared",
+          "hands the player declared 条 void / hands with a declared void", "share of hands with 定缺"),
+    _count("passed_wins", "过胡次数", "passed wins", "passed_wins",
+           "wins on a discard or robbed kong the player could take and did not"),
+    _count("compulsory_violations", "必胡未胡", "compulsory-win violations", "compulsory_passes",
+           "passes of a compulsory win in the last four tiles (最后四张必须胡)"),
+)
+METRIC_BY_ID = {m.id: m for m in METRICS}
+
+
+def player_metrics(base: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every metric of one row of base counts."""
+    return {m.id: m.value(base) for m in METRICS}
+
+
+def page() -> str:
+    lines = [
+        "# Metrics",
+        "",
+        "Every player metric of `xuezhan stats` and the reports (generated from `pipeline/analytics/metrics.py` by",
+        "`python -m pipeline.analytics.metrics`). Counts come from `pipeline/analytics/sql/player_base.sql` over hands",
+        "whose replay reached the end. Rates carry a Wilson 95% interval; means a normal 95% interval from the sum",
+        "of squares.",
+        "",
+        "| id | 中文 | name | kind | definition | unit |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in METRICS:
+        lines.append(f"| `{m.id}` | {m.name_zh} | {m.name_en} | {m.kind} | {m.definition} | {m.unit} |")
+    lines += [
+        "",
+        "Table-level figures (`table` in `stats --format json`): `fan_distribution` (wins by total fan, engine,",
+        "before the cap), `pattern_frequency` (wins carrying each pattern), `winners_per_hand`, `huang_zhuang_rate`",
+        "(the wall ran out with two or more players still in), `multi_win_rate` (hands with a 一炮多响),",
+        "`hand_length` (events per hand), `money_by_reason` (computed points moved, by reason), `issues_by_code`.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(page(), end="")

@@ -1,0 +1,90 @@
+"""Run the SQL models of ``sql/`` on a warehouse with DuckDB (values always bound as parameters), and
+assemble the ``stats`` answer: per-player metrics and the table-level figures."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from pipeline.analytics.metrics import player_metrics
+from pipeline.analytics.stats import mean_interval, wilson
+from pipeline.ingest.warehouse import Warehouse
+
+GROUPS = ("all", "seat", "dealer", "profile", "month")
+
+
+@cache
+def sql(name: str) -> str:
+    """The text of ``sql/NAME.sql``."""
+    return resources.files("pipeline.analytics").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+
+
+def connect(warehouse_dir: str | Path) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the warehouse's tables as views (read-only on the Parquet files)."""
+    root = Path(warehouse_dir)
+    if not (root / "hands").is_dir():
+        raise FileNotFoundError(f"no warehouse at {root} (run xuezhan ingest first)")
+    return Warehouse(root).connect()
+
+
+def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:
+    """Run ``sql/NAME.sql`` with named parameters; the result as a Polars frame."""
+    return con.sql(sql(name), params=params).pl()
+
+
+def player_base(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None) -> pl.DataFrame:
+    if by not in GROUPS:
+        raise ValueError(f"--by takes one of {', '.join(GROUPS[1:])}, got {by!r}")
+    return run(con, "player_base", by=by, player=player)
+
+
+def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """The table-level part of ``stats``."""
+    fan = run(con, "fan_distribution")
+    patterns = run(con, "pattern_frequency")
+    outcomes = run(con, "outcomes").row(0, named=True)
+    money = run(con, "money_by_reason")
+    issues = run(con, "issues_by_code")
+    counts = run(con, "warehouse_counts").row(0, named=True)
+    hands = outcomes["hands"] or 0
+    low, high = wilson(outcomes["huang_zhuang"] or 0, hands)
+    multi_low, multi_high = wilson(outcomes["multi_win_hands"] or 0, hands)
+    mean, mean_low, mean_high = mean_interval(outcomes["events_sum"], outcomes["events_sq"], hands)
+    return {
+        "fan_distribution": {str(r["fan"]): r["wins"] for r in fan.iter_rows(named=True)},
+        "pattern_frequency": {r["pattern"]: r["wins"] for r in patterns.iter_rows(named=True)},
+        "pattern_names": {r["pattern"]: r["name_zh"] for r in patterns.iter_rows(named=True)},
+        "winners_per_hand": {str(k): outcomes[f"winners_{k}"] for k in range(4)},
+        "huang_zhuang_rate": {"value": outcomes["huang_zhuang"] / hands if hands else None, "num": outcomes["huang_zhuang"],
+                              "den": hands, "ci_low": low, "ci_high": high},
+        "multi_win_rate": {"value": outcomes["multi_win_hands"] / hands if hands else None,
+                           "num": outcomes["multi_win_hands"], "den": hands, "ci_low": multi_low, "ci_high": multi_high},
+        "hand_length": {"value": mean, "n": hands, "ci_low": mean_low, "ci_high": mean_high, "unit": "events"},
+        "money_by_reason": {r["reason"]: r["points"] for r in money.iter_rows(named=True)},
+        "issues_by_code": {r["code"]: {"issues": r["issues"], "hands": r["hands"], "severity": r["severity"],
+                                       "rate": r["hands"] / counts["hands"] if counts["hands"] else None}
+                           for r in issues.iter_rows(named=True)},
+        "stored_hands": counts["hands"],
+        "valid_hands": counts["valid_hands"],
+        "replayed_hands": counts["replayed_hands"],
+        "rejects": counts["rejects"],
+    }
+
+
+def stats(warehouse_dir: str | Path, *, by: str = "all", player: str | None = None) -> dict[str, Any]:
+    """The ``stats --format json`` contract: ``{"hands", "by", "players": [...], "table": {...}}``."""
+    con = connect(warehouse_dir)
+    base = player_base(con, by=by, player=player)
+    players = []
+    for row in base.iter_rows(named=True):
+        entry: dict[str, Any] = {"player": row["player"], "hands": row["hands"], "metrics": player_metrics(row)}
+        if by != "all":
+            entry[by] = row["grp"]
+        players.append(entry)
+    table = table_figures(con)
+    return {"hands": table["replayed_hands"], "by": by, "players": players, "table": table}

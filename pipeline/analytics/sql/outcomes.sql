@@ -1,0 +1,29 @@
+-- outcomes: how hands end, replayed hands only.
+-- winners_0..3: hands by number of winners; huang_zhuang: the wall ran out with two or more players still in
+-- (黄庄); multi_win_hands: hands with at least one 一炮多响 (two or more wins on one discard);
+-- events_sum / events_sq: hand length in events.
+-- Check: winners_0 + winners_1 + winners_2 + winners_3 = hands.
+WITH
+source AS (
+    SELECT hand_id, winners, outcome, events FROM hands WHERE replayed
+),
+
+multi AS (  -- wins on one discard share hand, discarder and win order
+    SELECT DISTINCT w.hand_id
+    FROM wins AS w
+    WHERE w.how = 'discard'
+    GROUP BY w.hand_id, w.source, w.win_order
+    HAVING count(*) >= 2
+)
+
+SELECT
+    count(*) AS hands,
+    count(*) FILTER (WHERE winners = 0) AS winners_0,
+    count(*) FILTER (WHERE winners = 1) AS winners_1,
+    count(*) FILTER (WHERE winners = 2) AS winners_2,
+    count(*) FILTER (WHERE winners = 3) AS winners_3,
+    count(*) FILTER (WHERE outcome = 'wall_empty' AND winners <= 2) AS huang_zhuang,
+    count(*) FILTER (WHERE hand_id IN (SELECT hand_id FROM multi)) AS multi_win_hands,
+    coalesce(sum(events), 0)::BIGINT AS events_sum,
+    coalesce(sum(events * events), 0)::BIGINT AS events_sq
+FROM source

@@ -1,0 +1,77 @@
+-- player_base: per player (and group), the counts every player metric is built from.
+-- Parameters: $by ('all' | 'seat' | 'dealer' | 'profile' | 'month'), $player (a player id, or NULL for all).
+-- Only hands whose replay reached the end count (player_hands.replayed): a stopped replay's facts are partial.
+-- Checks: hands >= wins >= self_draw_wins; hands >= deal_in_hands; deal_ins >= deal_in_hands.
+WITH
+seat_hands AS (  -- source: one row per hand and seat
+    SELECT
+        ph.*,
+        CASE $by
+            WHEN 'seat' THEN CAST(ph.seat AS VARCHAR)
+            WHEN 'dealer' THEN CASE WHEN ph.dealer THEN 'dealer' ELSE 'not dealer' END
+            WHEN 'profile' THEN ph.profile
+            WHEN 'month' THEN strftime(ph.played_at, '%Y-%m')
+            ELSE 'all'
+        END AS grp
+    FROM player_hands AS ph
+    WHERE ph.replayed AND ($player IS NULL OR ph.player = $player)
+),
+
+deal_in_wins AS (  -- renamed: each win paid by a discarder, as (hand, discarding seat, points)
+    SELECT w.hand_id, w.source AS seat, w.points
+    FROM wins AS w
+    WHERE w.how IN ('discard', 'rob_kong')
+),
+
+deal_in_by_seat AS (
+    SELECT hand_id, seat, sum(points) AS points_lost, sum(points * points)::BIGINT AS points_lost_sq
+    FROM deal_in_wins
+    GROUP BY hand_id, seat
+),
+
+joined AS (  -- logic: one row per hand and seat with its deal-in money
+    SELECT s.*, coalesce(d.points_lost, 0) AS points_lost, coalesce(d.points_lost_sq, 0) AS points_lost_sq
+    FROM seat_hands AS s
+    LEFT JOIN deal_in_by_seat AS d ON d.hand_id = s.hand_id AND d.seat = s.seat
+)
+
+SELECT  -- final
+    player,
+    grp,
+    count(*) AS hands,
+    count(*) FILTER (WHERE won) AS wins,
+    count(*) FILTER (WHERE how = 'self_draw') AS self_draw_wins,
+    count(*) FILTER (WHERE win_order = 1) AS first_wins,
+    count(*) FILTER (WHERE win_order = 2) AS second_wins,
+    count(*) FILTER (WHERE win_order = 3) AS third_wins,
+    count(*) FILTER (WHERE deal_ins > 0) AS deal_in_hands,
+    coalesce(sum(deal_ins), 0)::BIGINT AS deal_ins,
+    coalesce(sum(deal_ins * deal_ins), 0)::BIGINT AS deal_ins_sq,
+    sum(points_lost)::BIGINT AS points_lost,
+    sum(points_lost_sq)::BIGINT AS points_lost_sq,
+    coalesce(sum(fan) FILTER (WHERE won), 0)::BIGINT AS fan_sum,
+    coalesce(sum(fan * fan) FILTER (WHERE won), 0)::BIGINT AS fan_sq,
+    coalesce(sum(points) FILTER (WHERE won), 0)::BIGINT AS points_sum,
+    coalesce(sum(points * points) FILTER (WHERE won), 0)::BIGINT AS points_sq,
+    sum(delta)::BIGINT AS delta_sum,
+    sum(delta * delta)::BIGINT AS delta_sq,
+    count(*) FILTER (WHERE hua_zhu) AS hua_zhu,
+    count(*) FILTER (WHERE ready_at_end IS NOT NULL) AS still_in_at_draw,
+    count(*) FILTER (WHERE ready_at_end = false) AS not_ready_at_draw,
+    sum(pongs)::BIGINT AS pongs,
+    sum(pongs * pongs)::BIGINT AS pongs_sq,
+    sum(kongs_direct)::BIGINT AS kongs_direct,
+    sum(kongs_direct * kongs_direct)::BIGINT AS kongs_direct_sq,
+    sum(kongs_added)::BIGINT AS kongs_added,
+    sum(kongs_added * kongs_added)::BIGINT AS kongs_added_sq,
+    sum(kongs_concealed)::BIGINT AS kongs_concealed,
+    sum(kongs_concealed * kongs_concealed)::BIGINT AS kongs_concealed_sq,
+    count(void) AS void_declared,
+    count(*) FILTER (WHERE void = 'm') AS void_m,
+    count(*) FILTER (WHERE void = 'p') AS void_p,
+    count(*) FILTER (WHERE void = 's') AS void_s,
+    sum(passed_wins)::BIGINT AS passed_wins,
+    sum(compulsory_passes)::BIGINT AS compulsory_passes
+FROM joined
+GROUP BY player, grp
+ORDER BY player, grp
