@@ -1,0 +1,279 @@
+"""Collusion screening: pairs who play for each other, found without accusing honest players.
+
+The complete record is visible in our logs, so every pair of players who shared at least ``min_hands``
+hands is screened on what each did for the other *while both were still in the hand*
+(``sql/pair_features.sql``), against how the same players treat their other opponents in the same hands:
+
+- ``feeding``: one discards a tile the other wins on, pongs or kongs;
+- ``dangerous``: one discards a tile the other could win on (taken or not);
+- ``soft_play``: one passes a win on the other's discard;
+- ``channel``: one pays the other 查叫 or 花猪 money at the end of the wall.
+
+Method, per signal:
+
+1. *Residuals.* Some players deal in to everybody, some win off everybody. Each directed count ``a → x`` in
+   a hand is compared with what ``a``'s giving rate and ``x``'s taking rate predict for the chances ``a``
+   had (a quasi-independence model fitted over the whole population); only the residual is evidence.
+2. *Permutation null.* Under "no collusion", the partner is exchangeable with ``a``'s other opponents in the
+   same hand. Relabelling the partner at random among them, hand by hand, gives the null distribution of the
+   pair's summed residual. Its mean and variance are exact (a sum of independent per-hand draws), and with
+   hundreds of hands it is close to normal, so p-values far smaller than a Monte-Carlo run could resolve are
+   still computed — needed, since the correction below asks for them.
+3. *Combination.* The signals' z-scores are summed and scaled by the null correlation between them (also
+   exact), one pair score ``T``; ``p = 1 − Φ(T)``.
+4. *False discovery rate.* Benjamini–Yekutieli across all screened pairs (pairs share players, so their
+   tests are dependent); a pair is flagged when ``q ≤ fdr``.
+5. *Shrinkage.* The reported rate ratios are empirical-Bayes estimates: a gamma prior fitted across all pairs
+   pulls small samples towards 1.
+
+Sitting together more often than random matchmaking would seat them is reported (observed / expected
+shared hands, Poisson p) but not scored: friends sit together and play honestly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from pipeline.ingest.warehouse import Warehouse
+
+SIGNALS: dict[str, tuple[str, ...]] = {
+    # signal → directed features summed in both directions
+    "feeding": ("feed_win", "feed_call"),
+    "dangerous": ("could_feed",),
+    "soft_play": ("soft_pass",),
+    "channel": ("channel",),
+}
+FEATURES = ("feed_win", "feed_call", "could_feed", "soft_pass", "channel")
+
+
+@dataclass(frozen=True, slots=True)
+class PairResult:
+    players: tuple[str, str]
+    shared_hands: int
+    score: float
+    p: float
+    q: float
+    flagged: bool
+    signals: dict[str, dict[str, float]]
+    seating: dict[str, float]
+    evidence: list[dict[str, Any]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "players": list(self.players),
+            "shared_hands": self.shared_hands,
+            "score": round(self.score, 4),
+            "p": self.p,
+            "q": self.q,
+            "flagged": self.flagged,
+            "signals": self.signals,
+            "sitting_together": self.seating,
+            "evidence": self.evidence,
+        }
+
+
+def _sql(name: str) -> str:
+    return resources.files("pipeline.audit").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+
+
+def pair_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return con.sql(_sql("pair_features")).pl()
+
+
+def _residuals(df: pl.DataFrame) -> pl.DataFrame:
+    """Each directed count minus ``exposure × giving rate(a) × taking rate(x) / overall rate``."""
+    out = df
+    for f in FEATURES:
+        exposure = "exposure" if f != "channel" else "one"
+        frame = out.with_columns(pl.lit(1).alias("one"))
+        give = frame.group_by("player_a").agg((pl.col(f).sum() / pl.col(exposure).sum()).alias("give"))
+        take = frame.group_by("player_x").agg((pl.col(f).sum() / pl.col(exposure).sum()).alias("take"))
+        overall = frame[f].sum() / max(1, frame[exposure].sum())
+        frame = frame.join(give, on="player_a").join(take, on="player_x")
+        expected = (
+            pl.col(exposure) * pl.col("give") * pl.col("take") / overall if overall > 0 else pl.lit(0.0)
+        ).fill_nan(0.0)
+        out = frame.with_columns(expected.alias(f"{f}_exp")).drop("give", "take", "one")
+        out = out.with_columns((pl.col(f) - pl.col(f"{f}_exp")).alias(f"{f}_res"))
+    return out
+
+
+def _by(values: np.ndarray) -> np.ndarray:
+    """Benjamini–Yekutieli q-values (valid under any dependence between the tests)."""
+    m = len(values)
+    if m == 0:
+        return values
+    order = np.argsort(values)
+    c_m = float(np.sum(1.0 / np.arange(1, m + 1)))
+    ranked = values[order] * m * c_m / np.arange(1, m + 1)
+    q = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(q, 1.0)
+    return out
+
+
+def _normal_sf(z: float) -> float:
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+def _poisson_sf(observed: int, expected: float) -> float:
+    """P(X >= observed) for X ~ Poisson(expected)."""
+    if observed <= 0:
+        return 1.0
+    if expected <= 0:
+        return 0.0
+    # Sum the lower tail in log space, which is stable for the sizes seen here.
+    log_term = -expected
+    total = math.exp(log_term)
+    for k in range(1, observed):
+        log_term += math.log(expected) - math.log(k)
+        total += math.exp(log_term)
+    return max(0.0, 1.0 - total)
+
+
+def screen(
+    warehouse_dir: str | Path,
+    *,
+    min_hands: int = 200,
+    fdr: float = 0.05,
+    evidence: int = 5,
+) -> list[PairResult]:
+    """Screen every pair with at least ``min_hands`` shared hands; results best first."""
+    con = Warehouse(warehouse_dir).connect()
+    return screen_frame(pair_features(con), con, min_hands=min_hands, fdr=fdr, evidence=evidence)
+
+
+def screen_frame(
+    features: pl.DataFrame,
+    con: duckdb.DuckDBPyConnection | None = None,
+    *,
+    min_hands: int = 200,
+    fdr: float = 0.05,
+    evidence: int = 5,
+) -> list[PairResult]:
+    if features.is_empty():
+        return []
+    res = _residuals(features)
+    signal_names = list(SIGNALS)
+    # Directed residual and raw counts per signal, keyed by (hand, a, x).
+    sig_cols = []
+    for name, feats in SIGNALS.items():
+        sig_cols.append(pl.sum_horizontal([pl.col(f"{f}_res") for f in feats]).alias(f"{name}_res"))
+        sig_cols.append(pl.sum_horizontal([pl.col(f) for f in feats]).alias(f"{name}_raw"))
+        sig_cols.append(pl.sum_horizontal([pl.col(f"{f}_exp") for f in feats]).alias(f"{name}_exp"))
+    directed = res.select("hand_id", "player_a", "player_x", *sig_cols)
+    reverse = directed.rename({"player_a": "player_x", "player_x": "player_a"} | {
+        c: c + "_rev" for c in directed.columns if c.endswith(("_res", "_raw", "_exp"))
+    })
+    sym = directed.join(reverse, on=["hand_id", "player_a", "player_x"])
+    sym = sym.with_columns(
+        [(pl.col(f"{s}_res") + pl.col(f"{s}_res_rev")).alias(f"g_{s}") for s in signal_names]
+        + [(pl.col(f"{s}_raw") + pl.col(f"{s}_raw_rev")).alias(f"raw_{s}") for s in signal_names]
+        + [(pl.col(f"{s}_exp") + pl.col(f"{s}_exp_rev")).alias(f"exp_{s}") for s in signal_names]
+    ).select("hand_id", "player_a", "player_x", *[f"g_{s}" for s in signal_names],
+             *[f"raw_{s}" for s in signal_names], *[f"exp_{s}" for s in signal_names])
+
+    # Per (hand, a): the null moments over a's three opponents.
+    g_cols = [f"g_{s}" for s in signal_names]
+    per_hand_a = sym.group_by("hand_id", "player_a").agg(
+        [pl.col(c).alias(f"cand_{c}") for c in g_cols]
+        + [(pl.col(f"raw_{s}").n_unique() > 1).alias(f"varies_{s}") for s in signal_names]
+    )
+    hands_of = sym.group_by("player_a").agg(pl.col("hand_id").unique().alias("hands"))
+    hands_count = {r["player_a"]: len(r["hands"]) for r in hands_of.iter_rows(named=True)}
+    pairs_shared = (
+        sym.filter(pl.col("player_a") < pl.col("player_x"))
+        .group_by("player_a", "player_x")
+        .agg(pl.len().alias("shared"))
+        .filter(pl.col("shared") >= min_hands)
+    )
+    if pairs_shared.is_empty():
+        return []
+    sym_index = sym.join(per_hand_a, on=["hand_id", "player_a"])
+    total_seat_hands = sum(hands_count.values())
+
+    results: list[tuple[Any, ...]] = []
+    for row in pairs_shared.iter_rows(named=True):
+        a, b, shared = row["player_a"], row["player_x"], row["shared"]
+        rows = sym_index.filter((pl.col("player_a") == a) & (pl.col("player_x") == b))
+        observed = rows.select(g_cols).to_numpy()  # (n, K)
+        candidates = np.stack([np.array(rows[f"cand_{c}"].to_list(), dtype=float) for c in g_cols], axis=-1)  # (n, 3, K)
+        mu = candidates.mean(axis=1)
+        centred = candidates - mu[:, None, :]
+        cov = np.einsum("nck,ncl->kl", centred, centred) / candidates.shape[1]
+        excess = (observed - mu).sum(axis=0)
+        sd = np.sqrt(np.clip(np.diag(cov), 1e-12, None))
+        z = excess / sd
+        # A signal is evidence only where the opponents' raw counts differ in enough hands: otherwise its
+        # "variance" is rounding in the fitted expectations.
+        varies = rows.select([f"varies_{s}" for s in signal_names]).sum().row(0)
+        live = (np.array(varies) >= 5) & (np.diag(cov) > 1e-9)
+        z = np.where(live, z, 0.0)
+        if not live.any():
+            continue
+        corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
+        score = float(z[live].sum() / math.sqrt(max(corr.sum(), 1e-12)))
+        p = _normal_sf(score)
+        raw = rows.select([f"raw_{s}" for s in signal_names]).sum().row(0)
+        exp = rows.select([f"exp_{s}" for s in signal_names]).sum().row(0)
+        expected_shared = hands_count[a] * 3 * hands_count[b] / max(1, total_seat_hands - hands_count[a])
+        results.append((a, b, shared, score, p, z, raw, exp, expected_shared))
+
+    pvals = np.array([r[4] for r in results])
+    qvals = _by(pvals)
+    # Empirical-Bayes prior strength per signal: method of moments on observed / expected across pairs.
+    prior = {}
+    for k, s in enumerate(signal_names):
+        ratios = np.array([r[6][k] / r[7][k] for r in results if r[7][k] > 0])
+        means = np.array([r[7][k] for r in results if r[7][k] > 0])
+        if len(ratios) > 2:
+            excess_var = float(np.var(ratios) - np.mean(1.0 / means))
+            prior[s] = 1.0 / excess_var if excess_var > 1e-9 else 1e6
+        else:
+            prior[s] = 1e6
+    out = []
+    for (a, b, shared, score, p, z, raw, exp, expected_shared), q in zip(results, qvals, strict=True):
+        signals = {
+            s: {
+                "observed": float(raw[k]),
+                "expected": round(float(exp[k]), 3),
+                "ratio_shrunk": round(float((raw[k] + prior[s]) / (exp[k] + prior[s])), 4),
+                "z": round(float(z[k]), 3),
+            }
+            for k, s in enumerate(signal_names)
+        }
+        seating = {
+            "observed": shared,
+            "expected": round(expected_shared, 2),
+            "ratio": round(shared / expected_shared, 3) if expected_shared else None,
+            "p": _poisson_sf(shared, expected_shared),
+        }
+        out.append(PairResult((a, b), shared, score, p, float(q), bool(q <= fdr), signals, seating, []))  # type: ignore[arg-type]
+    out.sort(key=lambda r: (r.p, -r.score))
+    if con is not None and evidence:
+        for r in out:
+            if r.flagged or r is out[0]:
+                r.evidence.extend(pair_evidence(con, r.players, limit=evidence))
+    return out
+
+
+def pair_evidence(con: duckdb.DuckDBPyConnection, players: Sequence[str], *, limit: int = 5) -> list[dict[str, Any]]:
+    """The strongest hands of a pair to replay: wins and calls one made on the other's tile, biggest first."""
+    rows = con.execute(
+        _sql("pair_evidence"), {"a": players[0], "b": players[1], "limit": limit}
+    ).fetchall()
+    return [{"hand_id": h, "event": e, "why": why} for h, e, why in rows]
+
+
+def all_pairs(players: Sequence[str]) -> list[tuple[str, str]]:
+    return list(combinations(sorted(players), 2))

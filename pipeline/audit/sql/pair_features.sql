@@ -1,0 +1,97 @@
+-- pair_features: for every replayed hand and ordered pair of seats (a → x), what a's tiles did for x while
+-- both were still in. One row per hand and ordered seat pair (12 per hand).
+--   exposure    a's discards and added kongs while x was still in (the chances a had to give x a tile)
+--   feed_win    x won on a's discard or robbed a's added kong
+--   feed_call   x ponged or direct-konged a's discard
+--   could_feed  a's tile was one x could have won on (a dangerous discard for x)
+--   soft_pass   x could have won on a's tile and did not
+--   channel     x collected 查叫 or 花猪 money from a at the end of the wall (0/1)
+-- Checks: feed_win + soft_pass = could_feed; every count <= exposure except channel.
+WITH
+hands_in AS (  -- source: replayed hands
+    SELECT hand_id, players FROM hands WHERE replayed
+),
+
+ev AS (  -- renamed: events with the event each hu answers (the last non-hu event before it)
+    SELECT
+        e.hand_id, e.idx, e.t, e.seat, e.source, e.kind, e.could_win,
+        last_value(CASE WHEN e.t <> 'hu' THEN e.idx END IGNORE NULLS)
+            OVER (PARTITION BY e.hand_id ORDER BY e.idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS target
+    FROM events AS e
+    JOIN hands_in AS h ON h.hand_id = e.hand_id
+    WHERE e.replayed
+),
+
+out_at AS (  -- when each winner left the hand
+    SELECT hand_id, seat, min(idx) AS won_at FROM ev WHERE t = 'hu' GROUP BY hand_id, seat
+),
+
+offers AS (  -- a's tiles others could take: discards and added kongs
+    SELECT hand_id, idx, seat AS a, could_win FROM ev WHERE t = 'discard' OR (t = 'kong' AND kind = 'added')
+),
+
+seat_pairs AS (
+    SELECT h.hand_id, h.players, a.s AS a, x.s AS x
+    FROM hands_in AS h, range(4) AS a(s), range(4) AS x(s)
+    WHERE a.s <> x.s
+),
+
+offer_rows AS (  -- logic: each offer of a, for each x still in at that moment
+    SELECT o.hand_id, o.idx, o.a, p.x, list_contains(o.could_win, p.x::TINYINT) AS could
+    FROM offers AS o
+    JOIN seat_pairs AS p ON p.hand_id = o.hand_id AND p.a = o.a
+    LEFT JOIN out_at AS wa ON wa.hand_id = o.hand_id AND wa.seat = o.a
+    LEFT JOIN out_at AS wx ON wx.hand_id = o.hand_id AND wx.seat = p.x
+    WHERE (wa.won_at IS NULL OR wa.won_at > o.idx) AND (wx.won_at IS NULL OR wx.won_at > o.idx)
+),
+
+took AS (  -- x's wins and calls on a's offers
+    SELECT hand_id, target AS idx, seat AS x, max(CASE WHEN t = 'hu' THEN 1 ELSE 0 END) AS won,
+           max(CASE WHEN t IN ('pong', 'kong') THEN 1 ELSE 0 END) AS called
+    FROM ev
+    WHERE t = 'hu' OR t = 'pong' OR (t = 'kong' AND kind = 'direct')
+    GROUP BY hand_id, target, seat
+),
+
+per_offer AS (
+    SELECT o.hand_id, o.a, o.x, o.could, coalesce(k.won, 0) AS won, coalesce(k.called, 0) AS called
+    FROM offer_rows AS o
+    LEFT JOIN took AS k ON k.hand_id = o.hand_id AND k.idx = o.idx AND k.x = o.x
+),
+
+offer_counts AS (
+    SELECT
+        hand_id, a, x,
+        count(*) AS exposure,
+        sum(won) AS feed_win,
+        sum(called) AS feed_call,
+        count(*) FILTER (WHERE could) AS could_feed,
+        count(*) FILTER (WHERE could AND won = 0) AS soft_pass
+    FROM per_offer
+    GROUP BY hand_id, a, x
+),
+
+channels AS (
+    SELECT p.hand_id, p.payer AS a, p.payee AS x, 1 AS channel
+    FROM payments AS p
+    JOIN hands_in AS h ON h.hand_id = p.hand_id
+    WHERE p.side = 'computed' AND p.reason IN ('cha_jiao', 'hua_zhu')
+    GROUP BY p.hand_id, p.payer, p.payee
+)
+
+SELECT  -- final
+    sp.hand_id,
+    sp.players[sp.a + 1] AS player_a,
+    sp.players[sp.x + 1] AS player_x,
+    sp.a::TINYINT AS seat_a,
+    sp.x::TINYINT AS seat_x,
+    coalesce(c.exposure, 0)::INTEGER AS exposure,
+    coalesce(c.feed_win, 0)::INTEGER AS feed_win,
+    coalesce(c.feed_call, 0)::INTEGER AS feed_call,
+    coalesce(c.could_feed, 0)::INTEGER AS could_feed,
+    coalesce(c.soft_pass, 0)::INTEGER AS soft_pass,
+    coalesce(ch.channel, 0)::INTEGER AS channel
+FROM seat_pairs AS sp
+LEFT JOIN offer_counts AS c ON c.hand_id = sp.hand_id AND c.a = sp.a AND c.x = sp.x
+LEFT JOIN channels AS ch ON ch.hand_id = sp.hand_id AND ch.a = sp.a AND ch.x = sp.x
+ORDER BY sp.hand_id, sp.a, sp.x
