@@ -166,7 +166,7 @@ def test_cli_simulate_writes_records_labels_and_summary(tmp_path) -> None:
         records = [json.loads(line) for line in f]
     assert len(records) == 30
     labels = json.loads((tmp_path / "games.labels.json").read_text())
-    assert set(labels) == {"seed", "players", "colluders", "bots", "faults"}
+    assert set(labels) == {"seed", "players", "colluders", "bots", "friends", "faults"}
     assert len(labels["colluders"]) == 1 and labels["colluders"][0]["intensity"] == 0.3
     assert len(labels["bots"]) == 1
     assert all(p["style"] in ("balanced", "aggressive", "defensive", "novice") for p in labels["players"].values())

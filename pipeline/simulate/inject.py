@@ -7,7 +7,9 @@ Spec (``--inject``), comma-separated ``name=value`` items:
   the partner's discards more readily, and sit at the same table more often than random matchmaking would;
 - ``score_errors=F`` — a fraction ``F`` of records get one scoring error in ``result`` only;
 - ``corrupt=F`` — a fraction ``F`` of records get one corruption of the record itself;
-- ``bot=N`` — ``N`` players see the wall and every hand, and never deal in when they can avoid it.
+- ``bot=N`` — ``N`` players see the wall and every hand, and never deal in when they can avoid it;
+- ``friends=N`` — ``N`` honest pairs who sit at the same table as often as colluders do (hard negatives for
+  the collusion screen: they play for themselves).
 
 Fault kinds (the ``kind`` of each entry of the labels file's ``faults``):
 
@@ -67,6 +69,7 @@ class InjectSpec:
     score_errors: float = 0.0
     corrupt: float = 0.0
     bots: int = 0
+    friends: int = 0
 
     @classmethod
     def parse(cls, text: str | None) -> InjectSpec:
@@ -86,8 +89,10 @@ class InjectSpec:
                     values[name] = float(value)
                 elif name == "bot" and sep:
                     values["bots"] = int(value)
+                elif name == "friends" and sep:
+                    values["friends"] = int(value)
                 else:
-                    raise SpecError(f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N)")
+                    raise SpecError(f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N, friends=N)")
             except ValueError as exc:
                 if isinstance(exc, SpecError):
                     raise
@@ -96,7 +101,7 @@ class InjectSpec:
         for name in ("collude_intensity", "score_errors", "corrupt"):
             if not 0.0 <= getattr(spec, name) <= 1.0:
                 raise SpecError(f"{name} must be between 0 and 1")
-        if spec.collude_pairs < 0 or spec.bots < 0:
+        if spec.collude_pairs < 0 or spec.bots < 0 or spec.friends < 0:
             raise SpecError("counts must not be negative")
         return spec
 

@@ -49,6 +49,7 @@ class Labels:
     players: dict[str, dict[str, Any]]
     colluders: list[dict[str, Any]]
     bots: list[str]
+    friends: list[list[str]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -57,6 +58,7 @@ class Labels:
             "players": self.players,
             "colluders": self.colluders,
             "bots": self.bots,
+            "friends": self.friends,
             "faults": [f.as_dict() for f in self.faults],
         }
 
@@ -116,21 +118,31 @@ class Summary:
         return "\n".join(lines)
 
 
-def make_labels(config: SimConfig) -> tuple[list[Player], list[tuple[Player, Player]], set[str], Labels]:
+def make_labels(
+    config: SimConfig,
+) -> tuple[list[Player], list[tuple[Player, Player]], list[tuple[Player, Player]], set[str], Labels]:
+    """The pool, the colluding pairs, the honest friend pairs, the bots, and the labels that name them."""
     rng = random.Random(f"pool-{config.seed}")
     pool = make_pool(config.players, rng, config.styles)
+    spec = config.inject
     ids = [p.id for p in pool]
-    chosen = rng.sample(ids, min(len(ids), 2 * config.inject.collude_pairs + config.inject.bots))
+    wanted = 2 * spec.collude_pairs + 2 * spec.friends + spec.bots
+    if wanted > len(ids):
+        raise ValueError(f"the injection needs {wanted} distinct players; the pool has {len(ids)}")
+    chosen = rng.sample(ids, wanted)
     by_id = {p.id: p for p in pool}
-    pairs = [(by_id[chosen[2 * i]], by_id[chosen[2 * i + 1]]) for i in range(config.inject.collude_pairs)]
-    bots = set(chosen[2 * config.inject.collude_pairs :])
+    pairs = [(by_id[chosen[2 * i]], by_id[chosen[2 * i + 1]]) for i in range(spec.collude_pairs)]
+    start = 2 * spec.collude_pairs
+    friends = [(by_id[chosen[start + 2 * i]], by_id[chosen[start + 2 * i + 1]]) for i in range(spec.friends)]
+    bots = set(chosen[start + 2 * spec.friends :])
     labels = Labels(
         seed=config.seed,
         players={p.id: {"style": p.style.name, "skill": p.skill} for p in pool},
-        colluders=[{"players": [a.id, b.id], "intensity": config.inject.collude_intensity} for a, b in pairs],
+        colluders=[{"players": [a.id, b.id], "intensity": spec.collude_intensity} for a, b in pairs],
         bots=sorted(bots),
+        friends=[[a.id, b.id] for a, b in friends],
     )
-    return pool, pairs, bots, labels
+    return pool, pairs, friends, bots, labels
 
 
 def simulate(
@@ -141,8 +153,9 @@ def simulate(
     if config.players < 4:
         raise ValueError("a room needs at least 4 players")
     rules = load_ruleset(config.profile)
-    pool, pairs, bots, labels = make_labels(config)
+    pool, pairs, friends, bots, labels = make_labels(config)
     partner = {a.id: b.id for a, b in pairs} | {b.id: a.id for a, b in pairs}
+    companion = partner | {a.id: b.id for a, b in friends} | {b.id: a.id for a, b in friends}
 
     def lines() -> Iterator[str]:
         rng = random.Random(config.seed)
@@ -151,7 +164,7 @@ def simulate(
         clock = START
         while made < config.hands:
             table += 1
-            players = _seat_table(pool, partner, config.together, rng)
+            players = _seat_table(pool, companion, config.together, rng)
             collusion = {
                 seat: Collusion(players.index(next(q for q in players if q.id == partner[p.id])), config.inject.collude_intensity)
                 for seat, p in enumerate(players)
