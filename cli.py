@@ -295,6 +295,55 @@ def stats_command(
         typer.echo(stats_table(answer))
 
 
+@app.command("collusion")
+def collusion_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    min_hands: Annotated[int, typer.Option("--min-hands", min=1, help="Screen pairs that shared at least N hands.")] = 200,
+    fdr: Annotated[float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli).")] = 0.05,
+    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    top: Annotated[int, typer.Option("--top", help="Pairs to list in the table (json lists all).")] = 20,
+) -> None:
+    """Screen every pair of players for collusion; flagged pairs come with the hands that prove it."""
+    from pipeline.audit.collusion import screen
+
+    if fmt not in ("table", "json"):
+        raise fail(f"--format takes table or json, got {fmt!r}")
+    if not (warehouse / "hands").is_dir():
+        raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
+    results = screen(warehouse, min_hands=min_hands, fdr=fdr)
+    if fmt == "json":
+        typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
+        return
+    flagged = sum(r.flagged for r in results)
+    typer.echo(f"{len(results)} pairs with at least {min_hands} shared hands screened; {flagged} flagged at FDR {fdr}")
+    typer.echo(f"{'pair':<20}{'hands':>7}{'score':>8}{'p':>11}{'q':>9}  flag  signals (z)")
+    for r in results[:top]:
+        z = " ".join(f"{k}={v['z']:+.1f}" for k, v in r.signals.items())
+        typer.echo(f"{' & '.join(r.players):<20}{r.shared_hands:>7}{r.score:>8.2f}{r.p:>11.2e}{r.q:>9.3f}  "
+                   f"{'YES ' if r.flagged else '    '}  {z}  sit-together ×{r.seating['ratio']}")
+        for e in r.evidence:
+            typer.echo(f"      {e['hand_id']} event {e['event']}: {e['why']}")
+
+
+@app.command("eval-collusion")
+def eval_collusion_command(
+    fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at.")] = 0.05,
+    quick: Annotated[bool, typer.Option("--quick", help="A small grid (one intensity, small samples) for a look.")] = False,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 2,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the results as JSON here.")] = None,
+) -> None:
+    """Simulate populations with and without colluders and report detection, false discoveries and AUC."""
+    from pipeline.audit.evaluate import evaluate, grid, summary, table
+
+    pops = grid(seed=seed, intensities=(0.5,), shared=(200,), honest=1, honest_hands=500) if quick else grid(seed=seed)
+    outcomes = evaluate(pops, fdr=fdr, workers=workers,
+                        progress=lambda o: typer.echo(f"  done: {o.population.name}", err=True))
+    typer.echo(table(outcomes, fdr))
+    if out is not None:
+        out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
+
+
 @app.command("simulate")
 def simulate_command(
     hands: Annotated[int, typer.Option("--hands", min=1, help="How many hands to play.")],
