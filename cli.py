@@ -166,7 +166,7 @@ def validate_command(
 
     Exit 0 when every record is valid, 1 when any is not, 2 on a usage error.
     """
-    from pipeline.ingest.read import ReadFault, find_files, read_lines
+    from pipeline.ingest.read import find_files, read_lines
     from pipeline.validate import check_sessions, hand_key, validate_line
 
     override = _profile_option(profile)
@@ -185,21 +185,21 @@ def validate_command(
     first: list[str] = []
     keys = []
     for item in read_lines(paths):
-        if isinstance(item, ReadFault):
+        if item.fault is not None or item.spill is not None:
             invalid += 1
             by_code["SCHEMA_JSON"] += 1
-            message = f"{item.path}: {item.message}"
+            message = item.fault or f"{item.source_file}:{item.source_line}: a line of {item.size} bytes is not a record"
             if as_json:
                 typer.echo(json.dumps({"hand_id": None, "ok": False, "issues": [{"code": "SCHEMA_JSON", "severity": "error",
                     "event": None, "seat": None, "expected": None, "actual": None, "message": message}], "deltas": None,
                     "payments": []}, ensure_ascii=False))
             elif len(first) < show:
-                first.append(f"{item.path}: SCHEMA_JSON {item.message}")
+                first.append(f"{item.source_file}: SCHEMA_JSON {message}")
             continue
-        if not item.data.strip():
+        if item.blank:
             continue
         read += 1
-        v = validate_line(item.data, line_no=item.number, profile=override, strict=strict)
+        v = validate_line(item.data, line_no=item.source_line, profile=override, strict=strict)
         keys.append(hand_key(v))
         if v.ok:
             valid += 1
@@ -209,7 +209,7 @@ def validate_command(
             by_code[issue.code] += 1
             if len(first) < show:
                 where = f" event {issue.event}" if issue.event is not None else ""
-                first.append(f"{item.path}:{item.number} {v.hand_id}{where}: {issue.code} {issue.message}")
+                first.append(f"{item.source_file}:{item.source_line} {v.hand_id}{where}: {issue.code} {issue.message}")
         if as_json:
             typer.echo(json.dumps(v.as_dict(), ensure_ascii=False))
         if strict and not v.ok:
@@ -293,6 +293,40 @@ def stats_command(
         typer.echo(stats_csv(answer), nl=False)
     else:
         typer.echo(stats_table(answer))
+
+
+@app.command("audit")
+def audit_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    top: Annotated[int, typer.Option("--top", help="Findings to list in the table (json and csv list all).")] = 30,
+) -> None:
+    """Every scoring difference and rule violation, with the hand and event that prove it, ranked by money."""
+    from pipeline.audit.scoring import FINDING_FIELDS, GROUPS, audit
+
+    if fmt not in ("table", "json", "csv"):
+        raise fail(f"--format takes table, json or csv, got {fmt!r}")
+    if not (warehouse / "hands").is_dir():
+        raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
+    result = audit(warehouse)
+    if fmt == "json":
+        typer.echo(json.dumps(result.as_json(), ensure_ascii=False))
+        return
+    if fmt == "csv":
+        typer.echo(result.findings.select(*FINDING_FIELDS, "table_id", "month").write_csv(), nl=False)
+        return
+    findings = result.findings
+    typer.echo(f"{findings.height} findings in {findings['hand_id'].n_unique()} hands, "
+               f"{findings['money'].sum() or 0} points at stake")
+    for by in GROUPS:
+        typer.echo(f"\nby {by}:")
+        for row in result.grouped(by).head(10).iter_rows(named=True):
+            typer.echo(f"  {str(row[GROUPS[by]]):<24} {row['findings']:>6} findings {row['hands']:>6} hands {row['money']:>8} points")
+    typer.echo(f"\ntop {min(top, findings.height)} by money:")
+    for row in findings.head(top).iter_rows(named=True):
+        where = f" event {row['event']}" if row["event"] is not None else ""
+        who = f" {row['player']}" if row["player"] else ""
+        typer.echo(f"  {row['money']:>6}  {row['hand_id']}{where}{who}: {row['code']} {row['message']}")
 
 
 @app.command("collusion")

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from pipeline.ingest.read import Line, read_lines
+from pipeline.ingest.read import read_lines
 from pipeline.rules import WinHand, load_ruleset, parse_tiles, score
 from pipeline.validate import check_sessions, hand_key, validate_line
 
@@ -29,9 +29,10 @@ def main() -> int:
     keys = []
     faulty_found = set()
     for item in read_lines([str(SAMPLE)]):
-        assert isinstance(item, Line)
+        if item.blank:
+            continue
         read += 1
-        v = validate_line(item.data, line_no=item.number)
+        v = validate_line(item.data, line_no=item.source_line)
         keys.append(hand_key(v))
         invalid += not v.ok
         for issue in v.issues:

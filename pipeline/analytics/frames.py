@@ -12,9 +12,23 @@ def scan(warehouse_dir: str | Path, table: str) -> pl.LazyFrame:
     return pl.scan_parquet(Path(warehouse_dir) / table / "*.parquet")
 
 
-def player_base(warehouse_dir: str | Path, *, player: str | None = None) -> pl.DataFrame:
-    """The same base counts as ``sql/player_base.sql`` with ``by = 'all'``."""
-    ph = scan(warehouse_dir, "player_hands").filter(pl.col("replayed"))
+def _group(by: str) -> pl.Expr:
+    """The ``grp`` column of ``sql/player_base.sql`` for ``$by``."""
+    groups = {
+        "all": pl.lit("all"),
+        "seat": pl.col("seat").cast(pl.String),
+        "dealer": pl.when(pl.col("dealer")).then(pl.lit("dealer")).otherwise(pl.lit("not dealer")),
+        "profile": pl.col("profile"),
+        "month": pl.col("played_at").dt.convert_time_zone("UTC").dt.strftime("%Y-%m"),
+    }
+    if by not in groups:
+        raise ValueError(f"--by takes one of {', '.join(list(groups)[1:])}, got {by!r}")
+    return groups[by].alias("grp")
+
+
+def player_base(warehouse_dir: str | Path, *, by: str = "all", player: str | None = None) -> pl.DataFrame:
+    """The same base counts as ``sql/player_base.sql``, one row per player and group, in the same order."""
+    ph = scan(warehouse_dir, "player_hands").filter(pl.col("replayed")).with_columns(_group(by))
     if player is not None:
         ph = ph.filter(pl.col("player") == player)
     deal_in = (
@@ -34,7 +48,7 @@ def player_base(warehouse_dir: str | Path, *, player: str | None = None) -> pl.D
     def sq(name: str) -> pl.Expr:
         return (pl.col(name).cast(pl.Int64) * pl.col(name).cast(pl.Int64)).sum()
 
-    out = joined.group_by("player").agg(
+    out = joined.group_by("player", "grp").agg(
         pl.len().alias("hands"),
         won.sum().alias("wins"),
         (pl.col("how") == "self_draw").sum().alias("self_draw_wins"),
@@ -70,7 +84,7 @@ def player_base(warehouse_dir: str | Path, *, player: str | None = None) -> pl.D
         pl.col("passed_wins").cast(pl.Int64).sum().alias("passed_wins"),
         pl.col("compulsory_passes").cast(pl.Int64).sum().alias("compulsory_passes"),
     )
-    return out.sort("player").collect()
+    return out.sort("player", "grp", nulls_last=True).collect()
 
 
 def fan_distribution(warehouse_dir: str | Path) -> pl.DataFrame:

@@ -1,6 +1,7 @@
 -- outcomes: how hands end, replayed hands only.
 -- winners_0..3: hands by number of winners; huang_zhuang: the wall ran out with two or more players still in
--- (黄庄); multi_win_hands: hands with at least one 一炮多响 (two or more wins on one discard);
+-- (黄庄); multi_win_hands: hands with at least one 一炮多响 (two or more wins on one tile: a discard, or an
+-- added kong robbed by several, as the engine's dealer rule counts it);
 -- events_sum / events_sq: hand length in events.
 -- Check: winners_0 + winners_1 + winners_2 + winners_3 = hands.
 WITH
@@ -8,10 +9,10 @@ source AS (
     SELECT hand_id, winners, outcome, events FROM hands WHERE replayed
 ),
 
-multi AS (  -- wins on one discard share hand, discarder and win order
+multi AS (  -- wins on one tile share hand, discarder and win order
     SELECT DISTINCT w.hand_id
     FROM wins AS w
-    WHERE w.how = 'discard'
+    WHERE w.how IN ('discard', 'rob_kong')
     GROUP BY w.hand_id, w.source, w.win_order
     HAVING count(*) >= 2
 )

@@ -10,7 +10,8 @@ seat_hands AS (  -- source: one row per hand and seat
             WHEN 'seat' THEN CAST(ph.seat AS VARCHAR)
             WHEN 'dealer' THEN CASE WHEN ph.dealer THEN 'dealer' ELSE 'not dealer' END
             WHEN 'profile' THEN ph.profile
-            WHEN 'month' THEN strftime(ph.played_at, '%Y-%m')
+            -- played_at is UTC; strftime on a TIMESTAMPTZ would use the session's TimeZone (the machine's)
+            WHEN 'month' THEN strftime(timezone('UTC', ph.played_at), '%Y-%m')
             ELSE 'all'
         END AS grp
     FROM player_hands AS ph

@@ -1,0 +1,44 @@
+"""The scoring and rule audit: every difference between the claimed and the recomputed settlement, and every
+rule violation, each with the hand and event that prove it and the money involved, ranked by money at stake,
+and grouped by code, table, player and month."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.ingest.warehouse import Warehouse
+
+FINDING_FIELDS = ("hand_id", "code", "event", "seat", "player", "expected", "actual", "money", "message")
+GROUPS = {"code": "code", "table": "table_id", "player": "player", "month": "month"}
+
+
+@dataclass(frozen=True)
+class Audit:
+    findings: pl.DataFrame  # one row per finding, ranked by money
+
+    def as_json(self) -> list[dict[str, Any]]:
+        """The contract: ``[{"hand_id", "code", "event", "seat", "player", "expected", "actual", "money", "message"}]``."""
+        return self.findings.select(FINDING_FIELDS).to_dicts()
+
+    def grouped(self, by: str) -> pl.DataFrame:
+        """Findings and money per code, table, player or month, most money first."""
+        column = GROUPS[by]
+        return (
+            self.findings.group_by(column)
+            .agg(pl.len().alias("findings"), pl.col("hand_id").n_unique().alias("hands"), pl.col("money").sum().alias("money"))
+            .sort(["money", "findings", column], descending=[True, True, False], nulls_last=True)
+        )
+
+
+def _sql(name: str) -> str:
+    return resources.files("pipeline.audit").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+
+
+def audit(warehouse_dir: str | Path) -> Audit:
+    con = Warehouse(warehouse_dir).connect()
+    return Audit(con.sql(_sql("findings")).pl())

@@ -1,0 +1,146 @@
+"""Intervals: Wilson for rates, normal for means from sums, the bootstrap; and how a metric reads a row of
+base counts (nulls included). Known values are quoted to 4 places."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, player_metrics
+from pipeline.analytics.stats import bootstrap_mean, mean_interval, wilson
+
+
+def bounds(num: int, den: int) -> tuple[float, float]:
+    """The Wilson bounds of a rate with a denominator (never None there)."""
+    low, high = wilson(num, den)
+    assert low is not None and high is not None
+    return low, high
+
+
+def r4(pair: tuple[float | None, ...]) -> tuple[float | None, ...]:
+    return tuple(None if x is None else round(x, 4) for x in pair)
+
+
+@pytest.mark.parametrize(
+    ("num", "den", "expected"),
+    [
+        (5, 10, (0.2366, 0.7634)),
+        (0, 10, (0.0, 0.2775)),
+        (10, 10, (0.7225, 1.0)),
+        (1, 2, (0.0945, 0.9055)),
+        (2, 3, (0.2077, 0.9385)),
+        (1, 1, (0.2065, 1.0)),
+        (0, 1, (0.0, 0.7935)),
+        (81, 263, (0.2553, 0.3662)),
+    ],
+)
+def test_wilson_known_values(num: int, den: int, expected: tuple[float, float]) -> None:
+    assert r4(wilson(num, den)) == expected
+
+
+def test_wilson_edges_are_exact() -> None:
+    """0/n starts at exactly 0 and n/n ends at exactly 1 (no -1e-17 from rounding); 0/0 has no interval."""
+    for n in (1, 2, 3, 7, 100, 10_000):
+        low, high = bounds(0, n)
+        assert low == 0.0 and 0 < high < 1
+        low, high = bounds(n, n)
+        assert high == 1.0 and 0 < low < 1
+    assert wilson(0, 0) == (None, None)
+    assert wilson(3, -1) == (None, None)
+
+
+def test_wilson_against_the_quadratic_root() -> None:
+    """The bounds are the roots of (p̂ - p)² = z² p (1 - p) / n, computed another way."""
+    z = 1.959963984540054
+    for num, den in [(1, 7), (3, 11), (40, 97), (333, 812), (811, 812)]:
+        p = num / den
+        a, b, c = 1 + z * z / den, -(2 * p + z * z / den), p * p
+        d = math.sqrt(b * b - 4 * a * c)
+        low, high = bounds(num, den)
+        assert low == pytest.approx((-b - d) / (2 * a), abs=1e-11)
+        assert high == pytest.approx((-b + d) / (2 * a), abs=1e-11)
+
+
+def test_wilson_symmetric_and_contains_the_rate() -> None:
+    for num, den in [(0, 5), (1, 5), (2, 5), (3, 9), (50, 51)]:
+        low, high = bounds(num, den)
+        mirror_low, mirror_high = bounds(den - num, den)
+        assert low == pytest.approx(1 - mirror_high, abs=1e-11)
+        assert high == pytest.approx(1 - mirror_low, abs=1e-11)
+        assert low <= num / den <= high
+
+
+def test_wilson_narrows_with_more_data() -> None:
+    widths = [bounds(n // 2, n)[1] - bounds(n // 2, n)[0] for n in (10, 100, 1000)]
+    assert widths[0] > widths[1] > widths[2]
+
+
+def test_mean_interval() -> None:
+    # 1, 2, 3: mean 2, sample variance 1, half-width 1.96/√3.
+    assert r4(mean_interval(6, 14, 3)) == (2.0, 0.8684, 3.1316)
+    assert mean_interval(0, 0, 0) == (None, None, None)
+    assert mean_interval(5, 25, 1) == (5.0, None, None)  # one value: no spread to speak of
+    assert mean_interval(12, 36, 4) == (3.0, 3.0, 3.0)  # all equal: a zero-width interval
+    # Sums in float error below zero variance are clamped, not a math domain error.
+    assert mean_interval(0.3, 0.03, 3) == (pytest.approx(0.1), pytest.approx(0.1), pytest.approx(0.1))
+
+
+def test_mean_interval_matches_numpy() -> None:
+    values = np.array([3, 0, -7, 12, 5, 5, 1, -2], dtype=float)
+    mean, low, high = mean_interval(values.sum(), (values**2).sum(), len(values))
+    half = 1.959963984540054 * values.std(ddof=1) / math.sqrt(len(values))
+    assert mean == pytest.approx(values.mean())
+    assert (low, high) == (pytest.approx(values.mean() - half), pytest.approx(values.mean() + half))
+
+
+def test_bootstrap_mean() -> None:
+    values = np.array([1, 1, 2, 2, 2, 4, 8, 16, 32, 1], dtype=float)
+    low, high = bootstrap_mean(values, resamples=500, seed=3)
+    assert low < values.mean() < high
+    assert bootstrap_mean(values, resamples=500, seed=3) == (low, high)  # seeded: repeatable
+    assert bootstrap_mean(np.array([4.0])) == (None, None)
+    assert bootstrap_mean(np.array([])) == (None, None)
+
+
+# -------------------------------------------------------------------------------- Metric.value
+def test_rate_value() -> None:
+    m = METRIC_BY_ID["win_rate"]
+    assert r4(tuple(m.value({"wins": 5, "hands": 10}).values())) == (0.5, 5, 10, 0.2366, 0.7634)
+    empty = {"value": None, "num": 0, "den": 0, "ci_low": None, "ci_high": None}
+    assert m.value({"wins": 0, "hands": 0}) == empty
+
+
+def test_mean_value() -> None:
+    m = METRIC_BY_ID["fan_per_win"]
+    assert m.sq == "fan_sq"
+    got = m.value({"fan_sum": 6, "fan_sq": 14, "wins": 3})
+    assert (got["value"], got["sum"], got["n"]) == (2.0, 6, 3)
+    assert (round(got["ci_low"], 4), round(got["ci_high"], 4)) == (0.8684, 3.1316)
+
+
+def test_square_column_names() -> None:
+    """Each mean reads the sum of squares of its own total."""
+    assert {m.id: m.sq for m in METRICS if m.kind == "mean"} == {
+        "deal_ins_per_hand": "deal_ins_sq",
+        "points_lost_per_deal_in": "points_lost_sq",
+        "fan_per_win": "fan_sq",
+        "points_per_win": "points_sq",
+        "net_points_per_hand": "delta_sq",
+        "pongs_per_hand": "pongs_sq",
+        "direct_kongs_per_hand": "kongs_direct_sq",
+        "added_kongs_per_hand": "kongs_added_sq",
+        "concealed_kongs_per_hand": "kongs_concealed_sq",
+    }
+
+
+def test_null_base_counts_read_as_zero() -> None:
+    """A SQL SUM over no rows is NULL: every metric of an all-null row is a zero count or an empty value."""
+    columns = {c for m in METRICS for c in (m.num, m.den, m.sq) if c}
+    got = player_metrics(dict.fromkeys(columns))
+    for m in METRICS:
+        if m.kind == "count":
+            assert got[m.id] == {"value": 0}, m.id
+        else:
+            assert got[m.id]["value"] is None and got[m.id]["ci_low"] is None, m.id
