@@ -362,20 +362,32 @@ def shanten(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) 
     standard shape (``8 − 2·sets − partials − pair``, sets plus partials at most four) and, without
     melds, seven pairs (``6 − pairs``, four of a kind being two pairs).
     """
-    combos: list[Block] = [(n_melds, 0, 0)]
+    parts = []
+    pairs = 0
     for suit in range(3):
         if suit == void:
             continue
         key = tuple(counts27[suit * 9 : suit * 9 + 9])
-        if not any(key):
-            continue
-        combos = [(m + bm, t + bt, p + bp) for m, t, p in combos for bm, bt, bp in _suit_blocks(key) if p + bp <= 1]
+        if any(key):
+            parts.append(_suit_blocks(key))
+            if n_melds == 0:
+                pairs += sum(n // 2 for n in key)
+    best = _combine(tuple(parts), n_melds)
+    if n_melds == 0:
+        best = min(best, 6 - min(pairs, 7))
+    return best
+
+
+@lru_cache(maxsize=1 << 16)
+def _combine(parts: tuple[tuple[Block, ...], ...], n_melds: int) -> int:
+    """The standard-shape shanten of suits whose block options are ``parts``. The options of a suit come
+    from a small vocabulary, so this is nearly always a cache hit."""
+    combos: list[Block] = [(n_melds, 0, 0)]
+    for blocks in parts:
+        combos = [(m + bm, t + bt, p + bp) for m, t, p in combos for bm, bt, bp in blocks if p + bp <= 1]
     best = 8
     for m, t, p in combos:
         value = 8 - 2 * m - min(t, 4 - m) - p
         if value < best:
             best = value
-    if n_melds == 0:
-        pairs = sum(n // 2 for k, n in enumerate(counts27) if k // 9 != void)
-        best = min(best, 6 - min(pairs, 7))
     return best
