@@ -295,6 +295,30 @@ def stats_command(
         typer.echo(stats_table(answer))
 
 
+@app.command("report")
+def report_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    out: Annotated[Path, typer.Option("--out", help="Output directory: index.html, player and quality pages, charts/*.png.")],
+    player: Annotated[
+        Optional[list[str]],
+        typer.Option("--player", help="A player to give a page (repeatable); default: the --top players with most hands."),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=0, help="How many players get a page when --player is not given.")] = 3,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
+) -> None:
+    """HTML dashboards (overview, players, data quality) with every chart also as a PNG."""
+    from pipeline.report.build import build_report
+
+    try:
+        index = build_report(warehouse, out, players=player or None, top_players=top,
+                             on_step=None if quiet else (lambda step: typer.echo(step, err=True)))
+    except FileNotFoundError as exc:
+        raise fail(str(exc)) from None
+    except ValueError as exc:
+        raise fail(str(exc), code=1) from None
+    typer.echo(f"wrote {index}")
+
+
 @app.command("audit")
 def audit_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],

@@ -1,0 +1,481 @@
+"""The overview dashboard: how hands are won and end, and how players compare on dealing in and money.
+
+Charts: fan distribution, pattern frequency, outcomes (winners per hand, 黄庄, 一炮多响), flower pigs per
+hand, deal-in rate by player with Wilson whiskers, net points by player.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+from matplotlib.axes import Axes
+
+from dashboards import ChartSpec, as_int, population_base, run_sql
+from pipeline.analytics import queries
+from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.analytics.stats import wilson
+from pipeline.report import charts
+from pipeline.rules.fan import PATTERN_BY_ID, SPECIAL_NAMES
+
+MAX_PLAYERS = 40  # bars per player chart; beyond that, the players with most hands
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def _share_rows(
+    counts: list[tuple[str, int]], n: int
+) -> tuple[list[float | None], list[float | None], list[float | None]]:
+    shares, lows, highs = [], [], []
+    for _, k in counts:
+        low, high = wilson(k, n)
+        shares.append(k / n if n else None)
+        lows.append(low)
+        highs.append(high)
+    return shares, lows, highs
+
+
+def pattern_names(pattern: str) -> tuple[str, str]:
+    """``(name_zh, name_en)`` of a pattern id; an unknown id stands for itself."""
+    if pattern in PATTERN_BY_ID:
+        p = PATTERN_BY_ID[pattern]
+        return p.name_zh, p.name_en
+    if pattern in SPECIAL_NAMES:
+        return SPECIAL_NAMES[pattern]
+    return pattern, pattern
+
+
+def _pinyin(pattern: str) -> str:
+    return pattern.replace("_", " ")
+
+
+def _players_base(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return queries.player_base(con)
+
+
+def _limit(base: pl.DataFrame, limit: int) -> pl.DataFrame:
+    """The ``limit`` players with most hands (ties by id), keeping the frame's columns."""
+    return base.sort(["hands", "player"], descending=[True, False]).head(limit)
+
+
+# ---------------------------------------------------------------------------------------------- fan
+def prep_fan_distribution(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Wins by total fan (engine, before the cap), every fan from the lowest to the highest seen.
+
+    Columns: ``fan``, ``wins``, ``share`` (of all wins), ``n`` (wins in replayed hands).
+    """
+    df = queries.run(con, "fan_distribution")
+    n = as_int(df["wins"].sum())
+    if not df.height:
+        return pl.DataFrame(schema={"fan": pl.Int64, "wins": pl.Int64, "share": pl.Float64, "n": pl.Int64})
+    fans = pl.DataFrame({"fan": list(range(as_int(df["fan"].min()), as_int(df["fan"].max()) + 1))})
+    out = fans.join(
+        df.with_columns(pl.col("fan").cast(pl.Int64), pl.col("wins").cast(pl.Int64)), on="fan", how="left"
+    )
+    return out.with_columns(pl.col("wins").fill_null(0)).with_columns(
+        (pl.col("wins") / n).alias("share"), pl.lit(n, dtype=pl.Int64).alias("n")
+    )
+
+
+def plot_fan_distribution(df: pl.DataFrame, ax: Axes) -> None:
+    f = charts.fonts()
+    n = int(df["n"][0]) if df.height else 0
+    title = f"Fan per win ({f.term('番', 'fan')}): distribution, n = {n:,} wins"
+    if not n:
+        charts.empty(ax, title, "no wins")
+        return
+    bars = ax.bar(df["fan"].to_list(), df["share"].to_list(), color=charts.NEUTRAL, width=0.7)
+    ax.bar_label(bars, labels=[f"{w:,}" for w in df["wins"].to_list()], fontsize=8, padding=2)
+    ax.set_xticks(df["fan"].to_list())
+    ax.set_title(title)
+    ax.set_xlabel(
+        "total fan of the win (engine, before the cap; 平胡 = 1)"
+        if f.cjk
+        else "total fan of the win (engine, before the cap; plain hand = 1)"
+    )
+    ax.set_ylabel("share of wins")
+    charts.percent_axis(ax, "y")
+    ax.margins(y=0.12)
+
+
+# ---------------------------------------------------------------------------------------------- patterns
+def prep_pattern_frequency(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Wins carrying each scoring pattern, most frequent first.
+
+    Columns: ``pattern`` (id), ``name_zh``, ``name_en``, ``wins``, ``share`` (of all wins), ``n`` (wins).
+    """
+    n = int(queries.run(con, "fan_distribution")["wins"].sum() or 0)
+    df = queries.run(con, "pattern_frequency")
+    names = [pattern_names(p) for p in df["pattern"].to_list()]
+    return pl.DataFrame(
+        {
+            "pattern": df["pattern"].to_list(),
+            "name_zh": [zh for zh, _ in names],
+            "name_en": [en for _, en in names],
+            "wins": df["wins"].cast(pl.Int64).to_list(),
+        },
+        schema={"pattern": pl.String, "name_zh": pl.String, "name_en": pl.String, "wins": pl.Int64},
+    ).with_columns(
+        (pl.col("wins") / n if n else pl.lit(None, dtype=pl.Float64)).alias("share"),
+        pl.lit(n, dtype=pl.Int64).alias("n"),
+    )
+
+
+def plot_pattern_frequency(df: pl.DataFrame, ax: Axes) -> None:
+    f = charts.fonts()
+    n = int(df["n"][0]) if df.height else 0
+    title = f"Scoring patterns: share of wins carrying each, n = {n:,} wins"
+    if not df.height or not n:
+        charts.empty(ax, title, "no wins")
+        return
+    rows = df.reverse()  # most frequent on top
+    labels = [
+        f.both(zh, en) if f.cjk else f"{en} ({_pinyin(p)})"
+        for p, zh, en in zip(rows["pattern"], rows["name_zh"], rows["name_en"], strict=True)
+    ]
+    bars = ax.barh(labels, rows["share"].to_list(), color=charts.NEUTRAL, height=0.65)
+    ax.bar_label(bars, labels=[f"{w:,}" for w in rows["wins"].to_list()], fontsize=8, padding=2)
+    ax.set_title(title)
+    ax.set_xlabel(
+        "share of wins (a win carries several patterns; 平胡 is in every normal win)"
+        if f.cjk
+        else "share of wins (a win carries several patterns; the plain hand is in every normal win)"
+    )
+    charts.percent_axis(ax, "x")
+    ax.margins(x=0.12)
+    ax.grid(axis="y", visible=False)
+
+
+# ---------------------------------------------------------------------------------------------- outcomes
+OUTCOME_ROWS = (
+    ("winners_0", "winners", "无人胡", "no winner"),
+    ("winners_1", "winners", "一家胡", "1 winner"),
+    ("winners_2", "winners", "两家胡", "2 winners"),
+    ("winners_3", "winners", "三家胡", "3 winners (played out)"),
+    ("huang_zhuang", "end", "黄庄", "wall ran out, 2+ still in"),
+    ("multi_win_hands", "end", "一炮多响", "one discard, several winners"),
+)
+
+
+def prep_outcomes(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """How replayed hands end: by number of winners, and the share ending in 黄庄 or holding a 一炮多响.
+
+    Columns: ``key`` (the ``outcomes`` model's column), ``group`` (``winners`` or ``end``), ``label_zh``,
+    ``label_en``, ``hands``, ``n`` (replayed hands), ``share``, ``ci_low``, ``ci_high`` (Wilson 95%).
+    """
+    row = queries.run(con, "outcomes").row(0, named=True)
+    n = int(row["hands"] or 0)
+    counts = [(key, int(row[key] or 0)) for key, *_ in OUTCOME_ROWS]
+    shares, lows, highs = _share_rows(counts, n)
+    return pl.DataFrame(
+        {
+            "key": [r[0] for r in OUTCOME_ROWS],
+            "group": [r[1] for r in OUTCOME_ROWS],
+            "label_zh": [r[2] for r in OUTCOME_ROWS],
+            "label_en": [r[3] for r in OUTCOME_ROWS],
+            "hands": [k for _, k in counts],
+            "n": [n] * len(OUTCOME_ROWS),
+            "share": shares,
+            "ci_low": lows,
+            "ci_high": highs,
+        },
+        schema={
+            "key": pl.String,
+            "group": pl.String,
+            "label_zh": pl.String,
+            "label_en": pl.String,
+            "hands": pl.Int64,
+            "n": pl.Int64,
+            "share": pl.Float64,
+            "ci_low": pl.Float64,
+            "ci_high": pl.Float64,
+        },
+    )
+
+
+def plot_outcomes(df: pl.DataFrame, ax: Axes) -> None:
+    f = charts.fonts()
+    n = int(df["n"][0]) if df.height else 0
+    title = f"How hands end: share of hands, n = {n:,} hands (95% Wilson intervals)"
+    if not n:
+        charts.empty(ax, title, "no replayed hands")
+        return
+    rows = df.reverse()
+    labels = [f.both(zh, en) for zh, en in zip(rows["label_zh"], rows["label_en"], strict=True)]
+    colours = [charts.NEUTRAL if g == "winners" else charts.WARNING for g in rows["group"].to_list()]
+    share = rows["share"].fill_null(0.0)
+    bars = ax.barh(
+        labels,
+        share.to_list(),
+        color=colours,
+        height=0.65,
+        xerr=charts.whiskers(rows["share"], rows["ci_low"], rows["ci_high"]),
+        error_kw={"ecolor": "#222222", "capsize": 3, "elinewidth": 1},
+    )
+    ax.bar_label(
+        bars,
+        labels=[f"{charts.pct(s)} ({h:,})" for s, h in zip(rows["share"], rows["hands"], strict=True)],
+        fontsize=8,
+        padding=4,
+    )
+    ax.axhline(1.5, color="#999999", linewidth=0.8, linestyle="--")  # end-of-hand events below, winners above
+    ax.set_title(title)
+    ax.set_xlabel("share of replayed hands")
+    charts.percent_axis(ax, "x")
+    top = max(float(v) for v in [*share.to_list(), *rows["ci_high"].drop_nulls().to_list()])
+    ax.set_xlim(0, min(1.0, top * 1.3 + 0.02))
+    ax.grid(axis="y", visible=False)
+
+
+# ---------------------------------------------------------------------------------------------- flower pigs
+def prep_hua_zhu(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Hands that reached an empty wall, by number of flower pigs (花猪): 0 to the most seen (at least 0-2).
+
+    Columns: ``pigs``, ``hands``, ``n`` (hands that reached an empty wall), ``share``, ``ci_low``,
+    ``ci_high``.
+    """
+    df = run_sql(con, "hua_zhu_per_hand")
+    n = as_int(df["hands"].sum())
+    top = max(2, as_int(df["pigs"].max()))
+    got = {int(p): int(h) for p, h in df.iter_rows()}
+    counts = [(str(k), got.get(k, 0)) for k in range(top + 1)]
+    shares, lows, highs = _share_rows(counts, n)
+    return pl.DataFrame(
+        {
+            "pigs": list(range(top + 1)),
+            "hands": [h for _, h in counts],
+            "n": [n] * (top + 1),
+            "share": shares,
+            "ci_low": lows,
+            "ci_high": highs,
+        },
+        schema={
+            "pigs": pl.Int64,
+            "hands": pl.Int64,
+            "n": pl.Int64,
+            "share": pl.Float64,
+            "ci_low": pl.Float64,
+            "ci_high": pl.Float64,
+        },
+    )
+
+
+def plot_hua_zhu(df: pl.DataFrame, ax: Axes) -> None:
+    f = charts.fonts()
+    n = int(df["n"][0]) if df.height else 0
+    pig = f.term("花猪", "flower pigs")
+    title = f"{pig} per hand that reached an empty wall, n = {n:,} hands (95% Wilson)"
+    if not n:
+        charts.empty(ax, title, "no hand reached an empty wall")
+        return
+    bars = ax.bar(
+        df["pigs"].to_list(),
+        df["share"].fill_null(0.0).to_list(),
+        color=charts.WARNING,
+        width=0.6,
+        yerr=charts.whiskers(df["share"], df["ci_low"], df["ci_high"]),
+        error_kw={"ecolor": "#222222", "capsize": 3, "elinewidth": 1},
+    )
+    ax.bar_label(
+        bars,
+        labels=[f"{charts.pct(s)} ({h:,})" for s, h in zip(df["share"], df["hands"], strict=True)],
+        fontsize=8,
+        padding=3,
+    )
+    ax.set_xticks(df["pigs"].to_list())
+    ax.set_title(title)
+    ax.set_xlabel(
+        f"{f.both('花猪', 'flower pigs') if f.cjk else 'flower pigs (hua zhu)'} in the hand "
+        "(three suits held when the wall ran out)"
+    )
+    ax.set_ylabel("share of hands")
+    charts.percent_axis(ax, "y")
+    ax.margins(y=0.15)
+
+
+# ---------------------------------------------------------------------------------------------- players
+def prep_deal_in_by_player(con: duckdb.DuckDBPyConnection, *, limit: int = MAX_PLAYERS) -> pl.DataFrame:
+    """Deal-in rate (点炮率: hands with at least one deal-in / hands) of the ``limit`` players with most
+    hands, highest rate first, with the rate of all players.
+
+    Columns: ``player``, ``hands``, ``deal_in_hands``, ``rate``, ``ci_low``, ``ci_high`` (Wilson 95%),
+    ``all_rate``, ``all_hands`` (every player's seat-hands), ``players`` (players in the warehouse).
+    """
+    base = _players_base(con)
+    metric = METRIC_BY_ID["deal_in_rate"]
+    everyone = metric.value(population_base(base))
+    rows = []
+    for row in _limit(base, limit).iter_rows(named=True):
+        m = metric.value(row)
+        rows.append(
+            {
+                "player": row["player"],
+                "hands": row["hands"],
+                "deal_in_hands": row["deal_in_hands"],
+                "rate": m["value"],
+                "ci_low": m["ci_low"],
+                "ci_high": m["ci_high"],
+            }
+        )
+    schema = {
+        "player": pl.String,
+        "hands": pl.Int64,
+        "deal_in_hands": pl.Int64,
+        "rate": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+    }
+    return (
+        pl.DataFrame(rows, schema=schema)
+        .sort(["rate", "player"], descending=[True, False])
+        .with_columns(
+            pl.lit(everyone["value"], dtype=pl.Float64).alias("all_rate"),
+            pl.lit(everyone["den"], dtype=pl.Int64).alias("all_hands"),
+            pl.lit(base.height, dtype=pl.Int64).alias("players"),
+        )
+    )
+
+
+def _shown(df: pl.DataFrame) -> str:
+    total = int(df["players"][0])
+    return (
+        f"{df.height} players"
+        if df.height == total
+        else f"the {df.height} of {total} players with most hands"
+    )
+
+
+def plot_deal_in_by_player(df: pl.DataFrame, ax: Axes) -> None:
+    f = charts.fonts()
+    title = f"{f.both('点炮率', 'deal-in rate')} by player (95% Wilson)"
+    if not df.height:
+        charts.empty(ax, title, "no players")
+        return
+    rows = df.reverse()  # highest rate on top
+    labels = [f"{f.safe(p)} (n={h:,})" for p, h in zip(rows["player"], rows["hands"], strict=True)]
+    ax.barh(
+        labels,
+        rows["rate"].fill_null(0.0).to_list(),
+        color=charts.NEUTRAL,
+        height=0.65,
+        xerr=charts.whiskers(rows["rate"], rows["ci_low"], rows["ci_high"]),
+        error_kw={"ecolor": "#222222", "capsize": 2.5, "elinewidth": 1},
+    )
+    everyone = df["all_rate"][0]
+    subtitle = _shown(df)
+    if everyone is not None:
+        ax.axvline(everyone, color=charts.SUBJECT, linewidth=1.2, linestyle="--")
+        subtitle += f"; dashed: all players {charts.pct(everyone)} (n={int(df['all_hands'][0]):,} seat-hands)"
+    ax.set_title(f"{title}\n{subtitle}", fontsize=10.5)
+    ax.set_xlabel("hands with a deal-in / hands played (n = hands played)")
+    charts.percent_axis(ax, "x")
+    ax.grid(axis="y", visible=False)
+    ax.margins(y=0.01)
+
+
+def prep_net_points_by_player(con: duckdb.DuckDBPyConnection, *, limit: int = MAX_PLAYERS) -> pl.DataFrame:
+    """Net points (engine's settlement) of the ``limit`` players with most hands, highest first.
+
+    Columns: ``player``, ``hands``, ``net`` (total), ``per_hand``, ``ci_low``, ``ci_high`` (95% of the mean
+    per hand), ``players`` (players in the warehouse), ``all_net`` (every player's total: 0 when every hand
+    settles).
+    """
+    base = _players_base(con)
+    metric = METRIC_BY_ID["net_points_per_hand"]
+    rows = []
+    for row in _limit(base, limit).iter_rows(named=True):
+        m = metric.value(row)
+        rows.append(
+            {
+                "player": row["player"],
+                "hands": row["hands"],
+                "net": row["delta_sum"],
+                "per_hand": m["value"],
+                "ci_low": m["ci_low"],
+                "ci_high": m["ci_high"],
+            }
+        )
+    schema = {
+        "player": pl.String,
+        "hands": pl.Int64,
+        "net": pl.Int64,
+        "per_hand": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+    }
+    return (
+        pl.DataFrame(rows, schema=schema)
+        .sort(["net", "player"], descending=[True, False])
+        .with_columns(
+            pl.lit(base.height, dtype=pl.Int64).alias("players"),
+            pl.lit(as_int(base["delta_sum"].sum()), dtype=pl.Int64).alias("all_net"),
+        )
+    )
+
+
+def plot_net_points_by_player(df: pl.DataFrame, ax: Axes) -> None:
+    title = "Net points by player (engine's settlement)"
+    if not df.height:
+        charts.empty(ax, title, "no players")
+        return
+    f = charts.fonts()
+    rows = df.reverse()  # biggest winner on top
+    labels = [f"{f.safe(p)} (n={h:,})" for p, h in zip(rows["player"], rows["hands"], strict=True)]
+    nets = rows["net"].to_list()
+    colours = [charts.NEUTRAL if v >= 0 else charts.SUBJECT for v in nets]
+    bars = ax.barh(labels, nets, color=colours, height=0.65)
+    ax.bar_label(
+        bars,
+        labels=[f"{v:+,} ({charts.num(p, 2)}/hand)" for v, p in zip(nets, rows["per_hand"], strict=True)],
+        fontsize=7.5,
+        padding=3,
+    )
+    ax.axvline(0, color="#333333", linewidth=0.8)
+    ax.set_title(f"{title}\n{_shown(df)}", fontsize=10.5)
+    ax.set_xlabel("net points over all hands played (n = hands played; per hand in the label)")
+    ax.grid(axis="y", visible=False)
+    ax.margins(x=0.25, y=0.01)
+
+
+CHARTS = (
+    ChartSpec(
+        "fan_distribution",
+        prep_fan_distribution,
+        plot_fan_distribution,
+        "Wins by total fan, as computed by the engine before any cap.",
+    ),
+    ChartSpec(
+        "pattern_frequency",
+        prep_pattern_frequency,
+        plot_pattern_frequency,
+        "How often each scoring pattern appears among the wins.",
+        tall=True,
+    ),
+    ChartSpec(
+        "outcomes",
+        prep_outcomes,
+        plot_outcomes,
+        "How hands end: by number of winners, 黄庄 (the wall ran out with two or more players still in) "
+        "and 一炮多响 (several winners on one discard).",
+        tall=True,
+    ),
+    ChartSpec(
+        "hua_zhu",
+        prep_hua_zhu,
+        plot_hua_zhu,
+        "Flower pigs (花猪: three suits still held when the wall runs out) per hand that reached an empty "
+        "wall.",
+    ),
+    ChartSpec(
+        "deal_in_by_player",
+        prep_deal_in_by_player,
+        plot_deal_in_by_player,
+        "Deal-in rate by player with 95% Wilson intervals; the dashed line is the rate of all players.",
+        tall=True,
+    ),
+    ChartSpec(
+        "net_points_by_player",
+        prep_net_points_by_player,
+        plot_net_points_by_player,
+        "Net points by player over all hands played (the engine's settlement).",
+        tall=True,
+    ),
+)

@@ -1,0 +1,20 @@
+-- hua_zhu_per_hand: hands that reached an empty wall, by how many flower pigs (花猪) they ended with.
+-- Only there can a player be a flower pig (查花猪 happens when the wall runs out), so those hands are the
+-- denominator. Replayed hands only: a stopped replay's facts are partial.
+-- Check: the hands add up to the replayed hands with outcome 'wall_empty'; pigs <= 4 - winners.
+WITH
+source AS (
+    SELECT hand_id FROM hands WHERE replayed AND outcome = 'wall_empty'
+),
+
+pigs AS (  -- logic: flower pigs per hand
+    SELECT s.hand_id, count(*) FILTER (WHERE ph.hua_zhu) AS pigs
+    FROM source AS s
+    JOIN player_hands AS ph ON ph.hand_id = s.hand_id
+    GROUP BY s.hand_id
+)
+
+SELECT pigs::INTEGER AS pigs, count(*) AS hands
+FROM pigs
+GROUP BY pigs
+ORDER BY pigs

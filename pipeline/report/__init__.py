@@ -1,0 +1,1 @@
+"""HTML reports over a warehouse: chart helpers (``charts``) and page assembly (``build``)."""

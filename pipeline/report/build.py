@@ -1,0 +1,359 @@
+"""Assemble the HTML report of a warehouse: an overview page, a page per selected player, a data-quality page.
+
+Layout under ``out_dir``::
+
+    index.html                 overview: fan, patterns, outcomes, flower pigs, deal-in and net points
+    player-<id>.html           one per selected player: their tendencies beside all players'
+    quality.html               validator issues and rejected lines by code
+    charts/<page>-<chart>.png  every chart as a PNG file
+
+Each HTML file stands alone: styles and a small script inline, charts embedded as base64 PNG, no fetch of any
+kind (the pages link to each other and to the PNG files, nothing more). The inline script marks every
+``<img>`` with ``data-loaded="true"`` once it has decoded (``naturalWidth > 0``) and the ``<body>`` with
+``data-images="loaded/total"``, so a headless browser's ``--dump-dom`` shows whether the page rendered.
+
+>>> build_report("warehouse", "report", players=["p001"])  # doctest: +SKIP
+PosixPath('report/index.html')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import struct
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from dashboards import ChartSpec, overview, player, quality
+from pipeline.analytics import queries
+from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.report import charts
+
+TITLE = "xuezhan report · 血战到底"
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    file: str  # file name under out_dir
+    nav: str  # its name in the navigation bar
+    title: str
+
+
+# ---------------------------------------------------------------------------------------------- entry point
+def build_report(
+    warehouse_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    players: list[str] | None = None,
+    top_players: int = 3,
+    on_step: Callable[[str], None] | None = None,
+) -> Path:
+    """Write the report of the warehouse at ``warehouse_dir`` into ``out_dir``; return the path of index.html.
+
+    ``players``: the players who get a page (default: the ``top_players`` players with most replayed hands).
+    ``on_step`` is called with the name of each chart before it is drawn (progress for the CLI).
+    Raises ``FileNotFoundError`` without a warehouse and :class:`dashboards.player.UnknownPlayer` (a
+    ``ValueError``) for a player with no replayed hands; nothing is written then.
+    """
+    con = queries.connect(warehouse_dir)
+    try:
+        return _build(con, Path(out_dir), _select_players(con, players, top_players), on_step)
+    finally:
+        con.close()
+
+
+def _build(
+    con: duckdb.DuckDBPyConnection, out: Path, selected: list[str], on_step: Callable[[str], None] | None
+) -> Path:
+    (out / "charts").mkdir(parents=True, exist_ok=True)
+    step = on_step or (lambda _name: None)
+    font = charts.fonts()
+
+    index = Page("index.html", "Overview", "Overview")
+    quality_page = Page("quality.html", "Data quality", "Data quality")
+    player_pages = _player_pages(selected)
+    pages = [index, *player_pages.values(), quality_page]
+
+    def draw(prefix: str, spec: ChartSpec, *args: Any) -> tuple[pl.DataFrame, charts.Chart]:
+        step(f"{prefix}: {spec.name}")
+        df = spec.prep(con, *args)
+        png = charts.render(spec.plot, df, size=spec.size(df), choice=font)
+        chart = charts.Chart(f"{prefix}-{spec.name}", spec.caption, spec.caption, png)
+        (out / "charts" / f"{chart.name}.png").write_bytes(png)
+        return df, chart
+
+    # Overview
+    body = [_overview_summary(con, selected, player_pages, quality_page)]
+    body += [_figure(draw("overview", spec)[1]) for spec in overview.CHARTS]
+    (out / index.file).write_text(_page(index, pages, body, font), encoding="utf-8")
+
+    # Players
+    for pid, page in player_pages.items():
+        body = [_player_summary(con, pid)]
+        body += [_figure(draw(Path(page.file).stem, spec, pid)[1]) for spec in player.CHARTS]
+        body.append(_player_table(player.prep_player_table(con, pid)))
+        (out / page.file).write_text(_page(page, pages, body, font), encoding="utf-8")
+
+    # Data quality
+    body = [
+        _table_section("The warehouse", quality.prep_summary(con), {"figure": "figure", "value": "count"})
+    ]
+    issues, chart = draw("quality", quality.CHARTS[0])
+    body += [
+        _figure(chart),
+        _codes_table("Issues by code", issues, ("code", "severity", "issues", "hands", "share")),
+    ]
+    rejects, chart = draw("quality", quality.CHARTS[1])
+    body += [_figure(chart), _codes_table("Rejects by code", rejects, ("code", "rejects", "bytes", "share"))]
+    (out / quality_page.file).write_text(_page(quality_page, pages, body, font), encoding="utf-8")
+    return out / index.file
+
+
+def _select_players(con: duckdb.DuckDBPyConnection, players: list[str] | None, top: int) -> list[str]:
+    if players is None:
+        return player.prep_top_players(con, top)["player"].to_list()
+    chosen = list(dict.fromkeys(players))
+    known = set(player.prep_top_players(con, 10**9)["player"].to_list())
+    unknown = [p for p in chosen if p not in known]
+    if unknown:
+        raise player.UnknownPlayer(
+            f"no replayed hands of player {', '.join(map(repr, unknown))} in the warehouse"
+        )
+    return chosen
+
+
+def page_file(player_id: str) -> str:
+    """``player-<id>.html``, the id made safe for a file name (plus a digest when anything was replaced).
+
+    >>> page_file("p001"), page_file("张三/x")
+    ('player-p001.html', 'player-___x-c1d09a23.html')
+    """
+    slug = re.sub(r"[^A-Za-z0-9_.-]", "_", player_id)
+    if slug != player_id or slug.startswith("."):
+        slug = f"{slug}-{hashlib.sha1(player_id.encode()).hexdigest()[:8]}"
+    return f"player-{slug}.html"
+
+
+def _player_pages(selected: Iterable[str]) -> dict[str, Page]:
+    return {p: Page(page_file(p), p, f"Player {p}") for p in selected}
+
+
+# ---------------------------------------------------------------------------------------------- page parts
+def _esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    """Width and height from the PNG header (IHDR)."""
+    width, height = struct.unpack(">II", png[16:24])
+    return width, height
+
+
+def _figure(chart: charts.Chart) -> str:
+    width, height = _png_size(chart.png)
+    return (
+        f'<figure class="chart" id="{_esc(chart.name)}">'
+        f'<img src="{chart.data_uri()}" alt="{_esc(chart.alt)}" width="{width}" height="{height}">'
+        f'<figcaption>{_esc(chart.caption)} <a href="charts/{_esc(chart.name)}.png">PNG</a></figcaption>'
+        "</figure>"
+    )
+
+
+def _overview_summary(
+    con: duckdb.DuckDBPyConnection, selected: list[str], player_pages: dict[str, Page], quality_page: Page
+) -> str:
+    counts = queries.run(con, "warehouse_counts").row(0, named=True)
+    top = player.prep_top_players(con, 10**9)
+    wins = int(overview.prep_fan_distribution(con)["wins"].sum() or 0)
+    links = (
+        ", ".join(
+            f'<a href="{_esc(page.file)}">{_esc(pid)}</a> ({_hands(top, pid):,} hands)'
+            for pid, page in player_pages.items()
+        )
+        or "none selected"
+    )
+    return (
+        '<section class="summary">'
+        f"<p><b>{counts['replayed_hands']:,}</b> replayed hands ({counts['hands']:,} stored, "
+        f"{counts['valid_hands']:,} valid, {counts['rejects']:,} rejected lines), "
+        f"<b>{top.height:,}</b> players, <b>{wins:,}</b> wins. "
+        "Statistics count replayed hands only; fan is the engine's total before any cap "
+        "(平胡 = 1 fan).</p>"
+        f"<p>Player pages: {links}. "
+        f'Data quality: <a href="{_esc(quality_page.file)}">issues and rejects</a>.</p>'
+        "</section>"
+    )
+
+
+def _hands(top: pl.DataFrame, pid: str) -> int:
+    rows = top.filter(pl.col("player") == pid)
+    return int(rows["hands"][0]) if rows.height else 0
+
+
+def _player_summary(con: duckdb.DuckDBPyConnection, pid: str) -> str:
+    df = player.prep_player_metrics(con, pid, ("hands", "win_rate", "deal_in_rate", "net_points_per_hand"))
+    mine = {r["metric"]: r for r in df.filter(pl.col("who") == player.PLAYER).iter_rows(named=True)}
+    net = mine["net_points_per_hand"]
+    return (
+        '<section class="summary">'
+        f"<p><b>{_esc(pid)}</b>: {int(mine['hands']['value'] or 0):,} replayed hands, "
+        f"won {charts.pct(mine['win_rate']['value'])} of them, "
+        f"dealt in in {charts.pct(mine['deal_in_rate']['value'])}, "
+        f"net {charts.num(net['value'])} points per hand (total {int(net['num'] or 0):+,}). "
+        "Red: the player; dark blue: all players in the warehouse (their counts added up), "
+        "each with its 95% interval.</p></section>"
+    )
+
+
+def _cell(value: Any, low: Any, high: Any, share: bool) -> str:
+    fmt = charts.pct if share else charts.num
+    if value is None:
+        return "–"
+    span = charts.interval(low, high, fmt)
+    return f'{fmt(value)} <span class="ci">{_esc(span)}</span>' if span else fmt(value)
+
+
+def _player_table(df: pl.DataFrame) -> str:
+    """Every metric: the player's value [95%] (n) beside all players'."""
+    rows = []
+    for mid in dict.fromkeys(df["metric"].to_list()):
+        m = METRIC_BY_ID[mid]
+        cells = []
+        for who in (player.PLAYER, player.POPULATION):
+            r = df.filter((pl.col("metric") == mid) & (pl.col("who") == who)).row(0, named=True)
+            if m.kind == "count":
+                cells.append(f"{charts.num(r['value'])}")
+            else:
+                n = f' <span class="n">n={int(r["den"] or 0):,}</span>'
+                cells.append(_cell(r["value"], r["ci_low"], r["ci_high"], m.kind == "rate") + n)
+        rows.append(
+            f'<tr><td><span class="zh">{_esc(m.name_zh)}</span> {_esc(m.name_en)}</td>'
+            f'<td class="num">{cells[0]}</td><td class="num">{cells[1]}</td>'
+            f'<td class="def">{_esc(m.definition)} ({_esc(m.unit)})</td></tr>'
+        )
+    return (
+        '<section><h2>Every metric</h2><table class="metrics"><thead><tr><th>metric</th><th>player</th>'
+        "<th>all players</th><th>definition</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        '<p class="note">Rates with 95% Wilson intervals, means with 95% normal intervals; n is the '
+        "denominator (hands, wins, deal-ins …). Definitions: schemas/METRICS.md.</p></section>"
+    )
+
+
+def _table_section(title: str, df: pl.DataFrame, headers: dict[str, str]) -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers.values())
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="{"num" if isinstance(v, int | float) else ""}">{_esc(_fmt(v))}</td>'
+            for v in (row[c] for c in headers)
+        )
+        + "</tr>"
+        for row in df.iter_rows(named=True)
+    )
+    return (
+        f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+        "</table></section>"
+    )
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return charts.num(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return "–" if value is None else str(value)
+
+
+def _codes_table(title: str, df: pl.DataFrame, columns: tuple[str, ...]) -> str:
+    if not df.height:
+        return f'<section><h2>{_esc(title)}</h2><p class="note">None.</p></section>'
+    head = "".join(f"<th>{_esc(c)}</th>" for c in (*columns, "meaning"))
+    rows = []
+    for r in df.iter_rows(named=True):
+        cells = []
+        for c in columns:
+            v = r[c]
+            text = charts.pct(v, 2) if c == "share" else _fmt(v)
+            cells.append(f'<td class="{"num" if isinstance(v, int | float) else ""}">{_esc(text)}</td>')
+        cells.append(f'<td class="def">{_esc(r["meaning"])}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    share_of = "stored hands with the code" if "hands" in columns else "all rejected lines"
+    return (
+        f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+        f'</table><p class="note">share: of {share_of}.</p></section>'
+    )
+
+
+# ---------------------------------------------------------------------------------------------- the page
+STYLE = """
+:root { --ink: #1f2d3a; --muted: #667; --line: #dde3ea; --accent: #c0392b; }
+* { box-sizing: border-box; }
+body { margin: 0; color: var(--ink); background: #f6f8fa;
+       font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", "Noto Sans SC",
+                    "Source Han Sans SC", "PingFang SC", "Microsoft YaHei", "WenQuanYi Zen Hei", sans-serif;
+       line-height: 1.45; }
+header { background: #1f2d3a; color: #fff; padding: 14px 28px; }
+header h1 { margin: 0 0 6px; font-size: 20px; }
+nav a { color: #cfe3f5; margin-right: 14px; text-decoration: none; }
+nav a.here { color: #fff; font-weight: bold; border-bottom: 2px solid var(--accent); }
+main { max-width: 1000px; margin: 0 auto; padding: 18px 28px 40px; }
+section.summary { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 4px 16px; }
+figure.chart { background: #fff; border: 1px solid var(--line); border-radius: 6px; margin: 18px 0;
+               padding: 10px; }
+figure.chart img { display: block; max-width: 100%; height: auto; margin: 0 auto; }
+figcaption { color: var(--muted); font-size: 13px; margin-top: 6px; }
+table { border-collapse: collapse; width: 100%; background: #fff; font-size: 13px; }
+th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left; vertical-align: top; }
+th { background: #eef2f6; }
+td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+td.def { color: var(--muted); }
+span.ci, span.n, p.note { color: var(--muted); font-size: 12px; }
+footer { color: var(--muted); font-size: 12px; max-width: 1000px; margin: 0 auto; padding: 0 28px 30px; }
+"""
+
+# Marks each image once decoded, and the body with loaded/total: a headless browser's --dump-dom shows it.
+MARKER = """
+(function () {
+  function mark() {
+    var imgs = document.images, ok = 0;
+    for (var i = 0; i < imgs.length; i++) {
+      var loaded = imgs[i].complete && imgs[i].naturalWidth > 0;
+      imgs[i].setAttribute("data-loaded", loaded ? "true" : "false");
+      if (loaded) { ok++; }
+    }
+    document.body.setAttribute("data-images", ok + "/" + imgs.length);
+  }
+  if (document.readyState === "complete") { mark(); } else { window.addEventListener("load", mark); }
+})();
+"""
+
+
+def _page(page: Page, pages: list[Page], body: list[str], font: charts.Fonts) -> str:
+    here = ' class="here"'
+    nav = "".join(
+        f'<a href="{_esc(p.file)}"{here if p.file == page.file else ""}>{_esc(p.nav)}</a>' for p in pages
+    )
+    fonts_note = (
+        f"Chart labels drawn with {font.cjk_family}."
+        if font.cjk
+        else "No CJK font was installed when this report was built: chart labels use English or pinyin "
+        "names (install fonts-noto-cjk for Chinese)."
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_esc(page.title)} · {_esc(TITLE)}</title><style>{STYLE}</style></head>"
+        '<body data-images="pending">'
+        f"<header><h1>{_esc(TITLE)} — {_esc(page.title)}</h1><nav>{nav}</nav></header>"
+        f"<main>{''.join(body)}</main>"
+        f"<footer>Made by xuezhan from the warehouse's replayed hands. {_esc(fonts_note)}</footer>"
+        f"<script>{MARKER}</script>"
+        "</body></html>\n"
+    )

@@ -1,0 +1,312 @@
+"""build_report on a simulated warehouse: the files it writes, the pages' self-containment, the font choice,
+and the pages opened in a real headless browser (Debian's chromium)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import matplotlib.image
+import pytest
+
+from pipeline.analytics import queries
+from pipeline.ingest.run import ingest
+from pipeline.ingest.warehouse import Warehouse
+from pipeline.report import charts
+from pipeline.report.build import build_report, page_file
+from pipeline.simulate.inject import InjectSpec
+from pipeline.simulate.tables import SimConfig, write
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+OVERVIEW_CHARTS = (
+    "fan_distribution",
+    "pattern_frequency",
+    "outcomes",
+    "hua_zhu",
+    "deal_in_by_player",
+    "net_points_by_player",
+)
+PLAYER_CHARTS = ("rates", "means", "fan")
+QUALITY_CHARTS = ("issues_by_code", "rejects_by_code")
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory) -> Path:
+    """100 simulated hands with injected faults, plus two lines that are not records (rejects)."""
+    root = tmp_path_factory.mktemp("sim")
+    games = root / "games.jsonl.gz"
+    write(
+        SimConfig(hands=100, seed=11, players=8, inject=InjectSpec.parse("corrupt=0.05,score_errors=0.05")),
+        games,
+    )
+    junk = root / "junk.jsonl"
+    junk.write_text('this is not json\n{"format": "xzlog/1", "hand_id": \n', encoding="utf-8")
+    ingest([str(games), str(junk)], root / "wh", workers=1)
+    return root / "wh"
+
+
+@pytest.fixture(scope="module")
+def report(warehouse, tmp_path_factory) -> Path:
+    return build_report(warehouse, tmp_path_factory.mktemp("report") / "out")
+
+
+def _top3(warehouse: Path) -> list[str]:
+    base = queries.player_base(queries.connect(warehouse))
+    return base.sort(["hands", "player"], descending=[True, False])["player"].head(3).to_list()
+
+
+# ---------------------------------------------------------------------------------------------- files
+def test_build_report_writes_pages_and_every_chart_as_png(report, warehouse):
+    out = report.parent
+    assert report == out / "index.html"
+    players = _top3(warehouse)
+    pages = {"index.html", "quality.html", *(page_file(p) for p in players)}
+    assert {p.name for p in out.glob("*.html")} == pages
+    expected = {f"overview-{c}.png" for c in OVERVIEW_CHARTS} | {f"quality-{c}.png" for c in QUALITY_CHARTS}
+    expected |= {f"{Path(page_file(p)).stem}-{c}.png" for p in players for c in PLAYER_CHARTS}
+    assert {p.name for p in (out / "charts").iterdir()} == expected
+    for png in (out / "charts").iterdir():
+        data = png.read_bytes()
+        assert data.startswith(PNG_MAGIC), png
+        width, height = struct.unpack(">II", data[16:24])
+        assert width >= 600 and height >= 300, png
+
+
+def test_pages_are_self_contained(report):
+    for page in report.parent.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        srcs = re.findall(r'\ssrc="([^"]*)"', text)
+        assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs), page
+        assert "<link" not in text and "@import" not in text and "url(" not in text, page
+        assert not re.search(r"https?://", text), page
+        hrefs = re.findall(r'href="([^"]*)"', text)
+        assert all(not h.startswith(("http", "//")) for h in hrefs), page
+        assert 'data-images="pending"' in text and "naturalWidth" in text  # the marker script
+
+
+def test_index_links_every_page_and_embeds_the_overview(report, warehouse):
+    text = report.read_text(encoding="utf-8")
+    assert text.count("<img ") == len(OVERVIEW_CHARTS)
+    for p in _top3(warehouse):
+        assert f'href="{page_file(p)}"' in text
+    assert 'href="quality.html"' in text
+    embedded = re.findall(r'<img src="data:image/png;base64,([^"]+)"', text)
+    import base64
+
+    assert (
+        base64.b64decode(embedded[0])
+        == (report.parent / "charts" / "overview-fan_distribution.png").read_bytes()
+    )
+
+
+def test_quality_page_shows_issues_and_rejects(report):
+    text = (report.parent / "quality.html").read_text(encoding="utf-8")
+    assert text.count("<img ") == len(QUALITY_CHARTS)
+    assert "SCHEMA_JSON" in text  # the two junk lines
+    assert "stored hands" in text and "rejected lines" in text
+
+
+def test_player_page(report, warehouse):
+    first = _top3(warehouse)[0]
+    text = (report.parent / page_file(first)).read_text(encoding="utf-8")
+    assert text.count("<img ") == len(PLAYER_CHARTS)
+    assert f"<b>{first}</b>" in text
+    assert "胡牌率" in text and "win rate" in text and "all players" in text
+
+
+def test_chosen_players_and_no_players(warehouse, tmp_path):
+    chosen = _top3(warehouse)[2]
+    index = build_report(warehouse, tmp_path / "one", players=[chosen, chosen])
+    assert sorted(p.name for p in index.parent.glob("*.html")) == sorted(
+        ["index.html", "quality.html", page_file(chosen)]
+    )
+    index = build_report(warehouse, tmp_path / "none", top_players=0)
+    assert sorted(p.name for p in index.parent.glob("*.html")) == ["index.html", "quality.html"]
+
+
+def test_unknown_player_writes_nothing(warehouse, tmp_path):
+    with pytest.raises(ValueError, match="'nobody'"):
+        build_report(warehouse, tmp_path / "out", players=["nobody"])
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_warehouse(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no warehouse"):
+        build_report(tmp_path / "missing", tmp_path / "out")
+
+
+def test_empty_warehouse(tmp_path):
+    Warehouse(tmp_path / "wh").open().build_catalogue()
+    index = build_report(tmp_path / "wh", tmp_path / "out")
+    assert index.exists() and (tmp_path / "out" / "quality.html").exists()
+    assert len(list((tmp_path / "out" / "charts").glob("*.png"))) == len(OVERVIEW_CHARTS) + len(
+        QUALITY_CHARTS
+    )
+
+
+def test_progress_names_every_chart(warehouse, tmp_path):
+    steps: list[str] = []
+    build_report(warehouse, tmp_path / "out", top_players=1, on_step=steps.append)
+    assert len(steps) == len(OVERVIEW_CHARTS) + len(PLAYER_CHARTS) + len(QUALITY_CHARTS)
+    assert steps[0] == "overview: fan_distribution" and steps[-1] == "quality: rejects_by_code"
+
+
+def test_page_file_names():
+    assert page_file("p001") == "player-p001.html"
+    odd = page_file("张三/../x")
+    assert re.fullmatch(r"player-[A-Za-z0-9_.-]+-[0-9a-f]{8}\.html", odd)
+    assert page_file("a/b") != page_file("a_b")
+
+
+# ---------------------------------------------------------------------------------------------- fonts
+def test_fallback_build_without_a_cjk_font(warehouse, tmp_path):
+    with charts.forced_fonts(charts.Fonts(cjk_family=None)):
+        index = build_report(warehouse, tmp_path / "out", top_players=1)
+    assert "No CJK font was installed" in index.read_text(encoding="utf-8")
+
+
+@pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
+def test_a_character_no_font_draws_is_refused():
+    import polars as pl
+
+    def plot(df, ax):
+        ax.set_title("花猪")
+
+    with pytest.raises(charts.GlyphError, match="花"):
+        charts.render(plot, pl.DataFrame(), choice=charts.Fonts(cjk_family=None))
+
+
+def test_fonts_helpers():
+    latin = charts.Fonts(cjk_family=None)
+    assert latin.families == (charts.LATIN,)
+    assert latin.term("黄庄", "huang zhuang") == "huang zhuang"
+    assert latin.both("清一色", "full flush") == "full flush"
+    assert latin.safe("p1·张") == "p1·\\u5f20"  # DejaVu has the middle dot, not the Han character
+    assert charts.covers(charts.LATIN, "abc") and not charts.covers(charts.LATIN, "胡")
+    assert not charts.covers("No Such Font Family", "a")
+
+
+def test_detected_font_draws_the_chinese_labels():
+    choice = charts.fonts()
+    if not choice.cjk:
+        pytest.skip("no CJK font installed: the charts use English/pinyin (apt-get install fonts-noto-cjk)")
+    assert charts.covers(choice.cjk_family, charts.CJK_SAMPLE)
+    assert choice.families[-1] == charts.LATIN
+
+
+def test_fonts_installed_after_matplotlibs_cache_are_found(monkeypatch):
+    """A font cache built before fonts-noto-cjk was installed knows no CJK font: fontconfig's are added."""
+    import copy
+
+    from matplotlib import font_manager
+
+    zh_files = set(charts._fontconfig_cjk_files())
+    if not zh_files:
+        pytest.skip("fontconfig lists no Chinese font")
+    stale = copy.copy(font_manager.fontManager)
+    stale.ttflist = [f for f in font_manager.fontManager.ttflist if f.fname not in zh_files]
+    before = len(stale.ttflist)
+    monkeypatch.setattr(font_manager, "fontManager", stale)
+    charts._font.cache_clear()
+    try:
+        family = charts.find_cjk_family()
+        assert family is not None and charts.covers(family, charts.CJK_SAMPLE)
+        assert len(stale.ttflist) > before  # fontconfig's files were added
+    finally:
+        charts._font.cache_clear()
+
+
+def test_formatting():
+    assert charts.pct(0.5) == "50.0%" and charts.pct(None) == "–"
+    assert charts.num(1234) == "1,234" and charts.num(1.5) == "1.50"
+    assert charts.interval(0.1, 0.2, charts.pct) == "[10.0%, 20.0%]" and charts.interval(None, 1) == ""
+    assert charts.height_for(0) == 3.0 and charts.height_for(40) > 12
+
+
+def test_same_input_same_png(warehouse):
+    from dashboards import overview
+
+    df = overview.prep_outcomes(queries.connect(warehouse))
+    assert charts.render(overview.plot_outcomes, df) == charts.render(overview.plot_outcomes, df)
+
+
+# ---------------------------------------------------------------------------------------------- browser
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--virtual-time-budget=5000",
+)
+
+
+def _chromium() -> str:
+    """Debian's chromium; installed with apt-get when missing and possible, else the test is skipped."""
+    for name in ("chromium", "chromium-browser"):
+        if path := shutil.which(name):
+            return path
+    error = "no apt-get, or not root"
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for cmd in (
+            ["apt-get", "install", "-y", "-q", "chromium"],
+            ["apt-get", "update", "-q"],
+            ["apt-get", "install", "-y", "-q", "chromium"],
+        ):
+            try:
+                done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, check=False)
+            except (OSError, subprocess.SubprocessError) as exc:
+                error = str(exc)
+                break
+            error = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            error = error[0]
+            if path := shutil.which("chromium"):
+                return path
+    pytest.skip(
+        f"chromium is not installed and could not be installed ({error}): apt-get install -y chromium"
+    )
+
+
+def _browse(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def test_pages_render_in_a_headless_browser(report, tmp_path):
+    chromium = _chromium()
+    out = report.parent
+    for page in sorted(out.glob("*.html")):
+        done = _browse(chromium, tmp_path / f"profile-{page.stem}", "--dump-dom", page.resolve().as_uri())
+        assert done.returncode == 0, done.stderr[-2000:]
+        dom = done.stdout
+        total = page.read_text(encoding="utf-8").count("<img ")
+        assert f'data-images="{total}/{total}"' in dom, (page.name, re.findall(r'data-images="[^"]*"', dom))
+        assert dom.count('data-loaded="true"') == total and 'data-loaded="false"' not in dom, page.name
+
+    shot = tmp_path / "index.png"
+    done = _browse(
+        chromium,
+        tmp_path / "profile-shot",
+        "--window-size=1200,2400",
+        f"--screenshot={shot}",
+        report.resolve().as_uri(),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert shot.exists() and shot.stat().st_size > 50_000
+    pixels = matplotlib.image.imread(str(shot))
+    assert pixels.shape[1] == 1200
+    assert pixels[..., :3].std() > 0.05, "the screenshot is not a blank page"
