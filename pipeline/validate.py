@@ -173,10 +173,10 @@ def _validate(obj: Any, override: Mapping[str, Any] | None, strict: bool) -> Val
             issues.append(Issue("TURN_INCOMPLETE", f"the record ends before the hand is over [{state.fingerprint()}]",
                                 event=len(record.events)))
             stopped = True
-    for seat, event in state.compulsory_passes:
+    for seat, at in state.compulsory_passes:
         issues.append(Issue("CLAIM_COMPULSORY_PASS",
-                            f"最后四张能胡必须胡: seat {seat} could win on event {event} with the wall nearly empty, and passed",
-                            event=event, seat=seat))
+                            f"最后四张能胡必须胡: seat {seat} could win on event {at} with the wall nearly empty, and passed",
+                            event=at, seat=seat))
     state.check_invariants()
     claimed = None
     if "result" in obj and not (strict and issues):
@@ -440,14 +440,9 @@ class HandKey:
 def next_dealer(validation: Validation) -> int | None:
     """The next hand's dealer seat: the first winner; after 一炮多响 on the first win, the discarder;
     with no win, the same dealer. ``None`` when the replay did not finish."""
-    if validation.record is None or not validation.replayed:
+    if validation.record is None or not validation.replayed or validation.state is None:
         return None
-    first = [w for w in validation.wins if w.order == 1]
-    if not first:
-        return validation.record.dealer
-    if len(first) > 1:
-        return first[0].source
-    return first[0].seat
+    return validation.state.next_dealer()
 
 
 def hand_key(validation: Validation) -> HandKey | None:

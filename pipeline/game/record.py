@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.ruleset import RuleSet, RuleSetError, load_ruleset
@@ -33,6 +33,9 @@ EVENT_FIELDS = {
     "kong": frozenset({"t", "seat", "tile", "kind", "from", "ms"}),
     "hu": frozenset({"t", "seat", "tile", "from", "rob_kong", "ms"}),
 }
+RESULT_FIELDS = frozenset({"payments", "deltas", "wins"})
+PAYMENT_FIELDS = frozenset({"from", "to", "amount", "reason", "event"})
+WIN_FIELDS = frozenset({"seat", "event", "fan", "points"})
 
 
 class RecordError(ValueError):
@@ -80,8 +83,13 @@ class Record:
     played_at: str | None = None
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _unknown(obj: dict[str, Any], known: set[str] | frozenset[str]) -> list[str]:
+    """The keys of ``obj`` the format does not know (``x_*`` extensions are always allowed)."""
+    return sorted(k for k in obj if k not in known and not k.startswith("x_"))
 
 
 def _seat(value: Any, what: str, event: int | None = None) -> int:
@@ -204,11 +212,11 @@ def parse_record(obj: Any, *, profile_override: Mapping[str, Any] | None = None)
         raw = obj["deal"]
         if not isinstance(raw, list) or len(raw) != 4:
             raise RecordError("SCHEMA_TYPE", "deal must be a list of 4 hands")
-        deal = tuple(_tiles(hand, f"deal[{i}]") for i, hand in enumerate(raw))
+        deal = tuple(_tiles(hand, f"deal[{i}]", (13, 14)) for i, hand in enumerate(raw))
     direction = given = None
     if "exchange" in obj:
         ex = obj["exchange"]
-        if not isinstance(ex, dict) or set(ex) - {"direction", "given"} or ex.get("direction") not in DIRECTIONS:
+        if not isinstance(ex, dict) or _unknown(ex, {"direction", "given"}) or ex.get("direction") not in DIRECTIONS:
             raise RecordError("SCHEMA_TYPE", "exchange must be {direction: cw|ccw|across, given: 4 × 3 tiles}")
         raw_given = ex.get("given")
         if not isinstance(raw_given, list) or len(raw_given) != 4:
@@ -249,13 +257,17 @@ def parse_result(obj: Any) -> Claimed:
 
     if not isinstance(obj, dict):
         raise bad("must be an object")
-    payments = obj.get("payments", [])
+    if _unknown(obj, RESULT_FIELDS):
+        raise bad(f"unknown field(s) {', '.join(_unknown(obj, RESULT_FIELDS))}")
+    payments = obj.get("payments")
     if not isinstance(payments, list):
-        raise bad("payments must be a list")
+        raise bad("payments must be a list (empty to claim the deltas alone)")
     out: list[Payment] = []
     for i, p in enumerate(payments):
         if not isinstance(p, dict):
             raise bad(f"payment {i} is not an object")
+        if _unknown(p, PAYMENT_FIELDS):
+            raise bad(f"payment {i}: unknown field(s) {', '.join(_unknown(p, PAYMENT_FIELDS))}")
         payer, payee, amount, reason, event = p.get("from"), p.get("to"), p.get("amount"), p.get("reason"), p.get("event")
         if not (_is_int(payer) and 0 <= payer <= 3 and _is_int(payee) and 0 <= payee <= 3):
             raise bad(f"payment {i}: from and to must be seats 0-3")
@@ -276,9 +288,15 @@ def parse_result(obj: Any) -> Claimed:
     for i, w in enumerate(raw_wins):
         if not isinstance(w, dict) or not _is_int(w.get("seat")) or not _is_int(w.get("event")):
             raise bad(f"win {i} needs a seat and an event index")
+        if _unknown(w, WIN_FIELDS):
+            raise bad(f"win {i}: unknown field(s) {', '.join(_unknown(w, WIN_FIELDS))}")
+        if not 0 <= w["seat"] <= 3 or w["event"] < 0:
+            raise bad(f"win {i}: seat must be 0-3 and event an event index")
         fan, points = w.get("fan"), w.get("points")
-        if (fan is not None and not _is_int(fan)) or (points is not None and not _is_int(points)):
-            raise bad(f"win {i}: fan and points must be whole numbers")
+        if fan is None and points is None:
+            raise bad(f"win {i} needs fan or points")
+        if any(v is not None and (not _is_int(v) or v < 0) for v in (fan, points)):
+            raise bad(f"win {i}: fan and points must be whole numbers >= 0")
         wins.append(ClaimedWin(w["seat"], w["event"], fan, points))
     return Claimed(payments=tuple(out), deltas=tuple(deltas), wins=tuple(wins))
 

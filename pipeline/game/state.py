@@ -329,8 +329,14 @@ class HandState:
         return self.wall[self.drawn]
 
     # ------------------------------------------------------------------------------------ discard
+    def _check_hand_goes_on(self, seat: int, what: str) -> None:
+        """Once the open window is the hand's last (empty wall, or three winners), only wins on its tile follow."""
+        if self.phase in ("claim", "rob") and self._after_window_turn() is None:
+            raise IllegalAction("TURN_AFTER_END", f"seat {seat} {what} after the hand ended", seat=seat)
+
     def verify_discard(self, seat: int, tile: int) -> None:
         self._check_playing(seat)
+        self._check_hand_goes_on(seat, "discards")
         if (self.phase == "draw" and seat == self.turn) or (
             self.phase in ("claim", "rob") and seat == self._after_window_turn()
         ):
@@ -358,6 +364,11 @@ class HandState:
         self.verify_discard(seat, tile)
         event = Discard(seat, tile)
         index = self.index
+        drawn = self.last_draw
+        if self.rules.must_win_last_four and self.left <= 3 and drawn is not None and self.can_hu(seat, drawn, None):
+            # 最后四张: a drawn tile that wins must be won on ("当这张牌出现时，叫的玩家只能胡牌"); the draw is the
+            # event before (last_draw is cleared by every other action).
+            self.compulsory_passes.append((seat, index - 1))
         self.events.append(event)
         self.counts[seat][tile] -= 1
         self.rivers[seat].append(tile)
@@ -436,6 +447,7 @@ class HandState:
                 )
             return
         self._check_playing(seat)
+        self._check_hand_goes_on(seat, f"declares a {kind} kong")
         if self.phase != "discard" or seat != self.turn:
             raise IllegalAction(
                 "TURN_ORDER", f"seat {seat} declares a {kind} kong out of turn", seat=seat, expected=self.turn, actual=seat
@@ -644,9 +656,10 @@ class HandState:
                 continue
             s = self._window_score(seat)
             self.passed_wins.append((seat, w.event))
-            if self.rules.must_win_last_four and self.left <= 3:
-                self.compulsory_passes.append((seat, w.event))
             prior = self.passed_fan[seat]
+            barred = self.rules.pass_win_rule and prior is not None and s.fan <= prior  # 过手胡: it may not win here
+            if self.rules.must_win_last_four and self.left <= 3 and not barred:
+                self.compulsory_passes.append((seat, w.event))
             self.passed_fan[seat] = s.fan if prior is None else max(prior, s.fan)
         was_rob = self.phase == "rob"
         if w.winners and w.kong_discard and w.kong_event is not None:
