@@ -38,6 +38,7 @@ class Issue:
     seat: int | None = None
     expected: str | None = None
     actual: str | None = None
+    money: int | None = None  # points the difference moves (scoring and settlement issues)
 
     @property
     def severity(self) -> str:
@@ -51,6 +52,7 @@ class Issue:
             "seat": self.seat,
             "expected": self.expected,
             "actual": self.actual,
+            "money": self.money,
             "message": self.message,
         }
 
@@ -277,6 +279,7 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
     """Every difference between the claimed settlement and the computed one."""
     issues: list[Issue] = []
     computed_wins = {w.event: w for w in state.wins}
+    payers = Counter(p.event for p in state.ledger.payments if p.reason == "hu")
     if claimed.wins:
         seen = set()
         for cw in claimed.wins:
@@ -286,22 +289,26 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
                                     "in the events", event=cw.event, seat=cw.seat))
                 continue
             seen.add(cw.event)
+            n_payers = payers.get(cw.event, 1)
             if cw.fan is not None and cw.fan != win.score.fan:
+                claimed_points = state.rules.points(cw.fan) if cw.fan >= 1 else 0
                 issues.append(Issue("SCORE_FAN", f"seat {cw.seat}'s win at event {cw.event}: claimed {cw.fan} fan, the rules "
                                     f"give {win.score.fan} ({_breakdown(win)})", event=cw.event, seat=cw.seat,
-                                    expected=str(win.score.fan), actual=str(cw.fan)))
+                                    expected=str(win.score.fan), actual=str(cw.fan),
+                                    money=abs(claimed_points - win.score.points) * n_payers))
             if cw.points is not None and cw.points != win.score.points:
                 issues.append(Issue("SCORE_POINTS", f"seat {cw.seat}'s win at event {cw.event}: claimed {cw.points} points, "
                                     f"the rules give {win.score.points}", event=cw.event, seat=cw.seat,
-                                    expected=str(win.score.points), actual=str(cw.points)))
+                                    expected=str(win.score.points), actual=str(cw.points),
+                                    money=abs(cw.points - win.score.points) * n_payers))
         for event, win in computed_wins.items():
             if event not in seen:
                 issues.append(Issue("SCORE_WIN_MISSING", f"seat {win.seat}'s win at event {event} is missing from the claimed "
-                                    "wins", event=event, seat=win.seat))
+                                    "wins", event=event, seat=win.seat, money=win.score.per_payer * payers.get(event, 1)))
     unbalanced = False
     if sum(claimed.deltas) != 0:
         issues.append(Issue("SETTLE_UNBALANCED", f"claimed deltas {list(claimed.deltas)} sum to {sum(claimed.deltas)}, not 0",
-                            actual=str(list(claimed.deltas))))
+                            actual=str(list(claimed.deltas)), money=abs(sum(claimed.deltas))))
         unbalanced = True
     elif claimed.payments:
         net = [0, 0, 0, 0]
@@ -310,7 +317,8 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
             net[p.payee] += p.amount
         if net != list(claimed.deltas):
             issues.append(Issue("SETTLE_UNBALANCED", f"claimed deltas {list(claimed.deltas)} are not the net of the claimed "
-                                f"payments {net}", expected=str(net), actual=str(list(claimed.deltas))))
+                                f"payments {net}", expected=str(net), actual=str(list(claimed.deltas)),
+                                money=sum(abs(d - n) for d, n in zip(claimed.deltas, net, strict=True)) // 2))
             unbalanced = True
     payment_issues = compare_payments(state.ledger.payments, claimed.payments) if claimed.payments else []
     issues.extend(payment_issues)
@@ -320,7 +328,7 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
             if claimed.deltas[seat] != computed[seat]:
                 issues.append(Issue("SETTLE_DELTA", f"seat {seat}: claimed delta {claimed.deltas[seat]}, the rules give "
                                     f"{computed[seat]}", seat=seat, expected=str(computed[seat]),
-                                    actual=str(claimed.deltas[seat])))
+                                    actual=str(claimed.deltas[seat]), money=abs(claimed.deltas[seat] - computed[seat])))
     return issues
 
 
@@ -358,19 +366,20 @@ def compare_payments(computed: Sequence[Payment], claimed: Sequence[Payment]) ->
     match(
         lambda c, p: (c.payer, c.payee, c.reason) == (p.payer, p.payee, p.reason),
         lambda c, p: issues.append(Issue("SETTLE_AMOUNT", f"{_desc(p)}: claimed {c.amount}, the rules give {p.amount}",
-                                         event=p.event, seat=p.payer, expected=str(p.amount), actual=str(c.amount))),
+                                         event=p.event, seat=p.payer, expected=str(p.amount), actual=str(c.amount),
+                                         money=abs(c.amount - p.amount))),
     )
     match(
         lambda c, p: (c.payee, c.reason, c.amount) == (p.payee, p.reason, p.amount),
         lambda c, p: issues.append(Issue("SETTLE_PAYER", f"{_desc(p)}: claimed paid by seat {c.payer}", event=p.event,
-                                         seat=c.payer, expected=str(p.payer), actual=str(c.payer))),
+                                         seat=c.payer, expected=str(p.payer), actual=str(c.payer), money=p.amount)),
     )
     for p in todo:
         issues.append(Issue("SETTLE_MISSING", f"{_desc(p)} is missing from the claimed payments", event=p.event,
-                            seat=p.payer, expected=str(p.amount)))
+                            seat=p.payer, expected=str(p.amount), money=p.amount))
     for c in rest:
         issues.append(Issue("SETTLE_EXTRA", f"claimed {_desc(c)} is not due under the rules", event=c.event, seat=c.payer,
-                            actual=str(c.amount)))
+                            actual=str(c.amount), money=c.amount))
     return issues
 
 

@@ -123,6 +123,7 @@ ISSUES = pa.schema([
     _f("expected", pa.string(), "what the rules give"),
     _f("actual", pa.string(), "what the record says"),
     _f("message", pa.string(), "one-line explanation"),
+    _f("money", pa.int64(), "points the difference moves (scoring and settlement issues), else null"),
     _f("source_file", pa.string(), "input file"),
     _f("source_line", pa.int64(), "line number"),
 ])
