@@ -16,7 +16,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.ingest.read import RawLine, read_lines
-from pipeline.ingest.warehouse import Warehouse
+from pipeline.ingest.warehouse import SPILL, Warehouse
 from pipeline.ingest.work import RECORD_TABLES, RecordKey, Rows, reject_row
 
 CHUNK = 500
@@ -61,10 +61,19 @@ class IngestStats:
         return "\n".join(lines)
 
 
-def _chunks(lines: Iterable[RawLine], size: int) -> Iterator[list[RawLine]]:
+def _chunks(
+    lines: Iterable[RawLine], size: int, stored: set[str], stats: IngestStats
+) -> Iterator[list[RawLine]]:
+    """Non-blank lines in chunks of ``size``. A line whose bytes are a stored record's (``stored``: their
+    sha256) is counted as a duplicate here and not sent to the workers: after a crash, or on a second run
+    over the same input, only what is new gets validated again."""
     chunk: list[RawLine] = []
     for line in lines:
         if line.blank:
+            continue
+        if line.sha256 in stored and line.fault is None and not line.too_long:
+            stats.lines_read += 1
+            stats.duplicates += 1
             continue
         chunk.append(line)
         if len(chunk) >= size:
@@ -72,6 +81,12 @@ def _chunks(lines: Iterable[RawLine], size: int) -> Iterator[list[RawLine]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+def _in_warehouse(lines: Iterable[RawLine], folder: str) -> Iterator[RawLine]:
+    """Spill file names relative to the warehouse (``spill/<sha256>.line``), as ``rejects.raw_path`` says."""
+    for line in lines:
+        yield replace(line, spill=f"{folder}/{line.spill}") if line.spill is not None else line
 
 
 def ingest(
@@ -86,29 +101,50 @@ def ingest(
     on_bytes: Callable[[int], None] | None = None,
     engine_options: dict[str, Any] | None = None,
 ) -> IngestStats:
-    """Ingest ``paths`` into the warehouse at ``warehouse_dir``; return the run's counts."""
+    """Ingest ``paths`` into the warehouse at ``warehouse_dir``; return the run's counts.
+
+    Raises :class:`~pipeline.ingest.warehouse.WarehouseBusy` when another process is ingesting into it."""
+    if engine not in ("local", "spark"):
+        raise ValueError(f"unknown engine {engine!r} (local or spark)")
+    with Warehouse(warehouse_dir) as wh:
+        return _ingest(wh, paths, workers=workers or os.cpu_count() or 1, engine=engine, profile=profile,
+                       chunk_size=chunk_size, on_lines=on_lines, on_bytes=on_bytes,
+                       engine_options=engine_options)
+
+
+def _ingest(
+    wh: Warehouse,
+    paths: list[str],
+    *,
+    workers: int,
+    engine: str,
+    profile: dict[str, Any] | None,
+    chunk_size: int,
+    on_lines: Callable[[int], None] | None,
+    on_bytes: Callable[[int], None] | None,
+    engine_options: dict[str, Any] | None,
+) -> IngestStats:
     started = datetime.now(timezone.utc)
     clock = time.perf_counter()
     run_id = started.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-    workers = workers or os.cpu_count() or 1
-    wh = Warehouse(warehouse_dir).open()
     stats = IngestStats(run_id)
     known = wh.known_hands()
+    stored = set(known.values())
     known_rejects = wh.known_rejects()
     absolute = [p if p == "-" else str(Path(p).resolve()) for p in paths]
-    lines = read_lines(absolute, spill_dir=wh.spill, on_bytes=on_bytes)
+    lines = _in_warehouse(read_lines(absolute, spill_dir=wh.spill, on_bytes=on_bytes), SPILL)
+    chunks = _chunks(lines, chunk_size, stored, stats)
     if engine == "local":
         from pipeline.ingest.engines.local import run_chunks
 
-        results = run_chunks(_chunks(lines, chunk_size), run_id, workers=workers, profile=profile)
-    elif engine == "spark":  # pragma: no cover - exercised by the Spark tests, which need Java
+        results = run_chunks(chunks, run_id, workers=workers, profile=profile)
+    else:  # pragma: no cover - exercised by the Spark tests, which need Java
         from pipeline.ingest.engines.spark import run_chunks as spark_chunks
 
-        results = spark_chunks(_chunks(lines, chunk_size), run_id, profile=profile, **(engine_options or {}))
-    else:
-        raise ValueError(f"unknown engine {engine!r} (local or spark)")
+        results = spark_chunks(chunks, run_id, profile=profile, **(engine_options or {}))
     for seq, (chunk, (tables, keys)) in enumerate(results, start=1):
         _commit(wh, f"{run_id}-{seq:06d}", chunk, tables, keys, known, known_rejects, stats, run_id)
+        stored.update(known[k.hand_id] for k in keys)  # the digests now stored under these hand_ids
         if on_lines is not None:
             on_lines(len(chunk))
     stats.seconds = time.perf_counter() - clock

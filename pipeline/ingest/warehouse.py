@@ -7,16 +7,23 @@ Layout under the warehouse directory ``DIR``::
     DIR/spill/<sha256>.line             raw lines too long to keep inline in ``rejects``
     DIR/_tmp/                           files being written (never read)
     DIR/warehouse.duckdb                views over the folders, for any DuckDB client
+    DIR/.lock                           held by the one run writing to the warehouse
 
 Crash safety: a batch's files are written under ``_tmp`` and moved into place with an atomic rename,
 ``hands`` last. The ``hands`` file is the batch's commit mark: at the start of every run, files of a batch
-with no ``hands`` file (a run killed part-way through a commit) are deleted, and ``_tmp`` is emptied. Since a
-record counts as stored only once its ``hands`` row is in place, running again after ``kill -9`` stores
-exactly what the killed run did not.
+with no ``hands`` file (a run killed part-way through a commit) are deleted, and ``_tmp`` and half-written
+spill files are removed. Since a record counts as stored only once its ``hands`` row is in place, running
+again after ``kill -9`` stores exactly what the killed run did not.
+
+One run at a time: :meth:`Warehouse.open` takes a POSIX lock on ``DIR/.lock`` (released by the kernel when
+the process dies, so a killed run never leaves it stuck) and a writer in another process gets
+:class:`WarehouseBusy` instead of deleting the first one's files in flight as "uncommitted". (POSIX locks
+belong to a process: two ``Warehouse`` objects in one process do not exclude each other.)
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -27,26 +34,38 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.ingest.read import PARTIAL
 from schemas.tables import TABLES
 
 EMPTY_BATCH = "0-empty"
+SPILL = "spill"
 _BATCH = re.compile(r"^part-(.+)\.parquet$")
+
+
+class WarehouseBusy(RuntimeError):
+    """Another process is writing to the warehouse."""
 
 
 class Warehouse:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
         self.tmp = self.root / "_tmp"
-        self.spill = self.root / "spill"
+        self.spill = self.root / SPILL
         self.catalogue_path = self.root / "warehouse.duckdb"
+        self._lock: int | None = None
 
     # ------------------------------------------------------------------------------------ setup
     def open(self) -> Warehouse:
-        """Create the folders (with an empty file per table, so every view has a file to read) and
-        remove what a killed run left half-written."""
+        """Lock the warehouse for writing, create the folders (with an empty file per table, so every view
+        has a file to read) and remove what a killed run left half-written."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if self._lock is None:
+            self._take_lock()
         for name in TABLES:
-            (self.root / name).mkdir(parents=True, exist_ok=True)
+            (self.root / name).mkdir(exist_ok=True)
         self.spill.mkdir(exist_ok=True)
+        for partial in self.spill.glob(f"{PARTIAL}*"):
+            partial.unlink()
         if self.tmp.exists():
             shutil.rmtree(self.tmp)
         self.tmp.mkdir()
@@ -54,6 +73,33 @@ class Warehouse:
         if not (self.root / "hands" / f"part-{EMPTY_BATCH}.parquet").exists():
             self.write_batch(EMPTY_BATCH, {name: schema.empty_table() for name, schema in TABLES.items()})
         return self
+
+    def close(self) -> None:
+        """Release the write lock."""
+        fd = getattr(self, "_lock", None)  # getattr: __del__ may see a half-built object
+        if fd is not None:
+            os.close(fd)  # closing the descriptor drops the POSIX lock
+            self._lock = None
+
+    def __enter__(self) -> Warehouse:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # ``Warehouse(d).open().build_catalogue()`` must not keep the lock
+        self.close()
+
+    def _take_lock(self) -> None:
+        # lockf (POSIX record lock), not flock: the worker processes forked later inherit the descriptor
+        # but not the lock, so an orphaned worker of a killed run cannot keep the warehouse locked.
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise WarehouseBusy(f"{self.root} is being written by another ingest run") from None
+        self._lock = fd
 
     def _drop_uncommitted(self) -> None:
         committed = {m.group(1) for f in (self.root / "hands").iterdir() if (m := _BATCH.match(f.name))}
@@ -67,9 +113,14 @@ class Warehouse:
 
     # ------------------------------------------------------------------------------------ writing
     def write_batch(self, batch: str, tables: dict[str, pa.Table]) -> None:
-        """Write one batch: every table's file into ``_tmp``, then into place, ``hands`` last."""
+        """Write one batch: every table's file into ``_tmp``, then into place, ``hands`` last (the commit).
+
+        ``ingest_runs`` is written only with the empty batch that starts a warehouse; a run's own row is
+        :meth:`write_run`."""
         staged = []
-        for name in [n for n in TABLES if n != "ingest_runs"]:
+        for name in TABLES:
+            if name == "ingest_runs" and batch != EMPTY_BATCH:
+                continue
             table = tables.get(name, TABLES[name].empty_table())
             if name != "hands" and table.num_rows == 0 and batch != EMPTY_BATCH:
                 continue
@@ -78,10 +129,6 @@ class Warehouse:
             staged.append((path, self.root / name / f"part-{batch}.parquet"))
         for src, dst in sorted(staged, key=lambda p: p[1].parent.name == "hands"):
             os.replace(src, dst)
-        if batch == EMPTY_BATCH:
-            runs = TABLES["ingest_runs"].empty_table()
-            pq.write_table(runs, self.tmp / "runs.parquet")
-            os.replace(self.tmp / "runs.parquet", self.root / "ingest_runs" / f"part-{EMPTY_BATCH}.parquet")
 
     def write_run(self, run_id: str, row: dict[str, object]) -> None:
         table = pa.Table.from_pylist([row], schema=TABLES["ingest_runs"])
@@ -109,14 +156,16 @@ class Warehouse:
 
     def known_hands(self) -> dict[str, str]:
         """hand_id → record_sha256 of every stored record."""
-        con = duckdb.connect()
-        rows = con.execute("SELECT hand_id, record_sha256 FROM read_parquet(?)", [self.glob("hands")]).fetchall()
+        with duckdb.connect() as con:  # closed at once: the worker processes are forked after this
+            rows = con.execute("SELECT hand_id, record_sha256 FROM read_parquet(?)",
+                               [self.glob("hands")]).fetchall()
         return dict(rows)
 
     def known_rejects(self) -> set[tuple[str, int, str]]:
         """(source_file, source_line, sha256) of every stored reject."""
-        con = duckdb.connect()
-        rows = con.execute("SELECT source_file, source_line, sha256 FROM read_parquet(?)", [self.glob("rejects")]).fetchall()
+        with duckdb.connect() as con:
+            rows = con.execute("SELECT source_file, source_line, sha256 FROM read_parquet(?)",
+                               [self.glob("rejects")]).fetchall()
         return {(f, n, s) for f, n, s in rows}
 
     def build_catalogue(self) -> None:

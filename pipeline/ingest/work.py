@@ -45,22 +45,42 @@ class Rows:
         default_factory=lambda: {name: {f.name: [] for f in schema_of(name)} for name in TABLES}
     )
     keys: list[RecordKey] = field(default_factory=list)
+    _built: dict[str, pa.Table] | None = field(default=None, repr=False)
 
     def add(self, table: str, **row: Any) -> None:
+        self._built = None
         cols = self.columns[table]
+        if not row.keys() <= cols.keys():  # a misspelt column would otherwise be a silent null
+            raise KeyError(f"{table} has no column(s) {sorted(row.keys() - cols.keys())}")
         for name, values in cols.items():
             values.append(row.get(name))
+
+    def extend(self, other: Rows, position: int) -> None:
+        """Append ``other`` (the rows of the one line at ``position``), renumbering its records."""
+        self._built = None
+        offset = len(self.keys)
+        for name, cols in other.columns.items():
+            for column, values in cols.items():
+                if column == REC.name:
+                    values = [r + offset for r in values]
+                self.columns[name][column].extend(values)
+        self.keys.extend(RecordKey(k.hand_id, k.sha256, position) for k in other.keys)
 
     def mark(self) -> dict[str, int]:
         return {name: len(next(iter(cols.values()))) for name, cols in self.columns.items()}
 
     def rollback(self, mark: dict[str, int]) -> None:
+        self._built = None
         for name, cols in self.columns.items():
             for values in cols.values():
                 del values[mark[name] :]
 
     def tables(self) -> dict[str, pa.Table]:
-        return {name: pa.Table.from_pydict(cols, schema=schema_of(name)) for name, cols in self.columns.items()}
+        """The rows as Arrow tables, built once; one of :data:`UNSTORABLE` if a value does not fit."""
+        if self._built is None:
+            self._built = {name: pa.Table.from_pydict(cols, schema=schema_of(name))
+                           for name, cols in self.columns.items()}
+        return self._built
 
 
 REC = pa.field("_rec", pa.int32(), nullable=False)
@@ -77,7 +97,7 @@ def reject_row(rows: Rows, line: RawLine, code: str, message: str, run_id: str, 
         "rejects",
         source_file=line.source_file,
         source_line=line.source_line,
-        raw=None if line.spill else line.data,
+        raw=None if line.too_long else line.data,
         raw_path=line.spill,
         size=line.size,
         sha256=line.sha256,
@@ -96,15 +116,47 @@ def parse_json(data: bytes) -> tuple[Any, str | None]:
         return None, f"not JSON: {exc}"
 
 
+# what building Arrow columns raises on a value that does not fit its column (an int beyond int32 or int64)
+UNSTORABLE = (pa.ArrowException, OverflowError, TypeError, ValueError)
+
+
 def process_lines(lines: Iterable[RawLine], run_id: str, *, profile: dict[str, Any] | None = None) -> Rows:
-    """Validate each line and turn it into rows."""
+    """Validate each line and turn it into rows; the returned rows always convert to Arrow tables.
+
+    A record holding a value its column cannot store (``"hand_no": 4294967296`` in an int32 column, an amount
+    beyond int64) would make the whole chunk fail to convert: then each line is converted on its own and such
+    a record becomes a ``SCHEMA_TYPE`` reject, so one bad value never stops the batch.
+    """
+    lines = list(lines)
+    rows = _process(lines, run_id, profile)
+    try:
+        rows.tables()
+        return rows
+    except UNSTORABLE:
+        pass
+    rows = Rows()
+    for position, line in enumerate(lines):
+        one = _process([line], run_id, profile)
+        try:
+            one.tables()
+        except UNSTORABLE as exc:
+            hand_id = one.keys[0].hand_id if one.keys else None
+            one = Rows()
+            reject_row(one, line, "SCHEMA_TYPE", f"a value does not fit the warehouse's column types: {exc}",
+                       run_id, hand_id=hand_id)
+        rows.extend(one, position)
+    return rows
+
+
+def _process(lines: list[RawLine], run_id: str, profile: dict[str, Any] | None) -> Rows:
     rows = Rows()
     for position, line in enumerate(lines):
         if line.fault is not None:
             reject_row(rows, line, "INGEST_READ", line.fault, run_id)
             continue
-        if line.spill is not None:
-            reject_row(rows, line, "INGEST_LINE_TOO_LONG", f"a line of {line.size} bytes cannot be a hand record", run_id)
+        if line.too_long:
+            why = f"a line of {line.size} bytes cannot be a hand record"
+            reject_row(rows, line, "INGEST_LINE_TOO_LONG", why, run_id)
             continue
         obj, error = parse_json(line.data)
         if error is not None:
@@ -225,7 +277,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         rows.add(
             "issues",
             hand_id=hand_id, code=i.code, severity=i.severity, event=i.event, seat=i.seat, expected=i.expected,
-            actual=i.actual, message=i.message, source_file=line.source_file, source_line=line.source_line, _rec=rec,
+            actual=i.actual, message=i.message, money=i.money, source_file=line.source_file, source_line=line.source_line, _rec=rec,
         )
 
 
