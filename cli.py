@@ -185,16 +185,17 @@ def validate_command(
     first: list[str] = []
     keys = []
     for item in read_lines(paths):
-        if item.fault is not None or item.spill is not None:
+        if item.fault is not None or item.too_long:
             invalid += 1
-            by_code["SCHEMA_JSON"] += 1
+            code = "INGEST_READ" if item.fault is not None else "INGEST_LINE_TOO_LONG"
+            by_code[code] += 1
             message = item.fault or f"{item.source_file}:{item.source_line}: a line of {item.size} bytes is not a record"
             if as_json:
-                typer.echo(json.dumps({"hand_id": None, "ok": False, "issues": [{"code": "SCHEMA_JSON", "severity": "error",
+                typer.echo(json.dumps({"hand_id": None, "ok": False, "issues": [{"code": code, "severity": "error",
                     "event": None, "seat": None, "expected": None, "actual": None, "message": message}], "deltas": None,
                     "payments": []}, ensure_ascii=False))
             elif len(first) < show:
-                first.append(f"{item.source_file}: SCHEMA_JSON {message}")
+                first.append(f"{item.source_file}: {code} {message}")
             continue
         if item.blank:
             continue
@@ -249,19 +250,23 @@ def ingest_command(
     """Validate records and store them in a Parquet + DuckDB warehouse; every line is accounted for."""
     from pipeline.ingest.read import find_files, input_bytes
     from pipeline.ingest.run import ingest
+    from pipeline.ingest.warehouse import WarehouseBusy
 
     if engine not in ("local", "spark"):
         raise fail(f"unknown engine {engine!r} (local or spark)")
     override = _profile_option(profile)
-    missing = [p for p in paths if p != "-" and not Path(p).exists()]
-    if missing:
-        raise fail(f"no such file or folder: {', '.join(missing)}")
+    if all(p != "-" and not Path(p).exists() for p in paths):
+        raise fail(f"no such file or folder: {', '.join(paths)}")
     if not find_files(paths):
         raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
+    # A missing path among others becomes an INGEST_READ reject: the run still accounts for it.
     options = {"master": master} if master else {}
-    with _progress(input_bytes(paths), "ingesting (input bytes)", quiet) as advance:
-        stats = ingest(paths, warehouse, workers=workers, engine=engine, profile=override, on_bytes=advance,
-                       engine_options=options)
+    try:
+        with _progress(input_bytes(paths), "ingesting (input bytes)", quiet) as advance:
+            stats = ingest(paths, warehouse, workers=workers, engine=engine, profile=override, on_bytes=advance,
+                           engine_options=options)
+    except WarehouseBusy as exc:
+        raise fail(str(exc)) from None
     typer.echo(stats.text())
     typer.echo(f"warehouse: {warehouse / 'warehouse.duckdb'}")
 
@@ -444,10 +449,11 @@ def _progress(total: int, label: str, quiet: bool) -> Iterator[Callable[[int], N
     if quiet or not sys.stderr.isatty():
         yield lambda n: None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.speed} /s"), TimeRemainingColumn())
-    with Progress(*columns, transient=True) as bar:
+    with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task(label, total=total)
         yield lambda n: bar.advance(task, n)
 

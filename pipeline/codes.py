@@ -3,7 +3,8 @@
 Codes are part of the contract (they land in the warehouse's ``issues`` table and in audit output): never
 rename one, add new ones. Families: ``SCHEMA_*`` (the record's shape), ``RULESET_*``, ``TILE_*`` (tiles
 that cannot exist), ``TURN_*`` (who acts when), ``CLAIM_*`` (pong, kong, robbing, passing), ``WIN_*``,
-``SCORE_*`` (claimed fan and points), ``SETTLE_*`` (claimed payments and deltas), ``SESSION_*``.
+``SCORE_*`` (claimed fan and points), ``SETTLE_*`` (claimed payments and deltas), ``SESSION_*``, and
+``INGEST_*`` (reasons a line lands in the warehouse's ``rejects`` rather than being stored as a record).
 
 ``python -m pipeline.codes`` prints the documentation page ``schemas/ISSUE_CODES.md``; a test keeps the
 page in step with this table.
@@ -101,6 +102,13 @@ _CODES = (
          "`deltas: [-9, 7, 4, -1]`"),
     Code("INTERNAL", "error", "The engine failed on this record (a bug in xuezhan, not in the record): please report it.",
          "an assertion inside the replay", True),
+    # -- ingest (rejects only: a line that is not stored as a record) --------------------------------------
+    Code("INGEST_READ", "error", "A file could not be read to its end (missing, truncated or corrupt compression); "
+         "the lines before the fault are kept.", "a .jsonl.gz cut off in the middle", True),
+    Code("INGEST_LINE_TOO_LONG", "error", "A line far longer than any hand record; kept whole in a side file "
+         "(rejects.raw_path).", "a 100 MB line", True),
+    Code("INGEST_CONFLICT", "error", "A record reuses a hand_id already stored with other content; the stored record "
+         "stays.", "t42-s7-h3 ingested again with another settlement", True),
     # -- sessions -----------------------------------------------------------------------------------------------------
     Code("SESSION_DUPLICATE_HAND", "error", "Two records share a `hand_id`.", "t42-s7-h3 twice"),
     Code("SESSION_HAND_GAP", "warning", "`hand_no` skips numbers within a session.", "hands 1, 2, 4"),

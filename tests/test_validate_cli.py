@@ -193,7 +193,7 @@ def test_issue_codes_page_is_generated_from_the_catalogue() -> None:
 
 
 def test_catalogue_codes_are_well_formed() -> None:
-    families = ("SCHEMA_", "RULESET_", "TILE_", "TURN_", "CLAIM_", "WIN_", "SCORE_", "SETTLE_", "SESSION_", "INTERNAL")
+    families = ("SCHEMA_", "RULESET_", "TILE_", "TURN_", "CLAIM_", "WIN_", "SCORE_", "SETTLE_", "SESSION_", "INTERNAL", "INGEST_")
     for code, entry in CODES.items():
         assert code == entry.code and code.startswith(families)
         assert entry.severity in ("error", "warning") and entry.meaning and entry.example

@@ -122,6 +122,8 @@ def test_every_code_has_a_single_code_case_and_a_valid_twin() -> None:
     for code in CODES:
         if code == "INTERNAL":
             continue  # a bug of ours, not a record: test_internal_failure_is_an_issue forces one
+        if code.startswith("INGEST_"):
+            continue  # reject codes of the reader and the warehouse: tests/test_ingest*.py raise each
         if code.startswith("SESSION_"):
             alone = [s for s in build.SESSIONS if {c for _, c in s.expect} == {code}]
             ok = bool(alone) and any(not s.expect for s in build.SESSIONS)
