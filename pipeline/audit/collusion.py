@@ -90,22 +90,44 @@ def pair_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return con.sql(_sql("pair_features")).pl()
 
 
+def _pair_rates(frame: pl.DataFrame, who: str, other: str, count: str, exposure: str, name: str) -> pl.DataFrame:
+    """For each pair (who, other): ``who``'s rate over their other partners, leaving out the pair itself and
+    ``who``'s top partner.
+
+    Leaving the pair out keeps a pair's own counts out of what it is compared with (otherwise a pair that
+    happens to run high raises its own expectation). Leaving the top partner out keeps one colluding
+    partnership from inflating a player's rate towards everybody else: their other opponents would then look
+    clean by comparison, and the pairs those opponents form would look guilty.
+    """
+    per = frame.group_by(who, other).agg(pl.col(count).sum().alias("c"), pl.col(exposure).sum().alias("e"))
+    per = per.with_columns((pl.col("c") / pl.col("e")).fill_nan(0.0).alias("r"))
+    top = per.sort(["r", other], descending=[True, False]).group_by(who, maintain_order=True).first().select(
+        who, pl.col(other).alias("top"), pl.col("c").alias("top_c"), pl.col("e").alias("top_e")
+    )
+    totals = per.group_by(who).agg(pl.col("c").sum().alias("all_c"), pl.col("e").sum().alias("all_e"),
+                                   pl.len().alias("partners"))
+    rows = per.join(totals, on=who).join(top, on=who)
+    drop_top = (pl.col("partners") >= 3) & (pl.col(other) != pl.col("top"))
+    c = pl.col("all_c") - pl.col("c") - pl.when(drop_top).then(pl.col("top_c")).otherwise(0)
+    e = pl.col("all_e") - pl.col("e") - pl.when(drop_top).then(pl.col("top_e")).otherwise(0)
+    return rows.select(who, other, pl.when(e > 0).then(c / e).otherwise(None).alias(name))
+
+
 def _residuals(df: pl.DataFrame) -> pl.DataFrame:
-    """Each directed count minus ``exposure × giving rate(a) × taking rate(x) / overall rate``."""
-    out = df
+    """Each directed count minus ``baseline × giving rate(a) × taking rate(x) / overall rate``: the baseline is
+    what the population's rate at each point of the hand predicts for a's offers while x was in; the rates
+    are fitted over the rest of the population (see :func:`_pair_rates`)."""
+    out = df.with_columns(pl.lit(1.0).alias("one"))
     for f in FEATURES:
-        exposure = "exposure" if f != "channel" else "one"
-        frame = out.with_columns(pl.lit(1).alias("one"))
-        give = frame.group_by("player_a").agg((pl.col(f).sum() / pl.col(exposure).sum()).alias("give"))
-        take = frame.group_by("player_x").agg((pl.col(f).sum() / pl.col(exposure).sum()).alias("take"))
-        overall = frame[f].sum() / max(1, frame[exposure].sum())
-        frame = frame.join(give, on="player_a").join(take, on="player_x")
-        expected = (
-            pl.col(exposure) * pl.col("give") * pl.col("take") / overall if overall > 0 else pl.lit(0.0)
-        ).fill_nan(0.0)
-        out = frame.with_columns(expected.alias(f"{f}_exp")).drop("give", "take", "one")
+        exposure = f"base_{f}" if f != "channel" else "one"
+        overall = out[f].sum() / max(1e-12, out[exposure].sum())
+        give = _pair_rates(out, "player_a", "player_x", f, exposure, "give")
+        take = _pair_rates(out, "player_x", "player_a", f, exposure, "take")
+        frame = out.join(give, on=["player_a", "player_x"]).join(take, on=["player_x", "player_a"])
+        rate = (pl.col("give").fill_null(overall) * pl.col("take").fill_null(overall) / overall) if overall > 0 else pl.lit(0.0)
+        out = frame.with_columns((pl.col(exposure) * rate).fill_nan(0.0).alias(f"{f}_exp")).drop("give", "take")
         out = out.with_columns((pl.col(f) - pl.col(f"{f}_exp")).alias(f"{f}_res"))
-    return out
+    return out.drop("one")
 
 
 def _by(values: np.ndarray) -> np.ndarray:
