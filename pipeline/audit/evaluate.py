@@ -28,7 +28,7 @@ SHARED = (200, 500, 1000, 3000)
 PLAYERS = 8
 PAIRS = 2
 # With 8 players, 2 colluding pairs sitting together half the time: a pair shares about 0.46 of all hands.
-SHARE = 0.46
+SHARE = 0.28
 HONEST_MIX = {"balanced": 0.2, "aggressive": 0.4, "defensive": 0.1, "novice": 0.3}
 
 
