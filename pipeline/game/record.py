@@ -93,8 +93,11 @@ def _unknown(obj: dict[str, Any], known: set[str] | frozenset[str]) -> list[str]
 
 
 def _seat(value: Any, what: str, event: int | None = None) -> int:
-    if not _is_int(value) or not 0 <= value <= 3:
-        raise RecordError("SCHEMA_TYPE" if event is None else "SCHEMA_EVENT", f"{what} must be a seat 0-3, got {value!r}",
+    """A seat 0-3 (``type(...) is int`` also turns away booleans). ``what`` names the field in the error;
+    with an ``event`` index it is that event's field."""
+    if type(value) is not int or not 0 <= value <= 3:
+        where = what if event is None else f"event {event} {what}"
+        raise RecordError("SCHEMA_TYPE" if event is None else "SCHEMA_EVENT", f"{where} must be a seat 0-3, got {value!r}",
                           event=event)
     return value
 
@@ -102,7 +105,8 @@ def _seat(value: Any, what: str, event: int | None = None) -> int:
 def _tile(value: Any, what: str, event: int | None = None) -> int:
     kind = KIND_BY_NAME.get(value) if isinstance(value, str) else None
     if kind is None:
-        raise RecordError("TILE_NOTATION", f"{what}: {value!r} is not a tile like '7p'", event=event)
+        where = what if event is None else f"event {event} {what}"
+        raise RecordError("TILE_NOTATION", f"{where}: {value!r} is not a tile like '7p'", event=event)
     return kind
 
 
@@ -132,13 +136,13 @@ def parse_event(obj: Any, index: int) -> Event:
     allowed = EVENT_FIELDS.get(t) if isinstance(t, str) else None
     if allowed is None:
         raise RecordError("SCHEMA_EVENT", f"event {index}: unknown type t={t!r}", event=index)
-    extra = [k for k in obj if k not in allowed and not k.startswith("x_")]
+    extra = [k for k in obj.keys() - allowed if not k.startswith("x_")]
     if extra:
         raise RecordError("SCHEMA_EVENT", f"event {index} ({t}): unknown field(s) {', '.join(sorted(extra))}", event=index)
     if "seat" not in obj or "tile" not in obj:
         raise RecordError("SCHEMA_EVENT", f"event {index} ({t}) needs 'seat' and 'tile'", event=index)
-    seat = _seat(obj["seat"], f"event {index} seat", index)
-    tile = _tile(obj["tile"], f"event {index} tile", index)
+    seat = _seat(obj["seat"], "seat", index)
+    tile = _tile(obj["tile"], "tile", index)
     if "ms" in obj and (not _is_int(obj["ms"]) or obj["ms"] < 0):
         raise RecordError("SCHEMA_EVENT", f"event {index}: 'ms' must be a whole number >= 0", event=index)
     if t == "draw":
@@ -148,7 +152,7 @@ def parse_event(obj: Any, index: int) -> Event:
     if t == "pong":
         if "from" not in obj:
             raise RecordError("SCHEMA_EVENT", f"event {index} (pong) needs 'from'", event=index)
-        return Pong(seat, tile, _seat(obj["from"], f"event {index} from", index))
+        return Pong(seat, tile, _seat(obj["from"], "from", index))
     if t == "kong":
         kind = obj.get("kind")
         if kind not in ("direct", "added", "concealed"):
@@ -157,7 +161,7 @@ def parse_event(obj: Any, index: int) -> Event:
         if kind == "direct":
             if "from" not in obj:
                 raise RecordError("SCHEMA_EVENT", f"event {index} (direct kong) needs 'from'", event=index)
-            return Kong(seat, tile, "direct", _seat(obj["from"], f"event {index} from", index))
+            return Kong(seat, tile, "direct", _seat(obj["from"], "from", index))
         if "from" in obj:
             raise RecordError("SCHEMA_EVENT", f"event {index} ({kind} kong) takes no 'from'", event=index)
         return Kong(seat, tile, kind)
@@ -171,7 +175,7 @@ def parse_event(obj: Any, index: int) -> Event:
         if rob:
             raise RecordError("SCHEMA_EVENT", f"event {index} (hu): a robbed kong has a 'from' seat", event=index)
         return Hu(seat, tile, None)
-    return Hu(seat, tile, _seat(source, f"event {index} from", index), rob_kong=rob)
+    return Hu(seat, tile, _seat(source, "from", index), rob_kong=rob)
 
 
 def parse_record(obj: Any, *, profile_override: Mapping[str, Any] | None = None) -> Record:

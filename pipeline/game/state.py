@@ -26,7 +26,7 @@ from typing import Literal
 
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.fan import Score, WinHand, ready_value, score
-from pipeline.rules.hand import Meld, is_win, suits_ok, suits_used
+from pipeline.rules.hand import Meld, is_seven_pairs, is_standard, is_win, suits_ok, suits_used
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
@@ -174,14 +174,23 @@ class HandState:
         return f"ev{self.index} {self.phase} turn={self.turn}{window} left={self.left} || {hands}"
 
     def can_win_with(self, seat: int, tile: int) -> bool:
-        """Would ``tile`` complete ``seat``'s hand, by shape and suits?"""
+        """Would ``tile`` complete ``seat``'s hand, by shape and suits? (Asked for three seats on every discard.)"""
         counts = self.counts[seat]
+        suit = tile // 9
+        void = self.void[seat]
+        if suit == void or not any(counts[suit * 9 : suit * 9 + 9]):
+            return False  # a void-suit tile never wins; a lone tile of a suit not held completes nothing
         melds = self.melds[seat]
         if sum(counts) + 1 != 14 - 3 * len(melds):
             return False
+        held = [any(counts[0:9]), any(counts[9:18]), any(counts[18:27])]
+        for meld in melds:
+            held[meld.tile // 9] = True
+        if sum(held) > 2 or (void is not None and held[void]):
+            return False  # 缺一门: a third suit, or the void suit, in hand or melds
         counts[tile] += 1
         try:
-            return suits_ok(counts, melds, self.void[seat]) and is_win(counts, melds)
+            return (not melds and is_seven_pairs(counts)) or is_standard(counts)
         finally:
             counts[tile] -= 1
 
