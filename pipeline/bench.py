@@ -122,6 +122,18 @@ def bench_validate(quick: bool) -> dict[str, Any]:
     }
 
 
+def bench_simulate(quick: bool) -> dict[str, Any]:
+    """Hands simulated per second on one core (bots deciding, the hand state checking every action)."""
+    from pipeline.simulate.tables import SimConfig, simulate
+
+    hands = 200 if quick else 1_000
+    lines, _ = simulate(SimConfig(hands=hands, seed=SEED + 7, players=16))
+    start = time.process_time()
+    made = sum(1 for _ in lines)
+    seconds = time.process_time() - start
+    return {"simulate_hands": made, "simulate_hands_per_s_one_core": round(made / seconds, 1)}
+
+
 def _random_hands(n: int, seed: int) -> list[list[int]]:
     """Half winning hands (sets + a pair in at most two suits), half random 14-tile hands."""
     rng = random.Random(seed)
@@ -306,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"quick": args.quick}
     sections: list[tuple[str, Callable[[], dict[str, Any]]]] = [
         ("win check: table vs recursive search", lambda: bench_win_check(args.quick)),
+        ("simulator: hands per second on one core", lambda: bench_simulate(args.quick)),
         ("replay validation vs parse only (one process)", lambda: bench_validate(args.quick)),
         ("ingest end to end: 1 vs 2 workers; peak memory 20k vs 200k hands", lambda: bench_ingest(args.quick)),
         ("analytics: stats suite and report vs a bare scan", lambda: bench_analytics(results["_warehouse_200k"])),

@@ -26,8 +26,8 @@ def _lines(config: SimConfig) -> list[str]:
 @pytest.mark.parametrize("profile", ["chengdu", "app"])
 def test_clean_simulation_validates_clean(profile: str) -> None:
     """Without injection every simulated record replays clean, sessions included (dealer rule)."""
-    lines = _lines(SimConfig(hands=300, seed=11, players=10, profile=profile))
-    assert len(lines) == 300
+    lines = _lines(SimConfig(hands=1000, seed=11, players=10, profile=profile))
+    assert len(lines) == 1000
     keys = []
     for n, line in enumerate(lines, 1):
         v = validate_line(line, line_no=n)

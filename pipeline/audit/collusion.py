@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from itertools import combinations
 from pathlib import Path
@@ -90,40 +90,35 @@ def pair_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return con.sql(_sql("pair_features")).pl()
 
 
-def _pair_rates(frame: pl.DataFrame, who: str, other: str, count: str, exposure: str, name: str) -> pl.DataFrame:
-    """For each pair (who, other): ``who``'s rate over their other partners, leaving out the pair itself and
-    ``who``'s top partner.
-
-    Leaving the pair out keeps a pair's own counts out of what it is compared with (otherwise a pair that
-    happens to run high raises its own expectation). Leaving the top partner out keeps one colluding
-    partnership from inflating a player's rate towards everybody else: their other opponents would then look
-    clean by comparison, and the pairs those opponents form would look guilty.
-    """
-    per = frame.group_by(who, other).agg(pl.col(count).sum().alias("c"), pl.col(exposure).sum().alias("e"))
-    per = per.with_columns((pl.col("c") / pl.col("e")).fill_nan(0.0).alias("r"))
-    top = per.sort(["r", other], descending=[True, False]).group_by(who, maintain_order=True).first().select(
-        who, pl.col(other).alias("top"), pl.col("c").alias("top_c"), pl.col("e").alias("top_e")
-    )
-    totals = per.group_by(who).agg(pl.col("c").sum().alias("all_c"), pl.col("e").sum().alias("all_e"),
-                                   pl.len().alias("partners"))
-    rows = per.join(totals, on=who).join(top, on=who)
-    drop_top = (pl.col("partners") >= 3) & (pl.col(other) != pl.col("top"))
-    c = pl.col("all_c") - pl.col("c") - pl.when(drop_top).then(pl.col("top_c")).otherwise(0)
-    e = pl.col("all_e") - pl.col("e") - pl.when(drop_top).then(pl.col("top_e")).otherwise(0)
-    return rows.select(who, other, pl.when(e > 0).then(c / e).otherwise(None).alias(name))
+def _rates(frame: pl.DataFrame, who: str, count: str, exposure: str, name: str) -> pl.DataFrame:
+    """Each player's rate over all their opponents: counts / baseline."""
+    return frame.group_by(who).agg((pl.col(count).sum() / pl.col(exposure).sum()).fill_nan(0.0).alias(name))
 
 
-def _residuals(df: pl.DataFrame) -> pl.DataFrame:
+def _residuals(df: pl.DataFrame, exclude: frozenset[tuple[str, str]] = frozenset()) -> pl.DataFrame:
     """Each directed count minus ``baseline × giving rate(a) × taking rate(x) / overall rate``: the baseline is
     what the population's rate at each point of the hand predicts for a's offers while x was in; the rates
-    are fitted over the rest of the population (see :func:`_pair_rates`)."""
+    are each player's over all their opponents.
+
+    The rates include the pair's own counts, which makes the test a little conservative: a pair that plays
+    for each other raises both players' rates and so part of its own expectation. Leaving every pair (or
+    each player's top partner) out of its own rates was tried and measured: it flags more colluders at small
+    samples but breaks the false discovery rate, since the permutation null does not carry the noise of rates
+    fitted without the pair. What ``exclude`` leaves out instead are the pairs a first pass flagged: a
+    colluding pair inflates both players' rates towards everybody, which makes their other opponents look
+    clean and the pairs *those* opponents form look guilty; refitting without the flagged pairs removes that
+    (see :func:`screen_frame`).
+    """
     out = df.with_columns(pl.lit(1.0).alias("one"))
+    pair = pl.concat_str(pl.min_horizontal("player_a", "player_x"), pl.lit("\x00"), pl.max_horizontal("player_a", "player_x"))
+    excluded = [f"{a}\x00{b}" for a, b in exclude]
     for f in FEATURES:
         exposure = f"base_{f}" if f != "channel" else "one"
-        overall = out[f].sum() / max(1e-12, out[exposure].sum())
-        give = _pair_rates(out, "player_a", "player_x", f, exposure, "give")
-        take = _pair_rates(out, "player_x", "player_a", f, exposure, "take")
-        frame = out.join(give, on=["player_a", "player_x"]).join(take, on=["player_x", "player_a"])
+        fit = out.filter(~pair.is_in(excluded)) if excluded else out
+        overall = fit[f].sum() / max(1e-12, fit[exposure].sum())
+        give = _rates(fit, "player_a", f, exposure, "give")
+        take = _rates(fit, "player_x", f, exposure, "take")
+        frame = out.join(give, on="player_a", how="left").join(take, on="player_x", how="left")
         rate = (pl.col("give").fill_null(overall) * pl.col("take").fill_null(overall) / overall) if overall > 0 else pl.lit(0.0)
         out = frame.with_columns((pl.col(exposure) * rate).fill_nan(0.0).alias(f"{f}_exp")).drop("give", "take")
         out = out.with_columns((pl.col(f) - pl.col(f"{f}_exp")).alias(f"{f}_res"))
@@ -183,9 +178,50 @@ def screen_frame(
     fdr: float = 0.05,
     evidence: int = 5,
 ) -> list[PairResult]:
+    """Screen the pairs of ``features`` (:func:`pair_features`).
+
+    A first pass flags pairs; a second refits the giving and taking rates without the flagged pairs, so that
+    a colluding pair no longer sets the baseline for its players' other opponents. Each flagged pair is
+    re-judged with the rates refitted without the *other* flagged pairs only (leaving a pair out of its own
+    baseline would favour flagging it), and the q-values are recomputed over all pairs.
+    """
     if features.is_empty():
         return []
-    res = _residuals(features)
+    results = _screen_once(features, min_hands=min_hands, exclude=frozenset())
+    flagged = frozenset(r.players for r in _with_q(results, fdr) if r.flagged)
+    if flagged:
+        refit = {r.players: r for r in _screen_once(features, min_hands=min_hands, exclude=flagged)}
+        for pair in flagged:
+            again = _screen_once(features, min_hands=min_hands, exclude=flagged - {pair}, only=pair)
+            refit[pair] = again[0]
+        results = list(refit.values())
+    results = _with_q(results, fdr)
+    if con is not None and evidence:
+        for r in results:
+            if r.flagged or r is results[0]:
+                r.evidence.extend(pair_evidence(con, r.players, limit=evidence))
+    return results
+
+
+def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
+    """The results with Benjamini–Yekutieli q-values and flags, best first."""
+    if not results:
+        return results
+    qvals = _by(np.array([r.p for r in results]))
+    out = [replace(r, q=float(q), flagged=bool(q <= fdr)) for r, q in zip(results, qvals, strict=True)]
+    out.sort(key=lambda r: (r.p, -r.score))
+    return out
+
+
+def _screen_once(
+    features: pl.DataFrame,
+    *,
+    min_hands: int,
+    exclude: frozenset[tuple[str, str]],
+    only: tuple[str, str] | None = None,
+) -> list[PairResult]:
+    """Every pair's statistic and p-value under rates fitted without the ``exclude`` pairs (q set later)."""
+    res = _residuals(features, exclude)
     signal_names = list(SIGNALS)
     # Directed residual and raw counts per signal, keyed by (hand, a, x).
     sig_cols = []
@@ -219,6 +255,8 @@ def screen_frame(
         .agg(pl.len().alias("shared"))
         .filter(pl.col("shared") >= min_hands)
     )
+    if only is not None:
+        pairs_shared = pairs_shared.filter((pl.col("player_a") == only[0]) & (pl.col("player_x") == only[1]))
     if pairs_shared.is_empty():
         return []
     sym_index = sym.join(per_hand_a, on=["hand_id", "player_a"])
@@ -251,8 +289,6 @@ def screen_frame(
         expected_shared = hands_count[a] * 3 * hands_count[b] / max(1, total_seat_hands - hands_count[a])
         results.append((a, b, shared, score, p, z, raw, exp, expected_shared))
 
-    pvals = np.array([r[4] for r in results])
-    qvals = _by(pvals)
     # Empirical-Bayes prior strength per signal: method of moments on observed / expected across pairs.
     prior = {}
     for k, s in enumerate(signal_names):
@@ -264,7 +300,7 @@ def screen_frame(
         else:
             prior[s] = 1e6
     out = []
-    for (a, b, shared, score, p, z, raw, exp, expected_shared), q in zip(results, qvals, strict=True):
+    for a, b, shared, score, p, z, raw, exp, expected_shared in results:
         signals = {
             s: {
                 "observed": float(raw[k]),
@@ -280,12 +316,7 @@ def screen_frame(
             "ratio": round(shared / expected_shared, 3) if expected_shared else None,
             "p": _poisson_sf(shared, expected_shared),
         }
-        out.append(PairResult((a, b), shared, score, p, float(q), bool(q <= fdr), signals, seating, []))  # type: ignore[arg-type]
-    out.sort(key=lambda r: (r.p, -r.score))
-    if con is not None and evidence:
-        for r in out:
-            if r.flagged or r is out[0]:
-                r.evidence.extend(pair_evidence(con, r.players, limit=evidence))
+        out.append(PairResult((a, b), shared, score, p, 1.0, False, signals, seating, []))  # type: ignore[arg-type]
     return out
 
 
