@@ -67,12 +67,14 @@ class PairResult:
     signals: dict[str, dict[str, float]]
     seating: dict[str, float]
     evidence: list[dict[str, Any]]
+    z: float = 0.0  # the score on the empirical null (see _with_q)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "players": list(self.players),
             "shared_hands": self.shared_hands,
             "score": round(self.score, 4),
+            "z": round(self.z, 4),
             "p": self.p,
             "q": self.q,
             "flagged": self.flagged,
@@ -203,12 +205,30 @@ def screen_frame(
     return results
 
 
+EMPIRICAL_NULL_PAIRS = 20
+
+
 def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
-    """The results with Benjamini–Yekutieli q-values and flags, best first."""
+    """The results with p-values on the empirical null, Benjamini–Yekutieli q-values and flags, best first.
+
+    The permutation null is exact only if honest opponents are exchangeable; real play has interactions the
+    rate model does not absorb (a strong player and a loose one, say), and with thousands of hands they become
+    "significant". With enough pairs screened (at least 20), most of them honest, the spread of their scores
+    shows it: scores are put on an empirical null (Efron) — centre the median (never below 0), scale
+    1.4826 × MAD (never below 1) — so the correction can only make the screen more cautious.
+    """
     if not results:
         return results
-    qvals = _by(np.array([r.p for r in results]))
-    out = [replace(r, q=float(q), flagged=bool(q <= fdr)) for r, q in zip(results, qvals, strict=True)]
+    scores = np.array([r.score for r in results])
+    centre, scale = 0.0, 1.0
+    if len(results) >= EMPIRICAL_NULL_PAIRS:
+        centre = max(0.0, float(np.median(scores)))
+        scale = max(1.0, 1.4826 * float(np.median(np.abs(scores - np.median(scores)))))
+    z = (scores - centre) / scale
+    pvals = np.array([_normal_sf(float(v)) for v in z])
+    qvals = _by(pvals)
+    out = [replace(r, z=float(zi), p=float(pi), q=float(qi), flagged=bool(qi <= fdr))
+           for r, zi, pi, qi in zip(results, z, pvals, qvals, strict=True)]
     out.sort(key=lambda r: (r.p, -r.score))
     return out
 
