@@ -4,14 +4,18 @@ The warehouse (written row by row with ``Warehouse.write_batch``) holds four han
 
     H1  pA pB pC pD  replayed, three_winners: pA self-draws (1 fan, 1 pt, first); then pC's discard pays two
                      winners at once (一炮多响, both second): pB (2 fan, 2 pts), pD (3 fan, 4 pts).
-                     deltas +3 +1 -7 +3. Two SETTLE_AMOUNT errors (so not valid).
+                     deltas +3 +1 -7 +3. Two SETTLE_AMOUNT errors (so not valid) at event 41, on pC's seat
+                     moving 4 points and on pD's moving 2.
     H2  pA pB pC pD  replayed, wall_empty (黄庄), one winner: pB on pA's discard (1 fan, 1 pt, first).
                      pD is a flower pig; pA ready, pC and pD not. deltas -1 +3 0 -2.
-                     A SESSION_HAND_GAP warning.
+                     A SESSION_HAND_GAP warning about the whole hand (no event, no seat).
     H3  pA pB pC pE  replayed, wall_empty (黄庄), no winner: pC and pE flower pigs; pA and pB ready.
                      deltas +2 +2 -2 -2.
-    H4  pA pB pC pD  stopped (not replayed, invalid: TURN_ORDER): a 5-fan win by pA and deltas +10 0 0 -10
-                     that no statistic may count.
+    H4  pA pB pC pD  stopped (not replayed, invalid: TURN_ORDER at event 3 on pB's seat): a 5-fan win by pA
+                     and deltas +10 0 0 -10 that no statistic may count.
+
+The audit prices the findings (money at stake): the two SETTLE_AMOUNT by the points they move (4, 2); the
+TURN_ORDER and the SESSION_HAND_GAP by the points settled in their hand (H4: pA's +10; H2: pB's +3).
 
 Pongs: pA one in H1 and one in H3, pB two in H2. Rejects: two SCHEMA_JSON lines (10 and 20 bytes) and one
 INGEST_CONFLICT (100 bytes). One ingest run: 8 lines read = 4 stored + 3 rejects + 1 duplicate.
@@ -22,8 +26,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import NormalDist
 
 import matplotlib
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -31,9 +37,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+from dashboards import audit as audit_dash
+from dashboards import collusion as collusion_dash
 from dashboards import overview, player, quality, run_sql, sql
 from pipeline.analytics import queries
 from pipeline.analytics.stats import mean_interval, wilson
+from pipeline.audit import collusion
+from pipeline.audit.collusion import SIGNALS, PairResult, _by
+from pipeline.audit.scoring import audit
+from pipeline.codes import CODES
 from pipeline.ingest.warehouse import Warehouse
 from pipeline.report import charts
 from schemas.tables import TABLES
@@ -159,16 +171,25 @@ def _win(
     }
 
 
-def _issue(hand_id: str, code: str, severity: str = "error") -> dict:
+def _issue(
+    hand_id: str,
+    code: str,
+    severity: str = "error",
+    *,
+    event: int | None = 3,
+    seat: int | None = 1,
+    money: int | None = None,
+) -> dict:
     return {
         "hand_id": hand_id,
         "code": code,
         "severity": severity,
-        "event": 3,
-        "seat": 1,
+        "event": event,
+        "seat": seat,
         "expected": "x",
         "actual": "y",
         "message": f"{code} in {hand_id}",
+        "money": money,
         "source_file": "tiny.jsonl",
         "source_line": 1,
     }
@@ -232,10 +253,10 @@ def tiny_warehouse(root: Path) -> Path:
         ),
     ]
     issues = [
-        _issue("H1", "SETTLE_AMOUNT"),
-        _issue("H1", "SETTLE_AMOUNT"),
+        _issue("H1", "SETTLE_AMOUNT", event=41, seat=2, money=4),
+        _issue("H1", "SETTLE_AMOUNT", event=41, seat=3, money=2),
         _issue("H4", "TURN_ORDER"),
-        _issue("H2", "SESSION_HAND_GAP", "warning"),
+        _issue("H2", "SESSION_HAND_GAP", "warning", event=None, seat=None),
     ]
     rejects = [
         _reject(5, "SCHEMA_JSON", 10),
@@ -270,8 +291,13 @@ def tiny_warehouse(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def con(tmp_path_factory):
-    return queries.connect(tiny_warehouse(tmp_path_factory.mktemp("tiny")))
+def tiny_root(tmp_path_factory) -> Path:
+    return tiny_warehouse(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(scope="module")
+def con(tiny_root):
+    return queries.connect(tiny_root)
 
 
 @pytest.fixture(scope="module")
@@ -492,7 +518,7 @@ def test_rejects_by_code(con):
         ("INGEST_CONFLICT", 1, 100, 3),
     ]
     assert close(df["share"][0], 2 / 3)
-    assert df["meaning"][1].startswith("The hand_id of a stored record")
+    assert df["meaning"][1] == CODES["INGEST_CONFLICT"].meaning  # the ingest's codes are catalogued too
     assert df["meaning"][0] == "The line is not a JSON object."
 
 
@@ -514,7 +540,7 @@ def test_quality_summary(con):
 
 def test_meaning_of_unknown_code():
     assert quality.meaning("NOT_A_CODE") == ""
-    assert quality.meaning("INGEST_READ").startswith("The file or line could not be read")
+    assert quality.meaning("INGEST_READ") == CODES["INGEST_READ"].meaning
 
 
 # ---------------------------------------------------------------------------------------------- empty
@@ -590,8 +616,11 @@ def test_player_pages_of_a_player_who_never_won(con):
     assert _metric(means, "fan_per_win", player.PLAYER)["den"] == 0
     fan = player.prep_player_fan(con, "pE")
     assert fan.filter(pl.col("who") == "player")["wins"].sum() == 0
-    for plot, df in ((player.plot_player_rates, rates), (player.plot_player_means, means),
-                     (player.plot_player_fan, fan)):
+    for plot, df in (
+        (player.plot_player_rates, rates),
+        (player.plot_player_means, means),
+        (player.plot_player_fan, fan),
+    ):
         assert charts.render(plot, df).startswith(b"\x89PNG")
 
 
@@ -613,7 +642,348 @@ def test_player_ids_the_fonts_cannot_draw_are_escaped(con):
 
 
 def test_sql_files_are_models_with_a_header():
-    for name in ("hua_zhu_per_hand", "rejects_by_code", "player_fan_distribution", "quality_summary"):
+    for name in (
+        "hua_zhu_per_hand",
+        "rejects_by_code",
+        "player_fan_distribution",
+        "quality_summary",
+        "hands_by_month",
+    ):
         text = sql(name)
         assert text.startswith(f"-- {name}:"), name
         assert "Check:" in text, name
+
+
+def test_cjk_terms_of_the_collusion_heat_map(con):
+    choice = charts.fonts()
+    if not choice.cjk:
+        pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")
+    df = collusion_dash.prep_pair_matrix(_screen())
+    texts = _draw(collusion_dash.plot_pair_matrix, df, choice)
+    assert any("串通" in t for t in texts)
+    charts.render(collusion_dash.plot_pair_matrix, df, choice=choice)  # no GlyphError
+
+
+# ---------------------------------------------------------------------------------------------- audit
+# The tiny warehouse's findings, most money first (module docstring):
+#   H4 TURN_ORDER        pB   10   (H4's stake: pA's +10)
+#   H1 SETTLE_AMOUNT     pC    4
+#   H2 SESSION_HAND_GAP  –     3   (a warning about the whole hand; H2's stake: pB's +3)
+#   H1 SETTLE_AMOUNT     pD    2
+@pytest.fixture(scope="module")
+def findings(tiny_root):
+    return audit(tiny_root)
+
+
+def test_audit_money_by_code(findings):
+    df = audit_dash.prep_money_by_code(findings)
+    assert rows(df, "code", "severity", "findings", "hands", "money", "n_findings", "n_hands") == [
+        ("TURN_ORDER", "error", 1, 1, 10, 4, 3),
+        ("SETTLE_AMOUNT", "error", 2, 1, 6, 4, 3),
+        ("SESSION_HAND_GAP", "warning", 1, 1, 3, 4, 3),
+    ]
+    assert [round(x, 9) for x in df["share"]] == [round(10 / 19, 9), round(6 / 19, 9), round(3 / 19, 9)]
+
+
+def test_audit_money_by_player(findings):
+    df = audit_dash.prep_money_by_player(findings)
+    assert rows(df, "player", "findings", "hands", "money") == [
+        ("pB", 1, 1, 10),
+        ("pC", 1, 1, 4),
+        ("pD", 1, 1, 2),
+    ]
+    first = df.row(0, named=True)
+    assert (first["players"], first["unattributed_findings"], first["unattributed_money"]) == (3, 1, 3)
+    assert first["n_findings"] == 4
+    top = audit_dash.prep_money_by_player(findings, limit=2)
+    assert top["player"].to_list() == ["pB", "pC"] and top["players"][0] == 3  # still counts every player
+
+
+def test_audit_top_findings(findings):
+    df = audit_dash.prep_top_findings(findings)
+    assert rows(df, "rank", "hand_id", "event", "code", "player", "money") == [
+        (1, "H4", 3, "TURN_ORDER", "pB", 10),
+        (2, "H1", 41, "SETTLE_AMOUNT", "pC", 4),
+        (3, "H2", None, "SESSION_HAND_GAP", None, 3),
+        (4, "H1", 41, "SETTLE_AMOUNT", "pD", 2),
+    ]
+    assert df["message"][0] == "TURN_ORDER in H4"
+    assert df["meaning"][0] == CODES["TURN_ORDER"].meaning
+    short = audit_dash.prep_top_findings(findings, limit=2)
+    assert short["hand_id"].to_list() == ["H4", "H1"] and short["n_findings"].to_list() == [4, 4]
+
+
+def test_audit_findings_by_month(con, findings):
+    df = audit_dash.prep_findings_by_month(con, findings)
+    assert rows(df, "month", "hands", "findings", "hands_with_findings", "money", "n", "n_findings") == [
+        ("2026-11", 4, 4, 3, 19, 4, 4)
+    ]
+    assert df["share"][0] == 0.75 and (df["ci_low"][0], df["ci_high"][0]) == wilson(3, 4)
+
+
+def test_audit_findings_by_month_in_utc_with_undated_hands(tmp_path):
+    """A hand played at 23:30 UTC on 31 October counts in October; a hand without a date in "no date"."""
+    root = tiny_warehouse(tmp_path / "w")
+    october = _hand("H5", ["pA", "pB", "pC", "pD"], winners=0, outcome="stopped", replayed=False, valid=False)
+    october["played_at"] = datetime(2026, 10, 31, 23, 30, tzinfo=UTC)
+    undated = _hand("H6", ["pA", "pB", "pC", "pD"], winners=0, outcome="wall_empty")
+    undated["played_at"] = None
+    wh = Warehouse(root).open()
+    wh.write_batch(
+        "months",
+        {
+            "hands": pa.Table.from_pylist([october, undated], schema=TABLES["hands"]),
+            "issues": pa.Table.from_pylist(
+                [_issue("H5", "SCORE_FAN", seat=0, money=5)], schema=TABLES["issues"]
+            ),
+        },
+    )
+    getattr(wh, "close", lambda: None)()
+    df = audit_dash.prep_findings_by_month(queries.connect(root), audit(root))
+    assert rows(df, "month", "hands", "findings", "hands_with_findings", "money") == [
+        ("2026-10", 1, 1, 1, 5),
+        ("2026-11", 4, 4, 3, 19),
+        (audit_dash.NO_MONTH, 1, 0, 0, 0),
+    ]
+    assert df["n"].unique().to_list() == [6] and df["n_findings"].unique().to_list() == [5]
+    assert df["share"].to_list()[2] == 0.0
+    assert run_sql(queries.connect(root), "hands_by_month")["hands"].sum() == 6
+
+
+def test_audit_preps_without_findings(empty_con, tmp_path):
+    Warehouse(tmp_path / "e").open().build_catalogue()
+    nothing = audit(tmp_path / "e")
+    assert audit_dash.prep_money_by_code(nothing).height == 0
+    assert audit_dash.prep_money_by_player(nothing).height == 0
+    assert audit_dash.prep_top_findings(nothing).height == 0
+    assert audit_dash.prep_findings_by_month(empty_con, nothing).height == 0
+
+
+# ---------------------------------------------------------------------------------------------- collusion
+def _pair(
+    a: str, b: str, shared: int, score: float, q: float, flagged: bool, evidence: int = 0
+) -> PairResult:
+    signals = {
+        s: {"observed": float(k + 1), "expected": 1.5, "ratio_shrunk": 1.0, "z": round(score / 2 - k, 3)}
+        for k, s in enumerate(SIGNALS)
+    }
+    return PairResult(
+        players=(a, b),
+        shared_hands=shared,
+        score=score,
+        p=NormalDist().cdf(-score),
+        q=q,
+        flagged=flagged,
+        signals=signals,
+        seating={"observed": shared, "expected": shared / 2, "ratio": 2.0, "p": 0.01},
+        evidence=[
+            {"hand_id": f"H{k}", "event": 10 + k, "why": f"{b} won on {a}'s 5m"} for k in range(evidence)
+        ],
+    )
+
+
+def _screen() -> collusion_dash.Screen:
+    """Six pairs among pA..pD (threshold 100): pA & pB flagged (score 4), pB & pC and pA & pC screened,
+    pB & pD screened without a score (no signal varied), pA & pD and pC & pD below the threshold."""
+    shared = pl.DataFrame(
+        {
+            "player_a": ["pA", "pA", "pB", "pB", "pA", "pC"],
+            "player_b": ["pB", "pC", "pD", "pC", "pD", "pD"],
+            "shared_hands": [300, 250, 150, 120, 40, 10],
+        }
+    )
+    pairs = (
+        _pair("pA", "pB", 300, 4.0, 0.001, True, evidence=2),
+        _pair("pB", "pC", 120, 1.0, 0.9, False),
+        _pair("pA", "pC", 250, -0.5, 1.0, False),
+    )
+    return collusion_dash.Screen(requested=200, min_hands=100, fdr=0.05, shared=shared, pairs=pairs)
+
+
+def test_shared_hands_of_the_tiny_warehouse(con):
+    df = collusion_dash.shared_hands(collusion.pair_features(con))
+    # H1, H2, H4... H4 is not replayed: pA pB pC share H1-H3, pD sat in H1 and H2, pE in H3.
+    assert rows(df, "player_a", "player_b", "shared_hands") == [
+        ("pA", "pB", 3),
+        ("pA", "pC", 3),
+        ("pB", "pC", 3),
+        ("pA", "pD", 2),
+        ("pB", "pD", 2),
+        ("pC", "pD", 2),
+        ("pA", "pE", 1),
+        ("pB", "pE", 1),
+        ("pC", "pE", 1),
+    ]
+
+
+def test_choose_min_hands():
+    assert collusion_dash.choose_min_hands([250, 10, 10], 200) == 200  # one pair reaches it: as asked
+    assert collusion_dash.choose_min_hands([], 200) == 200
+    # 1 of 5 pairs reaches 100 (less than a quarter), 2 of 5 reach 50.
+    assert collusion_dash.choose_min_hands([135, 60, 40, 30, 20], 200) == 50
+    assert collusion_dash.choose_min_hands([135, 60, 40, 30], 200) == 100  # 1 of 4 is a quarter
+    assert collusion_dash.choose_min_hands([3, 2, 1], 200) == 20  # the floor, even if nothing reaches it
+    assert collusion_dash.choose_min_hands([30, 30], 60) == 20  # only the fallbacks below the request
+    assert collusion_dash.choose_min_hands([5], 15) == 15  # asked for less than every fallback
+
+
+def test_screen_of_the_tiny_warehouse_falls_back_and_screens_nothing(con):
+    screen = collusion_dash.screen_pairs(con)
+    assert (screen.requested, screen.min_hands, screen.pairs) == (200, 20, ())
+    assert screen.shared.height == 9 and screen.reaching == 0
+    note = screen.threshold_note()
+    assert "200 were asked for" in note and "fell back to 20" in note and "the most is 3" in note
+    assert "0 of the 9 pairs" in note
+    assert collusion_dash.prep_pair_matrix(screen).height == 0
+    assert collusion_dash.prep_top_pairs(screen).height == 0
+    assert collusion_dash.prep_evidence(screen).height == 0
+
+
+def test_threshold_note_as_asked():
+    screen = collusion_dash.Screen(200, 200, 0.05, _screen().shared, ())
+    assert screen.threshold_note() == (
+        "Threshold: at least 200 shared hands, as asked; "
+        "2 of the 6 pairs who shared a replayed hand reach it."
+    )
+
+
+def test_pair_matrix():
+    df = collusion_dash.prep_pair_matrix(_screen())
+    assert rows(df, "player_a", "player_b", "shared_hands", "status", "score") == [
+        ("pA", "pB", 300, "flagged", 4.0),
+        ("pA", "pC", 250, "screened", -0.5),
+        ("pA", "pD", 40, "below", None),
+        ("pB", "pC", 120, "screened", 1.0),
+        ("pB", "pD", 150, "no_signal", None),
+        ("pC", "pD", 10, "below", None),
+    ]
+    first = df.row(0, named=True)
+    assert (first["min_hands"], first["requested"], first["fdr"]) == (100, 200, 0.05)
+    assert (first["players_shown"], first["players_total"], first["n_pairs"]) == (4, 4, 6)
+    assert (first["n_screened"], first["n_flagged"], first["q"]) == (3, 1, 0.001)
+
+
+def test_pair_matrix_keeps_the_players_of_the_strongest_pairs():
+    df = collusion_dash.prep_pair_matrix(_screen(), limit=2)
+    assert rows(df, "player_a", "player_b") == [("pA", "pB")]  # the flagged pair's players
+    assert (df["players_shown"][0], df["players_total"][0]) == (2, 4)
+    three = collusion_dash.prep_pair_matrix(_screen(), limit=3)
+    assert set(three["player_a"]) | set(three["player_b"]) == {"pA", "pB", "pC"}  # pC: best score 1.0
+
+
+def test_critical_scores_are_the_benjamini_yekutieli_step_up():
+    c3 = 1 + 1 / 2 + 1 / 3
+    crit = collusion_dash.critical_scores(3, 0.05)
+    assert crit == [NormalDist().inv_cdf(1 - k * 0.05 / (3 * c3)) for k in (1, 2, 3)]
+    assert collusion_dash.critical_scores(0, 0.05) == []
+    assert collusion_dash.critical_scores(1, 1.0) == [None]  # any score would do
+    # Flagged by q <= fdr (the screen's rule) is exactly: at or above a rank whose score reaches its critical.
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        scores = np.sort(rng.normal(1.0, 1.5, size=int(rng.integers(1, 40))))[::-1]
+        q = _by(np.array([NormalDist().cdf(-s) for s in scores]))
+        crit = collusion_dash.critical_scores(len(scores), 0.05)
+        reached = [k for k, (s, c) in enumerate(zip(scores, crit, strict=True)) if c is not None and s >= c]
+        last = max(reached, default=-1)
+        assert [bool(x <= 0.05) for x in q] == [k <= last for k in range(len(scores))]
+
+
+def test_top_pairs():
+    df = collusion_dash.prep_top_pairs(_screen())
+    assert rows(df, "rank", "player_a", "player_b", "shared_hands", "score", "flagged", "evidence") == [
+        (1, "pA", "pB", 300, 4.0, True, 2),
+        (2, "pB", "pC", 120, 1.0, False, 0),
+        (3, "pA", "pC", 250, -0.5, False, 0),
+    ]
+    assert df["critical"].to_list() == collusion_dash.critical_scores(3, 0.05)
+    assert df["p"][0] == NormalDist().cdf(-4.0) and df["q"].to_list() == [0.001, 0.9, 1.0]
+    first = df.row(0, named=True)
+    assert (first["feeding_z"], first["feeding_observed"], first["feeding_expected"]) == (2.0, 1.0, 1.5)
+    assert (first["channel_z"], first["channel_observed"]) == (-1.0, 4.0)
+    assert (first["sit_ratio"], first["sit_p"]) == (2.0, 0.01)
+    assert (first["n_screened"], first["min_hands"], first["fdr"]) == (3, 100, 0.05)
+    assert collusion_dash.prep_top_pairs(_screen(), limit=1).height == 1
+
+
+def test_evidence_of_flagged_pairs_only():
+    df = collusion_dash.prep_evidence(_screen())
+    assert rows(df, "rank", "player_a", "player_b", "hand_id", "event", "why") == [
+        (1, "pA", "pB", "H0", 10, "pB won on pA's 5m"),
+        (1, "pA", "pB", "H1", 11, "pB won on pA's 5m"),
+    ]
+
+
+def _features(hands: int, seed: int, feed: float) -> pl.DataFrame:
+    """Pair features, four players a hand, A feeding B at an extra rate ``feed`` (as in test_audit)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for h in range(hands):
+        for a, pa_ in enumerate("ABCD"):
+            for x, px in enumerate("ABCD"):
+                if a == x:
+                    continue
+                exposure = int(rng.integers(8, 16))
+                rate = 0.02 + (feed if {pa_, px} == {"A", "B"} else 0.0)
+                win = int(rng.random() < rate * exposure / 10)
+                out.append(
+                    {"hand_id": f"h{h}", "player_a": pa_, "player_x": px, "seat_a": a, "seat_x": x,
+                     "exposure": exposure, "feed_win": win, "feed_call": int(rng.random() < 0.05),
+                     "could_feed": win, "soft_pass": 0, "channel": int(rng.random() < 0.03),
+                     "base_feed_win": 0.002 * exposure, "base_feed_call": 0.005 * exposure,
+                     "base_could_feed": 0.002 * exposure, "base_soft_pass": 0.0}
+                )  # fmt: skip
+    return pl.DataFrame(out)
+
+
+def test_screen_of_a_feeding_pair_falls_back_and_flags_it():
+    screen = collusion_dash.screen_features(_features(300, 1, feed=0.08), min_hands=500)
+    assert (screen.requested, screen.min_hands) == (500, 100)  # every pair shared 300 hands
+    assert screen.shared["shared_hands"].to_list() == [300] * 6 and screen.reaching == 6
+    top = collusion_dash.prep_top_pairs(screen)
+    assert rows(top.head(1), "player_a", "player_b", "flagged") == [("A", "B", True)]
+    assert top["score"][0] >= top["critical"][0]
+    matrix = collusion_dash.prep_pair_matrix(screen)
+    assert matrix.filter(pl.col("status") == "flagged")["player_a"].to_list() == ["A"]
+    assert collusion_dash.prep_evidence(screen).height == 0  # no connection: no hands to list
+
+
+# ---------------------------------------------------------------------------------------------- their plots
+def _audit_frames(result, con) -> list:
+    return [
+        (audit_dash.plot_money_by_code, audit_dash.prep_money_by_code(result)),
+        (audit_dash.plot_findings_by_month, audit_dash.prep_findings_by_month(con, result)),
+        (audit_dash.plot_money_by_player, audit_dash.prep_money_by_player(result)),
+    ]
+
+
+def _collusion_frames(screen) -> list:
+    return [
+        (collusion_dash.plot_pair_matrix, collusion_dash.prep_pair_matrix(screen)),
+        (collusion_dash.plot_top_pairs, collusion_dash.prep_top_pairs(screen)),
+    ]
+
+
+def test_audit_and_collusion_plots_without_a_cjk_font(con, findings):
+    latin = charts.Fonts(cjk_family=None)
+    for plot, df in [*_audit_frames(findings, con), *_collusion_frames(_screen())]:
+        texts = _draw(plot, df, latin)
+        joined = "\n".join(texts)
+        assert not CJK.search(joined), (plot.__name__, CJK.findall(joined))
+        assert re.search(r"n ?= ?[\d,]+", joined), f"{plot.__name__}: the sample size is shown"
+        spec = next(c for c in (*audit_dash.CHARTS, *collusion_dash.CHARTS) if c.plot is plot)
+        assert charts.render(plot, df, size=spec.size(df), choice=latin).startswith(b"\x89PNG")
+    matrix = _draw(collusion_dash.plot_pair_matrix, collusion_dash.prep_pair_matrix(_screen()), latin)
+    assert "4.0\n300" in matrix  # a cell: score above, shared hands below
+    assert any("flagged (q" in t for t in matrix) and any("fewer than 100 shared hands" in t for t in matrix)
+    top = _draw(collusion_dash.plot_top_pairs, collusion_dash.prep_top_pairs(_screen()), latin)
+    assert "pA & pB (n=300)" in top and "p=3.2e-05, q=0.001" in top
+
+
+def test_audit_and_collusion_plots_when_there_is_nothing(empty_con, con, tmp_path):
+    Warehouse(tmp_path / "e").open().build_catalogue()
+    nothing = audit(tmp_path / "e")
+    screened_nothing = collusion_dash.screen_pairs(con)
+    for plot, df in [*_audit_frames(nothing, empty_con), *_collusion_frames(screened_nothing)]:
+        texts = _draw(plot, df, charts.Fonts(cjk_family=None))
+        assert any(t.startswith(("no ", "no:")) for t in texts), plot.__name__  # says what there is none of
+        assert charts.render(plot, df, choice=charts.Fonts(cjk_family=None)).startswith(b"\x89PNG")

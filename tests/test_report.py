@@ -11,9 +11,12 @@ import subprocess
 from pathlib import Path
 
 import matplotlib.image
+import polars as pl
 import pytest
 
 from pipeline.analytics import queries
+from pipeline.audit.scoring import audit
+from pipeline.codes import CODES
 from pipeline.ingest.run import ingest
 from pipeline.ingest.warehouse import Warehouse
 from pipeline.report import charts
@@ -32,6 +35,9 @@ OVERVIEW_CHARTS = (
 )
 PLAYER_CHARTS = ("rates", "means", "fan")
 QUALITY_CHARTS = ("issues_by_code", "rejects_by_code")
+AUDIT_CHARTS = ("money_by_code", "findings_by_month", "money_by_player")
+COLLUSION_CHARTS = ("pair_matrix", "top_pairs")
+FIXED_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html"}
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +70,10 @@ def test_build_report_writes_pages_and_every_chart_as_png(report, warehouse):
     out = report.parent
     assert report == out / "index.html"
     players = _top3(warehouse)
-    pages = {"index.html", "quality.html", *(page_file(p) for p in players)}
+    pages = {*FIXED_PAGES, *(page_file(p) for p in players)}
     assert {p.name for p in out.glob("*.html")} == pages
     expected = {f"overview-{c}.png" for c in OVERVIEW_CHARTS} | {f"quality-{c}.png" for c in QUALITY_CHARTS}
+    expected |= {f"audit-{c}.png" for c in AUDIT_CHARTS} | {f"collusion-{c}.png" for c in COLLUSION_CHARTS}
     expected |= {f"{Path(page_file(p)).stem}-{c}.png" for p in players for c in PLAYER_CHARTS}
     assert {p.name for p in (out / "charts").iterdir()} == expected
     for png in (out / "charts").iterdir():
@@ -93,7 +100,8 @@ def test_index_links_every_page_and_embeds_the_overview(report, warehouse):
     assert text.count("<img ") == len(OVERVIEW_CHARTS)
     for p in _top3(warehouse):
         assert f'href="{page_file(p)}"' in text
-    assert 'href="quality.html"' in text
+    for page in ("quality.html", "audit.html", "collusion.html"):
+        assert text.count(f'href="{page}"') == 2, page  # in the navigation and in the summary
     embedded = re.findall(r'<img src="data:image/png;base64,([^"]+)"', text)
     import base64
 
@@ -110,6 +118,53 @@ def test_quality_page_shows_issues_and_rejects(report):
     assert "stored hands" in text and "rejected lines" in text
 
 
+def test_audit_page(report, warehouse):
+    text = (report.parent / "audit.html").read_text(encoding="utf-8")
+    assert text.count("<img ") == len(AUDIT_CHARTS)
+    findings = audit(warehouse).findings
+    assert findings.height > 0  # the fixture injects faults
+    top = findings.row(0, named=True)
+    assert f"<b>{findings.height:,}</b> findings" in text and "points at stake" in text
+    rows = re.findall(
+        r'<tr class="(?:error|warning)"><td class="num">(\d+)</td><td class="id">([^<]+)</td>', text
+    )
+    assert rows[0] == ("1", top["hand_id"]) and len(rows) == min(30, findings.height)
+    assert f'<abbr title="{CODES[top["code"]].meaning}' in text  # hover a code for its meaning
+
+
+def test_collusion_page_says_which_threshold_and_that_nothing_is_flagged(report):
+    text = (report.parent / "collusion.html").read_text(encoding="utf-8")
+    assert text.count("<img ") == len(COLLUSION_CHARTS)
+    # 100 hands among 8 players: no pair shares 200, the page says so and which threshold it used.
+    assert "200 were asked for, but no pair shared that many" in text
+    assert "so the screen fell back to 20;" in text
+    assert "<b>No pair is flagged</b> at a false discovery rate of 5%" in text
+    assert "<h2>Top pairs</h2>" in text and text.count('<td class="id">') >= 1  # still shown
+
+
+def test_flagged_pairs_and_their_hands_on_the_page():
+    """The flagged-pair parts of the page, from a screen whose pair pA & pB is flagged with two hands."""
+    from dashboards import collusion as collusion_dash
+    from pipeline.audit.collusion import SIGNALS, PairResult
+    from pipeline.report.build import _collusion_summary, _evidence_section, _pairs_table
+
+    signals = {s: {"observed": 3.0, "expected": 1.5, "ratio_shrunk": 1.0, "z": 2.5} for s in SIGNALS}
+    seating = {"observed": 300, "expected": 150.0, "ratio": 2.0, "p": 0.01}
+    evidence = [{"hand_id": "t1-s1-h07", "event": 41, "why": "pB won 3 fan (4 points) on pA's 5m"}]
+    flagged = PairResult(("pA", "pB"), 300, 5.0, 2.9e-7, 0.0001, True, signals, seating, evidence)
+    other = PairResult(("pA", "pC"), 250, 0.5, 0.31, 1.0, False, signals, seating, [])
+    shared = pl.DataFrame({"player_a": ["pA", "pA"], "player_b": ["pB", "pC"], "shared_hands": [300, 250]})
+    screen = collusion_dash.Screen(200, 200, 0.05, shared, (flagged, other))
+    summary = _collusion_summary(screen)
+    assert '<b class="flag">1 pair flagged</b> of 2 screened' in summary and "pA &amp; pB" in summary
+    hands = _evidence_section(screen, collusion_dash.prep_evidence(screen))
+    assert "#1 pA &amp; pB: 300 shared hands, score 5.00" in hands and "q = &lt;0.001" in hands
+    assert '<td class="id">t1-s1-h07</td><td class="num">41</td>' in hands
+    assert "feeding 3 observed, 1.5 expected (z +2.5)" in hands
+    table = _pairs_table(collusion_dash.prep_top_pairs(screen))
+    assert table.count('<tr class="flagged">') == 1 and '<b class="flag">yes</b>' in table
+
+
 def test_player_page(report, warehouse):
     first = _top3(warehouse)[0]
     text = (report.parent / page_file(first)).read_text(encoding="utf-8")
@@ -118,14 +173,14 @@ def test_player_page(report, warehouse):
     assert "胡牌率" in text and "win rate" in text and "all players" in text
 
 
-def test_chosen_players_and_no_players(warehouse, tmp_path):
+def test_chosen_players_no_players_and_min_hands(warehouse, tmp_path):
     chosen = _top3(warehouse)[2]
     index = build_report(warehouse, tmp_path / "one", players=[chosen, chosen])
-    assert sorted(p.name for p in index.parent.glob("*.html")) == sorted(
-        ["index.html", "quality.html", page_file(chosen)]
-    )
-    index = build_report(warehouse, tmp_path / "none", top_players=0)
-    assert sorted(p.name for p in index.parent.glob("*.html")) == ["index.html", "quality.html"]
+    assert {p.name for p in index.parent.glob("*.html")} == {*FIXED_PAGES, page_file(chosen)}
+    index = build_report(warehouse, tmp_path / "none", top_players=0, min_hands=10)
+    assert {p.name for p in index.parent.glob("*.html")} == FIXED_PAGES
+    collusion = (index.parent / "collusion.html").read_text(encoding="utf-8")
+    assert "Threshold: at least 10 shared hands, as asked;" in collusion
 
 
 def test_unknown_player_writes_nothing(warehouse, tmp_path):
@@ -142,17 +197,26 @@ def test_no_warehouse(tmp_path):
 def test_empty_warehouse(tmp_path):
     Warehouse(tmp_path / "wh").open().build_catalogue()
     index = build_report(tmp_path / "wh", tmp_path / "out")
-    assert index.exists() and (tmp_path / "out" / "quality.html").exists()
-    assert len(list((tmp_path / "out" / "charts").glob("*.png"))) == len(OVERVIEW_CHARTS) + len(
-        QUALITY_CHARTS
-    )
+    assert {p.name for p in index.parent.glob("*.html")} == FIXED_PAGES
+    charts_written = len(OVERVIEW_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS)
+    assert len(list((tmp_path / "out" / "charts").glob("*.png"))) == charts_written
+    assert "<b>No findings</b>" in (index.parent / "audit.html").read_text(encoding="utf-8")
+    assert "<b>Nothing was screened</b>" in (index.parent / "collusion.html").read_text(encoding="utf-8")
 
 
 def test_progress_names_every_chart(warehouse, tmp_path):
     steps: list[str] = []
     build_report(warehouse, tmp_path / "out", top_players=1, on_step=steps.append)
-    assert len(steps) == len(OVERVIEW_CHARTS) + len(PLAYER_CHARTS) + len(QUALITY_CHARTS)
-    assert steps[0] == "overview: fan_distribution" and steps[-1] == "quality: rejects_by_code"
+    charts_drawn = (
+        len(OVERVIEW_CHARTS)
+        + len(PLAYER_CHARTS)
+        + len(QUALITY_CHARTS)
+        + len(AUDIT_CHARTS)
+        + len(COLLUSION_CHARTS)
+    )
+    assert len(steps) == charts_drawn + 1  # and the collusion screen
+    assert steps[0] == "overview: fan_distribution" and steps[-1] == "collusion: top_pairs"
+    assert "collusion: screen" in steps
 
 
 def test_page_file_names():
@@ -289,7 +353,9 @@ def _browse(chromium: str, profile: Path, *args: str) -> subprocess.CompletedPro
 def test_pages_render_in_a_headless_browser(report, tmp_path):
     chromium = _chromium()
     out = report.parent
-    for page in sorted(out.glob("*.html")):
+    pages = sorted(out.glob("*.html"))
+    assert {p.name for p in pages} >= FIXED_PAGES  # the audit and collusion pages among them
+    for page in pages:
         done = _browse(chromium, tmp_path / f"profile-{page.stem}", "--dump-dom", page.resolve().as_uri())
         assert done.returncode == 0, done.stderr[-2000:]
         dom = done.stdout
@@ -297,16 +363,33 @@ def test_pages_render_in_a_headless_browser(report, tmp_path):
         assert f'data-images="{total}/{total}"' in dom, (page.name, re.findall(r'data-images="[^"]*"', dom))
         assert dom.count('data-loaded="true"') == total and 'data-loaded="false"' not in dom, page.name
 
-    shot = tmp_path / "index.png"
-    done = _browse(
-        chromium,
-        tmp_path / "profile-shot",
-        "--window-size=1200,2400",
-        f"--screenshot={shot}",
-        report.resolve().as_uri(),
+    for name in ("index", "collusion"):
+        shot = tmp_path / f"{name}.png"
+        done = _browse(
+            chromium,
+            tmp_path / f"profile-shot-{name}",
+            "--window-size=1200,2400",
+            f"--screenshot={shot}",
+            (out / f"{name}.html").resolve().as_uri(),
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert shot.exists() and shot.stat().st_size > 50_000, name
+        pixels = matplotlib.image.imread(str(shot))
+        assert pixels.shape[1] == 1200
+        assert pixels[..., :3].std() > 0.05, f"the screenshot of {name} is not a blank page"
+
+
+def test_finding_messages_fold_the_position_away():
+    from pipeline.report.build import _message
+
+    folded = _message(
+        "event 3: seat 0 discards <out of turn> [ev3 discard turn=1 left=5 || 0:123m [pong:5p]]"
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert shot.exists() and shot.stat().st_size > 50_000
-    pixels = matplotlib.image.imread(str(shot))
-    assert pixels.shape[1] == 1200
-    assert pixels[..., :3].std() > 0.05, "the screenshot is not a blank page"
+    assert folded.startswith(
+        "event 3: seat 0 discards &lt;out of turn&gt;<details><summary>position</summary>"
+    )
+    assert '<span class="pos">[ev3 discard turn=1 left=5 || 0:123m [pong:5p]]</span>' in folded
+    assert _message("hu 2 from seat 0 to seat 3 (event 72): claimed paid by seat 2") == (
+        "hu 2 from seat 0 to seat 3 (event 72): claimed paid by seat 2"
+    )
+    assert _message(None) == "–"

@@ -1,10 +1,13 @@
-"""Assemble the HTML report of a warehouse: an overview page, a page per selected player, a data-quality page.
+"""Assemble the HTML report of a warehouse: an overview page, a page per selected player, a data-quality page,
+the scoring audit and the collusion screen.
 
 Layout under ``out_dir``::
 
     index.html                 overview: fan, patterns, outcomes, flower pigs, deal-in and net points
     player-<id>.html           one per selected player: their tendencies beside all players'
     quality.html               validator issues and rejected lines by code
+    audit.html                 the audit's findings by money: by code, month and player; the top findings
+    collusion.html             the pair screen: heat map of pair scores, top pairs, flagged pairs' hands
     charts/<page>-<chart>.png  every chart as a PNG file
 
 Each HTML file stands alone: styles and a small script inline, charts embedded as base64 PNG, no fetch of any
@@ -31,8 +34,12 @@ import duckdb
 import polars as pl
 
 from dashboards import ChartSpec, overview, player, quality
+from dashboards import audit as audit_dash
+from dashboards import collusion as collusion_dash
 from pipeline.analytics import queries
 from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.audit import scoring
+from pipeline.audit.collusion import SIGNALS
 from pipeline.report import charts
 
 TITLE = "xuezhan report · 血战到底"
@@ -52,24 +59,35 @@ def build_report(
     *,
     players: list[str] | None = None,
     top_players: int = 3,
+    min_hands: int = 200,
     on_step: Callable[[str], None] | None = None,
 ) -> Path:
     """Write the report of the warehouse at ``warehouse_dir`` into ``out_dir``; return the path of index.html.
 
     ``players``: the players who get a page (default: the ``top_players`` players with most replayed hands).
-    ``on_step`` is called with the name of each chart before it is drawn (progress for the CLI).
+    ``min_hands``: the shared hands a pair needs to be screened for collusion; when no pair of the warehouse
+    has that many, the page falls back to a smaller threshold and says which
+    (:func:`dashboards.collusion.choose_min_hands`).
+    ``on_step`` is called with the name of each chart before it is drawn, and before the collusion screen
+    runs (progress for the CLI).
     Raises ``FileNotFoundError`` without a warehouse and :class:`dashboards.player.UnknownPlayer` (a
     ``ValueError``) for a player with no replayed hands; nothing is written then.
     """
     con = queries.connect(warehouse_dir)
     try:
-        return _build(con, Path(out_dir), _select_players(con, players, top_players), on_step)
+        selected = _select_players(con, players, top_players)
+        return _build(con, Path(warehouse_dir), Path(out_dir), selected, min_hands, on_step)
     finally:
         con.close()
 
 
 def _build(
-    con: duckdb.DuckDBPyConnection, out: Path, selected: list[str], on_step: Callable[[str], None] | None
+    con: duckdb.DuckDBPyConnection,
+    warehouse_dir: Path,
+    out: Path,
+    selected: list[str],
+    min_hands: int,
+    on_step: Callable[[str], None] | None,
 ) -> Path:
     (out / "charts").mkdir(parents=True, exist_ok=True)
     step = on_step or (lambda _name: None)
@@ -77,26 +95,29 @@ def _build(
 
     index = Page("index.html", "Overview", "Overview")
     quality_page = Page("quality.html", "Data quality", "Data quality")
+    audit_page = Page("audit.html", "Audit", "Scoring and rule audit")
+    collusion_page = Page("collusion.html", "Collusion", "Collusion screen")
     player_pages = _player_pages(selected)
-    pages = [index, *player_pages.values(), quality_page]
+    pages = [index, *player_pages.values(), quality_page, audit_page, collusion_page]
 
     def draw(prefix: str, spec: ChartSpec, *args: Any) -> tuple[pl.DataFrame, charts.Chart]:
+        """Prepare (``spec.prep(*args)``), render and save one chart."""
         step(f"{prefix}: {spec.name}")
-        df = spec.prep(con, *args)
+        df = spec.prep(*args)
         png = charts.render(spec.plot, df, size=spec.size(df), choice=font)
         chart = charts.Chart(f"{prefix}-{spec.name}", spec.caption, spec.caption, png)
         (out / "charts" / f"{chart.name}.png").write_bytes(png)
         return df, chart
 
     # Overview
-    body = [_overview_summary(con, selected, player_pages, quality_page)]
-    body += [_figure(draw("overview", spec)[1]) for spec in overview.CHARTS]
+    body = [_overview_summary(con, selected, player_pages, quality_page, audit_page, collusion_page)]
+    body += [_figure(draw("overview", spec, con)[1]) for spec in overview.CHARTS]
     (out / index.file).write_text(_page(index, pages, body, font), encoding="utf-8")
 
     # Players
     for pid, page in player_pages.items():
         body = [_player_summary(con, pid)]
-        body += [_figure(draw(Path(page.file).stem, spec, pid)[1]) for spec in player.CHARTS]
+        body += [_figure(draw(Path(page.file).stem, spec, con, pid)[1]) for spec in player.CHARTS]
         body.append(_player_table(player.prep_player_table(con, pid)))
         (out / page.file).write_text(_page(page, pages, body, font), encoding="utf-8")
 
@@ -104,14 +125,34 @@ def _build(
     body = [
         _table_section("The warehouse", quality.prep_summary(con), {"figure": "figure", "value": "count"})
     ]
-    issues, chart = draw("quality", quality.CHARTS[0])
+    issues, chart = draw("quality", quality.CHARTS[0], con)
     body += [
         _figure(chart),
         _codes_table("Issues by code", issues, ("code", "severity", "issues", "hands", "share")),
     ]
-    rejects, chart = draw("quality", quality.CHARTS[1])
+    rejects, chart = draw("quality", quality.CHARTS[1], con)
     body += [_figure(chart), _codes_table("Rejects by code", rejects, ("code", "rejects", "bytes", "share"))]
     (out / quality_page.file).write_text(_page(quality_page, pages, body, font), encoding="utf-8")
+
+    # Audit: the findings are the audit's (pipeline.audit.scoring), computed once for every chart.
+    result = scoring.audit(warehouse_dir)
+    by_code, by_month, by_player = audit_dash.CHARTS
+    body = [_audit_summary(con, result, quality_page)]
+    body += [_figure(draw("audit", by_code, result)[1])]
+    body += [_figure(draw("audit", by_month, con, result)[1])]
+    body += [_figure(draw("audit", by_player, result)[1])]
+    body.append(_findings_table(audit_dash.prep_top_findings(result)))
+    (out / audit_page.file).write_text(_page(audit_page, pages, body, font), encoding="utf-8")
+
+    # Collusion: the screen runs once; the charts and tables arrange its result.
+    step("collusion: screen")
+    screen = collusion_dash.screen_pairs(con, min_hands=min_hands)
+    body = [_collusion_summary(screen)]
+    body += [_figure(draw("collusion", spec, screen)[1]) for spec in collusion_dash.CHARTS]
+    body.append(_evidence_section(screen, collusion_dash.prep_evidence(screen)))
+    body.append(_pairs_table(collusion_dash.prep_top_pairs(screen)))
+    body.append(_collusion_method(screen))
+    (out / collusion_page.file).write_text(_page(collusion_page, pages, body, font), encoding="utf-8")
     return out / index.file
 
 
@@ -166,7 +207,12 @@ def _figure(chart: charts.Chart) -> str:
 
 
 def _overview_summary(
-    con: duckdb.DuckDBPyConnection, selected: list[str], player_pages: dict[str, Page], quality_page: Page
+    con: duckdb.DuckDBPyConnection,
+    selected: list[str],
+    player_pages: dict[str, Page],
+    quality_page: Page,
+    audit_page: Page,
+    collusion_page: Page,
 ) -> str:
     counts = queries.run(con, "warehouse_counts").row(0, named=True)
     top = player.prep_top_players(con, 10**9)
@@ -186,7 +232,9 @@ def _overview_summary(
         "Statistics count replayed hands only; fan is the engine's total before any cap "
         "(平胡 = 1 fan).</p>"
         f"<p>Player pages: {links}. "
-        f'Data quality: <a href="{_esc(quality_page.file)}">issues and rejects</a>.</p>'
+        f'Data quality: <a href="{_esc(quality_page.file)}">issues and rejects</a>. '
+        f'Audit: <a href="{_esc(audit_page.file)}">scoring differences and rule violations by money</a>. '
+        f'Collusion: <a href="{_esc(collusion_page.file)}">the pair screen</a>.</p>'
         "</section>"
     )
 
@@ -290,6 +338,219 @@ def _codes_table(title: str, df: pl.DataFrame, columns: tuple[str, ...]) -> str:
     )
 
 
+# ---------------------------------------------------------------------------------------------- audit
+def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, quality_page: Page) -> str:
+    f = result.findings
+    stored = int(queries.run(con, "warehouse_counts")["hands"][0] or 0)
+    hands = f["hand_id"].n_unique() if f.height else 0
+    money = int(f["money"].sum() or 0) if f.height else 0
+    errors = int((f["severity"] == "error").sum()) if f.height else 0
+    codes = f["code"].n_unique() if f.height else 0
+    if not f.height:
+        found = (
+            f"<p><b>No findings</b>: every one of the {stored:,} stored hands replays and settles as the "
+            "rules say.</p>"
+        )
+    else:
+        found = (
+            f"<p><b>{f.height:,}</b> findings ({errors:,} errors, {f.height - errors:,} warnings, {codes:,} "
+            f"codes) in <b>{hands:,}</b> of {stored:,} stored hands "
+            f"({charts.pct(hands / stored if stored else None)}), <b>{money:,}</b> points at stake.</p>"
+        )
+    return (
+        '<section class="summary">'
+        + found
+        + "<p>Money at stake: for a scoring or settlement difference, the points it moves; for a rule "
+        "violation, the points the source system settled in that hand (a hand with two violations counts it "
+        "twice). Every finding names its hand and, where there is one, the event (index in the record, "
+        f'0-based) and seat. The validator\'s issues by count: <a href="{_esc(quality_page.file)}">data '
+        "quality</a>.</p></section>"
+    )
+
+
+# The validator appends the position to a rule violation's message: " [ev87 discard turn=1 left=16 || 0:...]".
+_POSITION = re.compile(r"^(.*?) (\[ev\d+ .*\])$", re.DOTALL)
+
+
+def _message(message: str | None) -> str:
+    """A finding's message; the position the validator appends folds away (``<details>``, no script)."""
+    if message is None:
+        return "–"
+    found = _POSITION.match(message)
+    if not found:
+        return _esc(message)
+    return (
+        f"{_esc(found[1])}<details><summary>position</summary>"
+        f'<span class="pos">{_esc(found[2])}</span></details>'
+    )
+
+
+def _findings_table(df: pl.DataFrame) -> str:
+    title = "Top findings by money"
+    if not df.height:
+        return f'<section><h2>{_esc(title)}</h2><p class="note">No findings.</p></section>'
+    n = int(df["n_findings"][0])
+    head = "".join(
+        f"<th>{h}</th>" for h in ("#", "hand", "event", "code", "player", "money (points)", "message")
+    )
+    rows = []
+    for r in df.iter_rows(named=True):
+        code = (
+            f'<abbr title="{_esc(r["meaning"])}">{_esc(r["code"])}</abbr>'
+            if r["meaning"]
+            else _esc(r["code"])
+        )
+        rows.append(
+            f'<tr class="{_esc(r["severity"])}"><td class="num">{r["rank"]}</td>'
+            f'<td class="id">{_esc(r["hand_id"])}</td>'
+            f'<td class="num">{_esc(_fmt(r["event"]))}</td><td>{code}</td><td>{_esc(_fmt(r["player"]))}</td>'
+            f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"])}</td></tr>'
+        )
+    shown = f"all {n:,}" if df.height == n else f"the top {df.height:,} of {n:,}"
+    return (
+        f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
+        f'</tbody></table><p class="note">{_esc(shown)} findings, most money first (then hand and event). '
+        "Hover a code for its meaning (schemas/ISSUE_CODES.md); warnings in grey. Every finding: "
+        "<code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- collusion
+def _fdr(fdr: float) -> str:
+    return f"{100 * fdr:g}%"
+
+
+def _pair(a: str, b: str) -> str:
+    return f"{_esc(a)} &amp; {_esc(b)}"
+
+
+def _collusion_summary(screen: collusion_dash.Screen) -> str:
+    players = len(set(screen.shared["player_a"].to_list()) | set(screen.shared["player_b"].to_list()))
+    flagged = screen.flagged
+    rate = _fdr(screen.fdr)
+    if not screen.pairs:
+        verdict = (
+            f'<p class="verdict"><b>Nothing was screened</b>: no pair of players shared {screen.min_hands:,} '
+            "replayed hands, too few to tell help from chance.</p>"
+        )
+    elif not flagged:
+        verdict = (
+            f'<p class="verdict"><b>No pair is flagged</b> at a false discovery rate of {rate}: none of the '
+            f"{len(screen.pairs):,} pairs screened helps the other more than chance allows. The top pairs "
+            "are shown below for a look; their scores are not evidence of collusion.</p>"
+        )
+    else:
+        names = ", ".join(_pair(*r.players) for r in flagged)
+        verdict = (
+            f'<p class="verdict"><b class="flag">{len(flagged):,} pair{"s" if len(flagged) > 1 else ""} '
+            f"flagged</b> of {len(screen.pairs):,} screened, at a false discovery rate of {rate}: {names}. "
+            "A flag is a reason to replay the hands listed below, not a verdict: among flagged pairs, up to "
+            f"{rate} are expected to be honest.</p>"
+        )
+    return (
+        '<section class="summary">'
+        + verdict
+        + f"<p>{players:,} players; {screen.shared.height:,} pairs sat at one table for at least one "
+        f"replayed hand. {_esc(screen.threshold_note())}</p></section>"
+    )
+
+
+def _evidence_section(screen: collusion_dash.Screen, df: pl.DataFrame) -> str:
+    title = "Flagged pairs and the hands to replay"
+    if not screen.flagged:
+        what = "No pair is flagged" if screen.pairs else "No pair was screened"
+        return (
+            f'<section><h2>{_esc(title)}</h2><p class="note">{what} at a false discovery rate of '
+            f"{_fdr(screen.fdr)}: no hands to show.</p></section>"
+        )
+    parts = []
+    for rank, r in enumerate(screen.pairs, start=1):
+        if not r.flagged:
+            continue
+        hands = df.filter(pl.col("rank") == rank)
+        signals = "; ".join(
+            f"{collusion_dash.SIGNAL_NAMES[s][0]} {charts.num(r.signals[s]['observed'], 1)} observed, "
+            f"{charts.num(r.signals[s]['expected'], 1)} expected (z {r.signals[s]['z']:+.1f})"
+            for s in SIGNALS
+        )
+        rows = "".join(
+            f'<tr><td class="id">{_esc(h["hand_id"])}</td><td class="num">{h["event"]}</td>'
+            f"<td>{_esc(h['why'])}</td></tr>"
+            for h in hands.iter_rows(named=True)
+        )
+        table = (
+            "<table><thead><tr><th>hand</th><th>event</th><th>what happened</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+            if rows
+            else '<p class="note">No win or call of one on the other\'s tile to show: the score rests on the '
+            "other signals.</p>"
+        )
+        parts.append(
+            f'<div class="pair"><h3>#{rank} {_pair(*r.players)}: {r.shared_hands:,} shared hands, score '
+            f"{r.score:.2f}, p = {r.p:.1e}, q = {_esc(collusion_dash.q_text(r.q))}</h3>"
+            f'<p class="note">Over their shared hands, both directions: {_esc(signals)}. Sitting together: '
+            f"×{_esc(_fmt(r.seating.get('ratio')))} of what random seating gives.</p>{table}</div>"
+        )
+    return (
+        f"<section><h2>{_esc(title)}</h2>{''.join(parts)}"
+        '<p class="note">Hands: wins, pongs and kongs one of the pair made on the other\'s tile while both '
+        "were in, biggest win first; event is the index in the record (0-based).</p></section>"
+    )
+
+
+def _pairs_table(df: pl.DataFrame) -> str:
+    title = "Top pairs"
+    if not df.height:
+        return f'<section><h2>{_esc(title)}</h2><p class="note">No pair was screened.</p></section>'
+    signal_heads = "".join(f"<th>{_esc(collusion_dash.SIGNAL_NAMES[s][0])} z</th>" for s in SIGNALS)
+    head = (
+        "<th>#</th><th>pair</th><th>shared hands</th><th>score</th><th>needed</th><th>p</th><th>q</th>"
+        f"<th>flagged</th>{signal_heads}<th>sit together</th>"
+    )
+    rows = []
+    for r in df.iter_rows(named=True):
+        cells = [
+            f'<td class="num">{r["rank"]}</td>',
+            f'<td class="id">{_pair(r["player_a"], r["player_b"])}</td>',
+            f'<td class="num">{r["shared_hands"]:,}</td>',
+            f'<td class="num">{r["score"]:.2f}</td>',
+            f'<td class="num">{_esc(_fmt(r["critical"]))}</td>',
+            f'<td class="num">{r["p"]:.1e}</td>',
+            f'<td class="num">{_esc(collusion_dash.q_text(r["q"]))}</td>',
+            '<td><b class="flag">yes</b></td>' if r["flagged"] else "<td>no</td>",
+            *(f'<td class="num">{r[f"{s}_z"]:+.1f}</td>' for s in SIGNALS),
+            f'<td class="num">×{_esc(_fmt(r["sit_ratio"]))}</td>',
+        ]
+        rows.append(f'<tr class="{"flagged" if r["flagged"] else ""}">{"".join(cells)}</tr>')
+    n = int(df["n_screened"][0])
+    return (
+        f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+        f'</table><p class="note">The best {df.height:,} of {n:,} screened pairs. needed: the score the rank '
+        f"needs to be flagged at a false discovery rate of {_fdr(float(df['fdr'][0]))}. Signal z-scores: "
+        "positive when the pair does more of it for each other than for their other opponents in the same "
+        "hands. sit together: shared hands / what random seating gives (reported, not scored: friends sit "
+        "together and play honestly).</p></section>"
+    )
+
+
+def _collusion_method(screen: collusion_dash.Screen) -> str:
+    names = "; ".join(
+        f'<b>{_esc(en)}</b> <span class="zh">{_esc(zh)}</span>'
+        for en, zh in collusion_dash.SIGNAL_NAMES.values()
+    )
+    return (
+        '<section><h2>How the screen works</h2><p class="note">'
+        f"Signals, each counted while both players were still in the hand: {names} — one discards a tile the "
+        "other wins on or calls; one discards a tile the other could win on; one passes a win on the other's "
+        "discard; one pays the other 查叫 or 花猪 money at the end of the wall. Each count is compared with "
+        "what the two players' own rates with everyone else predict, and with the same players' other "
+        "opponents in the same hands (an exact permutation null). The signals' z-scores combine into the "
+        f"pair score, p = 1 − Φ(score); pairs are flagged by Benjamini–Yekutieli q ≤ {_fdr(screen.fdr)} "
+        "(valid when pairs share players). Pairs with fewer shared hands than the threshold are not "
+        "screened. Details: pipeline/audit/collusion.py.</p></section>"
+    )
+
+
 # ---------------------------------------------------------------------------------------------- the page
 STYLE = """
 :root { --ink: #1f2d3a; --muted: #667; --line: #dde3ea; --accent: #c0392b; }
@@ -315,6 +576,15 @@ td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-n
 td.def { color: var(--muted); }
 span.ci, span.n, p.note { color: var(--muted); font-size: 12px; }
 footer { color: var(--muted); font-size: 12px; max-width: 1000px; margin: 0 auto; padding: 0 28px 30px; }
+p.verdict { font-size: 15px; }
+.flag { color: var(--accent); }
+tr.warning td { color: var(--muted); }
+tr.flagged td { background: #fbeeee; }
+div.pair h3 { font-size: 15px; margin: 18px 0 4px; }
+abbr { text-decoration: underline dotted; cursor: help; }
+td.id { white-space: nowrap; }
+details summary { cursor: pointer; font-size: 12px; }
+span.pos { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-all; }
 """
 
 # Marks each image once decoded, and the body with loaded/total: a headless browser's --dump-dom shows it.

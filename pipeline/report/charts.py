@@ -34,7 +34,7 @@ from matplotlib.ticker import PercentFormatter
 
 # Characters every Chinese label of the reports uses: a font missing any of them is no use here.
 CJK_SAMPLE = (
-    "平胡清一色对七根杠上花炮海底抢自摸带幺九将龙断门金钩钓十八罗汉天地猪黄庄点率番局数首二三缺万筒条"
+    "平胡清一色对七根杠上花炮海底抢自摸带幺九将龙断门金钩钓十八罗汉天地猪黄庄点率番局数首二三缺万筒条串通"
 )
 # Simplified-Chinese faces first (the labels are simplified), then any other CJK face that covers them.
 PREFERRED_CJK = (
