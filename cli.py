@@ -309,13 +309,16 @@ def report_command(
         typer.Option("--player", help="A player to give a page (repeatable); default: the --top players with most hands."),
     ] = None,
     top: Annotated[int, typer.Option("--top", min=0, help="How many players get a page when --player is not given.")] = 3,
+    min_hands: Annotated[
+        int, typer.Option("--min-hands", min=1, help="Collusion page: screen pairs with at least N shared hands.")
+    ] = 200,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
 ) -> None:
-    """HTML dashboards (overview, players, data quality) with every chart also as a PNG."""
+    """HTML dashboards (overview, players, data quality, audit, collusion); every chart also as a PNG."""
     from pipeline.report.build import build_report
 
     try:
-        index = build_report(warehouse, out, players=player or None, top_players=top,
+        index = build_report(warehouse, out, players=player or None, top_players=top, min_hands=min_hands,
                              on_step=None if quiet else (lambda step: typer.echo(step, err=True)))
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None

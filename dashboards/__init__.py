@@ -1,8 +1,9 @@
-"""The report's dashboards, one module each: ``overview``, ``player``, ``quality``.
+"""The report's dashboards, one module each: ``overview``, ``player``, ``quality``, ``audit``, ``collusion``.
 
 Every chart is two steps:
 
-- ``prep_*(con, ...) -> polars.DataFrame``: the data, aggregated by DuckDB on the warehouse (the SQL models
+- ``prep_*(con or result, ...) -> polars.DataFrame``: the data, aggregated by DuckDB on the warehouse, or taken
+  from the audit's or the collusion screen's result, computed once per report (the SQL models
   of ``pipeline/analytics/sql`` through :func:`pipeline.analytics.queries.run`, or the few of
   ``dashboards/sql`` the analytics layer has no model for). No raw rows come into Python, so a report on
   100,000 hands builds in seconds. Tested against hand-counted warehouses.

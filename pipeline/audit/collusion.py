@@ -283,9 +283,13 @@ def _screen_once(
     total_seat_hands = sum(hands_count.values())
 
     results: list[tuple[Any, ...]] = []
+    wanted = pairs_shared.select("player_a", "player_x")
+    by_pair = sym_index.join(wanted, on=["player_a", "player_x"]).partition_by(
+        ["player_a", "player_x"], as_dict=True, maintain_order=True
+    )
     for row in pairs_shared.iter_rows(named=True):
         a, b, shared = row["player_a"], row["player_x"], row["shared"]
-        rows = sym_index.filter((pl.col("player_a") == a) & (pl.col("player_x") == b))
+        rows = by_pair[(a, b)]
         observed = rows.select(g_cols).to_numpy()  # (n, K)
         candidates = np.stack([np.array(rows[f"cand_{c}"].to_list(), dtype=float) for c in g_cols], axis=-1)  # (n, 3, K)
         mu = candidates.mean(axis=1)

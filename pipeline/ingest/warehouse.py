@@ -72,7 +72,20 @@ class Warehouse:
         self._drop_uncommitted()
         if not (self.root / "hands" / f"part-{EMPTY_BATCH}.parquet").exists():
             self.write_batch(EMPTY_BATCH, {name: schema.empty_table() for name, schema in TABLES.items()})
+        else:
+            self._upgrade_empty_files()
         return self
+
+    def _upgrade_empty_files(self) -> None:
+        """Schema evolution: a column added to a table after a warehouse was made appears in its views as
+        null for the old rows, because every view reads with ``union_by_name`` and the table's empty file is
+        rewritten here with the current schema."""
+        for name, schema in TABLES.items():
+            path = self.root / name / f"part-{EMPTY_BATCH}.parquet"
+            if path.exists() and not pq.read_schema(path).remove_metadata().equals(schema.remove_metadata()):
+                staged = self.tmp / f"{name}-empty.parquet"
+                pq.write_table(schema.empty_table(), staged)
+                os.replace(staged, path)
 
     def close(self) -> None:
         """Release the write lock."""
@@ -146,6 +159,7 @@ class Warehouse:
     def connect(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with every table as a view over its Parquet folder."""
         con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")  # our commands draw their own progress
         for name in TABLES:
             con.execute(self._view_sql(name))
         return con

@@ -32,6 +32,6 @@ priced AS (  -- logic
 
 SELECT  -- final
     hand_id, code, severity, event, seat, player, expected, actual, money_at_stake AS money, message,
-    table_id, strftime(played_at, '%Y-%m') AS month
+    table_id, strftime(timezone('UTC', played_at), '%Y-%m') AS month
 FROM priced
 ORDER BY money DESC, hand_id, event NULLS FIRST, code
