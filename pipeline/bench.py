@@ -137,7 +137,7 @@ def bench_simulate(quick: bool) -> dict[str, Any]:
 def _random_hands(n: int, seed: int) -> list[list[int]]:
     """Half winning hands (sets + a pair in at most two suits), half random 14-tile hands."""
     rng = random.Random(seed)
-    hands = []
+    hands: list[list[int]] = []
     while len(hands) < n:
         counts = [0] * 27
         suits = rng.sample(range(3), 2)

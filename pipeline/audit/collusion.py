@@ -117,7 +117,7 @@ def _residuals(df: pl.DataFrame, exclude: frozenset[tuple[str, str]] = frozenset
     for f in FEATURES:
         exposure = f"base_{f}" if f != "channel" else "one"
         fit = out.filter(~pair.is_in(excluded)) if excluded else out
-        overall = fit[f].sum() / max(1e-12, fit[exposure].sum())
+        overall = float(fit[f].sum()) / max(1e-12, float(fit[exposure].sum()))
         give = _rates(fit, "player_a", f, exposure, "give")
         take = _rates(fit, "player_x", f, exposure, "take")
         frame = out.join(give, on="player_a", how="left").join(take, on="player_x", how="left")

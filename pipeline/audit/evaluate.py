@@ -57,7 +57,7 @@ class Outcome:
 
 def grid(*, seed: int = 1, intensities: Iterable[float] = INTENSITIES, shared: Iterable[int] = SHARED,
          honest: int = 4, honest_hands: int = 3000) -> list[Population]:
-    out = []
+    out: list[Population] = []
     for s in shared:
         for i in intensities:
             out.append(Population(f"collude {i} × {s}", round(s / SHARE), i, PAIRS, 0, seed + len(out)))

@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -132,21 +133,32 @@ def _ingest(
     stored = set(known.values())
     known_rejects = wh.known_rejects()
     absolute = [p if p == "-" else str(Path(p).resolve()) for p in paths]
-    lines = _in_warehouse(read_lines(absolute, spill_dir=wh.spill, on_bytes=on_bytes), SPILL)
-    chunks = _chunks(lines, chunk_size, stored, stats)
-    if engine == "local":
-        from pipeline.ingest.engines.local import run_chunks
+    with ExitStack() as stack:
+        results: Iterable[tuple[Sequence[RawLine], tuple[dict[str, pa.Table], list[RecordKey]]]]
+        if engine == "local":
+            from pipeline.ingest.engines.local import run_chunks
 
-        results = run_chunks(chunks, run_id, workers=workers, profile=profile)
-    else:  # pragma: no cover - exercised by the Spark tests, which need Java
-        from pipeline.ingest.engines.spark import run_chunks as spark_chunks
+            lines = _in_warehouse(read_lines(absolute, spill_dir=wh.spill, on_bytes=on_bytes), SPILL)
+            chunks = _chunks(lines, chunk_size, stored, stats)
+            results = run_chunks(chunks, run_id, workers=workers, profile=profile)
+        else:  # Spark reads the files itself; the lines it skips as stored are counted here
+            from pipeline.ingest.engines.spark import SparkEngine
 
-        results = spark_chunks(chunks, run_id, profile=profile, **(engine_options or {}))
-    for seq, (chunk, (tables, keys)) in enumerate(results, start=1):
-        _commit(wh, f"{run_id}-{seq:06d}", chunk, tables, keys, known, known_rejects, stats, run_id)
-        stored.update(known[k.hand_id] for k in keys)  # the digests now stored under these hand_ids
-        if on_lines is not None:
-            on_lines(len(chunk))
+            def skipped(n: int) -> None:
+                stats.lines_read += n
+                stats.duplicates += n
+
+            spark = SparkEngine(**(engine_options or {}))
+            results = spark.run_files(absolute, run_id, stored=stored, spill_dir=wh.spill, chunk_size=chunk_size,
+                                      profile=profile, on_skipped=skipped, on_bytes=on_bytes)  # checks inputs
+            stack.enter_context(spark)  # starts the session; stopped when the run ends, however it ends
+            stack.enter_context(closing(results))  # closed before the session stops, should a commit fail
+            workers = spark.parallelism
+        for seq, (chunk, (tables, keys)) in enumerate(results, start=1):
+            _commit(wh, f"{run_id}-{seq:06d}", chunk, tables, keys, known, known_rejects, stats, run_id)
+            stored.update(known[k.hand_id] for k in keys)  # the digests now stored under these hand_ids
+            if on_lines is not None:
+                on_lines(len(chunk))
     stats.seconds = time.perf_counter() - clock
     wh.write_run(run_id, {
         "run_id": run_id,
@@ -172,7 +184,7 @@ def _ingest(
 def _commit(
     wh: Warehouse,
     batch: str,
-    chunk: list[RawLine],
+    chunk: Sequence[RawLine],
     tables: dict[str, pa.Table],
     keys: list[RecordKey],
     known: dict[str, str],

@@ -202,7 +202,8 @@ def load_ruleset(spec: str | Mapping[str, Any] | RuleSet, **overrides: Any) -> R
     ``profile`` and single-switch overrides. Keyword ``overrides`` apply last.
     """
     if isinstance(spec, RuleSet):
-        base_switches, name, extra = spec.switches(), spec.profile, {}
+        extra: dict[str, Any] = {}
+        base_switches, name = spec.switches(), spec.profile
     else:
         if isinstance(spec, str):
             name, extra = spec, {}

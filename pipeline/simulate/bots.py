@@ -162,7 +162,7 @@ class Bot:
         n_melds = len(st.melds[self.seat])
         suits = {k // 9 for k in range(27) if work[k]} - {self.void}
         visible = _visible(st, self.seat)
-        useful = 0
+        useful = 0.0
         for kind in range(27):
             if kind // 9 not in suits or visible[kind] >= 4:
                 continue
