@@ -103,7 +103,7 @@ def bench_validate(quick: bool) -> dict[str, Any]:
     """Replay validation vs parse only, the same lines, one process."""
     from pipeline.validate import validate
 
-    lines = _lines(corpus(20_000), 1_500 if quick else 10_000)
+    lines = _lines(corpus(4_000 if quick else 20_000), 1_500 if quick else 10_000)
     start = time.perf_counter()
     for line in lines:
         orjson.loads(line)
@@ -249,7 +249,7 @@ def _ingest_cmd(path: Path, warehouse: Path, workers: int) -> list[str]:
 
 def bench_ingest(quick: bool) -> dict[str, Any]:
     """Ingest end to end with 1 and 2 workers (records/s), and peak memory at 20k vs 200k hands."""
-    base = corpus(20_000)
+    base = corpus(4_000 if quick else 20_000)
     small = Path(tempfile.mkdtemp(prefix="xz-bench-"))
     try:
         sample = small / "sample.jsonl.gz"
