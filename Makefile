@@ -11,20 +11,22 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark]'
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m pipeline.demo
 
-# Debian's chromium (the report test opens the HTML in a real browser) and a CJK font (Chinese chart labels).
-# Installed when missing and apt is there; without them the browser test skips with its reason.
+# Debian's chromium (the report test opens the HTML in a real browser), a CJK font (Chinese chart labels) and
+# Java 17 (the Spark engine's test). Installed when missing and apt is there; without them those tests skip
+# with their reason.
 system-deps:
-	@if ! command -v chromium >/dev/null 2>&1 || ! fc-list :lang=zh 2>/dev/null | grep -q . ; then \
+	@if ! command -v chromium >/dev/null 2>&1 || ! fc-list :lang=zh 2>/dev/null | grep -q . \
+	    || ! command -v java >/dev/null 2>&1 ; then \
 	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	    (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-noto-cjk) \
-	      || echo "warning: could not install chromium / fonts-noto-cjk"; \
-	  else echo "warning: chromium or a CJK font is missing and cannot be installed here"; fi; \
+	    (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-noto-cjk \
+	      openjdk-17-jre-headless) || echo "warning: could not install chromium / fonts-noto-cjk / java"; \
+	  else echo "warning: chromium, a CJK font or java is missing and cannot be installed here"; fi; \
 	fi
 
 test: $(STAMP) system-deps

@@ -265,7 +265,7 @@ def ingest_command(
         with _progress(input_bytes(paths), "ingesting (input bytes)", quiet) as advance:
             stats = ingest(paths, warehouse, workers=workers, engine=engine, profile=override, on_bytes=advance,
                            engine_options=options)
-    except WarehouseBusy as exc:
+    except (WarehouseBusy, ValueError) as exc:
         raise fail(str(exc)) from None
     typer.echo(stats.text())
     typer.echo(f"warehouse: {warehouse / 'warehouse.duckdb'}")
