@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.game.events import Hu
+from pipeline.game.record import DIRECTIONS as EXCHANGE_OFFSETS
 from pipeline.game.record import ClaimedWin, record_json
 from pipeline.game.state import HandState, deal_hands
 from pipeline.rules.ruleset import RuleSet
@@ -15,8 +16,6 @@ from pipeline.rules.tiles import full_set
 from pipeline.simulate.bots import Bot, Collusion
 from pipeline.simulate.styles import Player
 
-DIRECTIONS = ("cw", "ccw", "across")
-OFFSETS = {"cw": 3, "ccw": 1, "across": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +66,13 @@ def play_hand(
     ]
     exchange = None
     if rules.exchange_three:
-        direction = rng.choice(DIRECTIONS)
+        direction = rng.choice(tuple(EXCHANGE_OFFSETS))
         given = [bots[s].choose_exchange(hands[s]) for s in range(4)]
         for s in range(4):
             for k in given[s]:
                 hands[s].remove(k)
         for s in range(4):
-            hands[(s + OFFSETS[direction]) % 4].extend(given[s])
+            hands[(s + EXCHANGE_OFFSETS[direction]) % 4].extend(given[s])
         exchange = (direction, given)
     que = [bots[s].choose_void(hands[s]) for s in range(4)]
     start_hands = tuple(tuple(h) for h in hands)
