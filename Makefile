@@ -30,7 +30,7 @@ system-deps:
 	fi
 
 test: $(STAMP) system-deps
-	$(BIN)/python -m pytest --cov --cov-report=term-missing:skip-covered -p no:cacheprovider
+	$(BIN)/python -m pytest --cov --cov-report=term-missing:skip-covered -p no:cacheprovider --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
