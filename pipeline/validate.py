@@ -14,7 +14,6 @@ duplicate ``hand_id``.
 
 from __future__ import annotations
 
-import json
 import traceback
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,7 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.codes import CODES
-from pipeline.game.record import DIRECTIONS, Claimed, Record, RecordError, parse_record, parse_result
+from pipeline.game.record import (
+    DIRECTIONS,
+    Claimed,
+    Record,
+    RecordError,
+    parse_json,
+    parse_record,
+    parse_result,
+)
 from pipeline.game.state import HandState, IllegalAction, WinRecord, deal_hands
 from pipeline.rules.settle import Payment
 from pipeline.rules.tiles import COPIES, NUM_KINDS, TILE_NAMES, counts_of, format_tiles
@@ -122,11 +129,10 @@ def _hand_id_of(obj: Any) -> str | None:
 
 def validate_line(line: str | bytes, *, line_no: int | None = None, **options: Any) -> Validation:
     """Validate one JSON line; a line that is not a JSON object is a ``SCHEMA_JSON`` issue."""
-    try:
-        obj = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
+    obj, error = parse_json(line)
+    if error is not None:
         where = f"line {line_no}: " if line_no is not None else ""
-        return Validation(hand_id=None, issues=(Issue("SCHEMA_JSON", f"{where}not JSON ({exc})"),))
+        return Validation(hand_id=None, issues=(Issue("SCHEMA_JSON", f"{where}{error}"),))
     if not isinstance(obj, dict):
         where = f"line {line_no}: " if line_no is not None else ""
         return Validation(hand_id=None, issues=(Issue("SCHEMA_JSON", f"{where}not a JSON object"),))

@@ -280,3 +280,14 @@ def test_schema_valid_corpus_records_with_known_rulesets_parse() -> None:
         if SCHEMA.is_valid(obj):
             error = _parse(obj)
             assert error is None or error.code == "RULESET_UNKNOWN", (hand_id, error)
+
+
+def test_deeply_nested_line_is_a_schema_json_issue_not_a_crash(tmp_path: Path) -> None:
+    """The standard library's reader overflows the stack on 100,000 nested arrays; the validator must not."""
+    data = tmp_path / "deep.jsonl"
+    data.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    result = runner.invoke(app, ["validate", str(data), "--json"])
+    assert result.exit_code == 1
+    out = json.loads(result.stdout.splitlines()[0])
+    assert out["hand_id"] is None and out["issues"][0]["code"] == "SCHEMA_JSON"
+    assert "line 1" in out["issues"][0]["message"]

@@ -5,7 +5,8 @@
 and returns a frozen :class:`Record` with tiles as kinds and events as frozen values. Anything wrong
 raises :class:`RecordError` carrying a stable code (``SCHEMA_*``, ``TILE_NOTATION``, ``RULESET_UNKNOWN``)
 and, where it applies, the event index. The claimed ``result`` is read apart
-(:func:`parse_result`): a malformed claim does not stop the replay.
+(:func:`parse_result`): a malformed claim does not stop the replay. :func:`parse_json` turns one input line
+into its JSON value, the one JSON reader of the validator and of ingest.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
+
+import orjson
 
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.ruleset import RuleSet, RuleSetError, load_ruleset
@@ -36,6 +39,15 @@ EVENT_FIELDS = {
 RESULT_FIELDS = frozenset({"payments", "deltas", "wins"})
 PAYMENT_FIELDS = frozenset({"from", "to", "amount", "reason", "event"})
 WIN_FIELDS = frozenset({"seat", "event", "fan", "points"})
+
+
+def parse_json(data: bytes | str) -> tuple[Any, str | None]:
+    """The JSON value of one line, or why it is not JSON: bad syntax, bad UTF-8, or nesting too deep (orjson
+    refuses depth past 1,024 instead of overflowing the stack, as the standard library's reader would)."""
+    try:
+        return orjson.loads(data), None
+    except orjson.JSONDecodeError as exc:
+        return None, f"not JSON: {exc}"
 
 
 class RecordError(ValueError):

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-import orjson
 import pyarrow as pa
 
 from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
+from pipeline.game.record import parse_json
 from pipeline.ingest.read import RawLine
 from pipeline.rules.tiles import NUM_TILES, TILE_NAMES
 from pipeline.validate import Issue, Validation, validate
@@ -106,14 +106,6 @@ def reject_row(rows: Rows, line: RawLine, code: str, message: str, run_id: str, 
         hand_id=hand_id,
         ingest_run=run_id,
     )
-
-
-def parse_json(data: bytes) -> tuple[Any, str | None]:
-    """The JSON value of a line, or the reason it is not JSON (bad syntax, bad UTF-8, too deep)."""
-    try:
-        return orjson.loads(data), None
-    except orjson.JSONDecodeError as exc:
-        return None, f"not JSON: {exc}"
 
 
 # what building Arrow columns raises on a value that does not fit its column (an int beyond int32 or int64)
