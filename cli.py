@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from collections import Counter
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -353,7 +353,7 @@ def audit_command(
     for by in GROUPS:
         typer.echo(f"\nby {by}:")
         for row in result.grouped(by).head(10).iter_rows(named=True):
-            typer.echo(f"  {str(row[GROUPS[by]]):<24} {row['findings']:>6} findings {row['hands']:>6} hands {row['money']:>8} points")
+            typer.echo(f"  {row[GROUPS[by]]!s:<24} {row['findings']:>6} findings {row['hands']:>6} hands {row['money']:>8} points")
     typer.echo(f"\ntop {min(top, findings.height)} by money:")
     for row in findings.head(top).iter_rows(named=True):
         where = f" event {row['event']}" if row["event"] is not None else ""

@@ -65,9 +65,7 @@ def hand_of_request(request: Mapping[str, Any]) -> WinHand:
     if unknown:
         raise RequestError(f"unknown field(s): {', '.join(sorted(unknown))}")
     concealed = request.get("concealed")
-    if isinstance(concealed, str):
-        kinds = parse_tiles(concealed)
-    elif isinstance(concealed, list):
+    if isinstance(concealed, (str, list)):
         kinds = parse_tiles(concealed)
     else:
         raise RequestError("'concealed' must be tile notation or a list of tiles like '1m'")

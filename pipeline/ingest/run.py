@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -125,7 +125,7 @@ def _ingest(
     on_bytes: Callable[[int], None] | None,
     engine_options: dict[str, Any] | None,
 ) -> IngestStats:
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     clock = time.perf_counter()
     run_id = started.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     stats = IngestStats(run_id)
@@ -163,7 +163,7 @@ def _ingest(
     wh.write_run(run_id, {
         "run_id": run_id,
         "started_at": started,
-        "finished_at": datetime.now(timezone.utc),
+        "finished_at": datetime.now(UTC),
         "inputs": list(paths),
         "engine": engine,
         "workers": workers,

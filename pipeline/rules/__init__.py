@@ -5,7 +5,15 @@ from pipeline.rules.fan import CONVENTION, PATTERNS, NotAWin, ReadyValue, Score,
 from pipeline.rules.hand import Meld, is_legal_win, is_win, roots, shanten, suits_ok, waits
 from pipeline.rules.ruleset import RuleSet, RuleSetError, load_ruleset, profile_names, read_profile
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
-from pipeline.rules.tiles import TileError, counts_of, format_tiles, kind_of, parse_tiles, tile_list, tile_name
+from pipeline.rules.tiles import (
+    TileError,
+    counts_of,
+    format_tiles,
+    kind_of,
+    parse_tiles,
+    tile_list,
+    tile_name,
+)
 
 __all__ = [
     "CONVENTION",

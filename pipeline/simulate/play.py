@@ -17,7 +17,6 @@ from pipeline.simulate.bots import Bot, Collusion
 from pipeline.simulate.styles import Player
 
 
-
 @dataclass(frozen=True, slots=True)
 class PlayedHand:
     """A simulated hand: its record, the final state, and where play started (after exchange and 定缺)."""
