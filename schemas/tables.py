@@ -81,6 +81,8 @@ EVENTS = pa.schema([
     _f("rob_kong", pa.bool_(), "a win robbing an added kong"),
     _f("wall_left", pa.int16(), "tiles left in the wall after the event"),
     _f("could_win", pa.list_(pa.int8()), "for a discard or added kong: seats that could have won on that tile"),
+    _f("safe_alternative", pa.bool_(), "for a discard someone could win on: the discarder held a tile nobody could "
+       "win on whose discard kept its own hand as close to ready (false: a forced discard); null otherwise"),
     _f("replayed", pa.bool_(), "the event was replayed (false after an illegal action stopped the replay)"),
 ])
 

@@ -116,9 +116,11 @@ def _features(hands: int, seed: int, feed: float) -> pl.DataFrame:
                 win = int(rng.random() < rate * exposure / 10)
                 rows.append({"hand_id": f"h{h}", "player_a": players[a], "player_x": players[x], "seat_a": a, "seat_x": x,
                              "exposure": exposure, "feed_win": win, "feed_call": int(rng.random() < 0.05),
-                             "could_feed": win, "soft_pass": 0, "channel": int(rng.random() < 0.03),
+                             "could_feed": win, "chosen_danger": win, "soft_pass": 0,
+                             "channel": int(rng.random() < 0.03),
                              "base_feed_win": 0.002 * exposure, "base_feed_call": 0.005 * exposure,
-                             "base_could_feed": 0.002 * exposure, "base_soft_pass": 0.0})
+                             "base_could_feed": 0.002 * exposure, "base_chosen_danger": 0.002 * exposure,
+                             "base_soft_pass": 0.0})
     return pl.DataFrame(rows)
 
 

@@ -928,9 +928,10 @@ def _features(hands: int, seed: int, feed: float) -> pl.DataFrame:
                 out.append(
                     {"hand_id": f"h{h}", "player_a": pa_, "player_x": px, "seat_a": a, "seat_x": x,
                      "exposure": exposure, "feed_win": win, "feed_call": int(rng.random() < 0.05),
-                     "could_feed": win, "soft_pass": 0, "channel": int(rng.random() < 0.03),
+                     "could_feed": win, "chosen_danger": win, "soft_pass": 0, "channel": int(rng.random() < 0.03),
                      "base_feed_win": 0.002 * exposure, "base_feed_call": 0.005 * exposure,
-                     "base_could_feed": 0.002 * exposure, "base_soft_pass": 0.0}
+                     "base_could_feed": 0.002 * exposure, "base_chosen_danger": 0.002 * exposure,
+                     "base_soft_pass": 0.0}
                 )  # fmt: skip
     return pl.DataFrame(out)
 

@@ -5,7 +5,9 @@ hands is screened on what each did for the other *while both were still in the h
 (``sql/pair_features.sql``), against how the same players treat their other opponents in the same hands:
 
 - ``feeding``: one discards a tile the other wins on, pongs or kongs;
-- ``dangerous``: one discards a tile the other could win on (taken or not);
+- ``dangerous``: one discards a tile the other could win on (taken or not) while holding another tile
+  nobody could win on that was as good for their own hand — a dangerous discard by choice (forced ones are
+  not evidence);
 - ``soft_play``: one passes a win on the other's discard;
 - ``channel``: one pays the other 查叫 or 花猪 money at the end of the wall.
 
@@ -49,11 +51,11 @@ from pipeline.ingest.warehouse import Warehouse
 SIGNALS: dict[str, tuple[str, ...]] = {
     # signal → directed features summed in both directions
     "feeding": ("feed_win", "feed_call"),
-    "dangerous": ("could_feed",),
+    "dangerous": ("chosen_danger",),
     "soft_play": ("soft_pass",),
     "channel": ("channel",),
 }
-FEATURES = ("feed_win", "feed_call", "could_feed", "soft_pass", "channel")
+FEATURES = ("feed_win", "feed_call", "chosen_danger", "soft_pass", "channel")
 
 
 @dataclass(frozen=True, slots=True)

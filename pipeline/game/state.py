@@ -26,7 +26,7 @@ from typing import Literal
 
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.fan import Score, WinHand, ready_value, score
-from pipeline.rules.hand import Meld, is_seven_pairs, is_standard, is_win, suits_ok, suits_used
+from pipeline.rules.hand import Meld, is_seven_pairs, is_standard, is_win, shanten, suits_ok, suits_used
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
@@ -121,6 +121,7 @@ class HandState:
         self.passed_wins: list[tuple[int, int]] = []  # (seat, event) of every pass of a possible win
         self.ends: dict[int, SeatEnd] = {}  # 查花猪/查大叫 facts of the seats still in at an empty wall
         self.could_win_at: dict[int, tuple[int, ...]] = {}  # event index → seats that could win on that tile
+        self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
 
     @classmethod
     def deal(cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4) -> HandState:
@@ -388,10 +389,37 @@ class HandState:
             if other != seat and not self.won[other] and self.can_win_with(other, tile):
                 self.window.could_win[other] = None
         self.could_win_at[index] = tuple(self.window.could_win)
+        if self.window.could_win:
+            self.safe_alternative_at[index] = self._safe_alternative(seat, tile)
         self.kong_chain = []
         self.last_draw = None
         self.phase = "claim"
         return event
+
+    def _safe_alternative(self, seat: int, tile: int) -> bool:
+        """Having just discarded ``tile`` (a tile somebody can win on), did ``seat`` hold another tile that no
+        opponent still in could win on and whose discard would have left its own hand as close to ready
+        (shanten)? A discard with no such choice is forced, and forced discards are no evidence of feeding.
+        Computed only for dangerous discards, which are a few per hand."""
+        counts = self.counts[seat]  # the hand after the discard
+        n_melds, void = len(self.melds[seat]), self.void[seat]
+        actual = shanten(counts, n_melds, void)
+        counts[tile] += 1  # back to the hand the choice was made from
+        try:
+            void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
+            for k in range(27):
+                if k == tile or not counts[k] or (void_first and k // 9 != void):
+                    continue
+                if any(o != seat and not self.won[o] and self.can_win_with(o, k) for o in range(4)):
+                    continue
+                counts[k] -= 1
+                alternative = shanten(counts, n_melds, void)
+                counts[k] += 1
+                if alternative <= actual:
+                    return True
+            return False
+        finally:
+            counts[tile] -= 1
 
     # ------------------------------------------------------------------------------------ pong
     def _verify_call(self, seat: int, tile: int, need: int, what: str) -> None:

@@ -237,6 +237,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         )
     replayed_upto = len(state.events) if state is not None else 0
     could = state.could_win_at if state is not None else {}
+    safe = state.safe_alternative_at if state is not None else {}
     left = START_WALL
     for idx, ev in enumerate(record.events):
         if isinstance(ev, Draw):
@@ -249,6 +250,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             rob_kong=ev.rob_kong if isinstance(ev, Hu) else None,
             wall_left=left,
             could_win=list(could[idx]) if idx in could else ([] if isinstance(ev, Discard) and idx < replayed_upto else None),
+            safe_alternative=safe.get(idx),
             replayed=idx < replayed_upto, _rec=rec,
         )
     claimed_wins = {w.event: w for w in v.claimed.wins} if v.claimed else {}

@@ -4,6 +4,8 @@
 --   feed_win    x won on a's discard or robbed a's added kong
 --   feed_call   x ponged or direct-konged a's discard
 --   could_feed  a's tile was one x could have won on (a dangerous discard for x)
+--   chosen_danger  ... and a held another tile nobody could win on that was as good for a's own hand
+--                  (a dangerous discard by choice; a forced one is no evidence)
 --   soft_pass   x could have won on a's tile and did not
 --   channel     x collected 查叫 or 花猪 money from a at the end of the wall (0/1)
 --   base_*      the same counts expected from the population's rate at each point of the hand (tiles left in
@@ -17,7 +19,7 @@ hands_in AS (  -- source: replayed hands
 
 ev AS (  -- renamed: events with the event each hu answers (the last non-hu event before it)
     SELECT
-        e.hand_id, e.idx, e.t, e.seat, e.source, e.kind, e.could_win, e.wall_left,
+        e.hand_id, e.idx, e.t, e.seat, e.source, e.kind, e.could_win, e.wall_left, e.safe_alternative,
         last_value(CASE WHEN e.t <> 'hu' THEN e.idx END IGNORE NULLS)
             OVER (PARTITION BY e.hand_id ORDER BY e.idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS target
     FROM events AS e
@@ -30,7 +32,8 @@ out_at AS (  -- when each winner left the hand
 ),
 
 offers AS (  -- a's tiles others could take: discards and added kongs
-    SELECT hand_id, idx, seat AS a, could_win, wall_left FROM ev WHERE t = 'discard' OR (t = 'kong' AND kind = 'added')
+    SELECT hand_id, idx, seat AS a, could_win, wall_left, coalesce(safe_alternative, false) AS safe
+    FROM ev WHERE t = 'discard' OR (t = 'kong' AND kind = 'added')
 ),
 
 seat_pairs AS (
@@ -40,7 +43,7 @@ seat_pairs AS (
 ),
 
 offer_rows AS (  -- logic: each offer of a, for each x still in at that moment
-    SELECT o.hand_id, o.idx, o.a, p.x, o.wall_left, list_contains(o.could_win, p.x::TINYINT) AS could
+    SELECT o.hand_id, o.idx, o.a, p.x, o.wall_left, o.safe, list_contains(o.could_win, p.x::TINYINT) AS could
     FROM offers AS o
     JOIN seat_pairs AS p ON p.hand_id = o.hand_id AND p.a = o.a
     LEFT JOIN out_at AS wa ON wa.hand_id = o.hand_id AND wa.seat = o.a
@@ -57,7 +60,8 @@ took AS (  -- x's wins and calls on a's offers
 ),
 
 per_offer AS (
-    SELECT o.hand_id, o.a, o.x, o.wall_left, o.could, coalesce(k.won, 0) AS won, coalesce(k.called, 0) AS called
+    SELECT o.hand_id, o.a, o.x, o.wall_left, o.could, o.could AND o.safe AS chosen, coalesce(k.won, 0) AS won,
+           coalesce(k.called, 0) AS called
     FROM offer_rows AS o
     LEFT JOIN took AS k ON k.hand_id = o.hand_id AND k.idx = o.idx AND k.x = o.x
 ),
@@ -68,6 +72,7 @@ hazard AS (  -- the population's rate of each outcome per offer, by tiles left i
         avg(won) AS h_win,
         avg(called) AS h_call,
         avg(CASE WHEN could THEN 1 ELSE 0 END) AS h_could,
+        avg(CASE WHEN chosen THEN 1 ELSE 0 END) AS h_chosen,
         avg(CASE WHEN could AND won = 0 THEN 1 ELSE 0 END) AS h_soft
     FROM per_offer
     GROUP BY wall_left
@@ -81,9 +86,11 @@ offer_counts AS (
         sum(called) AS feed_call,
         count(*) FILTER (WHERE could) AS could_feed,
         count(*) FILTER (WHERE could AND won = 0) AS soft_pass,
+        count(*) FILTER (WHERE chosen) AS chosen_danger,
         sum(h.h_win) AS base_feed_win,
         sum(h.h_call) AS base_feed_call,
         sum(h.h_could) AS base_could_feed,
+        sum(h.h_chosen) AS base_chosen_danger,
         sum(h.h_soft) AS base_soft_pass
     FROM per_offer
     JOIN hazard AS h USING (wall_left)
@@ -109,9 +116,11 @@ SELECT  -- final
     coalesce(c.feed_call, 0)::INTEGER AS feed_call,
     coalesce(c.could_feed, 0)::INTEGER AS could_feed,
     coalesce(c.soft_pass, 0)::INTEGER AS soft_pass,
+    coalesce(c.chosen_danger, 0)::INTEGER AS chosen_danger,
     coalesce(c.base_feed_win, 0)::DOUBLE AS base_feed_win,
     coalesce(c.base_feed_call, 0)::DOUBLE AS base_feed_call,
     coalesce(c.base_could_feed, 0)::DOUBLE AS base_could_feed,
+    coalesce(c.base_chosen_danger, 0)::DOUBLE AS base_chosen_danger,
     coalesce(c.base_soft_pass, 0)::DOUBLE AS base_soft_pass,
     coalesce(ch.channel, 0)::INTEGER AS channel
 FROM seat_pairs AS sp
