@@ -15,20 +15,11 @@ from pipeline.analytics.stats import wilson
 from pipeline.codes import CODES
 from pipeline.report import charts
 
-# The ingest's own reject codes. They are not validator findings, so pipeline/codes.py does not list them;
-# the meanings follow pipeline/ingest (work.py, run.py).
-INGEST_CODES = {
-    "INGEST_READ": "The file or line could not be read (compression error, bad encoding, I/O error).",
-    "INGEST_LINE_TOO_LONG": "The line is too long to be a hand record (kept aside in spill/).",
-    "INGEST_CONFLICT": "The hand_id of a stored record with other content: the stored record stays.",
-}
-
 
 def meaning(code: str) -> str:
-    """What a code means: the issue-code catalogue, the ingest's codes, or ``''`` for an unknown code."""
-    if code in CODES:
-        return CODES[code].meaning
-    return INGEST_CODES.get(code, "")
+    """What a code means, from the issue-code catalogue (which lists the INGEST_* reject codes too), or ``''``."""
+    entry = CODES.get(code)
+    return entry.meaning if entry else ""
 
 
 def prep_summary(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
 
+from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
 from pipeline.game.record import parse_json
 from pipeline.ingest.read import RawLine
@@ -196,7 +197,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         outcome = "three_winners" if len(v.wins) >= 3 else "wall_empty"
         next_dealer = state.next_dealer()
     else:
-        outcome = "stopped" if any(i.code != "TURN_INCOMPLETE" for i in v.issues if _stops(i)) else "incomplete"
+        stopping = (i for i in v.issues if CODES[i.code].stops_replay)
+        outcome = "stopped" if any(i.code != "TURN_INCOMPLETE" for i in stopping) else "incomplete"
         next_dealer = None
     rows.add(
         "hands",
@@ -273,12 +275,6 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             hand_id=hand_id, code=i.code, severity=i.severity, event=i.event, seat=i.seat, expected=i.expected,
             actual=i.actual, message=i.message, money=i.money, source_file=line.source_file, source_line=line.source_line, _rec=rec,
         )
-
-
-def _stops(issue: Issue) -> bool:
-    from pipeline.codes import CODES
-
-    return CODES[issue.code].stops_replay
 
 
 def _payments(rows: Rows, hand_id: str, players: Sequence[str], side: str, payments: Iterable[Any], rec: int) -> None:
