@@ -22,9 +22,11 @@ from pipeline.rules.hand import (
     readings,
     roots,
     shanten,
+    shanten_after_discards,
     suits_ok,
     suits_used,
     waits,
+    win_tiles,
 )
 from pipeline.rules.tiles import NUM_KINDS, TileError, counts_of, kind_of, parse_tiles, tile_name
 
@@ -442,3 +444,49 @@ def test_shanten_is_zero_exactly_when_some_kind_wins(counts27: list[int]) -> Non
         return shape_win(hand, [])
 
     assert (shanten(counts27) == 0) == any(wins_with(kind) for kind in range(NUM_KINDS))
+
+
+def brute_win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None) -> set[int]:
+    """Every kind one more of which wins by shape and suits, a kind held four times included."""
+    out = set()
+    for kind in range(NUM_KINDS):
+        hand = list(counts27)
+        hand[kind] += 1
+        if suits_ok(hand, melds, void) and shape_win(hand, melds):
+            out.add(kind)
+    return out
+
+
+@given(st.one_of(random_hand(13), near_wins(13)), st.sampled_from([None, M, P, S]))
+def test_win_tiles_equal_the_definition_without_melds(counts27: list[int], void: int | None) -> None:
+    assert win_tiles(counts27, [], void) == brute_win_tiles(counts27, [], void)
+
+
+@given(st.data(), standard_wins(), st.sampled_from([None, M, P, S]))
+@settings(deadline=None)
+def test_win_tiles_equal_the_definition_with_melds(
+    data: st.DataObject, hand: tuple[list[int], list[Meld]], void: int | None
+) -> None:
+    counts27, melds = hand
+    ready = remove_one(data.draw, counts27)
+    assert win_tiles(ready, melds, void) == brute_win_tiles(ready, melds, void)
+
+
+def test_win_tiles_keep_a_kind_held_four_times() -> None:
+    """1111m 456p 789p 999p wins only on a fifth 1m (111m and the pair 11m): waits() has none."""
+    hand = c("1111m456p789p999p")
+    assert names(sorted(win_tiles(hand, []))) == ["1m"]
+    assert waits(hand, []) == []
+
+
+@given(st.one_of(random_hand(14), near_wins(14)), st.sampled_from([None, M, P, S]), st.sampled_from([0, 1, 2]))
+def test_shanten_after_each_discard_is_shanten_of_the_smaller_hand(
+    counts27: list[int], void: int | None, n_melds: int
+) -> None:
+    def less(kind: int) -> list[int]:
+        out = list(counts27)
+        out[kind] -= 1
+        return out
+
+    expected = {k: shanten(less(k), n_melds, void) for k in range(NUM_KINDS) if counts27[k]}
+    assert shanten_after_discards(counts27, n_melds, void) == expected

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pipeline.game.events import Hu, Kong, Pong
 from pipeline.game.record import ClaimedWin, parse_record, record_json
 from pipeline.game.state import HandState, deal_hands
-from pipeline.rules.hand import shanten
+from pipeline.rules.hand import shanten, win_tiles
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.rules.tiles import TILE_NAMES, full_set
 from pipeline.validate import validate
@@ -177,6 +177,26 @@ def test_random_legal_hand_validates_clean(hand: tuple[int, str]) -> None:
     assert v.ok and not v.issues, [f"{i.code}: {i.message}" for i in v.issues]
     assert v.replayed and sum(v.deltas or ()) == 0
     assert len([e for e in record["events"] if e["t"] == "hu"]) == len(v.wins) <= 3
+
+
+@SETTINGS
+@given(hands)
+def test_kept_winning_tiles_are_never_stale(hand: tuple[int, str]) -> None:
+    """The state keeps each seat's winning tiles until that seat's hand changes. Asked after every event of a
+    random hand (so every set is kept as early as possible), each equals one worked out afresh."""
+    seed, profile = hand
+    record = play(seed, profile)
+    rec = parse_record(record)
+    assert rec.wall is not None
+    state = HandState(rec.rules, dealer=rec.dealer, hands=_start_hands(record), wall=rec.wall[53:],
+                      void=rec.que or (None,) * 4)
+    for index, event in enumerate(rec.events):
+        state.apply(event)
+        for seat in range(4):
+            counts, melds = state.counts[seat], state.melds[seat]
+            ready_size = sum(counts) == 13 - 3 * len(melds)
+            fresh = win_tiles(counts, melds, state.void[seat]) if ready_size else frozenset()
+            assert state.win_tiles(seat) == fresh, f"seat {seat} after event {index}"
 
 
 def test_the_driver_reaches_the_interesting_situations() -> None:

@@ -1,13 +1,15 @@
 """The actions of a hand as frozen values, in the record's vocabulary (``t`` = draw, discard, pong, kong, hu).
 
 The hand state returns one of these from every action it applies; the record reader builds them from
-JSON and the writer turns them back into JSON, so a record round-trips through them exactly.
+JSON and the writer turns them back into JSON, so a record round-trips through them exactly. ``t`` is a
+class constant, not a field: the replay builds one of these per event, and each field of a frozen value
+costs its construction time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pipeline.rules.tiles import TILE_NAMES
 
@@ -20,7 +22,7 @@ class Draw:
 
     seat: int
     tile: int
-    t: Literal["draw"] = "draw"
+    t: ClassVar[Literal["draw"]] = "draw"
 
     def to_json(self) -> dict[str, Any]:
         return {"t": "draw", "seat": self.seat, "tile": TILE_NAMES[self.tile]}
@@ -30,7 +32,7 @@ class Draw:
 class Discard:
     seat: int
     tile: int
-    t: Literal["discard"] = "discard"
+    t: ClassVar[Literal["discard"]] = "discard"
 
     def to_json(self) -> dict[str, Any]:
         return {"t": "discard", "seat": self.seat, "tile": TILE_NAMES[self.tile]}
@@ -43,7 +45,7 @@ class Pong:
     seat: int
     tile: int
     source: int
-    t: Literal["pong"] = "pong"
+    t: ClassVar[Literal["pong"]] = "pong"
 
     def to_json(self) -> dict[str, Any]:
         return {"t": "pong", "seat": self.seat, "tile": TILE_NAMES[self.tile], "from": self.source}
@@ -57,7 +59,7 @@ class Kong:
     tile: int
     kind: KongKind
     source: int | None = None
-    t: Literal["kong"] = "kong"
+    t: ClassVar[Literal["kong"]] = "kong"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"t": "kong", "seat": self.seat, "tile": TILE_NAMES[self.tile], "kind": self.kind}
@@ -74,7 +76,7 @@ class Hu:
     tile: int
     source: int | None
     rob_kong: bool = False
-    t: Literal["hu"] = "hu"
+    t: ClassVar[Literal["hu"]] = "hu"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"t": "hu", "seat": self.seat, "tile": TILE_NAMES[self.tile], "from": self.source}

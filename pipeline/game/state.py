@@ -26,7 +26,7 @@ from typing import Literal
 
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.fan import Score, WinHand, ready_value, score
-from pipeline.rules.hand import Meld, is_seven_pairs, is_standard, is_win, shanten, suits_ok, suits_used
+from pipeline.rules.hand import Meld, is_win, shanten_after_discards, suits_ok, suits_used, win_tiles
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
@@ -122,6 +122,8 @@ class HandState:
         self.ends: dict[int, SeatEnd] = {}  # 查花猪/查大叫 facts of the seats still in at an empty wall
         self.could_win_at: dict[int, tuple[int, ...]] = {}  # event index → seats that could win on that tile
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
+        # Each seat's winning tiles, kept until its hand changes (every change goes through _add or _meld).
+        self._win_tiles: list[frozenset[int] | None] = [None, None, None, None]
 
     @classmethod
     def deal(cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4) -> HandState:
@@ -174,26 +176,33 @@ class HandState:
         window = f" on {TILE_NAMES[self.window.tile]} from {self.window.source}" if self.window else ""
         return f"ev{self.index} {self.phase} turn={self.turn}{window} left={self.left} || {hands}"
 
+    def win_tiles(self, seat: int) -> frozenset[int]:
+        """The tiles that would complete ``seat``'s hand, by shape and suits (empty unless it holds 13 − 3·melds).
+
+        Asked for three seats on every discard, so it is kept per seat until that seat's hand changes."""
+        cached = self._win_tiles[seat]
+        if cached is None:
+            counts, melds = self.counts[seat], self.melds[seat]
+            cached = win_tiles(counts, melds, self.void[seat]) if sum(counts) == 13 - 3 * len(melds) else frozenset()
+            self._win_tiles[seat] = cached
+        return cached
+
     def can_win_with(self, seat: int, tile: int) -> bool:
-        """Would ``tile`` complete ``seat``'s hand, by shape and suits? (Asked for three seats on every discard.)"""
-        counts = self.counts[seat]
-        suit = tile // 9
-        void = self.void[seat]
-        if suit == void or not any(counts[suit * 9 : suit * 9 + 9]):
-            return False  # a void-suit tile never wins; a lone tile of a suit not held completes nothing
-        melds = self.melds[seat]
-        if sum(counts) + 1 != 14 - 3 * len(melds):
-            return False
-        held = [any(counts[0:9]), any(counts[9:18]), any(counts[18:27])]
-        for meld in melds:
-            held[meld.tile // 9] = True
-        if sum(held) > 2 or (void is not None and held[void]):
-            return False  # 缺一门: a third suit, or the void suit, in hand or melds
-        counts[tile] += 1
-        try:
-            return (not melds and is_seven_pairs(counts)) or is_standard(counts)
-        finally:
-            counts[tile] -= 1
+        """Would ``tile`` complete ``seat``'s hand, by shape and suits?"""
+        return tile in self.win_tiles(seat)
+
+    def _add(self, seat: int, tile: int, n: int) -> None:
+        """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
+        self.counts[seat][tile] += n
+        self._win_tiles[seat] = None
+
+    def _meld(self, seat: int, meld: Meld, index: int | None = None) -> None:
+        """Add a meld to ``seat`` (or replace the one at ``index``)."""
+        if index is None:
+            self.melds[seat].append(meld)
+        else:
+            self.melds[seat][index] = meld
+        self._win_tiles[seat] = None
 
     def _score_win(self, seat: int, tile: int, *, self_drawn: bool, rob_kong: bool = False, kong_discard: bool = False) -> Score:
         counts = list(self.counts[seat])
@@ -314,13 +323,16 @@ class HandState:
         return _can(self.verify_draw, seat, tile)
 
     def draw(self, seat: int, tile: int) -> Draw:
+        return self._draw(Draw(seat, tile))
+
+    def _draw(self, event: Draw) -> Draw:
+        seat, tile = event.seat, event.tile
         self.verify_draw(seat, tile)
         if self.phase in ("claim", "rob"):
             self._close_window()
         replacement = bool(self.kong_chain)  # only an unrobbed kong leaves a chain to draw after
-        event = Draw(seat, tile)
         self.events.append(event)
-        self.counts[seat][tile] += 1
+        self._add(seat, tile, 1)
         self.seen[tile] += 1
         self.drawn += 1
         self.left -= 1
@@ -371,8 +383,11 @@ class HandState:
         return _can(self.verify_discard, seat, tile)
 
     def discard(self, seat: int, tile: int) -> Discard:
+        return self._discard(Discard(seat, tile))
+
+    def _discard(self, event: Discard) -> Discard:
+        seat, tile = event.seat, event.tile
         self.verify_discard(seat, tile)
-        event = Discard(seat, tile)
         index = self.index
         drawn = self.last_draw
         if self.rules.must_win_last_four and self.left <= 3 and drawn is not None and self.can_hu(seat, drawn, None):
@@ -380,7 +395,7 @@ class HandState:
             # event before (last_draw is cleared by every other action).
             self.compulsory_passes.append((seat, index - 1))
         self.events.append(event)
-        self.counts[seat][tile] -= 1
+        self._add(seat, tile, -1)
         self.rivers[seat].append(tile)
         self.discarded[seat] = True
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
@@ -401,25 +416,16 @@ class HandState:
         opponent still in could win on and whose discard would have left its own hand as close to ready
         (shanten)? A discard with no such choice is forced, and forced discards are no evidence of feeding.
         Computed only for dangerous discards, which are a few per hand."""
-        counts = self.counts[seat]  # the hand after the discard
-        n_melds, void = len(self.melds[seat]), self.void[seat]
-        actual = shanten(counts, n_melds, void)
+        counts = list(self.counts[seat])
         counts[tile] += 1  # back to the hand the choice was made from
-        try:
-            void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
-            for k in range(27):
-                if k == tile or not counts[k] or (void_first and k // 9 != void):
-                    continue
-                if any(o != seat and not self.won[o] and self.can_win_with(o, k) for o in range(4)):
-                    continue
-                counts[k] -= 1
-                alternative = shanten(counts, n_melds, void)
-                counts[k] += 1
-                if alternative <= actual:
-                    return True
-            return False
-        finally:
-            counts[tile] -= 1
+        void = self.void[seat]
+        after = shanten_after_discards(counts, len(self.melds[seat]), void)
+        void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
+        dangerous = set().union(*(self.win_tiles(o) for o in range(4) if o != seat and not self.won[o]))
+        return any(
+            k != tile and k not in dangerous and not (void_first and k // 9 != void) and value <= after[tile]
+            for k, value in after.items()
+        )
 
     # ------------------------------------------------------------------------------------ pong
     def _verify_call(self, seat: int, tile: int, need: int, what: str) -> None:
@@ -458,13 +464,16 @@ class HandState:
         return _can(self.verify_pong, seat, tile, source)
 
     def pong(self, seat: int, tile: int, source: int) -> Pong:
+        return self._pong(Pong(seat, tile, source))
+
+    def _pong(self, event: Pong) -> Pong:
+        seat, tile, source = event.seat, event.tile, event.source
         self.verify_pong(seat, tile, source)
         self._close_window(claimed=True)
-        event = Pong(seat, tile, source)
         self.events.append(event)
         self.rivers[source].pop()
-        self.counts[seat][tile] -= 2
-        self.melds[seat].append(Meld("pong", tile, source))
+        self._add(seat, tile, -2)
+        self._meld(seat, Meld("pong", tile, source))
         self.calls_made = True
         self.phase = "discard"
         self.turn = seat
@@ -508,29 +517,30 @@ class HandState:
         return _can(self.verify_kong, seat, tile, kind, source)
 
     def kong(self, seat: int, tile: int, kind: str, source: int | None = None) -> Kong:
+        return self._kong(Kong(seat, tile, kind, source if kind == "direct" else None))  # type: ignore[arg-type]
+
+    def _kong(self, event: Kong) -> Kong:
+        seat, tile, kind, source = event.seat, event.tile, event.kind, event.source
         self.verify_kong(seat, tile, kind, source)
         index = self.index
         if kind == "direct":
             assert source is not None
             self._close_window(claimed=True)
-            event = Kong(seat, tile, "direct", source)
             self.events.append(event)
             self.rivers[source].pop()
-            self.counts[seat][tile] -= 3
-            self.melds[seat].append(Meld("direct", tile, source))
+            self._add(seat, tile, -3)
+            self._meld(seat, Meld("direct", tile, source))
             self.ledger.kong(seat, "direct", index, source=source)
             self.kong_chain = [(event, index)]
         elif kind == "concealed":
-            event = Kong(seat, tile, "concealed")
             self.events.append(event)
-            self.counts[seat][tile] -= 4
-            self.melds[seat].append(Meld("concealed", tile))
+            self._add(seat, tile, -4)
+            self._meld(seat, Meld("concealed", tile))
             self.ledger.kong(seat, "concealed", index)
             self.kong_chain.append((event, index))
         else:
-            event = Kong(seat, tile, "added")
             self.events.append(event)
-            self.counts[seat][tile] -= 1
+            self._add(seat, tile, -1)
             fresh = self.last_draw == tile
             self.window = _Window(source=seat, tile=tile, event=index, fresh=fresh)
             for other in range(4):
@@ -554,7 +564,7 @@ class HandState:
         seat = w.source
         melds = self.melds[seat]
         i = next(i for i, m in enumerate(melds) if m.kind == "pong" and m.tile == w.tile)
-        melds[i] = Meld("added", w.tile, melds[i].source)
+        self._meld(seat, Meld("added", w.tile, melds[i].source), i)
         self.ledger.kong(seat, "added", w.event, fresh=w.fresh)
         event = self.events[w.event]
         assert isinstance(event, Kong)
@@ -643,10 +653,13 @@ class HandState:
         return _can(self.verify_hu, seat, tile, source, rob_kong)
 
     def hu(self, seat: int, tile: int, source: int | None, rob_kong: bool = False) -> Hu:
-        s = self.verify_hu(seat, tile, source, rob_kong)
+        return self._hu(Hu(seat, tile, source, rob_kong))
+
+    def _hu(self, event: Hu) -> Hu:
+        seat, tile, source = event.seat, event.tile, event.source
+        s = self.verify_hu(seat, tile, source, event.rob_kong)
         index = self.index
         if source is None:
-            event = Hu(seat, tile, None)
             self.events.append(event)
             feeder = None
             if len(self.kong_chain) == 1 and self.kong_chain[0][0].kind == "direct":
@@ -654,7 +667,7 @@ class HandState:
             self.ledger.win(seat, s, index, kong_feeder=feeder)
             self._record_win(seat, index, tile, "self_draw", None, s, order=len(self._win_orders()) + 1)
             self.won[seat] = True
-            self.counts[seat][tile] -= 1
+            self._add(seat, tile, -1)
             self.taken.append(tile)  # the winning tile leaves the hand with the win
             self.kong_chain = []
             self.last_draw = None
@@ -667,7 +680,8 @@ class HandState:
         w = self.window
         assert w is not None
         rob = self.phase == "rob"
-        event = Hu(seat, tile, source, rob_kong=rob)
+        if event.rob_kong != rob:
+            event = Hu(seat, tile, source, rob_kong=rob)  # a win in the rob window robs the kong, flagged or not
         self.events.append(event)
         first_of_window = not w.winners
         w.winners.append(seat)
@@ -749,14 +763,14 @@ class HandState:
     def apply(self, event: Event) -> Event:
         """Apply a record's event through the matching action method."""
         if isinstance(event, Draw):
-            return self.draw(event.seat, event.tile)
+            return self._draw(event)
         if isinstance(event, Discard):
-            return self.discard(event.seat, event.tile)
+            return self._discard(event)
         if isinstance(event, Pong):
-            return self.pong(event.seat, event.tile, event.source)
+            return self._pong(event)
         if isinstance(event, Kong):
-            return self.kong(event.seat, event.tile, event.kind, event.source)
-        return self.hu(event.seat, event.tile, event.source, event.rob_kong)
+            return self._kong(event)
+        return self._hu(event)
 
     def turn_options(self, seat: int) -> list[Event]:
         """What ``seat`` may do holding a full hand on its turn: win, discard, kong."""
@@ -833,6 +847,10 @@ class HandState:
             for k in rest:
                 total[k] += 1
             assert all(n == COPIES for n in total), "the tiles in play and in the wall are not the full set"
+        for seat, kept in enumerate(self._win_tiles):
+            if kept is not None:
+                self._win_tiles[seat] = None  # work it out afresh
+                assert self.win_tiles(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
         self.ledger.deltas()
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pipeline.rules.hand import Meld, Reading, is_win, readings, roots, suits_ok, suits_used, waits
+from pipeline.rules.hand import Meld, Reading, is_win, readings, roots, suits_ok, suits_used, waits, win_tiles
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.tiles import COPIES, TileError, counts_of, parse_tiles, rank_of, suit_index
 
@@ -300,9 +300,9 @@ def ready_value(
     ``cha_jiao_fourth_tile`` a wait on a kind the player holds four of still counts.
     """
     which = which or rules.cha_jiao_amount
-    tiles = list(waits(counts27, melds, void))
+    tiles = waits(counts27, melds, void)
     if rules.cha_jiao_fourth_tile:
-        tiles = sorted(set(tiles) | set(_waits_on_fifth(counts27, melds, void)))
+        tiles = sorted(win_tiles(counts27, melds, void))  # waits on a kind held four times too
     if not tiles:
         return None
     values = []
@@ -316,18 +316,3 @@ def ready_value(
         values.append((s.per_payer, s.fan, kind))
     amount, fan, kind = min(values) if which == "min" else max(values)
     return ReadyValue(amount=amount, fan=fan, win_tile=kind, waits=tuple(tiles))
-
-
-def _waits_on_fifth(counts27: Sequence[int], melds: Sequence[Meld], void: int | None) -> list[int]:
-    """Kinds held four times that would complete the shape if a fifth copy existed."""
-    held = list(counts27)
-    for meld in melds:
-        held[meld.tile] += meld.size
-    out = []
-    for kind, n in enumerate(held):
-        if n == COPIES:
-            hand = list(counts27)
-            hand[kind] += 1
-            if suits_ok(hand, melds, void) and is_win(hand, melds):
-                out.append(kind)
-    return out

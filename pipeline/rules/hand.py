@@ -243,8 +243,82 @@ def _product(options: list[frozenset[int]]) -> list[tuple[int, ...]]:
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class _SuitFacts:
+    """What :func:`win_tiles` needs of one suit's nine counts, worked out once per distinct vector."""
+
+    n: int  # tiles in the suit
+    whole: bool  # splits into sets and at most one pair (a pair iff n % 3 == 2)
+    completes: tuple[int, ...]  # kinds (of suit 0; add the suit's offset) one more of which makes it whole
+    odd: tuple[int, ...]  # ranks held an odd number of times (for seven pairs)
+
+
+_SUIT_FACTS: dict[SuitKey, _SuitFacts] = {}
+
+
+def _suit_facts(key: SuitKey) -> _SuitFacts:
+    facts = _SUIT_FACTS.get(key)
+    if facts is None:
+        grown = list(key)
+        completes = []
+        for rank in range(9):
+            grown[rank] += 1
+            if tuple(grown) in SUIT_TABLE:
+                completes.append(rank)
+            grown[rank] -= 1
+        odd = tuple(rank for rank in range(9) if key[rank] & 1)
+        facts = _SUIT_FACTS[key] = _SuitFacts(sum(key), key in SUIT_TABLE, tuple(completes), odd)
+    return facts
+
+
+def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
+    """The kinds one more of which makes a win, by shape and by suits, of a hand of ``13 - 3·melds`` concealed
+    tiles (the caller counts). Unlike :func:`waits`, kinds held four times are kept.
+
+    The validator asks this once per change of a seat's hand and then answers "can this seat win on that
+    discard?" with a set look-up. The winning tile joins one suit, and the others must already be whole
+    with the pair among them or not: a suit of ``3k + 1`` tiles completes with its pair (the others are sets
+    only), a suit of ``3k + 2`` with a set (another suit holds the pair). Seven pairs wait on the one kind
+    held an odd number of times.
+    """
+    suits: list[tuple[int, _SuitFacts]] = []
+    held = [False, False, False]
+    broken = pairs = odd = 0  # suits that are not whole, whole suits holding the pair, kinds held oddly
+    for suit in range(3):
+        facts = _suit_facts(tuple(counts27[suit * 9 : suit * 9 + 9]))
+        if facts.n:
+            held[suit] = True
+            suits.append((suit * 9, facts))
+            if not facts.whole:
+                broken += 1
+            elif facts.n % 3 == 2:
+                pairs += 1
+            odd += len(facts.odd)
+    for meld in melds:
+        held[meld.tile // 9] = True
+    if sum(held) > 2 or (void is not None and held[void]):
+        return _NONE  # 缺一门: three suits, or the void suit, can never win
+    out: set[int] = set()
+    if broken <= 1:
+        for offset, facts in suits:
+            if broken and facts.whole:
+                continue  # the one broken suit must take the tile
+            others_pairs = pairs - (facts.whole and facts.n % 3 == 2)
+            if (facts.n % 3 == 1 and others_pairs == 0) or (facts.n % 3 == 2 and others_pairs == 1):
+                for rank in facts.completes:
+                    out.add(offset + rank)
+    if odd == 1 and not melds:
+        for offset, facts in suits:
+            for rank in facts.odd:
+                out.add(offset + rank)  # 七对: six pairs (a four counting two) and a single
+    return frozenset(out)
+
+
+_NONE: frozenset[int] = frozenset()
+
+
 def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:
-    """听牌: the kinds that complete a ready hand of ``13 - 3·melds`` concealed tiles.
+    """听牌: the kinds that complete a ready hand of ``13 - 3·melds`` concealed tiles, in kind order.
 
     Excludes kinds the player already holds all four of (no fifth copy exists) and any kind that would
     break the suit rule. Empty when the hand is not ready.
@@ -254,20 +328,7 @@ def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = Non
     if total != expected:
         raise TileError(f"{total} concealed tiles with {len(melds)} melds (a ready hand holds {expected})")
     held = full_counts(counts27, melds)
-    present = suits_used(counts27, melds)
-    if len(present) > 2 or (void is not None and void in present):
-        return []
-    hand = list(counts27)
-    out = []
-    for kind in range(NUM_KINDS):
-        if held[kind] >= COPIES or suit_of(kind) not in present:
-            # A tile of a new suit cannot complete anything: a lone tile is neither a set nor a pair.
-            continue
-        hand[kind] += 1
-        if is_win(hand, melds):
-            out.append(kind)
-        hand[kind] -= 1
-    return out
+    return sorted(kind for kind in win_tiles(counts27, melds, void) if held[kind] < COPIES)
 
 
 def is_standard_recursive(counts27: Sequence[int]) -> bool:
@@ -376,6 +437,38 @@ def shanten(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) 
     if n_melds == 0:
         best = min(best, 6 - min(pairs, 7))
     return best
+
+
+def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) -> dict[int, int]:
+    """向听 after each possible discard: ``{kind: shanten(counts27 less one kind)}`` for every kind held.
+
+    A discard changes one suit, so the other suits' blocks are worked out once and shared; the same answer as
+    calling :func:`shanten` per kind, for the price of one suit each.
+    """
+    keys = [tuple(counts27[suit * 9 : suit * 9 + 9]) for suit in range(3)]
+    used = [suit for suit in range(3) if suit != void and any(keys[suit])]
+    blocks = {suit: _suit_blocks(keys[suit]) for suit in used}
+    pairs = sum(n // 2 for suit in used for n in keys[suit]) if n_melds == 0 else 0
+    out: dict[int, int] = {}
+    for kind in range(NUM_KINDS):
+        if not counts27[kind]:
+            continue
+        suit = kind // 9
+        parts = []
+        for other in used:
+            if other != suit:
+                parts.append(blocks[other])
+                continue
+            smaller = list(keys[suit])
+            smaller[kind % 9] -= 1
+            if any(smaller):
+                parts.append(_suit_blocks(tuple(smaller)))
+        best = _combine(tuple(parts), n_melds)
+        if n_melds == 0:
+            left = pairs - (suit != void and counts27[kind] % 2 == 0)  # breaking an even count loses a pair
+            best = min(best, 6 - min(left, 7))
+        out[kind] = best
+    return out
 
 
 @lru_cache(maxsize=1 << 16)
