@@ -26,7 +26,7 @@ from typing import Literal
 
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.fan import Score, WinHand, ready_value, score
-from pipeline.rules.hand import Meld, is_win, shanten_after_discards, suits_ok, suits_used, win_tiles
+from pipeline.rules.hand import Meld, is_win, shanten, suits_ok, suits_used, win_tiles
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
@@ -416,16 +416,21 @@ class HandState:
         opponent still in could win on and whose discard would have left its own hand as close to ready
         (shanten)? A discard with no such choice is forced, and forced discards are no evidence of feeding.
         Computed only for dangerous discards, which are a few per hand."""
+        n_melds, void = len(self.melds[seat]), self.void[seat]
+        actual = shanten(self.counts[seat], n_melds, void)  # the hand after the discard
         counts = list(self.counts[seat])
         counts[tile] += 1  # back to the hand the choice was made from
-        void = self.void[seat]
-        after = shanten_after_discards(counts, len(self.melds[seat]), void)
         void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
         dangerous = set().union(*(self.win_tiles(o) for o in range(4) if o != seat and not self.won[o]))
-        return any(
-            k != tile and k not in dangerous and not (void_first and k // 9 != void) and value <= after[tile]
-            for k, value in after.items()
-        )
+        for k in range(27):
+            if k == tile or not counts[k] or (void_first and k // 9 != void) or k in dangerous:
+                continue
+            counts[k] -= 1
+            alternative = shanten(counts, n_melds, void)
+            counts[k] += 1
+            if alternative <= actual:
+                return True
+        return False
 
     # ------------------------------------------------------------------------------------ pong
     def _verify_call(self, seat: int, tile: int, need: int, what: str) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pipeline.game.events import Discard, Event, Hu, Kong, Pong
 from pipeline.game.state import HandState
-from pipeline.rules.hand import shanten
+from pipeline.rules.hand import shanten, shanten_after_discards
 from pipeline.simulate.styles import Player
 
 
@@ -115,13 +115,9 @@ class Bot:
         feed = self._feed(st, candidates)
         if feed is not None:
             return feed
-        n_melds = len(melds)
+        after = shanten_after_discards(counts, len(melds), self.void)
+        scored = [(after[d.tile], d) for d in candidates]
         work = list(counts)
-        scored: list[tuple[int, Discard]] = []
-        for d in candidates:
-            work[d.tile] -= 1
-            scored.append((shanten(work, n_melds, self.void), d))
-            work[d.tile] += 1
         best = min(s for s, _ in scored)
         danger = self._danger(st) if (self.style.defense > 0 or self.sees_all) else None
         if danger is not None and any(danger.values()):
