@@ -217,6 +217,16 @@ def test_override_a_ruleset() -> None:
     assert (rules.profile, rules.cap, rules.base, rules.gang_shang_hua_fan) == ("app", 3, 2, 2)
 
 
+def test_an_overridden_ruleset_never_stands_in_for_its_profile() -> None:
+    """Rule sets are kept per distinct set of switches; the plain profile name keeps the file's own."""
+    for spec in ("app", {"profile": "app"}):
+        ruleset._RULESETS.clear()
+        load_ruleset(dataclasses.replace(load_ruleset("app"), cap=3))  # a set of switches not yet seen
+        load_ruleset({"profile": "app", "cap": 3})
+        assert load_ruleset(spec).cap == read_profile("app").switches["cap"]
+        assert load_ruleset(spec) is load_ruleset("app")
+
+
 def test_switches_rebuild_the_same_ruleset() -> None:
     rules = load_ruleset("app", cap=4)
     assert load_ruleset({"profile": "app", **rules.switches()}) == rules
@@ -283,9 +293,11 @@ def test_read_profile_rejects_a_name_that_is_no_string() -> None:
 def profile_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty profile directory in place of the shipped one."""
     monkeypatch.setattr(ruleset, "PROFILE_DIR", tmp_path)
-    read_profile.cache_clear()
+    ruleset._PROFILES.clear()
+    ruleset._RULESETS.clear()
     yield tmp_path
-    read_profile.cache_clear()
+    ruleset._PROFILES.clear()
+    ruleset._RULESETS.clear()
 
 
 def write_profile(directory: Path, name: str, switches: dict[str, Any]) -> None:

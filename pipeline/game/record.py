@@ -141,7 +141,22 @@ def parse_ruleset(value: Any, override: Mapping[str, Any] | None = None) -> Rule
 
 
 def parse_event(obj: Any, index: int) -> Event:
-    """One event object → a frozen event."""
+    """One event object → a frozen event.
+
+    Nine events in ten are a draw or a discard of exactly ``t``, ``seat`` and ``tile``; those that are also
+    well formed are built here directly. Everything else (and every error) goes through
+    :func:`_parse_event`, whose answer for the common case is the same.
+    """
+    if type(obj) is dict and len(obj) == 3:
+        t, seat, tile = obj.get("t"), obj.get("seat"), obj.get("tile")
+        if (t == "draw" or t == "discard") and type(seat) is int and 0 <= seat <= 3 and type(tile) is str:
+            kind = KIND_BY_NAME.get(tile)
+            if kind is not None:
+                return Draw(seat, kind) if t == "draw" else Discard(seat, kind)
+    return _parse_event(obj, index)
+
+
+def _parse_event(obj: Any, index: int) -> Event:
     if not isinstance(obj, dict):
         raise RecordError("SCHEMA_EVENT", f"event {index} is not an object", event=index)
     t = obj.get("t")
@@ -248,7 +263,7 @@ def parse_record(obj: Any, *, profile_override: Mapping[str, Any] | None = None)
     raw_events = obj["events"]
     if not isinstance(raw_events, list):
         raise RecordError("SCHEMA_TYPE", "events must be a list")
-    events = tuple(parse_event(e, i) for i, e in enumerate(raw_events))
+    events = tuple([parse_event(e, i) for i, e in enumerate(raw_events)])
     return Record(
         hand_id=hand_id,
         rules=rules,

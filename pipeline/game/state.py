@@ -189,7 +189,13 @@ class HandState:
 
     def can_win_with(self, seat: int, tile: int) -> bool:
         """Would ``tile`` complete ``seat``'s hand, by shape and suits?"""
-        return tile in self.win_tiles(seat)
+        kept = self._win_tiles[seat]
+        if kept is None:
+            suit = tile // 9
+            if not any(self.counts[seat][suit * 9 : suit * 9 + 9]):
+                return False  # a lone tile of a suit not held completes nothing: no need to work the set out yet
+            kept = self.win_tiles(seat)
+        return tile in kept
 
     def _add(self, seat: int, tile: int, n: int) -> None:
         """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
@@ -400,11 +406,12 @@ class HandState:
         self.discarded[seat] = True
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
         self.window = _Window(source=seat, tile=tile, event=index, kong_discard=kong_event is not None, kong_event=kong_event)
+        could = self.window.could_win
         for other in range(4):
             if other != seat and not self.won[other] and self.can_win_with(other, tile):
-                self.window.could_win[other] = None
-        self.could_win_at[index] = tuple(self.window.could_win)
-        if self.window.could_win:
+                could[other] = None
+        self.could_win_at[index] = tuple(could)
+        if could:
             self.safe_alternative_at[index] = self._safe_alternative(seat, tile)
         self.kong_chain = []
         self.last_draw = None

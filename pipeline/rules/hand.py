@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import combinations_with_replacement
 from typing import Literal
 
@@ -373,13 +372,22 @@ def is_standard_recursive(counts27: Sequence[int]) -> bool:
 Block = tuple[int, int, int]  # (sets, partial sets, pair) of one suit
 
 
-@lru_cache(maxsize=1 << 20)
+_BLOCKS: dict[SuitKey, tuple[Block, ...]] = {}  # memo of _suit_blocks: at most a few thousand suit vectors
+
+
 def _suit_blocks(key: SuitKey) -> tuple[Block, ...]:
     """Pareto-best (sets, partial sets, pair) counts one suit's tiles can be grouped into.
 
     Partial sets (搭子) are two tiles a third completes: a pair, neighbours or a gap. Recursion on the
     lowest tile present, memoised on the remaining counts, so each sub-vector is solved once.
     """
+    known = _BLOCKS.get(key)
+    if known is None:
+        known = _BLOCKS[key] = _solve_blocks(key)
+    return known
+
+
+def _solve_blocks(key: SuitKey) -> tuple[Block, ...]:
     r = next((i for i, n in enumerate(key) if n), -1)
     if r < 0:
         return ((0, 0, 0),)
@@ -471,10 +479,19 @@ def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int 
     return out
 
 
-@lru_cache(maxsize=1 << 16)
+_COMBINED: dict[tuple[tuple[tuple[Block, ...], ...], int], int] = {}  # memo of _combine
+
+
 def _combine(parts: tuple[tuple[Block, ...], ...], n_melds: int) -> int:
     """The standard-shape shanten of suits whose block options are ``parts``. The options of a suit come
-    from a small vocabulary, so this is nearly always a cache hit."""
+    from a small vocabulary, so this is nearly always a memo hit."""
+    known = _COMBINED.get((parts, n_melds))
+    if known is None:
+        known = _COMBINED[(parts, n_melds)] = _solve_combine(parts, n_melds)
+    return known
+
+
+def _solve_combine(parts: tuple[tuple[Block, ...], ...], n_melds: int) -> int:
     combos: list[Block] = [(n_melds, 0, 0)]
     for blocks in parts:
         combos = [(m + bm, t + bt, p + bp) for m, t, p in combos for bm, bt, bp in blocks if p + bp <= 1]

@@ -19,7 +19,6 @@ import dataclasses
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
@@ -176,9 +175,15 @@ def profile_names() -> list[str]:
     return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
 
 
-@cache
+_PROFILES: dict[str, Profile] = {}  # read once per process
+_RULESETS: dict[tuple[str, tuple[tuple[str, Any], ...]], RuleSet] = {}  # one frozen RuleSet per distinct set of switches
+
+
 def read_profile(name: str) -> Profile:
     """The profile file ``profiles/NAME.toml``; every switch must be set."""
+    known = _PROFILES.get(name) if isinstance(name, str) else None
+    if known is not None:
+        return known
     path = PROFILE_DIR / f"{name}.toml"
     if not isinstance(name, str) or not name.isidentifier() or not path.is_file():
         raise RuleSetError(f"unknown profile {name!r} (known: {', '.join(profile_names())})")
@@ -189,18 +194,23 @@ def read_profile(name: str) -> Profile:
     missing = sorted(set(switch_names()) - set(switches))
     if missing:
         raise RuleSetError(f"profile {name!r} does not set {', '.join(missing)}")
-    return Profile(
+    profile = _PROFILES[name] = Profile(
         name=name,
         description=data.get("description", ""),
         switches=dict(switches),
         sources=dict(data.get("sources", {})),
     )
+    return profile
 
 
 def load_ruleset(spec: str | Mapping[str, Any] | RuleSet, **overrides: Any) -> RuleSet:
     """The :class:`RuleSet` a record's ``ruleset`` field names: a profile name, or an object with
     ``profile`` and single-switch overrides. Keyword ``overrides`` apply last.
     """
+    if isinstance(spec, str) and not overrides:
+        plain = _RULESETS.get((spec, ()))
+        if plain is not None:
+            return plain  # the common case: a record naming a profile as it is
     if isinstance(spec, RuleSet):
         extra: dict[str, Any] = {}
         base_switches, name = spec.switches(), spec.profile
@@ -220,9 +230,10 @@ def load_ruleset(spec: str | Mapping[str, Any] | RuleSet, **overrides: Any) -> R
     merged = dict(base_switches)
     for key, value in {**extra, **overrides}.items():
         merged[key] = _check_value(key, value)
-    return _cached_ruleset(name, tuple(sorted(merged.items())))
-
-
-@cache
-def _cached_ruleset(name: str, items: tuple[tuple[str, Any], ...]) -> RuleSet:
-    return RuleSet(profile=name, **dict(items))
+    seen = (name, tuple(sorted(merged.items())))
+    rules = _RULESETS.get(seen)
+    if rules is None:
+        rules = _RULESETS[seen] = RuleSet(profile=name, **merged)
+        if not isinstance(spec, RuleSet) and not extra and not overrides:
+            _RULESETS[(name, ())] = rules  # the profile as its file sets it
+    return rules

@@ -1,0 +1,69 @@
+"""Event objects → events: the fast path for plain draws and discards answers as the full parser does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.game.events import Discard, Draw, Hu
+from pipeline.game.record import RecordError, _parse_event, parse_event
+
+values = st.one_of(
+    st.sampled_from(["draw", "discard", "pong", "kong", "hu", "1m", "9s", "5p", "0m", "10p", "x", "direct", "", "DRAW"]),
+    st.integers(-2, 5),
+    st.booleans(),
+    st.none(),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.floats(allow_nan=False, min_value=-1, max_value=4),
+)
+keys = st.sampled_from(["t", "seat", "tile", "from", "kind", "ms", "rob_kong", "x_note", "extra"])
+event_objects = st.one_of(
+    st.dictionaries(keys, values, max_size=5),
+    st.fixed_dictionaries({"t": st.sampled_from(["draw", "discard"]), "seat": values, "tile": values}),
+    st.fixed_dictionaries({"t": values, "seat": st.integers(0, 3), "tile": st.sampled_from(["1m", "7p", "9s"])}),
+    values,
+)
+
+
+def outcome(parse: Any, obj: Any) -> tuple[str, Any]:
+    try:
+        return "event", parse(obj, 7)
+    except RecordError as exc:
+        return "error", (exc.code, str(exc), exc.event)
+
+
+@given(event_objects)
+def test_the_fast_path_agrees_with_the_full_parser(obj: Any) -> None:
+    assert outcome(parse_event, obj) == outcome(_parse_event, obj)
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        ({"t": "draw", "seat": 2, "tile": "5p"}, Draw(2, 13)),
+        ({"t": "discard", "seat": 0, "tile": "9s"}, Discard(0, 26)),
+        ({"t": "hu", "seat": 1, "tile": "1m", "from": None}, Hu(1, 0, None)),
+    ],
+)
+def test_plain_events(obj: dict[str, Any], expected: Any) -> None:
+    assert parse_event(obj, 0) == expected
+
+
+@pytest.mark.parametrize(
+    ("obj", "code"),
+    [
+        ({"t": "draw", "seat": True, "tile": "5p"}, "SCHEMA_EVENT"),  # a boolean is no seat
+        ({"t": "draw", "seat": 4, "tile": "5p"}, "SCHEMA_EVENT"),
+        ({"t": "discard", "seat": 1, "tile": "0p"}, "TILE_NOTATION"),
+        ({"t": "discard", "seat": 1, "tile": ["5p"]}, "TILE_NOTATION"),
+        ({"t": "discard", "seat": 1, "x": "5p"}, "SCHEMA_EVENT"),
+        ({"t": ["draw"], "seat": 1, "tile": "5p"}, "SCHEMA_EVENT"),
+    ],
+)
+def test_malformed_plain_events_are_errors(obj: dict[str, Any], code: str) -> None:
+    with pytest.raises(RecordError) as info:
+        parse_event(obj, 3)
+    assert info.value.code == code and info.value.event == 3
