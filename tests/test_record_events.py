@@ -67,3 +67,19 @@ def test_malformed_plain_events_are_errors(obj: dict[str, Any], code: str) -> No
     with pytest.raises(RecordError) as info:
         parse_event(obj, 3)
     assert info.value.code == code and info.value.event == 3
+
+
+@given(st.lists(st.one_of(st.sampled_from(["1m", "5p", "9s", "0m", "5z", "8P"]), st.integers(0, 9), st.none(),
+                          st.booleans(), st.lists(st.just("1m"), max_size=1)), min_size=1, max_size=6))
+def test_a_tile_list_is_read_whole_or_its_first_bad_tile_named(value: list[Any]) -> None:
+    from pipeline.game.record import _tile, _tiles
+
+    try:
+        expected: Any = tuple(_tile(v, "deal[0]") for v in value)
+    except RecordError as exc:
+        expected = (exc.code, str(exc))
+    try:
+        got: Any = _tiles(value, "deal[0]")
+    except RecordError as exc:
+        got = (exc.code, str(exc))
+    assert got == expected

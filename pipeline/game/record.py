@@ -128,7 +128,10 @@ def _tiles(value: Any, what: str, size: int | tuple[int, ...] | None = None) -> 
     sizes = (size,) if isinstance(size, int) else size
     if sizes is not None and len(value) not in sizes:
         raise RecordError("SCHEMA_TYPE", f"{what} must hold {' or '.join(map(str, sizes))} tiles, got {len(value)}")
-    return tuple(_tile(v, what) for v in value)
+    try:
+        return tuple(map(KIND_BY_NAME.__getitem__, value))  # all well formed: the common case, in one pass
+    except (KeyError, TypeError):
+        return tuple(_tile(v, what) for v in value)  # raises, naming the first bad tile
 
 
 def parse_ruleset(value: Any, override: Mapping[str, Any] | None = None) -> RuleSet:

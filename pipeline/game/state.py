@@ -91,16 +91,18 @@ class HandState:
         self.rules = rules
         self.dealer = dealer
         self.counts = [[0] * 27 for _ in range(4)]
+        self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
         for seat, kinds in enumerate(hands):
+            counts = self.counts[seat]
             for kind in kinds:
-                self.counts[seat][kind] += 1
+                counts[kind] += 1
+                self.seen[kind] += 1
         self.melds: list[list[Meld]] = [[], [], [], []]
         self.rivers: list[list[int]] = [[], [], [], []]
         self.void = list(void)
         self.wall = list(wall) if wall is not None else None
         self.left = NUM_TILES - sum(len(h) for h in hands)
         self.drawn = 0
-        self.seen = [sum(self.counts[s][k] for s in range(4)) for k in range(27)]
         self.won = [False, False, False, False]
         self.wins: list[WinRecord] = []
         self.events: list[Event] = []

@@ -244,29 +244,30 @@ def _product(options: list[frozenset[int]]) -> list[tuple[int, ...]]:
 
 @dataclass(frozen=True, slots=True)
 class _SuitFacts:
-    """What :func:`win_tiles` needs of one suit's nine counts, worked out once per distinct vector."""
+    """What :func:`win_tiles` needs of one suit's nine counts, worked out once per suit and distinct vector."""
 
     n: int  # tiles in the suit
     whole: bool  # splits into sets and at most one pair (a pair iff n % 3 == 2)
-    completes: tuple[int, ...]  # kinds (of suit 0; add the suit's offset) one more of which makes it whole
-    odd: tuple[int, ...]  # ranks held an odd number of times (for seven pairs)
+    completes: tuple[int, ...]  # kinds one more of which makes the suit whole
+    odd: tuple[int, ...]  # kinds held an odd number of times (for seven pairs)
 
 
-_SUIT_FACTS: dict[SuitKey, _SuitFacts] = {}
+_SUIT_FACTS: tuple[dict[SuitKey, _SuitFacts], ...] = ({}, {}, {})  # by suit, then by the suit's nine counts
 
 
-def _suit_facts(key: SuitKey) -> _SuitFacts:
-    facts = _SUIT_FACTS.get(key)
+def _suit_facts(suit: int, key: SuitKey) -> _SuitFacts:
+    facts = _SUIT_FACTS[suit].get(key)
     if facts is None:
+        offset = suit * 9
         grown = list(key)
         completes = []
         for rank in range(9):
             grown[rank] += 1
             if tuple(grown) in SUIT_TABLE:
-                completes.append(rank)
+                completes.append(offset + rank)
             grown[rank] -= 1
-        odd = tuple(rank for rank in range(9) if key[rank] & 1)
-        facts = _SUIT_FACTS[key] = _SuitFacts(sum(key), key in SUIT_TABLE, tuple(completes), odd)
+        odd = tuple(offset + rank for rank in range(9) if key[rank] & 1)
+        facts = _SUIT_FACTS[suit][key] = _SuitFacts(sum(key), key in SUIT_TABLE, tuple(completes), odd)
     return facts
 
 
@@ -280,36 +281,33 @@ def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None =
     only), a suit of ``3k + 2`` with a set (another suit holds the pair). Seven pairs wait on the one kind
     held an odd number of times.
     """
-    suits: list[tuple[int, _SuitFacts]] = []
-    held = [False, False, False]
+    suits = [_suit_facts(0, tuple(counts27[0:9])), _suit_facts(1, tuple(counts27[9:18])),
+             _suit_facts(2, tuple(counts27[18:27]))]
     broken = pairs = odd = 0  # suits that are not whole, whole suits holding the pair, kinds held oddly
-    for suit in range(3):
-        facts = _suit_facts(tuple(counts27[suit * 9 : suit * 9 + 9]))
-        if facts.n:
-            held[suit] = True
-            suits.append((suit * 9, facts))
-            if not facts.whole:
-                broken += 1
-            elif facts.n % 3 == 2:
-                pairs += 1
-            odd += len(facts.odd)
+    for facts in suits:
+        if not facts.whole:
+            broken += 1
+        elif facts.n % 3 == 2:
+            pairs += 1
+        odd += len(facts.odd)
+    if broken > 1 and (odd != 1 or melds):
+        return _NONE  # most hands: two suits short of whole, and no seven pairs
+    held = [facts.n > 0 for facts in suits]
     for meld in melds:
         held[meld.tile // 9] = True
     if sum(held) > 2 or (void is not None and held[void]):
         return _NONE  # 缺一门: three suits, or the void suit, can never win
     out: set[int] = set()
     if broken <= 1:
-        for offset, facts in suits:
+        for facts in suits:
             if broken and facts.whole:
                 continue  # the one broken suit must take the tile
             others_pairs = pairs - (facts.whole and facts.n % 3 == 2)
             if (facts.n % 3 == 1 and others_pairs == 0) or (facts.n % 3 == 2 and others_pairs == 1):
-                for rank in facts.completes:
-                    out.add(offset + rank)
+                out.update(facts.completes)
     if odd == 1 and not melds:
-        for offset, facts in suits:
-            for rank in facts.odd:
-                out.add(offset + rank)  # 七对: six pairs (a four counting two) and a single
+        for facts in suits:
+            out.update(facts.odd)  # 七对: six pairs (a four counting two) and a single
     return frozenset(out)
 
 
