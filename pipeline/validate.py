@@ -157,8 +157,8 @@ def _validate(obj: Any, override: Mapping[str, Any] | None, strict: bool) -> Val
         override = {k: v for k, v in override.items() if k != "profile"}
     try:
         record = parse_record(obj, profile_override=override)
-    except RecordError as exc:
-        return Validation(hand_id=hand_id, issues=(Issue(exc.code, str(exc), event=exc.event, seat=exc.seat),))
+    except RecordError as bad:
+        return Validation(hand_id=hand_id, issues=(Issue(bad.code, str(bad), event=bad.event, seat=bad.seat),))
     issues: list[Issue] = []
     try:
         state = _initial_state(record)
@@ -190,8 +190,8 @@ def _validate(obj: Any, override: Mapping[str, Any] | None, strict: bool) -> Val
     if "result" in obj and not (strict and issues):
         try:
             claimed = parse_result(obj["result"])
-        except RecordError as exc:
-            issues.append(Issue(exc.code, str(exc)))
+        except RecordError as bad_result:
+            issues.append(Issue(bad_result.code, str(bad_result)))
         if claimed is not None and not stopped:
             issues.extend(compare_claims(state, claimed))
     if strict and issues:

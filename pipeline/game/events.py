@@ -2,14 +2,14 @@
 
 The hand state returns one of these from every action it applies; the record reader builds them from
 JSON and the writer turns them back into JSON, so a record round-trips through them exactly. ``t`` is a
-class constant, not a field: the replay builds one of these per event, and each field of a frozen value
-costs its construction time.
+property, not a field: the replay builds one of these per event, and each field of a frozen value costs
+its construction time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pipeline.rules.tiles import TILE_NAMES
 
@@ -22,7 +22,10 @@ class Draw:
 
     seat: int
     tile: int
-    t: ClassVar[Literal["draw"]] = "draw"
+
+    @property
+    def t(self) -> Literal["draw"]:
+        return "draw"
 
     def to_json(self) -> dict[str, Any]:
         return {"t": "draw", "seat": self.seat, "tile": TILE_NAMES[self.tile]}
@@ -32,7 +35,10 @@ class Draw:
 class Discard:
     seat: int
     tile: int
-    t: ClassVar[Literal["discard"]] = "discard"
+
+    @property
+    def t(self) -> Literal["discard"]:
+        return "discard"
 
     def to_json(self) -> dict[str, Any]:
         return {"t": "discard", "seat": self.seat, "tile": TILE_NAMES[self.tile]}
@@ -45,7 +51,10 @@ class Pong:
     seat: int
     tile: int
     source: int
-    t: ClassVar[Literal["pong"]] = "pong"
+
+    @property
+    def t(self) -> Literal["pong"]:
+        return "pong"
 
     def to_json(self) -> dict[str, Any]:
         return {"t": "pong", "seat": self.seat, "tile": TILE_NAMES[self.tile], "from": self.source}
@@ -59,7 +68,10 @@ class Kong:
     tile: int
     kind: KongKind
     source: int | None = None
-    t: ClassVar[Literal["kong"]] = "kong"
+
+    @property
+    def t(self) -> Literal["kong"]:
+        return "kong"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"t": "kong", "seat": self.seat, "tile": TILE_NAMES[self.tile], "kind": self.kind}
@@ -76,7 +88,10 @@ class Hu:
     tile: int
     source: int | None
     rob_kong: bool = False
-    t: ClassVar[Literal["hu"]] = "hu"
+
+    @property
+    def t(self) -> Literal["hu"]:
+        return "hu"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"t": "hu", "seat": self.seat, "tile": TILE_NAMES[self.tile], "from": self.source}

@@ -21,12 +21,12 @@ Money is settled as the hand goes, in :class:`~pipeline.rules.settle.Ledger`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.fan import Score, WinHand, ready_value, score
-from pipeline.rules.hand import Meld, is_win, shanten, suits_ok, suits_used, win_tiles
+from pipeline.rules.hand import Meld, SuitFacts, is_win, shanten, suit_facts, suits_ok, suits_used, win_tiles_of_suits
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
@@ -60,18 +60,21 @@ class WinRecord:
     order: int  # 1 for the first winner of the hand; winners on one discard share an order
 
 
-@dataclass(slots=True)
 class _Window:
-    """An open claim (after a discard) or rob (after an added kong) window."""
+    """An open claim (after a discard) or rob (after an added kong) window. One per discard: a plain class,
+    as cheap to build as a tuple."""
 
-    source: int
-    tile: int
-    event: int
-    could_win: dict[int, Score | None] = field(default_factory=dict)  # seat → score, computed on demand
-    winners: list[int] = field(default_factory=list)
-    kong_discard: bool = False  # the discard came right after its player's kong (杠上炮)
-    kong_event: int | None = None  # that kong's event, for 呼叫转移
-    fresh: bool = False  # rob window: the added tile was drawn this turn
+    __slots__ = ("source", "tile", "event", "could_win", "winners", "kong_discard", "kong_event", "fresh")
+
+    def __init__(self, source: int, tile: int, event: int, *, kong_event: int | None = None, fresh: bool = False):
+        self.source = source
+        self.tile = tile
+        self.event = event
+        self.could_win: dict[int, Score | None] = {}  # seat → score, computed on demand
+        self.winners: list[int] = []
+        self.kong_discard = kong_event is not None  # the discard came right after its player's kong (杠上炮)
+        self.kong_event = kong_event  # that kong's event, for 呼叫转移
+        self.fresh = fresh  # rob window: the added tile was drawn this turn
 
 
 class HandState:
@@ -124,8 +127,10 @@ class HandState:
         self.ends: dict[int, SeatEnd] = {}  # 查花猪/查大叫 facts of the seats still in at an empty wall
         self.could_win_at: dict[int, tuple[int, ...]] = {}  # event index → seats that could win on that tile
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
-        # Each seat's winning tiles, kept until its hand changes (every change goes through _add or _meld).
+        # Each seat's winning tiles, kept until its hand changes, and the facts of each of its suits, kept until
+        # that suit changes (every change goes through _add or _meld).
         self._win_tiles: list[frozenset[int] | None] = [None, None, None, None]
+        self._suit_facts: list[list[SuitFacts | None]] = [[None, None, None] for _ in range(4)]
 
     @classmethod
     def deal(cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4) -> HandState:
@@ -184,8 +189,15 @@ class HandState:
         Asked for three seats on every discard, so it is kept per seat until that seat's hand changes."""
         cached = self._win_tiles[seat]
         if cached is None:
-            counts, melds = self.counts[seat], self.melds[seat]
-            cached = win_tiles(counts, melds, self.void[seat]) if sum(counts) == 13 - 3 * len(melds) else frozenset()
+            counts, melds, kept = self.counts[seat], self.melds[seat], self._suit_facts[seat]
+            suits: list[SuitFacts] = []
+            for suit in range(3):
+                facts = kept[suit]
+                if facts is None:
+                    facts = kept[suit] = suit_facts(counts, suit)
+                suits.append(facts)
+            ready_size = sum(f.n for f in suits) == 13 - 3 * len(melds)
+            cached = win_tiles_of_suits(suits, melds, self.void[seat]) if ready_size else frozenset()
             self._win_tiles[seat] = cached
         return cached
 
@@ -203,6 +215,7 @@ class HandState:
         """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
         self.counts[seat][tile] += n
         self._win_tiles[seat] = None
+        self._suit_facts[seat][tile // 9] = None
 
     def _meld(self, seat: int, meld: Meld, index: int | None = None) -> None:
         """Add a meld to ``seat`` (or replace the one at ``index``)."""
@@ -398,7 +411,8 @@ class HandState:
         self.verify_discard(seat, tile)
         index = self.index
         drawn = self.last_draw
-        if self.rules.must_win_last_four and self.left <= 3 and drawn is not None and self.can_hu(seat, drawn, None):
+        if (self.rules.must_win_last_four and self.left <= 3 and drawn is not None and self._holds_a_win(seat)
+                and self.can_hu(seat, drawn, None)):
             # 最后四张: a drawn tile that wins must be won on ("当这张牌出现时，叫的玩家只能胡牌"); the draw is the
             # event before (last_draw is cleared by every other action).
             self.compulsory_passes.append((seat, index - 1))
@@ -407,7 +421,7 @@ class HandState:
         self.rivers[seat].append(tile)
         self.discarded[seat] = True
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
-        self.window = _Window(source=seat, tile=tile, event=index, kong_discard=kong_event is not None, kong_event=kong_event)
+        self.window = _Window(seat, tile, index, kong_event=kong_event)
         could = self.window.could_win
         for other in range(4):
             if other != seat and not self.won[other] and self.can_win_with(other, tile):
@@ -419,6 +433,12 @@ class HandState:
         self.last_draw = None
         self.phase = "claim"
         return event
+
+    def _holds_a_win(self, seat: int) -> bool:
+        """Do ``seat``'s tiles already form a win by shape and suits? (The quick part of :meth:`can_hu` for a
+        self-drawn win, asked first because a refused :meth:`can_hu` costs an exception.)"""
+        counts, melds = self.counts[seat], self.melds[seat]
+        return sum(counts) == 14 - 3 * len(melds) and suits_ok(counts, melds, self.void[seat]) and is_win(counts, melds)
 
     def _safe_alternative(self, seat: int, tile: int) -> bool:
         """Having just discarded ``tile`` (a tile somebody can win on), did ``seat`` hold another tile that no
@@ -556,7 +576,7 @@ class HandState:
             self.events.append(event)
             self._add(seat, tile, -1)
             fresh = self.last_draw == tile
-            self.window = _Window(source=seat, tile=tile, event=index, fresh=fresh)
+            self.window = _Window(seat, tile, index, fresh=fresh)
             for other in range(4):
                 if other != seat and not self.won[other] and self.can_win_with(other, tile):
                     self.window.could_win[other] = None
@@ -862,6 +882,8 @@ class HandState:
                 total[k] += 1
             assert all(n == COPIES for n in total), "the tiles in play and in the wall are not the full set"
         for seat, kept in enumerate(self._win_tiles):
+            for suit, facts in enumerate(self._suit_facts[seat]):
+                assert facts is None or facts == suit_facts(self.counts[seat], suit), f"seat {seat}: stale suit facts"
             if kept is not None:
                 self._win_tiles[seat] = None  # work it out afresh
                 assert self.win_tiles(seat) == kept, f"seat {seat}'s kept winning tiles are stale"

@@ -243,31 +243,44 @@ def _product(options: list[frozenset[int]]) -> list[tuple[int, ...]]:
 
 
 @dataclass(frozen=True, slots=True)
-class _SuitFacts:
-    """What :func:`win_tiles` needs of one suit's nine counts, worked out once per suit and distinct vector."""
+class SuitFacts:
+    """What :func:`win_tiles` needs of one suit's nine counts, worked out once per suit and distinct vector
+    (:func:`suit_facts`)."""
 
+    suit: int
+    key: SuitKey  # the nine counts
     n: int  # tiles in the suit
     whole: bool  # splits into sets and at most one pair (a pair iff n % 3 == 2)
-    completes: tuple[int, ...]  # kinds one more of which makes the suit whole
     odd: tuple[int, ...]  # kinds held an odd number of times (for seven pairs)
 
+    def completes(self) -> tuple[int, ...]:
+        """The kinds one more of which makes the suit whole. Asked only of hands close to a win, so worked
+        out (and kept) on demand."""
+        known = _COMPLETES[self.suit].get(self.key)
+        if known is None:
+            grown = list(self.key)
+            found = []
+            for rank in range(9):
+                grown[rank] += 1
+                if tuple(grown) in SUIT_TABLE:
+                    found.append(self.suit * 9 + rank)
+                grown[rank] -= 1
+            known = _COMPLETES[self.suit][self.key] = tuple(found)
+        return known
 
-_SUIT_FACTS: tuple[dict[SuitKey, _SuitFacts], ...] = ({}, {}, {})  # by suit, then by the suit's nine counts
+
+# Memos by suit, then by the suit's nine counts.
+_SUIT_FACTS: tuple[dict[SuitKey, SuitFacts], ...] = ({}, {}, {})
+_COMPLETES: tuple[dict[SuitKey, tuple[int, ...]], ...] = ({}, {}, {})
 
 
-def _suit_facts(suit: int, key: SuitKey) -> _SuitFacts:
+def suit_facts(counts27: Sequence[int], suit: int) -> SuitFacts:
+    """The facts of one suit of a hand (memoised per distinct nine counts)."""
+    key = tuple(counts27[suit * 9 : suit * 9 + 9])
     facts = _SUIT_FACTS[suit].get(key)
     if facts is None:
-        offset = suit * 9
-        grown = list(key)
-        completes = []
-        for rank in range(9):
-            grown[rank] += 1
-            if tuple(grown) in SUIT_TABLE:
-                completes.append(offset + rank)
-            grown[rank] -= 1
-        odd = tuple(offset + rank for rank in range(9) if key[rank] & 1)
-        facts = _SUIT_FACTS[suit][key] = _SuitFacts(sum(key), key in SUIT_TABLE, tuple(completes), odd)
+        odd = tuple(suit * 9 + rank for rank in range(9) if key[rank] & 1)
+        facts = _SUIT_FACTS[suit][key] = SuitFacts(suit, key, sum(key), key in SUIT_TABLE, odd)
     return facts
 
 
@@ -281,8 +294,11 @@ def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None =
     only), a suit of ``3k + 2`` with a set (another suit holds the pair). Seven pairs wait on the one kind
     held an odd number of times.
     """
-    suits = [_suit_facts(0, tuple(counts27[0:9])), _suit_facts(1, tuple(counts27[9:18])),
-             _suit_facts(2, tuple(counts27[18:27]))]
+    return win_tiles_of_suits([suit_facts(counts27, suit) for suit in range(3)], melds, void)
+
+
+def win_tiles_of_suits(suits: Sequence[SuitFacts], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
+    """:func:`win_tiles` from the facts of the three suits (a caller that keeps them per suit saves the work)."""
     broken = pairs = odd = 0  # suits that are not whole, whole suits holding the pair, kinds held oddly
     for facts in suits:
         if not facts.whole:
@@ -304,7 +320,7 @@ def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None =
                 continue  # the one broken suit must take the tile
             others_pairs = pairs - (facts.whole and facts.n % 3 == 2)
             if (facts.n % 3 == 1 and others_pairs == 0) or (facts.n % 3 == 2 and others_pairs == 1):
-                out.update(facts.completes)
+                out.update(facts.completes())
     if odd == 1 and not melds:
         for facts in suits:
             out.update(facts.odd)  # 七对: six pairs (a four counting two) and a single
