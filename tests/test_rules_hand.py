@@ -13,6 +13,8 @@ from pipeline.rules.hand import (
     SUIT_TABLE,
     Meld,
     Reading,
+    code_step,
+    facts_of_code,
     full_counts,
     is_legal_win,
     is_seven_pairs,
@@ -23,6 +25,7 @@ from pipeline.rules.hand import (
     roots,
     shanten,
     shanten_after_discards,
+    suit_code,
     suits_ok,
     suits_used,
     waits,
@@ -490,3 +493,15 @@ def test_shanten_after_each_discard_is_shanten_of_the_smaller_hand(
 
     expected = {k: shanten(less(k), n_melds, void) for k in range(NUM_KINDS) if counts27[k]}
     assert shanten_after_discards(counts27, n_melds, void) == expected
+
+
+@given(random_hand(13), st.sampled_from(range(NUM_KINDS)), st.sampled_from([M, P, S]))
+def test_a_suit_code_moves_by_one_step_a_tile_and_decodes_to_the_counts(
+    counts27: list[int], kind: int, suit: int
+) -> None:
+    grown = list(counts27)
+    grown[kind] += 1
+    step = code_step(kind) if kind // 9 == suit else 0
+    assert suit_code(grown, suit) == suit_code(counts27, suit) + step
+    facts = facts_of_code(suit, suit_code(counts27, suit))
+    assert facts.key == tuple(counts27[suit * 9 : suit * 9 + 9]) and facts.n == sum(facts.key)

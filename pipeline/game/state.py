@@ -26,7 +26,17 @@ from typing import Literal
 
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.fan import Score, WinHand, ready_value, score
-from pipeline.rules.hand import Meld, SuitFacts, is_win, shanten, suit_facts, suits_ok, suits_used, win_tiles_of_suits
+from pipeline.rules.hand import (
+    Meld,
+    code_step,
+    facts_of_code,
+    is_win,
+    shanten,
+    suit_code,
+    suits_ok,
+    suits_used,
+    win_tiles_of_suits,
+)
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
@@ -127,10 +137,10 @@ class HandState:
         self.ends: dict[int, SeatEnd] = {}  # 查花猪/查大叫 facts of the seats still in at an empty wall
         self.could_win_at: dict[int, tuple[int, ...]] = {}  # event index → seats that could win on that tile
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
-        # Each seat's winning tiles, kept until its hand changes, and the facts of each of its suits, kept until
-        # that suit changes (every change goes through _add or _meld).
+        # Each seat's winning tiles, kept until its hand changes, and the code of each of its suits (hand.suit_code),
+        # kept up to date tile by tile: every change goes through _add or _meld.
         self._win_tiles: list[frozenset[int] | None] = [None, None, None, None]
-        self._suit_facts: list[list[SuitFacts | None]] = [[None, None, None] for _ in range(4)]
+        self._codes = [[suit_code(self.counts[seat], suit) for suit in range(3)] for seat in range(4)]
 
     @classmethod
     def deal(cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4) -> HandState:
@@ -189,13 +199,8 @@ class HandState:
         Asked for three seats on every discard, so it is kept per seat until that seat's hand changes."""
         cached = self._win_tiles[seat]
         if cached is None:
-            counts, melds, kept = self.counts[seat], self.melds[seat], self._suit_facts[seat]
-            suits: list[SuitFacts] = []
-            for suit in range(3):
-                facts = kept[suit]
-                if facts is None:
-                    facts = kept[suit] = suit_facts(counts, suit)
-                suits.append(facts)
+            melds, codes = self.melds[seat], self._codes[seat]
+            suits = [facts_of_code(0, codes[0]), facts_of_code(1, codes[1]), facts_of_code(2, codes[2])]
             ready_size = sum(f.n for f in suits) == 13 - 3 * len(melds)
             cached = win_tiles_of_suits(suits, melds, self.void[seat]) if ready_size else frozenset()
             self._win_tiles[seat] = cached
@@ -215,7 +220,7 @@ class HandState:
         """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
         self.counts[seat][tile] += n
         self._win_tiles[seat] = None
-        self._suit_facts[seat][tile // 9] = None
+        self._codes[seat][tile // 9] += n * code_step(tile)
 
     def _meld(self, seat: int, meld: Meld, index: int | None = None) -> None:
         """Add a meld to ``seat`` (or replace the one at ``index``)."""
@@ -882,8 +887,7 @@ class HandState:
                 total[k] += 1
             assert all(n == COPIES for n in total), "the tiles in play and in the wall are not the full set"
         for seat, kept in enumerate(self._win_tiles):
-            for suit, facts in enumerate(self._suit_facts[seat]):
-                assert facts is None or facts == suit_facts(self.counts[seat], suit), f"seat {seat}: stale suit facts"
+            assert self._codes[seat] == [suit_code(self.counts[seat], suit) for suit in range(3)], f"seat {seat}: codes"
             if kept is not None:
                 self._win_tiles[seat] = None  # work it out afresh
                 assert self.win_tiles(seat) == kept, f"seat {seat}'s kept winning tiles are stale"

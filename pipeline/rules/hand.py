@@ -269,19 +269,38 @@ class SuitFacts:
         return known
 
 
-# Memos by suit, then by the suit's nine counts.
-_SUIT_FACTS: tuple[dict[SuitKey, SuitFacts], ...] = ({}, {}, {})
+# Memos by suit, then by the suit's code (see suit_code) or nine counts.
+_SUIT_FACTS: tuple[dict[int, SuitFacts], ...] = ({}, {}, {})
 _COMPLETES: tuple[dict[SuitKey, tuple[int, ...]], ...] = ({}, {}, {})
 
 
-def suit_facts(counts27: Sequence[int], suit: int) -> SuitFacts:
-    """The facts of one suit of a hand (memoised per distinct nine counts)."""
-    key = tuple(counts27[suit * 9 : suit * 9 + 9])
-    facts = _SUIT_FACTS[suit].get(key)
+def code_step(kind: int) -> int:
+    """What one tile of ``kind`` adds to its suit's :func:`suit_code`."""
+    return 1 << (3 * (kind % 9))
+
+
+def suit_code(counts27: Sequence[int], suit: int) -> int:
+    """One suit's nine counts as one number, three bits a rank: a hand that changes a tile at a time keeps it
+    up to date with :func:`code_step` and looks its suits up by it."""
+    code = 0
+    for rank in range(9):
+        code |= counts27[suit * 9 + rank] << (3 * rank)
+    return code
+
+
+def facts_of_code(suit: int, code: int) -> SuitFacts:
+    """The facts of the suit whose :func:`suit_code` is ``code`` (memoised)."""
+    facts = _SUIT_FACTS[suit].get(code)
     if facts is None:
+        key = tuple((code >> (3 * rank)) & 7 for rank in range(9))
         odd = tuple(suit * 9 + rank for rank in range(9) if key[rank] & 1)
-        facts = _SUIT_FACTS[suit][key] = SuitFacts(suit, key, sum(key), key in SUIT_TABLE, odd)
+        facts = _SUIT_FACTS[suit][code] = SuitFacts(suit, key, sum(key), key in SUIT_TABLE, odd)
     return facts
+
+
+def suit_facts(counts27: Sequence[int], suit: int) -> SuitFacts:
+    """The facts of one suit of a hand."""
+    return facts_of_code(suit, suit_code(counts27, suit))
 
 
 def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
