@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench venv clean system-deps
+.PHONY: demo test lint bench venv clean system-deps compiled test-compiled
 
 venv: $(STAMP)
 
@@ -31,6 +31,23 @@ system-deps:
 
 test: $(STAMP) system-deps
 	$(BIN)/python -m pytest --cov --cov-report=term-missing:skip-covered -p no:cacheprovider --durations=15
+	$(MAKE) --no-print-directory test-compiled
+
+# The optional compiled engine (setup.py: mypyc, XUEZHAN_COMPILE=1), built into build/compiled beside the
+# editable pure-Python install, which it never shadows. `make test` runs the engine's tests against it too.
+COMPILED := build/compiled
+ENGINE_TESTS := tests/test_rules_hand.py tests/test_rules_fan.py tests/test_rules_settle.py \
+	tests/test_validate_properties.py tests/test_validate_cli.py tests/test_record_events.py tests/test_engine_build.py
+
+compiled: $(STAMP)
+	rm -rf $(COMPILED) build/lib.* build/temp.*
+	XUEZHAN_COMPILE=1 $(BIN)/python -m pip install --quiet --no-build-isolation --no-deps --target $(COMPILED) . \
+	  2>&1 | grep -v "Treating generator comprehension as list" || true
+	test -f $(COMPILED)/pipeline/game/state.py
+
+test-compiled: compiled
+	cd $(COMPILED) && XUEZHAN_EXPECT_COMPILED=1 $(CURDIR)/$(BIN)/python -m pytest -c $(CURDIR)/pyproject.toml \
+	  --rootdir $(CURDIR) -p no:cacheprovider $(addprefix $(CURDIR)/,$(ENGINE_TESTS))
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -38,7 +55,8 @@ lint: $(STAMP)
 	$(BIN)/mypy pipeline cli.py
 
 bench: $(STAMP)
-	$(BIN)/python -m pipeline.bench $(if $(QUICK),--quick,)
+	$(MAKE) --no-print-directory compiled || echo "warning: the compiled engine did not build; bench measures pure Python only"
+	$(BIN)/python -m pipeline.bench --compiled $(COMPILED) $(if $(QUICK),--quick,)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .coverage bench-results.json
+	rm -rf $(VENV) .pytest_cache .coverage bench-results.json build

@@ -100,7 +100,7 @@ def _lines(path: Path, limit: int | None = None) -> list[bytes]:
 
 # ---------------------------------------------------------------------------------------------- sections
 def bench_validate(quick: bool) -> dict[str, Any]:
-    """Replay validation vs parse only, the same lines, one process."""
+    """Replay validation vs parse only, the same lines, one process (the engine this process imports)."""
     from pipeline.validate import validate
 
     lines = _lines(corpus(4_000 if quick else 20_000), 1_500 if quick else 10_000)
@@ -120,6 +120,26 @@ def bench_validate(quick: bool) -> dict[str, Any]:
         "validate_records_per_s": round(len(lines) / validate_s),
         "validate_parse_cost_ratio": round(validate_s / parse_s, 1),
     }
+
+
+def bench_validate_compiled(quick: bool, compiled: Path | None, pure_per_s: float | None = None) -> dict[str, Any]:
+    """The same measurement in a process that imports the compiled engine (``make compiled``), beside the
+    pure-Python figures of this run."""
+    if compiled is None or not (compiled / "pipeline").is_dir():
+        return {"compiled": "not built (make compiled)"}
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import pipeline; from pipeline.bench import bench_validate; "
+        "assert pipeline.compiled(), 'not the compiled engine'; print(json.dumps(bench_validate(sys.argv[2] == '1')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(compiled.resolve()), "1" if quick else "0"],
+                         capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if out.returncode != 0:
+        return {"compiled": f"failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"}
+    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    result = {f"compiled_{key}": value for key, value in figures.items() if key != "validate_records"}
+    if pure_per_s:
+        result["compiled_speedup"] = round(figures["validate_records_per_s"] / pure_per_s, 2)
+    return result
 
 
 def bench_simulate(quick: bool) -> dict[str, Any]:
@@ -314,12 +334,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smaller run, for a quick look")
     parser.add_argument("--out", default="bench-results.json")
+    parser.add_argument("--compiled", type=Path, help="a build of the compiled engine (make compiled) to measure too")
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"quick": args.quick}
     sections: list[tuple[str, Callable[[], dict[str, Any]]]] = [
         ("win check: table vs recursive search", lambda: bench_win_check(args.quick)),
         ("simulator: hands per second on one core", lambda: bench_simulate(args.quick)),
-        ("replay validation vs parse only (one process)", lambda: bench_validate(args.quick)),
+        ("replay validation vs parse only (one process, pure Python)", lambda: bench_validate(args.quick)),
+        ("the same with the compiled engine (mypyc, make compiled)",
+         lambda: bench_validate_compiled(args.quick, args.compiled, results.get("validate_records_per_s"))),
         ("ingest end to end: 1 vs 2 workers; peak memory 20k vs 200k hands", lambda: bench_ingest(args.quick)),
         ("analytics: stats suite and report vs a bare scan", lambda: bench_analytics(results["_warehouse_200k"])),
     ]
