@@ -201,7 +201,7 @@ class HandState:
         if cached is None:
             melds, codes = self.melds[seat], self._codes[seat]
             suits = [facts_of_code(0, codes[0]), facts_of_code(1, codes[1]), facts_of_code(2, codes[2])]
-            ready_size = sum(f.n for f in suits) == 13 - 3 * len(melds)
+            ready_size = suits[0].n + suits[1].n + suits[2].n == 13 - 3 * len(melds)
             cached = win_tiles_of_suits(suits, melds, self.void[seat]) if ready_size else frozenset()
             self._win_tiles[seat] = cached
         return cached
