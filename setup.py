@@ -19,6 +19,7 @@ from setuptools import setup
 # engine's own errors name the bad value), and the rule profiles read their switch types from the
 # dataclass annotations, which compiled classes do not keep.
 COMPILED = [
+    "pipeline/rules/values.py",
     "pipeline/rules/hand.py",
     "pipeline/rules/fan.py",
     "pipeline/rules/settle.py",

@@ -505,3 +505,10 @@ def test_a_suit_code_moves_by_one_step_a_tile_and_decodes_to_the_counts(
     assert suit_code(grown, suit) == suit_code(counts27, suit) + step
     facts = facts_of_code(suit, suit_code(counts27, suit))
     assert facts.key == tuple(counts27[suit * 9 : suit * 9 + 9]) and facts.n == sum(facts.key)
+
+
+def test_shanten_after_discarding_a_suits_only_tile() -> None:
+    """11123m456p789p99p + a lone 5s: throwing the 5s leaves the suit empty (and the hand ready)."""
+    hand = c("11123m456p789p99p5s")
+    after = shanten_after_discards(hand)
+    assert after[k("5s")] == shanten(c("11123m456p789p99p")) == 0

@@ -1,27 +1,38 @@
-"""The actions of a hand as frozen values, in the record's vocabulary (``t`` = draw, discard, pong, kong, hu).
+"""The actions of a hand as immutable values, in the record's vocabulary (``t`` = draw, discard, pong, kong,
+hu).
 
 The hand state returns one of these from every action it applies; the record reader builds them from
-JSON and the writer turns them back into JSON, so a record round-trips through them exactly. ``t`` is a
-property, not a field: the replay builds one of these per event, and each field of a frozen value costs
-its construction time.
+JSON and the writer turns them back into JSON, so a record round-trips through them exactly. They are
+:class:`~pipeline.rules.values.Value` classes, not frozen dataclasses: one is built per event, and
+``t`` is a property, not a field.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pipeline.rules.tiles import TILE_NAMES
+from pipeline.rules.values import Value
 
 KongKind = Literal["direct", "added", "concealed"]
 
 
-@dataclass(frozen=True, slots=True)
-class Draw:
+class Draw(Value):
     """A draw from the front of the wall (kong replacements included)."""
 
-    seat: int
-    tile: int
+    __slots__ = ()
+    _fields = ("seat", "tile")
+
+    def __init__(self, seat: int, tile: int) -> None:
+        self._v = (seat, tile)
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def tile(self) -> int:
+        return self._v[1]
 
     @property
     def t(self) -> Literal["draw"]:
@@ -31,10 +42,20 @@ class Draw:
         return {"t": "draw", "seat": self.seat, "tile": TILE_NAMES[self.tile]}
 
 
-@dataclass(frozen=True, slots=True)
-class Discard:
-    seat: int
-    tile: int
+class Discard(Value):
+    __slots__ = ()
+    _fields = ("seat", "tile")
+
+    def __init__(self, seat: int, tile: int) -> None:
+        self._v = (seat, tile)
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def tile(self) -> int:
+        return self._v[1]
 
     @property
     def t(self) -> Literal["discard"]:
@@ -44,13 +65,26 @@ class Discard:
         return {"t": "discard", "seat": self.seat, "tile": TILE_NAMES[self.tile]}
 
 
-@dataclass(frozen=True, slots=True)
-class Pong:
+class Pong(Value):
     """碰 the tile ``source`` just discarded."""
 
-    seat: int
-    tile: int
-    source: int
+    __slots__ = ()
+    _fields = ("seat", "tile", "source")
+
+    def __init__(self, seat: int, tile: int, source: int) -> None:
+        self._v = (seat, tile, source)
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def tile(self) -> int:
+        return self._v[1]
+
+    @property
+    def source(self) -> int:
+        return self._v[2]
 
     @property
     def t(self) -> Literal["pong"]:
@@ -60,14 +94,30 @@ class Pong:
         return {"t": "pong", "seat": self.seat, "tile": TILE_NAMES[self.tile], "from": self.source}
 
 
-@dataclass(frozen=True, slots=True)
-class Kong:
+class Kong(Value):
     """杠: ``direct`` on ``source``'s discard, ``added`` to an own pong, ``concealed`` from the hand."""
 
-    seat: int
-    tile: int
-    kind: KongKind
-    source: int | None = None
+    __slots__ = ()
+    _fields = ("seat", "tile", "kind", "source")
+
+    def __init__(self, seat: int, tile: int, kind: KongKind, source: int | None = None) -> None:
+        self._v = (seat, tile, kind, source)
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def tile(self) -> int:
+        return self._v[1]
+
+    @property
+    def kind(self) -> KongKind:
+        return self._v[2]
+
+    @property
+    def source(self) -> int | None:
+        return self._v[3]
 
     @property
     def t(self) -> Literal["kong"]:
@@ -80,14 +130,30 @@ class Kong:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Hu:
+class Hu(Value):
     """胡 on ``tile``: from ``source``'s discard (or robbed added kong), or self-drawn (``source`` None)."""
 
-    seat: int
-    tile: int
-    source: int | None
-    rob_kong: bool = False
+    __slots__ = ()
+    _fields = ("seat", "tile", "source", "rob_kong")
+
+    def __init__(self, seat: int, tile: int, source: int | None, rob_kong: bool = False) -> None:
+        self._v = (seat, tile, source, rob_kong)
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def tile(self) -> int:
+        return self._v[1]
+
+    @property
+    def source(self) -> int | None:
+        return self._v[2]
+
+    @property
+    def rob_kong(self) -> bool:
+        return self._v[3]
 
     @property
     def t(self) -> Literal["hu"]:

@@ -29,13 +29,12 @@ from pipeline.rules.fan import Score, WinHand, ready_value, score
 from pipeline.rules.hand import (
     Meld,
     code_step,
-    facts_of_code,
     is_win,
     shanten,
     suit_code,
     suits_ok,
     suits_used,
-    win_tiles_of_suits,
+    win_tiles_of_codes,
 )
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, SeatEnd
@@ -199,10 +198,9 @@ class HandState:
         Asked for three seats on every discard, so it is kept per seat until that seat's hand changes."""
         cached = self._win_tiles[seat]
         if cached is None:
-            melds, codes = self.melds[seat], self._codes[seat]
-            suits = [facts_of_code(0, codes[0]), facts_of_code(1, codes[1]), facts_of_code(2, codes[2])]
-            ready_size = suits[0].n + suits[1].n + suits[2].n == 13 - 3 * len(melds)
-            cached = win_tiles_of_suits(suits, melds, self.void[seat]) if ready_size else frozenset()
+            melds = self.melds[seat]
+            ready_size = sum(self.counts[seat]) == 13 - 3 * len(melds)
+            cached = win_tiles_of_codes(self._codes[seat], melds, self.void[seat]) if ready_size else frozenset()
             self._win_tiles[seat] = cached
         return cached
 

@@ -245,7 +245,7 @@ def _product(options: list[frozenset[int]]) -> list[tuple[int, ...]]:
 @dataclass(frozen=True, slots=True)
 class SuitFacts:
     """What :func:`win_tiles` needs of one suit's nine counts, worked out once per suit and distinct vector
-    (:func:`suit_facts`)."""
+    (:func:`facts_of_code`)."""
 
     suit: int
     key: SuitKey  # the nine counts
@@ -298,10 +298,6 @@ def facts_of_code(suit: int, code: int) -> SuitFacts:
     return facts
 
 
-def suit_facts(counts27: Sequence[int], suit: int) -> SuitFacts:
-    """The facts of one suit of a hand."""
-    return facts_of_code(suit, suit_code(counts27, suit))
-
 
 def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
     """The kinds one more of which makes a win, by shape and by suits, of a hand of ``13 - 3·melds`` concealed
@@ -313,20 +309,21 @@ def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None =
     only), a suit of ``3k + 2`` with a set (another suit holds the pair). Seven pairs wait on the one kind
     held an odd number of times.
     """
-    return win_tiles_of_suits([suit_facts(counts27, suit) for suit in range(3)], melds, void)
+    return win_tiles_of_codes([suit_code(counts27, suit) for suit in range(3)], melds, void)
 
 
-def win_tiles_of_suits(suits: Sequence[SuitFacts], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
-    """:func:`win_tiles` from the facts of the three suits (a caller that keeps them per suit saves the work)."""
-    broken = pairs = odd = 0  # suits that are not whole, whole suits holding the pair, kinds held oddly
-    for facts in suits:
-        if not facts.whole:
+def win_tiles_of_codes(codes: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
+    """:func:`win_tiles` from the three suits' :func:`suit_code` (a caller that keeps them up to date saves
+    the counting). Most hands are two suits short of whole and hold no six pairs: the codes alone say so."""
+    broken = odd = 0  # suits that are not whole, kinds held an odd number of times
+    for code in codes:
+        if code and code not in WHOLE_CODES:
             broken += 1
-        elif facts.n % 3 == 2:
-            pairs += 1
-        odd += len(facts.odd)
+        odd += (code & _ODD_BITS).bit_count()
     if broken > 1 and (odd != 1 or melds):
-        return _NONE  # most hands: two suits short of whole, and no seven pairs
+        return _NONE
+    suits = [facts_of_code(suit, code) for suit, code in enumerate(codes)]
+    pairs = sum(1 for facts in suits if facts.whole and facts.n % 3 == 2)  # whole suits holding the pair
     held = [facts.n > 0 for facts in suits]
     for meld in melds:
         held[meld.tile // 9] = True
@@ -347,6 +344,10 @@ def win_tiles_of_suits(suits: Sequence[SuitFacts], melds: Sequence[Meld], void: 
 
 
 _NONE: frozenset[int] = frozenset()
+_ODD_BITS = sum(1 << (3 * rank) for rank in range(9))  # the low bit of each rank's count in a suit code
+WHOLE_CODES: frozenset[int] = frozenset(
+    sum(n << (3 * rank) for rank, n in enumerate(key)) for key in SUIT_TABLE
+)  # the suit codes of SUIT_TABLE: suits that split into sets and at most one pair
 
 
 def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pipeline.rules.fan import ReadyValue, Score
 from pipeline.rules.ruleset import RuleSet
+from pipeline.rules.values import Value
 
 Reason = Literal["hu", "kong", "hua_zhu", "cha_jiao", "tui_shui", "transfer", "penalty"]
 REASONS: tuple[str, ...] = ("hu", "kong", "hua_zhu", "cha_jiao", "tui_shui", "transfer", "penalty")
@@ -26,16 +27,35 @@ KongKind = Literal["direct", "added", "concealed"]
 SEATS = range(4)
 
 
-@dataclass(frozen=True, slots=True)
-class Payment:
+class Payment(Value):
     """One transfer of ``amount`` points from ``payer`` to ``payee``, for ``reason``, caused by the record
     event with index ``event`` (``None`` for end-of-wall steps)."""
 
-    payer: int
-    payee: int
-    amount: int
-    reason: Reason
-    event: int | None = None
+    __slots__ = ()
+    _fields = ("payer", "payee", "amount", "reason", "event")
+
+    def __init__(self, payer: int, payee: int, amount: int, reason: Reason, event: int | None = None) -> None:
+        self._v = (payer, payee, amount, reason, event)
+
+    @property
+    def payer(self) -> int:
+        return self._v[0]
+
+    @property
+    def payee(self) -> int:
+        return self._v[1]
+
+    @property
+    def amount(self) -> int:
+        return self._v[2]
+
+    @property
+    def reason(self) -> Reason:
+        return self._v[3]
+
+    @property
+    def event(self) -> int | None:
+        return self._v[4]
 
     def as_dict(self) -> dict[str, object]:
         """The record format's form: ``{"from", "to", "amount", "reason", "event"}``."""

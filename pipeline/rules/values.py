@@ -1,0 +1,34 @@
+"""Immutable values the replay builds by the thousand: events, payments.
+
+A frozen dataclass costs about 0.3 µs to build per handful of fields in CPython (each goes through
+``object.__setattr__``), and compiled by mypyc it still runs the interpreted ``__init__``. A :class:`Value`
+keeps its fields in one tuple behind read-only properties instead: assigning to a field raises in every
+build, equality and hashing are the tuple's (and the class's), and compiled it is built several times
+faster.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class Value:
+    """Base of the value classes. A subclass stores its fields, in the order ``_fields`` names them, as the
+    tuple ``_v`` in ``__init__`` and reads each through a property."""
+
+    __slots__ = ("_v",)
+    _fields: ClassVar[tuple[str, ...]] = ()
+    _v: tuple[Any, ...]
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and isinstance(other, Value) and self._v == other._v
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._v))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in zip(self._fields, self._v, strict=True))
+        return f"{type(self).__name__}({fields})"
