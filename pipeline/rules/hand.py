@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
-from typing import Literal
+from typing import Final, Literal
 
 from pipeline.rules.tiles import COPIES, NUM_KINDS, TileError, rank_of, suit_of, tile_name
 
@@ -35,9 +35,9 @@ MELD_KINDS: tuple[str, ...] = ("pong", "direct", "added", "concealed")
 KONG_KINDS: tuple[str, ...] = ("direct", "added", "concealed")
 
 # Reading flags of one suit's split; a whole hand's reading ANDs the first two over suits and ORs the last.
-ALL_PUNGS = 1  # every set of the split is a pung
-YAOJIU = 2  # every set and the pair hold a 1 or a 9 (带幺九)
-STRAIGHT = 4  # the split holds the chows 123, 456 and 789 of this suit (一条龙)
+ALL_PUNGS: Final = 1  # every set of the split is a pung
+YAOJIU: Final = 2  # every set and the pair hold a 1 or a 9 (带幺九)
+STRAIGHT: Final = 4  # the split holds the chows 123, 456 and 789 of this suit (一条龙)
 
 SuitKey = tuple[int, ...]
 
@@ -78,11 +78,11 @@ class Meld:
 TABLE_MAX_COPIES = COPIES + 1
 
 
-def _build_suit_table() -> dict[SuitKey, frozenset[int]]:
+def _build_suit_table() -> dict[SuitKey, tuple[int, ...]]:
     """Every nine-count vector of one suit that splits into 0–4 sets and at most one pair, with at most
     :data:`TABLE_MAX_COPIES` of a rank.
 
-    Value: the set of reading flags achievable by its splits (a vector may split several ways:
+    Value: the reading flags achievable by its splits, distinct and sorted (a vector may split several ways:
     ``111222333`` as three pungs or three chows).
     """
     set_types: list[tuple[tuple[int, ...], bool, bool, int]] = []
@@ -117,10 +117,11 @@ def _build_suit_table() -> dict[SuitKey, frozenset[int]]:
                     pair_yaojiu = pair in (0, 8)
                 flags = (ALL_PUNGS if pungs else 0) | (YAOJIU if yaojiu and pair_yaojiu else 0) | straight
                 table.setdefault(tuple(counts), set()).add(flags)
-    return {key: frozenset(flags) for key, flags in table.items()}
+    # Tuples, not sets: a tuple of ints is untracked by the garbage collector, which never walks the table.
+    return {key: tuple(sorted(flags)) for key, flags in table.items()}
 
 
-SUIT_TABLE: dict[SuitKey, frozenset[int]] = _build_suit_table()
+SUIT_TABLE: Final[dict[SuitKey, tuple[int, ...]]] = _build_suit_table()
 
 
 def _suit_keys(counts27: Sequence[int]) -> tuple[SuitKey, SuitKey, SuitKey]:
@@ -235,7 +236,7 @@ def readings(counts27: Sequence[int], melds: Sequence[Meld]) -> list[Reading]:
     return out
 
 
-def _product(options: list[frozenset[int]]) -> list[tuple[int, ...]]:
+def _product(options: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
     result: list[tuple[int, ...]] = [()]
     for choices in options:
         result = [prefix + (flag,) for prefix in result for flag in choices]
@@ -270,8 +271,8 @@ class SuitFacts:
 
 
 # Memos by suit, then by the suit's code (see suit_code) or nine counts.
-_SUIT_FACTS: tuple[dict[int, SuitFacts], ...] = ({}, {}, {})
-_COMPLETES: tuple[dict[SuitKey, tuple[int, ...]], ...] = ({}, {}, {})
+_SUIT_FACTS: Final[tuple[dict[int, SuitFacts], ...]] = ({}, {}, {})
+_COMPLETES: Final[tuple[dict[SuitKey, tuple[int, ...]], ...]] = ({}, {}, {})
 
 
 def code_step(kind: int) -> int:
@@ -312,7 +313,7 @@ def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None =
     return win_tiles_of_codes([suit_code(counts27, suit) for suit in range(3)], melds, void)
 
 
-def win_tiles_of_codes(codes: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
+def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
     """:func:`win_tiles` from the three suits' :func:`suit_code` (a caller that keeps them up to date saves
     the counting). Most hands are two suits short of whole and hold no six pairs: the codes alone say so."""
     broken = odd = 0  # suits that are not whole, kinds held an odd number of times
@@ -343,9 +344,9 @@ def win_tiles_of_codes(codes: Sequence[int], melds: Sequence[Meld], void: int | 
     return frozenset(out)
 
 
-_NONE: frozenset[int] = frozenset()
-_ODD_BITS = sum(1 << (3 * rank) for rank in range(9))  # the low bit of each rank's count in a suit code
-WHOLE_CODES: frozenset[int] = frozenset(
+_NONE: Final[frozenset[int]] = frozenset()
+_ODD_BITS: Final = sum(1 << (3 * rank) for rank in range(9))  # the low bit of each rank's count in a suit code
+WHOLE_CODES: Final[frozenset[int]] = frozenset(
     sum(n << (3 * rank) for rank, n in enumerate(key)) for key in SUIT_TABLE
 )  # the suit codes of SUIT_TABLE: suits that split into sets and at most one pair
 
@@ -406,7 +407,7 @@ def is_standard_recursive(counts27: Sequence[int]) -> bool:
 Block = tuple[int, int, int]  # (sets, partial sets, pair) of one suit
 
 
-_BLOCKS: dict[SuitKey, tuple[Block, ...]] = {}  # memo of _suit_blocks: at most a few thousand suit vectors
+_BLOCKS: Final[dict[SuitKey, tuple[Block, ...]]] = {}  # memo of _suit_blocks: at most a few thousand suit vectors
 
 
 def _suit_blocks(key: SuitKey) -> tuple[Block, ...]:
@@ -513,7 +514,7 @@ def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int 
     return out
 
 
-_COMBINED: dict[tuple[tuple[tuple[Block, ...], ...], int], int] = {}  # memo of _combine
+_COMBINED: Final[dict[tuple[tuple[tuple[Block, ...], ...], int], int]] = {}  # memo of _combine
 
 
 def _combine(parts: tuple[tuple[Block, ...], ...], n_melds: int) -> int:
