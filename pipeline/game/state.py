@@ -140,6 +140,7 @@ class HandState:
         # kept up to date tile by tile: every change goes through _add or _meld.
         self._win_tiles: list[frozenset[int] | None] = [None, None, None, None]
         self._codes = [[suit_code(self.counts[seat], suit) for suit in range(3)] for seat in range(4)]
+        self._sizes = [sum(self.counts[seat]) for seat in range(4)]  # concealed tiles per seat
 
     @classmethod
     def deal(cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4) -> HandState:
@@ -158,7 +159,7 @@ class HandState:
         return not self.won[seat]
 
     def hand_size(self, seat: int) -> int:
-        return sum(self.counts[seat])
+        return self._sizes[seat]
 
     def next_in(self, seat: int) -> int:
         """The next seat after ``seat`` in turn order still in the hand."""
@@ -199,7 +200,7 @@ class HandState:
         cached = self._win_tiles[seat]
         if cached is None:
             melds = self.melds[seat]
-            ready_size = sum(self.counts[seat]) == 13 - 3 * len(melds)
+            ready_size = self._sizes[seat] == 13 - 3 * len(melds)
             cached = win_tiles_of_codes(self._codes[seat], melds, self.void[seat]) if ready_size else frozenset()
             self._win_tiles[seat] = cached
         return cached
@@ -219,6 +220,7 @@ class HandState:
         self.counts[seat][tile] += n
         self._win_tiles[seat] = None
         self._codes[seat][tile // 9] += n * code_step(tile)
+        self._sizes[seat] += n
 
     def _meld(self, seat: int, meld: Meld, index: int | None = None) -> None:
         """Add a meld to ``seat`` (or replace the one at ``index``)."""
@@ -886,6 +888,7 @@ class HandState:
             assert all(n == COPIES for n in total), "the tiles in play and in the wall are not the full set"
         for seat, kept in enumerate(self._win_tiles):
             assert self._codes[seat] == [suit_code(self.counts[seat], suit) for suit in range(3)], f"seat {seat}: codes"
+            assert self._sizes[seat] == sum(self.counts[seat]), f"seat {seat}: hand size"
             if kept is not None:
                 self._win_tiles[seat] = None  # work it out afresh
                 assert self.win_tiles(seat) == kept, f"seat {seat}'s kept winning tiles are stale"

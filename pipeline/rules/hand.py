@@ -316,12 +316,13 @@ def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None =
 def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
     """:func:`win_tiles` from the three suits' :func:`suit_code` (a caller that keeps them up to date saves
     the counting). Most hands are two suits short of whole and hold no six pairs: the codes alone say so."""
-    broken = odd = 0  # suits that are not whole, kinds held an odd number of times
+    broken = 0  # suits that are not whole
     for code in codes:
         if code and code not in WHOLE_CODES:
             broken += 1
-        odd += (code & _ODD_BITS).bit_count()
-    if broken > 1 and (odd != 1 or melds):
+    # kinds held an odd number of times (seven pairs: exactly one, and no melds)
+    odd = 0 if melds else sum((code & _ODD_BITS).bit_count() for code in codes)
+    if broken > 1 and odd != 1:
         return _NONE
     suits = [facts_of_code(suit, code) for suit, code in enumerate(codes)]
     pairs = sum(1 for facts in suits if facts.whole and facts.n % 3 == 2)  # whole suits holding the pair
