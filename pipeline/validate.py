@@ -32,6 +32,7 @@ from pipeline.game.record import (
 )
 from pipeline.game.state import HandState, IllegalAction, WinRecord, deal_hands
 from pipeline.rules.settle import Payment
+from pipeline.rules.values import Value
 from pipeline.rules.tiles import COPIES, NUM_KINDS, TILE_NAMES, counts_of, format_tiles
 
 
@@ -64,30 +65,110 @@ class Issue:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class SeatFacts:
-    """What one seat did in the hand, as the analytics need it."""
+class SeatFacts(Value):
+    """What one seat did in the hand, as the analytics need it (a :class:`~pipeline.rules.values.Value`:
+    four are built per record)."""
 
-    seat: int
-    player: str
-    dealer: bool
-    void: int | None
-    won: bool
-    win_order: int | None
-    how: str | None  # discard, self_draw, rob_kong
-    fan: int | None
-    points: int | None
-    deal_ins: int  # wins paid by this seat as discarder (一炮多响 counts each winner)
-    ready_at_end: bool | None  # at an empty wall, still in: ready (下叫)? None when not applicable
-    hua_zhu: bool
-    pongs: int
-    kongs_direct: int
-    kongs_added: int
-    kongs_concealed: int
-    passed_wins: int
-    compulsory_passes: int
-    delta: int
-    claimed_delta: int | None
+    __slots__ = ()
+    _fields = (
+        "seat", "player", "dealer", "void", "won", "win_order", "how", "fan", "points", "deal_ins",
+        "ready_at_end", "hua_zhu", "pongs", "kongs_direct", "kongs_added", "kongs_concealed",
+        "passed_wins", "compulsory_passes", "delta", "claimed_delta",
+    )
+
+    def __init__(
+        self,
+        *,
+        seat: int, player: str, dealer: bool, void: int | None, won: bool, win_order: int | None,
+        how: str | None, fan: int | None, points: int | None, deal_ins: int, ready_at_end: bool | None,
+        hua_zhu: bool, pongs: int, kongs_direct: int, kongs_added: int, kongs_concealed: int,
+        passed_wins: int, compulsory_passes: int, delta: int, claimed_delta: int | None,
+    ) -> None:
+        self._v = (
+            seat, player, dealer, void, won, win_order, how, fan, points, deal_ins, ready_at_end,
+            hua_zhu, pongs, kongs_direct, kongs_added, kongs_concealed, passed_wins,
+            compulsory_passes, delta, claimed_delta,
+        )
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def player(self) -> str:
+        return self._v[1]
+
+    @property
+    def dealer(self) -> bool:
+        return self._v[2]
+
+    @property
+    def void(self) -> int | None:
+        return self._v[3]
+
+    @property
+    def won(self) -> bool:
+        return self._v[4]
+
+    @property
+    def win_order(self) -> int | None:
+        return self._v[5]
+
+    @property
+    def how(self) -> str | None:  # discard, self_draw, rob_kong
+        return self._v[6]
+
+    @property
+    def fan(self) -> int | None:
+        return self._v[7]
+
+    @property
+    def points(self) -> int | None:
+        return self._v[8]
+
+    @property
+    def deal_ins(self) -> int:  # wins paid by this seat as discarder (一炮多响 counts each winner)
+        return self._v[9]
+
+    @property
+    def ready_at_end(self) -> bool | None:  # at an empty wall, still in: ready (下叫)? None when not applicable
+        return self._v[10]
+
+    @property
+    def hua_zhu(self) -> bool:
+        return self._v[11]
+
+    @property
+    def pongs(self) -> int:
+        return self._v[12]
+
+    @property
+    def kongs_direct(self) -> int:
+        return self._v[13]
+
+    @property
+    def kongs_added(self) -> int:
+        return self._v[14]
+
+    @property
+    def kongs_concealed(self) -> int:
+        return self._v[15]
+
+    @property
+    def passed_wins(self) -> int:
+        return self._v[16]
+
+    @property
+    def compulsory_passes(self) -> int:
+        return self._v[17]
+
+    @property
+    def delta(self) -> int:
+        return self._v[18]
+
+    @property
+    def claimed_delta(self) -> int | None:
+        return self._v[19]
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from itertools import combinations_with_replacement
 from typing import Final, Literal
 
 from pipeline.rules.tiles import COPIES, NUM_KINDS, TileError, rank_of, suit_of, tile_name
+from pipeline.rules.values import Value
 
 MeldKind = Literal["pong", "direct", "added", "concealed"]
 MELD_KINDS: tuple[str, ...] = ("pong", "direct", "added", "concealed")
@@ -243,16 +244,35 @@ def _product(options: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
     return result
 
 
-@dataclass(frozen=True, slots=True)
-class SuitFacts:
+class SuitFacts(Value):
     """What :func:`win_tiles` needs of one suit's nine counts, worked out once per suit and distinct vector
     (:func:`facts_of_code`)."""
 
-    suit: int
-    key: SuitKey  # the nine counts
-    n: int  # tiles in the suit
-    whole: bool  # splits into sets and at most one pair (a pair iff n % 3 == 2)
-    odd: tuple[int, ...]  # kinds held an odd number of times (for seven pairs)
+    __slots__ = ()
+    _fields = ("suit", "key", "n", "whole", "odd")
+
+    def __init__(self, suit: int, key: SuitKey, n: int, whole: bool, odd: tuple[int, ...]) -> None:
+        self._v = (suit, key, n, whole, odd)
+
+    @property
+    def suit(self) -> int:
+        return self._v[0]
+
+    @property
+    def key(self) -> SuitKey:  # the nine counts
+        return self._v[1]
+
+    @property
+    def n(self) -> int:  # tiles in the suit
+        return self._v[2]
+
+    @property
+    def whole(self) -> bool:  # splits into sets and at most one pair (a pair iff n % 3 == 2)
+        return self._v[3]
+
+    @property
+    def odd(self) -> tuple[int, ...]:  # kinds held an odd number of times (for seven pairs)
+        return self._v[4]
 
     def completes(self) -> tuple[int, ...]:
         """The kinds one more of which makes the suit whole. Asked only of hands close to a win, so worked
