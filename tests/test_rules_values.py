@@ -36,3 +36,31 @@ def test_fields_cannot_be_assigned(value: object) -> None:
     name = type(value)._fields[0]  # type: ignore[attr-defined]
     with pytest.raises(AttributeError):
         setattr(value, name, 3)
+
+
+def _value_classes() -> list[type]:
+    import pipeline.game.state
+    import pipeline.rules.fan
+    import pipeline.validate  # noqa: F401  (their Value classes register as subclasses)
+    from pipeline.rules.values import Value
+
+    found, todo = [], list(Value.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_the_value_classes_are_found() -> None:
+    names = {cls.__name__ for cls in _value_classes()}
+    assert {"Draw", "Hu", "Payment", "SeatFacts", "WinHand", "Score", "PatternHit", "Meld", "WinRecord"} <= names
+
+
+@pytest.mark.parametrize("cls", _value_classes(), ids=lambda cls: cls.__name__)
+def test_each_field_reads_its_own_slot(cls: type) -> None:
+    """Every property returns the field ``_fields`` names at its position (hand-written, so checked)."""
+    value = object.__new__(cls)
+    value._v = tuple(f"field {i}" for i in range(len(cls._fields)))  # type: ignore[attr-defined]
+    assert [getattr(value, name) for name in cls._fields] == list(value._v)  # type: ignore[attr-defined]
+    assert set(cls._fields) <= {name for name in dir(cls) if isinstance(getattr(cls, name), property)}

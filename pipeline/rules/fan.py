@@ -23,6 +23,7 @@ from typing import Literal
 from pipeline.rules.hand import Meld, Reading, is_win, readings, roots, suits_ok, suits_used, waits, win_tiles
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.tiles import COPIES, TileError, counts_of, parse_tiles, rank_of, suit_index
+from pipeline.rules.values import Value
 
 CONVENTION = "plain hand = 1 fan; points = base × 2^(fan−1), capped at base × 2^(cap−1)"
 
@@ -31,8 +32,7 @@ class NotAWin(ValueError):
     """The tiles do not form a winning hand under the rules (shape, suits or void)."""
 
 
-@dataclass(frozen=True, slots=True)
-class WinHand:
+class WinHand(Value):
     """Everything the fan count needs about one win.
 
     ``counts27`` is the concealed hand *including* the winning tile; ``melds`` the pongs and kongs.
@@ -41,17 +41,67 @@ class WinHand:
     ``last_tile`` (海底: the last wall tile or the discard after it), ``heavenly`` (天胡), ``earthly`` (地胡).
     """
 
-    counts27: tuple[int, ...]
-    melds: tuple[Meld, ...]
-    win_tile: int
-    void: int | None = None
-    self_drawn: bool = False
-    after_kong: bool = False
-    kong_discard: bool = False
-    rob_kong: bool = False
-    last_tile: bool = False
-    heavenly: bool = False
-    earthly: bool = False
+    __slots__ = ()
+    _fields = (
+        "counts27", "melds", "win_tile", "void", "self_drawn", "after_kong", "kong_discard", "rob_kong",
+        "last_tile", "heavenly", "earthly",
+    )
+
+    def __init__(
+        self,
+        counts27: tuple[int, ...], melds: tuple[Meld, ...], win_tile: int, void: int | None = None,
+        self_drawn: bool = False, after_kong: bool = False, kong_discard: bool = False,
+        rob_kong: bool = False, last_tile: bool = False, heavenly: bool = False, earthly: bool = False,
+    ) -> None:
+        self._v = (
+            counts27, melds, win_tile, void, self_drawn, after_kong, kong_discard, rob_kong, last_tile,
+            heavenly, earthly,
+        )
+
+    @property
+    def counts27(self) -> tuple[int, ...]:
+        return self._v[0]
+
+    @property
+    def melds(self) -> tuple[Meld, ...]:
+        return self._v[1]
+
+    @property
+    def win_tile(self) -> int:
+        return self._v[2]
+
+    @property
+    def void(self) -> int | None:
+        return self._v[3]
+
+    @property
+    def self_drawn(self) -> bool:
+        return self._v[4]
+
+    @property
+    def after_kong(self) -> bool:
+        return self._v[5]
+
+    @property
+    def kong_discard(self) -> bool:
+        return self._v[6]
+
+    @property
+    def rob_kong(self) -> bool:
+        return self._v[7]
+
+    @property
+    def last_tile(self) -> bool:
+        return self._v[8]
+
+    @property
+    def heavenly(self) -> bool:
+        return self._v[9]
+
+    @property
+    def earthly(self) -> bool:
+        return self._v[10]
+
 
     @classmethod
     def of(
@@ -187,26 +237,73 @@ PATTERN_BY_ID = {p.id: p for p in PATTERNS}
 SPECIAL_NAMES = {"tian_hu": ("天胡", "heavenly hand"), "di_hu": ("地胡", "earthly hand")}
 
 
-@dataclass(frozen=True, slots=True)
-class PatternHit:
-    id: str
-    name_zh: str
-    name_en: str
-    fan: int
+class PatternHit(Value):
+    """One line of a score's breakdown: a pattern and the fan it adds."""
+
+    __slots__ = ()
+    _fields = ("id", "name_zh", "name_en", "fan")
+
+    def __init__(self, id: str, name_zh: str, name_en: str, fan: int) -> None:
+        self._v = (id, name_zh, name_en, fan)
+
+    @property
+    def id(self) -> str:
+        return self._v[0]
+
+    @property
+    def name_zh(self) -> str:
+        return self._v[1]
+
+    @property
+    def name_en(self) -> str:
+        return self._v[2]
+
+    @property
+    def fan(self) -> int:
+        return self._v[3]
 
 
-@dataclass(frozen=True, slots=True)
-class Score:
+class Score(Value):
     """The value of one win: the breakdown, total fan (before the cap), points (after it) and what each
     payer pays (points, plus one base for a self-drawn win where the profile plays 自摸加底)."""
 
-    patterns: tuple[PatternHit, ...]
-    fan: int
-    points: int
-    per_payer: int
-    title_zh: str
-    title_en: str
-    capped: bool
+    __slots__ = ()
+    _fields = ("patterns", "fan", "points", "per_payer", "title_zh", "title_en", "capped")
+
+    def __init__(
+        self,
+        patterns: tuple[PatternHit, ...], fan: int, points: int, per_payer: int, title_zh: str,
+        title_en: str, capped: bool,
+    ) -> None:
+        self._v = (patterns, fan, points, per_payer, title_zh, title_en, capped)
+
+    @property
+    def patterns(self) -> tuple[PatternHit, ...]:
+        return self._v[0]
+
+    @property
+    def fan(self) -> int:
+        return self._v[1]
+
+    @property
+    def points(self) -> int:
+        return self._v[2]
+
+    @property
+    def per_payer(self) -> int:
+        return self._v[3]
+
+    @property
+    def title_zh(self) -> str:
+        return self._v[4]
+
+    @property
+    def title_en(self) -> str:
+        return self._v[5]
+
+    @property
+    def capped(self) -> bool:
+        return self._v[6]
 
 
 def score(hand: WinHand, rules: RuleSet) -> Score:

@@ -24,7 +24,6 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from itertools import combinations_with_replacement
 from typing import Final, Literal
 
@@ -43,8 +42,7 @@ STRAIGHT: Final = 4  # the split holds the chows 123, 456 and 789 of this suit (
 SuitKey = tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Meld:
+class Meld(Value):
     """An exposed (or declared concealed) set: a pong or a kong of one ``tile`` kind.
 
     ``kind`` is ``pong``, ``direct`` (直杠, on a discard), ``added`` (面下杠/补杠, the fourth tile on a
@@ -52,15 +50,27 @@ class Meld:
     kongs (for an added kong, the seat of the original pong), else ``None``.
     """
 
-    kind: MeldKind
-    tile: int
-    source: int | None = None
+    __slots__ = ()
+    _fields = ("kind", "tile", "source")
 
-    def __post_init__(self) -> None:
-        if self.kind not in MELD_KINDS:
-            raise ValueError(f"unknown meld kind {self.kind!r} (expected one of {', '.join(MELD_KINDS)})")
-        if not 0 <= self.tile < NUM_KINDS:
-            raise TileError(f"not a tile kind: {self.tile!r}")
+    def __init__(self, kind: MeldKind, tile: int, source: int | None = None) -> None:
+        if kind not in MELD_KINDS:
+            raise ValueError(f"unknown meld kind {kind!r} (expected one of {', '.join(MELD_KINDS)})")
+        if not 0 <= tile < NUM_KINDS:
+            raise TileError(f"not a tile kind: {tile!r}")
+        self._v = (kind, tile, source)
+
+    @property
+    def kind(self) -> MeldKind:
+        return self._v[0]
+
+    @property
+    def tile(self) -> int:
+        return self._v[1]
+
+    @property
+    def source(self) -> int | None:
+        return self._v[2]
 
     @property
     def is_kong(self) -> bool:
@@ -203,14 +213,30 @@ def roots(counts27: Sequence[int], melds: Iterable[Meld]) -> int:
     return sum(1 for n in full_counts(counts27, melds) if n >= COPIES)
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+class Reading(Value):
     """One way a winning hand reads: its shape and the decomposition-dependent flags."""
 
-    seven_pairs: bool
-    all_pungs: bool
-    yaojiu: bool
-    straight: bool
+    __slots__ = ()
+    _fields = ("seven_pairs", "all_pungs", "yaojiu", "straight")
+
+    def __init__(self, seven_pairs: bool, all_pungs: bool, yaojiu: bool, straight: bool) -> None:
+        self._v = (seven_pairs, all_pungs, yaojiu, straight)
+
+    @property
+    def seven_pairs(self) -> bool:
+        return self._v[0]
+
+    @property
+    def all_pungs(self) -> bool:
+        return self._v[1]
+
+    @property
+    def yaojiu(self) -> bool:
+        return self._v[2]
+
+    @property
+    def straight(self) -> bool:
+        return self._v[3]
 
 
 def readings(counts27: Sequence[int], melds: Sequence[Meld]) -> list[Reading]:
