@@ -478,9 +478,14 @@ def _desc(p: Payment) -> str:
 # ---------------------------------------------------------------------------------------------- facts
 def _seat_facts(record: Record, state: HandState, deltas: list[int], claimed: Claimed | None) -> list[SeatFacts]:
     wins = {w.seat: w for w in state.wins}
-    deal_ins = Counter(w.source for w in state.wins if w.how in ("discard", "rob_kong"))
-    passes = Counter(seat for seat, _ in state.passed_wins)
-    compulsory = Counter(seat for seat, _ in state.compulsory_passes)
+    deal_ins, passes, compulsory = [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]
+    for w in state.wins:
+        if w.how in ("discard", "rob_kong") and w.source is not None:
+            deal_ins[w.source] += 1
+    for seat, _ in state.passed_wins:
+        passes[seat] += 1
+    for seat, _ in state.compulsory_passes:
+        compulsory[seat] += 1
     out = []
     for seat in range(4):
         melds = state.melds[seat]
@@ -499,15 +504,15 @@ def _seat_facts(record: Record, state: HandState, deltas: list[int], claimed: Cl
             how=win.how if win else None,
             fan=win.score.fan if win else None,
             points=win.score.points if win else None,
-            deal_ins=deal_ins.get(seat, 0),
+            deal_ins=deal_ins[seat],
             ready_at_end=ready,
             hua_zhu=bool(pig),
             pongs=sum(1 for m in melds if m.kind == "pong"),
             kongs_direct=sum(1 for m in melds if m.kind == "direct"),
             kongs_added=sum(1 for m in melds if m.kind == "added"),
             kongs_concealed=sum(1 for m in melds if m.kind == "concealed"),
-            passed_wins=passes.get(seat, 0),
-            compulsory_passes=compulsory.get(seat, 0),
+            passed_wins=passes[seat],
+            compulsory_passes=compulsory[seat],
             delta=deltas[seat],
             claimed_delta=claimed.deltas[seat] if claimed is not None else None,
         ))

@@ -162,7 +162,8 @@ class HandState:
         self.compulsory_passes: list[tuple[int, int]] = []  # (seat, event) of passes in the last four
         self.passed_wins: list[tuple[int, int]] = []  # (seat, event) of every pass of a possible win
         self.ends: dict[int, SeatEnd] = {}  # 查花猪/查大叫 facts of the seats still in at an empty wall
-        self.could_win_at: dict[int, tuple[int, ...]] = {}  # event index → seats that could win on that tile
+        # event index → seats that could win on that tile: every added kong, and the discards someone could win on
+        self.could_win_at: dict[int, tuple[int, ...]] = {}
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
         # Each seat's winning tiles, kept until its hand changes, and the code of each of its suits (hand.suit_code),
         # kept up to date tile by tile: every change goes through _add or _meld.
@@ -459,8 +460,8 @@ class HandState:
         for other in range(4):
             if other != seat and not self.won[other] and self.can_win_with(other, tile):
                 could[other] = None
-        self.could_win_at[index] = tuple(could)
         if could:
+            self.could_win_at[index] = tuple(could)
             self.safe_alternative_at[index] = self._safe_alternative(seat, tile)
         self.kong_chain = []
         self.last_draw = None
