@@ -32,8 +32,8 @@ from pipeline.game.record import (
 )
 from pipeline.game.state import HandState, IllegalAction, WinRecord, deal_hands
 from pipeline.rules.settle import Payment
-from pipeline.rules.values import Value
 from pipeline.rules.tiles import COPIES, NUM_KINDS, TILE_NAMES, counts_of, format_tiles
+from pipeline.rules.values import Value
 
 
 @dataclass(frozen=True, slots=True)

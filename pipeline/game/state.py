@@ -101,7 +101,7 @@ class _Window:
     """An open claim (after a discard) or rob (after an added kong) window. One per discard: a plain class,
     as cheap to build as a tuple."""
 
-    __slots__ = ("source", "tile", "event", "could_win", "winners", "kong_discard", "kong_event", "fresh")
+    __slots__ = ("could_win", "event", "fresh", "kong_discard", "kong_event", "source", "tile", "winners")
 
     def __init__(self, source: int, tile: int, event: int, *, kong_event: int | None = None, fresh: bool = False):
         self.source = source
