@@ -211,10 +211,10 @@ def bench_win_check(quick: bool) -> dict[str, Any]:
     }
 
 
-def _peak_rss_mb(cmd: list[str]) -> tuple[float, float]:
+def _peak_rss_mb(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, float]:
     """Run ``cmd``; return (seconds, peak summed RSS in MB of the process and all its descendants)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     peak = 0
     done = threading.Event()
 
@@ -262,13 +262,15 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def _ingest_cmd(path: Path, warehouse: Path, workers: int) -> list[str]:
-    return [sys.executable, "-c", "from cli import app; app()", "ingest", str(path), "--warehouse", str(warehouse),
+def _ingest_cmd(path: Path, warehouse: Path, workers: int, *, compiled: bool = False) -> list[str]:
+    check = "import pipeline; assert pipeline.compiled(), 'not the compiled engine'; " if compiled else ""
+    return [sys.executable, "-c", f"{check}from cli import app; app()", "ingest", str(path), "--warehouse", str(warehouse),
             "--workers", str(workers), "--quiet"]
 
 
-def bench_ingest(quick: bool) -> dict[str, Any]:
-    """Ingest end to end with 1 and 2 workers (records/s), and peak memory at 20k vs 200k hands."""
+def bench_ingest(quick: bool, compiled: Path | None = None) -> dict[str, Any]:
+    """Ingest end to end with 1 and 2 workers (records/s), and peak memory at 20k vs 200k hands; with a
+    compiled build, 1 worker again on the compiled engine."""
     base = corpus(4_000 if quick else 20_000)
     small = Path(tempfile.mkdtemp(prefix="xz-bench-"))
     try:
@@ -284,6 +286,11 @@ def bench_ingest(quick: bool) -> dict[str, Any]:
             results[f"ingest_records_per_s_{workers}w"] = round(n / seconds)
             results[f"ingest_rss_mb_{workers}w"] = round(rss)
         results["worker_scaling"] = round(results["ingest_records_per_s_2w"] / results["ingest_records_per_s_1w"], 2)
+        if compiled is not None and (compiled / "pipeline").is_dir():
+            env = {**os.environ, "PYTHONPATH": str(compiled.resolve())}
+            # from another directory: `python -c` puts the working directory (the sources) first on sys.path
+            seconds, _ = _peak_rss_mb(_ingest_cmd(sample, small / "wh1c", 1, compiled=True), env=env, cwd=small)
+            results["compiled_ingest_records_per_s_1w"] = round(n / seconds)
         if not quick:
             big = scaled_corpus(base, 10)
             _, rss20 = _peak_rss_mb(_ingest_cmd(base, small / "m20", 2))
@@ -343,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         ("replay validation vs parse only (one process, pure Python)", lambda: bench_validate(args.quick)),
         ("the same with the compiled engine (mypyc, make compiled)",
          lambda: bench_validate_compiled(args.quick, args.compiled, results.get("validate_records_per_s"))),
-        ("ingest end to end: 1 vs 2 workers; peak memory 20k vs 200k hands", lambda: bench_ingest(args.quick)),
+        ("ingest end to end: 1 vs 2 workers; peak memory 20k vs 200k hands",
+         lambda: bench_ingest(args.quick, args.compiled)),
         ("analytics: stats suite and report vs a bare scan", lambda: bench_analytics(results["_warehouse_200k"])),
     ]
     for title, fn in sections:
