@@ -28,6 +28,7 @@ from pipeline.rules.fan import Score, WinHand, ready_value, score
 from pipeline.rules.hand import (
     Meld,
     code_step,
+    is_legal_win,
     is_win,
     shanten,
     suit_code,
@@ -472,7 +473,7 @@ class HandState:
         """Do ``seat``'s tiles already form a win by shape and suits? (The quick part of :meth:`can_hu` for a
         self-drawn win, asked first because a refused :meth:`can_hu` costs an exception.)"""
         counts, melds = self.counts[seat], self.melds[seat]
-        return sum(counts) == 14 - 3 * len(melds) and suits_ok(counts, melds, self.void[seat]) and is_win(counts, melds)
+        return self._sizes[seat] == 14 - 3 * len(melds) and is_legal_win(counts, melds, self.void[seat])
 
     def _safe_alternative(self, seat: int, tile: int) -> bool:
         """Having just discarded ``tile`` (a tile somebody can win on), did ``seat`` hold another tile that no

@@ -523,6 +523,12 @@ def shanten(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) 
             parts.append(_suit_blocks(key))
             if n_melds == 0:
                 pairs += sum(n // 2 for n in key)
+    return _shanten_of(parts, pairs, n_melds)
+
+
+def _shanten_of(parts: list[tuple[Block, ...]], pairs: int, n_melds: int) -> int:
+    """The shanten of suits whose block options are ``parts``: the standard shape, or without melds seven
+    pairs (``6 − pairs``) if closer."""
     best = _combine(tuple(parts), n_melds)
     if n_melds == 0:
         best = min(best, 6 - min(pairs, 7))
@@ -553,11 +559,8 @@ def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int 
             smaller[kind % 9] -= 1
             if any(smaller):
                 parts.append(_suit_blocks(tuple(smaller)))
-        best = _combine(tuple(parts), n_melds)
-        if n_melds == 0:
-            left = pairs - (suit != void and counts27[kind] % 2 == 0)  # breaking an even count loses a pair
-            best = min(best, 6 - min(left, 7))
-        out[kind] = best
+        left = pairs - (suit != void and counts27[kind] % 2 == 0)  # breaking an even count loses a pair
+        out[kind] = _shanten_of(parts, left, n_melds)
     return out
 
 
