@@ -122,17 +122,29 @@ def bench_validate(quick: bool) -> dict[str, Any]:
     }
 
 
+# A child process on the compiled build: PYTHONPATH points at it, the child runs outside the source tree
+# (`python -c` puts the working directory first on sys.path) and asserts what it imported.
+ASSERT_COMPILED = "import pipeline; assert pipeline.compiled(), 'not the compiled engine'; "
+
+
+def _is_built(compiled: Path) -> bool:
+    return (compiled / "pipeline").is_dir()
+
+
+def _compiled_env(compiled: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(compiled.resolve())}
+
+
 def bench_validate_compiled(quick: bool, compiled: Path | None, pure_per_s: float | None = None) -> dict[str, Any]:
     """The same measurement in a process that imports the compiled engine (``make compiled``), beside the
     pure-Python figures of this run."""
-    if compiled is None or not (compiled / "pipeline").is_dir():
+    if compiled is None or not _is_built(compiled):
         return {"compiled": "not built (make compiled)"}
-    code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import pipeline; from pipeline.bench import bench_validate; "
-        "assert pipeline.compiled(), 'not the compiled engine'; print(json.dumps(bench_validate(sys.argv[2] == '1')))"
+    code = ASSERT_COMPILED + (
+        "import json, sys; from pipeline.bench import bench_validate; print(json.dumps(bench_validate(sys.argv[1] == '1')))"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(compiled.resolve()), "1" if quick else "0"],
-                         capture_output=True, text=True, cwd=tempfile.gettempdir())
+    out = subprocess.run([sys.executable, "-c", code, "1" if quick else "0"], capture_output=True, text=True,
+                         env=_compiled_env(compiled), cwd=tempfile.gettempdir())
     if out.returncode != 0:
         return {"compiled": f"failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"}
     figures = json.loads(out.stdout.strip().splitlines()[-1])
@@ -263,7 +275,7 @@ def _tree_rss(pid: int) -> int:
 
 
 def _ingest_cmd(path: Path, warehouse: Path, workers: int, *, compiled: bool = False) -> list[str]:
-    check = "import pipeline; assert pipeline.compiled(), 'not the compiled engine'; " if compiled else ""
+    check = ASSERT_COMPILED if compiled else ""
     return [sys.executable, "-c", f"{check}from cli import app; app()", "ingest", str(path), "--warehouse", str(warehouse),
             "--workers", str(workers), "--quiet"]
 
@@ -286,10 +298,9 @@ def bench_ingest(quick: bool, compiled: Path | None = None) -> dict[str, Any]:
             results[f"ingest_records_per_s_{workers}w"] = round(n / seconds)
             results[f"ingest_rss_mb_{workers}w"] = round(rss)
         results["worker_scaling"] = round(results["ingest_records_per_s_2w"] / results["ingest_records_per_s_1w"], 2)
-        if compiled is not None and (compiled / "pipeline").is_dir():
-            env = {**os.environ, "PYTHONPATH": str(compiled.resolve())}
-            # from another directory: `python -c` puts the working directory (the sources) first on sys.path
-            seconds, _ = _peak_rss_mb(_ingest_cmd(sample, small / "wh1c", 1, compiled=True), env=env, cwd=small)
+        if compiled is not None and _is_built(compiled):
+            cmd = _ingest_cmd(sample, small / "wh1c", 1, compiled=True)
+            seconds, _ = _peak_rss_mb(cmd, env=_compiled_env(compiled), cwd=small)
             results["compiled_ingest_records_per_s_1w"] = round(n / seconds)
         if not quick:
             big = scaled_corpus(base, 10)
