@@ -15,7 +15,6 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 from matplotlib.axes import Axes
-from matplotlib.patches import Patch
 
 from dashboards import ChartSpec, as_int, run_sql
 from dashboards.quality import meaning
@@ -73,24 +72,11 @@ def plot_money_by_code(df: pl.DataFrame, ax: Axes) -> None:
         charts.empty(ax, title, "no findings: every stored hand replays and settles as the rules say")
         return
     rows = df.reverse()  # most money on top
-    colours = [charts.SUBJECT if s == "error" else charts.WARNING for s in rows["severity"].to_list()]
-    bars = ax.barh(rows["code"].to_list(), rows["money"].to_list(), color=colours, height=0.65)
-    ax.bar_label(
-        bars,
-        labels=[
-            f"{m:,} pts ({k:,} findings, {h:,} hands)"
-            for m, k, h in zip(rows["money"], rows["findings"], rows["hands"], strict=True)
-        ],
-        fontsize=8,
-        padding=3,
-    )
-    severities = set(rows["severity"].to_list())
-    handles = [
-        Patch(color=c, label=s)
-        for s, c in (("error", charts.SUBJECT), ("warning", charts.WARNING))
-        if s in severities
+    labels = [
+        f"{m:,} pts ({k:,} findings, {h:,} hands)"
+        for m, k, h in zip(rows["money"], rows["findings"], rows["hands"], strict=True)
     ]
-    ax.legend(handles=handles, loc="lower right", title="severity")
+    charts.severity_bars(ax, rows, "money", labels)
     ax.set_title(title)
     ax.set_xlabel("points at stake, summed over the code's findings (label: points, findings, hands)")
     ax.grid(axis="y", visible=False)
@@ -166,7 +152,7 @@ def plot_findings_by_month(df: pl.DataFrame, ax: Axes) -> None:
         color=charts.SUBJECT,
         width=0.6,
         yerr=charts.whiskers(df["share"], df["ci_low"], df["ci_high"]),
-        error_kw={"ecolor": "#222222", "capsize": 3, "elinewidth": 1},
+        error_kw=charts.WHISKERS,
     )
     ax.bar_label(
         bars,

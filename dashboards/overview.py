@@ -208,7 +208,7 @@ def plot_outcomes(df: pl.DataFrame, ax: Axes) -> None:
         color=colours,
         height=0.65,
         xerr=charts.whiskers(rows["share"], rows["ci_low"], rows["ci_high"]),
-        error_kw={"ecolor": "#222222", "capsize": 3, "elinewidth": 1},
+        error_kw=charts.WHISKERS,
     )
     ax.bar_label(
         bars,
@@ -272,7 +272,7 @@ def plot_hua_zhu(df: pl.DataFrame, ax: Axes) -> None:
         color=charts.WARNING,
         width=0.6,
         yerr=charts.whiskers(df["share"], df["ci_low"], df["ci_high"]),
-        error_kw={"ecolor": "#222222", "capsize": 3, "elinewidth": 1},
+        error_kw=charts.WHISKERS,
     )
     ax.bar_label(
         bars,
@@ -357,7 +357,7 @@ def plot_deal_in_by_player(df: pl.DataFrame, ax: Axes) -> None:
         color=charts.NEUTRAL,
         height=0.65,
         xerr=charts.whiskers(rows["rate"], rows["ci_low"], rows["ci_high"]),
-        error_kw={"ecolor": "#222222", "capsize": 2.5, "elinewidth": 1},
+        error_kw={**charts.WHISKERS, "capsize": 2.5},
     )
     everyone = df["all_rate"][0]
     subtitle = _shown(df)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 from matplotlib.axes import Axes
-from matplotlib.patches import Patch
 
 from dashboards import ChartSpec, run_sql
 from pipeline.analytics import queries
@@ -96,23 +95,11 @@ def plot_issues_by_code(df: pl.DataFrame, ax: Axes) -> None:
         charts.empty(ax, title, "no issues: every stored record is valid")
         return
     rows = df.reverse()  # most frequent on top
-    colours = [charts.SUBJECT if s == "error" else charts.WARNING for s in rows["severity"].to_list()]
-    bars = ax.barh(rows["code"].to_list(), rows["issues"].to_list(), color=colours, height=0.65)
-    ax.bar_label(
-        bars,
-        labels=[
-            f"{i:,} in {h:,} hands ({charts.pct(s, 2)})"
-            for i, h, s in zip(rows["issues"], rows["hands"], rows["share"], strict=True)
-        ],
-        fontsize=8,
-        padding=3,
-    )
-    handles = [
-        Patch(color=c, label=s)
-        for s, c in (("error", charts.SUBJECT), ("warning", charts.WARNING))
-        if s in set(rows["severity"].to_list())
+    labels = [
+        f"{i:,} in {h:,} hands ({charts.pct(s, 2)})"
+        for i, h, s in zip(rows["issues"], rows["hands"], rows["share"], strict=True)
     ]
-    ax.legend(handles=handles, loc="lower right", title="severity")
+    charts.severity_bars(ax, rows, "issues", labels)
     ax.set_title(title)
     ax.set_xlabel("issues (label: issues, hands with the code, share of stored hands)")
     ax.grid(axis="y", visible=False)

@@ -29,6 +29,7 @@ from matplotlib import font_manager
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
@@ -245,6 +246,20 @@ def whiskers(values: pl.Series, low: pl.Series, high: pl.Series) -> list[list[fl
         below.append(0.0 if v is None or lo is None else max(0.0, v - lo))
         above.append(0.0 if v is None or hi is None else max(0.0, hi - v))
     return [below, above]
+
+
+WHISKERS: dict[str, Any] = {"ecolor": "#222222", "capsize": 3, "elinewidth": 1}  # error_kw of interval whiskers
+
+
+def severity_bars(ax: Axes, rows: pl.DataFrame, value: str, labels: list[str]) -> None:
+    """Horizontal bars of ``rows[value]`` per ``code``, red for errors and amber for warnings (column
+    ``severity``), labelled at their ends, with a legend of the severities shown."""
+    colours = [SUBJECT if s == "error" else WARNING for s in rows["severity"].to_list()]
+    bars = ax.barh(rows["code"].to_list(), rows[value].to_list(), color=colours, height=0.65)
+    ax.bar_label(bars, labels=labels, fontsize=8, padding=3)
+    shown = set(rows["severity"].to_list())
+    handles = [Patch(color=c, label=s) for s, c in (("error", SUBJECT), ("warning", WARNING)) if s in shown]
+    ax.legend(handles=handles, loc="lower right", title="severity")
 
 
 def empty(ax: Axes, title: str, message: str) -> None:
