@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from warehouse_compare import assert_same_warehouse, contents
 
 from pipeline.codes import CODES
 from pipeline.ingest.run import IngestStats, ingest
@@ -37,7 +38,6 @@ from schemas.tables import TABLES
 
 XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample.jsonl.gz"
-RUN_COLUMNS = {"hands": ["ingest_run"], "rejects": ["ingest_run"]}
 INGEST_CODES = {"INGEST_READ", "INGEST_LINE_TOO_LONG", "INGEST_CONFLICT"}
 
 
@@ -157,22 +157,6 @@ def counts(root: Path) -> dict[str, int]:
         }
 
 
-def contents(root: Path, table: str) -> pa.Table:
-    """A table's rows in a canonical order, without the columns that name the run."""
-    exclude = RUN_COLUMNS.get(table)
-    columns = f"* EXCLUDE ({', '.join(exclude)})" if exclude else "*"
-    with duckdb.connect() as con:
-        return con.sql(
-            f"SELECT {columns} FROM read_parquet('{root / table}/*.parquet') ORDER BY ALL"
-        ).to_arrow_table()
-
-
-def assert_same_warehouse(a: Path, b: Path) -> None:
-    for name in TABLES:
-        if name != "ingest_runs":
-            left, right = contents(a, name), contents(b, name)
-            assert left.num_rows == right.num_rows, name
-            assert left.equals(right), f"{name} differs"
 
 
 def run_cli(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess[str]:

@@ -15,10 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from warehouse_compare import assert_same_warehouse
 
 from pipeline.ingest.run import ingest
 from pipeline.ingest.warehouse import EMPTY_BATCH, Warehouse, WarehouseBusy
@@ -26,25 +25,8 @@ from schemas.tables import TABLES
 
 XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample.jsonl.gz"
-RUN_COLUMNS = {"hands": ["ingest_run"], "rejects": ["ingest_run"]}
 
 
-def contents(root: Path, table: str) -> pa.Table:
-    """A table's rows in a canonical order, without the columns that name the run."""
-    exclude = RUN_COLUMNS.get(table)
-    columns = f"* EXCLUDE ({', '.join(exclude)})" if exclude else "*"
-    with duckdb.connect() as con:
-        return con.sql(
-            f"SELECT {columns} FROM read_parquet('{root / table}/*.parquet') ORDER BY ALL"
-        ).to_arrow_table()
-
-
-def assert_same_warehouse(a: Path, b: Path) -> None:
-    for name in TABLES:
-        if name != "ingest_runs":
-            left, right = contents(a, name), contents(b, name)
-            assert left.num_rows == right.num_rows, f"{name}: {left.num_rows} rows, expected {right.num_rows}"
-            assert left.equals(right), f"{name} differs"
 
 
 def committed(root: Path) -> list[str]:

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import zstandard
+from warehouse_compare import contents
 
 from pipeline.ingest.engines.spark import (
     CHUNKS,
@@ -47,7 +48,6 @@ from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
 from schemas.tables import TABLES
 
-RUN_COLUMNS = {"hands": ["ingest_run"], "rejects": ["ingest_run"]}
 COUNTS = ("lines_read", "records_stored", "records_invalid", "rejects", "duplicates", "conflicts")
 CHUNK = 16  # small chunks: several per file, so both stages of the Spark plan have several partitions' work
 SPARK = {"master": "local[2]", "conf": {"spark.ui.enabled": "false"}}
@@ -151,15 +151,6 @@ class Runs:
     bytes_heard: int
     lines_heard: int
 
-
-def contents(root: Path, table: str) -> pa.Table:
-    """A table's rows in a canonical order, without the columns that name the run."""
-    exclude = RUN_COLUMNS.get(table)
-    columns = f"* EXCLUDE ({', '.join(exclude)})" if exclude else "*"
-    with duckdb.connect() as con:
-        return con.sql(
-            f"SELECT {columns} FROM read_parquet('{root / table}/*.parquet') ORDER BY ALL"
-        ).to_arrow_table()
 
 
 def tables(root: Path) -> dict[str, pa.Table]:
