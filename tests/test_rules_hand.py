@@ -354,13 +354,7 @@ def shape_win(counts27: Sequence[int], melds: Sequence[Meld]) -> bool:
 def brute_waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:
     """Every kind not already held four times that makes a win by shape and by suits."""
     held = full_counts(counts27, melds)
-    out = []
-    for kind in range(NUM_KINDS):
-        hand = list(counts27)
-        hand[kind] += 1
-        if held[kind] < 4 and suits_ok(hand, melds, void) and shape_win(hand, melds):
-            out.append(kind)
-    return out
+    return sorted(kind for kind in brute_win_tiles(counts27, melds, void) if held[kind] < 4)
 
 
 @given(standard_wins())
