@@ -36,7 +36,7 @@ test: $(STAMP) system-deps
 # The optional compiled engine (setup.py: mypyc, XUEZHAN_COMPILE=1), built into build/compiled beside the
 # editable pure-Python install, which it never shadows. `make test` runs the engine's tests against it too.
 COMPILED := build/compiled
-ENGINE_TESTS := tests/test_rules_hand.py tests/test_rules_fan.py tests/test_rules_settle.py \
+ENGINE_TESTS := tests/test_rules_tiles.py tests/test_rules_hand.py tests/test_rules_fan.py tests/test_rules_settle.py \
 	tests/test_validate_properties.py tests/test_validate_cli.py tests/test_record_events.py tests/test_engine_build.py
 
 compiled: $(STAMP)

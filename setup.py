@@ -14,11 +14,11 @@ import os
 
 from setuptools import setup
 
-# The hot path of `validate` and of ingest: parsing, the hand state machine, scoring and settlement.
-# tiles.py and ruleset.py stay interpreted: compiled code checks argument types itself (TypeError where the
-# engine's own errors name the bad value), and the rule profiles read their switch types from the
-# dataclass annotations, which compiled classes do not keep.
+# The hot path of `validate` and of ingest: tiles, parsing, the hand state machine, scoring and settlement.
+# ruleset.py stays interpreted: the rule profiles read their switch types from the dataclass annotations,
+# which compiled classes do not keep (and a RuleSet is built once per distinct set of switches).
 COMPILED = [
+    "pipeline/rules/tiles.py",
     "pipeline/rules/values.py",
     "pipeline/rules/hand.py",
     "pipeline/rules/fan.py",

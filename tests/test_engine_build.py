@@ -15,7 +15,7 @@ def test_the_expected_engine_is_the_one_imported() -> None:
 
 def test_compiled_and_pure_modules_are_told_apart() -> None:
     from pipeline.game import state
-    from pipeline.rules import tiles  # never compiled (setup.py)
+    from pipeline.rules import ruleset  # never compiled (setup.py)
 
-    assert (tiles.__file__ or "").endswith(".py")
+    assert (ruleset.__file__ or "").endswith(".py")
     assert pipeline.compiled() is not (state.__file__ or "").endswith(".py")

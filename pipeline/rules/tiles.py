@@ -67,7 +67,7 @@ def rank_of(kind: int) -> int:
     return kind % 9 + 1
 
 
-def suit_index(letter: str) -> int:
+def suit_index(letter: object) -> int:
     """``"m"`` → 0, ``"p"`` → 1, ``"s"`` → 2; anything else is a :class:`TileError`."""
     if not isinstance(letter, str) or len(letter) != 1 or letter not in SUITS:
         raise TileError(f"not a suit: {letter!r} (expected m, p or s)")
@@ -94,7 +94,7 @@ def parse_tiles(text: str | Iterable[str], *, max_copies: int = COPIES) -> list[
         kinds = _parse_notation(text)
         shown = text
     else:
-        items = list(text)
+        items: list[object] = list(text)  # checked one by one: a caller may hand over anything
         kinds = []
         for item in items:
             if not isinstance(item, str):
