@@ -17,7 +17,7 @@ from __future__ import annotations
 import traceback
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pipeline.codes import CODES
@@ -171,20 +171,66 @@ class SeatFacts(Value):
         return self._v[19]
 
 
-@dataclass(frozen=True)
-class Validation:
-    """The outcome of validating one record."""
+class Validation(Value):
+    """The outcome of validating one record (a :class:`Value`: built once per record, read-only)."""
 
-    hand_id: str | None
-    issues: tuple[Issue, ...]
-    record: Record | None = None
-    replayed: bool = False  # the replay reached the end of the hand
-    payments: tuple[Payment, ...] = ()
-    deltas: tuple[int, ...] | None = None
-    wins: tuple[WinRecord, ...] = ()
-    seats: tuple[SeatFacts, ...] = ()
-    claimed: Claimed | None = None
-    state: HandState | None = field(default=None, repr=False)
+    __slots__ = ()
+    _fields = ("hand_id", "issues", "record", "replayed", "payments", "deltas", "wins", "seats", "claimed", "state")
+
+    def __init__(
+        self,
+        hand_id: str | None,
+        issues: tuple[Issue, ...],
+        record: Record | None = None,
+        replayed: bool = False,  # the replay reached the end of the hand
+        payments: tuple[Payment, ...] = (),
+        deltas: tuple[int, ...] | None = None,
+        wins: tuple[WinRecord, ...] = (),
+        seats: tuple[SeatFacts, ...] = (),
+        claimed: Claimed | None = None,
+        state: HandState | None = None,
+    ) -> None:
+        self._v = (hand_id, issues, record, replayed, payments, deltas, wins, seats, claimed, state)
+
+    @property
+    def hand_id(self) -> str | None:
+        return self._v[0]
+
+    @property
+    def issues(self) -> tuple[Issue, ...]:
+        return self._v[1]
+
+    @property
+    def record(self) -> Record | None:
+        return self._v[2]
+
+    @property
+    def replayed(self) -> bool:
+        return self._v[3]
+
+    @property
+    def payments(self) -> tuple[Payment, ...]:
+        return self._v[4]
+
+    @property
+    def deltas(self) -> tuple[int, ...] | None:
+        return self._v[5]
+
+    @property
+    def wins(self) -> tuple[WinRecord, ...]:
+        return self._v[6]
+
+    @property
+    def seats(self) -> tuple[SeatFacts, ...]:
+        return self._v[7]
+
+    @property
+    def claimed(self) -> Claimed | None:
+        return self._v[8]
+
+    @property
+    def state(self) -> HandState | None:  # the replayed hand, for callers that look further
+        return self._v[9]
 
     @property
     def ok(self) -> bool:
@@ -202,7 +248,7 @@ class Validation:
 
 
 def _hand_id_of(obj: Any) -> str | None:
-    if isinstance(obj, Mapping):
+    if isinstance(obj, dict):
         value = obj.get("hand_id")
         return value if isinstance(value, str) else None
     return None
@@ -366,7 +412,10 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
     """Every difference between the claimed settlement and the computed one."""
     issues: list[Issue] = []
     computed_wins = {w.event: w for w in state.wins}
-    payers = Counter(p.event for p in state.ledger.payments if p.reason == "hu")
+    payers: dict[int | None, int] = {}  # win event → how many players paid it
+    for p in state.ledger.payments:
+        if p.reason == "hu":
+            payers[p.event] = payers.get(p.event, 0) + 1
     if claimed.wins:
         seen = set()
         for cw in claimed.wins:
