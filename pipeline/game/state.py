@@ -239,8 +239,7 @@ class HandState:
         """Would ``tile`` complete ``seat``'s hand, by shape and suits?"""
         kept = self._win_tiles[seat]
         if kept is None:
-            suit = tile // 9
-            if not any(self.counts[seat][suit * 9 : suit * 9 + 9]):
+            if not self._codes[seat][tile // 9]:
                 return False  # a lone tile of a suit not held completes nothing: no need to work the set out yet
             kept = self.win_tiles(seat)
         return tile in kept

@@ -275,35 +275,39 @@ class SuitFacts(Value):
     (:func:`facts_of_code`)."""
 
     __slots__ = ()
-    _fields = ("suit", "key", "n", "whole", "odd")
+    _fields = ("suit", "code", "key", "n", "whole", "odd")
 
-    def __init__(self, suit: int, key: SuitKey, n: int, whole: bool, odd: tuple[int, ...]) -> None:
-        self._v = (suit, key, n, whole, odd)
+    def __init__(self, suit: int, code: int, key: SuitKey, n: int, whole: bool, odd: tuple[int, ...]) -> None:
+        self._v = (suit, code, key, n, whole, odd)
 
     @property
     def suit(self) -> int:
         return self._v[0]
 
     @property
-    def key(self) -> SuitKey:  # the nine counts
+    def code(self) -> int:  # the suit's suit_code
         return self._v[1]
 
     @property
-    def n(self) -> int:  # tiles in the suit
+    def key(self) -> SuitKey:  # the nine counts
         return self._v[2]
 
     @property
-    def whole(self) -> bool:  # splits into sets and at most one pair (a pair iff n % 3 == 2)
+    def n(self) -> int:  # tiles in the suit
         return self._v[3]
 
     @property
-    def odd(self) -> tuple[int, ...]:  # kinds held an odd number of times (for seven pairs)
+    def whole(self) -> bool:  # splits into sets and at most one pair (a pair iff n % 3 == 2)
         return self._v[4]
+
+    @property
+    def odd(self) -> tuple[int, ...]:  # kinds held an odd number of times (for seven pairs)
+        return self._v[5]
 
     def completes(self) -> tuple[int, ...]:
         """The kinds one more of which makes the suit whole. Asked only of hands close to a win, so worked
         out (and kept) on demand."""
-        known = _COMPLETES[self.suit].get(self.key)
+        known = _COMPLETES[self.suit].get(self.code)
         if known is None:
             grown = list(self.key)
             found = []
@@ -312,13 +316,13 @@ class SuitFacts(Value):
                 if tuple(grown) in SUIT_TABLE:
                     found.append(self.suit * 9 + rank)
                 grown[rank] -= 1
-            known = _COMPLETES[self.suit][self.key] = tuple(found)
+            known = _COMPLETES[self.suit][self.code] = tuple(found)
         return known
 
 
-# Memos by suit, then by the suit's code (see suit_code) or nine counts.
+# Memos by suit, then by the suit's code (see suit_code).
 _SUIT_FACTS: Final[tuple[dict[int, SuitFacts], ...]] = ({}, {}, {})
-_COMPLETES: Final[tuple[dict[SuitKey, tuple[int, ...]], ...]] = ({}, {}, {})
+_COMPLETES: Final[tuple[dict[int, tuple[int, ...]], ...]] = ({}, {}, {})
 
 
 def code_step(kind: int) -> int:
@@ -341,7 +345,7 @@ def facts_of_code(suit: int, code: int) -> SuitFacts:
     if facts is None:
         key = tuple((code >> (3 * rank)) & 7 for rank in range(9))
         odd = tuple(suit * 9 + rank for rank in range(9) if key[rank] & 1)
-        facts = _SUIT_FACTS[suit][code] = SuitFacts(suit, key, sum(key), key in SUIT_TABLE, odd)
+        facts = _SUIT_FACTS[suit][code] = SuitFacts(suit, code, key, sum(key), key in SUIT_TABLE, odd)
     return facts
 
 
@@ -366,16 +370,19 @@ def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None
     for code in codes:
         if code and code not in WHOLE_CODES:
             broken += 1
-    # kinds held an odd number of times (seven pairs: exactly one, and no melds)
-    odd = 0 if melds else sum((code & _ODD_BITS).bit_count() for code in codes)
-    if broken > 1 and odd != 1:
-        return _NONE
-    suits = [facts_of_code(suit, code) for suit, code in enumerate(codes)]
-    pairs = sum(1 for facts in suits if facts.whole and facts.n % 3 == 2)  # whole suits holding the pair
-    held = [facts.n > 0 for facts in suits]
+    if broken > 1 and (melds or _odd_kinds(codes) != 1):
+        return _NONE  # neither sets and a pair nor seven pairs (exactly one kind held an odd number of times)
+    suits = [facts_of_code(0, codes[0]), facts_of_code(1, codes[1]), facts_of_code(2, codes[2])]
+    pairs = 0  # whole suits holding the pair
+    held = [False, False, False]
+    for facts in suits:
+        if facts.n:
+            held[facts.suit] = True
+            if facts.whole and facts.n % 3 == 2:
+                pairs += 1
     for meld in melds:
         held[meld.tile // 9] = True
-    if sum(held) > 2 or (void is not None and held[void]):
+    if held[0] + held[1] + held[2] > 2 or (void is not None and held[void]):
         return _NONE  # 缺一门: three suits, or the void suit, can never win
     out: set[int] = set()
     if broken <= 1:
@@ -385,10 +392,15 @@ def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None
             others_pairs = pairs - (facts.whole and facts.n % 3 == 2)
             if (facts.n % 3 == 1 and others_pairs == 0) or (facts.n % 3 == 2 and others_pairs == 1):
                 out.update(facts.completes())
-    if odd == 1 and not melds:
+    if not melds and len(suits[0].odd) + len(suits[1].odd) + len(suits[2].odd) == 1:
         for facts in suits:
             out.update(facts.odd)  # 七对: six pairs (a four counting two) and a single
     return frozenset(out)
+
+
+def _odd_kinds(codes: list[int]) -> int:
+    """How many kinds the suits of ``codes`` hold an odd number of times."""
+    return (codes[0] & _ODD_BITS).bit_count() + (codes[1] & _ODD_BITS).bit_count() + (codes[2] & _ODD_BITS).bit_count()
 
 
 _NONE: Final[frozenset[int]] = frozenset()
