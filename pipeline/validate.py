@@ -472,6 +472,10 @@ def _breakdown(win: WinRecord) -> str:
     return " + ".join(f"{p.name_zh} {p.fan}" for p in win.score.patterns)
 
 
+def _any_event(claimed: Payment) -> bool:
+    return claimed.event is None
+
+
 def _same_event(claimed: Payment, computed: Payment) -> bool:
     return claimed.event is None or claimed.event == computed.event
 
@@ -483,6 +487,19 @@ def compare_payments(computed: Sequence[Payment], claimed: Sequence[Payment]) ->
     same payee, reason, event and amount but another payer (SETTLE_PAYER); what is left is missing or extra.
     A claimed payment without an event index matches a computed one at any event.
     """
+    if len(computed) == len(claimed) and _tally(computed) == _tally(claimed):
+        return []  # the common case: the very same transfers
+    return _match_payments(computed, claimed)
+
+
+def _tally(payments: Sequence[Payment]) -> dict[Payment, int]:
+    counts: dict[Payment, int] = {}
+    for p in payments:
+        counts[p] = counts.get(p, 0) + 1
+    return counts
+
+
+def _match_payments(computed: Sequence[Payment], claimed: Sequence[Payment]) -> list[Issue]:
     todo = list(computed)
     rest = list(claimed)
     issues: list[Issue] = []
@@ -490,7 +507,7 @@ def compare_payments(computed: Sequence[Payment], claimed: Sequence[Payment]) ->
     def match(key_ok: Any, on_match: Any) -> None:
         nonlocal rest
         unmatched = []
-        for c in rest:
+        for c in sorted(rest, key=_any_event):  # those naming their event first: a wildcard must not take their match
             hit = next((i for i, p in enumerate(todo) if _same_event(c, p) and key_ok(c, p)), None)
             if hit is None:
                 unmatched.append(c)
