@@ -179,8 +179,12 @@ def is_win(counts27: Sequence[int], melds: Sequence[Meld]) -> bool:
 
 def suits_used(counts27: Sequence[int], melds: Iterable[Meld]) -> set[int]:
     """The suits (0 m, 1 p, 2 s) present in the concealed tiles and melds."""
-    suits = {suit for suit in range(3) if any(counts27[suit * 9 : suit * 9 + 9])}
-    suits.update(suit_of(m.tile) for m in melds)
+    suits: set[int] = set()
+    for kind in range(NUM_KINDS):
+        if counts27[kind]:
+            suits.add(suit_of(kind))
+    for m in melds:
+        suits.add(suit_of(m.tile))
     return suits
 
 
