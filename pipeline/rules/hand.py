@@ -133,6 +133,9 @@ def _build_suit_table() -> dict[SuitKey, tuple[int, ...]]:
 
 
 SUIT_TABLE: Final[dict[SuitKey, tuple[int, ...]]] = _build_suit_table()
+WHOLE_CODES: Final[frozenset[int]] = frozenset(
+    sum(n << (3 * rank) for rank, n in enumerate(key)) for key in SUIT_TABLE
+)  # the suit_code of each SUIT_TABLE key: suits that split into sets and at most one pair
 
 
 def _suit_keys(counts27: Sequence[int]) -> tuple[SuitKey, SuitKey, SuitKey]:
@@ -279,10 +282,12 @@ class SuitFacts(Value):
     (:func:`facts_of_code`)."""
 
     __slots__ = ()
-    _fields = ("suit", "code", "key", "n", "whole", "odd")
+    _fields = ("suit", "code", "key", "n", "whole", "odd", "completes")
 
-    def __init__(self, suit: int, code: int, key: SuitKey, n: int, whole: bool, odd: tuple[int, ...]) -> None:
-        self._v = (suit, code, key, n, whole, odd)
+    def __init__(
+        self, suit: int, code: int, key: SuitKey, n: int, whole: bool, odd: tuple[int, ...], completes: tuple[int, ...]
+    ) -> None:
+        self._v = (suit, code, key, n, whole, odd, completes)
 
     @property
     def suit(self) -> int:
@@ -308,25 +313,12 @@ class SuitFacts(Value):
     def odd(self) -> tuple[int, ...]:  # kinds held an odd number of times (for seven pairs)
         return self._v[5]
 
-    def completes(self) -> tuple[int, ...]:
-        """The kinds one more of which makes the suit whole. Asked only of hands close to a win, so worked
-        out (and kept) on demand."""
-        known = _COMPLETES[self.suit].get(self.code)
-        if known is None:
-            grown = list(self.key)
-            found = []
-            for rank in range(9):
-                grown[rank] += 1
-                if tuple(grown) in SUIT_TABLE:
-                    found.append(self.suit * 9 + rank)
-                grown[rank] -= 1
-            known = _COMPLETES[self.suit][self.code] = tuple(found)
-        return known
+    @property
+    def completes(self) -> tuple[int, ...]:  # the kinds one more of which makes the suit whole
+        return self._v[6]
 
 
-# Memos by suit, then by the suit's code (see suit_code).
-_SUIT_FACTS: Final[tuple[dict[int, SuitFacts], ...]] = ({}, {}, {})
-_COMPLETES: Final[tuple[dict[int, tuple[int, ...]], ...]] = ({}, {}, {})
+_SUIT_FACTS: Final[tuple[dict[int, SuitFacts], ...]] = ({}, {}, {})  # by suit, then by suit_code
 
 
 def code_step(kind: int) -> int:
@@ -349,7 +341,9 @@ def facts_of_code(suit: int, code: int) -> SuitFacts:
     if facts is None:
         key = tuple((code >> (3 * rank)) & 7 for rank in range(9))
         odd = tuple(suit * 9 + rank for rank in range(9) if key[rank] & 1)
-        facts = _SUIT_FACTS[suit][code] = SuitFacts(suit, code, key, sum(key), key in SUIT_TABLE, odd)
+        completes = tuple(suit * 9 + rank for rank in range(9) if code + (1 << (3 * rank)) in WHOLE_CODES)
+        facts = SuitFacts(suit, code, key, sum(key), code in WHOLE_CODES, odd, completes)
+        _SUIT_FACTS[suit][code] = facts
     return facts
 
 
@@ -395,7 +389,7 @@ def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None
                 continue  # the one broken suit must take the tile
             others_pairs = pairs - (facts.whole and facts.n % 3 == 2)
             if (facts.n % 3 == 1 and others_pairs == 0) or (facts.n % 3 == 2 and others_pairs == 1):
-                out.update(facts.completes())
+                out.update(facts.completes)
     if not melds and len(suits[0].odd) + len(suits[1].odd) + len(suits[2].odd) == 1:
         for facts in suits:
             out.update(facts.odd)  # 七对: six pairs (a four counting two) and a single
@@ -404,14 +398,15 @@ def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None
 
 def _odd_kinds(codes: list[int]) -> int:
     """How many kinds the suits of ``codes`` hold an odd number of times."""
-    return (codes[0] & _ODD_BITS).bit_count() + (codes[1] & _ODD_BITS).bit_count() + (codes[2] & _ODD_BITS).bit_count()
+    odd = 0
+    for code in codes:
+        while code:
+            odd += code & 1  # the low bit of this rank's count
+            code >>= 3
+    return odd
 
 
 _NONE: Final[frozenset[int]] = frozenset()
-_ODD_BITS: Final = sum(1 << (3 * rank) for rank in range(9))  # the low bit of each rank's count in a suit code
-WHOLE_CODES: Final[frozenset[int]] = frozenset(
-    sum(n << (3 * rank) for rank, n in enumerate(key)) for key in SUIT_TABLE
-)  # the suit codes of SUIT_TABLE: suits that split into sets and at most one pair
 
 
 def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:
