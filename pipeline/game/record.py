@@ -12,7 +12,7 @@ into its JSON value, the one JSON reader of the validator and of ingest.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import Any, Final, TypeGuard
 
 import orjson
 
@@ -22,23 +22,23 @@ from pipeline.rules.settle import REASONS, Payment
 from pipeline.rules.tiles import KIND_BY_NAME, TILE_NAMES
 from pipeline.rules.values import Value
 
-FORMAT = "xzlog/1"
-TOP_FIELDS = frozenset(
+FORMAT: Final = "xzlog/1"
+TOP_FIELDS: Final = frozenset(
     {"format", "hand_id", "session_id", "hand_no", "table_id", "played_at", "ruleset", "players", "dealer", "wall",
      "deal", "exchange", "que", "events", "result"}
 )
-REQUIRED = ("hand_id", "ruleset", "players", "dealer", "events")
-DIRECTIONS = {"cw": 3, "ccw": 1, "across": 2}  # seat i gives to (i + offset) % 4; see schemas/XZLOG.md
-EVENT_FIELDS = {
+REQUIRED: Final = ("hand_id", "ruleset", "players", "dealer", "events")
+DIRECTIONS: Final = {"cw": 3, "ccw": 1, "across": 2}  # seat i gives to (i + offset) % 4; see schemas/XZLOG.md
+EVENT_FIELDS: Final = {
     "draw": frozenset({"t", "seat", "tile", "ms"}),
     "discard": frozenset({"t", "seat", "tile", "ms"}),
     "pong": frozenset({"t", "seat", "tile", "from", "ms"}),
     "kong": frozenset({"t", "seat", "tile", "kind", "from", "ms"}),
     "hu": frozenset({"t", "seat", "tile", "from", "rob_kong", "ms"}),
 }
-RESULT_FIELDS = frozenset({"payments", "deltas", "wins"})
-PAYMENT_FIELDS = frozenset({"from", "to", "amount", "reason", "event"})
-WIN_FIELDS = frozenset({"seat", "event", "fan", "points"})
+RESULT_FIELDS: Final = frozenset({"payments", "deltas", "wins"})
+PAYMENT_FIELDS: Final = frozenset({"from", "to", "amount", "reason", "event"})
+WIN_FIELDS: Final = frozenset({"seat", "event", "fan", "points"})
 
 
 def parse_json(data: bytes | str) -> tuple[Any, str | None]:
@@ -223,10 +223,13 @@ def _tiles(value: Any, what: str, size: int | tuple[int, ...] | None = None) -> 
     sizes = (size,) if isinstance(size, int) else size
     if sizes is not None and len(value) not in sizes:
         raise RecordError("SCHEMA_TYPE", f"{what} must hold {' or '.join(map(str, sizes))} tiles, got {len(value)}")
-    try:
-        return tuple(map(KIND_BY_NAME.__getitem__, value))  # all well formed: the common case, in one pass
-    except (KeyError, TypeError):
-        return tuple(_tile(v, what) for v in value)  # raises, naming the first bad tile
+    kinds = []
+    for v in value:
+        kind = KIND_BY_NAME.get(v) if type(v) is str else None
+        if kind is None:
+            return tuple(_tile(v, what) for v in value)  # the careful path: raises, naming the first bad tile
+        kinds.append(kind)
+    return tuple(kinds)
 
 
 def parse_ruleset(value: Any, override: Mapping[str, Any] | None = None) -> RuleSet:
@@ -247,10 +250,13 @@ def parse_event(obj: Any, index: int) -> Event:
     """
     if type(obj) is dict and len(obj) == 3:
         t, seat, tile = obj.get("t"), obj.get("seat"), obj.get("tile")
-        if (t == "draw" or t == "discard") and type(seat) is int and 0 <= seat <= 3 and type(tile) is str:
+        if type(t) is str and type(seat) is int and type(tile) is str and 0 <= seat <= 3:
             kind = KIND_BY_NAME.get(tile)
             if kind is not None:
-                return Draw(seat, kind) if t == "draw" else Discard(seat, kind)
+                if t == "draw":
+                    return Draw(seat, kind)
+                if t == "discard":
+                    return Discard(seat, kind)
     return _parse_event(obj, index)
 
 

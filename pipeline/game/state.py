@@ -21,7 +21,7 @@ Money is settled as the hand goes, in :class:`~pipeline.rules.settle.Ledger`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Final, Literal
 
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.fan import Score, WinHand, ready_value, score
@@ -43,7 +43,7 @@ from pipeline.rules.values import Value
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
 WinHow = Literal["discard", "self_draw", "rob_kong"]
-DEAL_SIZE = 13
+DEAL_SIZE: Final = 13
 
 
 class IllegalAction(ValueError):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 from pipeline.rules.hand import Meld, Reading, is_win, readings, roots, suits_ok, suits_used, waits, win_tiles
 from pipeline.rules.ruleset import RuleSet
@@ -178,7 +178,7 @@ def _no_terminals(hand: WinHand) -> bool:
 
 
 # The order is the order of the breakdown.
-PATTERNS: tuple[Pattern, ...] = (
+PATTERNS: Final[tuple[Pattern, ...]] = (
     Pattern("ping_hu", "平胡", "plain hand", lambda h, r, rules: 1),
     Pattern("dui_dui_hu", "对对胡", "all pungs", lambda h, r, rules: 1 if r.all_pungs else 0),
     Pattern("qing_yi_se", "清一色", "full flush", lambda h, r, rules: 2 if _one_suit(h) else 0),
@@ -234,7 +234,7 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
 )
 PATTERN_BY_ID = {p.id: p for p in PATTERNS}
-SPECIAL_NAMES = {"tian_hu": ("天胡", "heavenly hand"), "di_hu": ("地胡", "earthly hand")}
+SPECIAL_NAMES: Final = {"tian_hu": ("天胡", "heavenly hand"), "di_hu": ("地胡", "earthly hand")}
 
 
 class PatternHit(Value):

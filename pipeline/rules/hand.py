@@ -31,7 +31,7 @@ from pipeline.rules.tiles import COPIES, NUM_KINDS, TileError, rank_of, suit_of,
 from pipeline.rules.values import Value
 
 MeldKind = Literal["pong", "direct", "added", "concealed"]
-MELD_KINDS: tuple[str, ...] = ("pong", "direct", "added", "concealed")
+MELD_KINDS: Final[tuple[str, ...]] = ("pong", "direct", "added", "concealed")
 KONG_KINDS: tuple[str, ...] = ("direct", "added", "concealed")
 
 # Reading flags of one suit's split; a whole hand's reading ANDs the first two over suits and ORs the last.
@@ -86,7 +86,7 @@ class Meld(Value):
 
 # A suit's vector may hold a fifth copy of a kind: no real hand does (the parser rejects it), but 查大叫
 # with ``cha_jiao_fourth_tile`` values a wait on a kind held four times, e.g. 1111m waiting on "1m".
-TABLE_MAX_COPIES = COPIES + 1
+TABLE_MAX_COPIES: Final = COPIES + 1
 
 
 def _build_suit_table() -> dict[SuitKey, tuple[int, ...]]:

@@ -14,16 +14,16 @@ players still in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Final, Literal
 
 from pipeline.rules.fan import ReadyValue, Score
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.values import Value
 
 Reason = Literal["hu", "kong", "hua_zhu", "cha_jiao", "tui_shui", "transfer", "penalty"]
-REASONS: tuple[str, ...] = ("hu", "kong", "hua_zhu", "cha_jiao", "tui_shui", "transfer", "penalty")
+REASONS: Final[tuple[str, ...]] = ("hu", "kong", "hua_zhu", "cha_jiao", "tui_shui", "transfer", "penalty")
 KongKind = Literal["direct", "added", "concealed"]
-SEATS = range(4)
+SEATS: Final = range(4)
 
 
 class Payment(Value):

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Final
 
-SUITS = "mps"
-SUIT_NAMES_ZH = {"m": "万", "p": "筒", "s": "条"}
-NUM_KINDS = 27
-COPIES = 4
-NUM_TILES = NUM_KINDS * COPIES  # 108
+SUITS: Final = "mps"
+SUIT_NAMES_ZH: Final = {"m": "万", "p": "筒", "s": "条"}
+NUM_KINDS: Final = 27
+COPIES: Final = 4
+NUM_TILES: Final = NUM_KINDS * COPIES  # 108
 
-_GROUP = re.compile(r"([0-9]+)([a-zA-Z])")
+_GROUP: Final = re.compile(r"([0-9]+)([a-zA-Z])")
 
 
 class TileError(ValueError):
@@ -53,8 +54,8 @@ def tile_name(kind: int) -> str:
     return f"{kind % 9 + 1}{SUITS[kind // 9]}"
 
 
-TILE_NAMES: tuple[str, ...] = tuple(tile_name(k) for k in range(NUM_KINDS))
-KIND_BY_NAME: dict[str, int] = {name: k for k, name in enumerate(TILE_NAMES)}
+TILE_NAMES: Final[tuple[str, ...]] = tuple(tile_name(k) for k in range(NUM_KINDS))
+KIND_BY_NAME: Final[dict[str, int]] = {name: k for k, name in enumerate(TILE_NAMES)}
 
 
 def suit_of(kind: int) -> int:
