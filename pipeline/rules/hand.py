@@ -133,9 +133,9 @@ def _build_suit_table() -> dict[SuitKey, tuple[int, ...]]:
 
 
 SUIT_TABLE: Final[dict[SuitKey, tuple[int, ...]]] = _build_suit_table()
-WHOLE_CODES: Final[dict[int, int]] = {
-    sum(n << (3 * rank) for rank, n in enumerate(key)): sum(key) for key in SUIT_TABLE
-}  # the suit_code of each SUIT_TABLE key (suits that split into sets and at most one pair) → its tiles
+WHOLE_CODES: Final[frozenset[int]] = frozenset(
+    sum(n << (3 * rank) for rank, n in enumerate(key)) for key in SUIT_TABLE
+)  # the suit_code of each SUIT_TABLE key: suits that split into sets and at most one pair
 
 
 def _suit_keys(counts27: Sequence[int]) -> tuple[SuitKey, SuitKey, SuitKey]:
@@ -145,14 +145,14 @@ def _suit_keys(counts27: Sequence[int]) -> tuple[SuitKey, SuitKey, SuitKey]:
 def is_standard(counts27: Sequence[int]) -> bool:
     """Do the concealed tiles split into sets and exactly one pair? (Melds are not passed.)"""
     pairs = 0
-    for suit in range(3):
-        code = suit_code(counts27, suit)
-        if code:
-            n = WHOLE_CODES.get(code)
-            if n is None:
-                return False
-            if n % 3 == 2:
-                pairs += 1
+    for key in _suit_keys(counts27):
+        n = sum(key)
+        if n == 0:
+            continue
+        if key not in SUIT_TABLE:
+            return False
+        if n % 3 == 2:
+            pairs += 1
     return pairs == 1
 
 
