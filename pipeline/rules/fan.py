@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from pipeline.rules.hand import Meld, Reading, is_win, readings, roots, suits_ok, suits_used, waits, win_tiles
+from pipeline.rules.hand import Meld, Reading, readings, roots, suits_ok, suits_used, waits, win_tiles
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.tiles import COPIES, TileError, counts_of, parse_tiles, rank_of, suit_index
 from pipeline.rules.values import Value
@@ -317,11 +317,12 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
         if hand.void is not None and hand.void in suits_used(hand.counts27, hand.melds):
             raise NotAWin(f"holds tiles of the void suit {'mps'[hand.void]}")
         raise NotAWin(f"three suits ({suits}): a win holds at most two (缺一门)")
-    if not is_win(hand.counts27, hand.melds):
+    found = readings(hand.counts27, hand.melds)  # none unless the shape wins
+    if not found:
         raise NotAWin("the tiles do not form four sets and a pair, nor seven pairs")
     best: tuple[PatternHit, ...] = ()
     best_fan = -1
-    for reading in readings(hand.counts27, hand.melds):
+    for reading in found:
         hits = tuple(
             PatternHit(p.id, p.name_zh, p.name_en, n) for p in PATTERNS if (n := p.count(hand, reading, rules))
         )
