@@ -49,12 +49,30 @@ class Rows:
     _built: dict[str, pa.Table] | None = field(default=None, repr=False)
 
     def add(self, table: str, **row: Any) -> None:
+        """One row; a column not named is null."""
         self._built = None
-        cols = self.columns[table]
-        if not row.keys() <= cols.keys():  # a misspelt column would otherwise be a silent null
-            raise KeyError(f"{table} has no column(s) {sorted(row.keys() - cols.keys())}")
+        cols = self._named(table, row)
         for name, values in cols.items():
             values.append(row.get(name))
+
+    def add_columns(self, table: str, rows: int, **columns: list[Any]) -> None:
+        """``rows`` rows given column by column (each list ``rows`` long); a column not named is null."""
+        self._built = None
+        cols = self._named(table, columns)
+        for name, values in cols.items():
+            given = columns.get(name)
+            if given is None:
+                values.extend([None] * rows)
+            elif len(given) == rows:
+                values.extend(given)
+            else:
+                raise ValueError(f"{table}.{name}: {len(given)} values for {rows} rows")
+
+    def _named(self, table: str, names: dict[str, Any]) -> dict[str, list[Any]]:
+        cols = self.columns[table]
+        if not names.keys() <= cols.keys():  # a misspelt column would otherwise be a silent null
+            raise KeyError(f"{table} has no column(s) {sorted(names.keys() - cols.keys())}")
+        return cols
 
     def extend(self, other: Rows, position: int) -> None:
         """Append ``other`` (the rows of the one line at ``position``), renumbering its records."""
@@ -237,24 +255,41 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             kongs_added=f.kongs_added, kongs_concealed=f.kongs_concealed, passed_wins=f.passed_wins,
             compulsory_passes=f.compulsory_passes, delta=f.delta, claimed_delta=f.claimed_delta, _rec=rec,
         )
+    events = record.events
+    n = len(events)
     replayed_upto = len(state.events) if state is not None else 0
     could = state.could_win_at if state is not None else {}
     safe = state.safe_alternative_at if state is not None else {}
     left = START_WALL
-    for idx, ev in enumerate(record.events):
+    wall_left: list[int] = []
+    could_win: list[list[int] | None] = []
+    for idx, ev in enumerate(events):
         if isinstance(ev, Draw):
             left -= 1
-        rows.add(
-            "events",
-            hand_id=hand_id, idx=idx, t=ev.t, seat=ev.seat, player=players[ev.seat], tile=TILE_NAMES[ev.tile],
-            source=ev.source if isinstance(ev, (Pong, Kong, Hu)) else None,
-            kind=ev.kind if isinstance(ev, Kong) else None,
-            rob_kong=ev.rob_kong if isinstance(ev, Hu) else None,
-            wall_left=left,
-            could_win=list(could[idx]) if idx in could else ([] if isinstance(ev, Discard) and idx < replayed_upto else None),
-            safe_alternative=safe.get(idx),
-            replayed=idx < replayed_upto, _rec=rec,
-        )
+        wall_left.append(left)
+        if idx in could:
+            could_win.append(list(could[idx]))
+        elif isinstance(ev, Discard) and idx < replayed_upto:
+            could_win.append([])  # a replayed discard nobody could win on
+        else:
+            could_win.append(None)  # not a discard, or not replayed
+    rows.add_columns(
+        "events", n,
+        hand_id=[hand_id] * n,
+        idx=list(range(n)),
+        t=[ev.t for ev in events],
+        seat=[ev.seat for ev in events],
+        player=[players[ev.seat] for ev in events],
+        tile=[TILE_NAMES[ev.tile] for ev in events],
+        source=[ev.source if isinstance(ev, (Pong, Kong, Hu)) else None for ev in events],
+        kind=[ev.kind if isinstance(ev, Kong) else None for ev in events],
+        rob_kong=[ev.rob_kong if isinstance(ev, Hu) else None for ev in events],
+        wall_left=wall_left,
+        could_win=could_win,
+        safe_alternative=[safe.get(idx) for idx in range(n)],
+        replayed=[idx < replayed_upto for idx in range(n)],
+        _rec=[rec] * n,
+    )
     claimed_wins = {w.event: w for w in v.claimed.wins} if v.claimed else {}
     for w in v.wins:
         cw = claimed_wins.get(w.event)
@@ -278,9 +313,12 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
 
 
 def _payments(rows: Rows, hand_id: str, players: Sequence[str], side: str, payments: Iterable[Any], rec: int) -> None:
-    for p in payments:
-        rows.add(
-            "payments",
-            hand_id=hand_id, side=side, payer=p.payer, payee=p.payee, payer_player=players[p.payer],
-            payee_player=players[p.payee], amount=p.amount, reason=p.reason, event=p.event, _rec=rec,
-        )
+    paid = list(payments)
+    n = len(paid)
+    rows.add_columns(
+        "payments", n,
+        hand_id=[hand_id] * n, side=[side] * n, payer=[p.payer for p in paid], payee=[p.payee for p in paid],
+        payer_player=[players[p.payer] for p in paid], payee_player=[players[p.payee] for p in paid],
+        amount=[p.amount for p in paid], reason=[p.reason for p in paid], event=[p.event for p in paid],
+        _rec=[rec] * n,
+    )
