@@ -449,8 +449,8 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
     elif claimed.payments:
         net = [0, 0, 0, 0]
         for p in claimed.payments:
-            net[p.payer] -= p.amount
-            net[p.payee] += p.amount
+            net[p.payer] = net[p.payer] - p.amount
+            net[p.payee] = net[p.payee] + p.amount
         if net != list(claimed.deltas):
             issues.append(Issue("SETTLE_UNBALANCED", f"claimed deltas {list(claimed.deltas)} are not the net of the claimed "
                                 f"payments {net}", expected=str(net), actual=str(list(claimed.deltas)),
@@ -547,11 +547,11 @@ def _seat_facts(record: Record, state: HandState, deltas: list[int], claimed: Cl
     deal_ins, passes, compulsory = [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]
     for w in state.wins:
         if w.how in ("discard", "rob_kong") and w.source is not None:
-            deal_ins[w.source] += 1
+            deal_ins[w.source] = deal_ins[w.source] + 1
     for seat, _ in state.passed_wins:
-        passes[seat] += 1
+        passes[seat] = passes[seat] + 1
     for seat, _ in state.compulsory_passes:
-        compulsory[seat] += 1
+        compulsory[seat] = compulsory[seat] + 1
     out = []
     for seat in range(4):
         melds = state.melds[seat]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.game.events import Discard, Draw, Hu
+from pipeline.game.events import DISCARDS, DRAWS, Discard, Draw, Hu
 from pipeline.game.record import RecordError, _parse_event, parse_event
 
 values = st.one_of(
@@ -50,6 +50,15 @@ def test_the_fast_path_agrees_with_the_full_parser(obj: Any) -> None:
 )
 def test_plain_events(obj: dict[str, Any], expected: Any) -> None:
     assert parse_event(obj, 0) == expected
+
+
+def test_shared_draws_and_discards_are_the_values_they_name() -> None:
+    """The reader hands out one shared value per (seat, tile) draw and discard: each equals a fresh one."""
+    for seat in range(4):
+        for kind in range(27):
+            assert DRAWS[seat][kind] == Draw(seat, kind) and DISCARDS[seat][kind] == Discard(seat, kind)
+            assert parse_event({"t": "draw", "seat": seat, "tile": Draw(seat, kind).to_json()["tile"]}, 0) is DRAWS[seat][kind]
+    assert Draw(1, 2) != Discard(1, 2)
 
 
 @pytest.mark.parametrize(

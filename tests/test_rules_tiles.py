@@ -19,6 +19,7 @@ from pipeline.rules.tiles import (
     format_tiles,
     full_set,
     kind_of,
+    kind_of_name,
     kinds_of_counts,
     parse_tiles,
     rank_of,
@@ -62,6 +63,27 @@ def test_tile_name_rejects_a_kind_out_of_range(kind: int) -> None:
 def test_kind_of_rejects_anything_but_one_tile(text: str) -> None:
     with pytest.raises(TileError, match=f"not a tile: {text!r}"):
         kind_of(text)
+
+
+names = st.one_of(
+    st.sampled_from(TILE_NAMES),
+    st.text(alphabet="0123456789mpsMPSz/: \x00", max_size=3),
+    st.text(max_size=3),
+    st.integers(-1, 30),
+    st.none(),
+    st.lists(st.sampled_from(TILE_NAMES), max_size=1),
+)
+
+
+@given(names)
+def test_kind_of_name_is_the_name_lookup(value: object) -> None:
+    """The reader's decoder answers exactly what looking the name up answers, -1 for anything else."""
+    assert kind_of_name(value) == (KIND_BY_NAME.get(value, -1) if isinstance(value, str) else -1)
+
+
+def test_kind_of_name_reads_every_tile_name() -> None:
+    assert [kind_of_name(name) for name in TILE_NAMES] == list(range(NUM_KINDS))
+    assert kind_of_name("7p") == 15 and kind_of_name("0p") == -1 and kind_of_name("7P") == -1
 
 
 def test_suit_letters() -> None:

@@ -9,7 +9,7 @@ JSON and the writer turns them back into JSON, so a record round-trips through t
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pipeline.rules.tiles import TILE_NAMES
 from pipeline.rules.values import Value
@@ -167,3 +167,10 @@ class Hu(Value):
 
 
 Event = Draw | Discard | Pong | Kong | Hu
+
+# Nine events in ten are a draw or a discard, and there are only 4 × 27 of each: being immutable, one of each
+# serves every record (the reader hands these out instead of building a new value per event).
+DRAWS: Final[tuple[tuple[Draw, ...], ...]] = tuple(tuple(Draw(seat, kind) for kind in range(27)) for seat in range(4))
+DISCARDS: Final[tuple[tuple[Discard, ...], ...]] = tuple(
+    tuple(Discard(seat, kind) for kind in range(27)) for seat in range(4)
+)

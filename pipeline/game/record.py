@@ -16,10 +16,10 @@ from typing import Any, Final, TypeGuard
 
 import orjson
 
-from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
+from pipeline.game.events import DISCARDS, DRAWS, Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.ruleset import RuleSet, RuleSetError, load_ruleset
 from pipeline.rules.settle import REASONS, Payment
-from pipeline.rules.tiles import KIND_BY_NAME, TILE_NAMES
+from pipeline.rules.tiles import TILE_NAMES, kind_of_name
 from pipeline.rules.values import Value
 
 FORMAT: Final = "xzlog/1"
@@ -210,8 +210,8 @@ def _seat(value: Any, what: str, event: int | None = None) -> int:
 
 
 def _tile(value: Any, what: str, event: int | None = None) -> int:
-    kind = KIND_BY_NAME.get(value) if isinstance(value, str) else None
-    if kind is None:
+    kind = kind_of_name(value)
+    if kind < 0:
         where = what if event is None else f"event {event} {what}"
         raise RecordError("TILE_NOTATION", f"{where}: {value!r} is not a tile like '7p'", event=event)
     return kind
@@ -225,8 +225,8 @@ def _tiles(value: Any, what: str, size: int | tuple[int, ...] | None = None) -> 
         raise RecordError("SCHEMA_TYPE", f"{what} must hold {' or '.join(map(str, sizes))} tiles, got {len(value)}")
     kinds = []
     for v in value:
-        kind = KIND_BY_NAME.get(v) if type(v) is str else None
-        if kind is None:
+        kind = kind_of_name(v)
+        if kind < 0:
             return tuple(_tile(v, what) for v in value)  # the careful path: raises, naming the first bad tile
         kinds.append(kind)
     return tuple(kinds)
@@ -245,18 +245,19 @@ def parse_event(obj: Any, index: int) -> Event:
     """One event object → a frozen event.
 
     Nine events in ten are a draw or a discard of exactly ``t``, ``seat`` and ``tile``; those that are also
-    well formed are built here directly. Everything else (and every error) goes through
-    :func:`_parse_event`, whose answer for the common case is the same.
+    well formed are answered here, with the shared values of :data:`~pipeline.game.events.DRAWS` and
+    :data:`~pipeline.game.events.DISCARDS`. Everything else (and every error) goes through
+    :func:`_parse_event`, whose answer for the common case is equal.
     """
     if type(obj) is dict and len(obj) == 3:
-        t, seat, tile = obj.get("t"), obj.get("seat"), obj.get("tile")
-        if type(t) is str and type(seat) is int and type(tile) is str and 0 <= seat <= 3:
-            kind = KIND_BY_NAME.get(tile)
-            if kind is not None:
+        t, seat = obj.get("t"), obj.get("seat")
+        if type(t) is str and type(seat) is int and 0 <= seat <= 3:
+            kind = kind_of_name(obj.get("tile"))
+            if kind >= 0:
                 if t == "draw":
-                    return Draw(seat, kind)
+                    return DRAWS[seat][kind]
                 if t == "discard":
-                    return Discard(seat, kind)
+                    return DISCARDS[seat][kind]
     return _parse_event(obj, index)
 
 

@@ -136,8 +136,8 @@ class HandState:
         for seat, kinds in enumerate(hands):
             counts = self.counts[seat]
             for kind in kinds:
-                counts[kind] += 1
-                self.seen[kind] += 1
+                counts[kind] = counts[kind] + 1
+                self.seen[kind] = self.seen[kind] + 1
         self.melds: list[list[Meld]] = [[], [], [], []]
         self.rivers: list[list[int]] = [[], [], [], []]
         self.void = list(void)
@@ -170,7 +170,7 @@ class HandState:
         # kept up to date tile by tile: every change goes through _add or _meld.
         self._win_tiles: list[frozenset[int] | None] = [None, None, None, None]
         self._codes = [[suit_code(self.counts[seat], suit) for suit in range(3)] for seat in range(4)]
-        self._sizes = [sum(self.counts[seat]) for seat in range(4)]  # concealed tiles per seat
+        self._sizes = [len(kinds) for kinds in hands]  # concealed tiles per seat
 
     @classmethod
     def deal(cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4) -> HandState:
@@ -246,10 +246,11 @@ class HandState:
 
     def _add(self, seat: int, tile: int, n: int) -> None:
         """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
-        self.counts[seat][tile] += n
+        counts, codes, suit = self.counts[seat], self._codes[seat], tile // 9
+        counts[tile] = counts[tile] + n  # not ``+=``: see setup.py on indexed updates
+        codes[suit] = codes[suit] + n * code_step(tile)
+        self._sizes[seat] = self._sizes[seat] + n
         self._win_tiles[seat] = None
-        self._codes[seat][tile // 9] += n * code_step(tile)
-        self._sizes[seat] += n
 
     def _meld(self, seat: int, meld: Meld, index: int | None = None) -> None:
         """Add a meld to ``seat`` (or replace the one at ``index``)."""
@@ -262,7 +263,7 @@ class HandState:
     def _score_win(self, seat: int, tile: int, *, self_drawn: bool, rob_kong: bool = False, kong_discard: bool = False) -> Score:
         counts = list(self.counts[seat])
         if not self_drawn:
-            counts[tile] += 1
+            counts[tile] = counts[tile] + 1
         after_kong = self_drawn and bool(self.kong_chain)
         hand = WinHand(
             counts27=tuple(counts),
@@ -388,10 +389,10 @@ class HandState:
         replacement = bool(self.kong_chain)  # only an unrobbed kong leaves a chain to draw after
         self.events.append(event)
         self._add(seat, tile, 1)
-        self.seen[tile] += 1
+        self.seen[tile] = self.seen[tile] + 1
         self.drawn += 1
         self.left -= 1
-        self.draws[seat] += 1
+        self.draws[seat] = self.draws[seat] + 1
         self.passed_fan[seat] = None
         self.last_draw = tile
         if not replacement:
@@ -482,15 +483,15 @@ class HandState:
         n_melds, void = len(self.melds[seat]), self.void[seat]
         actual = shanten(self.counts[seat], n_melds, void)  # the hand after the discard
         counts = list(self.counts[seat])
-        counts[tile] += 1  # back to the hand the choice was made from
+        counts[tile] = counts[tile] + 1  # back to the hand the choice was made from
         void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
         dangerous = set().union(*(self.win_tiles(o) for o in range(4) if o != seat and not self.won[o]))
         for k in range(27):
             if k == tile or not counts[k] or (void_first and k // 9 != void) or k in dangerous:
                 continue
-            counts[k] -= 1
+            counts[k] = counts[k] - 1
             alternative = shanten(counts, n_melds, void)
-            counts[k] += 1
+            counts[k] = counts[k] + 1
             if alternative <= actual:
                 return True
         return False
@@ -695,7 +696,7 @@ class HandState:
     def _check_winning_hand(self, seat: int, tile: int, *, self_drawn: bool) -> None:
         counts = list(self.counts[seat])
         if not self_drawn:
-            counts[tile] += 1
+            counts[tile] = counts[tile] + 1
         melds = self.melds[seat]
         size = sum(counts)
         expected = 14 - 3 * len(melds)
@@ -897,15 +898,16 @@ class HandState:
         total = [0] * 27
         for s in range(4):
             for k in range(27):
-                total[k] += self.counts[s][k]
+                total[k] = total[k] + self.counts[s][k]
             for m in self.melds[s]:
-                total[m.tile] += m.size
+                total[m.tile] = total[m.tile] + m.size
             for k in self.rivers[s]:
-                total[k] += 1
+                total[k] = total[k] + 1
         for k in self.taken:
-            total[k] += 1
+            total[k] = total[k] + 1
         if self.phase == "rob" and self.window is not None:
-            total[self.window.tile] += 1  # the added tile, on its way to the meld or to a robber
+            added = self.window.tile  # the added tile, on its way to the meld or to a robber
+            total[added] = total[added] + 1
         in_play = sum(total)
         assert in_play + self.left == NUM_TILES, f"tiles: {in_play} in play + {self.left} in the wall != 108"
         assert all(n <= COPIES for n in total), "more than four copies of a tile in play"
@@ -913,7 +915,7 @@ class HandState:
             rest = self.wall[self.drawn :]
             assert len(rest) == self.left
             for k in rest:
-                total[k] += 1
+                total[k] = total[k] + 1
             assert all(n == COPIES for n in total), "the tiles in play and in the wall are not the full set"
         for seat, kept in enumerate(self._win_tiles):
             assert self._codes[seat] == [suit_code(self.counts[seat], suit) for suit in range(3)], f"seat {seat}: codes"

@@ -139,7 +139,7 @@ class WinHand(Value):
             raise TileError("the winning tile is not in the hand")
         held = list(counts27)
         for meld in melds:
-            held[meld.tile] += meld.size
+            held[meld.tile] = held[meld.tile] + meld.size
         for kind, n in enumerate(held):
             if n > COPIES:
                 raise TileError(f"{n} copies of {'123456789'[kind % 9]}{'mps'[kind // 9]} across hand and melds")
@@ -422,7 +422,7 @@ def ready_value(
     values = []
     for kind in tiles:
         hand = list(counts27)
-        hand[kind] += 1
+        hand[kind] = hand[kind] + 1
         win = WinHand(
             counts27=tuple(hand), melds=tuple(melds), win_tile=kind, void=void, self_drawn=rules.cha_jiao_self_draw
         )

@@ -183,9 +183,11 @@ def is_win(counts27: Sequence[int], melds: Sequence[Meld]) -> bool:
 def suits_used(counts27: Sequence[int], melds: Iterable[Meld]) -> set[int]:
     """The suits (0 m, 1 p, 2 s) present in the concealed tiles and melds."""
     suits: set[int] = set()
-    for kind in range(NUM_KINDS):
-        if counts27[kind]:
-            suits.add(suit_of(kind))
+    kind = 0
+    for n in counts27:  # iterated, not indexed: see setup.py
+        if n:
+            suits.add(kind // 9)
+        kind += 1
     for m in melds:
         suits.add(suit_of(m.tile))
     return suits
@@ -206,7 +208,7 @@ def full_counts(counts27: Sequence[int], melds: Iterable[Meld]) -> list[int]:
     """Counts of every tile a player holds, concealed and in melds (a kong counts four)."""
     out = list(counts27)
     for meld in melds:
-        out[meld.tile] += meld.size
+        out[meld.tile] = out[meld.tile] + meld.size
     return out
 
 
@@ -329,9 +331,10 @@ def code_step(kind: int) -> int:
 def suit_code(counts27: Sequence[int], suit: int) -> int:
     """One suit's nine counts as one number, three bits a rank: a hand that changes a tile at a time keeps it
     up to date with :func:`code_step` and looks its suits up by it."""
-    code = 0
-    for rank in range(9):
-        code |= counts27[suit * 9 + rank] << (3 * rank)
+    code = shift = 0
+    for n in counts27[suit * 9 : suit * 9 + 9]:  # sliced and iterated, not indexed: see setup.py
+        code |= n << shift
+        shift += 3
     return code
 
 
@@ -489,10 +492,10 @@ def _solve_blocks(key: SuitKey) -> tuple[Block, ...]:
 
     def take(ranks: tuple[int, ...], gain: Block) -> None:
         for i in ranks:
-            c[i] -= 1
+            c[i] = c[i] - 1
         options.append((gain, tuple(c)))
         for i in ranks:
-            c[i] += 1
+            c[i] = c[i] + 1
 
     if c[r] >= 3:
         take((r, r, r), (1, 0, 0))
@@ -567,7 +570,7 @@ def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int 
                 parts.append(blocks[other])
                 continue
             smaller = list(keys[suit])
-            smaller[kind % 9] -= 1
+            smaller[kind % 9] = smaller[kind % 9] - 1
             if any(smaller):
                 parts.append(_suit_blocks(tuple(smaller)))
         left = pairs - (suit != void and counts27[kind] % 2 == 0)  # breaking an even count loses a pair

@@ -225,7 +225,7 @@ class Ledger:
         """Net points of each seat; always sums to zero."""
         out = [0, 0, 0, 0]
         for p in self.payments:
-            out[p.payer] -= p.amount
-            out[p.payee] += p.amount
+            out[p.payer] = out[p.payer] - p.amount
+            out[p.payee] = out[p.payee] + p.amount
         assert sum(out) == 0, f"payments do not balance: {out}"
         return out

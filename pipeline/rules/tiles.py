@@ -56,6 +56,24 @@ def tile_name(kind: int) -> str:
 
 TILE_NAMES: Final[tuple[str, ...]] = tuple(tile_name(k) for k in range(NUM_KINDS))
 KIND_BY_NAME: Final[dict[str, int]] = {name: k for k, name in enumerate(TILE_NAMES)}
+_SUIT_BASE: Final = {ord("m"): 0, ord("p"): 9, ord("s"): 18}
+
+
+def kind_of_name(value: object) -> int:
+    """The kind of a tile name such as ``"7p"``, or -1 for anything else: ``KIND_BY_NAME.get(value, -1)``,
+    worked out from the two characters. The record reader decodes some 230 tile names per record, each a
+    new string: looking one up would first hash it.
+
+    >>> kind_of_name("7p"), kind_of_name("0p"), kind_of_name(7)
+    (15, -1, -1)
+    """
+    if type(value) is not str or len(value) != 2:
+        return -1
+    rank = ord(value[0]) - 49  # "1" → 0
+    base = _SUIT_BASE.get(ord(value[1]), -1)
+    if base < 0 or not 0 <= rank <= 8:
+        return -1
+    return base + rank
 
 
 def suit_of(kind: int) -> int:
@@ -162,7 +180,7 @@ def counts_of(kinds: Iterable[int]) -> list[int]:
     """``counts27`` of a tile sequence."""
     counts27 = [0] * NUM_KINDS
     for kind in kinds:
-        counts27[kind] += 1
+        counts27[kind] = counts27[kind] + 1
     return counts27
 
 
