@@ -30,7 +30,7 @@ from pipeline.rules.hand import (
     code_step,
     is_legal_win,
     is_win,
-    shanten,
+    shanten_of_codes,
     suit_code,
     suits_ok,
     suits_used,
@@ -481,17 +481,20 @@ class HandState:
         (shanten)? A discard with no such choice is forced, and forced discards are no evidence of feeding.
         Computed only for dangerous discards, which are a few per hand."""
         n_melds, void = len(self.melds[seat]), self.void[seat]
-        actual = shanten(self.counts[seat], n_melds, void)  # the hand after the discard
+        codes = list(self._codes[seat])
+        actual = shanten_of_codes(codes, n_melds, void)  # the hand after the discard
         counts = list(self.counts[seat])
         counts[tile] = counts[tile] + 1  # back to the hand the choice was made from
+        codes[tile // 9] = codes[tile // 9] + code_step(tile)
         void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
         dangerous = set().union(*(self.win_tiles(o) for o in range(4) if o != seat and not self.won[o]))
         for k in range(27):
             if k == tile or not counts[k] or (void_first and k // 9 != void) or k in dangerous:
                 continue
-            counts[k] = counts[k] - 1
-            alternative = shanten(counts, n_melds, void)
-            counts[k] = counts[k] + 1
+            suit, step = k // 9, code_step(k)
+            codes[suit] = codes[suit] - step
+            alternative = shanten_of_codes(codes, n_melds, void)
+            codes[suit] = codes[suit] + step
             if alternative <= actual:
                 return True
         return False

@@ -183,11 +183,9 @@ def is_win(counts27: Sequence[int], melds: Sequence[Meld]) -> bool:
 def suits_used(counts27: Sequence[int], melds: Iterable[Meld]) -> set[int]:
     """The suits (0 m, 1 p, 2 s) present in the concealed tiles and melds."""
     suits: set[int] = set()
-    kind = 0
-    for n in counts27:  # iterated, not indexed: see setup.py
+    for kind, n in enumerate(counts27):  # iterated, not indexed: see setup.py
         if n:
             suits.add(kind // 9)
-        kind += 1
     for m in melds:
         suits.add(suit_of(m.tile))
     return suits
@@ -527,70 +525,77 @@ def shanten(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) 
     standard shape (``8 − 2·sets − partials − pair``, sets plus partials at most four) and, without
     melds, seven pairs (``6 − pairs``, four of a kind being two pairs).
     """
-    parts = []
+    return shanten_of_codes([suit_code(counts27, suit) for suit in range(3)], n_melds, void)
+
+
+def shanten_of_codes(codes: list[int], n_melds: int = 0, void: int | None = None) -> int:
+    """:func:`shanten` of the hand whose three suits have the :func:`suit_code`\\ s ``codes`` (the hand state
+    keeps them up to date, and a discard changes one by :func:`code_step`)."""
+    key = n_melds + 1  # the melds and the suits' block options packed in one int (digits base _ID_BASE, none 0)
     pairs = 0
     for suit in range(3):
-        if suit == void:
+        code = codes[suit]
+        if suit == void or not code:
             continue
-        key = tuple(counts27[suit * 9 : suit * 9 + 9])
-        if any(key):
-            parts.append(_suit_blocks(key))
-            if n_melds == 0:
-                pairs += sum(n // 2 for n in key)
-    return _shanten_of(parts, pairs, n_melds)
-
-
-def _shanten_of(parts: list[tuple[Block, ...]], pairs: int, n_melds: int) -> int:
-    """The shanten of suits whose block options are ``parts``: the standard shape, or without melds seven
-    pairs (``6 − pairs``) if closer."""
-    best = _combine(tuple(parts), n_melds)
+        entry = _CODE_BLOCKS.get(code)
+        if entry is None:
+            entry = _code_blocks(code)
+        key = key * _ID_BASE + (entry >> 4) + 1
+        pairs += entry & 15
+    best = _COMBINED.get(key)
+    if best is None:
+        best = _COMBINED[key] = _combine(key)
     if n_melds == 0:
         best = min(best, 6 - min(pairs, 7))
     return best
 
 
-def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) -> dict[int, int]:
-    """向听 after each possible discard: ``{kind: shanten(counts27 less one kind)}`` for every kind held.
+# Shanten works on each suit's block options (_suit_blocks), which come from a small vocabulary: each distinct
+# options tuple gets an id, each suit code seen its options' id and pair count, and the standard-shape shanten of
+# a combination of ids (and melds) is worked out once.
+_CODE_BLOCKS: Final[dict[int, int]] = {}  # suit_code → options id × 16 + pairs held (at most 7)
+_BLOCK_IDS: Final[dict[tuple[Block, ...], int]] = {}
+_BLOCK_SETS: Final[list[tuple[Block, ...]]] = []  # options by id
+_ID_BASE: Final = 1 << 16  # ids stay below it: a few hundred distinct options exist
+_COMBINED: Final[dict[int, int]] = {}  # memo of _combine, by packed key
 
-    A discard changes one suit, so the other suits' blocks are worked out once and shared; the same answer as
-    calling :func:`shanten` per kind, for the price of one suit each.
-    """
-    keys = [tuple(counts27[suit * 9 : suit * 9 + 9]) for suit in range(3)]
-    used = [suit for suit in range(3) if suit != void and any(keys[suit])]
-    blocks = {suit: _suit_blocks(keys[suit]) for suit in used}
-    pairs = sum(n // 2 for suit in used for n in keys[suit]) if n_melds == 0 else 0
+
+def _code_blocks(code: int) -> int:
+    key = tuple((code >> (3 * rank)) & 7 for rank in range(9))
+    blocks = _suit_blocks(key)
+    ident = _BLOCK_IDS.get(blocks)
+    if ident is None:
+        ident = _BLOCK_IDS[blocks] = len(_BLOCK_SETS)
+        _BLOCK_SETS.append(blocks)
+        assert ident + 1 < _ID_BASE
+    pairs = 0
+    for n in key:
+        pairs += n // 2
+    entry = _CODE_BLOCKS[code] = ident * 16 + pairs
+    return entry
+
+
+def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) -> dict[int, int]:
+    """向听 after each possible discard: ``{kind: shanten(counts27 less one kind)}`` for every kind held."""
+    codes = [suit_code(counts27, suit) for suit in range(3)]
     out: dict[int, int] = {}
-    for kind in range(NUM_KINDS):
-        if not counts27[kind]:
-            continue
-        suit = kind // 9
-        parts = []
-        for other in used:
-            if other != suit:
-                parts.append(blocks[other])
-                continue
-            smaller = list(keys[suit])
-            smaller[kind % 9] = smaller[kind % 9] - 1
-            if any(smaller):
-                parts.append(_suit_blocks(tuple(smaller)))
-        left = pairs - (suit != void and counts27[kind] % 2 == 0)  # breaking an even count loses a pair
-        out[kind] = _shanten_of(parts, left, n_melds)
+    for kind, n in enumerate(counts27):
+        if n:
+            suit, step = kind // 9, code_step(kind)
+            codes[suit] = codes[suit] - step
+            out[kind] = shanten_of_codes(codes, n_melds, void)
+            codes[suit] = codes[suit] + step
     return out
 
 
-_COMBINED: Final[dict[tuple[tuple[tuple[Block, ...], ...], int], int]] = {}  # memo of _combine
-
-
-def _combine(parts: tuple[tuple[Block, ...], ...], n_melds: int) -> int:
-    """The standard-shape shanten of suits whose block options are ``parts``. The options of a suit come
-    from a small vocabulary, so this is nearly always a memo hit."""
-    known = _COMBINED.get((parts, n_melds))
-    if known is None:
-        known = _COMBINED[(parts, n_melds)] = _solve_combine(parts, n_melds)
-    return known
-
-
-def _solve_combine(parts: tuple[tuple[Block, ...], ...], n_melds: int) -> int:
+def _combine(key: int) -> int:
+    """The standard-shape shanten of a packed key of :func:`shanten_of_codes`: the meld count, then the
+    block options of each suit held."""
+    parts: list[tuple[Block, ...]] = []
+    while key >= _ID_BASE:
+        parts.append(_BLOCK_SETS[key % _ID_BASE - 1])
+        key //= _ID_BASE
+    n_melds = key - 1
     combos: list[Block] = [(n_melds, 0, 0)]
     for blocks in parts:
         combos = [(m + bm, t + bt, p + bp) for m, t, p in combos for bm, bt, bp in blocks if p + bp <= 1]

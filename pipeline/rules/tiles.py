@@ -56,7 +56,6 @@ def tile_name(kind: int) -> str:
 
 TILE_NAMES: Final[tuple[str, ...]] = tuple(tile_name(k) for k in range(NUM_KINDS))
 KIND_BY_NAME: Final[dict[str, int]] = {name: k for k, name in enumerate(TILE_NAMES)}
-_SUIT_BASE: Final = {ord("m"): 0, ord("p"): 9, ord("s"): 18}
 
 
 def kind_of_name(value: object) -> int:
@@ -70,10 +69,16 @@ def kind_of_name(value: object) -> int:
     if type(value) is not str or len(value) != 2:
         return -1
     rank = ord(value[0]) - 49  # "1" → 0
-    base = _SUIT_BASE.get(ord(value[1]), -1)
-    if base < 0 or not 0 <= rank <= 8:
+    if not 0 <= rank <= 8:
         return -1
-    return base + rank
+    suit = ord(value[1])
+    if suit == 109:  # m
+        return rank
+    if suit == 112:  # p
+        return rank + 9
+    if suit == 115:  # s
+        return rank + 18
+    return -1
 
 
 def suit_of(kind: int) -> int:
