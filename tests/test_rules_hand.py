@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 from pipeline.rules.hand import (
     SUIT_TABLE,
+    WHOLE_CODES,
     Meld,
     Reading,
+    _near_whole,
+    _suit_size,
     code_step,
-    facts_of_code,
     full_counts,
     is_legal_win,
     is_seven_pairs,
@@ -497,8 +499,11 @@ def test_a_suit_code_moves_by_one_step_a_tile_and_decodes_to_the_counts(
     grown[kind] += 1
     step = code_step(kind) if kind // 9 == suit else 0
     assert suit_code(grown, suit) == suit_code(counts27, suit) + step
-    facts = facts_of_code(suit, suit_code(counts27, suit))
-    assert facts.key == tuple(counts27[suit * 9 : suit * 9 + 9]) and facts.n == sum(facts.key)
+    code = suit_code(counts27, suit)
+    counts = tuple(counts27[suit * 9 : suit * 9 + 9])
+    assert tuple((code >> (3 * rank)) & 7 for rank in range(9)) == counts and _suit_size(code) == sum(counts)
+    # the ranks that make the suit whole, by the table's definition
+    assert _near_whole().get(code, ()) == tuple(r for r in range(9) if code + code_step(r) in WHOLE_CODES)
 
 
 def test_shanten_after_discarding_a_suits_only_tile() -> None:

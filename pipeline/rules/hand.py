@@ -277,50 +277,6 @@ def _product(options: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
     return result
 
 
-class SuitFacts(Value):
-    """What :func:`win_tiles` needs of one suit's nine counts, worked out once per suit and distinct vector
-    (:func:`facts_of_code`)."""
-
-    __slots__ = ()
-    _fields = ("suit", "code", "key", "n", "whole", "odd", "completes")
-
-    def __init__(
-        self, suit: int, code: int, key: SuitKey, n: int, whole: bool, odd: tuple[int, ...], completes: tuple[int, ...]
-    ) -> None:
-        self._v = (suit, code, key, n, whole, odd, completes)
-
-    @property
-    def suit(self) -> int:
-        return self._v[0]
-
-    @property
-    def code(self) -> int:  # the suit's suit_code
-        return self._v[1]
-
-    @property
-    def key(self) -> SuitKey:  # the nine counts
-        return self._v[2]
-
-    @property
-    def n(self) -> int:  # tiles in the suit
-        return self._v[3]
-
-    @property
-    def whole(self) -> bool:  # splits into sets and at most one pair (a pair iff n % 3 == 2)
-        return self._v[4]
-
-    @property
-    def odd(self) -> tuple[int, ...]:  # kinds held an odd number of times (for seven pairs)
-        return self._v[5]
-
-    @property
-    def completes(self) -> tuple[int, ...]:  # the kinds one more of which makes the suit whole
-        return self._v[6]
-
-
-_SUIT_FACTS: Final[tuple[dict[int, SuitFacts], ...]] = ({}, {}, {})  # by suit, then by suit_code
-
-
 def code_step(kind: int) -> int:
     """What one tile of ``kind`` adds to its suit's :func:`suit_code`."""
     return 1 << (3 * (kind % 9))
@@ -336,17 +292,34 @@ def suit_code(counts27: Sequence[int], suit: int) -> int:
     return code
 
 
-def facts_of_code(suit: int, code: int) -> SuitFacts:
-    """The facts of the suit whose :func:`suit_code` is ``code`` (memoised)."""
-    facts = _SUIT_FACTS[suit].get(code)
-    if facts is None:
-        key = tuple((code >> (3 * rank)) & 7 for rank in range(9))
-        odd = tuple(suit * 9 + rank for rank in range(9) if key[rank] & 1)
-        completes = tuple(suit * 9 + rank for rank in range(9) if code + (1 << (3 * rank)) in WHOLE_CODES)
-        facts = SuitFacts(suit, code, key, sum(key), code in WHOLE_CODES, odd, completes)
-        _SUIT_FACTS[suit][code] = facts
-    return facts
+_NEAR_WHOLE: Final[dict[int, tuple[int, ...]]] = {}  # filled on first use by _near_whole
 
+
+def _near_whole() -> dict[int, tuple[int, ...]]:
+    """Suit code → the ranks (0–8) one more tile of which makes the suit whole: every code one tile short of
+    a :data:`WHOLE_CODES` code (about 90,000 of them, sharing a few hundred distinct answers). Worked out once,
+    on first use, like the suit table itself: the winning tiles of a hand are then a look-up for the one suit
+    that takes the tile."""
+    if not _NEAR_WHOLE:
+        near: dict[int, list[int]] = {}
+        for whole in WHOLE_CODES:
+            for rank in range(9):
+                if (whole >> (3 * rank)) & 7:
+                    near.setdefault(whole - (1 << (3 * rank)), []).append(rank)
+        shared: dict[tuple[int, ...], tuple[int, ...]] = {}
+        for code, ranks in near.items():
+            answer = tuple(sorted(ranks))
+            _NEAR_WHOLE[code] = shared.setdefault(answer, answer)
+    return _NEAR_WHOLE
+
+
+def _suit_size(code: int) -> int:
+    """The number of tiles in the suit whose :func:`suit_code` is ``code``."""
+    n = 0
+    while code:
+        n += code & 7
+        code >>= 3
+    return n
 
 
 def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
@@ -364,37 +337,51 @@ def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None =
 
 def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
     """:func:`win_tiles` from the three suits' :func:`suit_code` (a caller that keeps them up to date saves
-    the counting). Most hands are two suits short of whole and hold no six pairs: the codes alone say so."""
-    broken = 0  # suits that are not whole
-    for code in codes:
-        if code and code not in WHOLE_CODES:
-            broken += 1
-    if broken > 1 and (melds or _odd_kinds(codes) != 1):
-        return _NONE  # neither sets and a pair nor seven pairs (exactly one kind held an odd number of times)
-    suits = [facts_of_code(0, codes[0]), facts_of_code(1, codes[1]), facts_of_code(2, codes[2])]
-    pairs = 0  # whole suits holding the pair
-    held = [False, False, False]
-    for facts in suits:
-        if facts.n:
-            held[facts.suit] = True
-            if facts.whole and facts.n % 3 == 2:
-                pairs += 1
+    the counting). The suit rule and "two suits short of whole" (most hands) are told by the codes alone."""
+    held = 0  # the suits held, concealed or melded, as bits
+    for suit in range(3):
+        if codes[suit]:
+            held |= 1 << suit
     for meld in melds:
-        held[meld.tile // 9] = True
-    if held[0] + held[1] + held[2] > 2 or (void is not None and held[void]):
+        held |= 1 << (meld.tile // 9)
+    if held == 7 or (void is not None and (held >> void) & 1):
         return _NONE  # 缺一门: three suits, or the void suit, can never win
+    broken = -1  # the one suit that is not whole (sets and at most one pair), if any
+    for suit in range(3):
+        code = codes[suit]
+        if code and code not in WHOLE_CODES:
+            if broken >= 0:  # two suits short of whole: no sets and a pair, perhaps seven pairs
+                return _NONE if melds else _seven_pairs_wait(codes)
+            broken = suit
+    sizes = [_suit_size(codes[0]), _suit_size(codes[1]), _suit_size(codes[2])]
+    pairs = 0  # whole suits holding the pair
+    for suit in range(3):
+        if suit != broken and sizes[suit] % 3 == 2:
+            pairs += 1
     out: set[int] = set()
-    if broken <= 1:
-        for facts in suits:
-            if broken and facts.whole:
-                continue  # the one broken suit must take the tile
-            others_pairs = pairs - (facts.whole and facts.n % 3 == 2)
-            if (facts.n % 3 == 1 and others_pairs == 0) or (facts.n % 3 == 2 and others_pairs == 1):
-                out.update(facts.completes)
-    if not melds and len(suits[0].odd) + len(suits[1].odd) + len(suits[2].odd) == 1:
-        for facts in suits:
-            out.update(facts.odd)  # 七对: six pairs (a four counting two) and a single
+    for suit in range(3):
+        if broken >= 0 and suit != broken:
+            continue  # the one broken suit must take the tile
+        n = sizes[suit] % 3
+        others_pairs = pairs - (1 if suit != broken and n == 2 else 0)
+        if (n == 1 and others_pairs == 0) or (n == 2 and others_pairs == 1):
+            for rank in _near_whole().get(codes[suit], ()):
+                out.add(suit * 9 + rank)
+    if not melds:
+        out.update(_seven_pairs_wait(codes))
     return frozenset(out)
+
+
+def _seven_pairs_wait(codes: list[int]) -> frozenset[int]:
+    """七对: six pairs (a four counting two) and a single wait on the single's kind."""
+    if _odd_kinds(codes) != 1:
+        return _NONE
+    for suit in range(3):
+        code = codes[suit]
+        for rank in range(9):
+            if (code >> (3 * rank)) & 1:
+                return frozenset((suit * 9 + rank,))
+    raise AssertionError("an odd count without an odd kind")
 
 
 def _odd_kinds(codes: list[int]) -> int:
