@@ -13,6 +13,8 @@ How the compiled modules are written, so that mypyc keeps them native (each meas
   in-place add on boxed objects, the spelt-out form to an integer add;
 - a ``Sequence[int]`` argument is iterated (or sliced, then iterated), not indexed: ``counts27[k]`` on a
   Sequence is a generic ``__getitem__`` call per element, a ``for`` loop walks a list or tuple natively;
+- a running total is kept in a local, not in a list slot: an int stored in a list is a Python object, and
+  above 256 a new one is allocated at every store.
 """
 
 from __future__ import annotations

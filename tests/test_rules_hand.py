@@ -27,7 +27,7 @@ from pipeline.rules.hand import (
     roots,
     shanten,
     shanten_after_discards,
-    suit_code,
+    suit_codes,
     suits_ok,
     suits_used,
     waits,
@@ -498,8 +498,8 @@ def test_a_suit_code_moves_by_one_step_a_tile_and_decodes_to_the_counts(
     grown = list(counts27)
     grown[kind] += 1
     step = code_step(kind) if kind // 9 == suit else 0
-    assert suit_code(grown, suit) == suit_code(counts27, suit) + step
-    code = suit_code(counts27, suit)
+    assert suit_codes(grown)[suit] == suit_codes(counts27)[suit] + step
+    code = suit_codes(counts27)[suit]
     counts = tuple(counts27[suit * 9 : suit * 9 + 9])
     assert tuple((code >> (3 * rank)) & 7 for rank in range(9)) == counts and _suit_size(code) == sum(counts)
     # the ranks that make the suit whole, by the table's definition

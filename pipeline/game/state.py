@@ -31,7 +31,7 @@ from pipeline.rules.hand import (
     is_legal_win,
     is_win,
     shanten_of_codes,
-    suit_code,
+    suit_codes,
     suits_ok,
     suits_used,
     win_tiles_of_codes,
@@ -166,10 +166,10 @@ class HandState:
         # event index → seats that could win on that tile: every added kong, and the discards someone could win on
         self.could_win_at: dict[int, tuple[int, ...]] = {}
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
-        # Each seat's winning tiles, kept until its hand changes, and the code of each of its suits (hand.suit_code),
+        # Each seat's winning tiles, kept until its hand changes, and the code of each of its suits (hand.suit_codes),
         # kept up to date tile by tile: every change goes through _add or _meld.
         self._win_tiles: list[frozenset[int] | None] = [None, None, None, None]
-        self._codes = [[suit_code(self.counts[seat], suit) for suit in range(3)] for seat in range(4)]
+        self._codes = [suit_codes(self.counts[seat]) for seat in range(4)]
         self._sizes = [len(kinds) for kinds in hands]  # concealed tiles per seat
 
     @classmethod
@@ -385,7 +385,7 @@ class HandState:
         seat, tile = event.seat, event.tile
         self.verify_draw(seat, tile)
         if self.phase in ("claim", "rob"):
-            self._close_window()
+            self._close_window(drawer=seat)  # verify_draw worked out that this seat draws next
         replacement = bool(self.kong_chain)  # only an unrobbed kong leaves a chain to draw after
         self.events.append(event)
         self._add(seat, tile, 1)
@@ -770,8 +770,9 @@ class HandState:
         self.wins.append(WinRecord(seat=seat, event=index, tile=tile, how=how, source=source, score=s, order=order))
 
     # ------------------------------------------------------------------------------------ windows
-    def _close_window(self, *, claimed: bool = False) -> None:
-        """Close the open claim or rob window: record passes, settle what waited on it, move the turn."""
+    def _close_window(self, *, claimed: bool = False, drawer: int | None = None) -> None:
+        """Close the open claim or rob window: record passes, settle what waited on it, move the turn (to
+        ``drawer`` when the caller has already worked out who draws next)."""
         w = self.window
         assert w is not None
         for seat in w.could_win:
@@ -797,7 +798,7 @@ class HandState:
         if claimed:
             self.window = None
             return
-        nxt = self._after_window_turn()
+        nxt = drawer if drawer is not None else self._after_window_turn()
         self.window = None
         if nxt is None:
             self._end()
@@ -921,7 +922,7 @@ class HandState:
                 total[k] = total[k] + 1
             assert all(n == COPIES for n in total), "the tiles in play and in the wall are not the full set"
         for seat, kept in enumerate(self._win_tiles):
-            assert self._codes[seat] == [suit_code(self.counts[seat], suit) for suit in range(3)], f"seat {seat}: codes"
+            assert self._codes[seat] == suit_codes(self.counts[seat]), f"seat {seat}: codes"
             assert self._sizes[seat] == sum(self.counts[seat]), f"seat {seat}: hand size"
             if kept is not None:
                 self._win_tiles[seat] = None  # work it out afresh

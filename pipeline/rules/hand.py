@@ -135,7 +135,7 @@ def _build_suit_table() -> dict[SuitKey, tuple[int, ...]]:
 SUIT_TABLE: Final[dict[SuitKey, tuple[int, ...]]] = _build_suit_table()
 WHOLE_CODES: Final[frozenset[int]] = frozenset(
     sum(n << (3 * rank) for rank, n in enumerate(key)) for key in SUIT_TABLE
-)  # the suit_code of each SUIT_TABLE key: suits that split into sets and at most one pair
+)  # the suit code (suit_codes) of each SUIT_TABLE key: suits that split into sets and at most one pair
 
 
 def _suit_keys(counts27: Sequence[int]) -> tuple[SuitKey, SuitKey, SuitKey]:
@@ -144,16 +144,27 @@ def _suit_keys(counts27: Sequence[int]) -> tuple[SuitKey, SuitKey, SuitKey]:
 
 def is_standard(counts27: Sequence[int]) -> bool:
     """Do the concealed tiles split into sets and exactly one pair? (Melds are not passed.)"""
+    return _standard_flags(counts27) is not None
+
+
+def _standard_flags(counts27: Sequence[int]) -> list[tuple[int, ...]] | None:
+    """The :data:`SUIT_TABLE` reading flags of each suit held, when the tiles split into sets and exactly one
+    pair; ``None`` when they do not."""
+    flags: list[tuple[int, ...]] = []
     pairs = 0
     for key in _suit_keys(counts27):
-        n = sum(key)
+        n = 0
+        for count in key:
+            n += count
         if n == 0:
             continue
-        if key not in SUIT_TABLE:
-            return False
+        found = SUIT_TABLE.get(key)
+        if found is None:
+            return None
         if n % 3 == 2:
             pairs += 1
-    return pairs == 1
+        flags.append(found)
+    return flags if pairs == 1 else None
 
 
 def is_seven_pairs(counts27: Sequence[int]) -> bool:
@@ -171,13 +182,17 @@ def is_win(counts27: Sequence[int], melds: Sequence[Meld]) -> bool:
 
     Suit rules are :func:`suits_ok`'s; tile-count errors raise.
     """
+    _check_win_size(counts27, melds)
+    if not melds and is_seven_pairs(counts27):
+        return True
+    return is_standard(counts27)
+
+
+def _check_win_size(counts27: Sequence[int], melds: Sequence[Meld]) -> None:
     expected = 14 - 3 * len(melds)
     total = sum(counts27)
     if total != expected:
         raise TileError(f"{total} concealed tiles with {len(melds)} melds (a win needs {expected})")
-    if not melds and is_seven_pairs(counts27):
-        return True
-    return is_standard(counts27)
 
 
 def suits_used(counts27: Sequence[int], melds: Iterable[Meld]) -> set[int]:
@@ -251,15 +266,14 @@ def readings(counts27: Sequence[int], melds: Sequence[Meld]) -> list[Reading]:
 
     Melds are pungs and kongs: they keep ``all_pungs`` and keep ``yaojiu`` only on a 1 or a 9.
     """
+    _check_win_size(counts27, melds)
     out: list[Reading] = []
-    if is_win(counts27, melds) is False:
-        return out
     if not melds and is_seven_pairs(counts27):
         out.append(Reading(seven_pairs=True, all_pungs=False, yaojiu=False, straight=False))
-    if not is_standard(counts27):
+    per_suit = _standard_flags(counts27)
+    if per_suit is None:
         return out
     meld_yaojiu = all(rank_of(m.tile) in (1, 9) for m in melds)
-    per_suit = [SUIT_TABLE[key] for key in _suit_keys(counts27) if sum(key)]
     combos: set[tuple[bool, bool, bool]] = set()
     for chosen in _product(per_suit):
         pungs = all(f & ALL_PUNGS for f in chosen)
@@ -278,18 +292,26 @@ def _product(options: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
 
 
 def code_step(kind: int) -> int:
-    """What one tile of ``kind`` adds to its suit's :func:`suit_code`."""
+    """What one tile of ``kind`` adds to its suit's :func:`suit_codes`."""
     return 1 << (3 * (kind % 9))
 
 
-def suit_code(counts27: Sequence[int], suit: int) -> int:
-    """One suit's nine counts as one number, three bits a rank: a hand that changes a tile at a time keeps it
-    up to date with :func:`code_step` and looks its suits up by it."""
+def suit_codes(counts27: Sequence[int]) -> list[int]:
+    """Each suit's nine counts as one number, three bits a rank (``codes[suit]``, the suit's *code*): a hand
+    that changes a tile at a time keeps them up to date with :func:`code_step` and looks its suits up by them.
+
+    >>> suit_codes([2, 1] + [0] * 25)
+    [10, 0, 0]
+    """
+    codes: list[int] = []
     code = shift = 0
-    for n in counts27[suit * 9 : suit * 9 + 9]:  # sliced and iterated, not indexed: see setup.py
+    for n in counts27:  # iterated, not indexed: see setup.py
         code |= n << shift
         shift += 3
-    return code
+        if shift == 27:
+            codes.append(code)
+            code = shift = 0
+    return codes
 
 
 _NEAR_WHOLE: Final[dict[int, tuple[int, ...]]] = {}  # filled on first use by _near_whole
@@ -314,7 +336,7 @@ def _near_whole() -> dict[int, tuple[int, ...]]:
 
 
 def _suit_size(code: int) -> int:
-    """The number of tiles in the suit whose :func:`suit_code` is ``code``."""
+    """The number of tiles in the suit whose :func:`suit_codes` is ``code``."""
     n = 0
     while code:
         n += code & 7
@@ -332,11 +354,11 @@ def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None =
     only), a suit of ``3k + 2`` with a set (another suit holds the pair). Seven pairs wait on the one kind
     held an odd number of times.
     """
-    return win_tiles_of_codes([suit_code(counts27, suit) for suit in range(3)], melds, void)
+    return win_tiles_of_codes(suit_codes(counts27), melds, void)
 
 
 def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
-    """:func:`win_tiles` from the three suits' :func:`suit_code` (a caller that keeps them up to date saves
+    """:func:`win_tiles` from the three suits' :func:`suit_codes` (a caller that keeps them up to date saves
     the counting). The suit rule and "two suits short of whole" (most hands) are told by the codes alone."""
     held = 0  # the suits held, concealed or melded, as bits
     for suit in range(3):
@@ -512,11 +534,11 @@ def shanten(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) 
     standard shape (``8 − 2·sets − partials − pair``, sets plus partials at most four) and, without
     melds, seven pairs (``6 − pairs``, four of a kind being two pairs).
     """
-    return shanten_of_codes([suit_code(counts27, suit) for suit in range(3)], n_melds, void)
+    return shanten_of_codes(suit_codes(counts27), n_melds, void)
 
 
 def shanten_of_codes(codes: list[int], n_melds: int = 0, void: int | None = None) -> int:
-    """:func:`shanten` of the hand whose three suits have the :func:`suit_code`\\ s ``codes`` (the hand state
+    """:func:`shanten` of the hand whose three suits have the :func:`suit_codes`\\ s ``codes`` (the hand state
     keeps them up to date, and a discard changes one by :func:`code_step`)."""
     key = n_melds + 1  # the melds and the suits' block options packed in one int (digits base _ID_BASE, none 0)
     pairs = 0
@@ -540,7 +562,7 @@ def shanten_of_codes(codes: list[int], n_melds: int = 0, void: int | None = None
 # Shanten works on each suit's block options (_suit_blocks), which come from a small vocabulary: each distinct
 # options tuple gets an id, each suit code seen its options' id and pair count, and the standard-shape shanten of
 # a combination of ids (and melds) is worked out once.
-_CODE_BLOCKS: Final[dict[int, int]] = {}  # suit_code → options id × 16 + pairs held (at most 7)
+_CODE_BLOCKS: Final[dict[int, int]] = {}  # suit code → options id × 16 + pairs held (at most 7)
 _BLOCK_IDS: Final[dict[tuple[Block, ...], int]] = {}
 _BLOCK_SETS: Final[list[tuple[Block, ...]]] = []  # options by id
 _ID_BASE: Final = 1 << 16  # ids stay below it: a few hundred distinct options exist
@@ -564,7 +586,7 @@ def _code_blocks(code: int) -> int:
 
 def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) -> dict[int, int]:
     """向听 after each possible discard: ``{kind: shanten(counts27 less one kind)}`` for every kind held."""
-    codes = [suit_code(counts27, suit) for suit in range(3)]
+    codes = suit_codes(counts27)
     out: dict[int, int] = {}
     for kind, n in enumerate(counts27):
         if n:
