@@ -268,7 +268,7 @@ def _parse_event(obj: Any, index: int) -> Event:
     allowed = EVENT_FIELDS.get(t) if isinstance(t, str) else None
     if allowed is None:
         raise RecordError("SCHEMA_EVENT", f"event {index}: unknown type t={t!r}", event=index)
-    extra = [k for k in obj.keys() - allowed if not k.startswith("x_")]
+    extra = [k for k in obj if k not in allowed and not k.startswith("x_")]
     if extra:
         raise RecordError("SCHEMA_EVENT", f"event {index} ({t}): unknown field(s) {', '.join(sorted(extra))}", event=index)
     if "seat" not in obj or "tile" not in obj:

@@ -475,46 +475,42 @@ def is_standard_recursive(counts27: Sequence[int]) -> bool:
 Block = tuple[int, int, int]  # (sets, partial sets, pair) of one suit
 
 
-_BLOCKS: Final[dict[SuitKey, tuple[Block, ...]]] = {}  # memo of _suit_blocks: at most a few thousand suit vectors
+_BLOCKS: Final[dict[int, tuple[Block, ...]]] = {}  # memo of _suit_blocks, by suit code
 
 
-def _suit_blocks(key: SuitKey) -> tuple[Block, ...]:
-    """Pareto-best (sets, partial sets, pair) counts one suit's tiles can be grouped into.
+def _suit_blocks(code: int) -> tuple[Block, ...]:
+    """Pareto-best (sets, partial sets, pair) counts the tiles of the suit with code ``code`` can be grouped
+    into.
 
     Partial sets (搭子) are two tiles a third completes: a pair, neighbours or a gap. Recursion on the
-    lowest tile present, memoised on the remaining counts, so each sub-vector is solved once.
+    lowest tile present, memoised on the code of the tiles left, so each sub-vector is solved once.
     """
-    known = _BLOCKS.get(key)
+    known = _BLOCKS.get(code)
     if known is None:
-        known = _BLOCKS[key] = _solve_blocks(key)
+        known = _BLOCKS[code] = _solve_blocks(code)
     return known
 
 
-def _solve_blocks(key: SuitKey) -> tuple[Block, ...]:
-    r = next((i for i, n in enumerate(key) if n), -1)
-    if r < 0:
+def _solve_blocks(code: int) -> tuple[Block, ...]:
+    if not code:
         return ((0, 0, 0),)
-    c = list(key)
-    options: list[tuple[Block, SuitKey]] = []
-
-    def take(ranks: tuple[int, ...], gain: Block) -> None:
-        for i in ranks:
-            c[i] = c[i] - 1
-        options.append((gain, tuple(c)))
-        for i in ranks:
-            c[i] = c[i] + 1
-
-    if c[r] >= 3:
-        take((r, r, r), (1, 0, 0))
-    if r <= 6 and c[r + 1] and c[r + 2]:
-        take((r, r + 1, r + 2), (1, 0, 0))
-    if c[r] >= 2:
-        take((r, r), (0, 0, 1))
-        take((r, r), (0, 1, 0))
+    r = 0
+    while not (code >> (3 * r)) & 7:
+        r += 1  # the lowest rank held
+    held = [(code >> (3 * rank)) & 7 for rank in range(9)]
+    one = [1 << (3 * rank) for rank in range(9)]  # what one tile of each rank adds to the code
+    options: list[tuple[Block, int]] = []  # (what a grouping of the lowest tile gains, the code left)
+    if held[r] >= 3:
+        options.append(((1, 0, 0), code - 3 * one[r]))  # a pung
+    if r <= 6 and held[r + 1] and held[r + 2]:
+        options.append(((1, 0, 0), code - one[r] - one[r + 1] - one[r + 2]))  # a chow
+    if held[r] >= 2:
+        options.append(((0, 0, 1), code - 2 * one[r]))  # the pair
+        options.append(((0, 1, 0), code - 2 * one[r]))  # a pair as a partial set
     for gap in (1, 2):
-        if r + gap <= 8 and c[r + gap]:
-            take((r, r + gap), (0, 1, 0))
-    take((r,), (0, 0, 0))  # leave the tile isolated
+        if r + gap <= 8 and held[r + gap]:
+            options.append(((0, 1, 0), code - one[r] - one[r + gap]))  # neighbours or a gap
+    options.append(((0, 0, 0), code - one[r]))  # leave the tile isolated
     found: set[Block] = set()
     for (gm, gt, gp), rest in options:
         for m, t, p in _suit_blocks(rest):
@@ -570,16 +566,15 @@ _COMBINED: Final[dict[int, int]] = {}  # memo of _combine, by packed key
 
 
 def _code_blocks(code: int) -> int:
-    key = tuple((code >> (3 * rank)) & 7 for rank in range(9))
-    blocks = _suit_blocks(key)
+    blocks = _suit_blocks(code)
     ident = _BLOCK_IDS.get(blocks)
     if ident is None:
         ident = _BLOCK_IDS[blocks] = len(_BLOCK_SETS)
         _BLOCK_SETS.append(blocks)
         assert ident + 1 < _ID_BASE
     pairs = 0
-    for n in key:
-        pairs += n // 2
+    for rank in range(9):
+        pairs += ((code >> (3 * rank)) & 7) // 2
     entry = _CODE_BLOCKS[code] = ident * 16 + pairs
     return entry
 
