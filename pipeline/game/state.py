@@ -109,7 +109,7 @@ class _Window:
         self.tile = tile
         self.event = event
         self.could_win: dict[int, Score | None] = {}  # seat → score, computed on demand
-        self.winners: list[int] = []
+        self.winners: tuple[int, ...] = ()  # a tuple: most windows have none, and () is never allocated
         self.kong_discard = kong_event is not None  # the discard came right after its player's kong (杠上炮)
         self.kong_event = kong_event  # that kong's event, for 呼叫转移
         self.fresh = fresh  # rob window: the added tile was drawn this turn
@@ -427,7 +427,7 @@ class HandState:
             )
         self._require_holds(seat, tile, 1, "discard")
         void = self.void[seat]
-        if self.rules.void_discard_first and void is not None and tile // 9 != void:
+        if void is not None and tile // 9 != void and self.rules.void_discard_first:  # the switch last: an interpreted look-up
             if any(self.counts[seat][void * 9 : void * 9 + 9]):
                 raise IllegalAction(
                     "TURN_VOID_FIRST",
@@ -446,7 +446,7 @@ class HandState:
         self.verify_discard(seat, tile)
         index = self.index
         drawn = self.last_draw
-        if (self.rules.must_win_last_four and self.left <= 3 and drawn is not None and self._holds_a_win(seat)
+        if (self.left <= 3 and drawn is not None and self.rules.must_win_last_four and self._holds_a_win(seat)
                 and self.can_hu(seat, drawn, None)):
             # 最后四张: a drawn tile that wins must be won on ("当这张牌出现时，叫的玩家只能胡牌"); the draw is the
             # event before (last_draw is cleared by every other action).
@@ -756,7 +756,7 @@ class HandState:
             event = Hu(seat, tile, source, rob_kong=rob)  # a win in the rob window robs the kong, flagged or not
         self.events.append(event)
         first_of_window = not w.winners
-        w.winners.append(seat)
+        w.winners = (*w.winners, seat)
         order = len(self._win_orders()) + (1 if first_of_window else 0)
         self.ledger.win(seat, s, index, discarder=source)
         self._record_win(seat, index, tile, "rob_kong" if rob else "discard", source, s, order=order)
