@@ -530,3 +530,28 @@ def test_stdout_holds_only_the_summary_when_only_stderr_is_a_terminal(tmp_path: 
     )
     assert out.startswith("lines read 40 = stored 40"), repr(out[:40])
     assert "ingesting" in screen
+
+
+def test_tables_encoded_by_a_worker_are_the_tables_it_made(corpus: Corpus) -> None:
+    """The local engine's workers hand over the large record tables as their Parquet files: each decodes to
+    the rows the worker made (``_rec`` kept beside it for a committer that drops a record), in the declared
+    schema, and the small tables stay Arrow tables."""
+    from pipeline.ingest.read import RawLine
+    from pipeline.ingest.warehouse import Encoded
+    from pipeline.ingest.work import ENCODED_TABLES, RECORD_TABLES, EncodedRows, encoded, process_lines
+
+    data = corpus.files[0].read_bytes()
+    data = gzip.decompress(data) if corpus.files[0].suffix == ".gz" else data
+    lines = [RawLine.of("x", n, line) for n, line in enumerate(data.splitlines()[:40], start=1)]
+    tables = process_lines(lines, "run").tables()
+    out = encoded(tables)
+    assert set(out) == set(tables) and set(ENCODED_TABLES) < set(RECORD_TABLES)
+    for name, table in tables.items():
+        given = out[name]
+        if name not in ENCODED_TABLES:
+            assert given is table
+            continue
+        assert isinstance(given, EncodedRows) and isinstance(given.stored, Encoded)
+        assert given.num_rows == table.num_rows
+        assert given.table().equals(table)
+        assert given.stored.table().schema == TABLES[name]

@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.ingest.read import RawLine, read_lines
-from pipeline.ingest.warehouse import SPILL, Warehouse
-from pipeline.ingest.work import RECORD_TABLES, RecordKey, Rows, reject_row
+from pipeline.ingest.warehouse import SPILL, Encoded, Warehouse
+from pipeline.ingest.work import RECORD_TABLES, EncodedRows, RecordKey, Rows, reject_row
 
 CHUNK = 500
 
@@ -134,7 +134,7 @@ def _ingest(
     known_rejects = wh.known_rejects()
     absolute = [p if p == "-" else str(Path(p).resolve()) for p in paths]
     with ExitStack() as stack:
-        results: Iterable[tuple[Sequence[RawLine], tuple[dict[str, pa.Table], list[RecordKey]]]]
+        results: Iterable[tuple[Sequence[RawLine], tuple[dict[str, pa.Table | EncodedRows], list[RecordKey]]]]
         if engine == "local":
             from pipeline.ingest.engines.local import run_chunks
 
@@ -185,7 +185,7 @@ def _commit(
     wh: Warehouse,
     batch: str,
     chunk: Sequence[RawLine],
-    tables: dict[str, pa.Table],
+    tables: dict[str, pa.Table | EncodedRows],
     keys: list[RecordKey],
     known: dict[str, str],
     known_rejects: set[tuple[str, int, str]],
@@ -208,14 +208,24 @@ def _commit(
             reject_row(conflicts, line, "INGEST_CONFLICT",
                        f"hand_id {key.hand_id!r} is already stored with other content (sha256 {stored[:12]}…)",
                        run_id, hand_id=key.hand_id)
-    out: dict[str, pa.Table] = {}
+    out: dict[str, pa.Table | Encoded] = {}
     kept = pa.array(keep, pa.int32())
     for name in RECORD_TABLES:
-        table = tables[name]
+        given = tables[name]
+        if isinstance(given, EncodedRows):
+            if len(keep) == len(keys):
+                out[name] = given.stored  # every record kept: the file as the worker made it
+                continue
+            given = given.table()
+        table = given
         if len(keep) != len(keys):
             table = table.filter(pc.is_in(table["_rec"], value_set=kept))
         out[name] = table.drop_columns(["_rec"])
-    rejects = pa.concat_tables([tables["rejects"], conflicts.tables()["rejects"]])
+    given_rejects = tables["rejects"]
+    assert isinstance(given_rejects, pa.Table)
+    hands = out["hands"]
+    assert isinstance(hands, pa.Table)
+    rejects = pa.concat_tables([given_rejects, conflicts.tables()["rejects"]])
     fresh = []
     for i, (f, n, s) in enumerate(zip(rejects["source_file"].to_pylist(), rejects["source_line"].to_pylist(),
                                       rejects["sha256"].to_pylist(), strict=True)):
@@ -231,8 +241,8 @@ def _commit(
         stats.rejects_by_code[code] = stats.rejects_by_code.get(code, 0) + 1
         stats.conflicts += code == "INGEST_CONFLICT"
     stats.rejects += rejects.num_rows
-    stats.records_stored += out["hands"].num_rows
-    stats.records_invalid += out["hands"].num_rows - pc.sum(out["hands"]["valid"]).as_py() if out["hands"].num_rows else 0
+    stats.records_stored += hands.num_rows
+    stats.records_invalid += hands.num_rows - pc.sum(hands["valid"]).as_py() if hands.num_rows else 0
     wh.write_batch(batch, out)
 
 

@@ -42,6 +42,26 @@ SPILL = "spill"
 _BATCH = re.compile(r"^part-(.+)\.parquet$")
 
 
+class Encoded:
+    """A table already in its stored form: the Parquet bytes of its file (cast to the table's schema), so that
+    the process that commits it only has to write them. Built where the rows are made: the local engine's
+    workers encode the large record tables, which keeps that work off the one process that writes."""
+
+    __slots__ = ("num_rows", "parquet")
+
+    def __init__(self, name: str, table: pa.Table) -> None:
+        sink = pa.BufferOutputStream()
+        pq.write_table(table.cast(TABLES[name]), sink, compression=COMPRESSION)
+        self.num_rows: int = table.num_rows
+        self.parquet: bytes = sink.getvalue().to_pybytes()
+
+    def table(self) -> pa.Table:
+        return pq.read_table(pa.BufferReader(self.parquet))
+
+
+COMPRESSION = "zstd"
+
+
 class WarehouseBusy(RuntimeError):
     """Another process is writing to the warehouse."""
 
@@ -125,7 +145,7 @@ class Warehouse:
                     f.unlink()
 
     # ------------------------------------------------------------------------------------ writing
-    def write_batch(self, batch: str, tables: dict[str, pa.Table]) -> None:
+    def write_batch(self, batch: str, tables: dict[str, pa.Table | Encoded]) -> None:
         """Write one batch: every table's file into ``_tmp``, then into place, ``hands`` last (the commit).
 
         ``ingest_runs`` is written only with the empty batch that starts a warehouse; a run's own row is
@@ -138,7 +158,10 @@ class Warehouse:
             if name != "hands" and table.num_rows == 0 and batch != EMPTY_BATCH:
                 continue
             path = self.tmp / f"{name}-part-{batch}.parquet"
-            pq.write_table(table.cast(TABLES[name]), path, compression="zstd")
+            if isinstance(table, Encoded):
+                path.write_bytes(table.parquet)
+            else:
+                pq.write_table(table.cast(TABLES[name]), path, compression=COMPRESSION)
             staged.append((path, self.root / name / f"part-{batch}.parquet"))
         for src, dst in sorted(staged, key=lambda p: p[1].parent.name == "hands"):
             os.replace(src, dst)

@@ -20,6 +20,7 @@ from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
 from pipeline.game.record import parse_json
 from pipeline.ingest.read import RawLine
+from pipeline.ingest.warehouse import Encoded
 from pipeline.rules.tiles import NUM_TILES, TILE_NAMES
 from pipeline.validate import Issue, Validation, validate
 from schemas.tables import TABLES
@@ -103,6 +104,34 @@ class Rows:
 
 
 REC = pa.field("_rec", pa.int32(), nullable=False)
+ENCODED_TABLES = ("player_hands", "events", "wins", "payments", "issues")  # the large ones; hands is the commit mark
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedRows:
+    """A record table of a chunk in its stored form (Parquet bytes, without ``_rec``), with the record number
+    of each row beside it in case the committer drops a record."""
+
+    stored: Encoded
+    rec: pa.Array
+
+    @property
+    def num_rows(self) -> int:
+        return self.stored.num_rows
+
+    def table(self) -> pa.Table:
+        """The rows again, ``_rec`` included."""
+        return self.stored.table().append_column(REC, self.rec)
+
+
+def encoded(tables: dict[str, pa.Table]) -> dict[str, pa.Table | EncodedRows]:
+    """``tables`` with the large record tables encoded as their files will be: the local engine's workers call
+    this so that the one process that commits only writes bytes."""
+    out: dict[str, pa.Table | EncodedRows] = dict(tables)
+    for name in ENCODED_TABLES:
+        table = tables[name]
+        out[name] = EncodedRows(Encoded(name, table.drop_columns([REC.name])), table[REC.name].combine_chunks())
+    return out
 
 
 def schema_of(table: str) -> pa.Schema:

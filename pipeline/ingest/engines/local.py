@@ -22,15 +22,15 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.ingest.read import RawLine
-from pipeline.ingest.work import RecordKey, process_lines
+from pipeline.ingest.work import EncodedRows, RecordKey, encoded, process_lines
 
-Result = tuple[dict[str, pa.Table], list[RecordKey]]
+Result = tuple[dict[str, pa.Table | EncodedRows], list[RecordKey]]
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _work(lines: list[RawLine], run_id: str, profile: dict[str, Any] | None) -> Result:
     rows = process_lines(lines, run_id, profile=profile)
-    return rows.tables(), rows.keys
+    return encoded(rows.tables()), rows.keys  # Parquet made here, in parallel, not by the committing process
 
 
 def _die_with(parent: int) -> None:
