@@ -153,9 +153,7 @@ def _standard_flags(counts27: Sequence[int]) -> list[tuple[int, ...]] | None:
     flags: list[tuple[int, ...]] = []
     pairs = 0
     for key in _suit_keys(counts27):
-        n = 0
-        for count in key:
-            n += count
+        n = sum(key)
         if n == 0:
             continue
         found = SUIT_TABLE.get(key)
