@@ -552,6 +552,6 @@ def test_tables_encoded_by_a_worker_are_the_tables_it_made(corpus: Corpus) -> No
             assert given is table
             continue
         assert isinstance(given, EncodedRows) and isinstance(given.stored, Encoded)
-        assert given.num_rows == table.num_rows
+        assert given.stored.num_rows == table.num_rows
         assert given.table().equals(table)
         assert given.stored.table().schema == TABLES[name]

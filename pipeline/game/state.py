@@ -129,6 +129,8 @@ class HandState:
     ) -> None:
         """``hands[seat]`` are the kinds each seat holds when play starts (after any exchange);
         ``wall`` is the draw pile still to come, front first (``None`` when the record has no wall)."""
+        if len(hands) != 4:
+            raise ValueError(f"four hands, one per seat, not {len(hands)}")
         self.rules = rules
         self.dealer = dealer
         self.counts = [[0] * 27 for _ in range(4)]

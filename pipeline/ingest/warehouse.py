@@ -40,6 +40,7 @@ from schemas.tables import TABLES
 EMPTY_BATCH = "0-empty"
 SPILL = "spill"
 _BATCH = re.compile(r"^part-(.+)\.parquet$")
+COMPRESSION = "zstd"
 
 
 class Encoded:
@@ -57,9 +58,6 @@ class Encoded:
 
     def table(self) -> pa.Table:
         return pq.read_table(pa.BufferReader(self.parquet))
-
-
-COMPRESSION = "zstd"
 
 
 class WarehouseBusy(RuntimeError):

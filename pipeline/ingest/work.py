@@ -1,7 +1,8 @@
 """The pure step of ingest: raw lines in, Arrow tables out (validate → rows).
 
 :func:`process_lines` knows nothing of files, workers or engines: the local process pool and Spark's
-``mapInArrow`` both call it. Each line becomes either a stored record (rows in ``hands``, ``player_hands``,
+``mapInArrow`` both call it (the local pool then has :func:`encoded` turn the large tables into their Parquet
+bytes, in the workers). Each line becomes either a stored record (rows in ``hands``, ``player_hands``,
 ``events``, ``wins``, ``payments``, ``issues``) or one row in ``rejects`` with a code and a reason. Whether a
 record is new, a duplicate or a conflict is decided later, by whoever knows the warehouse.
 """
@@ -114,10 +115,6 @@ class EncodedRows:
 
     stored: Encoded
     rec: pa.Array
-
-    @property
-    def num_rows(self) -> int:
-        return self.stored.num_rows
 
     def table(self) -> pa.Table:
         """The rows again, ``_rec`` included."""

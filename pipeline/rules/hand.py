@@ -317,9 +317,8 @@ _NEAR_WHOLE: Final[dict[int, tuple[int, ...]]] = {}  # filled on first use by _n
 
 def _near_whole() -> dict[int, tuple[int, ...]]:
     """Suit code → the ranks (0–8) one more tile of which makes the suit whole: every code one tile short of
-    a :data:`WHOLE_CODES` code (about 90,000 of them, sharing a few hundred distinct answers). Worked out once,
-    on first use, like the suit table itself: the winning tiles of a hand are then a look-up for the one suit
-    that takes the tile."""
+    a :data:`WHOLE_CODES` code (about 90,000 of them, sharing a few hundred distinct answers), worked out once
+    on first use: the winning tiles of a hand are then a look-up for the one suit that takes the tile."""
     if not _NEAR_WHOLE:
         near: dict[int, list[int]] = {}
         for whole in WHOLE_CODES:
@@ -334,7 +333,7 @@ def _near_whole() -> dict[int, tuple[int, ...]]:
 
 
 def _suit_size(code: int) -> int:
-    """The number of tiles in the suit whose :func:`suit_codes` is ``code``."""
+    """The number of tiles in a suit of code ``code`` (:func:`suit_codes`)."""
     n = 0
     while code:
         n += code & 7
@@ -532,7 +531,7 @@ def shanten(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) 
 
 
 def shanten_of_codes(codes: list[int], n_melds: int = 0, void: int | None = None) -> int:
-    """:func:`shanten` of the hand whose three suits have the :func:`suit_codes`\\ s ``codes`` (the hand state
+    """:func:`shanten` of the hand whose suits have the codes ``codes`` (:func:`suit_codes`: the hand state
     keeps them up to date, and a discard changes one by :func:`code_step`)."""
     key = n_melds + 1  # the melds and the suits' block options packed in one int (digits base _ID_BASE, none 0)
     pairs = 0
@@ -573,6 +572,7 @@ def _code_blocks(code: int) -> int:
     pairs = 0
     for rank in range(9):
         pairs += ((code >> (3 * rank)) & 7) // 2
+    assert pairs < 16, "more than fifteen pairs in one suit"
     entry = _CODE_BLOCKS[code] = ident * 16 + pairs
     return entry
 
