@@ -21,8 +21,8 @@ from pipeline.game.record import ClaimedWin, parse_record, record_json
 from pipeline.game.state import HandState, deal_hands
 from pipeline.rules.hand import shanten, win_tiles
 from pipeline.rules.ruleset import load_ruleset
-from pipeline.rules.tiles import TILE_NAMES, full_set
 from pipeline.rules.settle import Payment
+from pipeline.rules.tiles import TILE_NAMES, full_set
 from pipeline.validate import _match_payments, compare_payments, validate
 
 PROFILES = ("chengdu", "app")
