@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -49,24 +49,26 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 @app.command("score")
 def score_command(
-    hand: Annotated[Optional[str], typer.Argument(help="Concealed tiles before the win, e.g. 11144478m45677p.")] = None,
-    win: Annotated[Optional[str], typer.Option("--win", help="The winning tile, e.g. 7p.")] = None,
-    que: Annotated[Optional[str], typer.Option("--que", help="Declared void suit: m, p or s.")] = None,
+    hand: Annotated[str | None, typer.Argument(help="Concealed tiles before the win, e.g. 11144478m45677p.")] = None,
+    win: Annotated[str | None, typer.Option("--win", help="The winning tile, e.g. 7p.")] = None,
+    que: Annotated[str | None, typer.Option("--que", help="Declared void suit: m, p or s.")] = None,
     melds: Annotated[
         str, typer.Option("--melds", help="Melds: pong:5m, kong:7p (direct), ckong:3s (concealed), akong:2m (added).")
     ] = "",
     self_drawn: Annotated[bool, typer.Option("--self-drawn", help="自摸: self-drawn win.")] = False,
     after_kong: Annotated[bool, typer.Option("--after-kong", help="杠上花: win on a kong replacement.")] = False,
-    kong_discard: Annotated[bool, typer.Option("--kong-discard", help="杠上炮: win on the discard after a kong.")] = False,
+    kong_discard: Annotated[
+        bool, typer.Option("--kong-discard", help="杠上炮: win on the discard after a kong.")
+    ] = False,
     rob_kong: Annotated[bool, typer.Option("--rob-kong", help="抢杠: win robbing an added kong.")] = False,
     last_tile: Annotated[bool, typer.Option("--last-tile", help="海底: win on the last tile.")] = False,
     heavenly: Annotated[bool, typer.Option("--heavenly", help="天胡: the dealer's dealt hand wins.")] = False,
     earthly: Annotated[bool, typer.Option("--earthly", help="地胡: win on the first discard or draw.")] = False,
     profile: Annotated[str, typer.Option("--profile", help="Rule profile (see `xuezhan rules list`).")] = "chengdu",
-    cap: Annotated[Optional[int], typer.Option("--cap", help="Fan cap (封顶) override; 0 = none.")] = None,
+    cap: Annotated[int | None, typer.Option("--cap", help="Fan cap (封顶) override; 0 = none.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     batch: Annotated[
-        Optional[str], typer.Option("--batch", help="Score one JSON request per line of FILE ('-' = stdin).")
+        str | None, typer.Option("--batch", help="Score one JSON request per line of FILE ('-' = stdin).")
     ] = None,
 ) -> None:
     """Score one winning hand, or a batch of disputed hands.
@@ -154,12 +156,16 @@ def _profile_option(value: str | None) -> dict[str, object] | None:
 
 @app.command("validate")
 def validate_command(
-    paths: Annotated[list[str], typer.Argument(help="Files or folders of .jsonl, .jsonl.gz, .jsonl.zst; '-' for stdin.")],
+    paths: Annotated[
+        list[str], typer.Argument(help="Files or folders of .jsonl, .jsonl.gz, .jsonl.zst; '-' for stdin.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per record, in input order.")] = False,
     profile: Annotated[
-        Optional[str], typer.Option("--profile", help="Override the records' ruleset: a name or a JSON object.")
+        str | None, typer.Option("--profile", help="Override the records' ruleset: a name or a JSON object.")
     ] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Stop at the first issue (per record, and the whole run).")] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Stop at the first issue (per record, and the whole run).")
+    ] = False,
     show: Annotated[int, typer.Option("--show", help="How many issues the summary lists.")] = 20,
 ) -> None:
     """Replay every record through the rules and report every difference.
@@ -189,11 +195,32 @@ def validate_command(
             invalid += 1
             code = "INGEST_READ" if item.fault is not None else "INGEST_LINE_TOO_LONG"
             by_code[code] += 1
-            message = item.fault or f"{item.source_file}:{item.source_line}: a line of {item.size} bytes is not a record"
+            message = (
+                item.fault or f"{item.source_file}:{item.source_line}: a line of {item.size} bytes is not a record"
+            )
             if as_json:
-                typer.echo(json.dumps({"hand_id": None, "ok": False, "issues": [{"code": code, "severity": "error",
-                    "event": None, "seat": None, "expected": None, "actual": None, "message": message}], "deltas": None,
-                    "payments": []}, ensure_ascii=False))
+                typer.echo(
+                    json.dumps(
+                        {
+                            "hand_id": None,
+                            "ok": False,
+                            "issues": [
+                                {
+                                    "code": code,
+                                    "severity": "error",
+                                    "event": None,
+                                    "seat": None,
+                                    "expected": None,
+                                    "actual": None,
+                                    "message": message,
+                                }
+                            ],
+                            "deltas": None,
+                            "payments": [],
+                        },
+                        ensure_ascii=False,
+                    )
+                )
             elif len(first) < show:
                 first.append(f"{item.source_file}: {code} {message}")
             continue
@@ -218,8 +245,17 @@ def validate_command(
     for s in check_sessions(keys):
         by_code[s.issue.code] += 1
         if as_json:
-            typer.echo(json.dumps({"hand_id": s.hand_id, "ok": s.issue.severity != "error", "session": True,
-                                   "issues": [s.issue.as_dict()]}, ensure_ascii=False))
+            typer.echo(
+                json.dumps(
+                    {
+                        "hand_id": s.hand_id,
+                        "ok": s.issue.severity != "error",
+                        "session": True,
+                        "issues": [s.issue.as_dict()],
+                    },
+                    ensure_ascii=False,
+                )
+            )
         elif len(first) < show:
             first.append(f"{s.hand_id}: {s.issue.code} {s.issue.message}")
     if not as_json:
@@ -237,13 +273,19 @@ def validate_command(
 
 @app.command("ingest")
 def ingest_command(
-    paths: Annotated[list[str], typer.Argument(help="Files or folders of .jsonl, .jsonl.gz, .jsonl.zst; '-' for stdin.")],
+    paths: Annotated[
+        list[str], typer.Argument(help="Files or folders of .jsonl, .jsonl.gz, .jsonl.zst; '-' for stdin.")
+    ],
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory (created when missing).")],
-    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Worker processes (default: all cores).")] = None,
-    engine: Annotated[str, typer.Option("--engine", help="local, or spark (needs pip install xuezhan[spark]).")] = "local",
-    master: Annotated[Optional[str], typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Worker processes (default: all cores).")
+    ] = None,
+    engine: Annotated[
+        str, typer.Option("--engine", help="local, or spark (needs pip install xuezhan[spark]).")
+    ] = "local",
+    master: Annotated[str | None, typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
     profile: Annotated[
-        Optional[str], typer.Option("--profile", help="Override the records' ruleset: a name or a JSON object.")
+        str | None, typer.Option("--profile", help="Override the records' ruleset: a name or a JSON object.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
@@ -263,8 +305,15 @@ def ingest_command(
     options = {"master": master} if master else {}
     try:
         with _progress(input_bytes(paths), "ingesting (input bytes)", quiet) as advance:
-            stats = ingest(paths, warehouse, workers=workers, engine=engine, profile=override, on_bytes=advance,
-                           engine_options=options)
+            stats = ingest(
+                paths,
+                warehouse,
+                workers=workers,
+                engine=engine,
+                profile=override,
+                on_bytes=advance,
+                engine_options=options,
+            )
     except (WarehouseBusy, ValueError) as exc:
         raise fail(str(exc)) from None
     typer.echo(stats.text())
@@ -274,8 +323,10 @@ def ingest_command(
 @app.command("stats")
 def stats_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
-    player: Annotated[Optional[str], typer.Option("--player", help="Only this player.")] = None,
-    by: Annotated[str, typer.Option("--by", help="Split each player's figures by seat, dealer, profile or month.")] = "all",
+    player: Annotated[str | None, typer.Option("--player", help="Only this player.")] = None,
+    by: Annotated[
+        str, typer.Option("--by", help="Split each player's figures by seat, dealer, profile or month.")
+    ] = "all",
     fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
 ) -> None:
     """Player and table statistics with sample sizes and 95% intervals (definitions: schemas/METRICS.md)."""
@@ -303,12 +354,18 @@ def stats_command(
 @app.command("report")
 def report_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
-    out: Annotated[Path, typer.Option("--out", help="Output directory: index.html, player and quality pages, charts/*.png.")],
+    out: Annotated[
+        Path, typer.Option("--out", help="Output directory: index.html, player and quality pages, charts/*.png.")
+    ],
     player: Annotated[
-        Optional[list[str]],
-        typer.Option("--player", help="A player to give a page (repeatable); default: the --top players with most hands."),
+        list[str] | None,
+        typer.Option(
+            "--player", help="A player to give a page (repeatable); default: the --top players with most hands."
+        ),
     ] = None,
-    top: Annotated[int, typer.Option("--top", min=0, help="How many players get a page when --player is not given.")] = 3,
+    top: Annotated[
+        int, typer.Option("--top", min=0, help="How many players get a page when --player is not given.")
+    ] = 3,
     min_hands: Annotated[
         int, typer.Option("--min-hands", min=1, help="Collusion page: screen pairs with at least N shared hands.")
     ] = 200,
@@ -318,8 +375,14 @@ def report_command(
     from pipeline.report.build import build_report
 
     try:
-        index = build_report(warehouse, out, players=player or None, top_players=top, min_hands=min_hands,
-                             on_step=None if quiet else (lambda step: typer.echo(step, err=True)))
+        index = build_report(
+            warehouse,
+            out,
+            players=player or None,
+            top_players=top,
+            min_hands=min_hands,
+            on_step=None if quiet else (lambda step: typer.echo(step, err=True)),
+        )
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     except ValueError as exc:
@@ -348,12 +411,17 @@ def audit_command(
         typer.echo(result.findings.select(*FINDING_FIELDS, "table_id", "month").write_csv(), nl=False)
         return
     findings = result.findings
-    typer.echo(f"{findings.height} findings in {findings['hand_id'].n_unique()} hands, "
-               f"{findings['money'].sum() or 0} points at stake")
+    typer.echo(
+        f"{findings.height} findings in {findings['hand_id'].n_unique()} hands, "
+        f"{findings['money'].sum() or 0} points at stake"
+    )
     for by in GROUPS:
         typer.echo(f"\nby {by}:")
         for row in result.grouped(by).head(10).iter_rows(named=True):
-            typer.echo(f"  {row[GROUPS[by]]!s:<24} {row['findings']:>6} findings {row['hands']:>6} hands {row['money']:>8} points")
+            typer.echo(
+                f"  {row[GROUPS[by]]!s:<24} {row['findings']:>6} findings {row['hands']:>6} hands"
+                f" {row['money']:>8} points"
+            )
     typer.echo(f"\ntop {min(top, findings.height)} by money:")
     for row in findings.head(top).iter_rows(named=True):
         where = f" event {row['event']}" if row["event"] is not None else ""
@@ -364,8 +432,12 @@ def audit_command(
 @app.command("collusion")
 def collusion_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
-    min_hands: Annotated[int, typer.Option("--min-hands", min=1, help="Screen pairs that shared at least N hands.")] = 200,
-    fdr: Annotated[float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli).")] = 0.05,
+    min_hands: Annotated[
+        int, typer.Option("--min-hands", min=1, help="Screen pairs that shared at least N hands.")
+    ] = 200,
+    fdr: Annotated[
+        float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli).")
+    ] = 0.05,
     fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
     top: Annotated[int, typer.Option("--top", help="Pairs to list in the table (json lists all).")] = 20,
 ) -> None:
@@ -385,8 +457,10 @@ def collusion_command(
     typer.echo(f"{'pair':<20}{'hands':>7}{'score':>8}{'p':>11}{'q':>9}  flag  signals (z)")
     for r in results[:top]:
         z = " ".join(f"{k}={v['z']:+.1f}" for k, v in r.signals.items())
-        typer.echo(f"{' & '.join(r.players):<20}{r.shared_hands:>7}{r.score:>8.2f}{r.p:>11.2e}{r.q:>9.3f}  "
-                   f"{'YES ' if r.flagged else '    '}  {z}  sit-together ×{r.seating['ratio']}")
+        typer.echo(
+            f"{' & '.join(r.players):<20}{r.shared_hands:>7}{r.score:>8.2f}{r.p:>11.2e}{r.q:>9.3f}  "
+            f"{'YES ' if r.flagged else '    '}  {z}  sit-together ×{r.seating['ratio']}"
+        )
         for e in r.evidence:
             typer.echo(f"      {e['hand_id']} event {e['event']}: {e['why']}")
 
@@ -394,17 +468,20 @@ def collusion_command(
 @app.command("eval-collusion")
 def eval_collusion_command(
     fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at.")] = 0.05,
-    quick: Annotated[bool, typer.Option("--quick", help="A small grid (one intensity, small samples) for a look.")] = False,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="A small grid (one intensity, small samples) for a look.")
+    ] = False,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 2,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the results as JSON here.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Simulate populations with and without colluders and report detection, false discoveries and AUC."""
     from pipeline.audit.evaluate import evaluate, grid, summary, table
 
     pops = grid(seed=seed, intensities=(0.5,), shared=(200,), honest=1, honest_hands=500) if quick else grid(seed=seed)
-    outcomes = evaluate(pops, fdr=fdr, workers=workers,
-                        progress=lambda o: typer.echo(f"  done: {o.population.name}", err=True))
+    outcomes = evaluate(
+        pops, fdr=fdr, workers=workers, progress=lambda o: typer.echo(f"  done: {o.population.name}", err=True)
+    )
     typer.echo(table(outcomes, fdr))
     if out is not None:
         out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
@@ -418,7 +495,7 @@ def simulate_command(
     players: Annotated[int, typer.Option("--players", min=4, help="Size of the player pool.")] = 16,
     profile: Annotated[str, typer.Option("--profile", help="Rule profile the tables play.")] = "chengdu",
     inject: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--inject", help="Anomalies, e.g. collude=2:0.3,score_errors=0.02,corrupt=0.01,bot=1."),
     ] = None,
     session_hands: Annotated[int, typer.Option("--session-hands", min=1, help="Hands per table session.")] = 8,
@@ -436,12 +513,16 @@ def simulate_command(
         raise fail(str(exc)) from None
     if not out.name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst")):
         raise fail("--out must end in .jsonl, .jsonl.gz or .jsonl.zst")
-    config = SimConfig(hands=hands, seed=seed, players=players, profile=profile, inject=spec, session_hands=session_hands)
+    config = SimConfig(
+        hands=hands, seed=seed, players=players, profile=profile, inject=spec, session_hands=session_hands
+    )
     report = Summary() if summary else None
     with _progress(hands, "simulating", quiet) as advance:
         labels = write(config, out, progress=advance, summary=report)
-    typer.echo(f"wrote {hands} hands to {out} and ground truth to {labels_path(out)} ({len(labels.faults)} injected faults)",
-               err=True)
+    typer.echo(
+        f"wrote {hands} hands to {out} and ground truth to {labels_path(out)} ({len(labels.faults)} injected faults)",
+        err=True,
+    )
     if report is not None:
         typer.echo(report.text())
 
@@ -455,7 +536,13 @@ def _progress(total: int, label: str, quiet: bool) -> Iterator[Callable[[int], N
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.speed} /s"), TimeRemainingColumn())
+    columns = (
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.speed} /s"),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task(label, total=total)
         yield lambda n: bar.advance(task, n)

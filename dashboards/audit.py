@@ -218,9 +218,7 @@ def plot_money_by_player(df: pl.DataFrame, ax: Axes) -> None:
     if loose:
         subtitle += f"; {loose:,} more ({loose_money:,} pts) concern the whole hand"
     rows = df.reverse()  # most money on top
-    bars = ax.barh(
-        [f.safe(p) for p in rows["player"]], rows["money"].to_list(), color=charts.NEUTRAL, height=0.65
-    )
+    bars = ax.barh([f.safe(p) for p in rows["player"]], rows["money"].to_list(), color=charts.NEUTRAL, height=0.65)
     ax.bar_label(
         bars,
         labels=[

@@ -83,9 +83,7 @@ class Screen:
         if self.min_hands == self.requested:
             return f"Threshold: at least {self.min_hands:,} shared hands, as asked; {reach}."
         if not pairs:
-            return (
-                f"Threshold: at least {self.min_hands:,} shared hands; no two players shared a replayed hand."
-            )
+            return f"Threshold: at least {self.min_hands:,} shared hands; no two players shared a replayed hand."
         return (
             f"Threshold: at least {self.min_hands:,} shared hands. {self.requested:,} were asked for, "
             f"but no pair shared that many (the most is {most:,}), so the screen fell back to "
@@ -298,15 +296,9 @@ def plot_pair_matrix(df: pl.DataFrame, ax: Axes) -> None:
         image[i, j] = image[j, i] = colour
         for y, x in ((i, j), (j, i)):
             if r["status"] == "flagged":
-                ax.add_patch(
-                    Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.8)
-                )
+                ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.8))
             if annotate:
-                text = (
-                    f"{r['score']:.1f}\n{r['shared_hands']}"
-                    if r["score"] is not None
-                    else f"{r['shared_hands']}"
-                )
+                text = f"{r['score']:.1f}\n{r['shared_hands']}" if r["score"] is not None else f"{r['shared_hands']}"
                 dark = r["score"] is not None and abs(norm(r["score"]) - 0.5) > 0.33
                 ax.text(
                     x,

@@ -67,9 +67,7 @@ def prep_fan_distribution(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     if not df.height:
         return pl.DataFrame(schema={"fan": pl.Int64, "wins": pl.Int64, "share": pl.Float64, "n": pl.Int64})
     fans = pl.DataFrame({"fan": list(range(as_int(df["fan"].min()), as_int(df["fan"].max()) + 1))})
-    out = fans.join(
-        df.with_columns(pl.col("fan").cast(pl.Int64), pl.col("wins").cast(pl.Int64)), on="fan", how="left"
-    )
+    out = fans.join(df.with_columns(pl.col("fan").cast(pl.Int64), pl.col("wins").cast(pl.Int64)), on="fan", how="left")
     return out.with_columns(pl.col("wins").fill_null(0)).with_columns(
         (pl.col("wins") / n).alias("share"), pl.lit(n, dtype=pl.Int64).alias("n")
     )
@@ -336,11 +334,7 @@ def prep_deal_in_by_player(con: duckdb.DuckDBPyConnection, *, limit: int = MAX_P
 
 def _shown(df: pl.DataFrame) -> str:
     total = int(df["players"][0])
-    return (
-        f"{df.height} players"
-        if df.height == total
-        else f"the {df.height} of {total} players with most hands"
-    )
+    return f"{df.height} players" if df.height == total else f"the {df.height} of {total} players with most hands"
 
 
 def plot_deal_in_by_player(df: pl.DataFrame, ax: Axes) -> None:
@@ -461,8 +455,7 @@ CHARTS = (
         "hua_zhu",
         prep_hua_zhu,
         plot_hua_zhu,
-        "Flower pigs (花猪: three suits still held when the wall runs out) per hand that reached an empty "
-        "wall.",
+        "Flower pigs (花猪: three suits still held when the wall runs out) per hand that reached an empty wall.",
     ),
     ChartSpec(
         "deal_in_by_player",

@@ -79,9 +79,7 @@ def prep_top_players(con: duckdb.DuckDBPyConnection, n: int) -> pl.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------- metrics
-def prep_player_metrics(
-    con: duckdb.DuckDBPyConnection, player: str, metrics: tuple[str, ...] = RATES
-) -> pl.DataFrame:
+def prep_player_metrics(con: duckdb.DuckDBPyConnection, player: str, metrics: tuple[str, ...] = RATES) -> pl.DataFrame:
     """The player's and the population's value of each metric, in the order given: two rows per metric.
 
     Columns: ``metric``, ``name_zh``, ``name_en``, ``unit``, ``who`` (``player`` or ``all players``),
@@ -297,7 +295,5 @@ CHARTS = (
         "The player's fan, points and pongs beside all players', with 95% intervals of the mean.",
         tall=True,
     ),
-    ChartSpec(
-        "fan", prep_player_fan, plot_player_fan, "The player's wins by total fan beside all players' wins."
-    ),
+    ChartSpec("fan", prep_player_fan, plot_player_fan, "The player's wins by total fan beside all players' wins."),
 )

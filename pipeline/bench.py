@@ -49,7 +49,10 @@ def corpus(hands: int) -> Path:
     if path.exists():
         return path
     half = hands // 2
-    parts = [(half, SEED, CACHE / f"part-a-{hands}.jsonl.gz"), (hands - half, SEED + 1, CACHE / f"part-b-{hands}.jsonl.gz")]
+    parts = [
+        (half, SEED, CACHE / f"part-a-{hands}.jsonl.gz"),
+        (hands - half, SEED + 1, CACHE / f"part-b-{hands}.jsonl.gz"),
+    ]
     print(f"  (simulating a {hands}-hand corpus into {CACHE}, once)", flush=True)
     with ProcessPoolExecutor(max_workers=2) as pool:
         files = list(pool.map(_simulate_part, parts))
@@ -147,10 +150,16 @@ def bench_validate_compiled(quick: bool, compiled: Path | None, pure_per_s: floa
     if compiled is None or not _is_built(compiled):
         return {"compiled": "not built (make compiled)"}
     code = ASSERT_COMPILED + (
-        "import json, sys; from pipeline.bench import bench_validate; print(json.dumps(bench_validate(sys.argv[1] == '1')))"
+        "import json, sys; from pipeline.bench import bench_validate; "
+        "print(json.dumps(bench_validate(sys.argv[1] == '1')))"
     )
-    out = subprocess.run([sys.executable, "-c", code, "1" if quick else "0"], capture_output=True, text=True,
-                         env=_compiled_env(compiled), cwd=tempfile.gettempdir())
+    out = subprocess.run(
+        [sys.executable, "-c", code, "1" if quick else "0"],
+        capture_output=True,
+        text=True,
+        env=_compiled_env(compiled),
+        cwd=tempfile.gettempdir(),
+    )
     if out.returncode != 0:
         return {"compiled": f"failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"}
     figures = json.loads(out.stdout.strip().splitlines()[-1])
@@ -284,8 +293,18 @@ def _tree_rss(pid: int) -> int:
 
 def _ingest_cmd(path: Path, warehouse: Path, workers: int, *, compiled: bool = False) -> list[str]:
     check = ASSERT_COMPILED if compiled else ""
-    return [sys.executable, "-c", f"{check}from cli import app; app()", "ingest", str(path), "--warehouse", str(warehouse),
-            "--workers", str(workers), "--quiet"]
+    return [
+        sys.executable,
+        "-c",
+        f"{check}from cli import app; app()",
+        "ingest",
+        str(path),
+        "--warehouse",
+        str(warehouse),
+        "--workers",
+        str(workers),
+        "--quiet",
+    ]
 
 
 def bench_ingest(quick: bool, compiled: Path | None = None) -> dict[str, Any]:
@@ -314,7 +333,9 @@ def bench_ingest(quick: bool, compiled: Path | None = None) -> dict[str, Any]:
             big = scaled_corpus(base, 10)
             _, rss20 = _peak_rss_mb(_ingest_cmd(base, small / "m20", 2))
             _, rss200 = _peak_rss_mb(_ingest_cmd(big, small / "m200", 2))
-            results.update({"rss_mb_20k": round(rss20), "rss_mb_200k": round(rss200), "rss_ratio": round(rss200 / rss20, 2)})
+            results.update(
+                {"rss_mb_20k": round(rss20), "rss_mb_200k": round(rss200), "rss_ratio": round(rss200 / rss20, 2)}
+            )
             results["_warehouse_200k"] = str(small / "m200")
         else:
             results["_warehouse_200k"] = str(small / "wh2")
@@ -333,16 +354,22 @@ def bench_analytics(warehouse: str) -> dict[str, Any]:
     con = Warehouse(warehouse).connect()
     start = time.perf_counter()
     for name in TABLES:
-        con.sql(f'SELECT count(*), count(DISTINCT hand_id) FROM "{name}"' if name not in ("ingest_runs", "rejects")
-                else f'SELECT count(*) FROM "{name}"').fetchall()
+        con.sql(
+            f'SELECT count(*), count(DISTINCT hand_id) FROM "{name}"'
+            if name not in ("ingest_runs", "rejects")
+            else f'SELECT count(*) FROM "{name}"'
+        ).fetchall()
     scan_s = time.perf_counter() - start
     start = time.perf_counter()
     stats(warehouse)
     for by in ("seat", "dealer", "profile", "month"):
         stats(warehouse, by=by)
     stats_s = time.perf_counter() - start
-    out: dict[str, Any] = {"scan_s": round(scan_s, 3), "stats_s": round(stats_s, 3),
-                           "stats_scan_ratio": round(stats_s / scan_s, 1)}
+    out: dict[str, Any] = {
+        "scan_s": round(scan_s, 3),
+        "stats_s": round(stats_s, 3),
+        "stats_scan_ratio": round(stats_s / scan_s, 1),
+    }
     try:
         from pipeline.report.build import build_report
     except ImportError:  # pragma: no cover - the report lands separately
@@ -367,10 +394,14 @@ def main(argv: list[str] | None = None) -> int:
         ("win check: table vs recursive search", lambda: bench_win_check(args.quick)),
         ("simulator: hands per second on one core", lambda: bench_simulate(args.quick)),
         ("replay validation vs parse only (one process, pure Python)", lambda: bench_validate(args.quick)),
-        ("the same with the compiled engine (mypyc, make compiled)",
-         lambda: bench_validate_compiled(args.quick, args.compiled, results.get("validate_records_per_s"))),
-        ("ingest end to end: 1 vs 2 workers; peak memory 20k vs 200k hands",
-         lambda: bench_ingest(args.quick, args.compiled)),
+        (
+            "the same with the compiled engine (mypyc, make compiled)",
+            lambda: bench_validate_compiled(args.quick, args.compiled, results.get("validate_records_per_s")),
+        ),
+        (
+            "ingest end to end: 1 vs 2 workers; peak memory 20k vs 200k hands",
+            lambda: bench_ingest(args.quick, args.compiled),
+        ),
         ("analytics: stats suite and report vs a bare scan", lambda: bench_analytics(results["_warehouse_200k"])),
     ]
     for title, fn in sections:

@@ -18,7 +18,13 @@ from pipeline.rules import WinHand, load_ruleset, parse_tiles, score
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample.jsonl.gz"
 OUT = ROOT / "out" / "demo"
-WORKED = ("111m444m789m456p77p", "111m444m222p999p66p", "123s567s234s888s99s", "1111m99m44p66p88p99p", "222m555m888m222s55s")
+WORKED = (
+    "111m444m789m456p77p",
+    "111m444m222p999p66p",
+    "123s567s234s888s99s",
+    "1111m99m44p66p88p99p",
+    "222m555m888m222s55s",
+)
 
 
 def main() -> int:
@@ -41,27 +47,39 @@ def main() -> int:
     table = figures["table"]
     print(f"\n== statistics over {figures['hands']} replayed hands")
     print("  fan distribution: " + ", ".join(f"{k} fan {v}" for k, v in table["fan_distribution"].items()))
-    print("  patterns: " + ", ".join(f"{table['pattern_names'][k]} {v}" for k, v in list(table["pattern_frequency"].items())[:8]))
+    print(
+        "  patterns: "
+        + ", ".join(f"{table['pattern_names'][k]} {v}" for k, v in list(table["pattern_frequency"].items())[:8])
+    )
     hz = table["huang_zhuang_rate"]
-    print(f"  winners per hand: {table['winners_per_hand']}; 黄庄 {hz['value']:.1%} [{hz['ci_low']:.1%}, {hz['ci_high']:.1%}]")
+    print(
+        f"  winners per hand: {table['winners_per_hand']}; "
+        f"黄庄 {hz['value']:.1%} [{hz['ci_low']:.1%}, {hz['ci_high']:.1%}]"
+    )
 
     labels = json.loads(SAMPLE.with_name("sample.labels.json").read_text(encoding="utf-8"))
     findings = audit(warehouse)
     found = set(findings.findings["hand_id"].to_list())
     injected = {f["hand_id"] for f in labels["faults"]}
-    print(f"\n== audit: {findings.findings.height} findings in {len(found)} hands, "
-          f"{findings.findings['money'].sum()} points at stake")
-    print(f"  injected faults in {len(injected)} hands; stored and found: {len(injected & found)}; "
-          f"found without an injected fault: {len(found - injected)} (duplicates and broken lines are not stored hands)")
+    print(
+        f"\n== audit: {findings.findings.height} findings in {len(found)} hands, "
+        f"{findings.findings['money'].sum()} points at stake"
+    )
+    print(
+        f"  injected faults in {len(injected)} hands; stored and found: {len(injected & found)}; "
+        f"found without an injected fault: {len(found - injected)} (duplicates and broken lines are not stored hands)"
+    )
     for row in findings.findings.head(5).iter_rows(named=True):
         print(f"  {row['money']:>5} points  {row['hand_id']} event {row['event']}: {row['code']} {row['message'][:90]}")
 
     pairs = screen(warehouse, min_hands=50)
     flagged = [r for r in pairs if r.flagged]
     truth = [sorted(c["players"]) for c in labels["colluders"]]
-    print(f"\n== collusion screen: {len(pairs)} pairs with 50+ shared hands; flagged at FDR 0.05: "
-          f"{[list(r.players) for r in flagged]}; injected colluders: {truth} (at 0.3 intensity and this few shared "
-          "hands the screen is expected to miss them: see the README's evaluation table)")
+    print(
+        f"\n== collusion screen: {len(pairs)} pairs with 50+ shared hands; flagged at FDR 0.05: "
+        f"{[list(r.players) for r in flagged]}; injected colluders: {truth} (at 0.3 intensity and this few shared "
+        "hands the screen is expected to miss them: see the README's evaluation table)"
+    )
     for r in pairs[:3]:
         print(f"  {' & '.join(r.players)}: {r.shared_hands} hands, score {r.score:.2f}, p {r.p:.2e}, q {r.q:.3f}")
 

@@ -91,7 +91,15 @@ def hand_of_request(request: Mapping[str, Any]) -> WinHand:
 def score_answer(result: Score | None, error: str | None = None) -> dict[str, Any]:
     """The answer object: ``win``, ``fan``, ``points``, ``per_payer``, ``patterns``, ``title``, ``error``."""
     if result is None:
-        return {"win": False, "fan": None, "points": None, "per_payer": None, "patterns": [], "title": None, "error": error}
+        return {
+            "win": False,
+            "fan": None,
+            "points": None,
+            "per_payer": None,
+            "patterns": [],
+            "title": None,
+            "error": error,
+        }
     return {
         "win": True,
         "fan": result.fan,

@@ -18,6 +18,7 @@ import traceback
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from pipeline.codes import CODES
@@ -71,23 +72,73 @@ class SeatFacts(Value):
 
     __slots__ = ()
     _fields = (
-        "seat", "player", "dealer", "void", "won", "win_order", "how", "fan", "points", "deal_ins",
-        "ready_at_end", "hua_zhu", "pongs", "kongs_direct", "kongs_added", "kongs_concealed",
-        "passed_wins", "compulsory_passes", "delta", "claimed_delta",
+        "seat",
+        "player",
+        "dealer",
+        "void",
+        "won",
+        "win_order",
+        "how",
+        "fan",
+        "points",
+        "deal_ins",
+        "ready_at_end",
+        "hua_zhu",
+        "pongs",
+        "kongs_direct",
+        "kongs_added",
+        "kongs_concealed",
+        "passed_wins",
+        "compulsory_passes",
+        "delta",
+        "claimed_delta",
     )
 
     def __init__(
         self,
         *,
-        seat: int, player: str, dealer: bool, void: int | None, won: bool, win_order: int | None,
-        how: str | None, fan: int | None, points: int | None, deal_ins: int, ready_at_end: bool | None,
-        hua_zhu: bool, pongs: int, kongs_direct: int, kongs_added: int, kongs_concealed: int,
-        passed_wins: int, compulsory_passes: int, delta: int, claimed_delta: int | None,
+        seat: int,
+        player: str,
+        dealer: bool,
+        void: int | None,
+        won: bool,
+        win_order: int | None,
+        how: str | None,
+        fan: int | None,
+        points: int | None,
+        deal_ins: int,
+        ready_at_end: bool | None,
+        hua_zhu: bool,
+        pongs: int,
+        kongs_direct: int,
+        kongs_added: int,
+        kongs_concealed: int,
+        passed_wins: int,
+        compulsory_passes: int,
+        delta: int,
+        claimed_delta: int | None,
     ) -> None:
         self._v = (
-            seat, player, dealer, void, won, win_order, how, fan, points, deal_ins, ready_at_end,
-            hua_zhu, pongs, kongs_direct, kongs_added, kongs_concealed, passed_wins,
-            compulsory_passes, delta, claimed_delta,
+            seat,
+            player,
+            dealer,
+            void,
+            won,
+            win_order,
+            how,
+            fan,
+            points,
+            deal_ins,
+            ready_at_end,
+            hua_zhu,
+            pongs,
+            kongs_direct,
+            kongs_added,
+            kongs_concealed,
+            passed_wins,
+            compulsory_passes,
+            delta,
+            claimed_delta,
         )
 
     @property
@@ -298,20 +349,32 @@ def _validate(obj: Any, override: Mapping[str, Any] | None, strict: bool) -> Val
             state.apply(event)
         except IllegalAction as exc:
             message = f"event {index}: {exc} [{state.fingerprint()}]"
-            issues.append(Issue(exc.code, message, event=index, seat=exc.seat, expected=_s(exc.expected), actual=_s(exc.actual)))
+            issues.append(
+                Issue(exc.code, message, event=index, seat=exc.seat, expected=_s(exc.expected), actual=_s(exc.actual))
+            )
             _penalize(state, exc, index)
             stopped = True
             break
     if not stopped:
         state.close()
         if not state.over:
-            issues.append(Issue("TURN_INCOMPLETE", f"the record ends before the hand is over [{state.fingerprint()}]",
-                                event=len(record.events)))
+            issues.append(
+                Issue(
+                    "TURN_INCOMPLETE",
+                    f"the record ends before the hand is over [{state.fingerprint()}]",
+                    event=len(record.events),
+                )
+            )
             stopped = True
     for seat, at in state.compulsory_passes:
-        issues.append(Issue("CLAIM_COMPULSORY_PASS",
-                            f"最后四张能胡必须胡: seat {seat} could win on event {at} with the wall nearly empty, and passed",
-                            event=at, seat=seat))
+        issues.append(
+            Issue(
+                "CLAIM_COMPULSORY_PASS",
+                f"最后四张能胡必须胡: seat {seat} could win on event {at} with the wall nearly empty, and passed",
+                event=at,
+                seat=seat,
+            )
+        )
     state.check_invariants()
     claimed = None
     if "result" in obj and not (strict and issues):
@@ -366,8 +429,11 @@ def _initial_state(record: Record) -> HandState:
             for seat in range(4):
                 if sorted(record.deal[seat]) != sorted(hands[seat]):
                     raise IllegalAction(
-                        "TILE_DEAL", f"seat {seat}'s deal disagrees with the wall", seat=seat,
-                        expected=format_tiles(hands[seat]), actual=format_tiles(record.deal[seat]),
+                        "TILE_DEAL",
+                        f"seat {seat}'s deal disagrees with the wall",
+                        seat=seat,
+                        expected=format_tiles(hands[seat]),
+                        actual=format_tiles(record.deal[seat]),
                     )
         remaining: list[int] | None = list(record.wall[53:])
     else:
@@ -377,8 +443,13 @@ def _initial_state(record: Record) -> HandState:
             expected = 14 if seat == dealer else 13
             if len(hands[seat]) != expected:
                 code = "TILE_COUNT_SHORT" if len(hands[seat]) < expected else "TILE_COUNT_LONG"
-                raise IllegalAction(code, f"相公: seat {seat} is dealt {len(hands[seat])} tiles, not {expected}", seat=seat,
-                                    expected=expected, actual=len(hands[seat]))
+                raise IllegalAction(
+                    code,
+                    f"相公: seat {seat} is dealt {len(hands[seat])} tiles, not {expected}",
+                    seat=seat,
+                    expected=expected,
+                    actual=len(hands[seat]),
+                )
         total = counts_of(k for h in hands for k in h)
         for kind in range(NUM_KINDS):
             if total[kind] > COPIES:
@@ -390,11 +461,14 @@ def _initial_state(record: Record) -> HandState:
         offset = DIRECTIONS[record.exchange_direction or "cw"]
         for seat, given in enumerate(record.exchange_given):
             if len({k // 9 for k in given}) != 1:
-                raise IllegalAction("TILE_EXCHANGE", f"seat {seat} gives {format_tiles(given)}: not three tiles of one suit",
-                                    seat=seat)
+                raise IllegalAction(
+                    "TILE_EXCHANGE", f"seat {seat} gives {format_tiles(given)}: not three tiles of one suit", seat=seat
+                )
             for kind, n in Counter(given).items():
                 if hands[seat].count(kind) < n:
-                    raise IllegalAction("TILE_NOT_HELD", f"seat {seat} gives {TILE_NAMES[kind]} it was not dealt", seat=seat)
+                    raise IllegalAction(
+                        "TILE_NOT_HELD", f"seat {seat} gives {TILE_NAMES[kind]} it was not dealt", seat=seat
+                    )
             for kind in given:
                 hands[seat].remove(kind)
         for seat, given in enumerate(record.exchange_given):
@@ -421,30 +495,65 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
         for cw in claimed.wins:
             win = computed_wins.get(cw.event)
             if win is None or win.seat != cw.seat:
-                issues.append(Issue("SCORE_WIN_MISSING", f"claimed win of seat {cw.seat} at event {cw.event} is not a win "
-                                    "in the events", event=cw.event, seat=cw.seat))
+                issues.append(
+                    Issue(
+                        "SCORE_WIN_MISSING",
+                        f"claimed win of seat {cw.seat} at event {cw.event} is not a win in the events",
+                        event=cw.event,
+                        seat=cw.seat,
+                    )
+                )
                 continue
             seen.add(cw.event)
             n_payers = payers.get(cw.event, 1)
             if cw.fan is not None and cw.fan != win.score.fan:
                 claimed_points = state.rules.points(cw.fan) if cw.fan >= 1 else 0
-                issues.append(Issue("SCORE_FAN", f"seat {cw.seat}'s win at event {cw.event}: claimed {cw.fan} fan, the rules "
-                                    f"give {win.score.fan} ({_breakdown(win)})", event=cw.event, seat=cw.seat,
-                                    expected=str(win.score.fan), actual=str(cw.fan),
-                                    money=abs(claimed_points - win.score.points) * n_payers))
+                issues.append(
+                    Issue(
+                        "SCORE_FAN",
+                        f"seat {cw.seat}'s win at event {cw.event}: claimed {cw.fan} fan, the rules "
+                        f"give {win.score.fan} ({_breakdown(win)})",
+                        event=cw.event,
+                        seat=cw.seat,
+                        expected=str(win.score.fan),
+                        actual=str(cw.fan),
+                        money=abs(claimed_points - win.score.points) * n_payers,
+                    )
+                )
             if cw.points is not None and cw.points != win.score.points:
-                issues.append(Issue("SCORE_POINTS", f"seat {cw.seat}'s win at event {cw.event}: claimed {cw.points} points, "
-                                    f"the rules give {win.score.points}", event=cw.event, seat=cw.seat,
-                                    expected=str(win.score.points), actual=str(cw.points),
-                                    money=abs(cw.points - win.score.points) * n_payers))
+                issues.append(
+                    Issue(
+                        "SCORE_POINTS",
+                        f"seat {cw.seat}'s win at event {cw.event}: claimed {cw.points} points, "
+                        f"the rules give {win.score.points}",
+                        event=cw.event,
+                        seat=cw.seat,
+                        expected=str(win.score.points),
+                        actual=str(cw.points),
+                        money=abs(cw.points - win.score.points) * n_payers,
+                    )
+                )
         for event, win in computed_wins.items():
             if event not in seen:
-                issues.append(Issue("SCORE_WIN_MISSING", f"seat {win.seat}'s win at event {event} is missing from the claimed "
-                                    "wins", event=event, seat=win.seat, money=win.score.per_payer * payers.get(event, 1)))
+                issues.append(
+                    Issue(
+                        "SCORE_WIN_MISSING",
+                        f"seat {win.seat}'s win at event {event} is missing from the claimed wins",
+                        event=event,
+                        seat=win.seat,
+                        money=win.score.per_payer * payers.get(event, 1),
+                    )
+                )
     unbalanced = False
     if sum(claimed.deltas) != 0:
-        issues.append(Issue("SETTLE_UNBALANCED", f"claimed deltas {list(claimed.deltas)} sum to {sum(claimed.deltas)}, not 0",
-                            actual=str(list(claimed.deltas)), money=abs(sum(claimed.deltas))))
+        issues.append(
+            Issue(
+                "SETTLE_UNBALANCED",
+                f"claimed deltas {list(claimed.deltas)} sum to {sum(claimed.deltas)}, not 0",
+                actual=str(list(claimed.deltas)),
+                money=abs(sum(claimed.deltas)),
+            )
+        )
         unbalanced = True
     elif claimed.payments:
         net = [0, 0, 0, 0]
@@ -452,9 +561,15 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
             net[p.payer] = net[p.payer] - p.amount
             net[p.payee] = net[p.payee] + p.amount
         if net != list(claimed.deltas):
-            issues.append(Issue("SETTLE_UNBALANCED", f"claimed deltas {list(claimed.deltas)} are not the net of the claimed "
-                                f"payments {net}", expected=str(net), actual=str(list(claimed.deltas)),
-                                money=sum(abs(d - n) for d, n in zip(claimed.deltas, net, strict=True)) // 2))
+            issues.append(
+                Issue(
+                    "SETTLE_UNBALANCED",
+                    f"claimed deltas {list(claimed.deltas)} are not the net of the claimed payments {net}",
+                    expected=str(net),
+                    actual=str(list(claimed.deltas)),
+                    money=sum(abs(d - n) for d, n in zip(claimed.deltas, net, strict=True)) // 2,
+                )
+            )
             unbalanced = True
     payment_issues = compare_payments(state.ledger.payments, claimed.payments) if claimed.payments else []
     issues.extend(payment_issues)
@@ -462,9 +577,16 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
         computed = state.ledger.deltas()
         for seat in range(4):
             if claimed.deltas[seat] != computed[seat]:
-                issues.append(Issue("SETTLE_DELTA", f"seat {seat}: claimed delta {claimed.deltas[seat]}, the rules give "
-                                    f"{computed[seat]}", seat=seat, expected=str(computed[seat]),
-                                    actual=str(claimed.deltas[seat]), money=abs(claimed.deltas[seat] - computed[seat])))
+                issues.append(
+                    Issue(
+                        "SETTLE_DELTA",
+                        f"seat {seat}: claimed delta {claimed.deltas[seat]}, the rules give {computed[seat]}",
+                        seat=seat,
+                        expected=str(computed[seat]),
+                        actual=str(claimed.deltas[seat]),
+                        money=abs(claimed.deltas[seat] - computed[seat]),
+                    )
+                )
     return issues
 
 
@@ -515,24 +637,59 @@ def _match_payments(computed: Sequence[Payment], claimed: Sequence[Payment]) -> 
                 on_match(c, todo.pop(hit))
         rest = unmatched
 
-    match(lambda c, p: (c.payer, c.payee, c.reason, c.amount) == (p.payer, p.payee, p.reason, p.amount), lambda c, p: None)
+    match(
+        lambda c, p: (c.payer, c.payee, c.reason, c.amount) == (p.payer, p.payee, p.reason, p.amount), lambda c, p: None
+    )
     match(
         lambda c, p: (c.payer, c.payee, c.reason) == (p.payer, p.payee, p.reason),
-        lambda c, p: issues.append(Issue("SETTLE_AMOUNT", f"{_desc(p)}: claimed {c.amount}, the rules give {p.amount}",
-                                         event=p.event, seat=p.payer, expected=str(p.amount), actual=str(c.amount),
-                                         money=abs(c.amount - p.amount))),
+        lambda c, p: issues.append(
+            Issue(
+                "SETTLE_AMOUNT",
+                f"{_desc(p)}: claimed {c.amount}, the rules give {p.amount}",
+                event=p.event,
+                seat=p.payer,
+                expected=str(p.amount),
+                actual=str(c.amount),
+                money=abs(c.amount - p.amount),
+            )
+        ),
     )
     match(
         lambda c, p: (c.payee, c.reason, c.amount) == (p.payee, p.reason, p.amount),
-        lambda c, p: issues.append(Issue("SETTLE_PAYER", f"{_desc(p)}: claimed paid by seat {c.payer}", event=p.event,
-                                         seat=c.payer, expected=str(p.payer), actual=str(c.payer), money=p.amount)),
+        lambda c, p: issues.append(
+            Issue(
+                "SETTLE_PAYER",
+                f"{_desc(p)}: claimed paid by seat {c.payer}",
+                event=p.event,
+                seat=c.payer,
+                expected=str(p.payer),
+                actual=str(c.payer),
+                money=p.amount,
+            )
+        ),
     )
     for p in todo:
-        issues.append(Issue("SETTLE_MISSING", f"{_desc(p)} is missing from the claimed payments", event=p.event,
-                            seat=p.payer, expected=str(p.amount), money=p.amount))
+        issues.append(
+            Issue(
+                "SETTLE_MISSING",
+                f"{_desc(p)} is missing from the claimed payments",
+                event=p.event,
+                seat=p.payer,
+                expected=str(p.amount),
+                money=p.amount,
+            )
+        )
     for c in rest:
-        issues.append(Issue("SETTLE_EXTRA", f"claimed {_desc(c)} is not due under the rules", event=c.event, seat=c.payer,
-                            actual=str(c.amount), money=c.amount))
+        issues.append(
+            Issue(
+                "SETTLE_EXTRA",
+                f"claimed {_desc(c)} is not due under the rules",
+                event=c.event,
+                seat=c.payer,
+                actual=str(c.amount),
+                money=c.amount,
+            )
+        )
     return issues
 
 
@@ -560,28 +717,30 @@ def _seat_facts(record: Record, state: HandState, deltas: list[int], claimed: Cl
         end = state.ends.get(seat)
         if end is not None:
             ready, pig = end.ready is not None, end.pig
-        out.append(SeatFacts(
-            seat=seat,
-            player=record.players[seat],
-            dealer=seat == record.dealer,
-            void=state.void[seat],
-            won=win is not None,
-            win_order=win.order if win else None,
-            how=win.how if win else None,
-            fan=win.score.fan if win else None,
-            points=win.score.points if win else None,
-            deal_ins=deal_ins[seat],
-            ready_at_end=ready,
-            hua_zhu=bool(pig),
-            pongs=sum(1 for m in melds if m.kind == "pong"),
-            kongs_direct=sum(1 for m in melds if m.kind == "direct"),
-            kongs_added=sum(1 for m in melds if m.kind == "added"),
-            kongs_concealed=sum(1 for m in melds if m.kind == "concealed"),
-            passed_wins=passes[seat],
-            compulsory_passes=compulsory[seat],
-            delta=deltas[seat],
-            claimed_delta=claimed.deltas[seat] if claimed is not None else None,
-        ))
+        out.append(
+            SeatFacts(
+                seat=seat,
+                player=record.players[seat],
+                dealer=seat == record.dealer,
+                void=state.void[seat],
+                won=win is not None,
+                win_order=win.order if win else None,
+                how=win.how if win else None,
+                fan=win.score.fan if win else None,
+                points=win.score.points if win else None,
+                deal_ins=deal_ins[seat],
+                ready_at_end=ready,
+                hua_zhu=bool(pig),
+                pongs=sum(1 for m in melds if m.kind == "pong"),
+                kongs_direct=sum(1 for m in melds if m.kind == "direct"),
+                kongs_added=sum(1 for m in melds if m.kind == "added"),
+                kongs_concealed=sum(1 for m in melds if m.kind == "concealed"),
+                passed_wins=passes[seat],
+                compulsory_passes=compulsory[seat],
+                delta=deltas[seat],
+                claimed_delta=claimed.deltas[seat] if claimed is not None else None,
+            )
+        )
     return out
 
 
@@ -629,34 +788,65 @@ def check_sessions(hands: Iterable[HandKey | None]) -> list[SessionIssue]:
             continue
         seen[h.hand_id] += 1
         if seen[h.hand_id] == 2:
-            out.append(SessionIssue(h.hand_id, Issue("SESSION_DUPLICATE_HAND", f"hand_id {h.hand_id!r} appears more than once")))
+            out.append(
+                SessionIssue(
+                    h.hand_id, Issue("SESSION_DUPLICATE_HAND", f"hand_id {h.hand_id!r} appears more than once")
+                )
+            )
         if h.session_id is not None and h.hand_no is not None:
             sessions.setdefault(h.session_id, []).append(h)
     for session_id, keys in sessions.items():
         keys.sort(key=lambda h: h.hand_no or 0)
-        for p, c in zip(keys, keys[1:], strict=False):
+        for p, c in pairwise(keys):
             assert p.hand_no is not None and c.hand_no is not None
             if c.hand_no == p.hand_no:
-                out.append(SessionIssue(c.hand_id, Issue("SESSION_HAND_REPEAT", f"session {session_id}: hand_no {c.hand_no} "
-                                                         f"repeats ({p.hand_id}, {c.hand_id})")))
+                out.append(
+                    SessionIssue(
+                        c.hand_id,
+                        Issue(
+                            "SESSION_HAND_REPEAT",
+                            f"session {session_id}: hand_no {c.hand_no} repeats ({p.hand_id}, {c.hand_id})",
+                        ),
+                    )
+                )
                 continue
             if c.hand_no != p.hand_no + 1:
-                out.append(SessionIssue(c.hand_id, Issue("SESSION_HAND_GAP", f"session {session_id}: hand_no jumps from "
-                                                         f"{p.hand_no} to {c.hand_no}")))
+                out.append(
+                    SessionIssue(
+                        c.hand_id,
+                        Issue(
+                            "SESSION_HAND_GAP", f"session {session_id}: hand_no jumps from {p.hand_no} to {c.hand_no}"
+                        ),
+                    )
+                )
                 continue
             if p.players != c.players:
-                out.append(SessionIssue(c.hand_id, Issue("SESSION_PLAYERS", f"session {session_id}: players change from "
-                                                         f"{list(p.players)} to {list(c.players)}")))
+                out.append(
+                    SessionIssue(
+                        c.hand_id,
+                        Issue(
+                            "SESSION_PLAYERS",
+                            f"session {session_id}: players change from {list(p.players)} to {list(c.players)}",
+                        ),
+                    )
+                )
             if p.next_dealer is None:
                 continue
             expected_player = p.players[p.next_dealer]
             if c.players[c.dealer] != expected_player:
-                out.append(SessionIssue(c.hand_id, Issue(
-                    "SESSION_DEALER",
-                    f"session {session_id} hand {c.hand_no}: dealer is {c.players[c.dealer]}, the rules make "
-                    f"{expected_player} dealer after hand {p.hand_no}",
-                    seat=c.dealer, expected=expected_player, actual=c.players[c.dealer],
-                )))
+                out.append(
+                    SessionIssue(
+                        c.hand_id,
+                        Issue(
+                            "SESSION_DEALER",
+                            f"session {session_id} hand {c.hand_no}: dealer is {c.players[c.dealer]}, the rules make "
+                            f"{expected_player} dealer after hand {p.hand_no}",
+                            seat=c.dealer,
+                            expected=expected_player,
+                            actual=c.players[c.dealer],
+                        ),
+                    )
+                )
     return out
 
 

@@ -15,150 +15,179 @@ def _f(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Fie
 
 PATTERN = pa.struct([("id", pa.string()), ("name_zh", pa.string()), ("fan", pa.int16())])
 
-HANDS = pa.schema([
-    _f("hand_id", pa.string(), "the record's hand_id (unique in the warehouse)", False),
-    _f("record_sha256", pa.string(), "sha256 of the raw input line: the same hand_id with another digest is a conflict", False),
-    _f("source_file", pa.string(), "input file the record came from"),
-    _f("source_line", pa.int64(), "1-based line number in that file"),
-    _f("ingest_run", pa.string(), "ingest_runs.run_id that stored the record"),
-    _f("session_id", pa.string(), "session (一场) the hand belongs to"),
-    _f("hand_no", pa.int32(), "hand number within the session"),
-    _f("table_id", pa.string(), "table the hand was played at"),
-    _f("played_at", pa.timestamp("us", tz="UTC"), "when the hand was played (UTC)"),
-    _f("profile", pa.string(), "rule profile name"),
-    _f("ruleset", pa.string(), "the record's ruleset as JSON (profile plus overrides)"),
-    _f("players", pa.list_(pa.string()), "player ids by seat 0-3"),
-    _f("dealer", pa.int8(), "dealer seat (庄)"),
-    _f("events", pa.int32(), "number of events in the record"),
-    _f("winners", pa.int8(), "number of players who won (0-3)"),
-    _f("first_winners", pa.list_(pa.int8()), "seats of the first win (several on 一炮多响)"),
-    _f("next_dealer", pa.int8(), "the next hand's dealer by the rules (null when the replay did not finish)"),
-    _f("wall_left", pa.int16(), "tiles left in the wall at the end"),
-    _f("outcome", pa.string(), "three_winners | wall_empty (黄庄 with 2+ still in, or 1 after 2 wins) | incomplete | stopped"),
-    _f("replayed", pa.bool_(), "the replay reached the end of the hand"),
-    _f("valid", pa.bool_(), "no error-severity issue"),
-    _f("issue_count", pa.int32(), "number of validator issues"),
-    _f("has_result", pa.bool_(), "the record carries a claimed settlement"),
-])
+HANDS = pa.schema(
+    [
+        _f("hand_id", pa.string(), "the record's hand_id (unique in the warehouse)", False),
+        _f(
+            "record_sha256",
+            pa.string(),
+            "sha256 of the raw input line: the same hand_id with another digest is a conflict",
+            False,
+        ),
+        _f("source_file", pa.string(), "input file the record came from"),
+        _f("source_line", pa.int64(), "1-based line number in that file"),
+        _f("ingest_run", pa.string(), "ingest_runs.run_id that stored the record"),
+        _f("session_id", pa.string(), "session (一场) the hand belongs to"),
+        _f("hand_no", pa.int32(), "hand number within the session"),
+        _f("table_id", pa.string(), "table the hand was played at"),
+        _f("played_at", pa.timestamp("us", tz="UTC"), "when the hand was played (UTC)"),
+        _f("profile", pa.string(), "rule profile name"),
+        _f("ruleset", pa.string(), "the record's ruleset as JSON (profile plus overrides)"),
+        _f("players", pa.list_(pa.string()), "player ids by seat 0-3"),
+        _f("dealer", pa.int8(), "dealer seat (庄)"),
+        _f("events", pa.int32(), "number of events in the record"),
+        _f("winners", pa.int8(), "number of players who won (0-3)"),
+        _f("first_winners", pa.list_(pa.int8()), "seats of the first win (several on 一炮多响)"),
+        _f("next_dealer", pa.int8(), "the next hand's dealer by the rules (null when the replay did not finish)"),
+        _f("wall_left", pa.int16(), "tiles left in the wall at the end"),
+        _f(
+            "outcome",
+            pa.string(),
+            "three_winners | wall_empty (黄庄 with 2+ still in, or 1 after 2 wins) | incomplete | stopped",
+        ),
+        _f("replayed", pa.bool_(), "the replay reached the end of the hand"),
+        _f("valid", pa.bool_(), "no error-severity issue"),
+        _f("issue_count", pa.int32(), "number of validator issues"),
+        _f("has_result", pa.bool_(), "the record carries a claimed settlement"),
+    ]
+)
 
-PLAYER_HANDS = pa.schema([
-    _f("hand_id", pa.string(), "hand", False),
-    _f("seat", pa.int8(), "seat 0-3", False),
-    _f("player", pa.string(), "player id", False),
-    _f("profile", pa.string(), "rule profile name"),
-    _f("played_at", pa.timestamp("us", tz="UTC"), "when the hand was played (UTC)"),
-    _f("valid", pa.bool_(), "the hand is valid"),
-    _f("replayed", pa.bool_(), "the replay reached the end of the hand (facts below are complete)"),
-    _f("dealer", pa.bool_(), "this seat dealt (庄)"),
-    _f("void", pa.string(), "declared void suit (定缺) m/p/s, null when not declared"),
-    _f("won", pa.bool_(), "the player won (胡)"),
-    _f("win_order", pa.int8(), "1 for the first win of the hand, 2, 3; winners on one discard share it"),
-    _f("how", pa.string(), "discard | self_draw | rob_kong"),
-    _f("fan", pa.int16(), "total fan of the win, computed by the engine, before the cap"),
-    _f("points", pa.int64(), "hand value of the win after the cap"),
-    _f("deal_ins", pa.int8(), "wins this seat paid as discarder (一炮多响 counts each winner)"),
-    _f("ready_at_end", pa.bool_(), "still in at an empty wall: ready (下叫)? null otherwise"),
-    _f("hua_zhu", pa.bool_(), "flower pig (花猪) at an empty wall"),
-    _f("pongs", pa.int8(), "pongs (碰) standing at the end"),
-    _f("kongs_direct", pa.int8(), "direct kongs (直杠)"),
-    _f("kongs_added", pa.int8(), "added kongs (面下杠) that stood"),
-    _f("kongs_concealed", pa.int8(), "concealed kongs (暗杠)"),
-    _f("passed_wins", pa.int8(), "wins on a discard or robbed kong the player could take and did not"),
-    _f("compulsory_passes", pa.int8(), "passes of a compulsory win in the last four tiles (最后四张必须胡)"),
-    _f("delta", pa.int64(), "net points computed by the engine"),
-    _f("claimed_delta", pa.int64(), "net points the source system claimed (null without a result)"),
-])
+PLAYER_HANDS = pa.schema(
+    [
+        _f("hand_id", pa.string(), "hand", False),
+        _f("seat", pa.int8(), "seat 0-3", False),
+        _f("player", pa.string(), "player id", False),
+        _f("profile", pa.string(), "rule profile name"),
+        _f("played_at", pa.timestamp("us", tz="UTC"), "when the hand was played (UTC)"),
+        _f("valid", pa.bool_(), "the hand is valid"),
+        _f("replayed", pa.bool_(), "the replay reached the end of the hand (facts below are complete)"),
+        _f("dealer", pa.bool_(), "this seat dealt (庄)"),
+        _f("void", pa.string(), "declared void suit (定缺) m/p/s, null when not declared"),
+        _f("won", pa.bool_(), "the player won (胡)"),
+        _f("win_order", pa.int8(), "1 for the first win of the hand, 2, 3; winners on one discard share it"),
+        _f("how", pa.string(), "discard | self_draw | rob_kong"),
+        _f("fan", pa.int16(), "total fan of the win, computed by the engine, before the cap"),
+        _f("points", pa.int64(), "hand value of the win after the cap"),
+        _f("deal_ins", pa.int8(), "wins this seat paid as discarder (一炮多响 counts each winner)"),
+        _f("ready_at_end", pa.bool_(), "still in at an empty wall: ready (下叫)? null otherwise"),
+        _f("hua_zhu", pa.bool_(), "flower pig (花猪) at an empty wall"),
+        _f("pongs", pa.int8(), "pongs (碰) standing at the end"),
+        _f("kongs_direct", pa.int8(), "direct kongs (直杠)"),
+        _f("kongs_added", pa.int8(), "added kongs (面下杠) that stood"),
+        _f("kongs_concealed", pa.int8(), "concealed kongs (暗杠)"),
+        _f("passed_wins", pa.int8(), "wins on a discard or robbed kong the player could take and did not"),
+        _f("compulsory_passes", pa.int8(), "passes of a compulsory win in the last four tiles (最后四张必须胡)"),
+        _f("delta", pa.int64(), "net points computed by the engine"),
+        _f("claimed_delta", pa.int64(), "net points the source system claimed (null without a result)"),
+    ]
+)
 
-EVENTS = pa.schema([
-    _f("hand_id", pa.string(), "hand", False),
-    _f("idx", pa.int32(), "event index in the record (0-based)", False),
-    _f("t", pa.string(), "draw | discard | pong | kong | hu", False),
-    _f("seat", pa.int8(), "acting seat", False),
-    _f("player", pa.string(), "acting player"),
-    _f("tile", pa.string(), "tile, e.g. 7p"),
-    _f("source", pa.int8(), "seat that supplied the tile (pong, direct kong, hu on a discard or robbed kong)"),
-    _f("kind", pa.string(), "kong kind: direct | added | concealed"),
-    _f("rob_kong", pa.bool_(), "a win robbing an added kong"),
-    _f("wall_left", pa.int16(), "tiles left in the wall after the event"),
-    _f("could_win", pa.list_(pa.int8()), "for a discard or added kong: seats that could have won on that tile"),
-    _f("safe_alternative", pa.bool_(), "for a discard someone could win on: the discarder held a tile nobody could "
-       "win on whose discard kept its own hand as close to ready (false: a forced discard); null otherwise"),
-    _f("replayed", pa.bool_(), "the event was replayed (false after an illegal action stopped the replay)"),
-])
+EVENTS = pa.schema(
+    [
+        _f("hand_id", pa.string(), "hand", False),
+        _f("idx", pa.int32(), "event index in the record (0-based)", False),
+        _f("t", pa.string(), "draw | discard | pong | kong | hu", False),
+        _f("seat", pa.int8(), "acting seat", False),
+        _f("player", pa.string(), "acting player"),
+        _f("tile", pa.string(), "tile, e.g. 7p"),
+        _f("source", pa.int8(), "seat that supplied the tile (pong, direct kong, hu on a discard or robbed kong)"),
+        _f("kind", pa.string(), "kong kind: direct | added | concealed"),
+        _f("rob_kong", pa.bool_(), "a win robbing an added kong"),
+        _f("wall_left", pa.int16(), "tiles left in the wall after the event"),
+        _f("could_win", pa.list_(pa.int8()), "for a discard or added kong: seats that could have won on that tile"),
+        _f(
+            "safe_alternative",
+            pa.bool_(),
+            "for a discard someone could win on: the discarder held a tile nobody could "
+            "win on whose discard kept its own hand as close to ready (false: a forced discard); null otherwise",
+        ),
+        _f("replayed", pa.bool_(), "the event was replayed (false after an illegal action stopped the replay)"),
+    ]
+)
 
-WINS = pa.schema([
-    _f("hand_id", pa.string(), "hand", False),
-    _f("event", pa.int32(), "index of the hu event", False),
-    _f("seat", pa.int8(), "winner seat", False),
-    _f("player", pa.string(), "winner"),
-    _f("tile", pa.string(), "winning tile"),
-    _f("how", pa.string(), "discard | self_draw | rob_kong"),
-    _f("source", pa.int8(), "discarder (null for a self-drawn win)"),
-    _f("win_order", pa.int8(), "1, 2, 3"),
-    _f("fan", pa.int16(), "total fan computed by the engine (before the cap)"),
-    _f("points", pa.int64(), "hand value after the cap"),
-    _f("per_payer", pa.int64(), "what each payer pays (points, plus the self-draw base where played)"),
-    _f("title", pa.string(), "the hand's name (平胡, 清一色, 龙七对, ...)"),
-    _f("patterns", pa.list_(PATTERN), "fan breakdown"),
-    _f("claimed_fan", pa.int16(), "fan the source system claimed"),
-    _f("claimed_points", pa.int64(), "points the source system claimed"),
-])
+WINS = pa.schema(
+    [
+        _f("hand_id", pa.string(), "hand", False),
+        _f("event", pa.int32(), "index of the hu event", False),
+        _f("seat", pa.int8(), "winner seat", False),
+        _f("player", pa.string(), "winner"),
+        _f("tile", pa.string(), "winning tile"),
+        _f("how", pa.string(), "discard | self_draw | rob_kong"),
+        _f("source", pa.int8(), "discarder (null for a self-drawn win)"),
+        _f("win_order", pa.int8(), "1, 2, 3"),
+        _f("fan", pa.int16(), "total fan computed by the engine (before the cap)"),
+        _f("points", pa.int64(), "hand value after the cap"),
+        _f("per_payer", pa.int64(), "what each payer pays (points, plus the self-draw base where played)"),
+        _f("title", pa.string(), "the hand's name (平胡, 清一色, 龙七对, ...)"),
+        _f("patterns", pa.list_(PATTERN), "fan breakdown"),
+        _f("claimed_fan", pa.int16(), "fan the source system claimed"),
+        _f("claimed_points", pa.int64(), "points the source system claimed"),
+    ]
+)
 
-PAYMENTS = pa.schema([
-    _f("hand_id", pa.string(), "hand", False),
-    _f("side", pa.string(), "computed (by the engine) | claimed (by the source system)", False),
-    _f("payer", pa.int8(), "paying seat", False),
-    _f("payee", pa.int8(), "receiving seat", False),
-    _f("payer_player", pa.string(), "paying player"),
-    _f("payee_player", pa.string(), "receiving player"),
-    _f("amount", pa.int64(), "points", False),
-    _f("reason", pa.string(), "hu | kong | hua_zhu | cha_jiao | tui_shui | transfer | penalty", False),
-    _f("event", pa.int32(), "event that caused it (null for end-of-wall steps)"),
-])
+PAYMENTS = pa.schema(
+    [
+        _f("hand_id", pa.string(), "hand", False),
+        _f("side", pa.string(), "computed (by the engine) | claimed (by the source system)", False),
+        _f("payer", pa.int8(), "paying seat", False),
+        _f("payee", pa.int8(), "receiving seat", False),
+        _f("payer_player", pa.string(), "paying player"),
+        _f("payee_player", pa.string(), "receiving player"),
+        _f("amount", pa.int64(), "points", False),
+        _f("reason", pa.string(), "hu | kong | hua_zhu | cha_jiao | tui_shui | transfer | penalty", False),
+        _f("event", pa.int32(), "event that caused it (null for end-of-wall steps)"),
+    ]
+)
 
-ISSUES = pa.schema([
-    _f("hand_id", pa.string(), "hand (null for a line that is not a record)"),
-    _f("code", pa.string(), "issue code (schemas/ISSUE_CODES.md)", False),
-    _f("severity", pa.string(), "error | warning", False),
-    _f("event", pa.int32(), "event index"),
-    _f("seat", pa.int8(), "seat concerned"),
-    _f("expected", pa.string(), "what the rules give"),
-    _f("actual", pa.string(), "what the record says"),
-    _f("message", pa.string(), "one-line explanation"),
-    _f("money", pa.int64(), "points the difference moves (scoring and settlement issues), else null"),
-    _f("source_file", pa.string(), "input file"),
-    _f("source_line", pa.int64(), "line number"),
-])
+ISSUES = pa.schema(
+    [
+        _f("hand_id", pa.string(), "hand (null for a line that is not a record)"),
+        _f("code", pa.string(), "issue code (schemas/ISSUE_CODES.md)", False),
+        _f("severity", pa.string(), "error | warning", False),
+        _f("event", pa.int32(), "event index"),
+        _f("seat", pa.int8(), "seat concerned"),
+        _f("expected", pa.string(), "what the rules give"),
+        _f("actual", pa.string(), "what the record says"),
+        _f("message", pa.string(), "one-line explanation"),
+        _f("money", pa.int64(), "points the difference moves (scoring and settlement issues), else null"),
+        _f("source_file", pa.string(), "input file"),
+        _f("source_line", pa.int64(), "line number"),
+    ]
+)
 
-REJECTS = pa.schema([
-    _f("source_file", pa.string(), "input file", False),
-    _f("source_line", pa.int64(), "1-based line number (0: the file itself)", False),
-    _f("raw", pa.large_binary(), "the raw line, whole (null when spilled to raw_path)"),
-    _f("raw_path", pa.string(), "side file holding a huge raw line, relative to the warehouse"),
-    _f("size", pa.int64(), "bytes in the raw line", False),
-    _f("sha256", pa.string(), "sha256 of the raw line", False),
-    _f("code", pa.string(), "why it is not a stored record (an issue code, or INGEST_*)", False),
-    _f("message", pa.string(), "explanation"),
-    _f("hand_id", pa.string(), "hand_id when one could be read"),
-    _f("ingest_run", pa.string(), "ingest_runs.run_id"),
-])
+REJECTS = pa.schema(
+    [
+        _f("source_file", pa.string(), "input file", False),
+        _f("source_line", pa.int64(), "1-based line number (0: the file itself)", False),
+        _f("raw", pa.large_binary(), "the raw line, whole (null when spilled to raw_path)"),
+        _f("raw_path", pa.string(), "side file holding a huge raw line, relative to the warehouse"),
+        _f("size", pa.int64(), "bytes in the raw line", False),
+        _f("sha256", pa.string(), "sha256 of the raw line", False),
+        _f("code", pa.string(), "why it is not a stored record (an issue code, or INGEST_*)", False),
+        _f("message", pa.string(), "explanation"),
+        _f("hand_id", pa.string(), "hand_id when one could be read"),
+        _f("ingest_run", pa.string(), "ingest_runs.run_id"),
+    ]
+)
 
-INGEST_RUNS = pa.schema([
-    _f("run_id", pa.string(), "run identifier", False),
-    _f("started_at", pa.timestamp("us", tz="UTC"), "start"),
-    _f("finished_at", pa.timestamp("us", tz="UTC"), "end"),
-    _f("inputs", pa.list_(pa.string()), "paths given"),
-    _f("engine", pa.string(), "local | spark"),
-    _f("workers", pa.int32(), "worker processes"),
-    _f("lines_read", pa.int64(), "non-blank input lines (plus one per unreadable file)"),
-    _f("records_stored", pa.int64(), "records stored in hands (valid or not)"),
-    _f("records_invalid", pa.int64(), "stored records with an error-severity issue"),
-    _f("rejects", pa.int64(), "lines stored in rejects (not records, or conflicts)"),
-    _f("duplicates", pa.int64(), "lines skipped: the same record already stored (same hand_id, same bytes)"),
-    _f("conflicts", pa.int64(), "rejects that reuse a stored hand_id with other content"),
-    _f("seconds", pa.float64(), "wall time"),
-    _f("version", pa.string(), "xuezhan version"),
-])
+INGEST_RUNS = pa.schema(
+    [
+        _f("run_id", pa.string(), "run identifier", False),
+        _f("started_at", pa.timestamp("us", tz="UTC"), "start"),
+        _f("finished_at", pa.timestamp("us", tz="UTC"), "end"),
+        _f("inputs", pa.list_(pa.string()), "paths given"),
+        _f("engine", pa.string(), "local | spark"),
+        _f("workers", pa.int32(), "worker processes"),
+        _f("lines_read", pa.int64(), "non-blank input lines (plus one per unreadable file)"),
+        _f("records_stored", pa.int64(), "records stored in hands (valid or not)"),
+        _f("records_invalid", pa.int64(), "stored records with an error-severity issue"),
+        _f("rejects", pa.int64(), "lines stored in rejects (not records, or conflicts)"),
+        _f("duplicates", pa.int64(), "lines skipped: the same record already stored (same hand_id, same bytes)"),
+        _f("conflicts", pa.int64(), "rejects that reuse a stored hand_id with other content"),
+        _f("seconds", pa.float64(), "wall time"),
+        _f("version", pa.string(), "xuezhan version"),
+    ]
+)
 
 TABLES: dict[str, pa.Schema] = {
     "hands": HANDS,

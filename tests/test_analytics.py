@@ -122,7 +122,13 @@ def utc(year: int, month: int, day: int, hour: int) -> datetime:
 
 FIXTURE: tuple[Hand, ...] = (
     Hand(
-        "h1", utc(2024, 1, 15, 10), "chengdu", dealer=0, events=60, outcome="three_winners", wall_left=10,
+        "h1",
+        utc(2024, 1, 15, 10),
+        "chengdu",
+        dealer=0,
+        events=60,
+        outcome="three_winners",
+        wall_left=10,
         seats=(
             Seat("p001", "m", deal_ins=2, direct=1, delta=-8),  # kong +2; pays kong 2, hu 2 + 4 + 2
             Seat("p002", "p", pongs=1, delta=0),  # pays kong 2, wins 2
@@ -135,13 +141,23 @@ FIXTURE: tuple[Hand, ...] = (
             Win(55, 3, "self_draw", None, 2, 1, 1, ("ping_hu",), per_payer=2),
         ),
         payments=(
-            ("kong", 2, 0, 2, 20), ("kong", 0, 3, 2, 30), ("kong", 1, 3, 2, 30), ("kong", 2, 3, 2, 30),
-            ("hu", 0, 1, 2, 40), ("hu", 0, 2, 4, 40), ("hu", 0, 3, 2, 55),
+            ("kong", 2, 0, 2, 20),
+            ("kong", 0, 3, 2, 30),
+            ("kong", 1, 3, 2, 30),
+            ("kong", 2, 3, 2, 30),
+            ("hu", 0, 1, 2, 40),
+            ("hu", 0, 2, 4, 40),
+            ("hu", 0, 3, 2, 55),
         ),
         claimed=(("hu", 0, 1, 3, 40),),  # a claimed side, never counted in money_by_reason
     ),
     Hand(
-        "h2", utc(2024, 1, 20, 10), "chengdu", dealer=1, events=90, outcome="wall_empty",
+        "h2",
+        utc(2024, 1, 20, 10),
+        "chengdu",
+        dealer=1,
+        events=90,
+        outcome="wall_empty",
         seats=(
             Seat("p001", "m", ready=True, pongs=2, delta=10),  # kong -1, 花猪 +8, 查叫 +2, 退税 +1
             Seat("p002", "p", ready=False, added=1, passed=1, compulsory=1, delta=6),  # +3, +8, -2, -3
@@ -150,16 +166,26 @@ FIXTURE: tuple[Hand, ...] = (
         ),
         wins=(Win(50, 2, "discard", 3, 1, 1, 1, ("ping_hu",)),),
         payments=(
-            ("kong", 0, 1, 1, 30), ("kong", 2, 1, 1, 30), ("kong", 3, 1, 1, 30),
+            ("kong", 0, 1, 1, 30),
+            ("kong", 2, 1, 1, 30),
+            ("kong", 3, 1, 1, 30),
             ("hu", 3, 2, 1, 50),
-            ("hua_zhu", 3, 0, 8, None), ("hua_zhu", 3, 1, 8, None),
+            ("hua_zhu", 3, 0, 8, None),
+            ("hua_zhu", 3, 1, 8, None),
             ("cha_jiao", 1, 0, 2, None),
-            ("tui_shui", 1, 0, 1, None), ("tui_shui", 1, 2, 1, None), ("tui_shui", 1, 3, 1, None),
+            ("tui_shui", 1, 0, 1, None),
+            ("tui_shui", 1, 2, 1, None),
+            ("tui_shui", 1, 3, 1, None),
         ),
         issues=(("CLAIM_COMPULSORY_PASS", "error", 1),),
     ),
     Hand(
-        "h3", utc(2024, 2, 3, 10), "app", dealer=2, events=80, outcome="wall_empty",
+        "h3",
+        utc(2024, 2, 3, 10),
+        "app",
+        dealer=2,
+        events=80,
+        outcome="wall_empty",
         seats=(
             Seat("p003", "m", delta=6),  # kong -2, wins 8
             Seat("p004", "s", delta=0),  # kong -2, wins 2
@@ -168,18 +194,26 @@ FIXTURE: tuple[Hand, ...] = (
         ),
         wins=(
             Win(35, 1, "rob_kong", 3, 1, 2, 2, ("ping_hu", "qiang_gang")),
-            Win(70, 0, "discard", 2, 2, 6, 8,
-                ("ping_hu", "qing_yi_se", "gen", "dui_dui_hu", "gang_shang_pao")),
+            Win(70, 0, "discard", 2, 2, 6, 8, ("ping_hu", "qing_yi_se", "gen", "dui_dui_hu", "gang_shang_pao")),
         ),
         payments=(
-            ("kong", 0, 2, 2, 20), ("kong", 1, 2, 2, 20), ("kong", 3, 2, 2, 20),
-            ("hu", 3, 1, 2, 35), ("hu", 2, 0, 8, 70),
+            ("kong", 0, 2, 2, 20),
+            ("kong", 1, 2, 2, 20),
+            ("kong", 3, 2, 2, 20),
+            ("hu", 3, 1, 2, 35),
+            ("hu", 2, 0, 8, 70),
             ("cha_jiao", 3, 2, 1, None),
         ),
         issues=(("SESSION_HAND_GAP", "warning", None),),
     ),
     Hand(
-        "h4", utc(2024, 3, 31, 20), "app", dealer=3, events=70, outcome="three_winners", wall_left=20,
+        "h4",
+        utc(2024, 3, 31, 20),
+        "app",
+        dealer=3,
+        events=70,
+        outcome="three_winners",
+        wall_left=20,
         seats=(
             Seat("p006", "m", direct=1, delta=11),  # kong +2, self-draw 3 × 3
             Seat("p003", None, delta=-4),  # kong -2, self-draw -3, wins 1
@@ -193,14 +227,23 @@ FIXTURE: tuple[Hand, ...] = (
         ),
         payments=(
             ("kong", 1, 0, 2, 29),
-            ("hu", 1, 0, 3, 30), ("hu", 2, 0, 3, 30), ("hu", 3, 0, 3, 30),
-            ("hu", 2, 1, 1, 50), ("hu", 2, 3, 2, 65),
+            ("hu", 1, 0, 3, 30),
+            ("hu", 2, 0, 3, 30),
+            ("hu", 3, 0, 3, 30),
+            ("hu", 2, 1, 1, 50),
+            ("hu", 2, 3, 2, 65),
         ),
         claimed=(("hu", 2, 1, 2, 50), ("hu", 2, 3, 4, 65)),
         issues=(("SCORE_FAN", "error", 1), ("SCORE_FAN", "error", 3)),
     ),
     Hand(
-        "h5", utc(2024, 3, 10, 10), "chengdu", dealer=0, events=25, outcome="stopped", replayed=False,
+        "h5",
+        utc(2024, 3, 10, 10),
+        "chengdu",
+        dealer=0,
+        events=25,
+        outcome="stopped",
+        replayed=False,
         wall_left=40,
         seats=(
             Seat("p001", "m", pongs=1, delta=8),
@@ -216,7 +259,12 @@ FIXTURE: tuple[Hand, ...] = (
 # Not in the main fixture: seat 0's added kong of 5p robbed by seats 1 and 2 at once (抢杠, 2 fan each, one
 # win order), then the wall runs out with seat 0 (not ready) and seat 3 (ready) still in.
 DOUBLE_ROB = Hand(
-    "h6", utc(2024, 2, 10, 10), "chengdu", dealer=0, events=100, outcome="wall_empty",
+    "h6",
+    utc(2024, 2, 10, 10),
+    "chengdu",
+    dealer=0,
+    events=100,
+    outcome="wall_empty",
     seats=(
         Seat("p001", "s", deal_ins=2, ready=False, pongs=1, delta=-5),  # the robbed kong stays a pong
         Seat("p002", "m", delta=2),
@@ -229,8 +277,16 @@ DOUBLE_ROB = Hand(
     ),
     payments=(("hu", 0, 1, 2, 44), ("hu", 0, 2, 2, 45), ("cha_jiao", 0, 3, 1, None)),
 )
-REJECT = {"source_file": "/in/games.jsonl", "source_line": 7, "raw": b'{"format": "xzlog/1",', "size": 21,
-          "sha256": "0" * 64, "code": "SCHEMA_JSON", "message": "not a JSON object", "ingest_run": "r1"}
+REJECT = {
+    "source_file": "/in/games.jsonl",
+    "source_line": 7,
+    "raw": b'{"format": "xzlog/1",',
+    "size": 21,
+    "sha256": "0" * 64,
+    "code": "SCHEMA_JSON",
+    "message": "not a JSON object",
+    "ingest_run": "r1",
+}
 
 
 def table_rows(hands: tuple[Hand, ...]) -> dict[str, list[dict[str, Any]]]:
@@ -239,52 +295,115 @@ def table_rows(hands: tuple[Hand, ...]) -> dict[str, list[dict[str, Any]]]:
     for h in hands:
         players = [s.player for s in h.seats]
         number = int(h.hand_id[1:])
-        rows["hands"].append({
-            "hand_id": h.hand_id, "record_sha256": h.hand_id * 8, "source_file": "/in/games.jsonl",
-            "source_line": number, "ingest_run": "r1", "session_id": "t1-s1", "hand_no": number,
-            "table_id": "t1", "played_at": h.played_at, "profile": h.profile,
-            "ruleset": json.dumps({"profile": h.profile}), "players": players, "dealer": h.dealer,
-            "events": h.events, "winners": len(h.wins),
-            "first_winners": [w.seat for w in h.wins if w.order == 1], "next_dealer": None,
-            "wall_left": h.wall_left, "outcome": h.outcome, "replayed": h.replayed, "valid": h.valid,
-            "issue_count": len(h.issues),
-            "has_result": bool(h.claimed),
-        })
+        rows["hands"].append(
+            {
+                "hand_id": h.hand_id,
+                "record_sha256": h.hand_id * 8,
+                "source_file": "/in/games.jsonl",
+                "source_line": number,
+                "ingest_run": "r1",
+                "session_id": "t1-s1",
+                "hand_no": number,
+                "table_id": "t1",
+                "played_at": h.played_at,
+                "profile": h.profile,
+                "ruleset": json.dumps({"profile": h.profile}),
+                "players": players,
+                "dealer": h.dealer,
+                "events": h.events,
+                "winners": len(h.wins),
+                "first_winners": [w.seat for w in h.wins if w.order == 1],
+                "next_dealer": None,
+                "wall_left": h.wall_left,
+                "outcome": h.outcome,
+                "replayed": h.replayed,
+                "valid": h.valid,
+                "issue_count": len(h.issues),
+                "has_result": bool(h.claimed),
+            }
+        )
         wins = {w.seat: w for w in h.wins}
         for seat, s in enumerate(h.seats):
             w = wins.get(seat)
-            rows["player_hands"].append({
-                "hand_id": h.hand_id, "seat": seat, "player": s.player, "profile": h.profile,
-                "played_at": h.played_at, "valid": h.valid, "replayed": h.replayed,
-                "dealer": seat == h.dealer, "void": s.void, "won": w is not None, "win_order": w and w.order,
-                "how": w and w.how,
-                "fan": w and w.fan, "points": w and w.points, "deal_ins": s.deal_ins, "ready_at_end": s.ready,
-                "hua_zhu": s.pig, "pongs": s.pongs, "kongs_direct": s.direct, "kongs_added": s.added,
-                "kongs_concealed": s.concealed, "passed_wins": s.passed, "compulsory_passes": s.compulsory,
-                "delta": s.delta, "claimed_delta": None,
-            })
+            rows["player_hands"].append(
+                {
+                    "hand_id": h.hand_id,
+                    "seat": seat,
+                    "player": s.player,
+                    "profile": h.profile,
+                    "played_at": h.played_at,
+                    "valid": h.valid,
+                    "replayed": h.replayed,
+                    "dealer": seat == h.dealer,
+                    "void": s.void,
+                    "won": w is not None,
+                    "win_order": w and w.order,
+                    "how": w and w.how,
+                    "fan": w and w.fan,
+                    "points": w and w.points,
+                    "deal_ins": s.deal_ins,
+                    "ready_at_end": s.ready,
+                    "hua_zhu": s.pig,
+                    "pongs": s.pongs,
+                    "kongs_direct": s.direct,
+                    "kongs_added": s.added,
+                    "kongs_concealed": s.concealed,
+                    "passed_wins": s.passed,
+                    "compulsory_passes": s.compulsory,
+                    "delta": s.delta,
+                    "claimed_delta": None,
+                }
+            )
         for w in h.wins:
-            rows["wins"].append({
-                "hand_id": h.hand_id, "event": w.event, "seat": w.seat, "player": players[w.seat],
-                "tile": "5p", "how": w.how, "source": w.source, "win_order": w.order, "fan": w.fan,
-                "points": w.points,
-                "per_payer": w.per_payer or w.points, "title": "平胡",
-                "patterns": [{"id": p, "name_zh": PATTERNS[p][0], "fan": PATTERNS[p][1]} for p in w.patterns],
-                "claimed_fan": None, "claimed_points": None,
-            })
+            rows["wins"].append(
+                {
+                    "hand_id": h.hand_id,
+                    "event": w.event,
+                    "seat": w.seat,
+                    "player": players[w.seat],
+                    "tile": "5p",
+                    "how": w.how,
+                    "source": w.source,
+                    "win_order": w.order,
+                    "fan": w.fan,
+                    "points": w.points,
+                    "per_payer": w.per_payer or w.points,
+                    "title": "平胡",
+                    "patterns": [{"id": p, "name_zh": PATTERNS[p][0], "fan": PATTERNS[p][1]} for p in w.patterns],
+                    "claimed_fan": None,
+                    "claimed_points": None,
+                }
+            )
         for side, payments in (("computed", h.payments), ("claimed", h.claimed)):
             for reason, payer, payee, amount, event in payments:
-                rows["payments"].append({
-                    "hand_id": h.hand_id, "side": side, "payer": payer, "payee": payee,
-                    "payer_player": players[payer], "payee_player": players[payee], "amount": amount,
-                    "reason": reason, "event": event,
-                })
+                rows["payments"].append(
+                    {
+                        "hand_id": h.hand_id,
+                        "side": side,
+                        "payer": payer,
+                        "payee": payee,
+                        "payer_player": players[payer],
+                        "payee_player": players[payee],
+                        "amount": amount,
+                        "reason": reason,
+                        "event": event,
+                    }
+                )
         for code, severity, issue_seat in h.issues:
-            rows["issues"].append({
-                "hand_id": h.hand_id, "code": code, "severity": severity, "event": None, "seat": issue_seat,
-                "expected": None, "actual": None, "message": code, "source_file": "/in/games.jsonl",
-                "source_line": number,
-            })
+            rows["issues"].append(
+                {
+                    "hand_id": h.hand_id,
+                    "code": code,
+                    "severity": severity,
+                    "event": None,
+                    "seat": issue_seat,
+                    "expected": None,
+                    "actual": None,
+                    "message": code,
+                    "source_file": "/in/games.jsonl",
+                    "source_line": number,
+                }
+            )
     return rows
 
 
@@ -312,11 +431,40 @@ def con(warehouse: Path):
 
 # -------------------------------------------------------------------------------- expected by hand
 BASE_COLUMNS = (
-    "hands", "wins", "self_draw_wins", "first_wins", "second_wins", "third_wins", "deal_in_hands",
-    "deal_ins", "deal_ins_sq", "points_lost", "points_lost_sq", "fan_sum", "fan_sq", "points_sum",
-    "points_sq", "delta_sum", "delta_sq", "hua_zhu", "still_in_at_draw", "not_ready_at_draw", "pongs",
-    "pongs_sq", "kongs_direct", "kongs_direct_sq", "kongs_added", "kongs_added_sq", "kongs_concealed",
-    "kongs_concealed_sq", "void_declared", "void_m", "void_p", "void_s", "passed_wins", "compulsory_passes",
+    "hands",
+    "wins",
+    "self_draw_wins",
+    "first_wins",
+    "second_wins",
+    "third_wins",
+    "deal_in_hands",
+    "deal_ins",
+    "deal_ins_sq",
+    "points_lost",
+    "points_lost_sq",
+    "fan_sum",
+    "fan_sq",
+    "points_sum",
+    "points_sq",
+    "delta_sum",
+    "delta_sq",
+    "hua_zhu",
+    "still_in_at_draw",
+    "not_ready_at_draw",
+    "pongs",
+    "pongs_sq",
+    "kongs_direct",
+    "kongs_direct_sq",
+    "kongs_added",
+    "kongs_added_sq",
+    "kongs_concealed",
+    "kongs_concealed_sq",
+    "void_declared",
+    "void_m",
+    "void_p",
+    "void_s",
+    "passed_wins",
+    "compulsory_passes",
 )
 
 
@@ -333,70 +481,201 @@ EXPECTED_BASE = {
     # squares 4 + 16 + 4 = 24. Deltas -8, 10, -5 → -3, squares 64 + 100 + 25 = 189. Still in at the empty
     # wall in h2 (ready) and h3 (not ready). Pongs 0, 2, 1 → 3, squares 5. One direct kong (h1).
     "p001": base(
-        hands=3, deal_in_hands=2, deal_ins=3, deal_ins_sq=5, points_lost=8, points_lost_sq=24, delta_sum=-3,
-        delta_sq=189, still_in_at_draw=2, not_ready_at_draw=1, pongs=3, pongs_sq=5, kongs_direct=1,
-        kongs_direct_sq=1, void_declared=3, void_m=2, void_s=1,
+        hands=3,
+        deal_in_hands=2,
+        deal_ins=3,
+        deal_ins_sq=5,
+        points_lost=8,
+        points_lost_sq=24,
+        delta_sum=-3,
+        delta_sq=189,
+        still_in_at_draw=2,
+        not_ready_at_draw=1,
+        pongs=3,
+        pongs_sq=5,
+        kongs_direct=1,
+        kongs_direct_sq=1,
+        void_declared=3,
+        void_m=2,
+        void_s=1,
     ),
     # h1 (wins first, 2 fan, 2 points), h2 (dealer; not ready at the wall; added kong; a passed compulsory
     # win), h4 (deals in to p003 for 1 and p004 for 2: 2 deal-ins, one hand). Deltas 0, 6, -6 → 0, squares 72.
     "p002": base(
-        hands=3, wins=1, first_wins=1, deal_in_hands=1, deal_ins=2, deal_ins_sq=4, points_lost=3,
-        points_lost_sq=5, fan_sum=2, fan_sq=4, points_sum=2, points_sq=4, delta_sum=0, delta_sq=72,
-        still_in_at_draw=1, not_ready_at_draw=1, pongs=2, pongs_sq=2, kongs_added=1, kongs_added_sq=1,
-        void_declared=3, void_p=3, passed_wins=1, compulsory_passes=1,
+        hands=3,
+        wins=1,
+        first_wins=1,
+        deal_in_hands=1,
+        deal_ins=2,
+        deal_ins_sq=4,
+        points_lost=3,
+        points_lost_sq=5,
+        fan_sum=2,
+        fan_sq=4,
+        points_sum=2,
+        points_sq=4,
+        delta_sum=0,
+        delta_sq=72,
+        still_in_at_draw=1,
+        not_ready_at_draw=1,
+        pongs=2,
+        pongs_sq=2,
+        kongs_added=1,
+        kongs_added_sq=1,
+        void_declared=3,
+        void_p=3,
+        passed_wins=1,
+        compulsory_passes=1,
     ),
     # Wins every hand on a discard: h1 first (3 fan, 4 points), h3 second (6 fan, 8 points after the cap),
     # h4 second (1 fan, 1 point). Fan 10, squares 9 + 36 + 1 = 46; points 13, squares 16 + 64 + 1 = 81.
     # Deltas 0, 6, -4 → 2, squares 52. No 定缺 recorded in h4.
     "p003": base(
-        hands=3, wins=3, first_wins=1, second_wins=2, fan_sum=10, fan_sq=46, points_sum=13, points_sq=81,
-        delta_sum=2, delta_sq=52, void_declared=2, void_m=1, void_s=1,
+        hands=3,
+        wins=3,
+        first_wins=1,
+        second_wins=2,
+        fan_sum=10,
+        fan_sq=46,
+        points_sum=13,
+        points_sq=81,
+        delta_sum=2,
+        delta_sq=52,
+        void_declared=2,
+        void_m=1,
+        void_s=1,
     ),
     # Wins every hand, once in each place: h1 second by self-draw (1 fan, 1 point), h3 first by robbing a
     # kong (2, 2), h4 third on a discard (2, 2). Deltas 8, 0, -1 → 7, squares 65. Concealed kong in h1.
     "p004": base(
-        hands=3, wins=3, self_draw_wins=1, first_wins=1, second_wins=1, third_wins=1, fan_sum=5, fan_sq=9,
-        points_sum=5, points_sq=9, delta_sum=7, delta_sq=65, kongs_concealed=1, kongs_concealed_sq=1,
-        void_declared=3, void_m=1, void_s=2,
+        hands=3,
+        wins=3,
+        self_draw_wins=1,
+        first_wins=1,
+        second_wins=1,
+        third_wins=1,
+        fan_sum=5,
+        fan_sq=9,
+        points_sum=5,
+        points_sq=9,
+        delta_sum=7,
+        delta_sq=65,
+        kongs_concealed=1,
+        kongs_concealed_sq=1,
+        void_declared=3,
+        void_m=1,
+        void_s=2,
     ),
     # h2 wins first (1 fan, 1 point); h3 dealer, deals in p003's 8 points, ready at the wall, concealed kong.
     "p005": base(
-        hands=2, wins=1, first_wins=1, deal_in_hands=1, deal_ins=1, deal_ins_sq=1, points_lost=8,
-        points_lost_sq=64, fan_sum=1, fan_sq=1, points_sum=1, points_sq=1, delta_sum=0, delta_sq=2,
-        still_in_at_draw=1, kongs_concealed=1, kongs_concealed_sq=1, void_declared=2, void_p=1, void_s=1,
+        hands=2,
+        wins=1,
+        first_wins=1,
+        deal_in_hands=1,
+        deal_ins=1,
+        deal_ins_sq=1,
+        points_lost=8,
+        points_lost_sq=64,
+        fan_sum=1,
+        fan_sq=1,
+        points_sum=1,
+        points_sq=1,
+        delta_sum=0,
+        delta_sq=2,
+        still_in_at_draw=1,
+        kongs_concealed=1,
+        kongs_concealed_sq=1,
+        void_declared=2,
+        void_p=1,
+        void_s=1,
     ),
     # h2 deals in p005's 1 point, passes a win, ends a flower pig (not ready); h4 杠上花 first (2 fan,
     # 2 points) after a direct kong. Deltas -17, 11 → -6, squares 289 + 121 = 410.
     "p006": base(
-        hands=2, wins=1, self_draw_wins=1, first_wins=1, deal_in_hands=1, deal_ins=1, deal_ins_sq=1,
-        points_lost=1, points_lost_sq=1, fan_sum=2, fan_sq=4, points_sum=2, points_sq=4, delta_sum=-6,
-        delta_sq=410, hua_zhu=1, still_in_at_draw=1, not_ready_at_draw=1, kongs_direct=1, kongs_direct_sq=1,
-        void_declared=2, void_m=1, void_p=1, passed_wins=1,
+        hands=2,
+        wins=1,
+        self_draw_wins=1,
+        first_wins=1,
+        deal_in_hands=1,
+        deal_ins=1,
+        deal_ins_sq=1,
+        points_lost=1,
+        points_lost_sq=1,
+        fan_sum=2,
+        fan_sq=4,
+        points_sum=2,
+        points_sq=4,
+        delta_sum=-6,
+        delta_sq=410,
+        hua_zhu=1,
+        still_in_at_draw=1,
+        not_ready_at_draw=1,
+        kongs_direct=1,
+        kongs_direct_sq=1,
+        void_declared=2,
+        void_m=1,
+        void_p=1,
+        passed_wins=1,
     ),
 }
 
 # Hands per (player, group) for each --by.
 EXPECTED_GROUPS = {
     "seat": {
-        ("p001", "0"): 2, ("p001", "3"): 1, ("p002", "1"): 2, ("p002", "2"): 1, ("p003", "0"): 1,
-        ("p003", "1"): 1, ("p003", "2"): 1, ("p004", "1"): 1, ("p004", "3"): 2, ("p005", "2"): 2,
-        ("p006", "0"): 1, ("p006", "3"): 1,
+        ("p001", "0"): 2,
+        ("p001", "3"): 1,
+        ("p002", "1"): 2,
+        ("p002", "2"): 1,
+        ("p003", "0"): 1,
+        ("p003", "1"): 1,
+        ("p003", "2"): 1,
+        ("p004", "1"): 1,
+        ("p004", "3"): 2,
+        ("p005", "2"): 2,
+        ("p006", "0"): 1,
+        ("p006", "3"): 1,
     },
     "dealer": {
-        ("p001", "dealer"): 1, ("p001", "not dealer"): 2, ("p002", "dealer"): 1, ("p002", "not dealer"): 2,
-        ("p003", "not dealer"): 3, ("p004", "dealer"): 1, ("p004", "not dealer"): 2, ("p005", "dealer"): 1,
-        ("p005", "not dealer"): 1, ("p006", "not dealer"): 2,
+        ("p001", "dealer"): 1,
+        ("p001", "not dealer"): 2,
+        ("p002", "dealer"): 1,
+        ("p002", "not dealer"): 2,
+        ("p003", "not dealer"): 3,
+        ("p004", "dealer"): 1,
+        ("p004", "not dealer"): 2,
+        ("p005", "dealer"): 1,
+        ("p005", "not dealer"): 1,
+        ("p006", "not dealer"): 2,
     },
     "profile": {
-        ("p001", "app"): 1, ("p001", "chengdu"): 2, ("p002", "app"): 1, ("p002", "chengdu"): 2,
-        ("p003", "app"): 2, ("p003", "chengdu"): 1, ("p004", "app"): 2, ("p004", "chengdu"): 1,
-        ("p005", "app"): 1, ("p005", "chengdu"): 1, ("p006", "app"): 1, ("p006", "chengdu"): 1,
+        ("p001", "app"): 1,
+        ("p001", "chengdu"): 2,
+        ("p002", "app"): 1,
+        ("p002", "chengdu"): 2,
+        ("p003", "app"): 2,
+        ("p003", "chengdu"): 1,
+        ("p004", "app"): 2,
+        ("p004", "chengdu"): 1,
+        ("p005", "app"): 1,
+        ("p005", "chengdu"): 1,
+        ("p006", "app"): 1,
+        ("p006", "chengdu"): 1,
     },
     "month": {
-        ("p001", "2024-01"): 2, ("p001", "2024-02"): 1, ("p002", "2024-01"): 2, ("p002", "2024-03"): 1,
-        ("p003", "2024-01"): 1, ("p003", "2024-02"): 1, ("p003", "2024-03"): 1, ("p004", "2024-01"): 1,
-        ("p004", "2024-02"): 1, ("p004", "2024-03"): 1, ("p005", "2024-01"): 1, ("p005", "2024-02"): 1,
-        ("p006", "2024-01"): 1, ("p006", "2024-03"): 1,
+        ("p001", "2024-01"): 2,
+        ("p001", "2024-02"): 1,
+        ("p002", "2024-01"): 2,
+        ("p002", "2024-03"): 1,
+        ("p003", "2024-01"): 1,
+        ("p003", "2024-02"): 1,
+        ("p003", "2024-03"): 1,
+        ("p004", "2024-01"): 1,
+        ("p004", "2024-02"): 1,
+        ("p004", "2024-03"): 1,
+        ("p005", "2024-01"): 1,
+        ("p005", "2024-02"): 1,
+        ("p006", "2024-01"): 1,
+        ("p006", "2024-03"): 1,
     },
 }
 
@@ -462,8 +741,7 @@ def test_polars_player_base_by_hand(warehouse: Path) -> None:
 @pytest.mark.parametrize("by", queries.GROUPS)
 def test_engines_agree_on_fixture(con, warehouse: Path, by: str) -> None:
     same_frames(queries.player_base(con, by=by), frames.player_base(warehouse, by=by))
-    same_frames(queries.player_base(con, by=by, player="p004"),
-                frames.player_base(warehouse, by=by, player="p004"))
+    same_frames(queries.player_base(con, by=by, player="p004"), frames.player_base(warehouse, by=by, player="p004"))
 
 
 def test_fan_distribution_both_ways(con, warehouse: Path) -> None:
@@ -506,8 +784,16 @@ def pick(row: dict[str, Any], *columns: str) -> tuple[Any, ...]:
 
 def test_group_rows_by_hand(con) -> None:
     seat = {(r["player"], r["grp"]): r for r in queries.player_base(con, by="seat").iter_rows(named=True)}
-    columns = ("hands", "deal_in_hands", "deal_ins", "delta_sum", "still_in_at_draw", "not_ready_at_draw",
-               "kongs_direct", "pongs")
+    columns = (
+        "hands",
+        "deal_in_hands",
+        "deal_ins",
+        "delta_sum",
+        "still_in_at_draw",
+        "not_ready_at_draw",
+        "kongs_direct",
+        "pongs",
+    )
     # p001 in seat 0: h1 (2 deal-ins, -8, direct kong) and h2 (+10, ready, 2 pongs).
     assert pick(seat["p001", "0"], *columns) == (2, 1, 2, 2, 1, 0, 1, 2)
     # p001 in seat 3: h3 (1 deal-in, -5, not ready, 1 pong).
@@ -570,7 +856,13 @@ def test_player_entries(answer: dict[str, Any]) -> None:
     assert answer["hands"] == 4
     assert answer["by"] == "all"
     assert [(p["player"], p["hands"]) for p in answer["players"]] == [
-        ("p001", 3), ("p002", 3), ("p003", 3), ("p004", 3), ("p005", 2), ("p006", 2)]
+        ("p001", 3),
+        ("p002", 3),
+        ("p003", 3),
+        ("p004", 3),
+        ("p005", 2),
+        ("p006", 2),
+    ]
     for p in answer["players"]:
         assert list(p["metrics"]) == [m.id for m in METRICS]
         assert p["metrics"]["hands"] == {"value": p["hands"]}
@@ -642,16 +934,21 @@ def test_table_figures_by_hand(answer: dict[str, Any]) -> None:
     assert t["fan_distribution"] == {"1": 3, "2": 4, "3": 1, "6": 1}
     # ping_hu on all 9 wins; dui_dui_hu h1, h3, h4; qing_yi_se h1, h3 (h5's is left out); then one each.
     assert list(t["pattern_frequency"].items()) == [
-        ("ping_hu", 9), ("dui_dui_hu", 3), ("qing_yi_se", 2), ("gang_shang_hua", 1), ("gang_shang_pao", 1),
-        ("gen", 1), ("qiang_gang", 1)]
+        ("ping_hu", 9),
+        ("dui_dui_hu", 3),
+        ("qing_yi_se", 2),
+        ("gang_shang_hua", 1),
+        ("gang_shang_pao", 1),
+        ("gen", 1),
+        ("qiang_gang", 1),
+    ]
     assert t["pattern_names"]["qiang_gang"] == "抢杠胡"
     assert t["winners_per_hand"] == {"0": 0, "1": 1, "2": 1, "3": 2}
     # 黄庄 (the wall ran out with 2+ still in): h2 and h3. 一炮多响: h1.
     assert rounded(t["huang_zhuang_rate"]) == rate(0.5, 2, 4, 0.15, 0.85)
     assert rounded(t["multi_win_rate"]) == rate(0.25, 1, 4, 0.0456, 0.6994)
     # Events 60, 90, 80, 70: mean 75, variance (23000 - 300²/4)/3 = 500/3.
-    assert rounded(t["hand_length"]) == {"value": 75.0, "n": 4, "ci_low": 62.3485, "ci_high": 87.6515,
-                                         "unit": "events"}
+    assert rounded(t["hand_length"]) == {"value": 75.0, "n": 4, "ci_low": 62.3485, "ci_high": 87.6515, "unit": "events"}
     # Computed payments of h1-h4 (h5's and the claimed side left out): kong 8 + 3 + 6 + 2, hu 8 + 1 + 10 + 12.
     assert t["money_by_reason"] == {"cha_jiao": 3, "hu": 31, "hua_zhu": 16, "kong": 19, "tui_shui": 3}
     # Issues over every stored hand, the stopped one included; rate = hands touched / 5 stored hands.
@@ -662,20 +959,28 @@ def test_table_figures_by_hand(answer: dict[str, Any]) -> None:
         "TILE_NOT_HELD": {"issues": 1, "hands": 1, "severity": "error", "rate": 0.2},
     }
     # Most issues first, then by code.
-    assert list(t["issues_by_code"]) == ["SCORE_FAN", "SESSION_HAND_GAP", "CLAIM_COMPULSORY_PASS",
-                                         "TILE_NOT_HELD"]
+    assert list(t["issues_by_code"]) == ["SCORE_FAN", "SESSION_HAND_GAP", "CLAIM_COMPULSORY_PASS", "TILE_NOT_HELD"]
     # h2 and h4 carry errors but replayed to the end, so they count in every metric; h5 did not replay.
     assert (t["stored_hands"], t["valid_hands"], t["replayed_hands"], t["rejects"]) == (5, 2, 4, 1)
 
 
 def test_outcomes_and_money_models(con) -> None:
     assert queries.run(con, "outcomes").row(0, named=True) == {
-        "hands": 4, "winners_0": 0, "winners_1": 1, "winners_2": 1, "winners_3": 2, "huang_zhuang": 2,
-        "multi_win_hands": 1, "events_sum": 300, "events_sq": 23000}
+        "hands": 4,
+        "winners_0": 0,
+        "winners_1": 1,
+        "winners_2": 1,
+        "winners_3": 2,
+        "huang_zhuang": 2,
+        "multi_win_hands": 1,
+        "events_sum": 300,
+        "events_sq": 23000,
+    }
     assert queries.run(con, "money_by_reason").to_dict(as_series=False) == {
         "reason": ["cha_jiao", "hu", "hua_zhu", "kong", "tui_shui"],
         "payments": [2, 11, 2, 11, 3],  # hu: 3 + 1 + 2 + 5; kong: 4 + 3 + 3 + 1
-        "points": [3, 31, 16, 19, 3]}
+        "points": [3, 31, 16, 19, 3],
+    }
 
 
 def test_several_robbing_one_kong_is_a_multi_win(tmp_path: Path) -> None:
@@ -713,8 +1018,14 @@ def invoke(*args: str):
     return runner.invoke(app, ["stats", *args])
 
 
-CONTRACT_METRICS = ("win_rate", "self_draw_wins", "deal_in_rate", "deal_ins_per_hand", "hua_zhu_rate",
-                    "not_ready_at_draw_rate")
+CONTRACT_METRICS = (
+    "win_rate",
+    "self_draw_wins",
+    "deal_in_rate",
+    "deal_ins_per_hand",
+    "hua_zhu_rate",
+    "not_ready_at_draw_rate",
+)
 
 
 def test_cli_json_contract(warehouse: Path) -> None:
@@ -741,7 +1052,9 @@ def test_cli_json_by_and_player(warehouse: Path) -> None:
     answer = json.loads(result.stdout)
     assert answer["by"] == "month"
     assert [(p["player"], p["month"], p["hands"]) for p in answer["players"]] == [
-        ("p002", "2024-01", 2), ("p002", "2024-03", 1)]
+        ("p002", "2024-01", 2),
+        ("p002", "2024-03", 1),
+    ]
     assert answer["players"][1]["metrics"]["deal_ins_per_hand"]["sum"] == 2
 
 
@@ -760,7 +1073,10 @@ def test_cli_table(warehouse: Path) -> None:
     split = invoke("--warehouse", str(warehouse), "--by", "dealer", "--player", "p005")
     assert split.exit_code == 0, split.output
     assert [line.split("\t")[:3] for line in split.stdout.splitlines()[:3]] == [
-        ["player", "dealer", "hands"], ["p005", "dealer", "1"], ["p005", "not dealer", "1"]]
+        ["player", "dealer", "hands"],
+        ["p005", "dealer", "1"],
+        ["p005", "not dealer", "1"],
+    ]
 
 
 def test_cli_csv(warehouse: Path) -> None:
@@ -807,8 +1123,14 @@ def test_metrics_page_is_current() -> None:
 
 
 def test_metrics_module_prints_the_page() -> None:
-    out = subprocess.run([sys.executable, "-m", "pipeline.analytics.metrics"], cwd=ROOT, capture_output=True,
-                         text=True, encoding="utf-8", check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "pipeline.analytics.metrics"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+    ).stdout
     assert out == page()
 
 
@@ -843,8 +1165,13 @@ def test_registry_shape() -> None:
         else:
             assert m.den is not None and m.sq is not None, m.id
     assert {i: METRIC_BY_ID[i].kind for i in CONTRACT_METRICS} == {
-        "win_rate": "rate", "self_draw_wins": "count", "deal_in_rate": "rate", "deal_ins_per_hand": "mean",
-        "hua_zhu_rate": "rate", "not_ready_at_draw_rate": "rate"}
+        "win_rate": "rate",
+        "self_draw_wins": "count",
+        "deal_in_rate": "rate",
+        "deal_ins_per_hand": "mean",
+        "hua_zhu_rate": "rate",
+        "not_ready_at_draw_rate": "rate",
+    }
     # Named apart: the rate counts hands with a deal-in, the mean every winner paid.
     assert METRIC_BY_ID["deal_in_rate"].num == "deal_in_hands"
     assert METRIC_BY_ID["deal_ins_per_hand"].num == "deal_ins"

@@ -18,8 +18,9 @@ from pipeline.simulate.tables import SimConfig, write
 
 # Score errors and corruptions make some hands invalid and some replays stop, so the replayed filter matters;
 # a small pool and long sessions give each player many hands.
-CONFIG = SimConfig(hands=150, seed=7, players=8, session_hands=40,
-                   inject=InjectSpec.parse("score_errors=0.05,corrupt=0.08"))
+CONFIG = SimConfig(
+    hands=150, seed=7, players=8, session_hands=40, inject=InjectSpec.parse("score_errors=0.05,corrupt=0.08")
+)
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +56,10 @@ def test_the_simulation_has_what_the_metrics_need(con) -> None:
     assert outcomes["wall_empty"] > 0 and outcomes["three_winners"] > 0
     hows = {h for (h,) in con.execute("SELECT DISTINCT how FROM wins").fetchall()}
     assert {"discard", "self_draw"} <= hows
-    (kongs,) = con.execute("SELECT sum(kongs_direct), sum(kongs_added), sum(kongs_concealed), "
-                           "sum(hua_zhu::INT) FROM player_hands WHERE replayed").fetchall()
+    (kongs,) = con.execute(
+        "SELECT sum(kongs_direct), sum(kongs_added), sum(kongs_concealed), "
+        "sum(hua_zhu::INT) FROM player_hands WHERE replayed"
+    ).fetchall()
     assert all(k > 0 for k in kongs)
 
 
@@ -68,8 +71,7 @@ def test_engines_agree(con, warehouse: Path, by: str) -> None:
 def test_engines_agree_for_one_player(con, warehouse: Path) -> None:
     player = queries.player_base(con)["player"][0]
     for by in ("all", "seat"):
-        same_frames(queries.player_base(con, by=by, player=player),
-                    frames.player_base(warehouse, by=by, player=player))
+        same_frames(queries.player_base(con, by=by, player=player), frames.player_base(warehouse, by=by, player=player))
 
 
 def test_fan_distribution_agrees(con, warehouse: Path) -> None:
@@ -109,12 +111,14 @@ def test_checks_beside_the_sql(con) -> None:
     assert queries.run(con, "fan_distribution")["wins"].sum() == wins
     patterns = dict(queries.run(con, "pattern_frequency").select("pattern", "wins").iter_rows())
     assert patterns["ping_hu"] <= wins
-    discard_wins = one(con, "SELECT count(*) FROM wins JOIN hands USING (hand_id) "
-                            "WHERE replayed AND how IN ('discard', 'rob_kong')")
+    discard_wins = one(
+        con, "SELECT count(*) FROM wins JOIN hands USING (hand_id) WHERE replayed AND how IN ('discard', 'rob_kong')"
+    )
     assert base["deal_ins"].sum() == discard_wins
     money = queries.run(con, "money_by_reason")
-    computed = one(con, "SELECT sum(amount) FROM payments JOIN hands USING (hand_id) "
-                        "WHERE replayed AND side = 'computed'")
+    computed = one(
+        con, "SELECT sum(amount) FROM payments JOIN hands USING (hand_id) WHERE replayed AND side = 'computed'"
+    )
     assert money["points"].sum() == computed and (money["points"] > 0).all()
     stored = one(con, "SELECT count(*) FROM hands")
     assert (queries.run(con, "issues_by_code")["hands"] <= stored).all()

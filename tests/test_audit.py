@@ -30,7 +30,9 @@ def _warehouse(tmp_path, config: SimConfig):
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
-    return _warehouse(tmp_path_factory.mktemp("scored"), SimConfig(hands=200, seed=21, inject=InjectSpec.parse("score_errors=0.15")))
+    return _warehouse(
+        tmp_path_factory.mktemp("scored"), SimConfig(hands=200, seed=21, inject=InjectSpec.parse("score_errors=0.15"))
+    )
 
 
 def test_audit_finds_every_injected_scoring_error_and_nothing_else(scored) -> None:
@@ -39,8 +41,16 @@ def test_audit_finds_every_injected_scoring_error_and_nothing_else(scored) -> No
     injected = {f.hand_id for f in labels.faults}
     assert len(injected) >= 15
     assert set(findings["hand_id"].to_list()) == injected
-    assert set(findings["code"].to_list()) <= {"SCORE_FAN", "SCORE_POINTS", "SETTLE_AMOUNT", "SETTLE_PAYER",
-                                              "SETTLE_MISSING", "SETTLE_EXTRA", "SETTLE_DELTA", "SETTLE_UNBALANCED"}
+    assert set(findings["code"].to_list()) <= {
+        "SCORE_FAN",
+        "SCORE_POINTS",
+        "SETTLE_AMOUNT",
+        "SETTLE_PAYER",
+        "SETTLE_MISSING",
+        "SETTLE_EXTRA",
+        "SETTLE_DELTA",
+        "SETTLE_UNBALANCED",
+    }
     assert (findings["money"] > 0).all()
 
 
@@ -114,13 +124,27 @@ def _features(hands: int, seed: int, feed: float) -> pl.DataFrame:
                 exposure = int(rng.integers(8, 16))
                 rate = 0.02 + (feed if {players[a], players[x]} == {"A", "B"} else 0.0)
                 win = int(rng.random() < rate * exposure / 10)
-                rows.append({"hand_id": f"h{h}", "player_a": players[a], "player_x": players[x], "seat_a": a, "seat_x": x,
-                             "exposure": exposure, "feed_win": win, "feed_call": int(rng.random() < 0.05),
-                             "could_feed": win, "chosen_danger": win, "soft_pass": 0,
-                             "channel": int(rng.random() < 0.03),
-                             "base_feed_win": 0.002 * exposure, "base_feed_call": 0.005 * exposure,
-                             "base_could_feed": 0.002 * exposure, "base_chosen_danger": 0.002 * exposure,
-                             "base_soft_pass": 0.0})
+                rows.append(
+                    {
+                        "hand_id": f"h{h}",
+                        "player_a": players[a],
+                        "player_x": players[x],
+                        "seat_a": a,
+                        "seat_x": x,
+                        "exposure": exposure,
+                        "feed_win": win,
+                        "feed_call": int(rng.random() < 0.05),
+                        "could_feed": win,
+                        "chosen_danger": win,
+                        "soft_pass": 0,
+                        "channel": int(rng.random() < 0.03),
+                        "base_feed_win": 0.002 * exposure,
+                        "base_feed_call": 0.005 * exposure,
+                        "base_could_feed": 0.002 * exposure,
+                        "base_chosen_danger": 0.002 * exposure,
+                        "base_soft_pass": 0.0,
+                    }
+                )
     return pl.DataFrame(rows)
 
 

@@ -38,8 +38,22 @@ def test_score_bad_input_exits_2_naming_the_text() -> None:
 
 
 def test_score_json_self_drawn_base_and_cap() -> None:
-    result = runner.invoke(app, ["score", "1m", "--win", "1m", "--melds", "pong:5m,kong:6m,ckong:7m,akong:8m",
-                                 "--self-drawn", "--after-kong", "--cap", "4", "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            "1m",
+            "--win",
+            "1m",
+            "--melds",
+            "pong:5m,kong:6m,ckong:7m,akong:8m",
+            "--self-drawn",
+            "--after-kong",
+            "--cap",
+            "4",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     # 平胡 1 + 对对胡 1 + 清一色 2 + 根 3 (three kongs) + 杠上花 1 = 8 fan, capped at 4 fan = 8 points; +1 base.
@@ -57,11 +71,17 @@ def test_score_void_suit_is_not_a_win() -> None:
 def test_score_flags_and_profiles() -> None:
     rob = json.loads(runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--rob-kong", "--json"]).stdout)
     assert rob["fan"] == 2
-    app_gsh = runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--self-drawn", "--after-kong",
-                                  "--profile", "app", "--json"])
+    app_gsh = runner.invoke(
+        app,
+        ["score", "111m444m789m456p7p", "--win", "7p", "--self-drawn", "--after-kong", "--profile", "app", "--json"],
+    )
     assert json.loads(app_gsh.stdout)["fan"] == 3  # 杠上花 +2 in the app profile
-    heavenly = json.loads(runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--self-drawn", "--heavenly",
-                                              "--profile", "app", "--json"]).stdout)
+    heavenly = json.loads(
+        runner.invoke(
+            app,
+            ["score", "111m444m789m456p7p", "--win", "7p", "--self-drawn", "--heavenly", "--profile", "app", "--json"],
+        ).stdout
+    )
     assert heavenly["fan"] == 8
 
 
@@ -74,11 +94,22 @@ def test_batch_keeps_order_reports_errors_and_goes_on(tmp_path) -> None:
     lines = [
         {"concealed": "123s567s234s888s9s", "win_tile": "9s", "self_drawn": True},
         "not json",
-        {"concealed": ["1m", "1m", "1m", "4m", "4m", "4m", "7m", "8m", "9m", "4p", "5p", "6p", "7p"], "win_tile": "7p",
-         "profile": {"profile": "chengdu", "cap": 1}},
+        {
+            "concealed": ["1m", "1m", "1m", "4m", "4m", "4m", "7m", "8m", "9m", "4p", "5p", "6p", "7p"],
+            "win_tile": "7p",
+            "profile": {"profile": "chengdu", "cap": 1},
+        },
         {"concealed": "11144478m45677p", "win_tile": "7p", "que": "s"},
-        {"concealed": "1m", "win_tile": "1m", "melds": [{"kind": "pong", "tile": "5m"}, {"kind": "direct", "tile": "6m"},
-                                                       {"kind": "concealed", "tile": "7m"}, {"kind": "added", "tile": "8m"}]},
+        {
+            "concealed": "1m",
+            "win_tile": "1m",
+            "melds": [
+                {"kind": "pong", "tile": "5m"},
+                {"kind": "direct", "tile": "6m"},
+                {"kind": "concealed", "tile": "7m"},
+                {"kind": "added", "tile": "8m"},
+            ],
+        },
         {"concealed": "11111m", "win_tile": "1m"},
         {"concealed": "1m", "win_tile": "1m", "melds": [{"kind": "chow", "tile": "5m"}]},
         {"concealed": "123m", "win_tile": "4m", "colour": "red"},
@@ -120,7 +151,10 @@ def test_score_lines_skips_blank_lines() -> None:
 
 def test_parse_melds() -> None:
     assert [str(m) for m in parse_melds("pong:5m, kong:7p,ckong:3s,akong:2m,")] == [
-        "pong:5m", "direct:7p", "concealed:3s", "added:2m"
+        "pong:5m",
+        "direct:7p",
+        "concealed:3s",
+        "added:2m",
     ]
     for bad in ("pong5m", "chow:1m", "pong:0m"):
         with pytest.raises(TileError):
@@ -132,15 +166,15 @@ def test_rules_list_and_show_with_sources() -> None:
     assert listed.exit_code == 0 and "chengdu" in listed.stdout and "app" in listed.stdout
     shown = runner.invoke(app, ["rules", "show", "chengdu"])
     assert shown.exit_code == 0
-    assert "cha_jiao_amount = \"min\"" in shown.stdout
+    assert 'cha_jiao_amount = "min"' in shown.stdout
     assert "最小规格" in shown.stdout  # the Chengdu text's line for it
     assert runner.invoke(app, ["rules", "show", "nope"]).exit_code == 2
 
 
 def _commands(group: typer.Typer, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    out = [prefix + (c.name or c.callback.__name__,) for c in group.registered_commands]  # type: ignore[union-attr]
+    out = [(*prefix, c.name or c.callback.__name__) for c in group.registered_commands]  # type: ignore[union-attr]
     for sub in group.registered_groups:
-        out.extend(_commands(sub.typer_instance, prefix + (sub.name,)))  # type: ignore[arg-type]
+        out.extend(_commands(sub.typer_instance, (*prefix, sub.name)))  # type: ignore[arg-type]
     return out
 
 

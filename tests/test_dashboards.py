@@ -733,9 +733,7 @@ def test_audit_findings_by_month_in_utc_with_undated_hands(tmp_path):
         "months",
         {
             "hands": pa.Table.from_pylist([october, undated], schema=TABLES["hands"]),
-            "issues": pa.Table.from_pylist(
-                [_issue("H5", "SCORE_FAN", seat=0, money=5)], schema=TABLES["issues"]
-            ),
+            "issues": pa.Table.from_pylist([_issue("H5", "SCORE_FAN", seat=0, money=5)], schema=TABLES["issues"]),
         },
     )
     getattr(wh, "close", lambda: None)()
@@ -760,9 +758,7 @@ def test_audit_preps_without_findings(empty_con, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------- collusion
-def _pair(
-    a: str, b: str, shared: int, score: float, q: float, flagged: bool, evidence: int = 0
-) -> PairResult:
+def _pair(a: str, b: str, shared: int, score: float, q: float, flagged: bool, evidence: int = 0) -> PairResult:
     signals = {
         s: {"observed": float(k + 1), "expected": 1.5, "ratio_shrunk": 1.0, "z": round(score / 2 - k, 3)}
         for k, s in enumerate(SIGNALS)
@@ -776,9 +772,7 @@ def _pair(
         flagged=flagged,
         signals=signals,
         seating={"observed": shared, "expected": shared / 2, "ratio": 2.0, "p": 0.01},
-        evidence=[
-            {"hand_id": f"H{k}", "event": 10 + k, "why": f"{b} won on {a}'s 5m"} for k in range(evidence)
-        ],
+        evidence=[{"hand_id": f"H{k}", "event": 10 + k, "why": f"{b} won on {a}'s 5m"} for k in range(evidence)],
     )
 
 
@@ -842,8 +836,7 @@ def test_screen_of_the_tiny_warehouse_falls_back_and_screens_nothing(con):
 def test_threshold_note_as_asked():
     screen = collusion_dash.Screen(200, 200, 0.05, _screen().shared, ())
     assert screen.threshold_note() == (
-        "Threshold: at least 200 shared hands, as asked; "
-        "2 of the 6 pairs who shared a replayed hand reach it."
+        "Threshold: at least 200 shared hands, as asked; 2 of the 6 pairs who shared a replayed hand reach it."
     )
 
 

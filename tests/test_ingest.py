@@ -88,9 +88,7 @@ def make_corpus(folder: Path, hands: int = 60, seed: int = 7) -> Corpus:
     )
     lines = [line.encode() for line in lines_]
     kinds = {f.kind for f in labels.faults}
-    assert {"broken_json", "duplicated", "truncated"} <= kinds and any(
-        k.startswith("score_") for k in kinds
-    ), kinds
+    assert {"broken_json", "duplicated", "truncated"} <= kinds and any(k.startswith("score_") for k in kinds), kinds
     faulty = {f.hand_id for f in labels.faults}
     broken = {f.hand_id for f in labels.faults if f.kind == "broken_json"}
 
@@ -150,13 +148,9 @@ def mixed(corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
 def counts(root: Path) -> dict[str, int]:
     with duckdb.connect() as con:
         return {
-            name: con.execute(
-                "SELECT count(*) FROM read_parquet(?)", [str(root / name / "*.parquet")]
-            ).fetchone()[0]
+            name: con.execute("SELECT count(*) FROM read_parquet(?)", [str(root / name / "*.parquet")]).fetchone()[0]
             for name in TABLES
         }
-
-
 
 
 def run_cli(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -206,10 +200,7 @@ def test_every_table_is_in_the_catalogue_with_its_documented_columns(mixed: tupl
     root, stats = mixed
     con = duckdb.connect(str(root / "warehouse.duckdb"), read_only=True)
     try:
-        views = {
-            name
-            for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
-        }
+        views = {name for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
         assert views == set(TABLES)
         for name, schema in TABLES.items():
             described = [(c, t) for c, t, *_ in con.execute(f'DESCRIBE "{name}"').fetchall()]
@@ -282,8 +273,7 @@ def test_rejects_keep_the_raw_line_and_why(corpus: Corpus, mixed: tuple[Path, In
     bad = corpus.files[1].read_bytes().split(b"\n")
     with duckdb.connect() as con:
         rows = con.execute(
-            "SELECT source_file, source_line, raw, raw_path, size, sha256, code, message, hand_id "
-            "FROM read_parquet(?)",
+            "SELECT source_file, source_line, raw, raw_path, size, sha256, code, message, hand_id FROM read_parquet(?)",
             [str(root / "rejects/*.parquet")],
         ).fetchall()
     for source_file, line, raw, raw_path, size, sha, code, message, hand_id in rows:
@@ -301,9 +291,7 @@ def test_rejects_keep_the_raw_line_and_why(corpus: Corpus, mixed: tuple[Path, In
     }
 
 
-def test_invalid_records_are_stored_flagged_with_their_issues(
-    corpus: Corpus, mixed: tuple[Path, IngestStats]
-) -> None:
+def test_invalid_records_are_stored_flagged_with_their_issues(corpus: Corpus, mixed: tuple[Path, IngestStats]) -> None:
     """A record that fails validation is a row of hands with valid = false, its issues beside it."""
     root, _ = mixed
     with duckdb.connect() as con:
@@ -329,8 +317,7 @@ def test_the_run_is_recorded_in_ingest_runs(corpus: Corpus, mixed: tuple[Path, I
     assert row["run_id"] == stats.run_id and row["engine"] == "local" and row["workers"] == 2
     assert row["inputs"] == [str(p) for p in corpus.files]
     assert [
-        row[k]
-        for k in ("lines_read", "records_stored", "records_invalid", "rejects", "duplicates", "conflicts")
+        row[k] for k in ("lines_read", "records_stored", "records_invalid", "rejects", "duplicates", "conflicts")
     ] == [
         stats.lines_read,
         stats.records_stored,
@@ -351,9 +338,7 @@ def test_every_reject_code_is_in_the_catalogue(mixed: tuple[Path, IngestStats]) 
 
 
 # ---------------------------------------------------------------------------------------------- idempotence
-def test_ingesting_again_adds_nothing(
-    corpus: Corpus, mixed: tuple[Path, IngestStats], tmp_path: Path
-) -> None:
+def test_ingesting_again_adds_nothing(corpus: Corpus, mixed: tuple[Path, IngestStats], tmp_path: Path) -> None:
     root = tmp_path / "again"
     shutil.copytree(mixed[0], root)
     before = counts(root)
@@ -396,9 +381,7 @@ def test_the_same_hand_id_with_other_content_is_a_conflict_never_an_overwrite(tm
         ("second.jsonl", 1, "INGEST_CONFLICT", edited_a),
         ("third.jsonl", 2, "INGEST_CONFLICT", edited_c),
     ]
-    again = ingest(
-        [str(second), str(third)], root, workers=1
-    )  # a conflict already reported is not reported twice
+    again = ingest([str(second), str(third)], root, workers=1)  # a conflict already reported is not reported twice
     assert (again.records_stored, again.rejects, again.duplicates) == (0, 0, 4)
 
 
@@ -427,9 +410,7 @@ def test_a_folder_is_read_recursively_in_name_order_record_files_only(tmp_path: 
     (folder / "b.jsonl").write_bytes(b"\n".join(lines[:2]) + b"\n")
     with gzip.open(folder / "a.jsonl.gz", "wb") as f:
         f.write(b"\n".join(lines[2:4]) + b"\n")
-    (folder / "sub" / "c.jsonl.zst").write_bytes(
-        zstandard.ZstdCompressor().compress(b"\n".join(lines[4:]) + b"\n")
-    )
+    (folder / "sub" / "c.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(b"\n".join(lines[4:]) + b"\n"))
     (folder / "notes.txt").write_text("not records\n")
     (folder / "sub" / "table.csv").write_text("a,b\n")
     by_folder = ingest([str(folder)], tmp_path / "w1", workers=1)
@@ -459,9 +440,7 @@ SUMMARY = re.compile(
 
 
 @pytest.mark.parametrize("quiet", [True, False], ids=["quiet", "no-tty"])
-def test_the_command_prints_only_the_summary_without_a_terminal(
-    corpus: Corpus, tmp_path: Path, quiet: bool
-) -> None:
+def test_the_command_prints_only_the_summary_without_a_terminal(corpus: Corpus, tmp_path: Path, quiet: bool) -> None:
     """Piped (as in a script or CI), with or without --quiet: no progress bar, just the reconciled counts.
     The missing file is left out: the command refuses a path that does not exist before it starts."""
     root = tmp_path / "wh"
@@ -510,9 +489,7 @@ def _on_terminal(args: list[str], *, stdout_too: bool) -> tuple[str, str]:
 def test_a_progress_bar_on_a_terminal_and_none_with_quiet(tmp_path: Path) -> None:
     data = tmp_path / "in.jsonl"
     data.write_bytes(b"\n".join(_records(40)) + b"\n")
-    screen, _ = _on_terminal(
-        [str(data), "--warehouse", str(tmp_path / "a"), "--workers", "1"], stdout_too=True
-    )
+    screen, _ = _on_terminal([str(data), "--warehouse", str(tmp_path / "a"), "--workers", "1"], stdout_too=True)
     assert "ingesting" in screen and "\x1b[" in screen  # the bar, drawn with terminal escapes
     assert "lines read 40 = stored 40" in screen
     screen, _ = _on_terminal(
@@ -525,9 +502,7 @@ def test_a_progress_bar_on_a_terminal_and_none_with_quiet(tmp_path: Path) -> Non
 def test_stdout_holds_only_the_summary_when_only_stderr_is_a_terminal(tmp_path: Path) -> None:
     data = tmp_path / "in.jsonl"
     data.write_bytes(b"\n".join(_records(40)) + b"\n")
-    screen, out = _on_terminal(
-        [str(data), "--warehouse", str(tmp_path / "a"), "--workers", "1"], stdout_too=False
-    )
+    screen, out = _on_terminal([str(data), "--warehouse", str(tmp_path / "a"), "--workers", "1"], stdout_too=False)
     assert out.startswith("lines read 40 = stored 40"), repr(out[:40])
     assert "ingesting" in screen
 

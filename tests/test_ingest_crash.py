@@ -27,16 +27,10 @@ XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample.jsonl.gz"
 
 
-
-
 def committed(root: Path) -> list[str]:
     """Batch files in place under hands, the empty start left out."""
     folder = root / "hands"
-    return (
-        sorted(p.name for p in folder.glob("part-*.parquet") if EMPTY_BATCH not in p.name)
-        if folder.exists()
-        else []
-    )
+    return sorted(p.name for p in folder.glob("part-*.parquet") if EMPTY_BATCH not in p.name) if folder.exists() else []
 
 
 def corpus(folder: Path, lines: int) -> Path:
@@ -86,9 +80,7 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.parametrize("batches", [0, 1, 2], ids=lambda n: f"after-{n}-batches")
-def test_kill_9_then_run_again_equals_one_clean_run(
-    big: tuple[Path, Path], tmp_path: Path, batches: int
-) -> None:
+def test_kill_9_then_run_again_equals_one_clean_run(big: tuple[Path, Path], tmp_path: Path, batches: int) -> None:
     """Kill the command once ``batches`` batches are committed (0: as soon as the warehouse exists), check its
     workers die with it, run it again: the tables hold exactly what one clean run stores."""
     path, reference = big
@@ -207,9 +199,7 @@ def test_open_removes_a_part_file_without_its_hands_file_and_junk_in_tmp(
     shutil.copytree(reference, root)
     some = sorted((root / "player_hands").glob("part-2*.parquet"))[0]
     shutil.copy(some, root / "player_hands" / "part-20990101T000000-deadbeef-000001.parquet")
-    shutil.copy(
-        sorted((root / "events").glob("part-2*.parquet"))[0], root / "events" / "part-x-000009.parquet"
-    )
+    shutil.copy(sorted((root / "events").glob("part-2*.parquet"))[0], root / "events" / "part-x-000009.parquet")
     (root / "_tmp" / "hands-part-x.parquet").write_bytes(b"half")
     before = {name: pq.read_table(reference / name).num_rows for name in TABLES}
     assert pq.read_table(root / "player_hands").num_rows > before["player_hands"]

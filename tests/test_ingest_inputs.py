@@ -64,9 +64,7 @@ CASES: dict[str, Case] = {
     ),
     "not-utf8": (
         "jsonl",
-        lambda: jsonl(
-            GOOD[0], b'{"hand_id": "\xff\xfe\xc3\x28"}', GOOD[1].replace(b'"t0', b'"\xe9t0'), GOOD[2]
-        ),
+        lambda: jsonl(GOOD[0], b'{"hand_id": "\xff\xfe\xc3\x28"}', GOOD[1].replace(b'"t0', b'"\xe9t0'), GOOD[2]),
         [1, 4],
         [(2, "SCHEMA_JSON"), (3, "SCHEMA_JSON")],
     ),
@@ -123,9 +121,7 @@ CASES: dict[str, Case] = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_a_bad_line_or_file_is_a_reject_and_the_good_lines_around_it_are_stored(
-    tmp_path: Path, name: str
-) -> None:
+def test_a_bad_line_or_file_is_a_reject_and_the_good_lines_around_it_are_stored(tmp_path: Path, name: str) -> None:
     suffix, content, stored, rejected = CASES[name]
     case = tmp_path / f"case.{suffix}"
     case.write_bytes(content())
@@ -176,9 +172,7 @@ def test_a_row_with_a_column_the_table_does_not_have_is_an_error() -> None:
         ("jsonl.zst", lambda d: zstandard.ZstdCompressor().compress(d)),
     ],
 )
-def test_a_compressed_stream_cut_short_ends_its_file_with_a_reject(
-    tmp_path: Path, suffix: str, compress
-) -> None:
+def test_a_compressed_stream_cut_short_ends_its_file_with_a_reject(tmp_path: Path, suffix: str, compress) -> None:
     """Everything before the cut is stored, then one INGEST_READ on the line after the last one read; the next
     file is read as usual. (zstd's own stream reader takes a cut stream for a clean end: ours does not.)"""
     case = tmp_path / f"case.{suffix}"
@@ -188,9 +182,7 @@ def test_a_compressed_stream_cut_short_ends_its_file_with_a_reject(
     stats, hands, rejects = run(tmp_path, case, after)
     lines = sorted(h["source_line"] for h in hands if h["source_file"] == str(case))
     assert lines == list(range(1, len(lines) + 1)) and 10 <= len(lines) < 40
-    assert [h["hand_id"] for h in hands if h["source_file"] == str(case)] == [
-        hand_id(g) for g in GOOD[: len(lines)]
-    ]
+    assert [h["hand_id"] for h in hands if h["source_file"] == str(case)] == [hand_id(g) for g in GOOD[: len(lines)]]
     (reject,) = rejects
     assert (reject["source_line"], reject["code"], reject["raw"], reject["size"]) == (
         len(lines) + 1,
@@ -237,9 +229,7 @@ def test_blank_lines_are_not_records_and_crlf_is_a_line_break(tmp_path: Path) ->
     stats, _, _ = run(tmp_path, lf, crlf)
     assert (stats.lines_read, stats.records_stored, stats.duplicates, stats.rejects) == (4, 3, 1, 0)
     root = tmp_path / "wh"
-    stored = pq.read_table(
-        root / "hands", columns=["source_file", "source_line", "record_sha256"]
-    ).to_pylist()
+    stored = pq.read_table(root / "hands", columns=["source_file", "source_line", "record_sha256"]).to_pylist()
     assert [(Path(r["source_file"]).name, r["source_line"]) for r in stored] == [
         ("lf.jsonl", 1),
         ("lf.jsonl", 2),
@@ -281,9 +271,7 @@ def test_a_100_mb_line_is_spilled_to_a_side_file_without_being_held_in_memory(tm
     *_, baseline_kib = _measure(small, tmp_path / "small")
     read, stored, rejected, peak_kib = _measure(huge, tmp_path / "wh")
     assert (read, stored, rejected) == (3, 2, 1)
-    assert peak_kib - baseline_kib < 48 << 10, (
-        f"peak {peak_kib >> 10} MiB vs {baseline_kib >> 10} MiB without the line"
-    )
+    assert peak_kib - baseline_kib < 48 << 10, f"peak {peak_kib >> 10} MiB vs {baseline_kib >> 10} MiB without the line"
     (reject,) = pq.read_table(tmp_path / "wh" / "rejects").to_pylist()
     assert (reject["source_line"], reject["code"], reject["raw"]) == (2, "INGEST_LINE_TOO_LONG", None)
     assert (reject["size"], reject["sha256"], reject["raw_path"]) == (
@@ -336,9 +324,7 @@ def test_the_reader_spills_exactly_the_line_in_every_format(
     for line, body in ((lines[1], expect_over), (lines[3], last)):
         assert (line.size, line.sha256) == (len(body), hashlib.sha256(body).hexdigest())
         assert (tmp_path / "spill" / line.spill).read_bytes() == body
-    assert sorted(p.name for p in (tmp_path / "spill").iterdir()) == sorted(
-        x.spill for x in (lines[1], lines[3])
-    )
+    assert sorted(p.name for p in (tmp_path / "spill").iterdir()) == sorted(x.spill for x in (lines[1], lines[3]))
 
 
 def test_a_too_long_line_is_a_reject_even_without_a_spill_folder() -> None:

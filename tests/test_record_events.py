@@ -12,7 +12,9 @@ from pipeline.game.events import DISCARDS, DRAWS, Discard, Draw, Hu
 from pipeline.game.record import RecordError, _parse_event, parse_event
 
 values = st.one_of(
-    st.sampled_from(["draw", "discard", "pong", "kong", "hu", "1m", "9s", "5p", "0m", "10p", "x", "direct", "", "DRAW"]),
+    st.sampled_from(
+        ["draw", "discard", "pong", "kong", "hu", "1m", "9s", "5p", "0m", "10p", "x", "direct", "", "DRAW"]
+    ),
     st.integers(-2, 5),
     st.booleans(),
     st.none(),
@@ -57,7 +59,10 @@ def test_shared_draws_and_discards_are_the_values_they_name() -> None:
     for seat in range(4):
         for kind in range(27):
             assert DRAWS[seat][kind] == Draw(seat, kind) and DISCARDS[seat][kind] == Discard(seat, kind)
-            assert parse_event({"t": "draw", "seat": seat, "tile": Draw(seat, kind).to_json()["tile"]}, 0) is DRAWS[seat][kind]
+            assert (
+                parse_event({"t": "draw", "seat": seat, "tile": Draw(seat, kind).to_json()["tile"]}, 0)
+                is DRAWS[seat][kind]
+            )
     assert Draw(1, 2) != Discard(1, 2)
 
 
@@ -78,8 +83,19 @@ def test_malformed_plain_events_are_errors(obj: dict[str, Any], code: str) -> No
     assert info.value.code == code and info.value.event == 3
 
 
-@given(st.lists(st.one_of(st.sampled_from(["1m", "5p", "9s", "0m", "5z", "8P"]), st.integers(0, 9), st.none(),
-                          st.booleans(), st.lists(st.just("1m"), max_size=1)), min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["1m", "5p", "9s", "0m", "5z", "8P"]),
+            st.integers(0, 9),
+            st.none(),
+            st.booleans(),
+            st.lists(st.just("1m"), max_size=1),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_a_tile_list_is_read_whole_or_its_first_bad_tile_named(value: list[Any]) -> None:
     from pipeline.game.record import _tile, _tiles
 

@@ -105,10 +105,7 @@ def test_index_links_every_page_and_embeds_the_overview(report, warehouse):
     embedded = re.findall(r'<img src="data:image/png;base64,([^"]+)"', text)
     import base64
 
-    assert (
-        base64.b64decode(embedded[0])
-        == (report.parent / "charts" / "overview-fan_distribution.png").read_bytes()
-    )
+    assert base64.b64decode(embedded[0]) == (report.parent / "charts" / "overview-fan_distribution.png").read_bytes()
 
 
 def test_quality_page_shows_issues_and_rejects(report):
@@ -125,9 +122,7 @@ def test_audit_page(report, warehouse):
     assert findings.height > 0  # the fixture injects faults
     top = findings.row(0, named=True)
     assert f"<b>{findings.height:,}</b> findings" in text and "points at stake" in text
-    rows = re.findall(
-        r'<tr class="(?:error|warning)"><td class="num">(\d+)</td><td class="id">([^<]+)</td>', text
-    )
+    rows = re.findall(r'<tr class="(?:error|warning)"><td class="num">(\d+)</td><td class="id">([^<]+)</td>', text)
     assert rows[0] == ("1", top["hand_id"]) and len(rows) == min(30, findings.height)
     assert f'<abbr title="{CODES[top["code"]].meaning}' in text  # hover a code for its meaning
 
@@ -208,11 +203,7 @@ def test_progress_names_every_chart(warehouse, tmp_path):
     steps: list[str] = []
     build_report(warehouse, tmp_path / "out", top_players=1, on_step=steps.append)
     charts_drawn = (
-        len(OVERVIEW_CHARTS)
-        + len(PLAYER_CHARTS)
-        + len(QUALITY_CHARTS)
-        + len(AUDIT_CHARTS)
-        + len(COLLUSION_CHARTS)
+        len(OVERVIEW_CHARTS) + len(PLAYER_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS)
     )
     assert len(steps) == charts_drawn + 1  # and the collusion screen
     assert steps[0] == "overview: fan_distribution" and steps[-1] == "collusion: top_pairs"
@@ -335,9 +326,7 @@ def _chromium() -> str:
             error = error[0]
             if path := shutil.which("chromium"):
                 return path
-    pytest.skip(
-        f"chromium is not installed and could not be installed ({error}): apt-get install -y chromium"
-    )
+    pytest.skip(f"chromium is not installed and could not be installed ({error}): apt-get install -y chromium")
 
 
 def _browse(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -382,12 +371,8 @@ def test_pages_render_in_a_headless_browser(report, tmp_path):
 def test_finding_messages_fold_the_position_away():
     from pipeline.report.build import _message
 
-    folded = _message(
-        "event 3: seat 0 discards <out of turn> [ev3 discard turn=1 left=5 || 0:123m [pong:5p]]"
-    )
-    assert folded.startswith(
-        "event 3: seat 0 discards &lt;out of turn&gt;<details><summary>position</summary>"
-    )
+    folded = _message("event 3: seat 0 discards <out of turn> [ev3 discard turn=1 left=5 || 0:123m [pong:5p]]")
+    assert folded.startswith("event 3: seat 0 discards &lt;out of turn&gt;<details><summary>position</summary>")
     assert '<span class="pos">[ev3 discard turn=1 left=5 || 0:123m [pong:5p]]</span>' in folded
     assert _message("hu 2 from seat 0 to seat 3 (event 72): claimed paid by seat 2") == (
         "hu 2 from seat 0 to seat 3 (event 72): claimed paid by seat 2"

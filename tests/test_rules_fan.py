@@ -23,9 +23,7 @@ def meld(kind: str, tile: str) -> Meld:
     return Meld(kind, kind_of(tile))  # type: ignore[arg-type]
 
 
-def win(
-    concealed: str, tile: str, rules: RuleSet = CHENGDU, melds: Sequence[Meld] = (), **flags: Any
-) -> Score:
+def win(concealed: str, tile: str, rules: RuleSet = CHENGDU, melds: Sequence[Meld] = (), **flags: Any) -> Score:
     """Score the hand ``concealed`` (before the winning tile) winning on ``tile``."""
     return score(WinHand.of(concealed, win_tile=tile, melds=melds, **flags), rules)
 
@@ -213,9 +211,7 @@ def test_gang_shang_pao_adds_one_fan() -> None:
 
 
 def test_gang_shang_pao_is_a_win_on_a_discard() -> None:
-    assert "gang_shang_pao" not in fan_ids(
-        win("111m444m789m456p7p", "7p", kong_discard=True, self_drawn=True)
-    )
+    assert "gang_shang_pao" not in fan_ids(win("111m444m789m456p7p", "7p", kong_discard=True, self_drawn=True))
 
 
 def test_robbing_a_kong_adds_one_fan() -> None:

@@ -334,9 +334,7 @@ def seven_pairs_wins(draw: st.DrawFn) -> list[int]:
     suits = draw(st.lists(st.sampled_from([M, P, S]), min_size=1, max_size=2, unique=True))
     kinds = [x for x in range(NUM_KINDS) if x // 9 in suits]
     pairs = draw(
-        st.lists(st.sampled_from(kinds), min_size=7, max_size=7).filter(
-            lambda ps: all(ps.count(x) <= 2 for x in ps)
-        )
+        st.lists(st.sampled_from(kinds), min_size=7, max_size=7).filter(lambda ps: all(ps.count(x) <= 2 for x in ps))
     )
     return counts_of(pairs * 2)
 
@@ -381,9 +379,7 @@ def test_waits_are_exactly_the_kinds_that_win_again(
 
 
 @given(st.data(), seven_pairs_wins())
-def test_seven_pairs_waits_are_exactly_the_kinds_that_win_again(
-    data: st.DataObject, counts27: list[int]
-) -> None:
+def test_seven_pairs_waits_are_exactly_the_kinds_that_win_again(data: st.DataObject, counts27: list[int]) -> None:
     ready = remove_one(data.draw, counts27)
     assert waits(ready, []) == brute_waits(ready, [])
 

@@ -301,10 +301,7 @@ def profile_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 
 
 def write_profile(directory: Path, name: str, switches: dict[str, Any]) -> None:
-    lines = [
-        f"{key} = {value!r}".replace("True", "true").replace("False", "false")
-        for key, value in switches.items()
-    ]
+    lines = [f"{key} = {value!r}".replace("True", "true").replace("False", "false") for key, value in switches.items()]
     lines = [line.replace("'", '"') for line in lines]
     (directory / f"{name}.toml").write_text("[switches]\n" + "\n".join(lines) + "\n", encoding="utf-8")
 

@@ -19,9 +19,7 @@ CHENGDU = load_ruleset("chengdu")
 APP = load_ruleset("app")
 
 
-def win_score(
-    concealed: str, tile: str, rules: RuleSet = CHENGDU, melds: Sequence[Meld] = (), **flags: Any
-) -> Score:
+def win_score(concealed: str, tile: str, rules: RuleSet = CHENGDU, melds: Sequence[Meld] = (), **flags: Any) -> Score:
     return score(WinHand.of(concealed, win_tile=tile, melds=melds, **flags), rules)
 
 
@@ -606,9 +604,7 @@ def test_settlement_is_zero_sum_and_leaves_winners_alone(data: st.DataObject, ru
             won_at[seat] = event
         elif action == "kong_then_pao":
             ledger.kong(seat, "concealed", event)
-            winners = data.draw(
-                st.lists(st.sampled_from(others), min_size=1, max_size=len(others), unique=True)
-            )
+            winners = data.draw(st.lists(st.sampled_from(others), min_size=1, max_size=len(others), unique=True))
             for winner in winners:
                 ledger.win(winner, win_score(text, tile, rules, kong_discard=True), event + 1, discarder=seat)
                 won_at[winner] = event + 1

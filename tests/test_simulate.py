@@ -55,7 +55,13 @@ def test_labels_path_beside_output(tmp_path) -> None:
 
 def test_inject_spec() -> None:
     spec = InjectSpec.parse("collude=2:0.3, score_errors=0.02,corrupt=0.01,bot=1")
-    assert (spec.collude_pairs, spec.collude_intensity, spec.score_errors, spec.corrupt, spec.bots) == (2, 0.3, 0.02, 0.01, 1)
+    assert (spec.collude_pairs, spec.collude_intensity, spec.score_errors, spec.corrupt, spec.bots) == (
+        2,
+        0.3,
+        0.02,
+        0.01,
+        1,
+    )
     assert InjectSpec.parse(None) == InjectSpec()
     for bad in ("collude=x", "nonsense=1", "score_errors=2", "bot=-1", "corrupt"):
         with pytest.raises(SpecError):
@@ -88,8 +94,16 @@ def test_corruptions_are_caught_with_their_kind() -> None:
     assert set(kinds) <= set(CORRUPT_KINDS)
     assert len(kinds) >= 7, kinds
     expected = {
-        "out_of_turn": {"TURN_ORDER", "TILE_COUNT_SHORT", "TILE_COUNT_LONG", "TILE_NOT_HELD", "CLAIM_NOT_ALLOWED",
-                        "TURN_WON", "TURN_AFTER_END", "WIN_WRONG_TILE"},
+        "out_of_turn": {
+            "TURN_ORDER",
+            "TILE_COUNT_SHORT",
+            "TILE_COUNT_LONG",
+            "TILE_NOT_HELD",
+            "CLAIM_NOT_ALLOWED",
+            "TURN_WON",
+            "TURN_AFTER_END",
+            "WIN_WRONG_TILE",
+        },
         "discard_not_held": {"TILE_NOT_HELD"},
         "draw_not_wall": {"TILE_WALL_ORDER"},
         "fifth_copy": {"TILE_FIFTH_COPY"},
@@ -127,8 +141,13 @@ def _is_json(line: str) -> bool:
 def _summary(profile: str, hands: int, seed: int) -> dict[str, dict[str, float]]:
     summary = Summary()
     lines, _ = simulate(
-        SimConfig(hands=hands, seed=seed, players=16, profile=profile,
-                  styles={"balanced": 0.25, "aggressive": 0.25, "defensive": 0.25, "novice": 0.25}),
+        SimConfig(
+            hands=hands,
+            seed=seed,
+            players=16,
+            profile=profile,
+            styles={"balanced": 0.25, "aggressive": 0.25, "defensive": 0.25, "novice": 0.25},
+        ),
         summary=summary,
     )
     for _ in lines:
@@ -158,8 +177,22 @@ def test_novices_make_more_flower_pigs(realism) -> None:
 
 def test_cli_simulate_writes_records_labels_and_summary(tmp_path) -> None:
     out = tmp_path / "games.jsonl.gz"
-    result = runner.invoke(app, ["simulate", "--hands", "30", "--seed", "1", "--out", str(out), "--summary",
-                                 "--inject", "collude=1:0.3,bot=1", "--quiet"])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--hands",
+            "30",
+            "--seed",
+            "1",
+            "--out",
+            str(out),
+            "--summary",
+            "--inject",
+            "collude=1:0.3,bot=1",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "win" in result.stdout and "花猪" in result.stdout
     with gzip.open(out, "rt") as f:
@@ -174,5 +207,15 @@ def test_cli_simulate_writes_records_labels_and_summary(tmp_path) -> None:
 
 def test_cli_simulate_rejects_bad_arguments(tmp_path) -> None:
     assert runner.invoke(app, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.txt")]).exit_code == 2
-    assert runner.invoke(app, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.jsonl"), "--inject", "zap=1"]).exit_code == 2
-    assert runner.invoke(app, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.jsonl"), "--profile", "nope"]).exit_code == 2
+    assert (
+        runner.invoke(
+            app, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.jsonl"), "--inject", "zap=1"]
+        ).exit_code
+        == 2
+    )
+    assert (
+        runner.invoke(
+            app, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.jsonl"), "--profile", "nope"]
+        ).exit_code
+        == 2
+    )

@@ -91,9 +91,7 @@ def _edited(line: bytes, **change: object) -> bytes:
 
 def make_inputs(folder: Path) -> Inputs:
     sim = folder / "sim.jsonl.gz"
-    labels = write(
-        SimConfig(hands=150, seed=11, inject=InjectSpec.parse("corrupt=0.1,score_errors=0.1")), sim
-    )
+    labels = write(SimConfig(hands=150, seed=11, inject=InjectSpec.parse("corrupt=0.1,score_errors=0.1")), sim)
     kinds = {f.kind for f in labels.faults}
     assert {"broken_json", "duplicated", "truncated"} <= kinds and any(k.startswith("score_") for k in kinds)
     faulty = {f.hand_id for f in labels.faults}
@@ -128,9 +126,7 @@ def make_inputs(folder: Path) -> Inputs:
     )
     (more / "cut.jsonl.zst").write_bytes(whole + cut[: len(cut) // 2])  # 20 lines, then a frame cut short
     later = folder / "later.jsonl"
-    later.write_bytes(
-        b"".join(line + b"\n" for line in [_edited(a, x_edited=True), a, _edited(a, hand_id="new-1")])
-    )
+    later.write_bytes(b"".join(line + b"\n" for line in [_edited(a, x_edited=True), a, _edited(a, hand_id="new-1")]))
     first = [str(sim), str(more), str(folder / "missing.jsonl")]
     return Inputs(first, [*first, str(later)])
 
@@ -150,7 +146,6 @@ class Runs:
     after_first: dict[str, pa.Table]
     bytes_heard: int
     lines_heard: int
-
 
 
 def tables(root: Path) -> dict[str, pa.Table]:
@@ -196,9 +191,7 @@ def spark(inputs: Inputs, tmp_path_factory: pytest.TempPathFactory) -> Runs:
 
 def assert_same(a: dict[str, pa.Table], b: dict[str, pa.Table]) -> None:
     for name in a:
-        assert a[name].num_rows == b[name].num_rows, (
-            f"{name}: {a[name].num_rows} rows, expected {b[name].num_rows}"
-        )
+        assert a[name].num_rows == b[name].num_rows, f"{name}: {a[name].num_rows} rows, expected {b[name].num_rows}"
         assert a[name].equals(b[name]), f"{name} differs"
 
 
@@ -342,9 +335,7 @@ def test_chunk_lines_give_back_the_raw_lines(inputs: Inputs, tmp_path: Path) -> 
         chunk[len(lines)]
 
 
-def _cut(
-    path: str, stored: set[str], spill: Path
-) -> tuple[list[dict[str, Any]], list[list[RawLine]], int, int]:
+def _cut(path: str, stored: set[str], spill: Path) -> tuple[list[dict[str, Any]], list[list[RawLine]], int, int]:
     """A file cut by the Spark task and by the local engine's chunker, and the bytes read_lines reported."""
     rows = list(_read_file(3, path, chunk_size=CHUNK, stored=stored, spill_dir=str(spill)))
     heard = [0]
@@ -354,9 +345,7 @@ def _cut(
 
     stats = IngestStats("")
     local = list(
-        _chunks(
-            _in_warehouse(read_lines([path], spill_dir=spill, on_bytes=count), SPILL), CHUNK, stored, stats
-        )
+        _chunks(_in_warehouse(read_lines([path], spill_dir=spill, on_bytes=count), SPILL), CHUNK, stored, stats)
     )
     return rows, local, stats.duplicates, heard[0]
 

@@ -193,7 +193,19 @@ def test_issue_codes_page_is_generated_from_the_catalogue() -> None:
 
 
 def test_catalogue_codes_are_well_formed() -> None:
-    families = ("SCHEMA_", "RULESET_", "TILE_", "TURN_", "CLAIM_", "WIN_", "SCORE_", "SETTLE_", "SESSION_", "INTERNAL", "INGEST_")
+    families = (
+        "SCHEMA_",
+        "RULESET_",
+        "TILE_",
+        "TURN_",
+        "CLAIM_",
+        "WIN_",
+        "SCORE_",
+        "SETTLE_",
+        "SESSION_",
+        "INTERNAL",
+        "INGEST_",
+    )
     for code, entry in CODES.items():
         assert code == entry.code and code.startswith(families)
         assert entry.severity in ("error", "warning") and entry.meaning and entry.example
@@ -224,14 +236,26 @@ def _variants() -> list[tuple[str, Any]]:
                     broken = copy.deepcopy(base)
                     del broken["events"][i][key]
                     out.append((f"{hand_id} event {i} without {key}", broken))
-        for path, value in ((("que", 0), "x"), (("deal", 0), ["1m"] * 12), (("deal", 1), ["1m"] * 15),
-                            (("exchange", "x_dice"), 3), (("exchange", "dice"), 3), (("exchange", "given", 0), ["1m"]),
-                            (("result", "x_note"), "hi"), (("result", "note"), "hi"),
-                            (("result", "payments", 0, "x_note"), 1), (("result", "payments", 0, "note"), 1),
-                            (("result", "payments", 0, "amount"), 0), (("result", "payments", 0, "event"), None),
-                            (("result", "wins", 0, "fan"), -1), (("result", "wins", 0, "seat"), 4),
-                            (("result", "deltas"), [1, 2, 3]), (("ruleset",), {"cap": 4}),
-                            (("ruleset",), {"profile": "chengdu", "cap": 1.5}), (("ruleset",), "Chengdu")):
+        for path, value in (
+            (("que", 0), "x"),
+            (("deal", 0), ["1m"] * 12),
+            (("deal", 1), ["1m"] * 15),
+            (("exchange", "x_dice"), 3),
+            (("exchange", "dice"), 3),
+            (("exchange", "given", 0), ["1m"]),
+            (("result", "x_note"), "hi"),
+            (("result", "note"), "hi"),
+            (("result", "payments", 0, "x_note"), 1),
+            (("result", "payments", 0, "note"), 1),
+            (("result", "payments", 0, "amount"), 0),
+            (("result", "payments", 0, "event"), None),
+            (("result", "wins", 0, "fan"), -1),
+            (("result", "wins", 0, "seat"), 4),
+            (("result", "deltas"), [1, 2, 3]),
+            (("ruleset",), {"cap": 4}),
+            (("ruleset",), {"profile": "chengdu", "cap": 1.5}),
+            (("ruleset",), "Chengdu"),
+        ):
             broken = copy.deepcopy(base)
             node: Any = broken
             try:

@@ -58,8 +58,10 @@ def play(seed: int, profile: str) -> dict[str, Any]:
         que = [min(range(3), key=lambda s: (_in_suit(hand, s), rng.random())) for hand in hands]
     state = HandState(rules, dealer=dealer, hands=hands, wall=wall[53:], void=que)
     # the suit each seat plays to shed (its void where declared)
-    aim = [q if q is not None else min(range(3), key=lambda s: _in_suit(hand, s))
-           for q, hand in zip(que, hands, strict=True)]
+    aim = [
+        q if q is not None else min(range(3), key=lambda s: _in_suit(hand, s))
+        for q, hand in zip(que, hands, strict=True)
+    ]
     while not state.over:
         if state.phase == "discard":
             options = state.turn_options(state.turn)
@@ -141,8 +143,9 @@ def held_before(record: dict[str, Any], index: int, seat: int) -> Counter[str]:
     """The tiles ``seat`` holds just before event ``index`` (replaying the record's own prefix)."""
     rec = parse_record(record)
     assert rec.wall is not None
-    state = HandState(rec.rules, dealer=rec.dealer, hands=_start_hands(record), wall=rec.wall[53:],
-                      void=rec.que or (None,) * 4)
+    state = HandState(
+        rec.rules, dealer=rec.dealer, hands=_start_hands(record), wall=rec.wall[53:], void=rec.que or (None,) * 4
+    )
     for event in rec.events[:index]:
         state.apply(event)
     return Counter({TILE_NAMES[k]: n for k, n in enumerate(state.counts[seat]) if n})
@@ -189,8 +192,9 @@ def test_kept_winning_tiles_are_never_stale(hand: tuple[int, str]) -> None:
     record = play(seed, profile)
     rec = parse_record(record)
     assert rec.wall is not None
-    state = HandState(rec.rules, dealer=rec.dealer, hands=_start_hands(record), wall=rec.wall[53:],
-                      void=rec.que or (None,) * 4)
+    state = HandState(
+        rec.rules, dealer=rec.dealer, hands=_start_hands(record), wall=rec.wall[53:], void=rec.que or (None,) * 4
+    )
     for index, event in enumerate(rec.events):
         state.apply(event)
         for seat in range(4):
@@ -215,8 +219,18 @@ def test_the_driver_reaches_the_interesting_situations() -> None:
             seen.update("one pao two" for i, e in enumerate(events[1:]) if e["t"] == "hu" and events[i]["t"] == "hu")
             seen.update(p.reason for p in v.payments)
             seen.update("exchange" for _ in [1] if "exchange" in record)
-    for what in ("three winners", "empty wall", "pong", "direct", "added", "concealed", "hu", "kong", "cha_jiao",
-                 "exchange"):
+    for what in (
+        "three winners",
+        "empty wall",
+        "pong",
+        "direct",
+        "added",
+        "concealed",
+        "hu",
+        "kong",
+        "cha_jiao",
+        "exchange",
+    ):
         assert seen[what], f"the driver never produced {what}: {seen}"
 
 
@@ -325,8 +339,9 @@ PAYMENT = st.builds(
 @example(  # found by this test: the matching once let a claim with no event take another claim's exact match
     computed=[Payment(0, 1, 1, "hu", None), Payment(0, 1, 1, "hu", 0), Payment(0, 1, 1, "hu", None)], claimed=[], seed=0
 )
-def test_payment_comparison_shortcut_agrees_with_the_matching(computed: list[Payment], claimed: list[Payment],
-                                                              seed: int) -> None:
+def test_payment_comparison_shortcut_agrees_with_the_matching(
+    computed: list[Payment], claimed: list[Payment], seed: int
+) -> None:
     """compare_payments answers the very same transfers (in any order) at once: no issue, exactly as the
     pass-by-pass matching would; anything else goes to the matching."""
     assert compare_payments(computed, claimed) == _match_payments(computed, claimed)

@@ -108,9 +108,7 @@ def _described(sub: dict[str, Any]) -> bool:
     if "description" in sub:
         return True
     ref = sub.get("$ref", "")
-    return (
-        ref.startswith("#/$defs/") and "description" in xzlog_schema()["$defs"][ref.removeprefix("#/$defs/")]
-    )
+    return ref.startswith("#/$defs/") and "description" in xzlog_schema()["$defs"][ref.removeprefix("#/$defs/")]
 
 
 # --- the schema itself -------------------------------------------------------------------------
@@ -161,9 +159,7 @@ VALID = {
     "x_ field at top level": _set(("x_foo",), {"anything": [1, 2]}),
     "x_ field on an event": _set(("events", 0, "x_source_seq"), 17),
     "x_ field in result": _set(("result", "x_currency"), "beans"),
-    "ruleset object with overrides": _set(
-        ("ruleset",), {"profile": "app", "cap": 4, "exchange_three": False}
-    ),
+    "ruleset object with overrides": _set(("ruleset",), {"profile": "app", "cap": 4, "exchange_three": False}),
     "ruleset object without overrides": _set(("ruleset",), {"profile": "chengdu"}),
     "que with a null seat": _set(("que",), ["s", None, "s", "p"]),
     "no que": _drop(("que",)),
@@ -175,9 +171,7 @@ VALID = {
     "win with points only": _drop(("result", "wins", 0, "fan")),
     "win with fan zero": _set(("result", "wins", 0, "fan"), 0),
     "ms zero": _set(("events", 1, "ms"), 0),
-    "direct kong with from": _set(
-        ("events", 6), {"t": "kong", "seat": 3, "tile": "2m", "kind": "direct", "from": 2}
-    ),
+    "direct kong with from": _set(("events", 6), {"t": "kong", "seat": 3, "tile": "2m", "kind": "direct", "from": 2}),
     "added kong": _set(("events", 6), {"t": "kong", "seat": 3, "tile": "2m", "kind": "added"}),
     "robbed kong win": _set(("events", 8), {"t": "hu", "seat": 0, "tile": "2m", "from": 3, "rob_kong": True}),
     "rob_kong false on a self-draw": _set(("events", 8, "rob_kong"), False),

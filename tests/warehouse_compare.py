@@ -17,9 +17,7 @@ def contents(root: Path, table: str) -> pa.Table:
     exclude = RUN_COLUMNS.get(table)
     columns = f"* EXCLUDE ({', '.join(exclude)})" if exclude else "*"
     with duckdb.connect() as con:
-        return con.sql(
-            f"SELECT {columns} FROM read_parquet('{root / table}/*.parquet') ORDER BY ALL"
-        ).to_arrow_table()
+        return con.sql(f"SELECT {columns} FROM read_parquet('{root / table}/*.parquet') ORDER BY ALL").to_arrow_table()
 
 
 def assert_same_warehouse(a: Path, b: Path) -> None:

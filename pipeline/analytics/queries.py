@@ -60,15 +60,31 @@ def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "pattern_frequency": {r["pattern"]: r["wins"] for r in patterns.iter_rows(named=True)},
         "pattern_names": {r["pattern"]: r["name_zh"] for r in patterns.iter_rows(named=True)},
         "winners_per_hand": {str(k): outcomes[f"winners_{k}"] for k in range(4)},
-        "huang_zhuang_rate": {"value": outcomes["huang_zhuang"] / hands if hands else None, "num": outcomes["huang_zhuang"],
-                              "den": hands, "ci_low": low, "ci_high": high},
-        "multi_win_rate": {"value": outcomes["multi_win_hands"] / hands if hands else None,
-                           "num": outcomes["multi_win_hands"], "den": hands, "ci_low": multi_low, "ci_high": multi_high},
+        "huang_zhuang_rate": {
+            "value": outcomes["huang_zhuang"] / hands if hands else None,
+            "num": outcomes["huang_zhuang"],
+            "den": hands,
+            "ci_low": low,
+            "ci_high": high,
+        },
+        "multi_win_rate": {
+            "value": outcomes["multi_win_hands"] / hands if hands else None,
+            "num": outcomes["multi_win_hands"],
+            "den": hands,
+            "ci_low": multi_low,
+            "ci_high": multi_high,
+        },
         "hand_length": {"value": mean, "n": hands, "ci_low": mean_low, "ci_high": mean_high, "unit": "events"},
         "money_by_reason": {r["reason"]: r["points"] for r in money.iter_rows(named=True)},
-        "issues_by_code": {r["code"]: {"issues": r["issues"], "hands": r["hands"], "severity": r["severity"],
-                                       "rate": r["hands"] / counts["hands"] if counts["hands"] else None}
-                           for r in issues.iter_rows(named=True)},
+        "issues_by_code": {
+            r["code"]: {
+                "issues": r["issues"],
+                "hands": r["hands"],
+                "severity": r["severity"],
+                "rate": r["hands"] / counts["hands"] if counts["hands"] else None,
+            }
+            for r in issues.iter_rows(named=True)
+        },
         "stored_hands": counts["hands"],
         "valid_hands": counts["valid_hands"],
         "replayed_hands": counts["replayed_hands"],

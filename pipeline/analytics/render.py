@@ -8,8 +8,17 @@ from typing import Any
 
 from pipeline.analytics.metrics import METRICS
 
-TABLE_METRICS = ("win_rate", "self_draw_share", "deal_in_rate", "deal_ins_per_hand", "fan_per_win", "points_per_win",
-                 "net_points_per_hand", "hua_zhu_rate", "not_ready_at_draw_rate")
+TABLE_METRICS = (
+    "win_rate",
+    "self_draw_share",
+    "deal_in_rate",
+    "deal_ins_per_hand",
+    "fan_per_win",
+    "points_per_win",
+    "net_points_per_hand",
+    "hua_zhu_rate",
+    "not_ready_at_draw_rate",
+)
 
 
 def _cell(m: dict[str, Any]) -> str:
@@ -29,8 +38,12 @@ def stats_table(answer: dict[str, Any]) -> str:
     head = ["player"] + ([by] if by != "all" else []) + ["hands"] + [f"{names[i].name_zh} {i}" for i in TABLE_METRICS]
     rows = [head]
     for p in answer["players"]:
-        rows.append([p["player"]] + ([str(p[by])] if by != "all" else []) + [str(p["hands"])]
-                    + [_cell(p["metrics"][i]) for i in TABLE_METRICS])
+        rows.append(
+            [p["player"]]
+            + ([str(p[by])] if by != "all" else [])
+            + [str(p["hands"])]
+            + [_cell(p["metrics"][i]) for i in TABLE_METRICS]
+        )
     t = answer["table"]
     lines = ["\t".join(r) for r in rows]
     lines += [
@@ -38,7 +51,8 @@ def stats_table(answer: dict[str, Any]) -> str:
         f"hands {answer['hands']} (stored {t['stored_hands']}, valid {t['valid_hands']}, rejects {t['rejects']})",
         "fan distribution (wins by total fan): " + ", ".join(f"{k}: {v}" for k, v in t["fan_distribution"].items()),
         "patterns: " + ", ".join(f"{t['pattern_names'][k]} {v}" for k, v in t["pattern_frequency"].items()),
-        "winners per hand: " + ", ".join(f"{k}: {v}" for k, v in t["winners_per_hand"].items())
+        "winners per hand: "
+        + ", ".join(f"{k}: {v}" for k, v in t["winners_per_hand"].items())
         + f"; 黄庄 rate {_cell(t['huang_zhuang_rate'])}; 一炮多响 rate {_cell(t['multi_win_rate'])}",
         "money by reason: " + ", ".join(f"{k} {v}" for k, v in t["money_by_reason"].items()),
     ]
@@ -56,6 +70,16 @@ def stats_csv(answer: dict[str, Any]) -> str:
     for p in answer["players"]:
         group = p.get(by, "all") if by != "all" else "all"
         for mid, m in p["metrics"].items():
-            w.writerow([p["player"], group, mid, m.get("value"), m.get("num", m.get("sum")), m.get("den", m.get("n")),
-                        m.get("ci_low"), m.get("ci_high")])
+            w.writerow(
+                [
+                    p["player"],
+                    group,
+                    mid,
+                    m.get("value"),
+                    m.get("num", m.get("sum")),
+                    m.get("den", m.get("n")),
+                    m.get("ci_low"),
+                    m.get("ci_high"),
+                ]
+            )
     return out.getvalue()

@@ -28,7 +28,9 @@ def wilson(num: int, den: int, z: float = Z95) -> tuple[float | None, float | No
     return max(0.0, round(centre - half, 12)), min(1.0, round(centre + half, 12))
 
 
-def mean_interval(total: float, total_sq: float, n: int, z: float = Z95) -> tuple[float | None, float | None, float | None]:
+def mean_interval(
+    total: float, total_sq: float, n: int, z: float = Z95
+) -> tuple[float | None, float | None, float | None]:
     """Mean and its normal-approximation 95% interval from ``sum``, ``sum of squares`` and ``n``.
 
     >>> mean_interval(6, 14, 3)[0]

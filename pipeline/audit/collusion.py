@@ -114,7 +114,9 @@ def _residuals(df: pl.DataFrame, exclude: frozenset[tuple[str, str]] = frozenset
     (see :func:`screen_frame`).
     """
     out = df.with_columns(pl.lit(1.0).alias("one"))
-    pair = pl.concat_str(pl.min_horizontal("player_a", "player_x"), pl.lit("\x00"), pl.max_horizontal("player_a", "player_x"))
+    pair = pl.concat_str(
+        pl.min_horizontal("player_a", "player_x"), pl.lit("\x00"), pl.max_horizontal("player_a", "player_x")
+    )
     excluded = [f"{a}\x00{b}" for a, b in exclude]
     for f in FEATURES:
         exposure = f"base_{f}" if f != "channel" else "one"
@@ -123,7 +125,11 @@ def _residuals(df: pl.DataFrame, exclude: frozenset[tuple[str, str]] = frozenset
         give = _rates(fit, "player_a", f, exposure, "give")
         take = _rates(fit, "player_x", f, exposure, "take")
         frame = out.join(give, on="player_a", how="left").join(take, on="player_x", how="left")
-        rate = (pl.col("give").fill_null(overall) * pl.col("take").fill_null(overall) / overall) if overall > 0 else pl.lit(0.0)
+        rate = (
+            (pl.col("give").fill_null(overall) * pl.col("take").fill_null(overall) / overall)
+            if overall > 0
+            else pl.lit(0.0)
+        )
         out = frame.with_columns((pl.col(exposure) * rate).fill_nan(0.0).alias(f"{f}_exp")).drop("give", "take")
         out = out.with_columns((pl.col(f) - pl.col(f"{f}_exp")).alias(f"{f}_res"))
     return out.drop("one")
@@ -229,8 +235,10 @@ def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
     z = (scores - centre) / scale
     pvals = np.array([_normal_sf(float(v)) for v in z])
     qvals = _by(pvals)
-    out = [replace(r, z=float(zi), p=float(pi), q=float(qi), flagged=bool(qi <= fdr))
-           for r, zi, pi, qi in zip(results, z, pvals, qvals, strict=True)]
+    out = [
+        replace(r, z=float(zi), p=float(pi), q=float(qi), flagged=bool(qi <= fdr))
+        for r, zi, pi, qi in zip(results, z, pvals, qvals, strict=True)
+    ]
     out.sort(key=lambda r: (r.p, -r.score))
     return out
 
@@ -252,16 +260,23 @@ def _screen_once(
         sig_cols.append(pl.sum_horizontal([pl.col(f) for f in feats]).alias(f"{name}_raw"))
         sig_cols.append(pl.sum_horizontal([pl.col(f"{f}_exp") for f in feats]).alias(f"{name}_exp"))
     directed = res.select("hand_id", "player_a", "player_x", *sig_cols)
-    reverse = directed.rename({"player_a": "player_x", "player_x": "player_a"} | {
-        c: c + "_rev" for c in directed.columns if c.endswith(("_res", "_raw", "_exp"))
-    })
+    reverse = directed.rename(
+        {"player_a": "player_x", "player_x": "player_a"}
+        | {c: c + "_rev" for c in directed.columns if c.endswith(("_res", "_raw", "_exp"))}
+    )
     sym = directed.join(reverse, on=["hand_id", "player_a", "player_x"])
     sym = sym.with_columns(
         [(pl.col(f"{s}_res") + pl.col(f"{s}_res_rev")).alias(f"g_{s}") for s in signal_names]
         + [(pl.col(f"{s}_raw") + pl.col(f"{s}_raw_rev")).alias(f"raw_{s}") for s in signal_names]
         + [(pl.col(f"{s}_exp") + pl.col(f"{s}_exp_rev")).alias(f"exp_{s}") for s in signal_names]
-    ).select("hand_id", "player_a", "player_x", *[f"g_{s}" for s in signal_names],
-             *[f"raw_{s}" for s in signal_names], *[f"exp_{s}" for s in signal_names])
+    ).select(
+        "hand_id",
+        "player_a",
+        "player_x",
+        *[f"g_{s}" for s in signal_names],
+        *[f"raw_{s}" for s in signal_names],
+        *[f"exp_{s}" for s in signal_names],
+    )
 
     # Per (hand, a): the null moments over a's three opponents.
     g_cols = [f"g_{s}" for s in signal_names]
@@ -293,7 +308,9 @@ def _screen_once(
         a, b, shared = row["player_a"], row["player_x"], row["shared"]
         rows = by_pair[(a, b)]
         observed = rows.select(g_cols).to_numpy()  # (n, K)
-        candidates = np.stack([np.array(rows[f"cand_{c}"].to_list(), dtype=float) for c in g_cols], axis=-1)  # (n, 3, K)
+        candidates = np.stack(
+            [np.array(rows[f"cand_{c}"].to_list(), dtype=float) for c in g_cols], axis=-1
+        )  # (n, 3, K)
         mu = candidates.mean(axis=1)
         centred = candidates - mu[:, None, :]
         cov = np.einsum("nck,ncl->kl", centred, centred) / candidates.shape[1]
@@ -348,9 +365,7 @@ def _screen_once(
 
 def pair_evidence(con: duckdb.DuckDBPyConnection, players: Sequence[str], *, limit: int = 5) -> list[dict[str, Any]]:
     """The strongest hands of a pair to replay: wins and calls one made on the other's tile, biggest first."""
-    rows = con.execute(
-        _sql("pair_evidence"), {"a": players[0], "b": players[1], "limit": limit}
-    ).fetchall()
+    rows = con.execute(_sql("pair_evidence"), {"a": players[0], "b": players[1], "limit": limit}).fetchall()
     return [{"hand_id": h, "event": e, "why": why} for h, e, why in rows]
 
 

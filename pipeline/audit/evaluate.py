@@ -55,8 +55,14 @@ class Outcome:
     scores: tuple[tuple[float, bool], ...]  # (score, is colluding) of every screened pair
 
 
-def grid(*, seed: int = 1, intensities: Iterable[float] = INTENSITIES, shared: Iterable[int] = SHARED,
-         honest: int = 4, honest_hands: int = 3000) -> list[Population]:
+def grid(
+    *,
+    seed: int = 1,
+    intensities: Iterable[float] = INTENSITIES,
+    shared: Iterable[int] = SHARED,
+    honest: int = 4,
+    honest_hands: int = 3000,
+) -> list[Population]:
     out: list[Population] = []
     for s in shared:
         for i in intensities:
@@ -66,12 +72,16 @@ def grid(*, seed: int = 1, intensities: Iterable[float] = INTENSITIES, shared: I
     return out
 
 
-def run_population(pop: Population, *, fdr: float = 0.05, min_hands: int | None = None, workdir: str | None = None) -> Outcome:
+def run_population(
+    pop: Population, *, fdr: float = 0.05, min_hands: int | None = None, workdir: str | None = None
+) -> Outcome:
     root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
     try:
         spec = InjectSpec(collude_pairs=pop.pairs, collude_intensity=pop.intensity, friends=pop.friends)
-        labels = write(SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles),
-                       root / "games.jsonl.gz")
+        labels = write(
+            SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles),
+            root / "games.jsonl.gz",
+        )
         ingest([str(root / "games.jsonl.gz")], root / "wh", workers=1)
         threshold = min_hands if min_hands is not None else min(200, max(50, pop.hands // 10))
         results = screen(root / "wh", min_hands=threshold, fdr=fdr, evidence=0)
@@ -106,8 +116,13 @@ def auc(scores: Iterable[tuple[float, bool]]) -> float | None:
     return wins / (len(pos) * len(neg))
 
 
-def evaluate(populations: list[Population], *, fdr: float = 0.05, workers: int = 1,
-             progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+def evaluate(
+    populations: list[Population],
+    *,
+    fdr: float = 0.05,
+    workers: int = 1,
+    progress: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
     outcomes: list[Outcome] = []
     if workers <= 1:
         for pop in populations:
@@ -126,19 +141,24 @@ def evaluate(populations: list[Population], *, fdr: float = 0.05, workers: int =
 def table(outcomes: list[Outcome], fdr: float) -> str:
     """The Markdown table of the README."""
     lines = [
-        f"| population | hands | colluding pairs (mean shared hands) | flagged at FDR {fdr} | honest pairs flagged | AUC |",
+        f"| population | hands | colluding pairs (mean shared hands) | flagged at FDR {fdr} "
+        "| honest pairs flagged | AUC |",
         "|---|---|---|---|---|---|",
     ]
     for o in outcomes:
         a = auc(o.scores)
         detect = f"{o.flagged_colluding}/{o.colluding}" if o.colluding else "-"
-        lines.append(f"| {o.population.name} | {o.population.hands} | {o.colluding} ({o.shared_colluding:.0f}) | {detect} | "
-                     f"{o.flagged_honest}/{o.honest_pairs} | {'-' if a is None else f'{a:.3f}'} |")
+        lines.append(
+            f"| {o.population.name} | {o.population.hands} | {o.colluding} ({o.shared_colluding:.0f}) | {detect} | "
+            f"{o.flagged_honest}/{o.honest_pairs} | {'-' if a is None else f'{a:.3f}'} |"
+        )
     honest = [o for o in outcomes if o.colluding == 0]
     if honest:
         flagged = sum(o.flagged_honest for o in honest)
-        lines.append(f"\nHonest populations: {flagged} false discoveries over {len(honest)} populations "
-                     f"({sum(o.honest_pairs for o in honest)} pairs screened).")
+        lines.append(
+            f"\nHonest populations: {flagged} false discoveries over {len(honest)} populations "
+            f"({sum(o.honest_pairs for o in honest)} pairs screened)."
+        )
     all_scores = [s for o in outcomes for s in o.scores]
     overall = auc(all_scores)
     if overall is not None:
@@ -149,9 +169,17 @@ def table(outcomes: list[Outcome], fdr: float) -> str:
 def summary(outcomes: list[Outcome]) -> dict[str, Any]:
     return {
         "populations": [
-            {"name": o.population.name, "hands": o.population.hands, "intensity": o.population.intensity,
-             "colluding": o.colluding, "flagged_colluding": o.flagged_colluding, "honest_pairs": o.honest_pairs,
-             "flagged_honest": o.flagged_honest, "shared_colluding": o.shared_colluding, "auc": auc(o.scores)}
+            {
+                "name": o.population.name,
+                "hands": o.population.hands,
+                "intensity": o.population.intensity,
+                "colluding": o.colluding,
+                "flagged_colluding": o.flagged_colluding,
+                "honest_pairs": o.honest_pairs,
+                "flagged_honest": o.flagged_honest,
+                "shared_colluding": o.shared_colluding,
+                "auc": auc(o.scores),
+            }
             for o in outcomes
         ]
     }

@@ -22,7 +22,8 @@ class Audit:
     findings: pl.DataFrame  # one row per finding, ranked by money
 
     def as_json(self) -> list[dict[str, Any]]:
-        """The contract: ``[{"hand_id", "code", "event", "seat", "player", "expected", "actual", "money", "message"}]``."""
+        """The contract: one object per finding,
+        ``[{"hand_id", "code", "event", "seat", "player", "expected", "actual", "money", "message"}]``."""
         return self.findings.select(FINDING_FIELDS).to_dicts()
 
     def grouped(self, by: str) -> pl.DataFrame:
@@ -30,7 +31,11 @@ class Audit:
         column = GROUPS[by]
         return (
             self.findings.group_by(column)
-            .agg(pl.len().alias("findings"), pl.col("hand_id").n_unique().alias("hands"), pl.col("money").sum().alias("money"))
+            .agg(
+                pl.len().alias("findings"),
+                pl.col("hand_id").n_unique().alias("hands"),
+                pl.col("money").sum().alias("money"),
+            )
             .sort(["money", "findings", column], descending=[True, True, False], nulls_last=True)
         )
 

@@ -24,8 +24,23 @@ from pipeline.rules.values import Value
 
 FORMAT: Final = "xzlog/1"
 TOP_FIELDS: Final = frozenset(
-    {"format", "hand_id", "session_id", "hand_no", "table_id", "played_at", "ruleset", "players", "dealer", "wall",
-     "deal", "exchange", "que", "events", "result"}
+    {
+        "format",
+        "hand_id",
+        "session_id",
+        "hand_no",
+        "table_id",
+        "played_at",
+        "ruleset",
+        "players",
+        "dealer",
+        "wall",
+        "deal",
+        "exchange",
+        "que",
+        "events",
+        "result",
+    }
 )
 REQUIRED: Final = ("hand_id", "ruleset", "players", "dealer", "events")
 DIRECTIONS: Final = {"cw": 3, "ccw": 1, "across": 2}  # seat i gives to (i + offset) % 4; see schemas/XZLOG.md
@@ -94,7 +109,9 @@ class Claimed(Value):
 
     def __init__(
         self,
-        payments: tuple[Payment, ...], deltas: tuple[int, ...], wins: tuple[ClaimedWin, ...],
+        payments: tuple[Payment, ...],
+        deltas: tuple[int, ...],
+        wins: tuple[ClaimedWin, ...],
     ) -> None:
         self._v = (payments, deltas, wins)
 
@@ -116,21 +133,54 @@ class Record(Value):
 
     __slots__ = ()
     _fields = (
-        "hand_id", "rules", "players", "dealer", "wall", "deal", "exchange_direction", "exchange_given",
-        "que", "events", "session_id", "hand_no", "table_id", "played_at",
+        "hand_id",
+        "rules",
+        "players",
+        "dealer",
+        "wall",
+        "deal",
+        "exchange_direction",
+        "exchange_given",
+        "que",
+        "events",
+        "session_id",
+        "hand_no",
+        "table_id",
+        "played_at",
     )
 
     def __init__(
         self,
-        hand_id: str, rules: RuleSet, players: tuple[str, ...], dealer: int, wall: tuple[int, ...] | None,
-        deal: tuple[tuple[int, ...], ...] | None, exchange_direction: str | None,
-        exchange_given: tuple[tuple[int, ...], ...] | None, que: tuple[int | None, ...] | None,
-        events: tuple[Event, ...], session_id: str | None = None, hand_no: int | None = None,
-        table_id: str | None = None, played_at: str | None = None,
+        hand_id: str,
+        rules: RuleSet,
+        players: tuple[str, ...],
+        dealer: int,
+        wall: tuple[int, ...] | None,
+        deal: tuple[tuple[int, ...], ...] | None,
+        exchange_direction: str | None,
+        exchange_given: tuple[tuple[int, ...], ...] | None,
+        que: tuple[int | None, ...] | None,
+        events: tuple[Event, ...],
+        session_id: str | None = None,
+        hand_no: int | None = None,
+        table_id: str | None = None,
+        played_at: str | None = None,
     ) -> None:
         self._v = (
-            hand_id, rules, players, dealer, wall, deal, exchange_direction, exchange_given, que, events,
-            session_id, hand_no, table_id, played_at,
+            hand_id,
+            rules,
+            players,
+            dealer,
+            wall,
+            deal,
+            exchange_direction,
+            exchange_given,
+            que,
+            events,
+            session_id,
+            hand_no,
+            table_id,
+            played_at,
         )
 
     @property
@@ -204,8 +254,11 @@ def _seat(value: Any, what: str, event: int | None = None) -> int:
     with an ``event`` index it is that event's field."""
     if type(value) is not int or not 0 <= value <= 3:
         where = what if event is None else f"event {event} {what}"
-        raise RecordError("SCHEMA_TYPE" if event is None else "SCHEMA_EVENT", f"{where} must be a seat 0-3, got {value!r}",
-                          event=event)
+        raise RecordError(
+            "SCHEMA_TYPE" if event is None else "SCHEMA_EVENT",
+            f"{where} must be a seat 0-3, got {value!r}",
+            event=event,
+        )
     return value
 
 
@@ -270,7 +323,9 @@ def _parse_event(obj: Any, index: int) -> Event:
         raise RecordError("SCHEMA_EVENT", f"event {index}: unknown type t={t!r}", event=index)
     extra = [k for k in obj if k not in allowed and not k.startswith("x_")]
     if extra:
-        raise RecordError("SCHEMA_EVENT", f"event {index} ({t}): unknown field(s) {', '.join(sorted(extra))}", event=index)
+        raise RecordError(
+            "SCHEMA_EVENT", f"event {index} ({t}): unknown field(s) {', '.join(sorted(extra))}", event=index
+        )
     if "seat" not in obj or "tile" not in obj:
         raise RecordError("SCHEMA_EVENT", f"event {index} ({t}) needs 'seat' and 'tile'", event=index)
     seat = _seat(obj["seat"], "seat", index)
@@ -288,8 +343,11 @@ def _parse_event(obj: Any, index: int) -> Event:
     if t == "kong":
         kind = obj.get("kind")
         if kind not in ("direct", "added", "concealed"):
-            raise RecordError("SCHEMA_EVENT", f"event {index} (kong): kind must be direct, added or concealed, got {kind!r}",
-                              event=index)
+            raise RecordError(
+                "SCHEMA_EVENT",
+                f"event {index} (kong): kind must be direct, added or concealed, got {kind!r}",
+                event=index,
+            )
         if kind == "direct":
             if "from" not in obj:
                 raise RecordError("SCHEMA_EVENT", f"event {index} (direct kong) needs 'from'", event=index)
@@ -298,7 +356,9 @@ def _parse_event(obj: Any, index: int) -> Event:
             raise RecordError("SCHEMA_EVENT", f"event {index} ({kind} kong) takes no 'from'", event=index)
         return Kong(seat, tile, kind)
     if "from" not in obj:
-        raise RecordError("SCHEMA_EVENT", f"event {index} (hu) needs 'from' (a seat, or null when self-drawn)", event=index)
+        raise RecordError(
+            "SCHEMA_EVENT", f"event {index} (hu) needs 'from' (a seat, or null when self-drawn)", event=index
+        )
     source = obj["from"]
     rob = obj.get("rob_kong", False)
     if not isinstance(rob, bool):
@@ -404,7 +464,13 @@ def parse_result(obj: Any) -> Claimed:
             raise bad(f"payment {i} is not an object")
         if _unknown(p, PAYMENT_FIELDS):
             raise bad(f"payment {i}: unknown field(s) {', '.join(_unknown(p, PAYMENT_FIELDS))}")
-        payer, payee, amount, reason, event = p.get("from"), p.get("to"), p.get("amount"), p.get("reason"), p.get("event")
+        payer, payee, amount, reason, event = (
+            p.get("from"),
+            p.get("to"),
+            p.get("amount"),
+            p.get("reason"),
+            p.get("event"),
+        )
         if not (_is_int(payer) and 0 <= payer <= 3 and _is_int(payee) and 0 <= payee <= 3):
             raise bad(f"payment {i}: from and to must be seats 0-3")
         if not _is_int(amount) or amount < 1:
@@ -458,7 +524,12 @@ def record_json(
 ) -> dict[str, Any]:
     """Write a record object (key order as in LOG_FORMAT.md; optional fields only when given)."""
     out: dict[str, Any] = {"format": FORMAT, "hand_id": hand_id}
-    for name, value in (("session_id", session_id), ("hand_no", hand_no), ("table_id", table_id), ("played_at", played_at)):
+    for name, value in (
+        ("session_id", session_id),
+        ("hand_no", hand_no),
+        ("table_id", table_id),
+        ("played_at", played_at),
+    ):
         if value is not None:
             out[name] = value
     out["ruleset"] = dict(ruleset) if isinstance(ruleset, Mapping) else ruleset

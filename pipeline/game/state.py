@@ -49,7 +49,9 @@ DEAL_SIZE: Final = 13
 class IllegalAction(ValueError):
     """An action the rules or the state do not allow. ``code`` is from :mod:`pipeline.codes`."""
 
-    def __init__(self, code: str, message: str, *, seat: int | None = None, expected: object = None, actual: object = None):
+    def __init__(
+        self, code: str, message: str, *, seat: int | None = None, expected: object = None, actual: object = None
+    ):
         super().__init__(message)
         self.code = code
         self.seat = seat
@@ -65,7 +67,13 @@ class WinRecord(Value):
 
     def __init__(
         self,
-        seat: int, event: int, tile: int, how: WinHow, source: int | None, score: Score, order: int,
+        seat: int,
+        event: int,
+        tile: int,
+        how: WinHow,
+        source: int | None,
+        score: Score,
+        order: int,
     ) -> None:
         self._v = (seat, event, tile, how, source, score, order)
 
@@ -175,7 +183,9 @@ class HandState:
         self._sizes = [len(kinds) for kinds in hands]  # concealed tiles per seat
 
     @classmethod
-    def deal(cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4) -> HandState:
+    def deal(
+        cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4
+    ) -> HandState:
         """Deal from a full wall: seat ``(dealer+k) % 4`` receives ``wall[13k:13k+13]``, the dealer's 14th
         tile is ``wall[52]``, and every later draw takes the next tile."""
         hands = deal_hands(wall, dealer)
@@ -218,7 +228,8 @@ class HandState:
     def fingerprint(self) -> str:
         """A compact picture of the state for error messages."""
         hands = " | ".join(
-            f"{s}{'*' if self.won[s] else ''}:{format_tiles(k for k in range(27) for _ in range(self.counts[s][k])) or '-'}"
+            f"{s}{'*' if self.won[s] else ''}:"
+            f"{format_tiles(k for k in range(27) for _ in range(self.counts[s][k])) or '-'}"
             + "".join(f" [{m}]" for m in self.melds[s])
             for s in range(4)
         )
@@ -262,7 +273,9 @@ class HandState:
             self.melds[seat][index] = meld
         self._win_tiles[seat] = None
 
-    def _score_win(self, seat: int, tile: int, *, self_drawn: bool, rob_kong: bool = False, kong_discard: bool = False) -> Score:
+    def _score_win(
+        self, seat: int, tile: int, *, self_drawn: bool, rob_kong: bool = False, kong_discard: bool = False
+    ) -> Score:
         counts = list(self.counts[seat])
         if not self_drawn:
             counts[tile] = counts[tile] + 1
@@ -368,8 +381,11 @@ class HandState:
             raise IllegalAction("TILE_COUNT_LONG", f"大相公: seat {seat} draws again without discarding", seat=seat)
         else:
             raise IllegalAction(
-                "TURN_ORDER", f"seat {seat} draws while seat {self.turn} must discard", seat=seat,
-                expected=self.turn, actual=seat,
+                "TURN_ORDER",
+                f"seat {seat} draws while seat {self.turn} must discard",
+                seat=seat,
+                expected=self.turn,
+                actual=seat,
             )
         if seat != expected:
             raise IllegalAction(
@@ -424,18 +440,25 @@ class HandState:
         if self.phase != "discard" or seat != self.turn:
             expected = self.turn if self.phase in ("discard", "draw") else None
             raise IllegalAction(
-                "TURN_ORDER", f"seat {seat} discards out of turn ({self.phase} phase, turn {self.turn})", seat=seat,
-                expected=expected, actual=seat,
+                "TURN_ORDER",
+                f"seat {seat} discards out of turn ({self.phase} phase, turn {self.turn})",
+                seat=seat,
+                expected=expected,
+                actual=seat,
             )
         self._require_holds(seat, tile, 1, "discard")
         void = self.void[seat]
-        if void is not None and tile // 9 != void and self.rules.void_discard_first:  # the switch last: an interpreted look-up
-            if any(self.counts[seat][void * 9 : void * 9 + 9]):
-                raise IllegalAction(
-                    "TURN_VOID_FIRST",
-                    f"seat {seat} discards {TILE_NAMES[tile]} while holding void-suit ({'mps'[void]}) tiles",
-                    seat=seat,
-                )
+        if (
+            void is not None
+            and tile // 9 != void
+            and self.rules.void_discard_first  # the switch after the cheap tests: an interpreted look-up
+            and any(self.counts[seat][void * 9 : void * 9 + 9])
+        ):
+            raise IllegalAction(
+                "TURN_VOID_FIRST",
+                f"seat {seat} discards {TILE_NAMES[tile]} while holding void-suit ({'mps'[void]}) tiles",
+                seat=seat,
+            )
 
     def can_discard(self, seat: int, tile: int) -> bool:
         return _can(self.verify_discard, seat, tile)
@@ -448,8 +471,13 @@ class HandState:
         self.verify_discard(seat, tile)
         index = self.index
         drawn = self.last_draw
-        if (self.left <= 3 and drawn is not None and self.rules.must_win_last_four and self._holds_a_win(seat)
-                and self.can_hu(seat, drawn, None)):
+        if (
+            self.left <= 3
+            and drawn is not None
+            and self.rules.must_win_last_four
+            and self._holds_a_win(seat)
+            and self.can_hu(seat, drawn, None)
+        ):
             # 最后四张: a drawn tile that wins must be won on ("当这张牌出现时，叫的玩家只能胡牌"); the draw is the
             # event before (last_draw is cleared by every other action).
             self.compulsory_passes.append((seat, index - 1))
@@ -517,10 +545,14 @@ class HandState:
             raise IllegalAction(
                 "CLAIM_NOT_ALLOWED",
                 f"seat {seat} calls {what} on {TILE_NAMES[tile]}, the discard is {TILE_NAMES[w.tile]}",
-                seat=seat, expected=TILE_NAMES[w.tile], actual=TILE_NAMES[tile],
+                seat=seat,
+                expected=TILE_NAMES[w.tile],
+                actual=TILE_NAMES[tile],
             )
         if self.left == 0:
-            raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} calls {what} on the last discard (empty wall)", seat=seat)
+            raise IllegalAction(
+                "CLAIM_NOT_ALLOWED", f"seat {seat} calls {what} on the last discard (empty wall)", seat=seat
+            )
         if self.void[seat] is not None and tile // 9 == self.void[seat]:
             raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} calls {what} in its void suit", seat=seat)
         self._require_holds(seat, tile, need, what)
@@ -530,8 +562,11 @@ class HandState:
         assert self.window is not None
         if source != self.window.source:
             raise IllegalAction(
-                "CLAIM_NOT_ALLOWED", f"pong names seat {source} as the source, the discard was seat {self.window.source}'s",
-                seat=seat, expected=self.window.source, actual=source,
+                "CLAIM_NOT_ALLOWED",
+                f"pong names seat {source} as the source, the discard was seat {self.window.source}'s",
+                seat=seat,
+                expected=self.window.source,
+                actual=source,
             )
 
     def can_pong(self, seat: int, tile: int, source: int) -> bool:
@@ -562,18 +597,27 @@ class HandState:
             assert self.window is not None
             if source != self.window.source:
                 raise IllegalAction(
-                    "CLAIM_NOT_ALLOWED", f"direct kong names seat {source}, the discard was seat {self.window.source}'s",
-                    seat=seat, expected=self.window.source, actual=source,
+                    "CLAIM_NOT_ALLOWED",
+                    f"direct kong names seat {source}, the discard was seat {self.window.source}'s",
+                    seat=seat,
+                    expected=self.window.source,
+                    actual=source,
                 )
             return
         self._check_playing(seat)
         self._check_hand_goes_on(seat, f"declares a {kind} kong")
         if self.phase != "discard" or seat != self.turn:
             raise IllegalAction(
-                "TURN_ORDER", f"seat {seat} declares a {kind} kong out of turn", seat=seat, expected=self.turn, actual=seat
+                "TURN_ORDER",
+                f"seat {seat} declares a {kind} kong out of turn",
+                seat=seat,
+                expected=self.turn,
+                actual=seat,
             )
         if self.left == 0:
-            raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} kongs with an empty wall (no replacement)", seat=seat)
+            raise IllegalAction(
+                "CLAIM_NOT_ALLOWED", f"seat {seat} kongs with an empty wall (no replacement)", seat=seat
+            )
         if self.void[seat] is not None and tile // 9 == self.void[seat]:
             raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} kongs in its void suit", seat=seat)
         if kind == "concealed":
@@ -663,7 +707,9 @@ class HandState:
                 "WIN_WRONG_TILE",
                 f"seat {seat} wins on {TILE_NAMES[tile]} from seat {source}; the open tile is "
                 f"{TILE_NAMES[w.tile]} from seat {w.source}",
-                seat=seat, expected=f"{TILE_NAMES[w.tile]} from {w.source}", actual=f"{TILE_NAMES[tile]} from {source}",
+                seat=seat,
+                expected=f"{TILE_NAMES[w.tile]} from {w.source}",
+                actual=f"{TILE_NAMES[tile]} from {source}",
             )
         if seat == w.source or seat in w.winners:
             raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} cannot win on its own tile", seat=seat)
@@ -673,8 +719,11 @@ class HandState:
         if self.rules.pass_win_rule and passed is not None and s.fan <= passed:
             raise IllegalAction(
                 "CLAIM_PASSED_WIN",
-                f"过手胡: seat {seat} passed a {passed}-fan win since its last draw and now wins {s.fan} fan on a discard",
-                seat=seat, expected=f"> {passed} fan", actual=f"{s.fan} fan",
+                f"过手胡: seat {seat} passed a {passed}-fan win since its last draw "
+                f"and now wins {s.fan} fan on a discard",
+                seat=seat,
+                expected=f"> {passed} fan",
+                actual=f"{s.fan} fan",
             )
         return s
 
@@ -685,16 +734,22 @@ class HandState:
         if self.phase != "discard" or seat != self.turn:
             raise IllegalAction("TURN_ORDER", f"seat {seat} claims a self-drawn win out of turn", seat=seat)
         if not heavenly and self.last_draw is None:
-            raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} claims a self-drawn win without having drawn", seat=seat)
+            raise IllegalAction(
+                "WIN_WRONG_TILE", f"seat {seat} claims a self-drawn win without having drawn", seat=seat
+            )
         if not heavenly and tile != self.last_draw:
             assert self.last_draw is not None
             raise IllegalAction(
                 "WIN_WRONG_TILE",
                 f"seat {seat} wins on {TILE_NAMES[tile]} but drew {TILE_NAMES[self.last_draw]}",
-                seat=seat, expected=TILE_NAMES[self.last_draw], actual=TILE_NAMES[tile],
+                seat=seat,
+                expected=TILE_NAMES[self.last_draw],
+                actual=TILE_NAMES[tile],
             )
         if heavenly and self.counts[seat][tile] == 0:
-            raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} wins on {TILE_NAMES[tile]}, which it does not hold", seat=seat)
+            raise IllegalAction(
+                "WIN_WRONG_TILE", f"seat {seat} wins on {TILE_NAMES[tile]}, which it does not hold", seat=seat
+            )
         self._check_winning_hand(seat, tile, self_drawn=True)
         return self._score_win(seat, tile, self_drawn=True)
 
@@ -707,12 +762,19 @@ class HandState:
         expected = 14 - 3 * len(melds)
         if size != expected:
             code = "TILE_COUNT_SHORT" if size < expected else "TILE_COUNT_LONG"
-            raise IllegalAction(code, f"相公: seat {seat} holds {size} tiles at its win, a win needs {expected}", seat=seat,
-                                expected=expected, actual=size)
+            raise IllegalAction(
+                code,
+                f"相公: seat {seat} holds {size} tiles at its win, a win needs {expected}",
+                seat=seat,
+                expected=expected,
+                actual=size,
+            )
         if not suits_ok(counts, melds, self.void[seat]):
             suits = "".join("mps"[s] for s in sorted(suits_used(counts, melds)))
             void = self.void[seat]
-            why = f"void suit {'mps'[void]}" if void is not None and void in suits_used(counts, melds) else "three suits"
+            why = (
+                f"void suit {'mps'[void]}" if void is not None and void in suits_used(counts, melds) else "three suits"
+            )
             raise IllegalAction(
                 "WIN_VOID_SUIT", f"seat {seat} declares a win holding {why} ({suits})", seat=seat, actual=suits
             )
@@ -768,7 +830,9 @@ class HandState:
     def _win_orders(self) -> set[int]:
         return {w.order for w in self.wins}
 
-    def _record_win(self, seat: int, index: int, tile: int, how: WinHow, source: int | None, s: Score, order: int) -> None:
+    def _record_win(
+        self, seat: int, index: int, tile: int, how: WinHow, source: int | None, s: Score, order: int
+    ) -> None:
         self.wins.append(WinRecord(seat=seat, event=index, tile=tile, how=how, source=source, score=s, order=order))
 
     # ------------------------------------------------------------------------------------ windows

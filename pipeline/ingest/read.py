@@ -214,7 +214,7 @@ def _spill(
             if body:
                 emit(held + body)
                 held = b""
-            held += piece[len(body):]
+            held += piece[len(body) :]
             piece = reader.readline(1 << 20)
     finally:
         if out is not None:

@@ -62,9 +62,7 @@ class IngestStats:
         return "\n".join(lines)
 
 
-def _chunks(
-    lines: Iterable[RawLine], size: int, stored: set[str], stats: IngestStats
-) -> Iterator[list[RawLine]]:
+def _chunks(lines: Iterable[RawLine], size: int, stored: set[str], stats: IngestStats) -> Iterator[list[RawLine]]:
     """Non-blank lines in chunks of ``size``. A line whose bytes are a stored record's (``stored``: their
     sha256) is counted as a duplicate here and not sent to the workers: after a crash, or on a second run
     over the same input, only what is new gets validated again."""
@@ -108,9 +106,17 @@ def ingest(
     if engine not in ("local", "spark"):
         raise ValueError(f"unknown engine {engine!r} (local or spark)")
     with Warehouse(warehouse_dir) as wh:
-        return _ingest(wh, paths, workers=workers or os.cpu_count() or 1, engine=engine, profile=profile,
-                       chunk_size=chunk_size, on_lines=on_lines, on_bytes=on_bytes,
-                       engine_options=engine_options)
+        return _ingest(
+            wh,
+            paths,
+            workers=workers or os.cpu_count() or 1,
+            engine=engine,
+            profile=profile,
+            chunk_size=chunk_size,
+            on_lines=on_lines,
+            on_bytes=on_bytes,
+            engine_options=engine_options,
+        )
 
 
 def _ingest(
@@ -149,8 +155,16 @@ def _ingest(
                 stats.duplicates += n
 
             spark = SparkEngine(**(engine_options or {}))
-            results = spark.run_files(absolute, run_id, stored=stored, spill_dir=wh.spill, chunk_size=chunk_size,
-                                      profile=profile, on_skipped=skipped, on_bytes=on_bytes)  # checks inputs
+            results = spark.run_files(
+                absolute,
+                run_id,
+                stored=stored,
+                spill_dir=wh.spill,
+                chunk_size=chunk_size,
+                profile=profile,
+                on_skipped=skipped,
+                on_bytes=on_bytes,
+            )  # checks inputs
             stack.enter_context(spark)  # starts the session; stopped when the run ends, however it ends
             stack.enter_context(closing(results))  # closed before the session stops, should a commit fail
             workers = spark.parallelism
@@ -160,22 +174,25 @@ def _ingest(
             if on_lines is not None:
                 on_lines(len(chunk))
     stats.seconds = time.perf_counter() - clock
-    wh.write_run(run_id, {
-        "run_id": run_id,
-        "started_at": started,
-        "finished_at": datetime.now(UTC),
-        "inputs": list(paths),
-        "engine": engine,
-        "workers": workers,
-        "lines_read": stats.lines_read,
-        "records_stored": stats.records_stored,
-        "records_invalid": stats.records_invalid,
-        "rejects": stats.rejects,
-        "duplicates": stats.duplicates,
-        "conflicts": stats.conflicts,
-        "seconds": stats.seconds,
-        "version": _version(),
-    })
+    wh.write_run(
+        run_id,
+        {
+            "run_id": run_id,
+            "started_at": started,
+            "finished_at": datetime.now(UTC),
+            "inputs": list(paths),
+            "engine": engine,
+            "workers": workers,
+            "lines_read": stats.lines_read,
+            "records_stored": stats.records_stored,
+            "records_invalid": stats.records_invalid,
+            "rejects": stats.rejects,
+            "duplicates": stats.duplicates,
+            "conflicts": stats.conflicts,
+            "seconds": stats.seconds,
+            "version": _version(),
+        },
+    )
     wh.build_catalogue()
     assert stats.reconciled, stats.text()
     return stats
@@ -205,9 +222,14 @@ def _commit(
             stats.duplicates += 1
         else:
             line = chunk[key.position]
-            reject_row(conflicts, line, "INGEST_CONFLICT",
-                       f"hand_id {key.hand_id!r} is already stored with other content (sha256 {stored[:12]}…)",
-                       run_id, hand_id=key.hand_id)
+            reject_row(
+                conflicts,
+                line,
+                "INGEST_CONFLICT",
+                f"hand_id {key.hand_id!r} is already stored with other content (sha256 {stored[:12]}…)",
+                run_id,
+                hand_id=key.hand_id,
+            )
     out: dict[str, pa.Table | Encoded] = {}
     kept = pa.array(keep, pa.int32())
     for name in RECORD_TABLES:
@@ -227,8 +249,14 @@ def _commit(
     assert isinstance(hands, pa.Table)
     rejects = pa.concat_tables([given_rejects, conflicts.tables()["rejects"]])
     fresh = []
-    for i, (f, n, s) in enumerate(zip(rejects["source_file"].to_pylist(), rejects["source_line"].to_pylist(),
-                                      rejects["sha256"].to_pylist(), strict=True)):
+    for i, (f, n, s) in enumerate(
+        zip(
+            rejects["source_file"].to_pylist(),
+            rejects["source_line"].to_pylist(),
+            rejects["sha256"].to_pylist(),
+            strict=True,
+        )
+    ):
         if (f, n, s) in known_rejects:
             stats.duplicates += 1  # this very line was rejected by an earlier run
         else:

@@ -192,15 +192,15 @@ class Warehouse:
     def known_hands(self) -> dict[str, str]:
         """hand_id → record_sha256 of every stored record."""
         with duckdb.connect() as con:  # closed at once: the worker processes are forked after this
-            rows = con.execute("SELECT hand_id, record_sha256 FROM read_parquet(?)",
-                               [self.glob("hands")]).fetchall()
+            rows = con.execute("SELECT hand_id, record_sha256 FROM read_parquet(?)", [self.glob("hands")]).fetchall()
         return dict(rows)
 
     def known_rejects(self) -> set[tuple[str, int, str]]:
         """(source_file, source_line, sha256) of every stored reject."""
         with duckdb.connect() as con:
-            rows = con.execute("SELECT source_file, source_line, sha256 FROM read_parquet(?)",
-                               [self.glob("rejects")]).fetchall()
+            rows = con.execute(
+                "SELECT source_file, source_line, sha256 FROM read_parquet(?)", [self.glob("rejects")]
+            ).fetchall()
         return {(f, n, s) for f, n, s in rows}
 
     def build_catalogue(self) -> None:

@@ -99,8 +99,9 @@ class Rows:
     def tables(self) -> dict[str, pa.Table]:
         """The rows as Arrow tables, built once; one of :data:`UNSTORABLE` if a value does not fit."""
         if self._built is None:
-            self._built = {name: pa.Table.from_pydict(cols, schema=schema_of(name))
-                           for name, cols in self.columns.items()}
+            self._built = {
+                name: pa.Table.from_pydict(cols, schema=schema_of(name)) for name, cols in self.columns.items()
+            }
         return self._built
 
 
@@ -179,8 +180,14 @@ def process_lines(lines: Iterable[RawLine], run_id: str, *, profile: dict[str, A
         except UNSTORABLE as exc:
             hand_id = one.keys[0].hand_id if one.keys else None
             one = Rows()
-            reject_row(one, line, "SCHEMA_TYPE", f"a value does not fit the warehouse's column types: {exc}",
-                       run_id, hand_id=hand_id)
+            reject_row(
+                one,
+                line,
+                "SCHEMA_TYPE",
+                f"a value does not fit the warehouse's column types: {exc}",
+                run_id,
+                hand_id=hand_id,
+            )
         rows.extend(one, position)
     return rows
 
@@ -209,8 +216,14 @@ def _process(lines: list[RawLine], run_id: str, profile: dict[str, Any] | None) 
             add_record(rows, line, v, obj, run_id, rec=len(rows.keys))
         except Exception as exc:  # a bug of ours must not lose the line or stop the batch
             rows.rollback(mark)
-            reject_row(rows, line, "INTERNAL", f"could not store the record: {type(exc).__name__}: {exc}", run_id,
-                       hand_id=v.record.hand_id)
+            reject_row(
+                rows,
+                line,
+                "INTERNAL",
+                f"could not store the record: {type(exc).__name__}: {exc}",
+                run_id,
+                hand_id=v.record.hand_id,
+            )
             continue
         rows.keys.append(RecordKey(v.record.hand_id, line.sha256, position))
     return rows
@@ -274,12 +287,32 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     for f in v.seats:
         rows.add(
             "player_hands",
-            hand_id=hand_id, seat=f.seat, player=f.player, profile=record.rules.profile, played_at=played_at,
-            valid=valid, replayed=v.replayed, dealer=f.dealer, void=None if f.void is None else "mps"[f.void],
-            won=f.won, win_order=f.win_order, how=f.how, fan=f.fan, points=f.points, deal_ins=f.deal_ins,
-            ready_at_end=f.ready_at_end, hua_zhu=f.hua_zhu, pongs=f.pongs, kongs_direct=f.kongs_direct,
-            kongs_added=f.kongs_added, kongs_concealed=f.kongs_concealed, passed_wins=f.passed_wins,
-            compulsory_passes=f.compulsory_passes, delta=f.delta, claimed_delta=f.claimed_delta, _rec=rec,
+            hand_id=hand_id,
+            seat=f.seat,
+            player=f.player,
+            profile=record.rules.profile,
+            played_at=played_at,
+            valid=valid,
+            replayed=v.replayed,
+            dealer=f.dealer,
+            void=None if f.void is None else "mps"[f.void],
+            won=f.won,
+            win_order=f.win_order,
+            how=f.how,
+            fan=f.fan,
+            points=f.points,
+            deal_ins=f.deal_ins,
+            ready_at_end=f.ready_at_end,
+            hua_zhu=f.hua_zhu,
+            pongs=f.pongs,
+            kongs_direct=f.kongs_direct,
+            kongs_added=f.kongs_added,
+            kongs_concealed=f.kongs_concealed,
+            passed_wins=f.passed_wins,
+            compulsory_passes=f.compulsory_passes,
+            delta=f.delta,
+            claimed_delta=f.claimed_delta,
+            _rec=rec,
         )
     events = record.events
     n = len(events)
@@ -300,7 +333,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         else:
             could_win.append(None)  # not a discard, or not replayed
     rows.add_columns(
-        "events", n,
+        "events",
+        n,
         hand_id=[hand_id] * n,
         idx=list(range(n)),
         t=[ev.t for ev in events],
@@ -321,11 +355,22 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         cw = claimed_wins.get(w.event)
         rows.add(
             "wins",
-            hand_id=hand_id, event=w.event, seat=w.seat, player=players[w.seat], tile=TILE_NAMES[w.tile], how=w.how,
-            source=w.source, win_order=w.order, fan=w.score.fan, points=w.score.points, per_payer=w.score.per_payer,
+            hand_id=hand_id,
+            event=w.event,
+            seat=w.seat,
+            player=players[w.seat],
+            tile=TILE_NAMES[w.tile],
+            how=w.how,
+            source=w.source,
+            win_order=w.order,
+            fan=w.score.fan,
+            points=w.score.points,
+            per_payer=w.score.per_payer,
             title=w.score.title_zh,
             patterns=[{"id": p.id, "name_zh": p.name_zh, "fan": p.fan} for p in w.score.patterns],
-            claimed_fan=cw.fan if cw else None, claimed_points=cw.points if cw else None, _rec=rec,
+            claimed_fan=cw.fan if cw else None,
+            claimed_points=cw.points if cw else None,
+            _rec=rec,
         )
     _payments(rows, hand_id, players, "computed", v.payments, rec)
     if v.claimed is not None:
@@ -333,8 +378,18 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     for i in v.issues:
         rows.add(
             "issues",
-            hand_id=hand_id, code=i.code, severity=i.severity, event=i.event, seat=i.seat, expected=i.expected,
-            actual=i.actual, message=i.message, money=i.money, source_file=line.source_file, source_line=line.source_line, _rec=rec,
+            hand_id=hand_id,
+            code=i.code,
+            severity=i.severity,
+            event=i.event,
+            seat=i.seat,
+            expected=i.expected,
+            actual=i.actual,
+            message=i.message,
+            money=i.money,
+            source_file=line.source_file,
+            source_line=line.source_line,
+            _rec=rec,
         )
 
 
@@ -342,9 +397,16 @@ def _payments(rows: Rows, hand_id: str, players: Sequence[str], side: str, payme
     paid = list(payments)
     n = len(paid)
     rows.add_columns(
-        "payments", n,
-        hand_id=[hand_id] * n, side=[side] * n, payer=[p.payer for p in paid], payee=[p.payee for p in paid],
-        payer_player=[players[p.payer] for p in paid], payee_player=[players[p.payee] for p in paid],
-        amount=[p.amount for p in paid], reason=[p.reason for p in paid], event=[p.event for p in paid],
+        "payments",
+        n,
+        hand_id=[hand_id] * n,
+        side=[side] * n,
+        payer=[p.payer for p in paid],
+        payee=[p.payee for p in paid],
+        payer_player=[players[p.payer] for p in paid],
+        payee_player=[players[p.payee] for p in paid],
+        amount=[p.amount for p in paid],
+        reason=[p.reason for p in paid],
+        event=[p.event for p in paid],
         _rec=[rec] * n,
     )

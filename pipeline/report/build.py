@@ -122,9 +122,7 @@ def _build(
         (out / page.file).write_text(_page(page, pages, body, font), encoding="utf-8")
 
     # Data quality
-    body = [
-        _table_section("The warehouse", quality.prep_summary(con), {"figure": "figure", "value": "count"})
-    ]
+    body = [_table_section("The warehouse", quality.prep_summary(con), {"figure": "figure", "value": "count"})]
     issues, chart = draw("quality", quality.CHARTS[0], con)
     body += [
         _figure(chart),
@@ -163,9 +161,7 @@ def _select_players(con: duckdb.DuckDBPyConnection, players: list[str] | None, t
     known = set(player.prep_top_players(con, 10**9)["player"].to_list())
     unknown = [p for p in chosen if p not in known]
     if unknown:
-        raise player.UnknownPlayer(
-            f"no replayed hands of player {', '.join(map(repr, unknown))} in the warehouse"
-        )
+        raise player.UnknownPlayer(f"no replayed hands of player {', '.join(map(repr, unknown))} in the warehouse")
     return chosen
 
 
@@ -305,8 +301,7 @@ def _table_section(title: str, df: pl.DataFrame, headers: dict[str, str]) -> str
         for row in df.iter_rows(named=True)
     )
     return (
-        f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
-        "</table></section>"
+        f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>"
     )
 
 
@@ -348,8 +343,7 @@ def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, qualit
     codes = f["code"].n_unique() if f.height else 0
     if not f.height:
         found = (
-            f"<p><b>No findings</b>: every one of the {stored:,} stored hands replays and settles as the "
-            "rules say.</p>"
+            f"<p><b>No findings</b>: every one of the {stored:,} stored hands replays and settles as the rules say.</p>"
         )
     else:
         found = (
@@ -379,10 +373,7 @@ def _message(message: str | None) -> str:
     found = _POSITION.match(message)
     if not found:
         return _esc(message)
-    return (
-        f"{_esc(found[1])}<details><summary>position</summary>"
-        f'<span class="pos">{_esc(found[2])}</span></details>'
-    )
+    return f'{_esc(found[1])}<details><summary>position</summary><span class="pos">{_esc(found[2])}</span></details>'
 
 
 def _findings_table(df: pl.DataFrame) -> str:
@@ -390,16 +381,10 @@ def _findings_table(df: pl.DataFrame) -> str:
     if not df.height:
         return f'<section><h2>{_esc(title)}</h2><p class="note">No findings.</p></section>'
     n = int(df["n_findings"][0])
-    head = "".join(
-        f"<th>{h}</th>" for h in ("#", "hand", "event", "code", "player", "money (points)", "message")
-    )
+    head = "".join(f"<th>{h}</th>" for h in ("#", "hand", "event", "code", "player", "money (points)", "message"))
     rows = []
     for r in df.iter_rows(named=True):
-        code = (
-            f'<abbr title="{_esc(r["meaning"])}">{_esc(r["code"])}</abbr>'
-            if r["meaning"]
-            else _esc(r["code"])
-        )
+        code = f'<abbr title="{_esc(r["meaning"])}">{_esc(r["code"])}</abbr>' if r["meaning"] else _esc(r["code"])
         rows.append(
             f'<tr class="{_esc(r["severity"])}"><td class="num">{r["rank"]}</td>'
             f'<td class="id">{_esc(r["hand_id"])}</td>'
@@ -535,8 +520,7 @@ def _pairs_table(df: pl.DataFrame) -> str:
 
 def _collusion_method(screen: collusion_dash.Screen) -> str:
     names = "; ".join(
-        f'<b>{_esc(en)}</b> <span class="zh">{_esc(zh)}</span>'
-        for en, zh in collusion_dash.SIGNAL_NAMES.values()
+        f'<b>{_esc(en)}</b> <span class="zh">{_esc(zh)}</span>' for en, zh in collusion_dash.SIGNAL_NAMES.values()
     )
     return (
         '<section><h2>How the screen works</h2><p class="note">'
@@ -606,9 +590,7 @@ MARKER = """
 
 def _page(page: Page, pages: list[Page], body: list[str], font: charts.Fonts) -> str:
     here = ' class="here"'
-    nav = "".join(
-        f'<a href="{_esc(p.file)}"{here if p.file == page.file else ""}>{_esc(p.nav)}</a>' for p in pages
-    )
+    nav = "".join(f'<a href="{_esc(p.file)}"{here if p.file == page.file else ""}>{_esc(p.nav)}</a>' for p in pages)
     fonts_note = (
         f"Chart labels drawn with {font.cjk_family}."
         if font.cjk

@@ -34,9 +34,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
 
 # Characters every Chinese label of the reports uses: a font missing any of them is no use here.
-CJK_SAMPLE = (
-    "平胡清一色对七根杠上花炮海底抢自摸带幺九将龙断门金钩钓十八罗汉天地猪黄庄点率番局数首二三缺万筒条串通"
-)
+CJK_SAMPLE = "平胡清一色对七根杠上花炮海底抢自摸带幺九将龙断门金钩钓十八罗汉天地猪黄庄点率番局数首二三缺万筒条串通"
 # Simplified-Chinese faces first (the labels are simplified), then any other CJK face that covers them.
 PREFERRED_CJK = (
     "Noto Sans CJK SC",
@@ -103,9 +101,7 @@ class Fonts:
 def _font(family: str) -> Any | None:
     """The FT2Font of a family name, or None when matplotlib knows no such family."""
     try:
-        path = font_manager.fontManager.findfont(
-            font_manager.FontProperties(family=family), fallback_to_default=False
-        )
+        path = font_manager.fontManager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
     except ValueError:
         return None
     return font_manager.get_font(path)
@@ -128,9 +124,7 @@ def _fontconfig_cjk_files() -> list[str]:
     if shutil.which("fc-list") is None:
         return []
     try:
-        out = subprocess.run(
-            ["fc-list", ":lang=zh", "file"], capture_output=True, text=True, timeout=20, check=False
-        )
+        out = subprocess.run(["fc-list", ":lang=zh", "file"], capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.SubprocessError):
         return []
     return sorted({line.split(":")[0].strip() for line in out.stdout.splitlines() if line.strip()})
@@ -327,9 +321,7 @@ def render(
             fig.canvas.draw()
         missing = missing_glyphs(fig, choice)
         if missing:
-            raise GlyphError(
-                f"no font draws {''.join(sorted(missing))!r} (fonts: {', '.join(choice.families)})"
-            )
+            raise GlyphError(f"no font draws {''.join(sorted(missing))!r} (fonts: {', '.join(choice.families)})")
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})  # no version stamp: same bytes
     return buf.getvalue()

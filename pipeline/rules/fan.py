@@ -43,19 +43,45 @@ class WinHand(Value):
 
     __slots__ = ()
     _fields = (
-        "counts27", "melds", "win_tile", "void", "self_drawn", "after_kong", "kong_discard", "rob_kong",
-        "last_tile", "heavenly", "earthly",
+        "counts27",
+        "melds",
+        "win_tile",
+        "void",
+        "self_drawn",
+        "after_kong",
+        "kong_discard",
+        "rob_kong",
+        "last_tile",
+        "heavenly",
+        "earthly",
     )
 
     def __init__(
         self,
-        counts27: tuple[int, ...], melds: tuple[Meld, ...], win_tile: int, void: int | None = None,
-        self_drawn: bool = False, after_kong: bool = False, kong_discard: bool = False,
-        rob_kong: bool = False, last_tile: bool = False, heavenly: bool = False, earthly: bool = False,
+        counts27: tuple[int, ...],
+        melds: tuple[Meld, ...],
+        win_tile: int,
+        void: int | None = None,
+        self_drawn: bool = False,
+        after_kong: bool = False,
+        kong_discard: bool = False,
+        rob_kong: bool = False,
+        last_tile: bool = False,
+        heavenly: bool = False,
+        earthly: bool = False,
     ) -> None:
         self._v = (
-            counts27, melds, win_tile, void, self_drawn, after_kong, kong_discard, rob_kong, last_tile,
-            heavenly, earthly,
+            counts27,
+            melds,
+            win_tile,
+            void,
+            self_drawn,
+            after_kong,
+            kong_discard,
+            rob_kong,
+            last_tile,
+            heavenly,
+            earthly,
         )
 
     @property
@@ -101,7 +127,6 @@ class WinHand(Value):
     @property
     def earthly(self) -> bool:
         return self._v[10]
-
 
     @classmethod
     def of(
@@ -184,15 +209,9 @@ PATTERNS: Final[tuple[Pattern, ...]] = (
     Pattern("qing_yi_se", "清一色", "full flush", lambda h, r, rules: 2 if _one_suit(h) else 0),
     Pattern("dai_yao_jiu", "带幺九", "terminals in every set", lambda h, r, rules: 2 if r.yaojiu else 0),
     Pattern("qi_dui", "七对", "seven pairs", lambda h, r, rules: 2 if r.seven_pairs else 0),
-    Pattern(
-        "jiang_dui", "将对", "2-5-8 all pungs", lambda h, r, rules: 2 if r.all_pungs and _all_258(h) else 0
-    ),
-    Pattern(
-        "yi_tiao_long", "一条龙", "pure straight", lambda h, r, rules: rules.yi_tiao_long_fan if r.straight else 0
-    ),
-    Pattern(
-        "duan_yao", "断幺九", "no terminals", lambda h, r, rules: rules.duan_yao_fan if _no_terminals(h) else 0
-    ),
+    Pattern("jiang_dui", "将对", "2-5-8 all pungs", lambda h, r, rules: 2 if r.all_pungs and _all_258(h) else 0),
+    Pattern("yi_tiao_long", "一条龙", "pure straight", lambda h, r, rules: rules.yi_tiao_long_fan if r.straight else 0),
+    Pattern("duan_yao", "断幺九", "no terminals", lambda h, r, rules: rules.duan_yao_fan if _no_terminals(h) else 0),
     Pattern(
         "men_qing",
         "门清",
@@ -272,8 +291,13 @@ class Score(Value):
 
     def __init__(
         self,
-        patterns: tuple[PatternHit, ...], fan: int, points: int, per_payer: int, title_zh: str,
-        title_en: str, capped: bool,
+        patterns: tuple[PatternHit, ...],
+        fan: int,
+        points: int,
+        per_payer: int,
+        title_zh: str,
+        title_en: str,
+        capped: bool,
     ) -> None:
         self._v = (patterns, fan, points, per_payer, title_zh, title_en, capped)
 

@@ -285,7 +285,7 @@ def readings(counts27: Sequence[int], melds: Sequence[Meld]) -> list[Reading]:
 def _product(options: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
     result: list[tuple[int, ...]] = [()]
     for choices in options:
-        result = [prefix + (flag,) for prefix in result for flag in choices]
+        result = [(*prefix, flag) for prefix in result for flag in choices]
     return result
 
 
@@ -513,10 +513,7 @@ def _solve_blocks(code: int) -> tuple[Block, ...]:
         for m, t, p in _suit_blocks(rest):
             if p + gp <= 1:
                 found.add((m + gm, t + gt, p + gp))
-    pareto = [
-        b for b in found
-        if not any(o != b and o[0] >= b[0] and o[1] >= b[1] and o[2] >= b[2] for o in found)
-    ]
+    pareto = [b for b in found if not any(o != b and o[0] >= b[0] and o[1] >= b[1] and o[2] >= b[2] for o in found)]
     return tuple(sorted(pareto))
 
 

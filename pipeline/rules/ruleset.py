@@ -106,9 +106,7 @@ class RuleSet:
                 raise RuleSetError(f"{name} = 'cap' needs a fan cap (cap > 0) in profile {self.profile!r}")
             # A win is worth at least 1 fan: caught here, not when the first such hand is scored.
             if getattr(self, name) == "fixed" and getattr(self, f"{name}_fan") < 1:
-                raise RuleSetError(
-                    f"{name} = 'fixed' needs {name}_fan of at least 1 in profile {self.profile!r}"
-                )
+                raise RuleSetError(f"{name} = 'fixed' needs {name}_fan of at least 1 in profile {self.profile!r}")
 
     def cap_points(self) -> int | None:
         """满庄: the most one hand can be worth, or ``None`` without a cap."""
@@ -176,7 +174,9 @@ def profile_names() -> list[str]:
 
 
 _PROFILES: dict[str, Profile] = {}  # read once per process
-_RULESETS: dict[tuple[str, tuple[tuple[str, Any], ...]], RuleSet] = {}  # one frozen RuleSet per distinct set of switches
+_RULESETS: dict[
+    tuple[str, tuple[tuple[str, Any], ...]], RuleSet
+] = {}  # one frozen RuleSet per distinct set of switches
 
 
 def read_profile(name: str) -> Profile:

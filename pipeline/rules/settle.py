@@ -201,7 +201,9 @@ class Ledger:
         2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``) pays each ready player the
         ready value; 3. with ``tui_shui``, each player not ready returns the kong money they collected.
         """
-        assert {e.seat for e in ends} == {s for s in SEATS if self.in_hand[s]}, "ends must cover exactly the seats still in"
+        assert {e.seat for e in ends} == {s for s in SEATS if self.in_hand[s]}, (
+            "ends must cover exactly the seats still in"
+        )
         rules = self.rules
         cap = rules.cap_points()
         pig_amount = cap if rules.hua_zhu_amount == "cap" and cap is not None else rules.hua_zhu_fixed * rules.base

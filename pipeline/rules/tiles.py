@@ -139,7 +139,7 @@ def _parse_notation(text: str) -> list[int]:
         pos = 0
         for match in _GROUP.finditer(token):
             if match.start() != pos:
-                raise TileError(f"unreadable tile text {token[pos:match.start()]!r} in {text!r}")
+                raise TileError(f"unreadable tile text {token[pos : match.start()]!r} in {text!r}")
             digits, letter = match.groups()
             if letter not in SUITS:
                 raise TileError(f"unknown suit letter {letter!r} in {text!r} (expected m, p or s)")

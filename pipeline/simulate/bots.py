@@ -64,9 +64,11 @@ class Bot:
         counts = [0] * 27
         for k in hand:
             counts[k] += 1
+
         def weight(s: int) -> tuple[int, int, float]:
             part = counts[s * 9 : s * 9 + 9]
             return sum(part), sum(1 for n in part if n >= 2), self.rng.random()
+
         self.void = min(range(3), key=weight)
         return self.void
 
@@ -182,9 +184,8 @@ class Bot:
     def on_claim(self, st: HandState, options: Sequence[Event]) -> Event | None:
         rng = self.rng
         for o in options:
-            if isinstance(o, Hu):
-                if self._take_win(st, o, self_drawn=False):
-                    return o
+            if isinstance(o, Hu) and self._take_win(st, o, self_drawn=False):
+                return o
         counts, melds = st.counts[self.seat], st.melds[self.seat]
         for o in options:
             if isinstance(o, (Pong, Kong)):
@@ -205,7 +206,8 @@ class Bot:
     def _threats(self, st: HandState) -> list[int]:
         """Opponents still in who look ready: two or more melds, or a long river."""
         return [
-            s for s in range(4)
+            s
+            for s in range(4)
             if s != self.seat and not st.won[s] and (len(st.melds[s]) >= 2 or len(st.rivers[s]) >= 10)
         ]
 
@@ -217,8 +219,10 @@ class Bot:
         knows exactly: a tile is dangerous when it completes somebody's hand.
         """
         if self.sees_all:
-            return {k: float(sum(1 for s in range(4) if s != self.seat and not st.won[s] and st.can_win_with(s, k)))
-                    for k in range(27)}
+            return {
+                k: float(sum(1 for s in range(4) if s != self.seat and not st.won[s] and st.can_win_with(s, k)))
+                for k in range(27)
+            }
         threats = self._threats(st)
         if not threats:
             return {}

@@ -49,12 +49,23 @@ from pipeline.rules.tiles import KIND_BY_NAME, TILE_NAMES
 from pipeline.simulate.play import PlayedHand
 
 SCORE_KINDS = (
-    "score_wrong_fan", "score_missed_root", "score_wrong_payer", "score_missing_base", "score_wrong_kong",
+    "score_wrong_fan",
+    "score_missed_root",
+    "score_wrong_payer",
+    "score_missing_base",
+    "score_wrong_kong",
     "score_wrong_cha_jiao",
 )
 CORRUPT_KINDS = (
-    "out_of_turn", "discard_not_held", "draw_not_wall", "fifth_copy", "false_win", "missing_draw", "truncated",
-    "duplicated", "broken_json",
+    "out_of_turn",
+    "discard_not_held",
+    "draw_not_wall",
+    "fifth_copy",
+    "false_win",
+    "missing_draw",
+    "truncated",
+    "duplicated",
+    "broken_json",
 )
 
 
@@ -92,7 +103,9 @@ class InjectSpec:
                 elif name == "friends" and sep:
                     values["friends"] = int(value)
                 else:
-                    raise SpecError(f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N, friends=N)")
+                    raise SpecError(
+                        f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N, friends=N)"
+                    )
             except ValueError as exc:
                 if isinstance(exc, SpecError):
                     raise
@@ -169,7 +182,11 @@ def _wrong_fan(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: b
 def _missed_root(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: bool) -> int | None:
     record = played.record
     rooted = {w.event for w in played.state.wins if any(p.id == "gen" for p in w.score.patterns)}
-    wins = [w for w in _win_events(record) if w["event"] in rooted and w["fan"] > 1 and (not rules.cap or w["fan"] <= rules.cap)]
+    wins = [
+        w
+        for w in _win_events(record)
+        if w["event"] in rooted and w["fan"] > 1 and (not rules.cap or w["fan"] <= rules.cap)
+    ]
     if not wins:
         return None
     if dry:
@@ -196,7 +213,11 @@ def _missing_base(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry
     if rules.self_draw != "base":
         return None
     self_wins = [e for e, ev in enumerate(record["events"]) if ev["t"] == "hu" and ev["from"] is None]
-    pays = [p for p in record["result"]["payments"] if p["reason"] == "hu" and p["event"] in self_wins and p["amount"] > rules.base]
+    pays = [
+        p
+        for p in record["result"]["payments"]
+        if p["reason"] == "hu" and p["event"] in self_wins and p["amount"] > rules.base
+    ]
     if not pays:
         return None
     if dry:
@@ -286,8 +307,14 @@ def _corrupt_event(played: PlayedHand, rec: dict[str, Any], kind: str, rng: rand
         "out_of_turn": [i for i, e in enumerate(events) if e["t"] == "discard"],
         "discard_not_held": [i for i, e in enumerate(events) if e["t"] == "discard"],
         "draw_not_wall": [i for i, e in enumerate(events) if e["t"] == "draw"],
-        "missing_draw": [i for i, e in enumerate(events) if e["t"] == "draw" and i + 1 < len(events)
-                         and events[i + 1]["t"] == "discard" and events[i + 1]["seat"] == e["seat"]],
+        "missing_draw": [
+            i
+            for i, e in enumerate(events)
+            if e["t"] == "draw"
+            and i + 1 < len(events)
+            and events[i + 1]["t"] == "discard"
+            and events[i + 1]["seat"] == e["seat"]
+        ],
         "false_win": [i for i, e in enumerate(events) if e["t"] == "discard"],
     }[kind]
     if not picks:
@@ -310,7 +337,11 @@ def _corrupt_event(played: PlayedHand, rec: dict[str, Any], kind: str, rng: rand
             ev["tile"] = TILE_NAMES[rng.choice(absent)]
         else:  # false_win: a seat that cannot win on this discard claims it
             state.apply(played.state.events[i])
-            losers = [s for s in range(4) if s != seat and not state.won[s] and not state.can_win_with(s, KIND_BY_NAME[ev["tile"]])]
+            losers = [
+                s
+                for s in range(4)
+                if s != seat and not state.won[s] and not state.can_win_with(s, KIND_BY_NAME[ev["tile"]])
+            ]
             if not losers:
                 return None
             events.insert(i + 1, {"t": "hu", "seat": rng.choice(losers), "tile": ev["tile"], "from": seat})

@@ -29,8 +29,9 @@ class PlayedHand:
 
     def fresh_state(self) -> HandState:
         """A new state at the start of play, to replay the record's events on."""
-        return HandState(self.state.rules, dealer=self.state.dealer, hands=self.start_hands, wall=self.start_wall,
-                         void=self.que)
+        return HandState(
+            self.state.rules, dealer=self.state.dealer, hands=self.start_hands, wall=self.start_wall, void=self.que
+        )
 
 
 @dataclass(frozen=True, slots=True)

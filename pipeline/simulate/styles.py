@@ -27,14 +27,41 @@ class Style:
 STYLES: dict[str, Style] = {
     s.name: s
     for s in (
-        Style(name="balanced", skill=0.85, skill_spread=0.07, pong=0.6, kong=0.8, flush=0.25, defense=0.4,
-              fold_shanten=3),
-        Style(name="aggressive", skill=0.8, skill_spread=0.08, pong=0.85, kong=1.0, flush=0.75, defense=0.05,
-              fold_shanten=99, take_small_win=0.9),
-        Style(name="defensive", skill=0.85, skill_spread=0.07, pong=0.35, kong=0.6, flush=0.1, defense=0.95,
-              fold_shanten=2),
-        Style(name="novice", skill=0.45, skill_spread=0.12, pong=0.7, kong=0.7, flush=0.3, defense=0.1,
-              fold_shanten=99, forget_void=0.12),
+        Style(
+            name="balanced", skill=0.85, skill_spread=0.07, pong=0.6, kong=0.8, flush=0.25, defense=0.4, fold_shanten=3
+        ),
+        Style(
+            name="aggressive",
+            skill=0.8,
+            skill_spread=0.08,
+            pong=0.85,
+            kong=1.0,
+            flush=0.75,
+            defense=0.05,
+            fold_shanten=99,
+            take_small_win=0.9,
+        ),
+        Style(
+            name="defensive",
+            skill=0.85,
+            skill_spread=0.07,
+            pong=0.35,
+            kong=0.6,
+            flush=0.1,
+            defense=0.95,
+            fold_shanten=2,
+        ),
+        Style(
+            name="novice",
+            skill=0.45,
+            skill_spread=0.12,
+            pong=0.7,
+            kong=0.7,
+            flush=0.3,
+            defense=0.1,
+            fold_shanten=99,
+            forget_void=0.12,
+        ),
     )
 }
 

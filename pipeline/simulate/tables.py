@@ -96,25 +96,30 @@ class Summary:
         for style in sorted(self.per_style):
             c = self.per_style[style]
             hands = c["hands"] or 1
-            out.append({
-                "style": style,
-                "seat_hands": c["hands"],
-                "win_rate": c["wins"] / hands,
-                "deal_in_rate": c["deal_in_hands"] / hands,
-                "avg_fan": c["fan"] / c["wins"] if c["wins"] else 0.0,
-                "hua_zhu_rate": c["pigs"] / hands,
-            })
+            out.append(
+                {
+                    "style": style,
+                    "seat_hands": c["hands"],
+                    "win_rate": c["wins"] / hands,
+                    "deal_in_rate": c["deal_in_hands"] / hands,
+                    "avg_fan": c["fan"] / c["wins"] if c["wins"] else 0.0,
+                    "hua_zhu_rate": c["pigs"] / hands,
+                }
+            )
         return out
 
     def text(self) -> str:
         lines = [
             f"hands {self.hands}; 黄庄 (wall ran out, 2+ still in) per hand {self.draws / max(1, self.hands):.3f}; "
-            f"winners per hand {self.winners / max(1, self.hands):.2f}; events per hand {self.events / max(1, self.hands):.1f}",
+            f"winners per hand {self.winners / max(1, self.hands):.2f}; "
+            f"events per hand {self.events / max(1, self.hands):.1f}",
             f"{'style':<11}{'seat-hands':>11}{'win':>8}{'deal-in':>9}{'avg fan':>9}{'花猪':>8}",
         ]
         for r in self.rows():
-            lines.append(f"{r['style']:<11}{r['seat_hands']:>11}{r['win_rate']:>8.3f}{r['deal_in_rate']:>9.3f}"
-                         f"{r['avg_fan']:>9.2f}{r['hua_zhu_rate']:>8.3f}")
+            lines.append(
+                f"{r['style']:<11}{r['seat_hands']:>11}{r['win_rate']:>8.3f}{r['deal_in_rate']:>9.3f}"
+                f"{r['avg_fan']:>9.2f}{r['hua_zhu_rate']:>8.3f}"
+            )
         return "\n".join(lines)
 
 
@@ -166,7 +171,9 @@ def simulate(
             table += 1
             players = _seat_table(pool, companion, config.together, rng)
             collusion = {
-                seat: Collusion(players.index(next(q for q in players if q.id == partner[p.id])), config.inject.collude_intensity)
+                seat: Collusion(
+                    players.index(next(q for q in players if q.id == partner[p.id])), config.inject.collude_intensity
+                )
                 for seat, p in enumerate(players)
                 if p.id in partner and any(q.id == partner[p.id] for q in players)
             }
@@ -178,9 +185,16 @@ def simulate(
                     break
                 clock += timedelta(minutes=rng.randint(3, 9))
                 played = play_hand(
-                    rules, config.profile, seating, dealer, rng,
-                    hand_id=f"{session_id}-h{hand_no:02d}", session_id=session_id, hand_no=hand_no,
-                    table_id=f"t{table:04d}", played_at=clock.isoformat(),
+                    rules,
+                    config.profile,
+                    seating,
+                    dealer,
+                    rng,
+                    hand_id=f"{session_id}-h{hand_no:02d}",
+                    session_id=session_id,
+                    hand_no=hand_no,
+                    table_id=f"t{table:04d}",
+                    played_at=clock.isoformat(),
                 )
                 made += 1
                 if summary is not None:
@@ -226,8 +240,9 @@ def labels_path(out: str | Path) -> Path:
     return path.with_name(name + ".labels.json")
 
 
-def write(config: SimConfig, out: str | Path, *, progress: Callable[[int], None] | None = None,
-          summary: Summary | None = None) -> Labels:
+def write(
+    config: SimConfig, out: str | Path, *, progress: Callable[[int], None] | None = None, summary: Summary | None = None
+) -> Labels:
     """Simulate into ``out`` (compressed by its suffix, deterministically) and write the labels beside it."""
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)

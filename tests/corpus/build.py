@@ -94,8 +94,15 @@ def claim(pays: str, deltas: Sequence[int], wins: str | None = "") -> dict[str, 
         m = _PAY.match(token)
         assert m, f"bad payment token {token!r}"
         payer, payee, amount, reason, event = m.groups()
-        payments.append({"from": int(payer), "to": int(payee), "amount": int(amount), "reason": reason,
-                         "event": int(event) if event is not None else None})
+        payments.append(
+            {
+                "from": int(payer),
+                "to": int(payee),
+                "amount": int(amount),
+                "reason": reason,
+                "event": int(event) if event is not None else None,
+            }
+        )
     out: dict[str, Any] = {"payments": payments, "deltas": list(deltas)}
     if wins is not None:
         out["wins"] = []
@@ -185,8 +192,23 @@ CASES: list[Case] = []
 SESSIONS: list[SessionCase] = []
 
 
-KEY_ORDER = ("format", "hand_id", "session_id", "hand_no", "table_id", "played_at", "ruleset", "players", "dealer",
-             "wall", "deal", "exchange", "que", "events", "result")
+KEY_ORDER = (
+    "format",
+    "hand_id",
+    "session_id",
+    "hand_no",
+    "table_id",
+    "played_at",
+    "ruleset",
+    "players",
+    "dealer",
+    "wall",
+    "deal",
+    "exchange",
+    "que",
+    "events",
+    "result",
+)
 
 
 def dumps(obj: Any) -> str:
@@ -213,8 +235,15 @@ def raw_case(file: str, case_id: str, line: str, doc: str, *codes: str, twin: st
     CASES.append(Case(case_id, file, " ".join(doc.split()), frozenset(codes), line, twin=twin))
 
 
-def vary(base: Record, hand_id: str, *, evs: str | None = None, result: Any = "keep",
-         patch: Callable[[Record], None] | None = None, **fields: Any) -> Record:
+def vary(
+    base: Record,
+    hand_id: str,
+    *,
+    evs: str | None = None,
+    result: Any = "keep",
+    patch: Callable[[Record], None] | None = None,
+    **fields: Any,
+) -> Record:
     """A copy of ``base`` with a new id and some fields replaced (``result=None`` drops the claim)."""
     out = copy.deepcopy(base)
     out["hand_id"] = hand_id
@@ -266,8 +295,15 @@ def rotate(rec: Record, k: int, hand_id: str) -> Record:
     return out
 
 
-def full_hand(deal: Sequence[str], *, first: str, front: str = "", last: str = "", kong: dict[int, str] | None = None,
-              finish: str = "discard") -> tuple[list[str], str]:
+def full_hand(
+    deal: Sequence[str],
+    *,
+    first: str,
+    front: str = "",
+    last: str = "",
+    kong: dict[int, str] | None = None,
+    finish: str = "discard",
+) -> tuple[list[str], str]:
     """A whole hand to the empty wall, played out by *tsumogiri* (every player discards the tile just drawn),
     dealer 0. Returns ``(wall, events)``.
 
@@ -285,6 +321,7 @@ def full_hand(deal: Sequence[str], *, first: str, front: str = "", last: str = "
     rest.subtract(tiles(front) if front else [])
     rest.subtract(tiles(last) if last else [])
     assert all(n >= 0 for n in rest.values()), rest
+
     def mixed(t: str) -> int:  # a fixed order that interleaves ranks and suits
         return (int(t[0]) * 7 + "mps".index(t[1]) * 3) % 27 * 10 + "mps".index(t[1])
 
@@ -324,64 +361,141 @@ D1_RESULT = claim("0>1=1hu@1 0>2=3hu@3 3>2=3hu@3 0>3=2hu@5", [-6, 1, 6, -1], "1@
 
 def play_cases() -> None:
     f = "play"
-    base = case(f, record("play-three-winners", deal=D1, evs=D1_EVENTS, result=D1_RESULT), """
+    base = case(
+        f,
+        record("play-three-winners", deal=D1, evs=D1_EVENTS, result=D1_RESULT),
+        """
         Valid. The dealer discards first (no draw event for the 14th tile); seat 1 wins on it (点炮, 1 fan,
         the discarder pays 1); play goes on with seat 2 (血战到底), who self-draws (自摸加底: 2 + 1 from each
         player still in, seats 0 and 3, not seat 1 who has won); seat 3 self-draws and the hand ends with
-        three winners.""")
-    case(f, vary(base, "play-turn-order", evs="0-8p 1h8p<0 3+5s 3h5s 2+9s 2h9s"), """
+        three winners.""",
+    )
+    case(
+        f,
+        vary(base, "play-turn-order", evs="0-8p 1h8p<0 3+5s 3h5s 2+9s 2h9s"),
+        """
         After seat 1's win on seat 0's discard, seat 3 draws: the turn was seat 2's (next after the winner).""",
-         "TURN_ORDER")
-    case(f, vary(base, "play-after-end", evs=D1_EVENTS + " 0+2m"), """
-        Three players have won: the hand is over, and seat 0 still draws.""", "TURN_AFTER_END")
-    case(f, vary(base, "play-truncated", evs="0-8p 1h8p<0 2+9s"), """
-        The record stops after seat 2's draw, with one winner and the wall far from empty.""", "TURN_INCOMPLETE")
-    case(f, vary(base, "play-truncated-no-claim", evs="0-8p 1h8p<0 2+9s", result=None), """
-        The same truncated record without a claimed result: the same single issue.""", "TURN_INCOMPLETE")
-    case(f, vary(base, "play-no-claim", result=None), """
-        Valid: the base hand without a claimed result (``result`` is optional).""")
+        "TURN_ORDER",
+    )
+    case(
+        f,
+        vary(base, "play-after-end", evs=D1_EVENTS + " 0+2m"),
+        """
+        Three players have won: the hand is over, and seat 0 still draws.""",
+        "TURN_AFTER_END",
+    )
+    case(
+        f,
+        vary(base, "play-truncated", evs="0-8p 1h8p<0 2+9s"),
+        """
+        The record stops after seat 2's draw, with one winner and the wall far from empty.""",
+        "TURN_INCOMPLETE",
+    )
+    case(
+        f,
+        vary(base, "play-truncated-no-claim", evs="0-8p 1h8p<0 2+9s", result=None),
+        """
+        The same truncated record without a claimed result: the same single issue.""",
+        "TURN_INCOMPLETE",
+    )
+    case(
+        f,
+        vary(base, "play-no-claim", result=None),
+        """
+        Valid: the base hand without a claimed result (``result`` is optional).""",
+    )
 
     # After a self-draw win, the next seat still in moves, skipping winners.
     ev = "0-2m 1+7m 1-7m 2+3m 2-3m 3+5s 3h5s 0+5m 0-5m 1+2m 1-2m 2+9s 2h9s 0+6m 0-8p 1h8p<0"
-    skip = case(f, record("play-selfdraw-skips-winner", deal=D1, evs=ev, result=claim(
-        "0>3=2hu@6 1>3=2hu@6 2>3=2hu@6 0>2=3hu@12 1>2=3hu@12 0>1=1hu@15", [-6, -4, 4, 6],
-        "3@6:1f1p 2@12:2f2p 1@15:1f1p")), """
+    skip = case(
+        f,
+        record(
+            "play-selfdraw-skips-winner",
+            deal=D1,
+            evs=ev,
+            result=claim(
+                "0>3=2hu@6 1>3=2hu@6 2>3=2hu@6 0>2=3hu@12 1>2=3hu@12 0>1=1hu@15",
+                [-6, -4, 4, 6],
+                "3@6:1f1p 2@12:2f2p 1@15:1f1p",
+            ),
+        ),
+        """
         Valid. Seat 3 self-draws first (all three others pay 1 + 1); seat 2's later self-draw is followed by
         seat 0, not seat 3 who has won; seat 2's self-draw is paid by seats 0 and 1 only; seat 0 then feeds
-        seat 1.""")
-    case(f, vary(skip, "play-selfdraw-winner-moves", evs=ev.split(" 0+6m")[0] + " 3+6m 3-6m"), """
-        After seat 2's self-draw, seat 3 draws again, but seat 3 has already won.""", "TURN_WON")
-    case(f, vary(base, "play-winner-discards", evs="0-8p 1h8p<0 1-8p"), """
-        Seat 1 discards right after winning: a winner leaves play.""", "TURN_WON")
+        seat 1.""",
+    )
+    case(
+        f,
+        vary(skip, "play-selfdraw-winner-moves", evs=ev.split(" 0+6m")[0] + " 3+6m 3-6m"),
+        """
+        After seat 2's self-draw, seat 3 draws again, but seat 3 has already won.""",
+        "TURN_WON",
+    )
+    case(
+        f,
+        vary(base, "play-winner-discards", evs="0-8p 1h8p<0 1-8p"),
+        """
+        Seat 1 discards right after winning: a winner leaves play.""",
+        "TURN_WON",
+    )
 
     # 一炮多响: seats 1 and 3 both win on the dealer's 8p; counting from the discarder the last winner is
     # seat 3, so the next to draw is seat 0, the discarder itself.
     d2 = [D1[0], D1[1], D1[2], "123p567p234s789s8p"]
-    yipao = case(f, record("play-yipao-duoxiang", deal=d2, evs="0-8p 1h8p<0 3h8p<0 0+9s 0-9s 2h9s<0", result=claim(
-        "0>1=1hu@1 0>3=1hu@2 0>2=2hu@5", [-4, 1, 2, 1], "1@1:1f1p 3@2:1f1p 2@5:2f2p")), """
+    yipao = case(
+        f,
+        record(
+            "play-yipao-duoxiang",
+            deal=d2,
+            evs="0-8p 1h8p<0 3h8p<0 0+9s 0-9s 2h9s<0",
+            result=claim("0>1=1hu@1 0>3=1hu@2 0>2=2hu@5", [-4, 1, 2, 1], "1@1:1f1p 3@2:1f1p 2@5:2f2p"),
+        ),
+        """
         Valid 一炮多响: seats 1 and 3 both win on seat 0's 8p, each paid by the discarder. Counting from the
         discarder the last winner is seat 3, so play resumes with seat 0 (the next seat still in after seat 3),
-        who draws 9s and feeds seat 2 (对对胡 2 fan on a discard: 2).""")
+        who draws 9s and feeds seat 2 (对对胡 2 fan on a discard: 2).""",
+    )
     heaven = ["111m444m789m567p88p", D1[2], D1[3], "2355669m124p368s"]
-    case(f, record("play-heavenly", deal=heaven, evs="0h8p 1+9s 1h9s 2+5s 2h5s", result=claim(
-        "1>0=2hu@0 2>0=2hu@0 3>0=2hu@0 2>1=3hu@2 3>1=3hu@2 3>2=2hu@4", [6, 4, -3, -7],
-        "0@0:1f1p 1@2:2f2p 2@4:1f1p")), """
+    case(
+        f,
+        record(
+            "play-heavenly",
+            deal=heaven,
+            evs="0h8p 1+9s 1h9s 2+5s 2h5s",
+            result=claim(
+                "1>0=2hu@0 2>0=2hu@0 3>0=2hu@0 2>1=3hu@2 3>1=3hu@2 3>2=2hu@4",
+                [6, 4, -3, -7],
+                "0@0:1f1p 1@2:2f2p 2@4:1f1p",
+            ),
+        ),
+        """
         Valid 天胡: the dealer's fourteen dealt tiles win before any discard (a self-draw on any of its tiles);
         Chengdu scores it as a normal hand ("就当正常胡牌算"). Seats 1 and 2 then win on their first draws (地胡,
-        also normal under Chengdu rules).""")
-    case(f, vary(yipao, "play-yipao-wrong-next", evs="0-8p 1h8p<0 3h8p<0 2+9s 2h9s"), """
+        also normal under Chengdu rules).""",
+    )
+    case(
+        f,
+        vary(yipao, "play-yipao-wrong-next", evs="0-8p 1h8p<0 3h8p<0 2+9s 2h9s"),
+        """
         After 一炮多响 by seats 1 and 3 on seat 0's discard, seat 2 draws; the turn was seat 0's.""",
-         "TURN_ORDER")
-    case(f, vary(yipao, "play-yipao-wrong-winner-next", evs="0-8p 1h8p<0 3h8p<0 1+9s"), """
-        After 一炮多响, seat 1 (a winner) draws.""", "TURN_WON")
+        "TURN_ORDER",
+    )
+    case(
+        f,
+        vary(yipao, "play-yipao-wrong-winner-next", evs="0-8p 1h8p<0 3h8p<0 1+9s"),
+        """
+        After 一炮多响, seat 1 (a winner) draws.""",
+        "TURN_WON",
+    )
 
 
 # KA: a concealed kong and 杠上花, then a second concealed kong paid only by the players still in, and
 # 杠上炮 on the discard after it.
 KA = ["14689m1238p23588s", "345m44p555p678p99p", "12p12345677799s", "1234556789m777p"]
 KA_EVENTS = "0-9m 1+5p 1c5p 1+4p 1h4p 2+7s 2c7s 2+5m 2-5m 3h5m<2 0+6s 0-6s 2+3p 2h3p"
-KA_PAYS = ("0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 0>1=5hu@4 2>1=5hu@4 3>1=5hu@4 0>2=2kong@6 3>2=2kong@6 2>3=2hu@9 "
-           "0>2=3hu@13")
+KA_PAYS = (
+    "0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 0>1=5hu@4 2>1=5hu@4 3>1=5hu@4 0>2=2kong@6 3>2=2kong@6 2>3=2hu@9 0>2=3hu@13"
+)
 KA_WINS = "1@4:3f4p 3@9:2f2p 2@13:2f2p"
 # KB: 点杠花. Seat 0 feeds seat 1's direct kong of 5m; seat 1 wins on the replacement 4p.
 KB = ["4599m1288p344668s", "123m555m678m4p777p", D1[2], D1[3]]
@@ -394,118 +508,280 @@ KF_EVENTS = "0-5p 1p5p<0 1-9m 2+7m 2-7m 3+6p 3-6p 0+4s 0-4s 1+1m 1a5p 1+1m 1h1m 
 
 def claim_cases() -> None:
     f = "claims"
-    ka = case(f, record("kong-concealed-gang-shang-hua", deal=KA, evs=KA_EVENTS,
-                        result=claim(KA_PAYS, [-12, 21, -2, -7], KA_WINS)), """
+    ka = case(
+        f,
+        record(
+            "kong-concealed-gang-shang-hua", deal=KA, evs=KA_EVENTS, result=claim(KA_PAYS, [-12, 21, -2, -7], KA_WINS)
+        ),
+        """
         Valid. Seat 1 draws its fourth 5p, declares a concealed kong (下雨: 2 from each other player), draws the
         replacement 4p from the front of the wall and wins on it: 杠上花, 平胡 1 + 根 1 (the kong) + 杠上花 1 =
         3 fan, 4 points + 1 自摸加底 from each of the three others. Seat 2 then kongs 7s: only seats 0 and 3
         pay, seat 1 has won. Seat 2 discards the replacement 5m and seat 3 wins on it: 杠上炮, 1 + 1 = 2 fan,
         paid by seat 2; the kong money stays (Chengdu). Seat 0 is next after seat 3, then seat 2 self-draws
-        (平胡 1 + 根 1 for the kong = 2 fan, 2 + 1 from seat 0 alone).""")
-    case(f, vary(ka, "kong-gang-shang-pao-transfer", ruleset={"profile": "chengdu", "gang_shang_pao_money": "transfer"},
-                 result=claim(KA_PAYS + " 2>3=4transfer@9", [-12, 21, -6, -3], KA_WINS)), """
+        (平胡 1 + 根 1 for the kong = 2 fan, 2 + 1 from seat 0 alone).""",
+    )
+    case(
+        f,
+        vary(
+            ka,
+            "kong-gang-shang-pao-transfer",
+            ruleset={"profile": "chengdu", "gang_shang_pao_money": "transfer"},
+            result=claim(KA_PAYS + " 2>3=4transfer@9", [-12, 21, -6, -3], KA_WINS),
+        ),
+        """
         Valid. As kong-concealed-gang-shang-hua with the 杠上炮 money switch set to ``transfer`` (呼叫转移):
-        the 4 points seat 2 collected for the kong at event 6 move to seat 3, who won on the discard after it.""")
-    case(f, vary(ka, "kong-gang-shang-pao-refund", ruleset={"profile": "chengdu", "gang_shang_pao_money": "refund"},
-                 result=claim(KA_PAYS + " 2>0=2tui_shui@9 2>3=2tui_shui@9", [-10, 21, -6, -5], KA_WINS)), """
+        the 4 points seat 2 collected for the kong at event 6 move to seat 3, who won on the discard after it.""",
+    )
+    case(
+        f,
+        vary(
+            ka,
+            "kong-gang-shang-pao-refund",
+            ruleset={"profile": "chengdu", "gang_shang_pao_money": "refund"},
+            result=claim(KA_PAYS + " 2>0=2tui_shui@9 2>3=2tui_shui@9", [-10, 21, -6, -5], KA_WINS),
+        ),
+        """
         Valid. The same hand with the switch set to ``refund``: seat 2 returns the kong money to the two
-        players who paid it (seats 0 and 3).""")
-    case(f, vary(ka, "kong-gang-shang-pao-transfer-not-claimed",
-                 ruleset={"profile": "chengdu", "gang_shang_pao_money": "transfer"}), """
+        players who paid it (seats 0 and 3).""",
+    )
+    case(
+        f,
+        vary(
+            ka,
+            "kong-gang-shang-pao-transfer-not-claimed",
+            ruleset={"profile": "chengdu", "gang_shang_pao_money": "transfer"},
+        ),
+        """
         The transfer switch is on, but the claim keeps the kong money with seat 2 (the Chengdu default).""",
-         "SETTLE_MISSING")
-    case(f, vary(ka, "kong-rob-concealed", evs="0-9m 1+5p 1c5p 3h5p<1!"), """
+        "SETTLE_MISSING",
+    )
+    case(
+        f,
+        vary(ka, "kong-rob-concealed", evs="0-9m 1+5p 1c5p 3h5p<1!"),
+        """
         Seat 3 claims to rob seat 1's concealed kong of 5p: only an added kong (面下杠) can be robbed.""",
-         "CLAIM_ROB_CONCEALED")
-    case(f, vary(ka, "kong-no-replacement", evs="0-9m 1+5p 1c5p 1-4p"), """
+        "CLAIM_ROB_CONCEALED",
+    )
+    case(
+        f,
+        vary(ka, "kong-no-replacement", evs="0-9m 1+5p 1c5p 1-4p"),
+        """
         小相公: seat 1 declares a kong and discards without drawing the replacement ("杠牌的时候忘了摸起一张来"). It
         pays everybody 1 fan's worth and returns the kong money it collected (as for 诈胡, RULES.md §6).""",
-         "TILE_COUNT_SHORT", computed="0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 1>0=1penalty@3 1>2=1penalty@3 "
-                                      "1>3=1penalty@3 1>0=2tui_shui@3 1>2=2tui_shui@3 1>3=2tui_shui@3")
-    case("settle", vary(ka, "settle-winner-pays-kong", result=claim(
-        KA_PAYS + " 1>2=2kong@6", [-12, 19, 0, -7], KA_WINS)), """
+        "TILE_COUNT_SHORT",
+        computed="0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 1>0=1penalty@3 1>2=1penalty@3 "
+        "1>3=1penalty@3 1>0=2tui_shui@3 1>2=2tui_shui@3 1>3=2tui_shui@3",
+    )
+    case(
+        "settle",
+        vary(ka, "settle-winner-pays-kong", result=claim(KA_PAYS + " 1>2=2kong@6", [-12, 19, 0, -7], KA_WINS)),
+        """
         The claim makes seat 1, who has already won, pay for seat 2's later kong: players who have won pay
-        nothing for later events.""", "SETTLE_EXTRA")
+        nothing for later events.""",
+        "SETTLE_EXTRA",
+    )
 
     kb_pays = "0>1=2kong@1 {hu} 0>2=3hu@5 3>2=3hu@5 0>3=2hu@7"
-    kb = case(f, record("kong-dian-gang-hua-feeder", deal=KB, evs="0-5m 1k5m<0 1+4p 1h4p 2+9s 2h9s 3+5s 3h5s",
-                        result=claim(kb_pays.format(hu="0>1=4hu@3"), [-11, 6, 6, -1],
-                                     "1@3:3f4p 2@5:2f2p 3@7:1f1p")), """
+    kb = case(
+        f,
+        record(
+            "kong-dian-gang-hua-feeder",
+            deal=KB,
+            evs="0-5m 1k5m<0 1+4p 1h4p 2+9s 2h9s 3+5s 3h5s",
+            result=claim(kb_pays.format(hu="0>1=4hu@3"), [-11, 6, 6, -1], "1@3:3f4p 2@5:2f2p 3@7:1f1p"),
+        ),
+        """
         Valid 点杠花 under Chengdu rules. Seat 0's 5m feeds seat 1's direct kong (直杠: seat 0 pays 2); seat 1
         wins on the replacement 4p: 平胡 1 + 根 1 + 杠上花 1 = 3 fan, 4 points, paid by the feeder alone as if
-        dealing in ("算引杠者点炮": no 自摸加底).""")
-    case(f, vary(kb, "kong-dian-gang-hua-self-draw", ruleset={"profile": "chengdu", "dian_gang_hua": "self_draw"},
-                 result=claim(kb_pays.format(hu="0>1=5hu@3 2>1=5hu@3 3>1=5hu@3"), [-12, 17, 1, -6],
-                              "1@3:3f4p 2@5:2f2p 3@7:1f1p")), """
+        dealing in ("算引杠者点炮": no 自摸加底).""",
+    )
+    case(
+        f,
+        vary(
+            kb,
+            "kong-dian-gang-hua-self-draw",
+            ruleset={"profile": "chengdu", "dian_gang_hua": "self_draw"},
+            result=claim(
+                kb_pays.format(hu="0>1=5hu@3 2>1=5hu@3 3>1=5hu@3"), [-12, 17, 1, -6], "1@3:3f4p 2@5:2f2p 3@7:1f1p"
+            ),
+        ),
+        """
         Valid. The same hand with the 点杠花 switch set to ``self_draw`` (the app text's "算自摸"): every other
-        player pays 4 + 1.""")
-    case(f, vary(kb, "kong-dian-gang-hua-app", ruleset="app", que="msmm",
-                 result=claim(kb_pays.format(hu="0>1=9hu@3 2>1=9hu@3 3>1=9hu@3"), [-16, 29, -3, -10],
-                              "1@3:4f8p 2@5:2f2p 3@7:1f1p")), """
+        player pays 4 + 1.""",
+    )
+    case(
+        f,
+        vary(
+            kb,
+            "kong-dian-gang-hua-app",
+            ruleset="app",
+            que="msmm",
+            result=claim(
+                kb_pays.format(hu="0>1=9hu@3 2>1=9hu@3 3>1=9hu@3"), [-16, 29, -3, -10], "1@3:4f8p 2@5:2f2p 3@7:1f1p"
+            ),
+        ),
+        """
         Valid. The same hand under the app profile: 点杠花 counts as a self-draw and 杠上花 is worth 2 fan, so
-        seat 1's win is 1 + 1 + 2 = 4 fan, 8 points, and each other player pays 8 + 1.""")
-    case(f, vary(kb, "kong-dian-gang-hua-feeder-claimed-as-self-draw",
-                 result=claim(kb_pays.format(hu="0>1=5hu@3 2>1=5hu@3 3>1=5hu@3"), [-12, 17, 1, -6],
-                              "1@3:3f4p 2@5:2f2p 3@7:1f1p")), """
+        seat 1's win is 1 + 1 + 2 = 4 fan, 8 points, and each other player pays 8 + 1.""",
+    )
+    case(
+        f,
+        vary(
+            kb,
+            "kong-dian-gang-hua-feeder-claimed-as-self-draw",
+            result=claim(
+                kb_pays.format(hu="0>1=5hu@3 2>1=5hu@3 3>1=5hu@3"), [-12, 17, 1, -6], "1@3:3f4p 2@5:2f2p 3@7:1f1p"
+            ),
+        ),
+        """
         Chengdu rules, but the claim settles 点杠花 as a self-draw: the feeder should pay 4 alone. Seat 0's
         payment has the right parties and a wrong amount, seats 2 and 3 pay what they owe nothing for.""",
-         "SETTLE_AMOUNT", "SETTLE_EXTRA")
-    case(f, record("kong-second-kong-gang-shang-hua", deal=KB,
-                   evs="0-5m 1k5m<0 1+7p 1c7p 1+4p 1h4p 2+9s 2h9s 3+5s 3h5s", result=claim(
-                       "0>1=2kong@1 0>1=2kong@3 2>1=2kong@3 3>1=2kong@3 0>1=9hu@5 2>1=9hu@5 3>1=9hu@5 "
-                       "0>2=3hu@7 3>2=3hu@7 0>3=2hu@9", [-18, 35, -5, -12], "1@5:4f8p 2@7:2f2p 3@9:1f1p")), """
+        "SETTLE_AMOUNT",
+        "SETTLE_EXTRA",
+    )
+    case(
+        f,
+        record(
+            "kong-second-kong-gang-shang-hua",
+            deal=KB,
+            evs="0-5m 1k5m<0 1+7p 1c7p 1+4p 1h4p 2+9s 2h9s 3+5s 3h5s",
+            result=claim(
+                "0>1=2kong@1 0>1=2kong@3 2>1=2kong@3 3>1=2kong@3 0>1=9hu@5 2>1=9hu@5 3>1=9hu@5 "
+                "0>2=3hu@7 3>2=3hu@7 0>3=2hu@9",
+                [-18, 35, -5, -12],
+                "1@5:4f8p 2@7:2f2p 3@9:1f1p",
+            ),
+        ),
+        """
         Valid. After the direct kong fed by seat 0, seat 1's replacement is its fourth 7p: a second kong
         (concealed) in a row, and the next replacement wins. Then it is not 点杠花: "就算在场的还没胡牌的所有人的了",
-        every other player pays 1 + 2 roots + 杠上花 1 = 4 fan, 8 + 1.""")
+        every other player pays 1 + 2 roots + 杠上花 1 = 4 fan, 8 + 1.""",
+    )
 
-    case(f, record("kong-second-kong-capped", deal=KB, ruleset={"profile": "chengdu", "cap": 3},
-                   evs="0-5m 1k5m<0 1+7p 1c7p 1+4p 1h4p 2+9s 2h9s 3+5s 3h5s", result=claim(
-                       "0>1=2kong@1 0>1=2kong@3 2>1=2kong@3 3>1=2kong@3 0>1=5hu@5 2>1=5hu@5 3>1=5hu@5 "
-                       "0>2=3hu@7 3>2=3hu@7 0>3=2hu@9", [-14, 23, -1, -8], "1@5:4f4p 2@7:2f2p 3@9:1f1p")), """
+    case(
+        f,
+        record(
+            "kong-second-kong-capped",
+            deal=KB,
+            ruleset={"profile": "chengdu", "cap": 3},
+            evs="0-5m 1k5m<0 1+7p 1c7p 1+4p 1h4p 2+9s 2h9s 3+5s 3h5s",
+            result=claim(
+                "0>1=2kong@1 0>1=2kong@3 2>1=2kong@3 3>1=2kong@3 0>1=5hu@5 2>1=5hu@5 3>1=5hu@5 "
+                "0>2=3hu@7 3>2=3hu@7 0>3=2hu@9",
+                [-14, 23, -1, -8],
+                "1@5:4f4p 2@7:2f2p 3@9:1f1p",
+            ),
+        ),
+        """
         Valid: kong-second-kong-gang-shang-hua with a 3-fan cap (封顶): seat 1's 4 fan are paid as 3, 4 points
-        (+ 1 自摸加底); the claimed fan is the count before the cap.""")
-    kd = case(f, record("claim-rob-added-kong", deal=KD, evs=KD_EVENTS, result=claim(
-        "1>2=2hu@11 0>3=2hu@13 1>3=2hu@13 0>1=1hu@16", [-3, -3, 2, 4], "2@11:2f2p 3@13:1f1p 1@16:1f1p")), """
+        (+ 1 自摸加底); the claimed fan is the count before the cap.""",
+    )
+    kd = case(
+        f,
+        record(
+            "claim-rob-added-kong",
+            deal=KD,
+            evs=KD_EVENTS,
+            result=claim(
+                "1>2=2hu@11 0>3=2hu@13 1>3=2hu@13 0>1=1hu@16", [-3, -3, 2, 4], "2@11:2f2p 3@13:1f1p 1@16:1f1p"
+            ),
+        ),
+        """
         Valid 抢杠. Seat 1 pongs seat 0's 5p, later draws the fourth 5p and adds it to the pong (面下杠); seat 2
         wins on it: 平胡 1 + 抢杠 1 = 2 fan, paid by seat 1; the robbed kong earns nothing and stays a pong.
-        Play resumes after the robber (seat 3). Seat 1 later wins with the pong.""")
-    case(f, vary(kd, "claim-pong-old-discard", evs="0-5p 1+7m 1p5p<0"), """
+        Play resumes after the robber (seat 3). Seat 1 later wins with the pong.""",
+    )
+    case(
+        f,
+        vary(kd, "claim-pong-old-discard", evs="0-5p 1+7m 1p5p<0"),
+        """
         Seat 1 pongs seat 0's 5p after drawing: a claim is only on the tile just discarded.""",
-         "CLAIM_NOT_ALLOWED")
-    case(f, vary(kd, "claim-pong-one-tile", evs="0-4m 1p4m<0"), """
-        Seat 1 pongs 4m holding one 4m.""", "CLAIM_NOT_ALLOWED")
-    case(f, vary(kd, "claim-pong-own-discard", evs="0-5p 0p5p<0"), """
-        Seat 0 pongs its own discard.""", "CLAIM_NOT_ALLOWED")
-    case(f, vary(kd, "claim-rob-direct-kong", evs="0-5p 1p5p<0 1-1s 2k1s<1 3h1s<2!"), """
+        "CLAIM_NOT_ALLOWED",
+    )
+    case(
+        f,
+        vary(kd, "claim-pong-one-tile", evs="0-4m 1p4m<0"),
+        """
+        Seat 1 pongs 4m holding one 4m.""",
+        "CLAIM_NOT_ALLOWED",
+    )
+    case(
+        f,
+        vary(kd, "claim-pong-own-discard", evs="0-5p 0p5p<0"),
+        """
+        Seat 0 pongs its own discard.""",
+        "CLAIM_NOT_ALLOWED",
+    )
+    case(
+        f,
+        vary(kd, "claim-rob-direct-kong", evs="0-5p 1p5p<0 1-1s 2k1s<1 3h1s<2!"),
+        """
         Seat 3 claims to rob seat 2's direct kong; only an added kong can be robbed, and the replacement is
-        the next move: no tile is open to win on.""", "WIN_WRONG_TILE")
+        the next move: no tile is open to win on.""",
+        "WIN_WRONG_TILE",
+    )
 
-    kf_pays = ("{kong}0>1=5hu@12 2>1=5hu@12 3>1=5hu@12 0>2=3hu@14 3>2=3hu@14 0>3=2hu@16")
+    kf_pays = "{kong}0>1=5hu@12 2>1=5hu@12 3>1=5hu@12 0>2=3hu@14 3>2=3hu@14 0>3=2hu@16"
     kf_wins = "1@12:3f4p 2@14:2f2p 3@16:1f1p"
-    case(f, record("kong-added-stands", deal=KF, evs=KF_EVENTS, result=claim(
-        kf_pays.format(kong="0>1=1kong@10 2>1=1kong@10 3>1=1kong@10 "), [-11, 18, 0, -7], kf_wins)), """
+    case(
+        f,
+        record(
+            "kong-added-stands",
+            deal=KF,
+            evs=KF_EVENTS,
+            result=claim(kf_pays.format(kong="0>1=1kong@10 2>1=1kong@10 3>1=1kong@10 "), [-11, 18, 0, -7], kf_wins),
+        ),
+        """
         Valid. Seat 1 holds three 5p and pongs seat 0's fourth (先碰); later it adds the fourth tile it kept
         (面下杠, not freshly drawn). Nobody robs it: every other player pays 1 (Chengdu: always). The
-        replacement 1m wins: 平胡 1 + 根 1 + 杠上花 1 = 3 fan; after an added kong everybody pays 4 + 1.""")
-    case(f, record("kong-added-not-fresh-unpaid", deal=KF, evs=KF_EVENTS,
-                   ruleset={"profile": "chengdu", "added_kong_paid": "fresh"},
-                   result=claim(kf_pays.format(kong=""), [-10, 15, 1, -6], kf_wins)), """
+        replacement 1m wins: 平胡 1 + 根 1 + 杠上花 1 = 3 fan; after an added kong everybody pays 4 + 1.""",
+    )
+    case(
+        f,
+        record(
+            "kong-added-not-fresh-unpaid",
+            deal=KF,
+            evs=KF_EVENTS,
+            ruleset={"profile": "chengdu", "added_kong_paid": "fresh"},
+            result=claim(kf_pays.format(kong=""), [-10, 15, 1, -6], kf_wins),
+        ),
+        """
         Valid. The same hand with ``added_kong_paid = fresh`` (many apps): the added tile was not drawn this
-        turn, so the kong earns nothing.""")
-    case(f, record("kong-added-not-fresh-claimed-paid", deal=KF, evs=KF_EVENTS,
-                   ruleset={"profile": "chengdu", "added_kong_paid": "fresh"}, result=claim(
-        kf_pays.format(kong="0>1=1kong@10 2>1=1kong@10 3>1=1kong@10 "), [-11, 18, 0, -7], kf_wins)), """
-        The fresh-only switch is on, but the claim pays the stale added kong.""", "SETTLE_EXTRA",
-         twin="kong-added-not-fresh-unpaid")
+        turn, so the kong earns nothing.""",
+    )
+    case(
+        f,
+        record(
+            "kong-added-not-fresh-claimed-paid",
+            deal=KF,
+            evs=KF_EVENTS,
+            ruleset={"profile": "chengdu", "added_kong_paid": "fresh"},
+            result=claim(kf_pays.format(kong="0>1=1kong@10 2>1=1kong@10 3>1=1kong@10 "), [-11, 18, 0, -7], kf_wins),
+        ),
+        """
+        The fresh-only switch is on, but the claim pays the stale added kong.""",
+        "SETTLE_EXTRA",
+        twin="kong-added-not-fresh-unpaid",
+    )
 
     # Win precedence: seat 2 holds 88p and could pong the dealer's 8p, but seat 1 wins on it first.
     d1p = [D1[0], D1[1], "111s222s88p999p99s", D1[3]]
-    pre = case(f, record("claim-pass-then-pong-allowed", deal=d1p, evs=D1_EVENTS, result=D1_RESULT), """
+    pre = case(
+        f,
+        record("claim-pass-then-pong-allowed", deal=d1p, evs=D1_EVENTS, result=D1_RESULT),
+        """
         Valid. Seat 2 waits on 8p or 9s; it lets seat 1 win alone on the dealer's 8p (passing is allowed before
-        the last four tiles) and self-draws 9s later (对对胡 2 fan).""")
-    case(f, vary(pre, "claim-pong-after-win", evs="0-8p 1h8p<0 2p8p<0"), """
+        the last four tiles) and self-draws 9s later (对对胡 2 fan).""",
+    )
+    case(
+        f,
+        vary(pre, "claim-pong-after-win", evs="0-8p 1h8p<0 2p8p<0"),
+        """
         Seat 1 wins on the dealer's 8p, then seat 2 pongs the same 8p: a win takes precedence over pong and
-        kong, the tile is gone.""", "CLAIM_PRECEDENCE")
+        kong, the tile is gone.""",
+        "CLAIM_PRECEDENCE",
+    )
 
 
 # H: 过手胡. Seat 3 (111m 99m 333p 45p 789p) waits on 3p (2 fan: the fourth 3p is a 根), 6p and 9m (1 fan
@@ -515,33 +791,74 @@ H = ["156m12299p134899s", "123456789222s8p", "234567888m6667s", "11199m33345789p
 
 def pass_cases() -> None:
     f = "passing"
-    case(f, record("pass-then-win-same-fan", deal=H, evs="0-1p 1+6p 1-6p 2+9m 2-9m 3h9m<2", result=None), """
+    case(
+        f,
+        record("pass-then-win-same-fan", deal=H, evs="0-1p 1+6p 1-6p 2+9m 2-9m 3h9m<2", result=None),
+        """
         过手胡: seat 3 could win on seat 1's 6p (1 fan) and let it go; before its own next draw it wins on
-        seat 2's 9m, worth the same 1 fan.""", "CLAIM_PASSED_WIN", twin="pass-rule-off")
-    case(f, record("pass-then-win-less-fan", deal=H, evs="0-1p 1+3p 1-3p 2+9m 2-9m 3h9m<2", result=None), """
+        seat 2's 9m, worth the same 1 fan.""",
+        "CLAIM_PASSED_WIN",
+        twin="pass-rule-off",
+    )
+    case(
+        f,
+        record("pass-then-win-less-fan", deal=H, evs="0-1p 1+3p 1-3p 2+9m 2-9m 3h9m<2", result=None),
+        """
         过手胡: seat 3 lets seat 1's 3p go (2 fan with the 根), then wins on seat 2's 9m (1 fan) before its
-        next draw.""", "CLAIM_PASSED_WIN", twin="pass-then-win-more-fan")
-    case(f, record("pass-then-win-more-fan", deal=H,
-                   evs="0-1p 1+6p 1-6p 2+3p 2-3p 3h3p<2 0+5p 0-5p 1+8p 1h8p 2+7s 2h7s",
-                   result=claim("2>3=2hu@5 0>1=3hu@9 2>1=3hu@9 0>2=2hu@11", [-5, 6, -3, 2],
-                                "3@5:2f2p 1@9:2f2p 2@11:1f1p")), """
-        Valid: seat 3 passes 6p (1 fan) and then wins on seat 2's 3p, worth more (2 fan): "加番可以胡".""")
-    case(f, record("pass-then-self-draw", deal=H,
-                   evs="0-1p 1+6p 1-6p 2+4m 2-4m 3+9m 3h9m 0+5p 0-5p 1+8p 1h8p 2+7s 2h7s",
-                   result=claim("0>3=2hu@6 1>3=2hu@6 2>3=2hu@6 0>1=3hu@10 2>1=3hu@10 0>2=2hu@12", [-7, 4, -3, 6],
-                                "3@6:1f1p 1@10:2f2p 2@12:1f1p")), """
-        Valid: seat 3 passes 6p, then self-draws 9m (same fan): "自摸可以胡".""")
-    case(f, record("pass-then-draw-then-win", deal=H,
-                   evs="0-1p 1+6p 1-6p 2+4m 2-4m 3+5p 3-5p 0+9m 0-9m 3h9m<0 0+4p 0-4p 1+8p 1h8p 2+7s 2h7s",
-                   result=claim("0>3=1hu@9 0>1=3hu@13 2>1=3hu@13 0>2=2hu@15", [-6, 6, -1, 1],
-                                "3@9:1f1p 1@13:2f2p 2@15:1f1p")), """
+        next draw.""",
+        "CLAIM_PASSED_WIN",
+        twin="pass-then-win-more-fan",
+    )
+    case(
+        f,
+        record(
+            "pass-then-win-more-fan",
+            deal=H,
+            evs="0-1p 1+6p 1-6p 2+3p 2-3p 3h3p<2 0+5p 0-5p 1+8p 1h8p 2+7s 2h7s",
+            result=claim("2>3=2hu@5 0>1=3hu@9 2>1=3hu@9 0>2=2hu@11", [-5, 6, -3, 2], "3@5:2f2p 1@9:2f2p 2@11:1f1p"),
+        ),
+        """
+        Valid: seat 3 passes 6p (1 fan) and then wins on seat 2's 3p, worth more (2 fan): "加番可以胡".""",
+    )
+    case(
+        f,
+        record(
+            "pass-then-self-draw",
+            deal=H,
+            evs="0-1p 1+6p 1-6p 2+4m 2-4m 3+9m 3h9m 0+5p 0-5p 1+8p 1h8p 2+7s 2h7s",
+            result=claim(
+                "0>3=2hu@6 1>3=2hu@6 2>3=2hu@6 0>1=3hu@10 2>1=3hu@10 0>2=2hu@12",
+                [-7, 4, -3, 6],
+                "3@6:1f1p 1@10:2f2p 2@12:1f1p",
+            ),
+        ),
+        """
+        Valid: seat 3 passes 6p, then self-draws 9m (same fan): "自摸可以胡".""",
+    )
+    case(
+        f,
+        record(
+            "pass-then-draw-then-win",
+            deal=H,
+            evs="0-1p 1+6p 1-6p 2+4m 2-4m 3+5p 3-5p 0+9m 0-9m 3h9m<0 0+4p 0-4p 1+8p 1h8p 2+7s 2h7s",
+            result=claim("0>3=1hu@9 0>1=3hu@13 2>1=3hu@13 0>2=2hu@15", [-6, 6, -1, 1], "3@9:1f1p 1@13:2f2p 2@15:1f1p"),
+        ),
+        """
         Valid: seat 3 passes 6p but draws before winning on seat 0's 9m: the restriction lasts until the
-        player's own next draw.""")
-    case(f, record("pass-rule-off", deal=H, ruleset={"profile": "chengdu", "pass_win_rule": False},
-                   evs="0-1p 1+6p 1-6p 2+9m 2-9m 3h9m<2 0+5p 0-5p 1+8p 1h8p 2+7s 2h7s",
-                   result=claim("2>3=1hu@5 0>1=3hu@9 2>1=3hu@9 0>2=2hu@11", [-5, 6, -2, 1],
-                                "3@5:1f1p 1@9:2f2p 2@11:1f1p")), """
-        Valid: the hand of pass-then-win-same-fan with the 过手胡 switch off.""")
+        player's own next draw.""",
+    )
+    case(
+        f,
+        record(
+            "pass-rule-off",
+            deal=H,
+            ruleset={"profile": "chengdu", "pass_win_rule": False},
+            evs="0-1p 1+6p 1-6p 2+9m 2-9m 3h9m<2 0+5p 0-5p 1+8p 1h8p 2+7s 2h7s",
+            result=claim("2>3=1hu@5 0>1=3hu@9 2>1=3hu@9 0>2=2hu@11", [-5, 6, -2, 1], "3@5:1f1p 1@9:2f2p 2@11:1f1p"),
+        ),
+        """
+        Valid: the hand of pass-then-win-same-fan with the 过手胡 switch off.""",
+    )
 
 
 def undo_exchange(post: Sequence[str], given: Sequence[str], direction: str) -> list[str]:
@@ -560,8 +877,11 @@ def undo_exchange(post: Sequence[str], given: Sequence[str], direction: str) -> 
 # V: the app profile (定缺 declared, void tiles discarded first, 换三张). After the exchange the hands are D1.
 V_EVENTS = "0-1p 1+3s 1-3s 2+6m 2-6m 3+7m 3-7m 0+5p 0-8p 1h8p<0 2+9s 2h9s 3+5s 3h5s"
 V_RESULT = claim("0>1=1hu@9 0>2=3hu@11 3>2=3hu@11 0>3=2hu@13", [-6, 1, 6, -1], "1@9:1f1p 2@11:2f2p 3@13:1f1p")
-V_GIVEN = {"across": ["333p", "789s", "366s", "444m"], "cw": ["789s", "366s", "444m", "333p"],
-           "ccw": ["444m", "333p", "789s", "366s"]}
+V_GIVEN = {
+    "across": ["333p", "789s", "366s", "444m"],
+    "cw": ["789s", "366s", "444m", "333p"],
+    "ccw": ["444m", "333p", "789s", "366s"],
+}
 
 
 def void_cases() -> None:
@@ -569,62 +889,170 @@ def void_cases() -> None:
     v = {}
     offsets = {"cw": 3, "ccw": 1, "across": 2}
     for direction, given in V_GIVEN.items():
-        v[direction] = case(f, record(f"app-exchange-{direction}", ruleset="app",
-                                      deal=undo_exchange(D1, given, direction), exchange=(direction, given),
-                                      que="psmm", evs=V_EVENTS, result=V_RESULT), f"""
+        v[direction] = case(
+            f,
+            record(
+                f"app-exchange-{direction}",
+                ruleset="app",
+                deal=undo_exchange(D1, given, direction),
+                exchange=(direction, given),
+                que="psmm",
+                evs=V_EVENTS,
+                result=V_RESULT,
+            ),
+            f"""
             Valid app hand with 换三张 ``{direction}`` (seat i passes to seat (i+{offsets[direction]})
             mod 4) and 定缺 (seat 0 void p, seat 1 s, seats 2 and 3 m). Every discard respects void-first: the
             dealer sheds 1p and later 8p while holding other p tiles, the others discard the void tile they
-            draw. Seat 1 wins on 8p at event 9 (no 地胡: seat 1 has discarded), seats 2 and 3 self-draw.""")
+            draw. Seat 1 wins on 8p at event 9 (no 地胡: seat 1 has discarded), seats 2 and 3 self-draw.""",
+        )
     base = v["across"]
-    case(f, vary(base, "app-no-que", patch=lambda r: r.pop("que")), """
-        The app profile requires every seat to declare a void suit; the record has no ``que``.""", "TILE_VOID")
-    case(f, vary(base, "app-que-null", que="ps-m"), """
-        Seat 2 declared no void suit under the app profile.""", "TILE_VOID")
-    case(f, vary(base, "app-que-bad-suit", patch=lambda r: r.__setitem__("que", ["p", "s", "z", "m"])), """
-        A void suit that is not m, p or s.""", "TILE_VOID")
-    case(f, vary(base, "app-void-not-first", evs="0-2m" + V_EVENTS[4:]), """
-        The dealer (void p) discards 2m while holding 1p, 2p, 4p and 8p.""", "TURN_VOID_FIRST")
-    case(f, vary(base, "app-void-drawn-kept", evs="0-1p 1+3s 1-5p"), """
-        Seat 1 (void s) draws 3s and discards 5p, keeping the void tile.""", "TURN_VOID_FIRST")
-    case(f, vary(base, "exchange-mixed-suits", exchange={"direction": "across", "given": [
-        ["3p", "3p", "8s"], ["7s", "8s", "9s"], ["3s", "6s", "6s"], ["4m", "4m", "4m"]]}), """
-        Seat 0 passes 3p 3p 8s: the three tiles of 换三张 are of one suit.""", "TILE_EXCHANGE")
-    case(f, vary(base, "exchange-not-held", exchange={"direction": "across", "given": [
-        ["4p", "4p", "4p"], ["7s", "8s", "9s"], ["3s", "6s", "6s"], ["4m", "4m", "4m"]]}), """
-        Seat 0 passes three 4p but was dealt one.""", "TILE_NOT_HELD")
-    case(f, vary(base, "exchange-in-chengdu", ruleset="chengdu"), """
-        The Chengdu profile plays no 换三张, and the record has an exchange.""", "TILE_EXCHANGE")
-    case(f, record("chengdu-void-any-order", deal=D1, que="psmm", evs="0-2m" + V_EVENTS[4:], result=V_RESULT), """
+    case(
+        f,
+        vary(base, "app-no-que", patch=lambda r: r.pop("que")),
+        """
+        The app profile requires every seat to declare a void suit; the record has no ``que``.""",
+        "TILE_VOID",
+    )
+    case(
+        f,
+        vary(base, "app-que-null", que="ps-m"),
+        """
+        Seat 2 declared no void suit under the app profile.""",
+        "TILE_VOID",
+    )
+    case(
+        f,
+        vary(base, "app-que-bad-suit", patch=lambda r: r.__setitem__("que", ["p", "s", "z", "m"])),
+        """
+        A void suit that is not m, p or s.""",
+        "TILE_VOID",
+    )
+    case(
+        f,
+        vary(base, "app-void-not-first", evs="0-2m" + V_EVENTS[4:]),
+        """
+        The dealer (void p) discards 2m while holding 1p, 2p, 4p and 8p.""",
+        "TURN_VOID_FIRST",
+    )
+    case(
+        f,
+        vary(base, "app-void-drawn-kept", evs="0-1p 1+3s 1-5p"),
+        """
+        Seat 1 (void s) draws 3s and discards 5p, keeping the void tile.""",
+        "TURN_VOID_FIRST",
+    )
+    case(
+        f,
+        vary(
+            base,
+            "exchange-mixed-suits",
+            exchange={
+                "direction": "across",
+                "given": [["3p", "3p", "8s"], ["7s", "8s", "9s"], ["3s", "6s", "6s"], ["4m", "4m", "4m"]],
+            },
+        ),
+        """
+        Seat 0 passes 3p 3p 8s: the three tiles of 换三张 are of one suit.""",
+        "TILE_EXCHANGE",
+    )
+    case(
+        f,
+        vary(
+            base,
+            "exchange-not-held",
+            exchange={
+                "direction": "across",
+                "given": [["4p", "4p", "4p"], ["7s", "8s", "9s"], ["3s", "6s", "6s"], ["4m", "4m", "4m"]],
+            },
+        ),
+        """
+        Seat 0 passes three 4p but was dealt one.""",
+        "TILE_NOT_HELD",
+    )
+    case(
+        f,
+        vary(base, "exchange-in-chengdu", ruleset="chengdu"),
+        """
+        The Chengdu profile plays no 换三张, and the record has an exchange.""",
+        "TILE_EXCHANGE",
+    )
+    case(
+        f,
+        record("chengdu-void-any-order", deal=D1, que="psmm", evs="0-2m" + V_EVENTS[4:], result=V_RESULT),
+        """
         Valid: the events of app-void-not-first under Chengdu rules (no exchange), where a declared void
-        suit need not be discarded first.""")
-    case(f, record("app-earthly", ruleset="app", deal=undo_exchange(D1, V_GIVEN["across"], "across"),
-                   exchange=("across", V_GIVEN["across"]), que="psmm", evs="0-8p 1h8p<0 2+9s 2h9s 3+5s 3h5s",
-                   result=claim("0>1=128hu@1 0>2=129hu@3 3>2=129hu@3 0>3=129hu@5", [-386, 128, 258, 0],
-                                "1@1:8f128p 2@3:8f128p 3@5:8f128p")), """
+        suit need not be discarded first.""",
+    )
+    case(
+        f,
+        record(
+            "app-earthly",
+            ruleset="app",
+            deal=undo_exchange(D1, V_GIVEN["across"], "across"),
+            exchange=("across", V_GIVEN["across"]),
+            que="psmm",
+            evs="0-8p 1h8p<0 2+9s 2h9s 3+5s 3h5s",
+            result=claim(
+                "0>1=128hu@1 0>2=129hu@3 3>2=129hu@3 0>3=129hu@5",
+                [-386, 128, 258, 0],
+                "1@1:8f128p 2@3:8f128p 3@5:8f128p",
+            ),
+        ),
+        """
         Valid, the app profile's reading of 地胡 (fixed 8 fan, 128 points): seat 1 wins on the dealer's first
         discard, seats 2 and 3 on their first draw before any call or discard of theirs (each payer adds the
-        1 of 自摸加底). Under Chengdu rules the same events are play-three-winners (normal hands).""")
-    case(f, record("app-heavenly", ruleset="app", que="smmm", deal=["111m444m789m567p88p", D1[2], D1[3],
-                                                                "2355669m124p368s"],
-                   evs="0h8p 1+9s 1h9s 2+5s 2h5s", result=claim(
-                       "1>0=129hu@0 2>0=129hu@0 3>0=129hu@0 2>1=129hu@2 3>1=129hu@2 3>2=129hu@4",
-                       [387, 129, -129, -387],
-                       "0@0:8f128p 1@2:8f128p 2@4:8f128p")), """
+        1 of 自摸加底). Under Chengdu rules the same events are play-three-winners (normal hands).""",
+    )
+    case(
+        f,
+        record(
+            "app-heavenly",
+            ruleset="app",
+            que="smmm",
+            deal=["111m444m789m567p88p", D1[2], D1[3], "2355669m124p368s"],
+            evs="0h8p 1+9s 1h9s 2+5s 2h5s",
+            result=claim(
+                "1>0=129hu@0 2>0=129hu@0 3>0=129hu@0 2>1=129hu@2 3>1=129hu@2 3>2=129hu@4",
+                [387, 129, -129, -387],
+                "0@0:8f128p 1@2:8f128p 2@4:8f128p",
+            ),
+        ),
+        """
         Valid: play-heavenly under the app profile, which reads 天胡 and 地胡 as a fixed 8 fan (128 points, + 1
-        自摸加底 from each payer).""")
-    case(f, vary(base, "app-earthly-claimed-normal", evs="0-8p 1h8p<0 2+9s 2h9s 3+5s 3h5s", result=D1_RESULT), """
+        自摸加底 from each payer).""",
+    )
+    case(
+        f,
+        vary(base, "app-earthly-claimed-normal", evs="0-8p 1h8p<0 2+9s 2h9s 3+5s 3h5s", result=D1_RESULT),
+        """
         The app hand of app-earthly with a claim that scores the three wins as normal hands.""",
-         "SCORE_FAN", "SCORE_POINTS", "SETTLE_AMOUNT")
-    case(f, record("win-void-suit-declared", deal=D1, que="-p--", evs=D1_EVENTS, result=D1_RESULT), """
-        Chengdu rules with 定缺 recorded: seat 1 declared p void and wins holding 567p 88p.""", "WIN_VOID_SUIT",
-         twin="win-void-declared-ok")
-    case(f, record("win-void-declared-ok", deal=D1, que="-s--", evs=D1_EVENTS, result=D1_RESULT), """
-        Valid: the same hand with seat 1 declaring s, which it does not hold.""")
-    case(f, record("win-three-suits", deal=[D1[0], "111m444m567p789s8p", D1[2], D1[3]], evs=D1_EVENTS,
-                   result=D1_RESULT), """
+        "SCORE_FAN",
+        "SCORE_POINTS",
+        "SETTLE_AMOUNT",
+    )
+    case(
+        f,
+        record("win-void-suit-declared", deal=D1, que="-p--", evs=D1_EVENTS, result=D1_RESULT),
+        """
+        Chengdu rules with 定缺 recorded: seat 1 declared p void and wins holding 567p 88p.""",
+        "WIN_VOID_SUIT",
+        twin="win-void-declared-ok",
+    )
+    case(
+        f,
+        record("win-void-declared-ok", deal=D1, que="-s--", evs=D1_EVENTS, result=D1_RESULT),
+        """
+        Valid: the same hand with seat 1 declaring s, which it does not hold.""",
+    )
+    case(
+        f,
+        record("win-three-suits", deal=[D1[0], "111m444m567p789s8p", D1[2], D1[3]], evs=D1_EVENTS, result=D1_RESULT),
+        """
         Seat 1 wins holding 111m 444m 567p 88p 789s: three suits (缺一门: at most two at a win).""",
-         "WIN_VOID_SUIT", twin="play-three-winners")
+        "WIN_VOID_SUIT",
+        twin="play-three-winners",
+    )
 
 
 def _base() -> Record:
@@ -637,80 +1065,199 @@ def _base() -> Record:
 def tile_cases() -> None:
     f = "tiles"
     base = _base()
-    case(f, vary(base, "tile-not-held", evs="0-7p"), """
-        The dealer discards 7p, which it does not hold.""", "TILE_NOT_HELD")
-    case(f, vary(base, "tile-fifth-copy-dealt", deal=["115669m1248p3668s", *D1[1:]]), """
-        The deal holds five 1m (seat 0 two, seat 1 three).""", "TILE_FIFTH_COPY")
-    case(f, vary(base, "tile-fifth-copy-drawn", evs="0-8p 1h8p<0 2+2s"), """
-        Seat 2 draws a 2s; seats 2 and 3 already hold all four.""", "TILE_FIFTH_COPY")
-    case(f, vary(base, "tile-dealt-short", deal=["35669m1248p3668s", *D1[1:]]), """
-        小相公 at the deal: the dealer holds 13 tiles, not 14.""", "TILE_COUNT_SHORT")
-    case(f, vary(base, "tile-dealt-long", deal=[*D1[:3], "7m123p456p789s234s5s"]), """
-        大相公 at the deal: seat 3 holds 14 tiles, not 13.""", "TILE_COUNT_LONG")
-    case(f, vary(base, "tile-discard-without-draw", evs="0-2m 1-7m"), """
+    case(
+        f,
+        vary(base, "tile-not-held", evs="0-7p"),
+        """
+        The dealer discards 7p, which it does not hold.""",
+        "TILE_NOT_HELD",
+    )
+    case(
+        f,
+        vary(base, "tile-fifth-copy-dealt", deal=["115669m1248p3668s", *D1[1:]]),
+        """
+        The deal holds five 1m (seat 0 two, seat 1 three).""",
+        "TILE_FIFTH_COPY",
+    )
+    case(
+        f,
+        vary(base, "tile-fifth-copy-drawn", evs="0-8p 1h8p<0 2+2s"),
+        """
+        Seat 2 draws a 2s; seats 2 and 3 already hold all four.""",
+        "TILE_FIFTH_COPY",
+    )
+    case(
+        f,
+        vary(base, "tile-dealt-short", deal=["35669m1248p3668s", *D1[1:]]),
+        """
+        小相公 at the deal: the dealer holds 13 tiles, not 14.""",
+        "TILE_COUNT_SHORT",
+    )
+    case(
+        f,
+        vary(base, "tile-dealt-long", deal=[*D1[:3], "7m123p456p789s234s5s"]),
+        """
+        大相公 at the deal: seat 3 holds 14 tiles, not 13.""",
+        "TILE_COUNT_LONG",
+    )
+    case(
+        f,
+        vary(base, "tile-discard-without-draw", evs="0-2m 1-7m"),
+        """
         小相公: seat 1 discards without drawing after the dealer's discard. The penalty (Chengdu: as for a false
         win, 1 fan to every other player, all three because nobody knows when the count went wrong) is in
-        the computed ledger.""", "TILE_COUNT_SHORT", computed="1>0=1penalty@1 1>2=1penalty@1 1>3=1penalty@1")
-    case(f, vary(base, "tile-draw-twice", evs="0-2m 1+7m 1+3m"), """
-        大相公: seat 1 draws twice in a row.""", "TILE_COUNT_LONG",
-         computed="1>0=1penalty@2 1>2=1penalty@2 1>3=1penalty@2")
+        the computed ledger.""",
+        "TILE_COUNT_SHORT",
+        computed="1>0=1penalty@1 1>2=1penalty@1 1>3=1penalty@1",
+    )
+    case(
+        f,
+        vary(base, "tile-draw-twice", evs="0-2m 1+7m 1+3m"),
+        """
+        大相公: seat 1 draws twice in a row.""",
+        "TILE_COUNT_LONG",
+        computed="1>0=1penalty@2 1>2=1penalty@2 1>3=1penalty@2",
+    )
 
     f = "wins"
-    case(f, vary(base, "win-false", evs="0-2m 1h2m<0"), """
+    case(
+        f,
+        vary(base, "win-false", evs="0-2m 1h2m<0"),
+        """
         诈胡: seat 1 declares a win on 2m, which does not complete its hand. It pays every player still in
         1 fan's worth (the penalty is computed; a hand that stops is not compared with its claim).""",
-         "WIN_FALSE", computed="1>0=1penalty@1 1>2=1penalty@1 1>3=1penalty@1")
-    case(f, vary(base, "win-false-after-winners", evs="0-8p 1h8p<0 2+9s 2h9s 3+4p 3h4p"), """
+        "WIN_FALSE",
+        computed="1>0=1penalty@1 1>2=1penalty@1 1>3=1penalty@1",
+    )
+    case(
+        f,
+        vary(base, "win-false-after-winners", evs="0-8p 1h8p<0 2+9s 2h9s 3+4p 3h4p"),
+        """
         诈胡 by seat 3 after seats 1 and 2 have won: only seat 0, still in, is paid
         ("对于先于麻胡者胡牌的玩家，就不再赔了").""",
-         "WIN_FALSE", computed="0>1=1hu@1 0>2=3hu@3 3>2=3hu@3 3>0=1penalty@5")
-    case(f, record("win-false-loses-kong", deal=KA,
-                   evs="0-9m 1+5p 1c5p 1+4p 1h4p 2+7s 2c7s 2+5m 2-5m 3h5m<2 0+6s 0-6s 2+8s 2h8s",
-                   result=claim(KA_PAYS, [-12, 21, -2, -7], KA_WINS)), """
+        "WIN_FALSE",
+        computed="0>1=1hu@1 0>2=3hu@3 3>2=3hu@3 3>0=1penalty@5",
+    )
+    case(
+        f,
+        record(
+            "win-false-loses-kong",
+            deal=KA,
+            evs="0-9m 1+5p 1c5p 1+4p 1h4p 2+7s 2c7s 2+5m 2-5m 3h5m<2 0+6s 0-6s 2+8s 2h8s",
+            result=claim(KA_PAYS, [-12, 21, -2, -7], KA_WINS),
+        ),
+        """
         诈胡 by seat 2, who collected 4 for its kong at event 6: it pays seat 0 (the only other player still
-        in) 1 fan's worth and returns its kong money ("并不再计算其刮风下雨收益").""", "WIN_FALSE",
-         twin="kong-concealed-gang-shang-hua",
-         computed="0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 0>1=5hu@4 2>1=5hu@4 3>1=5hu@4 0>2=2kong@6 3>2=2kong@6 "
-                  "2>3=2hu@9 2>0=1penalty@13 2>0=2tui_shui@13 2>3=2tui_shui@13")
-    case(f, vary(base, "win-wrong-tile", evs="0-8p 1h5p<0"), """
-        Seat 1 claims a win on 5p after the dealer discarded 8p.""", "WIN_WRONG_TILE")
-    case(f, vary(base, "win-wrong-source", evs="0-8p 1h8p<2"), """
-        Seat 1 claims the 8p came from seat 2; seat 0 discarded it.""", "WIN_WRONG_TILE")
-    case(f, vary(base, "win-self-draw-wrong-tile", evs="0-8p 1h8p<0 2+9s 2h2s"), """
-        Seat 2 draws 9s and claims a self-drawn win on 2s.""", "WIN_WRONG_TILE")
-    case(f, vary(base, "win-on-own-discard", evs="0-8p 0h8p<0"), """
-        The dealer claims a win on its own discard.""", "WIN_WRONG_TILE")
+        in) 1 fan's worth and returns its kong money ("并不再计算其刮风下雨收益").""",
+        "WIN_FALSE",
+        twin="kong-concealed-gang-shang-hua",
+        computed="0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 0>1=5hu@4 2>1=5hu@4 3>1=5hu@4 0>2=2kong@6 3>2=2kong@6 "
+        "2>3=2hu@9 2>0=1penalty@13 2>0=2tui_shui@13 2>3=2tui_shui@13",
+    )
+    case(
+        f,
+        vary(base, "win-wrong-tile", evs="0-8p 1h5p<0"),
+        """
+        Seat 1 claims a win on 5p after the dealer discarded 8p.""",
+        "WIN_WRONG_TILE",
+    )
+    case(
+        f,
+        vary(base, "win-wrong-source", evs="0-8p 1h8p<2"),
+        """
+        Seat 1 claims the 8p came from seat 2; seat 0 discarded it.""",
+        "WIN_WRONG_TILE",
+    )
+    case(
+        f,
+        vary(base, "win-self-draw-wrong-tile", evs="0-8p 1h8p<0 2+9s 2h2s"),
+        """
+        Seat 2 draws 9s and claims a self-drawn win on 2s.""",
+        "WIN_WRONG_TILE",
+    )
+    case(
+        f,
+        vary(base, "win-on-own-discard", evs="0-8p 0h8p<0"),
+        """
+        The dealer claims a win on its own discard.""",
+        "WIN_WRONG_TILE",
+    )
 
 
 def wall_cases() -> None:
     f = "wall"
     wall = wall_of(D1, 0, ["9s", "5s"])
-    base = case(f, record("wall-valid", wall=wall, deal=D1, evs=D1_EVENTS, result=D1_RESULT), """
+    base = case(
+        f,
+        record("wall-valid", wall=wall, deal=D1, evs=D1_EVENTS, result=D1_RESULT),
+        """
         Valid: play-three-winners with its wall; the deal agrees with the wall and the draws are wall[53]
-        and wall[54].""")
-    case(f, vary(base, "wall-only", patch=lambda r: r.pop("deal")), """
-        Valid: the same hand with the wall alone (the starting hands come from the dealing order).""")
-    case(f, vary(base, "wall-five-copies", wall=[*wall[:-1], "1m"]), """
-        The wall's last tile is a fifth 1m (and only three 9s are left).""", "TILE_WALL")
-    case(f, vary(base, "wall-deal-mismatch", deal=["5669m1248p3668s27m", "111m444m89m2m567p8p", *D1[2:]]), """
-        The deal swaps a tile between seats 0 and 1; the wall deals them otherwise.""", "TILE_DEAL")
-    case(f, vary(base, "wall-draw-out-of-order", wall=wall_of(D1, 0, ["5s", "9s"])), """
-        Seat 2 draws 9s where the wall's next tile is 5s.""", "TILE_WALL_ORDER")
-    case(f, record("wall-dealer-2", wall=wall, evs="2-8p 3h8p<2 0+9s 0h9s 1+5s 1h5s", dealer=2,
-                   result=claim("2>3=1hu@1 2>0=3hu@3 1>0=3hu@3 2>1=2hu@5", [6, -1, -6, 1],
-                                "3@1:1f1p 0@3:2f2p 1@5:1f1p")), """
+        and wall[54].""",
+    )
+    case(
+        f,
+        vary(base, "wall-only", patch=lambda r: r.pop("deal")),
+        """
+        Valid: the same hand with the wall alone (the starting hands come from the dealing order).""",
+    )
+    case(
+        f,
+        vary(base, "wall-five-copies", wall=[*wall[:-1], "1m"]),
+        """
+        The wall's last tile is a fifth 1m (and only three 9s are left).""",
+        "TILE_WALL",
+    )
+    case(
+        f,
+        vary(base, "wall-deal-mismatch", deal=["5669m1248p3668s27m", "111m444m89m2m567p8p", *D1[2:]]),
+        """
+        The deal swaps a tile between seats 0 and 1; the wall deals them otherwise.""",
+        "TILE_DEAL",
+    )
+    case(
+        f,
+        vary(base, "wall-draw-out-of-order", wall=wall_of(D1, 0, ["5s", "9s"])),
+        """
+        Seat 2 draws 9s where the wall's next tile is 5s.""",
+        "TILE_WALL_ORDER",
+    )
+    case(
+        f,
+        record(
+            "wall-dealer-2",
+            wall=wall,
+            evs="2-8p 3h8p<2 0+9s 0h9s 1+5s 1h5s",
+            dealer=2,
+            result=claim("2>3=1hu@1 2>0=3hu@3 1>0=3hu@3 2>1=2hu@5", [6, -1, -6, 1], "3@1:1f1p 0@3:2f2p 1@5:1f1p"),
+        ),
+        """
         Valid: the same wall with seat 2 as dealer: seat 2 receives wall[0:13] and wall[52], seat 3 the next
-        13 tiles, and so on round the table.""")
+        13 tiles, and so on round the table.""",
+    )
     kb_wall = wall_of(KB, 0, ["4p", "9s", "5s"])
-    kb = case(f, record("wall-kong-replacement-front", wall=kb_wall, evs="0-5m 1k5m<0 1+4p 1h4p 2+9s 2h9s 3+5s 3h5s",
-                        result=claim("0>1=2kong@1 0>1=4hu@3 0>2=3hu@5 3>2=3hu@5 0>3=2hu@7", [-11, 6, 6, -1],
-                                     "1@3:3f4p 2@5:2f2p 3@7:1f1p")), """
-        Valid: kong-dian-gang-hua-feeder with its wall; the kong replacement is the wall's next tile.""")
+    kb = case(
+        f,
+        record(
+            "wall-kong-replacement-front",
+            wall=kb_wall,
+            evs="0-5m 1k5m<0 1+4p 1h4p 2+9s 2h9s 3+5s 3h5s",
+            result=claim(
+                "0>1=2kong@1 0>1=4hu@3 0>2=3hu@5 3>2=3hu@5 0>3=2hu@7", [-11, 6, 6, -1], "1@3:3f4p 2@5:2f2p 3@7:1f1p"
+            ),
+        ),
+        """
+        Valid: kong-dian-gang-hua-feeder with its wall; the kong replacement is the wall's next tile.""",
+    )
     back = wall_of(KB, 0, ["9s", "5s"])
     back.remove("4p")
-    case(f, vary(kb, "wall-kong-replacement-back", wall=[*back, "4p"]), """
+    case(
+        f,
+        vary(kb, "wall-kong-replacement-back", wall=[*back, "4p"]),
+        """
         Seat 1 takes its kong replacement 4p from the back of the wall; replacements come from the front
-        ("杠牌要顺着拿牌").""", "TILE_WALL_ORDER")
+        ("杠牌要顺着拿牌").""",
+        "TILE_WALL_ORDER",
+    )
 
 
 def _set(path: Sequence[str | int], value: Any) -> Callable[[Record], None]:
@@ -736,73 +1283,238 @@ def _drop(*path: str | int) -> Callable[[Record], None]:
 def schema_cases() -> None:
     f = "schema"
     base = _base()
-    raw_case(f, "schema-cut-off", '{"format": "xzlog/1", "hand_id": "schema-cut-off",', """
-        A line cut off in the middle of the object: not JSON.""", "SCHEMA_JSON", twin="play-three-winners")
-    raw_case(f, "schema-array", '["xzlog/1", "schema-array"]', """
-        A JSON array, not an object.""", "SCHEMA_JSON", twin="play-three-winners")
-    case(f, vary(base, "schema-format-2", format="xzlog/2"), """
-        A record of a later format version: rejected before anything else is read.""", "SCHEMA_FORMAT")
-    case(f, vary(base, "schema-format-missing", patch=_drop("format")), """
-        No ``format`` field.""", "SCHEMA_FORMAT")
-    case(f, vary(base, "schema-no-players", patch=_drop("players")), """
-        The required field ``players`` is missing.""", "SCHEMA_FIELD")
-    case(f, vary(base, "schema-unknown-field", patch=_set(["foo"], 1)), """
-        A top-level field ``foo`` the format does not know (extensions are named ``x_*``).""", "SCHEMA_FIELD")
-    case(f, vary(base, "schema-no-deal-no-wall", patch=_drop("deal")), """
-        Neither ``wall`` nor ``deal``: the starting hands are unknown.""", "SCHEMA_FIELD")
-    case(f, vary(base, "schema-dealer-4", dealer=4), """
-        ``dealer`` is 4: seats are 0-3.""", "SCHEMA_TYPE")
-    case(f, vary(base, "schema-three-players", players=["p1", "p2", "p3"]), """
-        Three players.""", "SCHEMA_TYPE")
-    case(f, vary(base, "schema-hand-no-0", hand_no=0), """
-        ``hand_no`` counts from 1.""", "SCHEMA_TYPE")
-    case(f, vary(base, "schema-wall-107", wall=wall_of(D1, 0, [])[:107]), """
-        A wall of 107 tiles.""", "SCHEMA_TYPE")
-    case(f, vary(base, "schema-deal-12", deal=[D1[0], D1[1], D1[2], "123p456p789s234s"]), """
+    raw_case(
+        f,
+        "schema-cut-off",
+        '{"format": "xzlog/1", "hand_id": "schema-cut-off",',
+        """
+        A line cut off in the middle of the object: not JSON.""",
+        "SCHEMA_JSON",
+        twin="play-three-winners",
+    )
+    raw_case(
+        f,
+        "schema-array",
+        '["xzlog/1", "schema-array"]',
+        """
+        A JSON array, not an object.""",
+        "SCHEMA_JSON",
+        twin="play-three-winners",
+    )
+    case(
+        f,
+        vary(base, "schema-format-2", format="xzlog/2"),
+        """
+        A record of a later format version: rejected before anything else is read.""",
+        "SCHEMA_FORMAT",
+    )
+    case(
+        f,
+        vary(base, "schema-format-missing", patch=_drop("format")),
+        """
+        No ``format`` field.""",
+        "SCHEMA_FORMAT",
+    )
+    case(
+        f,
+        vary(base, "schema-no-players", patch=_drop("players")),
+        """
+        The required field ``players`` is missing.""",
+        "SCHEMA_FIELD",
+    )
+    case(
+        f,
+        vary(base, "schema-unknown-field", patch=_set(["foo"], 1)),
+        """
+        A top-level field ``foo`` the format does not know (extensions are named ``x_*``).""",
+        "SCHEMA_FIELD",
+    )
+    case(
+        f,
+        vary(base, "schema-no-deal-no-wall", patch=_drop("deal")),
+        """
+        Neither ``wall`` nor ``deal``: the starting hands are unknown.""",
+        "SCHEMA_FIELD",
+    )
+    case(
+        f,
+        vary(base, "schema-dealer-4", dealer=4),
+        """
+        ``dealer`` is 4: seats are 0-3.""",
+        "SCHEMA_TYPE",
+    )
+    case(
+        f,
+        vary(base, "schema-three-players", players=["p1", "p2", "p3"]),
+        """
+        Three players.""",
+        "SCHEMA_TYPE",
+    )
+    case(
+        f,
+        vary(base, "schema-hand-no-0", hand_no=0),
+        """
+        ``hand_no`` counts from 1.""",
+        "SCHEMA_TYPE",
+    )
+    case(
+        f,
+        vary(base, "schema-wall-107", wall=wall_of(D1, 0, [])[:107]),
+        """
+        A wall of 107 tiles.""",
+        "SCHEMA_TYPE",
+    )
+    case(
+        f,
+        vary(base, "schema-deal-12", deal=[D1[0], D1[1], D1[2], "123p456p789s234s"]),
+        """
         Seat 3 is dealt 12 tiles: a starting hand holds 13 or 14 (the schema's bound; a dealer with 13 or
-        another seat with 14 is a 相公 found by replay).""", "SCHEMA_TYPE")
-    case(f, vary(base, "schema-events-object", events={"0": {"t": "discard"}}), """
-        ``events`` is an object, not a list.""", "SCHEMA_TYPE")
+        another seat with 14 is a 相公 found by replay).""",
+        "SCHEMA_TYPE",
+    )
+    case(
+        f,
+        vary(base, "schema-events-object", events={"0": {"t": "discard"}}),
+        """
+        ``events`` is an object, not a list.""",
+        "SCHEMA_TYPE",
+    )
     chow = {"t": "chow", "seat": 1, "tile": "8p", "from": 0}
-    case(f, vary(base, "schema-event-chow", patch=_set(["events", 1], chow)),
-         """An event of type ``chow``: Sichuan mahjong has no chow.""", "SCHEMA_EVENT")
-    case(f, vary(base, "schema-direct-kong-no-from", evs="0-8p 1h8p<0",
-                 patch=_set(["events", 1], {"t": "kong", "seat": 1, "tile": "8p", "kind": "direct"})), """
-        A direct kong without ``from``.""", "SCHEMA_EVENT")
-    case(f, vary(base, "schema-concealed-kong-from", evs="0-8p 1h8p<0",
-                 patch=_set(["events", 1], {"t": "kong", "seat": 1, "tile": "1m", "kind": "concealed", "from": 1})),
-         """A concealed kong with a ``from``.""", "SCHEMA_EVENT")
-    case(f, vary(base, "schema-event-extra-field", patch=_set(["events", 0, "note"], "tsumogiri")), """
-        An event field ``note`` the format does not know.""", "SCHEMA_EVENT")
-    case(f, vary(base, "schema-hu-no-from", patch=_drop("events", 1, "from")), """
-        A ``hu`` without ``from`` (null is required for a self-draw).""", "SCHEMA_EVENT")
-    case(f, vary(base, "schema-event-seat-4", patch=_set(["events", 0, "seat"], 4)), """
-        An event by seat 4.""", "SCHEMA_EVENT")
-    case(f, vary(base, "schema-event-ms-negative", patch=_set(["events", 0, "ms"], -5)), """
-        A negative decision time.""", "SCHEMA_EVENT")
-    case(f, vary(base, "schema-result-deltas-2", result={"payments": D1_RESULT["payments"], "deltas": [1, 2]}), """
+    case(
+        f,
+        vary(base, "schema-event-chow", patch=_set(["events", 1], chow)),
+        """An event of type ``chow``: Sichuan mahjong has no chow.""",
+        "SCHEMA_EVENT",
+    )
+    case(
+        f,
+        vary(
+            base,
+            "schema-direct-kong-no-from",
+            evs="0-8p 1h8p<0",
+            patch=_set(["events", 1], {"t": "kong", "seat": 1, "tile": "8p", "kind": "direct"}),
+        ),
+        """
+        A direct kong without ``from``.""",
+        "SCHEMA_EVENT",
+    )
+    case(
+        f,
+        vary(
+            base,
+            "schema-concealed-kong-from",
+            evs="0-8p 1h8p<0",
+            patch=_set(["events", 1], {"t": "kong", "seat": 1, "tile": "1m", "kind": "concealed", "from": 1}),
+        ),
+        """A concealed kong with a ``from``.""",
+        "SCHEMA_EVENT",
+    )
+    case(
+        f,
+        vary(base, "schema-event-extra-field", patch=_set(["events", 0, "note"], "tsumogiri")),
+        """
+        An event field ``note`` the format does not know.""",
+        "SCHEMA_EVENT",
+    )
+    case(
+        f,
+        vary(base, "schema-hu-no-from", patch=_drop("events", 1, "from")),
+        """
+        A ``hu`` without ``from`` (null is required for a self-draw).""",
+        "SCHEMA_EVENT",
+    )
+    case(
+        f,
+        vary(base, "schema-event-seat-4", patch=_set(["events", 0, "seat"], 4)),
+        """
+        An event by seat 4.""",
+        "SCHEMA_EVENT",
+    )
+    case(
+        f,
+        vary(base, "schema-event-ms-negative", patch=_set(["events", 0, "ms"], -5)),
+        """
+        A negative decision time.""",
+        "SCHEMA_EVENT",
+    )
+    case(
+        f,
+        vary(base, "schema-result-deltas-2", result={"payments": D1_RESULT["payments"], "deltas": [1, 2]}),
+        """
         The claimed ``deltas`` hold two numbers: the claim is malformed and not compared, the replay itself
-        is fine.""", "SCHEMA_RESULT")
-    case(f, vary(base, "schema-result-bad-reason", patch=_set(["result", "payments", 0, "reason"], "bonus")), """
-        A claimed payment with the unknown reason ``bonus``.""", "SCHEMA_RESULT")
-    case(f, vary(base, "schema-result-no-payments", patch=_drop("result", "payments")), """
-        A claimed result without ``payments`` (required; an empty list claims deltas only).""", "SCHEMA_RESULT")
-    case(f, vary(base, "schema-result-extra-field", patch=_set(["result", "wins", 0, "bonus"], 1)), """
-        A claimed win with a field the format does not know.""", "SCHEMA_RESULT")
-    case(f, vary(base, "schema-result-win-empty", patch=_set(["result", "wins", 0], {"seat": 1, "event": 1})), """
-        A claimed win with neither ``fan`` nor ``points``.""", "SCHEMA_RESULT")
-    case(f, vary(base, "ruleset-unknown-switch", ruleset={"profile": "chengdu", "cpa": 4}), """
-        A misspelt switch (``cpa`` for ``cap``) is an error, never ignored.""", "RULESET_UNKNOWN")
-    case(f, vary(base, "ruleset-unknown-profile", ruleset="beijing"), """
-        A profile that does not exist.""", "RULESET_UNKNOWN")
-    case(f, vary(base, "ruleset-bad-value", ruleset={"profile": "chengdu", "dian_gang_hua": "nobody"}), """
-        A switch value outside its choices.""", "RULESET_UNKNOWN")
-    case(f, vary(base, "tile-notation-rank-0", patch=_set(["deal", 0, 0], "0m")), """
-        ``0m`` in a dealt hand.""", "TILE_NOTATION")
-    case(f, vary(base, "tile-notation-honour", patch=_set(["events", 0, "tile"], "5z")), """
-        ``5z`` in an event: Sichuan mahjong has no honours.""", "TILE_NOTATION")
-    case(f, vary(base, "tile-notation-capital", patch=_set(["deal", 1, 12], "8P")), """
-        ``8P``: suit letters are lower case.""", "TILE_NOTATION")
+        is fine.""",
+        "SCHEMA_RESULT",
+    )
+    case(
+        f,
+        vary(base, "schema-result-bad-reason", patch=_set(["result", "payments", 0, "reason"], "bonus")),
+        """
+        A claimed payment with the unknown reason ``bonus``.""",
+        "SCHEMA_RESULT",
+    )
+    case(
+        f,
+        vary(base, "schema-result-no-payments", patch=_drop("result", "payments")),
+        """
+        A claimed result without ``payments`` (required; an empty list claims deltas only).""",
+        "SCHEMA_RESULT",
+    )
+    case(
+        f,
+        vary(base, "schema-result-extra-field", patch=_set(["result", "wins", 0, "bonus"], 1)),
+        """
+        A claimed win with a field the format does not know.""",
+        "SCHEMA_RESULT",
+    )
+    case(
+        f,
+        vary(base, "schema-result-win-empty", patch=_set(["result", "wins", 0], {"seat": 1, "event": 1})),
+        """
+        A claimed win with neither ``fan`` nor ``points``.""",
+        "SCHEMA_RESULT",
+    )
+    case(
+        f,
+        vary(base, "ruleset-unknown-switch", ruleset={"profile": "chengdu", "cpa": 4}),
+        """
+        A misspelt switch (``cpa`` for ``cap``) is an error, never ignored.""",
+        "RULESET_UNKNOWN",
+    )
+    case(
+        f,
+        vary(base, "ruleset-unknown-profile", ruleset="beijing"),
+        """
+        A profile that does not exist.""",
+        "RULESET_UNKNOWN",
+    )
+    case(
+        f,
+        vary(base, "ruleset-bad-value", ruleset={"profile": "chengdu", "dian_gang_hua": "nobody"}),
+        """
+        A switch value outside its choices.""",
+        "RULESET_UNKNOWN",
+    )
+    case(
+        f,
+        vary(base, "tile-notation-rank-0", patch=_set(["deal", 0, 0], "0m")),
+        """
+        ``0m`` in a dealt hand.""",
+        "TILE_NOTATION",
+    )
+    case(
+        f,
+        vary(base, "tile-notation-honour", patch=_set(["events", 0, "tile"], "5z")),
+        """
+        ``5z`` in an event: Sichuan mahjong has no honours.""",
+        "TILE_NOTATION",
+    )
+    case(
+        f,
+        vary(base, "tile-notation-capital", patch=_set(["deal", 1, 12], "8P")),
+        """
+        ``8P``: suit letters are lower case.""",
+        "TILE_NOTATION",
+    )
 
     def extend(rec: Record) -> None:
         rec["x_source"] = {"app": "demo", "version": 3}
@@ -812,61 +1524,170 @@ def schema_cases() -> None:
         rec["result"]["payments"][0]["x_note"] = "点炮"
         rec["result"]["wins"][0]["x_title"] = "平胡"
 
-    case(f, vary(base, "schema-extensions", patch=extend, session_id="s1", hand_no=1, table_id="t1",
-                 played_at="2026-11-01T20:15:00+08:00"), """
+    case(
+        f,
+        vary(
+            base,
+            "schema-extensions",
+            patch=extend,
+            session_id="s1",
+            hand_no=1,
+            table_id="t1",
+            played_at="2026-11-01T20:15:00+08:00",
+        ),
+        """
         Valid: the optional fields, decision times and ``x_*`` extensions at the top, in an event, in the
-        result, a payment and a win are all accepted and ignored.""")
-    ex = record("schema-exchange-extension", ruleset="app", deal=undo_exchange(D1, V_GIVEN["across"], "across"),
-                exchange=("across", V_GIVEN["across"]), que="psmm", evs=V_EVENTS, result=V_RESULT)
+        result, a payment and a win are all accepted and ignored.""",
+    )
+    ex = record(
+        "schema-exchange-extension",
+        ruleset="app",
+        deal=undo_exchange(D1, V_GIVEN["across"], "across"),
+        exchange=("across", V_GIVEN["across"]),
+        que="psmm",
+        evs=V_EVENTS,
+        result=V_RESULT,
+    )
     ex["exchange"]["x_dice"] = 7
-    case(f, ex, """
-        Valid: an ``x_*`` extension inside ``exchange`` (app-exchange-across otherwise).""")
-    case(f, vary(base, "schema-wins-fan-only", result=claim(
-        "0>1=1hu@1 0>2=3hu@3 3>2=3hu@3 0>3=2hu@5", [-6, 1, 6, -1], None) | {
-        "wins": [{"seat": 1, "event": 1, "fan": 1}, {"seat": 2, "event": 3, "points": 2},
-                 {"seat": 3, "event": 5, "fan": 1}]}),
-         """Valid: claimed wins may give fan or points alone.""")
+    case(
+        f,
+        ex,
+        """
+        Valid: an ``x_*`` extension inside ``exchange`` (app-exchange-across otherwise).""",
+    )
+    case(
+        f,
+        vary(
+            base,
+            "schema-wins-fan-only",
+            result=claim("0>1=1hu@1 0>2=3hu@3 3>2=3hu@3 0>3=2hu@5", [-6, 1, 6, -1], None)
+            | {
+                "wins": [
+                    {"seat": 1, "event": 1, "fan": 1},
+                    {"seat": 2, "event": 3, "points": 2},
+                    {"seat": 3, "event": 5, "fan": 1},
+                ]
+            },
+        ),
+        """Valid: claimed wins may give fan or points alone.""",
+    )
 
 
 def settle_cases() -> None:
     f = "settle"
     base = _base()
     pays = "0>1=1hu@1 0>2=3hu@3 3>2=3hu@3 0>3=2hu@5"
-    case(f, vary(base, "score-fan-wrong", result=claim(pays, [-6, 1, 6, -1], "1@1:1f1p 2@3:3f2p 3@5:1f1p")), """
-        Seat 2's 对对胡 is claimed at 3 fan (it is 2); its points and payments are right.""", "SCORE_FAN")
-    case(f, vary(base, "score-points-wrong", result=claim(pays, [-6, 1, 6, -1], "1@1:1f1p 2@3:2f4p 3@5:1f1p")), """
-        Seat 2's win is claimed at 4 points (2 fan is 2 points).""", "SCORE_POINTS")
-    case(f, vary(base, "score-win-missing", result=claim(pays, [-6, 1, 6, -1], "1@1:1f1p 2@3:2f2p")), """
-        The claimed wins leave out seat 3's self-draw at event 5.""", "SCORE_WIN_MISSING")
-    case(f, vary(base, "score-win-not-a-win", result=claim(pays, [-6, 1, 6, -1], "1@1:1f1p 2@2:2f2p 3@5:1f1p")), """
+    case(
+        f,
+        vary(base, "score-fan-wrong", result=claim(pays, [-6, 1, 6, -1], "1@1:1f1p 2@3:3f2p 3@5:1f1p")),
+        """
+        Seat 2's 对对胡 is claimed at 3 fan (it is 2); its points and payments are right.""",
+        "SCORE_FAN",
+    )
+    case(
+        f,
+        vary(base, "score-points-wrong", result=claim(pays, [-6, 1, 6, -1], "1@1:1f1p 2@3:2f4p 3@5:1f1p")),
+        """
+        Seat 2's win is claimed at 4 points (2 fan is 2 points).""",
+        "SCORE_POINTS",
+    )
+    case(
+        f,
+        vary(base, "score-win-missing", result=claim(pays, [-6, 1, 6, -1], "1@1:1f1p 2@3:2f2p")),
+        """
+        The claimed wins leave out seat 3's self-draw at event 5.""",
+        "SCORE_WIN_MISSING",
+    )
+    case(
+        f,
+        vary(base, "score-win-not-a-win", result=claim(pays, [-6, 1, 6, -1], "1@1:1f1p 2@2:2f2p 3@5:1f1p")),
+        """
         The claimed wins put seat 2's win at event 2, which is its draw: that entry is not a win, and the
-        win at event 3 has no entry.""", "SCORE_WIN_MISSING")
-    case(f, vary(base, "score-wins-omitted", result=claim(pays, [-6, 1, 6, -1], None)), """
-        Valid: ``wins`` is optional.""")
-    case(f, vary(base, "settle-missing", result=claim("0>1=1hu@1 0>2=3hu@3 3>2=3hu@3", [-4, 1, 6, -3],
-                                                      "1@1:1f1p 2@3:2f2p 3@5:1f1p")), """
+        win at event 3 has no entry.""",
+        "SCORE_WIN_MISSING",
+    )
+    case(
+        f,
+        vary(base, "score-wins-omitted", result=claim(pays, [-6, 1, 6, -1], None)),
+        """
+        Valid: ``wins`` is optional.""",
+    )
+    case(
+        f,
+        vary(
+            base,
+            "settle-missing",
+            result=claim("0>1=1hu@1 0>2=3hu@3 3>2=3hu@3", [-4, 1, 6, -3], "1@1:1f1p 2@3:2f2p 3@5:1f1p"),
+        ),
+        """
         The claim leaves out seat 0's payment for seat 3's self-draw (its deltas agree with its payments).""",
-         "SETTLE_MISSING")
-    case(f, vary(base, "settle-extra", result=claim(pays + " 0>1=1kong@1", [-7, 2, 6, -1],
-                                                    "1@1:1f1p 2@3:2f2p 3@5:1f1p")),
-         """The claim adds kong money for event 1, which is a win.""", "SETTLE_EXTRA")
-    case(f, vary(base, "settle-amount", result=claim("0>1=1hu@1 0>2=2hu@3 3>2=2hu@3 0>3=2hu@5", [-5, 1, 4, 0],
-                                                     "1@1:1f1p 2@3:2f2p 3@5:1f1p")), """
-        Seat 2's self-draw is paid 2 by each payer: the points without 自摸加底 (2 + 1).""", "SETTLE_AMOUNT")
-    case(f, vary(base, "settle-payer", result=claim("3>1=1hu@1 0>2=3hu@3 3>2=3hu@3 0>3=2hu@5", [-5, 1, 6, -2],
-                                                    "1@1:1f1p 2@3:2f2p 3@5:1f1p")), """
-        Seat 3 pays for seat 1's win, which seat 0 dealt in.""", "SETTLE_PAYER")
-    case(f, vary(base, "settle-delta", result=claim("", [-5, 1, 6, -2], None)), """
-        A claim of deltas alone (no itemised payments), and seat 0's and seat 3's are wrong.""", "SETTLE_DELTA")
-    case(f, vary(base, "settle-deltas-only", result=claim("", [-6, 1, 6, -1], None)), """
-        Valid: a claim of the deltas alone (an empty ``payments`` list), and they are right.""")
-    case(f, vary(base, "settle-unbalanced", result=claim(pays, [-6, 1, 6, 0], "1@1:1f1p 2@3:2f2p 3@5:1f1p")), """
-        The claimed deltas sum to 1.""", "SETTLE_UNBALANCED")
-    case(f, vary(base, "settle-deltas-disagree", result=claim(pays, [-5, 1, 6, -2], "1@1:1f1p 2@3:2f2p 3@5:1f1p")), """
-        The claimed deltas sum to zero but are not the net of the claimed payments.""", "SETTLE_UNBALANCED")
-    case(f, vary(base, "settle-no-event-index", result=claim("0>1=1hu 0>2=3hu 3>2=3hu 0>3=2hu", [-6, 1, 6, -1],
-                                                             "1@1:1f1p 2@3:2f2p 3@5:1f1p")), """
-        Valid: payments claimed without event indexes match the computed ones at any event.""")
+        "SETTLE_MISSING",
+    )
+    case(
+        f,
+        vary(base, "settle-extra", result=claim(pays + " 0>1=1kong@1", [-7, 2, 6, -1], "1@1:1f1p 2@3:2f2p 3@5:1f1p")),
+        """The claim adds kong money for event 1, which is a win.""",
+        "SETTLE_EXTRA",
+    )
+    case(
+        f,
+        vary(
+            base,
+            "settle-amount",
+            result=claim("0>1=1hu@1 0>2=2hu@3 3>2=2hu@3 0>3=2hu@5", [-5, 1, 4, 0], "1@1:1f1p 2@3:2f2p 3@5:1f1p"),
+        ),
+        """
+        Seat 2's self-draw is paid 2 by each payer: the points without 自摸加底 (2 + 1).""",
+        "SETTLE_AMOUNT",
+    )
+    case(
+        f,
+        vary(
+            base,
+            "settle-payer",
+            result=claim("3>1=1hu@1 0>2=3hu@3 3>2=3hu@3 0>3=2hu@5", [-5, 1, 6, -2], "1@1:1f1p 2@3:2f2p 3@5:1f1p"),
+        ),
+        """
+        Seat 3 pays for seat 1's win, which seat 0 dealt in.""",
+        "SETTLE_PAYER",
+    )
+    case(
+        f,
+        vary(base, "settle-delta", result=claim("", [-5, 1, 6, -2], None)),
+        """
+        A claim of deltas alone (no itemised payments), and seat 0's and seat 3's are wrong.""",
+        "SETTLE_DELTA",
+    )
+    case(
+        f,
+        vary(base, "settle-deltas-only", result=claim("", [-6, 1, 6, -1], None)),
+        """
+        Valid: a claim of the deltas alone (an empty ``payments`` list), and they are right.""",
+    )
+    case(
+        f,
+        vary(base, "settle-unbalanced", result=claim(pays, [-6, 1, 6, 0], "1@1:1f1p 2@3:2f2p 3@5:1f1p")),
+        """
+        The claimed deltas sum to 1.""",
+        "SETTLE_UNBALANCED",
+    )
+    case(
+        f,
+        vary(base, "settle-deltas-disagree", result=claim(pays, [-5, 1, 6, -2], "1@1:1f1p 2@3:2f2p 3@5:1f1p")),
+        """
+        The claimed deltas sum to zero but are not the net of the claimed payments.""",
+        "SETTLE_UNBALANCED",
+    )
+    case(
+        f,
+        vary(
+            base,
+            "settle-no-event-index",
+            result=claim("0>1=1hu 0>2=3hu 3>2=3hu 0>3=2hu", [-6, 1, 6, -1], "1@1:1f1p 2@3:2f2p 3@5:1f1p"),
+        ),
+        """
+        Valid: payments claimed without event indexes match the computed ones at any event.""",
+    )
 
 
 # E: hands played to the empty wall (黄庄). Seat 1 (111m 99m 333p 45p 789p) waits on 3p (2 fan), 6p and 9m
@@ -880,78 +1701,181 @@ E_NO_WIN = "0>1=10hua_zhu 0>2=10hua_zhu 0>3=10hua_zhu 2>1=1cha_jiao 2>3=1cha_jia
 def empty_wall_cases() -> None:
     f = "empty_wall"
     wall, evs = full_hand(E1, first="9s", front="2s2s", kong={2: "7m"})
-    e1 = case(f, record("wall-empty-hua-zhu-cha-jiao-tui-shui", wall=wall, evs=evs, result=claim(
-        "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 " + E_NO_WIN + " 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui",
-        [-30, 11, 8, 11], "")), """
+    e1 = case(
+        f,
+        record(
+            "wall-empty-hua-zhu-cha-jiao-tui-shui",
+            wall=wall,
+            evs=evs,
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 " + E_NO_WIN + " 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui",
+                [-30, 11, 8, 11],
+                "",
+            ),
+        ),
+        """
         Valid, a whole hand to the empty wall with nobody winning (黄庄); everybody discards the tile just
         drawn. Seat 2 declares a concealed kong of 7m on its first turn (2 from each other player). At the
         end, in order: 查花猪, the dealer still holds three suits and pays each other player 10 (Chengdu:
         满庄, 10 × base when uncapped); 查大叫, seat 2 is not ready and pays each ready player the minimum
         they could win (Chengdu): 1 to seat 1 (its waits are worth 2, 1 and 1) and 1 to seat 3; the pig
-        pays no 查大叫; 退税, seat 2, not ready, returns its kong money.""")
-    case(f, record("wall-empty-app", wall=wall, evs=evs, que="sspm",
-                   ruleset={"profile": "app", "void_discard_first": False}, result=claim(
-        "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=16hua_zhu 0>2=16hua_zhu 0>3=16hua_zhu 2>1=2cha_jiao "
-        "2>3=1cha_jiao 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui", [-48, 18, 13, 17], "")), """
+        pays no 查大叫; 退税, seat 2, not ready, returns its kong money.""",
+    )
+    case(
+        f,
+        record(
+            "wall-empty-app",
+            wall=wall,
+            evs=evs,
+            que="sspm",
+            ruleset={"profile": "app", "void_discard_first": False},
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=16hua_zhu 0>2=16hua_zhu 0>3=16hua_zhu 2>1=2cha_jiao "
+                "2>3=1cha_jiao 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui",
+                [-48, 18, 13, 17],
+                "",
+            ),
+        ),
+        """
         Valid: the same hand under the app profile (void-first switched off so the dealer may stay a pig):
         the pig pays 16 × base to each non-pig, and 查大叫 pays the maximum, 2 to seat 1 (its 3p wait makes
-        a 根).""")
-    case(f, vary(e1, "wall-empty-capped", ruleset={"profile": "chengdu", "cap": 3}, result=claim(
-        "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=4hua_zhu 0>2=4hua_zhu 0>3=4hua_zhu 2>1=1cha_jiao 2>3=1cha_jiao "
-        "2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui", [-12, 5, 2, 5], "")), """
-        Valid: the same Chengdu hand with a 3-fan cap: the pig pays 满庄, the capped value of a hand (4).""")
-    case(f, vary(e1, "wall-empty-claimed-max", result=claim(
-        "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=10hua_zhu 0>2=10hua_zhu 0>3=10hua_zhu 2>1=2cha_jiao "
-        "2>3=1cha_jiao 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui", [-30, 12, 7, 11], "")), """
+        a 根).""",
+    )
+    case(
+        f,
+        vary(
+            e1,
+            "wall-empty-capped",
+            ruleset={"profile": "chengdu", "cap": 3},
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=4hua_zhu 0>2=4hua_zhu 0>3=4hua_zhu "
+                "2>1=1cha_jiao 2>3=1cha_jiao 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui",
+                [-12, 5, 2, 5],
+                "",
+            ),
+        ),
+        """
+        Valid: the same Chengdu hand with a 3-fan cap: the pig pays 满庄, the capped value of a hand (4).""",
+    )
+    case(
+        f,
+        vary(
+            e1,
+            "wall-empty-claimed-max",
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=10hua_zhu 0>2=10hua_zhu 0>3=10hua_zhu 2>1=2cha_jiao "
+                "2>3=1cha_jiao 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui",
+                [-30, 12, 7, 11],
+                "",
+            ),
+        ),
+        """
         The Chengdu hand claimed with 查大叫 at the maximum: seat 2 owes seat 1 the minimum, 1.""",
-         "SETTLE_AMOUNT")
-    case(f, vary(e1, "wall-empty-no-refund-claimed", result=claim(
-        "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 " + E_NO_WIN, [-32, 9, 14, 9], "")), """
+        "SETTLE_AMOUNT",
+    )
+    case(
+        f,
+        vary(
+            e1,
+            "wall-empty-no-refund-claimed",
+            result=claim("0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 " + E_NO_WIN, [-32, 9, 14, 9], ""),
+        ),
+        """
         The claim lets seat 2 keep its kong money although it is not ready at the end (退税).""",
-         "SETTLE_MISSING")
-    case(f, vary(e1, "wall-empty-draw-after-end", evs=evs + " 3+1m"), """
-        A draw after the last wall tile.""", "TURN_AFTER_END")
-    case(f, vary(e1, "wall-empty-kong-at-end", evs=evs + " 3c1s"), """
-        A kong after the last discard, with no wall left for a replacement.""", "TURN_AFTER_END")
+        "SETTLE_MISSING",
+    )
+    case(
+        f,
+        vary(e1, "wall-empty-draw-after-end", evs=evs + " 3+1m"),
+        """
+        A draw after the last wall tile.""",
+        "TURN_AFTER_END",
+    )
+    case(
+        f,
+        vary(e1, "wall-empty-kong-at-end", evs=evs + " 3c1s"),
+        """
+        A kong after the last discard, with no wall left for a replacement.""",
+        "TURN_AFTER_END",
+    )
 
     # 海底 on the discard after the last tile: seat 3 draws the last 9m and discards it; seat 1 wins on it.
     e4 = ["2345689m3p666p369s", E1[1], E1[2], E1[3]]
     wall, evs = full_hand(e4, first="9s", last="9m", finish="ron1")
-    hd = case(f, record("wall-empty-hai-di-discard", wall=wall, evs=evs, result=claim(
-        f"3>1=2hu@{len(evs.split()) - 1} 0>2=10hua_zhu 0>3=10hua_zhu 2>3=1cha_jiao", [-20, 2, 9, 9],
-        f"1@{len(evs.split()) - 1}:2f2p")), """
+    hd = case(
+        f,
+        record(
+            "wall-empty-hai-di-discard",
+            wall=wall,
+            evs=evs,
+            result=claim(
+                f"3>1=2hu@{len(evs.split()) - 1} 0>2=10hua_zhu 0>3=10hua_zhu 2>3=1cha_jiao",
+                [-20, 2, 9, 9],
+                f"1@{len(evs.split()) - 1}:2f2p",
+            ),
+        ),
+        """
         Valid 海底 on a discard: the last wall tile, 9m, goes to seat 3, who discards it; seat 1 wins on it,
         平胡 1 + 海底 1 = 2 fan, paid by seat 3. The wall is empty with three players still in: the dealer (a
-        pig) pays seats 2 and 3, seat 2 (not ready) pays ready seat 3 1.""")
-    case(f, vary(hd, "last-four-pass", evs=evs.rsplit(" ", 1)[0], result=claim(
-        E_NO_WIN, [-30, 11, 8, 11], "")), """
+        pig) pays seats 2 and 3, seat 2 (not ready) pays ready seat 3 1.""",
+    )
+    case(
+        f,
+        vary(hd, "last-four-pass", evs=evs.rsplit(" ", 1)[0], result=claim(E_NO_WIN, [-30, 11, 8, 11], "")),
+        """
         最后四张能胡必须胡: seat 1 lets the last discard (9m) go although it wins on it. The pass is reported
-        and the hand is settled as it was played (the claim is right for that).""", "CLAIM_COMPULSORY_PASS")
+        and the hand is settled as it was played (the claim is right for that).""",
+        "CLAIM_COMPULSORY_PASS",
+    )
 
     # 海底 by self-draw: seat 3 waits on 5p alone and draws the last tile, a 5p.
     e3 = ["2346m99m35p6666p39s", E1[1], E1[2], "111234567888s5p"]
     wall, evs = full_hand(e3, first="9s", last="5p", finish="hu")
     n = len(evs.split()) - 1
-    hs = case(f, record("wall-empty-hai-di-self-draw", wall=wall, evs=evs, result=claim(
-        f"0>3=3hu@{n} 1>3=3hu@{n} 2>3=3hu@{n} 0>1=10hua_zhu 0>2=10hua_zhu 2>1=1cha_jiao", [-23, 8, 6, 9],
-        f"3@{n}:2f2p")), """
+    hs = case(
+        f,
+        record(
+            "wall-empty-hai-di-self-draw",
+            wall=wall,
+            evs=evs,
+            result=claim(
+                f"0>3=3hu@{n} 1>3=3hu@{n} 2>3=3hu@{n} 0>1=10hua_zhu 0>2=10hua_zhu 2>1=1cha_jiao",
+                [-23, 8, 6, 9],
+                f"3@{n}:2f2p",
+            ),
+        ),
+        """
         Valid 海底 by self-draw: seat 3 draws the last tile, 5p, and wins: 平胡 1 + 海底 1 = 2 fan, 2 + 1
         from each other player. Three players are left at the empty wall: the pig pays seats 1 and 2 10
-        each, seat 2 pays ready seat 1 1.""")
-    case(f, vary(hs, "last-four-self-draw-pass", evs=evs.rsplit(" ", 1)[0] + " 3-5p",
-                 result=claim(E_NO_WIN, [-30, 11, 8, 11], "")), """
+        each, seat 2 pays ready seat 1 1.""",
+    )
+    case(
+        f,
+        vary(
+            hs,
+            "last-four-self-draw-pass",
+            evs=evs.rsplit(" ", 1)[0] + " 3-5p",
+            result=claim(E_NO_WIN, [-30, 11, 8, 11], ""),
+        ),
+        """
         最后四张能胡必须胡: seat 3 draws the last tile, which completes its hand, and discards it instead of
-        winning ("当这张牌出现时，叫的玩家只能胡牌").""", "CLAIM_COMPULSORY_PASS")
+        winning ("当这张牌出现时，叫的玩家只能胡牌").""",
+        "CLAIM_COMPULSORY_PASS",
+    )
 
     # 最后四张 and 过手胡 together: seat 1 lets seat 3's 6p go with four tiles left (allowed), then seat 0
     # discards 9m from the last four; seat 1 may not win on it (过手胡, same fan, no draw in between), so
     # letting it go is no violation of 最后四张能胡必须胡.
     e5 = ["23458m9m3p55p666p39s", E1[1], E1[2], "111234567888s5p"]
     wall, evs = full_hand(e5, first="9s", last="6p9m1p1p2p")
-    case(f, record("last-four-pass-barred", wall=wall, evs=evs, result=claim(E_NO_WIN, [-30, 11, 8, 11], "")), """
+    case(
+        f,
+        record("last-four-pass-barred", wall=wall, evs=evs, result=claim(E_NO_WIN, [-30, 11, 8, 11], "")),
+        """
         Valid. Seat 1 lets seat 3's 6p go with four tiles left in the wall (the last four have not been
         reached), then seat 0 draws 9m from the last four and discards it: seat 1 could not win on it (过手胡,
-        1 fan again before its own next draw), so passing it is no violation of 最后四张能胡必须胡.""", )
+        1 fan again before its own next draw), so passing it is no violation of 最后四张能胡必须胡.""",
+    )
 
 
 # ================================================================================================ sessions
@@ -976,34 +1900,86 @@ def session_cases() -> None:
         for i, item in enumerate(hands):
             rec, no = item if isinstance(item, tuple) else (item, i + 1)
             records.append(rec if rec.get("session_id") else _in_session(rec, f"{case_id}-h{i + 1}", case_id, no))
-        SESSIONS.append(SessionCase(case_id, " ".join(doc.split()),
-                                    frozenset((records[i]["hand_id"], code) for i, code in expect), tuple(records)))
+        SESSIONS.append(
+            SessionCase(
+                case_id,
+                " ".join(doc.split()),
+                frozenset((records[i]["hand_id"], code) for i, code in expect),
+                tuple(records),
+            )
+        )
 
-    session("session-valid", """
-        Valid: each hand's dealer is the previous hand's first winner (seat 1, then seat 2).""", [a, b, c])
-    session("session-valid-special-dealers", """
+    session(
+        "session-valid",
+        """
+        Valid: each hand's dealer is the previous hand's first winner (seat 1, then seat 2).""",
+        [a, b, c],
+    )
+    session(
+        "session-valid-special-dealers",
+        """
         Valid: after a hand nobody won (黄庄) the dealer stays; after 一炮多响 on the first win the discarder
-        deals; then the first winner.""", [no_win, yipao, a, b])
-    session("session-dealer", """
-        Hand 2 is dealt by seat 2; hand 1's first winner was seat 1.""", [a, c], (1, "SESSION_DEALER"))
-    session("session-dealer-yipao", """
+        deals; then the first winner.""",
+        [no_win, yipao, a, b],
+    )
+    session(
+        "session-dealer",
+        """
+        Hand 2 is dealt by seat 2; hand 1's first winner was seat 1.""",
+        [a, c],
+        (1, "SESSION_DEALER"),
+    )
+    session(
+        "session-dealer-yipao",
+        """
         After 一炮多响 on the first win the discarder (seat 0) deals next, not the first winner in turn order
-        (seat 1).""", [yipao, b], (1, "SESSION_DEALER"))
-    session("session-duplicate-hand", """
-        The same hand_id in two sessions.""", [a, _in_session(b, "session-duplicate-hand-h1", "other", 1)],
-            (1, "SESSION_DUPLICATE_HAND"))
-    session("session-gap", """
-        Hands 1, 2 and 4: hand 3 is missing (a warning).""", [(a, 1), (b, 2), (c, 4)], (2, "SESSION_HAND_GAP"))
-    session("session-repeat", """
-        Two different hands numbered 2.""", [(a, 1), (b, 2), (b, 2)], (2, "SESSION_HAND_REPEAT"))
-    session("session-players", """
+        (seat 1).""",
+        [yipao, b],
+        (1, "SESSION_DEALER"),
+    )
+    session(
+        "session-duplicate-hand",
+        """
+        The same hand_id in two sessions.""",
+        [a, _in_session(b, "session-duplicate-hand-h1", "other", 1)],
+        (1, "SESSION_DUPLICATE_HAND"),
+    )
+    session(
+        "session-gap",
+        """
+        Hands 1, 2 and 4: hand 3 is missing (a warning).""",
+        [(a, 1), (b, 2), (c, 4)],
+        (2, "SESSION_HAND_GAP"),
+    )
+    session(
+        "session-repeat",
+        """
+        Two different hands numbered 2.""",
+        [(a, 1), (b, 2), (b, 2)],
+        (2, "SESSION_HAND_REPEAT"),
+    )
+    session(
+        "session-players",
+        """
         Seat 3's player changes between hands 1 and 2 (a warning).""",
-            [a, vary(b, "b", players=["p1", "p2", "p3", "p9"])], (1, "SESSION_PLAYERS"))
+        [a, vary(b, "b", players=["p1", "p2", "p3", "p9"])],
+        (1, "SESSION_PLAYERS"),
+    )
 
 
 # ================================================================================================ output
-SECTIONS = (play_cases, claim_cases, pass_cases, void_cases, tile_cases, wall_cases, schema_cases, settle_cases,
-            empty_wall_cases, session_cases)
+SECTIONS = (
+    play_cases,
+    claim_cases,
+    pass_cases,
+    void_cases,
+    tile_cases,
+    wall_cases,
+    schema_cases,
+    settle_cases,
+    empty_wall_cases,
+    session_cases,
+)
 for _section in SECTIONS:
     _section()
 
@@ -1048,8 +2024,12 @@ def _readme() -> str:
                 codes = ", ".join(f"`{x}`" for x in sorted(c.expect)) or "valid"
                 lines.append(f"| `{c.id}` | {codes} | {c.doc} |")
         lines.append("")
-    lines += ["## `sessions/*.jsonl`: checks across the hands of a session (`check_sessions`)", "",
-              "| case | expects | what it shows |", "|---|---|---|"]
+    lines += [
+        "## `sessions/*.jsonl`: checks across the hands of a session (`check_sessions`)",
+        "",
+        "| case | expects | what it shows |",
+        "|---|---|---|",
+    ]
     for s in SESSIONS:
         codes = ", ".join(f"`{code}` on `{hand}`" for hand, code in sorted(s.expect)) or "valid"
         lines.append(f"| `{s.id}` | {codes} | {s.doc} |")

@@ -96,14 +96,19 @@ def test_valid_case_claims_are_the_computed_settlement(case_id: str) -> None:
     v = validate(c.record)
     claimed = c.record["result"]
     assert list(v.deltas or ()) == claimed["deltas"]
-    if claimed["payments"] and all(p["event"] is not None or p["reason"] in ("hua_zhu", "cha_jiao", "tui_shui")
-                                   for p in claimed["payments"]):
+    if claimed["payments"] and all(
+        p["event"] is not None or p["reason"] in ("hua_zhu", "cha_jiao", "tui_shui") for p in claimed["payments"]
+    ):
         assert Counter(v.payments) == Counter(
-            Payment(p["from"], p["to"], p["amount"], p["reason"], p["event"]) for p in claimed["payments"])
+            Payment(p["from"], p["to"], p["amount"], p["reason"], p["event"]) for p in claimed["payments"]
+        )
     for w in claimed.get("wins", []):
         win = next(x for x in v.wins if x.event == w["event"])
-        assert (win.seat, win.score.fan, win.score.points) == (w["seat"], w.get("fan", win.score.fan),
-                                                              w.get("points", win.score.points))
+        assert (win.seat, win.score.fan, win.score.points) == (
+            w["seat"],
+            w.get("fan", win.score.fan),
+            w.get("points", win.score.points),
+        )
 
 
 @pytest.mark.parametrize("session", build.SESSIONS, ids=lambda s: s.id)
@@ -145,8 +150,14 @@ def test_both_profiles_and_the_switches_are_exercised() -> None:
     profiles = {r if isinstance(r, str) else r["profile"] for r in rulesets}
     overrides = {k for r in rulesets if isinstance(r, dict) for k in r if k != "profile"}
     assert profiles == {"chengdu", "app"}
-    switches = {"dian_gang_hua", "gang_shang_pao_money", "added_kong_paid", "pass_win_rule", "void_discard_first",
-                "cap"}
+    switches = {
+        "dian_gang_hua",
+        "gang_shang_pao_money",
+        "added_kong_paid",
+        "pass_win_rule",
+        "void_discard_first",
+        "cap",
+    }
     assert switches <= overrides
 
 

@@ -58,8 +58,9 @@ def run_chunks(
 ) -> Iterator[tuple[list[RawLine], Result]]:
     """Process chunks on ``workers`` processes; yield ``(chunk, result)`` in input order."""
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with,
-                             initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
+    ) as pool:
         pending: deque[tuple[list[RawLine], Future[Result]]] = deque()
         for chunk in chunks:
             pending.append((chunk, pool.submit(_work, chunk, run_id, profile)))

@@ -128,9 +128,7 @@ def unpack(data: bytes | bytearray) -> pa.Table:
 
 
 def pack_lines(lines: Sequence[RawLine]) -> bytes:
-    return pack(
-        pa.Table.from_pydict({f.name: [getattr(line, f.name) for line in lines] for f in LINES}, schema=LINES)
-    )
+    return pack(pa.Table.from_pydict({f.name: [getattr(line, f.name) for line in lines] for f in LINES}, schema=LINES))
 
 
 class ChunkLines(Sequence[RawLine]):
@@ -168,9 +166,7 @@ def _read_files(
                 yield pa.RecordBatch.from_pylist([row], schema=CHUNKS)
 
 
-def _read_file(
-    file: int, path: str, *, chunk_size: int, stored: set[str], spill_dir: str
-) -> Iterator[dict[str, Any]]:
+def _read_file(file: int, path: str, *, chunk_size: int, stored: set[str], spill_dir: str) -> Iterator[dict[str, Any]]:
     """One file's chunks, cut exactly as the local engine cuts them (``_chunks``: blank lines dropped, lines
     whose bytes are a stored record's counted as duplicates and not validated again)."""
     consumed = [0]
