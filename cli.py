@@ -29,7 +29,7 @@ from pipeline.rules import (
     read_profile,
     score,
 )
-from pipeline.rules.ruleset import switch_doc, switch_names
+from pipeline.rules.ruleset import Override, switch_doc, switch_names
 from pipeline.rules.tiles import kind_of, parse_tiles
 
 app = typer.Typer(
@@ -140,9 +140,11 @@ def _score_batch(path: str) -> int:
 
 
 def _profile_option(value: str | None) -> dict[str, object] | None:
-    """``--profile NAME`` or ``--profile '{"profile": "app", "cap": 4}'``."""
+    """``--profile NAME`` or ``--profile '{"profile": "app", "cap": 4}'``, checked before any record is read
+    (:class:`~pipeline.rules.ruleset.Override`): a typo is a usage error, not a run of rejects."""
     if value is None:
         return None
+    obj: object = {"profile": value}
     if value.lstrip().startswith("{"):
         try:
             obj = json.loads(value)
@@ -150,8 +152,11 @@ def _profile_option(value: str | None) -> dict[str, object] | None:
             raise fail(f"--profile is not a JSON object: {exc}") from None
         if not isinstance(obj, dict):
             raise fail("--profile must be a name or a JSON object")
-        return obj
-    return {"profile": value}
+    try:
+        Override.parse(obj)  # type: ignore[arg-type]
+    except RuleSetError as exc:
+        raise fail(f"--profile: {exc}") from None
+    return obj  # type: ignore[return-value]
 
 
 @app.command("validate")
@@ -172,15 +177,10 @@ def validate_command(
 
     Exit 0 when every record is valid, 1 when any is not, 2 on a usage error.
     """
-    from pipeline.ingest.read import find_files, read_lines
-    from pipeline.validate import check_sessions, hand_key, validate_line
+    from pipeline.ingest.read import RawLine, find_files, read_lines
+    from pipeline.validate import check_sessions, hand_key, validate_lines
 
     override = _profile_option(profile)
-    if override is not None:
-        try:
-            load_ruleset(override if "profile" in override else {"profile": "chengdu", **override})
-        except RuleSetError as exc:
-            raise fail(str(exc)) from None
     missing = [p for p in paths if p != "-" and not Path(p).exists()]
     if missing:
         raise fail(f"no such file or folder: {', '.join(missing)}")
@@ -190,44 +190,11 @@ def validate_command(
     by_code: Counter[str] = Counter()
     first: list[str] = []
     keys = []
-    for item in read_lines(paths):
-        if item.fault is not None or item.too_long:
-            invalid += 1
-            code = "INGEST_READ" if item.fault is not None else "INGEST_LINE_TOO_LONG"
-            by_code[code] += 1
-            message = (
-                item.fault or f"{item.source_file}:{item.source_line}: a line of {item.size} bytes is not a record"
-            )
-            if as_json:
-                typer.echo(
-                    json.dumps(
-                        {
-                            "hand_id": None,
-                            "ok": False,
-                            "issues": [
-                                {
-                                    "code": code,
-                                    "severity": "error",
-                                    "event": None,
-                                    "seat": None,
-                                    "expected": None,
-                                    "actual": None,
-                                    "message": message,
-                                }
-                            ],
-                            "deltas": None,
-                            "payments": [],
-                        },
-                        ensure_ascii=False,
-                    )
-                )
-            elif len(first) < show:
-                first.append(f"{item.source_file}: {code} {message}")
-            continue
-        if item.blank:
-            continue
-        read += 1
-        v = validate_line(item.data, line_no=item.source_line, profile=override, strict=strict)
+    for out in validate_lines(read_lines(paths), profile=override, strict=strict):
+        v, item = out.validation, out.line
+        assert isinstance(item, RawLine)
+        unread = item.fault is not None or item.too_long  # not counted as a record read
+        read += not unread
         keys.append(hand_key(v))
         if v.ok:
             valid += 1

@@ -27,6 +27,7 @@ from setuptools import setup
 # ruleset.py stays interpreted: the rule profiles read their switch types from the dataclass annotations,
 # which compiled classes do not keep (and a RuleSet is built once per distinct set of switches).
 COMPILED = [
+    "pipeline/codes.py",
     "pipeline/rules/tiles.py",
     "pipeline/rules/values.py",
     "pipeline/rules/hand.py",
@@ -34,6 +35,7 @@ COMPILED = [
     "pipeline/rules/settle.py",
     "pipeline/game/events.py",
     "pipeline/game/state.py",
+    "pipeline/game/start.py",
     "pipeline/game/record.py",
     "pipeline/validate.py",
 ]

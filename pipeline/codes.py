@@ -271,6 +271,31 @@ _CODES = (
 CODES: dict[str, Code] = {c.code: c for c in _CODES}
 
 
+class Fault(ValueError):
+    """A finding raised where it is found, in one shape for every layer: a ``code`` of :data:`CODES`, the
+    message, and where it is (``event`` index, ``seat``) and what differed (``expected``, ``actual``).
+    :class:`~pipeline.game.record.RecordError` (the record's shape) and
+    :class:`~pipeline.game.state.IllegalAction` (the play) are the two kinds; the validator turns either
+    into an issue row the same way."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        event: int | None = None,
+        seat: int | None = None,
+        expected: object = None,
+        actual: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.event = event
+        self.seat = seat
+        self.expected = expected
+        self.actual = actual
+
+
 def page() -> str:
     """The Markdown page listing every code."""
     lines = [

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import traceback
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, Protocol
 
-from pipeline.codes import CODES
+from pipeline.codes import CODES, Fault
 from pipeline.game.record import (
-    DIRECTIONS,
     Claimed,
     Record,
     RecordError,
@@ -31,15 +30,16 @@ from pipeline.game.record import (
     parse_record,
     parse_result,
 )
-from pipeline.game.state import HandState, IllegalAction, WinRecord, deal_hands
+from pipeline.game.start import start_hand
+from pipeline.game.state import HandFacts, HandState, IllegalAction, WinRecord
+from pipeline.rules.ruleset import Override
 from pipeline.rules.settle import Payment
-from pipeline.rules.tiles import COPIES, NUM_KINDS, TILE_NAMES, counts_of, format_tiles
-from pipeline.rules.values import Value
 
 
 @dataclass(frozen=True, slots=True)
 class Issue:
-    """One finding: a stable ``code``, its severity, where (event index, seat) and what differed."""
+    """One finding: a stable ``code``, its severity, where (event index, seat, the state's ``position``
+    where the replay stopped) and what differed."""
 
     code: str
     message: str
@@ -48,6 +48,20 @@ class Issue:
     expected: str | None = None
     actual: str | None = None
     money: int | None = None  # points the difference moves (scoring and settlement issues)
+    position: str | None = None  # the state's fingerprint (HandState.fingerprint) where an illegal action stopped it
+
+    @classmethod
+    def of(cls, fault: Fault, *, event: int | None = None, position: str | None = None) -> Issue:
+        """The issue a :class:`~pipeline.codes.Fault` (a record error or an illegal action) reports."""
+        return cls(
+            fault.code,
+            str(fault),
+            event=fault.event if event is None else event,
+            seat=fault.seat,
+            expected=_s(fault.expected),
+            actual=_s(fault.actual),
+            position=position,
+        )
 
     @property
     def severity(self) -> str:
@@ -63,225 +77,72 @@ class Issue:
             "actual": self.actual,
             "money": self.money,
             "message": self.message,
+            "position": self.position,
         }
 
 
-class SeatFacts(Value):
-    """What one seat did in the hand, as the analytics need it (a :class:`~pipeline.rules.values.Value`:
-    four are built per record)."""
-
-    __slots__ = ()
-    _fields = (
-        "seat",
-        "player",
-        "dealer",
-        "void",
-        "won",
-        "win_order",
-        "how",
-        "fan",
-        "points",
-        "deal_ins",
-        "ready_at_end",
-        "hua_zhu",
-        "pongs",
-        "kongs_direct",
-        "kongs_added",
-        "kongs_concealed",
-        "passed_wins",
-        "compulsory_passes",
-        "delta",
-        "claimed_delta",
-    )
-
-    def __init__(
-        self,
-        *,
-        seat: int,
-        player: str,
-        dealer: bool,
-        void: int | None,
-        won: bool,
-        win_order: int | None,
-        how: str | None,
-        fan: int | None,
-        points: int | None,
-        deal_ins: int,
-        ready_at_end: bool | None,
-        hua_zhu: bool,
-        pongs: int,
-        kongs_direct: int,
-        kongs_added: int,
-        kongs_concealed: int,
-        passed_wins: int,
-        compulsory_passes: int,
-        delta: int,
-        claimed_delta: int | None,
-    ) -> None:
-        self._v = (
-            seat,
-            player,
-            dealer,
-            void,
-            won,
-            win_order,
-            how,
-            fan,
-            points,
-            deal_ins,
-            ready_at_end,
-            hua_zhu,
-            pongs,
-            kongs_direct,
-            kongs_added,
-            kongs_concealed,
-            passed_wins,
-            compulsory_passes,
-            delta,
-            claimed_delta,
-        )
-
-    @property
-    def seat(self) -> int:
-        return self._v[0]
-
-    @property
-    def player(self) -> str:
-        return self._v[1]
-
-    @property
-    def dealer(self) -> bool:
-        return self._v[2]
-
-    @property
-    def void(self) -> int | None:
-        return self._v[3]
-
-    @property
-    def won(self) -> bool:
-        return self._v[4]
-
-    @property
-    def win_order(self) -> int | None:
-        return self._v[5]
-
-    @property
-    def how(self) -> str | None:  # discard, self_draw, rob_kong
-        return self._v[6]
-
-    @property
-    def fan(self) -> int | None:
-        return self._v[7]
-
-    @property
-    def points(self) -> int | None:
-        return self._v[8]
-
-    @property
-    def deal_ins(self) -> int:  # wins paid by this seat as discarder (一炮多响 counts each winner)
-        return self._v[9]
-
-    @property
-    def ready_at_end(self) -> bool | None:  # at an empty wall, still in: ready (下叫)? None when not applicable
-        return self._v[10]
-
-    @property
-    def hua_zhu(self) -> bool:
-        return self._v[11]
-
-    @property
-    def pongs(self) -> int:
-        return self._v[12]
-
-    @property
-    def kongs_direct(self) -> int:
-        return self._v[13]
-
-    @property
-    def kongs_added(self) -> int:
-        return self._v[14]
-
-    @property
-    def kongs_concealed(self) -> int:
-        return self._v[15]
-
-    @property
-    def passed_wins(self) -> int:
-        return self._v[16]
-
-    @property
-    def compulsory_passes(self) -> int:
-        return self._v[17]
-
-    @property
-    def delta(self) -> int:
-        return self._v[18]
-
-    @property
-    def claimed_delta(self) -> int | None:
-        return self._v[19]
+def _s(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
-class Validation(Value):
-    """The outcome of validating one record (a :class:`Value`: built once per record, read-only)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SeatFacts:
+    """What one seat did in the hand, as the analytics need it."""
 
-    __slots__ = ()
-    _fields = ("hand_id", "issues", "record", "replayed", "payments", "deltas", "wins", "seats", "claimed", "state")
+    seat: int
+    player: str
+    dealer: bool
+    void: int | None
+    won: bool
+    win_order: int | None
+    how: str | None  # discard, self_draw, rob_kong
+    fan: int | None
+    points: int | None
+    deal_ins: int  # wins paid by this seat as discarder (一炮多响 counts each winner)
+    ready_at_end: bool | None  # at an empty wall, still in: ready (下叫)? None when not applicable
+    hua_zhu: bool
+    pongs: int
+    kongs_direct: int
+    kongs_added: int
+    kongs_concealed: int
+    passed_wins: int
+    compulsory_passes: int
+    delta: int
+    claimed_delta: int | None
 
-    def __init__(
-        self,
-        hand_id: str | None,
-        issues: tuple[Issue, ...],
-        record: Record | None = None,
-        replayed: bool = False,  # the replay reached the end of the hand
-        payments: tuple[Payment, ...] = (),
-        deltas: tuple[int, ...] | None = None,
-        wins: tuple[WinRecord, ...] = (),
-        seats: tuple[SeatFacts, ...] = (),
-        claimed: Claimed | None = None,
-        state: HandState | None = None,
-    ) -> None:
-        self._v = (hand_id, issues, record, replayed, payments, deltas, wins, seats, claimed, state)
 
-    @property
-    def hand_id(self) -> str | None:
-        return self._v[0]
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """The outcome of validating one record: its issues and, when the record could be read, what the
+    replay established (``hand``: the frozen :class:`~pipeline.game.state.HandFacts`)."""
 
-    @property
-    def issues(self) -> tuple[Issue, ...]:
-        return self._v[1]
-
-    @property
-    def record(self) -> Record | None:
-        return self._v[2]
-
-    @property
-    def replayed(self) -> bool:
-        return self._v[3]
+    hand_id: str | None
+    issues: tuple[Issue, ...]
+    record: Record | None = None
+    replayed: bool = False  # the replay reached the end of the hand
+    seats: tuple[SeatFacts, ...] = ()
+    claimed: Claimed | None = None
+    hand: HandFacts | None = None
 
     @property
     def payments(self) -> tuple[Payment, ...]:
-        return self._v[4]
+        """The computed transfers."""
+        return self.hand.payments if self.hand is not None else ()
 
     @property
     def deltas(self) -> tuple[int, ...] | None:
-        return self._v[5]
+        """The computed net result per seat."""
+        return self.hand.deltas if self.hand is not None else None
 
     @property
     def wins(self) -> tuple[WinRecord, ...]:
-        return self._v[6]
+        return self.hand.wins if self.hand is not None else ()
 
     @property
-    def seats(self) -> tuple[SeatFacts, ...]:
-        return self._v[7]
-
-    @property
-    def claimed(self) -> Claimed | None:
-        return self._v[8]
-
-    @property
-    def state(self) -> HandState | None:  # the replayed hand, for callers that look further
-        return self._v[9]
+    def next_dealer(self) -> int | None:
+        """The next hand's dealer seat (:meth:`~pipeline.game.state.HandState.next_dealer`); ``None`` when the
+        replay did not finish."""
+        return self.hand.next_dealer if self.hand is not None and self.replayed else None
 
     @property
     def ok(self) -> bool:
@@ -298,6 +159,110 @@ class Validation(Value):
         }
 
 
+# ---------------------------------------------------------------------------------------------- lines
+class Line(Protocol):
+    """What :func:`validate_lines` reads of an input line (:class:`pipeline.ingest.read.RawLine` is one)."""
+
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def fault(self) -> str | None: ...
+    @property
+    def too_long(self) -> bool: ...
+    @property
+    def blank(self) -> bool: ...
+    @property
+    def source_line(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One input line's outcome: its ``position`` among the lines given, the line, the record object it
+    holds (``None`` when it holds none) and the validation. A line that could not be read, was too long
+    or held no JSON object has a validation without a record and one ``INGEST_*``/``SCHEMA_JSON`` issue."""
+
+    position: int
+    line: Line
+    obj: dict[str, Any] | None
+    validation: Validation
+
+
+def validate_lines(
+    lines: Iterable[Line],
+    *,
+    profile: str | Mapping[str, Any] | Override | None = None,
+    strict: bool = False,
+    evidence: bool = False,
+) -> Iterator[Outcome]:
+    """Every non-blank line's :class:`Outcome`, in order: the one way from an input line to a verdict, used
+    by ``xuezhan validate`` and by ingest. ``profile`` overrides every record's ruleset
+    (:class:`~pipeline.rules.ruleset.Override`; a bad one raises :class:`RuleSetError` before any line is
+    read); ``strict`` and ``evidence`` as in :func:`validate`."""
+    override = Override.parse(profile)
+    for position, line in enumerate(lines):
+        if line.blank:
+            continue
+        if line.fault is not None:
+            yield Outcome(position, line, None, _unread("INGEST_READ", line.fault))
+            continue
+        where = f"line {line.source_line}: "
+        if line.too_long:
+            why = f"{where}a line of {line.size} bytes cannot be a hand record"
+            yield Outcome(position, line, None, _unread("INGEST_LINE_TOO_LONG", why))
+        else:
+            obj, v = _validate_data(line.data, override, strict, evidence, where=where)
+            yield Outcome(position, line, obj, v)
+
+
+def validate_line(line: str | bytes, *, line_no: int | None = None, **options: Any) -> Validation:
+    """Validate one JSON line (see :func:`validate_lines`); a line that is not a JSON object is a
+    ``SCHEMA_JSON`` issue.
+
+    >>> validate_line('{"format": "xzlog/1",', line_no=7).issues[0].message[:25]
+    'line 7: not JSON: unexpec'
+    """
+    override = Override.parse(options.pop("profile", None))
+    where = f"line {line_no}: " if line_no is not None else ""
+    return _validate_data(line, override, **options, where=where)[1]
+
+
+def _unread(code: str, message: str) -> Validation:
+    return Validation(hand_id=None, issues=(Issue(code, message),))
+
+
+def _validate_data(
+    data: str | bytes, override: Override | None, strict: bool = False, evidence: bool = False, *, where: str = ""
+) -> tuple[dict[str, Any] | None, Validation]:
+    obj, error = parse_json(data)
+    if error is not None:
+        return None, _unread("SCHEMA_JSON", f"{where}{error}")
+    if not isinstance(obj, dict):
+        return None, _unread("SCHEMA_JSON", f"{where}not a JSON object but {type(obj).__name__}")
+    return obj, validate(obj, profile=override, strict=strict, evidence=evidence)
+
+
+# ---------------------------------------------------------------------------------------------- one record
+def validate(
+    obj: Any,
+    *,
+    profile: str | Mapping[str, Any] | Override | None = None,
+    strict: bool = False,
+    evidence: bool = False,
+) -> Validation:
+    """Validate one record object. ``profile`` overrides switches of the record's ruleset, or with a
+    ``profile`` entry the profile itself (:class:`~pipeline.rules.ruleset.Override`); ``strict`` stops at the
+    first issue; ``evidence`` works out the collusion screen's evidence (see
+    :class:`~pipeline.game.state.HandState`)."""
+    try:
+        return _validate(obj, Override.parse(profile), strict, evidence)
+    except Exception as exc:  # a bug of ours must not stop a batch: report it as data
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        message = f"engine failure {type(exc).__name__}: {exc} at {where.filename}:{where.lineno}"
+        return Validation(hand_id=_hand_id_of(obj), issues=(Issue("INTERNAL", message),))
+
+
 def _hand_id_of(obj: Any) -> str | None:
     if isinstance(obj, dict):
         value = obj.get("hand_id")
@@ -305,53 +270,23 @@ def _hand_id_of(obj: Any) -> str | None:
     return None
 
 
-def validate_line(line: str | bytes, *, line_no: int | None = None, **options: Any) -> Validation:
-    """Validate one JSON line; a line that is not a JSON object is a ``SCHEMA_JSON`` issue."""
-    obj, error = parse_json(line)
-    if error is not None:
-        where = f"line {line_no}: " if line_no is not None else ""
-        return Validation(hand_id=None, issues=(Issue("SCHEMA_JSON", f"{where}{error}"),))
-    if not isinstance(obj, dict):
-        where = f"line {line_no}: " if line_no is not None else ""
-        return Validation(hand_id=None, issues=(Issue("SCHEMA_JSON", f"{where}not a JSON object"),))
-    return validate(obj, **options)
-
-
-def validate(obj: Any, *, profile: Mapping[str, Any] | None = None, strict: bool = False) -> Validation:
-    """Validate one record object. ``profile`` overrides switches of the record's ruleset (a
-    ``{"profile": name}`` entry replaces the profile itself); ``strict`` stops at the first issue."""
-    try:
-        return _validate(obj, profile, strict)
-    except Exception as exc:  # a bug of ours must not stop a batch: report it as data
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        message = f"engine failure {type(exc).__name__}: {exc} at {where.filename}:{where.lineno}"
-        return Validation(hand_id=_hand_id_of(obj), issues=(Issue("INTERNAL", message),))
-
-
-def _validate(obj: Any, override: Mapping[str, Any] | None, strict: bool) -> Validation:
+def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool) -> Validation:
     hand_id = _hand_id_of(obj)
-    if override and "profile" in override and isinstance(obj, dict):
-        obj = {**obj, "ruleset": {"profile": override["profile"]}}
-        override = {k: v for k, v in override.items() if k != "profile"}
     try:
         record = parse_record(obj, profile_override=override)
     except RecordError as bad:
-        return Validation(hand_id=hand_id, issues=(Issue(bad.code, str(bad), event=bad.event, seat=bad.seat),))
+        return Validation(hand_id=hand_id, issues=(Issue.of(bad),))
     issues: list[Issue] = []
     try:
-        state = _initial_state(record)
+        state = _initial_state(record, evidence)
     except IllegalAction as exc:
-        issue = Issue(exc.code, str(exc), seat=exc.seat, expected=_s(exc.expected), actual=_s(exc.actual))
-        return Validation(hand_id=hand_id, issues=(issue,), record=record)
+        return Validation(hand_id=hand_id, issues=(Issue.of(exc),), record=record)
     stopped = False
     for index, event in enumerate(record.events):
         try:
             state.apply(event)
         except IllegalAction as exc:
-            message = f"event {index}: {exc} [{state.fingerprint()}]"
-            issues.append(
-                Issue(exc.code, message, event=index, seat=exc.seat, expected=_s(exc.expected), actual=_s(exc.actual))
-            )
+            issues.append(Issue.of(exc, event=index, position=state.fingerprint()))
             _penalize(state, exc, index)
             stopped = True
             break
@@ -361,12 +296,15 @@ def _validate(obj: Any, override: Mapping[str, Any] | None, strict: bool) -> Val
             issues.append(
                 Issue(
                     "TURN_INCOMPLETE",
-                    f"the record ends before the hand is over [{state.fingerprint()}]",
+                    "the record ends before the hand is over",
                     event=len(record.events),
+                    position=state.fingerprint(),
                 )
             )
             stopped = True
-    for seat, at in state.compulsory_passes:
+    state.check_invariants()
+    hand = state.facts()
+    for seat, at in hand.compulsory_passes:
         issues.append(
             Issue(
                 "CLAIM_COMPULSORY_PASS",
@@ -375,34 +313,25 @@ def _validate(obj: Any, override: Mapping[str, Any] | None, strict: bool) -> Val
                 seat=seat,
             )
         )
-    state.check_invariants()
     claimed = None
     if "result" in obj and not (strict and issues):
         try:
             claimed = parse_result(obj["result"])
         except RecordError as bad_result:
-            issues.append(Issue(bad_result.code, str(bad_result)))
+            issues.append(Issue.of(bad_result))
         if claimed is not None and not stopped:
-            issues.extend(compare_claims(state, claimed))
+            issues.extend(compare_claims(hand, claimed))
     if strict and issues:
         issues = issues[:1]
-    deltas = state.ledger.deltas()
     return Validation(
         hand_id=hand_id,
         issues=tuple(issues),
         record=record,
         replayed=not stopped,
-        payments=tuple(state.ledger.payments),
-        deltas=tuple(deltas),
-        wins=tuple(state.wins),
-        seats=tuple(_seat_facts(record, state, deltas, claimed)),
+        seats=tuple(_seat_facts(record, hand, claimed)),
         claimed=claimed,
-        state=state,
+        hand=hand,
     )
-
-
-def _s(value: object) -> str | None:
-    return None if value is None else str(value)
 
 
 def _penalize(state: HandState, exc: IllegalAction, index: int) -> None:
@@ -415,79 +344,29 @@ def _penalize(state: HandState, exc: IllegalAction, index: int) -> None:
         state.ledger.penalty(exc.seat, index, everyone=True)
 
 
-def _initial_state(record: Record) -> HandState:
-    """Deal, check the deal against the wall, apply the exchange, check the void declarations."""
-    rules = record.rules
-    dealer = record.dealer
-    if record.wall is not None:
-        wall_counts = counts_of(record.wall)
-        if any(n != COPIES for n in wall_counts):
-            wrong = ", ".join(f"{TILE_NAMES[k]}×{n}" for k, n in enumerate(wall_counts) if n != COPIES)
-            raise IllegalAction("TILE_WALL", f"the wall is not 108 tiles, four of each ({wrong})")
-        hands = deal_hands(record.wall, dealer)
-        if record.deal is not None:
-            for seat in range(4):
-                if sorted(record.deal[seat]) != sorted(hands[seat]):
-                    raise IllegalAction(
-                        "TILE_DEAL",
-                        f"seat {seat}'s deal disagrees with the wall",
-                        seat=seat,
-                        expected=format_tiles(hands[seat]),
-                        actual=format_tiles(record.deal[seat]),
-                    )
-        remaining: list[int] | None = list(record.wall[53:])
-    else:
-        assert record.deal is not None
-        hands = [list(h) for h in record.deal]
-        for seat in range(4):
-            expected = 14 if seat == dealer else 13
-            if len(hands[seat]) != expected:
-                code = "TILE_COUNT_SHORT" if len(hands[seat]) < expected else "TILE_COUNT_LONG"
-                raise IllegalAction(
-                    code,
-                    f"相公: seat {seat} is dealt {len(hands[seat])} tiles, not {expected}",
-                    seat=seat,
-                    expected=expected,
-                    actual=len(hands[seat]),
-                )
-        total = counts_of(k for h in hands for k in h)
-        for kind in range(NUM_KINDS):
-            if total[kind] > COPIES:
-                raise IllegalAction("TILE_FIFTH_COPY", f"the deal holds {total[kind]} copies of {TILE_NAMES[kind]}")
-        remaining = None
+def _initial_state(record: Record, evidence: bool) -> HandState:
+    """The record's deal, exchange and void suits, checked (:func:`~pipeline.game.start.start_hand`)."""
+    exchange = None
     if record.exchange_given is not None:
-        if not rules.exchange_three:
-            raise IllegalAction("TILE_EXCHANGE", f"profile {rules.profile!r} plays no exchange of three (换三张)")
-        offset = DIRECTIONS[record.exchange_direction or "cw"]
-        for seat, given in enumerate(record.exchange_given):
-            if len({k // 9 for k in given}) != 1:
-                raise IllegalAction(
-                    "TILE_EXCHANGE", f"seat {seat} gives {format_tiles(given)}: not three tiles of one suit", seat=seat
-                )
-            for kind, n in Counter(given).items():
-                if hands[seat].count(kind) < n:
-                    raise IllegalAction(
-                        "TILE_NOT_HELD", f"seat {seat} gives {TILE_NAMES[kind]} it was not dealt", seat=seat
-                    )
-            for kind in given:
-                hands[seat].remove(kind)
-        for seat, given in enumerate(record.exchange_given):
-            hands[(seat + offset) % 4].extend(given)
-    void: Sequence[int | None] = (None, None, None, None)
-    if record.que is not None:
-        void = record.que
-    if rules.que_declared and (record.que is None or any(q is None for q in record.que)):
-        raise IllegalAction("TILE_VOID", f"profile {rules.profile!r} requires every seat to declare a void suit (定缺)")
-    return HandState(rules, dealer=dealer, hands=hands, wall=remaining, void=void)
+        exchange = (record.exchange_direction or "cw", record.exchange_given)
+    return start_hand(
+        record.rules,
+        dealer=record.dealer,
+        wall=record.wall,
+        deal=record.deal,
+        exchange=exchange,
+        que=record.que,
+        evidence=evidence,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- claims
-def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
+def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
     """Every difference between the claimed settlement and the computed one."""
     issues: list[Issue] = []
-    computed_wins = {w.event: w for w in state.wins}
+    computed_wins = {w.event: w for w in hand.wins}
     payers: dict[int | None, int] = {}  # win event → how many players paid it
-    for p in state.ledger.payments:
+    for p in hand.payments:
         if p.reason == "hu":
             payers[p.event] = payers.get(p.event, 0) + 1
     if claimed.wins:
@@ -507,7 +386,7 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
             seen.add(cw.event)
             n_payers = payers.get(cw.event, 1)
             if cw.fan is not None and cw.fan != win.score.fan:
-                claimed_points = state.rules.points(cw.fan) if cw.fan >= 1 else 0
+                claimed_points = hand.rules.points(cw.fan) if cw.fan >= 1 else 0
                 issues.append(
                     Issue(
                         "SCORE_FAN",
@@ -571,10 +450,10 @@ def compare_claims(state: HandState, claimed: Claimed) -> list[Issue]:
                 )
             )
             unbalanced = True
-    payment_issues = compare_payments(state.ledger.payments, claimed.payments) if claimed.payments else []
+    payment_issues = compare_payments(hand.payments, claimed.payments) if claimed.payments else []
     issues.extend(payment_issues)
     if not unbalanced and not payment_issues:
-        computed = state.ledger.deltas()
+        computed = hand.deltas
         for seat in range(4):
             if claimed.deltas[seat] != computed[seat]:
                 issues.append(
@@ -699,22 +578,22 @@ def _desc(p: Payment) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- facts
-def _seat_facts(record: Record, state: HandState, deltas: list[int], claimed: Claimed | None) -> list[SeatFacts]:
-    wins = {w.seat: w for w in state.wins}
+def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> list[SeatFacts]:
+    wins = {w.seat: w for w in hand.wins}
     deal_ins, passes, compulsory = [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]
-    for w in state.wins:
+    for w in hand.wins:
         if w.how in ("discard", "rob_kong") and w.source is not None:
             deal_ins[w.source] = deal_ins[w.source] + 1
-    for seat, _ in state.passed_wins:
+    for seat, _ in hand.passed_wins:
         passes[seat] = passes[seat] + 1
-    for seat, _ in state.compulsory_passes:
+    for seat, _ in hand.compulsory_passes:
         compulsory[seat] = compulsory[seat] + 1
     out = []
     for seat in range(4):
-        melds = state.melds[seat]
+        melds = hand.melds[seat]
         win = wins.get(seat)
         ready = pig = None
-        end = state.ends.get(seat)
+        end = hand.ends.get(seat)
         if end is not None:
             ready, pig = end.ready is not None, end.pig
         out.append(
@@ -722,7 +601,7 @@ def _seat_facts(record: Record, state: HandState, deltas: list[int], claimed: Cl
                 seat=seat,
                 player=record.players[seat],
                 dealer=seat == record.dealer,
-                void=state.void[seat],
+                void=hand.void[seat],
                 won=win is not None,
                 win_order=win.order if win else None,
                 how=win.how if win else None,
@@ -737,7 +616,7 @@ def _seat_facts(record: Record, state: HandState, deltas: list[int], claimed: Cl
                 kongs_concealed=sum(1 for m in melds if m.kind == "concealed"),
                 passed_wins=passes[seat],
                 compulsory_passes=compulsory[seat],
-                delta=deltas[seat],
+                delta=hand.deltas[seat],
                 claimed_delta=claimed.deltas[seat] if claimed is not None else None,
             )
         )
@@ -763,19 +642,11 @@ class HandKey:
     next_dealer: int | None
 
 
-def next_dealer(validation: Validation) -> int | None:
-    """The next hand's dealer seat: the first winner; after 一炮多响 on the first win, the discarder;
-    with no win, the same dealer. ``None`` when the replay did not finish."""
-    if validation.record is None or not validation.replayed or validation.state is None:
-        return None
-    return validation.state.next_dealer()
-
-
 def hand_key(validation: Validation) -> HandKey | None:
     r = validation.record
     if r is None:
         return None
-    return HandKey(r.hand_id, r.session_id, r.hand_no, r.players, r.dealer, next_dealer(validation))
+    return HandKey(r.hand_id, r.session_id, r.hand_no, r.players, r.dealer, validation.next_dealer)
 
 
 def check_sessions(hands: Iterable[HandKey | None]) -> list[SessionIssue]:
@@ -853,6 +724,8 @@ def check_sessions(hands: Iterable[HandKey | None]) -> list[SessionIssue]:
 __all__ = [
     "HandKey",
     "Issue",
+    "Line",
+    "Outcome",
     "SeatFacts",
     "SessionIssue",
     "Validation",
@@ -860,7 +733,7 @@ __all__ = [
     "compare_claims",
     "compare_payments",
     "hand_key",
-    "next_dealer",
     "validate",
     "validate_line",
+    "validate_lines",
 ]

@@ -150,6 +150,7 @@ ISSUES = pa.schema(
         _f("actual", pa.string(), "what the record says"),
         _f("message", pa.string(), "one-line explanation"),
         _f("money", pa.int64(), "points the difference moves (scoring and settlement issues), else null"),
+        _f("position", pa.string(), "the replay's state where an illegal action stopped it (HandState.fingerprint)"),
         _f("source_file", pa.string(), "input file"),
         _f("source_line", pa.int64(), "line number"),
     ]

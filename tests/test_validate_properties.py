@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from pipeline.game.events import Hu, Kong, Pong
 from pipeline.game.record import ClaimedWin, parse_record, record_json
-from pipeline.game.state import HandState, deal_hands
+from pipeline.game.start import DIRECTIONS, deal_hands, exchanged, start_hand
+from pipeline.game.state import HandState
 from pipeline.rules.hand import shanten, win_tiles
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.rules.settle import Payment
@@ -26,7 +27,6 @@ from pipeline.rules.tiles import TILE_NAMES, full_set
 from pipeline.validate import _match_payments, compare_payments, validate
 
 PROFILES = ("chengdu", "app")
-OFFSETS = {"cw": 3, "ccw": 1, "across": 2}
 REPLAY = ("TILE_", "TURN_", "CLAIM_", "WIN_")
 CLAIMS = ("SCORE_", "SETTLE_")
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -42,21 +42,17 @@ def play(seed: int, profile: str) -> dict[str, Any]:
     hands = deal_hands(wall, dealer)
     exchange = None
     if rules.exchange_three and rng.random() < 0.7:
-        direction = rng.choice(tuple(OFFSETS))
+        direction = rng.choice(tuple(DIRECTIONS))
         given = []
         for hand in hands:
             suit = rng.choice([s for s in range(3) if sum(k // 9 == s for k in hand) >= 3])
             given.append(rng.sample([k for k in hand if k // 9 == suit], 3))
-        for seat, tiles in enumerate(given):
-            for k in tiles:
-                hands[seat].remove(k)
-        for seat, tiles in enumerate(given):
-            hands[(seat + OFFSETS[direction]) % 4].extend(tiles)
         exchange = (direction, given)
+        hands = exchanged(hands, direction, given)
     que: list[int | None] = [None] * 4
     if rules.que_declared or rng.random() < 0.3:
         que = [min(range(3), key=lambda s: (_in_suit(hand, s), rng.random())) for hand in hands]
-    state = HandState(rules, dealer=dealer, hands=hands, wall=wall[53:], void=que)
+    state = start_hand(rules, dealer=dealer, wall=wall, exchange=exchange, que=que)
     # the suit each seat plays to shed (its void where declared)
     aim = [
         q if q is not None else min(range(3), key=lambda s: _in_suit(hand, s))
@@ -143,25 +139,17 @@ def held_before(record: dict[str, Any], index: int, seat: int) -> Counter[str]:
     """The tiles ``seat`` holds just before event ``index`` (replaying the record's own prefix)."""
     rec = parse_record(record)
     assert rec.wall is not None
-    state = HandState(
-        rec.rules, dealer=rec.dealer, hands=_start_hands(record), wall=rec.wall[53:], void=rec.que or (None,) * 4
-    )
+    state = _start(record)
     for event in rec.events[:index]:
         state.apply(event)
     return Counter({TILE_NAMES[k]: n for k, n in enumerate(state.counts[seat]) if n})
 
 
-def _start_hands(record: dict[str, Any]) -> list[list[int]]:
+def _start(record: dict[str, Any]) -> HandState:
+    """The state at the start of the record's play, through the one way a hand starts."""
     rec = parse_record(record)
-    assert rec.wall is not None
-    hands = deal_hands(rec.wall, rec.dealer)
-    if rec.exchange_given is not None:
-        for seat, tiles in enumerate(rec.exchange_given):
-            for k in tiles:
-                hands[seat].remove(k)
-        for seat, tiles in enumerate(rec.exchange_given):
-            hands[(seat + OFFSETS[rec.exchange_direction or "cw"]) % 4].extend(tiles)
-    return hands
+    exchange = None if rec.exchange_given is None else (rec.exchange_direction or "cw", rec.exchange_given)
+    return start_hand(rec.rules, dealer=rec.dealer, wall=rec.wall, exchange=exchange, que=rec.que)
 
 
 def family(found: set[str], *prefixes: str) -> bool:
@@ -192,9 +180,7 @@ def test_kept_winning_tiles_are_never_stale(hand: tuple[int, str]) -> None:
     record = play(seed, profile)
     rec = parse_record(record)
     assert rec.wall is not None
-    state = HandState(
-        rec.rules, dealer=rec.dealer, hands=_start_hands(record), wall=rec.wall[53:], void=rec.que or (None,) * 4
-    )
+    state = _start(record)
     for index, event in enumerate(rec.events):
         state.apply(event)
         for seat in range(4):

@@ -16,8 +16,10 @@ from typing import Any, Final, TypeGuard
 
 import orjson
 
+from pipeline.codes import Fault
 from pipeline.game.events import DISCARDS, DRAWS, Discard, Draw, Event, Hu, Kong, Pong
-from pipeline.rules.ruleset import RuleSet, RuleSetError, load_ruleset
+from pipeline.game.start import DIRECTIONS
+from pipeline.rules.ruleset import Override, RuleSet, RuleSetError, load_ruleset
 from pipeline.rules.settle import REASONS, Payment
 from pipeline.rules.tiles import TILE_NAMES, kind_of_name
 from pipeline.rules.values import Value
@@ -43,7 +45,6 @@ TOP_FIELDS: Final = frozenset(
     }
 )
 REQUIRED: Final = ("hand_id", "ruleset", "players", "dealer", "events")
-DIRECTIONS: Final = {"cw": 3, "ccw": 1, "across": 2}  # seat i gives to (i + offset) % 4; see schemas/XZLOG.md
 EVENT_FIELDS: Final = {
     "draw": frozenset({"t", "seat", "tile", "ms"}),
     "discard": frozenset({"t", "seat", "tile", "ms"}),
@@ -65,14 +66,9 @@ def parse_json(data: bytes | str) -> tuple[Any, str | None]:
         return None, f"not JSON: {exc}"
 
 
-class RecordError(ValueError):
-    """A record that cannot be replayed: ``code`` from :mod:`pipeline.codes`, ``event`` index if any."""
-
-    def __init__(self, code: str, message: str, *, event: int | None = None, seat: int | None = None):
-        super().__init__(message)
-        self.code = code
-        self.event = event
-        self.seat = seat
+class RecordError(Fault):
+    """A record that cannot be replayed (a :class:`~pipeline.codes.Fault`: a ``SCHEMA_*``, ``TILE_NOTATION`` or
+    ``RULESET_UNKNOWN`` code, the message, the ``event`` index and ``seat`` where they apply)."""
 
 
 class ClaimedWin(Value):
@@ -285,11 +281,10 @@ def _tiles(value: Any, what: str, size: int | tuple[int, ...] | None = None) -> 
     return tuple(kinds)
 
 
-def parse_ruleset(value: Any, override: Mapping[str, Any] | None = None) -> RuleSet:
-    """The record's ``ruleset`` (a profile name or an object with overrides), then caller overrides."""
+def parse_ruleset(value: Any, override: Override | None = None) -> RuleSet:
+    """The record's ``ruleset`` (a profile name or an object with overrides), then the caller's ``override``."""
     try:
-        rules = load_ruleset(value)
-        return load_ruleset(rules, **override) if override else rules
+        return override.apply(value) if override is not None else load_ruleset(value)
     except RuleSetError as exc:
         raise RecordError("RULESET_UNKNOWN", str(exc)) from None
 
@@ -370,7 +365,7 @@ def _parse_event(obj: Any, index: int) -> Event:
     return Hu(seat, tile, _seat(source, "from", index), rob_kong=rob)
 
 
-def parse_record(obj: Any, *, profile_override: Mapping[str, Any] | None = None) -> Record:
+def parse_record(obj: Any, *, profile_override: Override | None = None) -> Record:
     """A record object (parsed JSON) → :class:`Record`, or :class:`RecordError`."""
     if not isinstance(obj, dict):
         raise RecordError("SCHEMA_JSON", f"a record is a JSON object, got {type(obj).__name__}")

@@ -20,9 +20,11 @@ Money is settled as the hand goes, in :class:`~pipeline.rules.settle.Ledger`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
+from pipeline.codes import Fault
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.fan import Score, WinHand, ready_value, score
 from pipeline.rules.hand import (
@@ -37,26 +39,17 @@ from pipeline.rules.hand import (
     win_tiles_of_codes,
 )
 from pipeline.rules.ruleset import RuleSet
-from pipeline.rules.settle import Ledger, SeatEnd
+from pipeline.rules.settle import Ledger, Payment, SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
 from pipeline.rules.values import Value
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
 WinHow = Literal["discard", "self_draw", "rob_kong"]
-DEAL_SIZE: Final = 13
 
 
-class IllegalAction(ValueError):
-    """An action the rules or the state do not allow. ``code`` is from :mod:`pipeline.codes`."""
-
-    def __init__(
-        self, code: str, message: str, *, seat: int | None = None, expected: object = None, actual: object = None
-    ):
-        super().__init__(message)
-        self.code = code
-        self.seat = seat
-        self.expected = expected
-        self.actual = actual
+class IllegalAction(Fault):
+    """An action the rules or the state do not allow (a :class:`~pipeline.codes.Fault`: code, message, seat,
+    expected, actual; the validator adds the event index and the position)."""
 
 
 class WinRecord(Value):
@@ -123,8 +116,34 @@ class _Window:
         self.fresh = fresh  # rob window: the added tile was drawn this turn
 
 
+@dataclass(frozen=True, slots=True)
+class HandFacts:
+    """What a replayed hand leaves behind, frozen (:meth:`HandState.facts`): everything the validator,
+    ingest and the simulator's tables read once play has stopped, so that nothing outside this package
+    reads the live state."""
+
+    rules: RuleSet
+    dealer: int
+    events: tuple[Event, ...]  # the events replayed (all of them, unless the replay stopped)
+    over: bool  # the hand reached its end
+    left: int  # tiles still in the wall
+    wins: tuple[WinRecord, ...]
+    payments: tuple[Payment, ...]
+    deltas: tuple[int, ...]
+    void: tuple[int | None, ...]
+    melds: tuple[tuple[Meld, ...], ...]
+    ends: Mapping[int, SeatEnd]  # 查花猪/查大叫 facts of the seats still in at an empty wall
+    passed_wins: tuple[tuple[int, int], ...]  # (seat, event) of every pass of a possible win
+    compulsory_passes: tuple[tuple[int, int], ...]  # (seat, event) of passes the last four tiles forbid
+    could_win_at: Mapping[int, tuple[int, ...]]  # event → seats that could win on its tile
+    safe_alternative_at: Mapping[int, bool]  # dangerous discard → was a safe, as-good choice held (evidence)
+    next_dealer: int  # the next hand's dealer, if this hand is over
+    position: str  # the state's fingerprint where play stopped
+
+
 class HandState:
-    """The state of one hand. Build with :meth:`deal` (from a wall) or directly from dealt hands."""
+    """The state of one hand. Start one with :func:`pipeline.game.start.start_hand`, which checks the deal,
+    the exchange and the void suits first."""
 
     def __init__(
         self,
@@ -134,13 +153,18 @@ class HandState:
         hands: Sequence[Sequence[int]],
         wall: Sequence[int] | None = None,
         void: Sequence[int | None] = (None, None, None, None),
+        evidence: bool = False,
     ) -> None:
         """``hands[seat]`` are the kinds each seat holds when play starts (after any exchange);
-        ``wall`` is the draw pile still to come, front first (``None`` when the record has no wall)."""
+        ``wall`` is the draw pile still to come, front first (``None`` when the record has no wall).
+        ``evidence``: also work out, for every discard somebody could win on, whether the discarder held a
+        safe and as good alternative (``safe_alternative_at``, the collusion screen's evidence; ingest asks
+        for it, the simulator and ``validate`` do not)."""
         if len(hands) != 4:
             raise ValueError(f"four hands, one per seat, not {len(hands)}")
         self.rules = rules
         self.dealer = dealer
+        self.evidence = evidence
         self.counts = [[0] * 27 for _ in range(4)]
         self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
         for seat, kinds in enumerate(hands):
@@ -182,26 +206,11 @@ class HandState:
         self._codes = [suit_codes(self.counts[seat]) for seat in range(4)]
         self._sizes = [len(kinds) for kinds in hands]  # concealed tiles per seat
 
-    @classmethod
-    def deal(
-        cls, rules: RuleSet, *, dealer: int, wall: Sequence[int], void: Sequence[int | None] = (None,) * 4
-    ) -> HandState:
-        """Deal from a full wall: seat ``(dealer+k) % 4`` receives ``wall[13k:13k+13]``, the dealer's 14th
-        tile is ``wall[52]``, and every later draw takes the next tile."""
-        hands = deal_hands(wall, dealer)
-        return cls(rules, dealer=dealer, hands=hands, wall=wall[53:], void=void)
-
     # ------------------------------------------------------------------------------------ queries
     @property
     def index(self) -> int:
         """The event index the next action will have."""
         return len(self.events)
-
-    def in_hand(self, seat: int) -> bool:
-        return not self.won[seat]
-
-    def hand_size(self, seat: int) -> int:
-        return self._sizes[seat]
 
     def next_in(self, seat: int) -> int:
         """The next seat after ``seat`` in turn order still in the hand."""
@@ -210,9 +219,6 @@ class HandState:
             if not self.won[s]:
                 return s
         raise AssertionError("nobody is left in the hand")
-
-    def winners(self) -> list[int]:
-        return [w.seat for w in self.wins]
 
     def next_dealer(self) -> int:
         """The next hand's dealer: the first winner; after 一炮多响 on the first win, the discarder; with no
@@ -294,6 +300,36 @@ class HandState:
             earthly=self._earthly(seat, self_drawn),
         )
         return score(hand, self.rules)
+
+    def win_value(self, seat: int, tile: int, *, self_drawn: bool) -> Score:
+        """What a win of ``seat`` on ``tile`` is worth now: self-drawn (the tile it just drew), or on the tile
+        of the open window. For a player deciding whether to take a win :meth:`can_hu` allows."""
+        if self_drawn:
+            return self._score_win(seat, tile, self_drawn=True)
+        assert self.window is not None and self.window.tile == tile, "no open window on that tile"
+        return self._window_score(seat)
+
+    def facts(self) -> HandFacts:
+        """The hand as it stands, frozen: call it once play has stopped."""
+        return HandFacts(
+            rules=self.rules,
+            dealer=self.dealer,
+            events=tuple(self.events),
+            over=self.phase == "end",
+            left=self.left,
+            wins=tuple(self.wins),
+            payments=tuple(self.ledger.payments),
+            deltas=tuple(self.ledger.deltas()),
+            void=tuple(self.void),
+            melds=tuple(tuple(m) for m in self.melds),
+            ends=dict(self.ends),
+            passed_wins=tuple(self.passed_wins),
+            compulsory_passes=tuple(self.compulsory_passes),
+            could_win_at=dict(self.could_win_at),
+            safe_alternative_at=dict(self.safe_alternative_at),
+            next_dealer=self.next_dealer(),
+            position=self.fingerprint(),
+        )
 
     def _earthly(self, seat: int, self_drawn: bool) -> bool:
         """地胡: a non-dealer wins on the dealer's first discard, or on their own first draw before any call."""
@@ -419,11 +455,6 @@ class HandState:
         self.turn = seat
         return event
 
-    def next_wall_tile(self) -> int:
-        """The tile the next draw takes (only when the wall is known)."""
-        assert self.wall is not None
-        return self.wall[self.drawn]
-
     # ------------------------------------------------------------------------------------ discard
     def _check_hand_goes_on(self, seat: int, what: str) -> None:
         """Once the open window is the hand's last (empty wall, or three winners), only wins on its tile follow."""
@@ -493,7 +524,8 @@ class HandState:
                 could[other] = None
         if could:
             self.could_win_at[index] = tuple(could)
-            self.safe_alternative_at[index] = self._safe_alternative(seat, tile)
+            if self.evidence:
+                self.safe_alternative_at[index] = self._safe_alternative(seat, tile)
         self.kong_chain = []
         self.last_draw = None
         self.phase = "claim"
@@ -993,16 +1025,8 @@ class HandState:
             if kept is not None:
                 self._win_tiles[seat] = None  # work it out afresh
                 assert self.win_tiles(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
+        assert self.ledger.in_hand == [not won for won in self.won], "the ledger and the state disagree on who is in"
         self.ledger.deltas()
-
-
-def deal_hands(wall: Sequence[int], dealer: int) -> list[list[int]]:
-    """The starting hands dealt from ``wall`` (see :meth:`HandState.deal`), by seat."""
-    hands: list[list[int]] = [[], [], [], []]
-    for k in range(4):
-        hands[(dealer + k) % 4] = list(wall[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE])
-    hands[dealer].append(wall[4 * DEAL_SIZE])
-    return hands
 
 
 def _can(verify: object, *args: object) -> bool:

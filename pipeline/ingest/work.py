@@ -19,15 +19,14 @@ import pyarrow as pa
 
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
-from pipeline.game.record import parse_json
+from pipeline.game.start import WALL_AFTER_DEAL
 from pipeline.ingest.read import RawLine
 from pipeline.ingest.warehouse import Encoded
-from pipeline.rules.tiles import NUM_TILES, TILE_NAMES
-from pipeline.validate import Issue, Validation, validate
+from pipeline.rules.tiles import SUITS, TILE_NAMES
+from pipeline.validate import Validation, validate_lines
 from schemas.tables import TABLES
 
 RECORD_TABLES = ("hands", "player_hands", "events", "wins", "payments", "issues")
-START_WALL = NUM_TILES - 53
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,26 +193,16 @@ def process_lines(lines: Iterable[RawLine], run_id: str, *, profile: dict[str, A
 
 def _process(lines: list[RawLine], run_id: str, profile: dict[str, Any] | None) -> Rows:
     rows = Rows()
-    for position, line in enumerate(lines):
-        if line.fault is not None:
-            reject_row(rows, line, "INGEST_READ", line.fault, run_id)
-            continue
-        if line.too_long:
-            why = f"a line of {line.size} bytes cannot be a hand record"
-            reject_row(rows, line, "INGEST_LINE_TOO_LONG", why, run_id)
-            continue
-        obj, error = parse_json(line.data)
-        if error is not None:
-            reject_row(rows, line, "SCHEMA_JSON", error, run_id)
-            continue
-        v = validate(obj, profile=profile)
-        if v.record is None:
-            first = v.issues[0] if v.issues else Issue("SCHEMA_JSON", "not a record")
+    for out in validate_lines(lines, profile=profile, evidence=True):
+        v, line = out.validation, out.line
+        assert isinstance(line, RawLine)
+        if v.record is None or out.obj is None:
+            first = v.issues[0]
             reject_row(rows, line, first.code, first.message, run_id, hand_id=v.hand_id)
             continue
         mark = rows.mark()
         try:
-            add_record(rows, line, v, obj, run_id, rec=len(rows.keys))
+            add_record(rows, line, v, out.obj, run_id, rec=len(rows.keys))
         except Exception as exc:  # a bug of ours must not lose the line or stop the batch
             rows.rollback(mark)
             reject_row(
@@ -225,7 +214,7 @@ def _process(lines: list[RawLine], run_id: str, profile: dict[str, Any] | None) 
                 hand_id=v.record.hand_id,
             )
             continue
-        rows.keys.append(RecordKey(v.record.hand_id, line.sha256, position))
+        rows.keys.append(RecordKey(v.record.hand_id, line.sha256, out.position))
     return rows
 
 
@@ -244,19 +233,17 @@ def _timestamp(text: str | None) -> datetime | None:
 def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], run_id: str, *, rec: int) -> None:
     record = v.record
     assert record is not None
-    state = v.state
+    hand = v.hand
     hand_id = record.hand_id
     players = record.players
     played_at = _timestamp(record.played_at)
     valid = v.ok
     first_winners = [w.seat for w in v.wins if w.order == 1]
-    if v.replayed and state is not None:
+    if v.replayed:
         outcome = "three_winners" if len(v.wins) >= 3 else "wall_empty"
-        next_dealer = state.next_dealer()
     else:
         stopping = (i for i in v.issues if CODES[i.code].stops_replay)
         outcome = "stopped" if any(i.code != "TURN_INCOMPLETE" for i in stopping) else "incomplete"
-        next_dealer = None
     rows.add(
         "hands",
         hand_id=hand_id,
@@ -275,8 +262,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         events=len(record.events),
         winners=len(v.wins),
         first_winners=first_winners,
-        next_dealer=next_dealer,
-        wall_left=state.left if state is not None else None,
+        next_dealer=v.next_dealer,
+        wall_left=hand.left if hand is not None else None,
         outcome=outcome,
         replayed=v.replayed,
         valid=valid,
@@ -295,7 +282,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             valid=valid,
             replayed=v.replayed,
             dealer=f.dealer,
-            void=None if f.void is None else "mps"[f.void],
+            void=None if f.void is None else SUITS[f.void],
             won=f.won,
             win_order=f.win_order,
             how=f.how,
@@ -316,10 +303,10 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         )
     events = record.events
     n = len(events)
-    replayed_upto = len(state.events) if state is not None else 0
-    could = state.could_win_at if state is not None else {}
-    safe = state.safe_alternative_at if state is not None else {}
-    left = START_WALL
+    replayed_upto = len(hand.events) if hand is not None else 0
+    could = hand.could_win_at if hand is not None else {}
+    safe = hand.safe_alternative_at if hand is not None else {}
+    left = WALL_AFTER_DEAL
     wall_left: list[int] = []
     could_win: list[list[int] | None] = []
     for idx, ev in enumerate(events):
@@ -387,6 +374,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             actual=i.actual,
             message=i.message,
             money=i.money,
+            position=i.position,
             source_file=line.source_file,
             source_line=line.source_line,
             _rec=rec,

@@ -237,3 +237,46 @@ def load_ruleset(spec: str | Mapping[str, Any] | RuleSet, **overrides: Any) -> R
         if not isinstance(spec, RuleSet) and not extra and not overrides:
             _RULESETS[(name, ())] = rules  # the profile as its file sets it
     return rules
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """What a caller changes in every record's ruleset (``--profile`` of ``validate`` and ``ingest``): with a
+    ``profile``, that profile replaces the record's ruleset; the ``switches`` apply last, on top of whichever
+    profile the record ends up with. :meth:`parse` checks it all at once, so that a typo is refused before
+    any record is read.
+
+    >>> Override.parse("app").apply("chengdu").profile
+    'app'
+    >>> Override.parse({"cap": 4}).apply({"profile": "chengdu", "cap": 2}).cap
+    4
+    >>> Override.parse("chengdo")
+    Traceback (most recent call last):
+    ...
+    pipeline.rules.ruleset.RuleSetError: unknown profile 'chengdo' (known: app, chengdu)
+    """
+
+    profile: str | None = None
+    switches: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def parse(cls, spec: str | Mapping[str, Any] | Override | None) -> Override | None:
+        """A profile name, or an object with an optional ``profile`` and single switches; ``None`` for none."""
+        if spec is None or isinstance(spec, Override):
+            return spec
+        if isinstance(spec, str):
+            spec = {"profile": spec}
+        if not isinstance(spec, Mapping):
+            raise RuleSetError(f"a profile override is a name or an object, got {type(spec).__name__}")
+        profile = spec.get("profile")
+        if profile is not None:
+            read_profile(profile)
+        switches = tuple(sorted((k, _check_value(k, v)) for k, v in spec.items() if k != "profile"))
+        override = cls(profile=profile, switches=switches)
+        if profile is not None:
+            override.apply(profile)  # the switches together, on their profile
+        return override
+
+    def apply(self, ruleset: Any) -> RuleSet:
+        """The :class:`RuleSet` of a record whose ``ruleset`` field is ``ruleset``, overridden."""
+        return load_ruleset(self.profile if self.profile is not None else ruleset, **dict(self.switches))

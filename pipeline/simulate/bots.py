@@ -89,7 +89,7 @@ class Bot:
             return True
         if self.collusion and hu.source == self.collusion.partner:
             return True
-        s = st._score_win(self.seat, hu.tile, self_drawn=self_drawn) if self_drawn else st._window_score(self.seat)
+        s = st.win_value(self.seat, hu.tile, self_drawn=self_drawn)
         # An aggressive player sometimes lets a plain hand go early, hoping for more.
         return s.fan > 1 or st.left < 30 or self.rng.random() < self.style.take_small_win
 

@@ -43,7 +43,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.game.state import deal_hands
+from pipeline.game.start import deal_hands
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.tiles import KIND_BY_NAME, TILE_NAMES
 from pipeline.simulate.play import PlayedHand
@@ -132,7 +132,7 @@ class Fault:
 # ---------------------------------------------------------------------------------------------- scoring errors
 def inject_score_error(played: PlayedHand, rng: random.Random) -> Fault | None:
     """Change the record's ``result`` in place with one scoring error of a kind that applies; ``None`` if none does."""
-    record, rules = played.record, played.state.rules
+    record, rules = played.record, played.hand.rules
     result = record.get("result")
     if not result:
         return None
@@ -181,7 +181,7 @@ def _wrong_fan(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: b
 
 def _missed_root(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: bool) -> int | None:
     record = played.record
-    rooted = {w.event for w in played.state.wins if any(p.id == "gen" for p in w.score.patterns)}
+    rooted = {w.event for w in played.hand.wins if any(p.id == "gen" for p in w.score.patterns)}
     wins = [
         w
         for w in _win_events(record)
@@ -329,14 +329,14 @@ def _corrupt_event(played: PlayedHand, rec: dict[str, Any], kind: str, rng: rand
         del events[i]
     else:
         state = played.fresh_state()
-        for done in played.state.events[:i]:
+        for done in played.hand.events[:i]:
             state.apply(done)
         seat = ev["seat"]
         if kind == "discard_not_held":
             absent = [k for k in range(27) if state.counts[seat][k] == 0]
             ev["tile"] = TILE_NAMES[rng.choice(absent)]
         else:  # false_win: a seat that cannot win on this discard claims it
-            state.apply(played.state.events[i])
+            state.apply(played.hand.events[i])
             losers = [
                 s
                 for s in range(4)

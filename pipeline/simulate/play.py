@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.game.events import Hu
-from pipeline.game.record import DIRECTIONS as EXCHANGE_OFFSETS
 from pipeline.game.record import ClaimedWin, record_json
-from pipeline.game.state import HandState, deal_hands
+from pipeline.game.start import DIRECTIONS, Exchange, deal_hands, exchanged, start_hand
+from pipeline.game.state import HandFacts, HandState
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.tiles import full_set
 from pipeline.simulate.bots import Bot, Collusion
@@ -19,19 +19,18 @@ from pipeline.simulate.styles import Player
 
 @dataclass(frozen=True, slots=True)
 class PlayedHand:
-    """A simulated hand: its record, the final state, and where play started (after exchange and 定缺)."""
+    """A simulated hand: its record, what it left behind, and how it started (wall, exchange, 定缺)."""
 
     record: dict[str, Any]
-    state: HandState
-    start_hands: tuple[tuple[int, ...], ...]
-    start_wall: tuple[int, ...]  # the draw pile after the deal
+    hand: HandFacts  # what the hand left behind
+    wall: tuple[int, ...]
+    exchange: Exchange | None
     que: tuple[int, ...]
 
     def fresh_state(self) -> HandState:
         """A new state at the start of play, to replay the record's events on."""
-        return HandState(
-            self.state.rules, dealer=self.state.dealer, hands=self.start_hands, wall=self.start_wall, void=self.que
-        )
+        hand = self.hand
+        return start_hand(hand.rules, dealer=hand.dealer, wall=self.wall, exchange=self.exchange, que=self.que)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,26 +58,21 @@ def play_hand(
     """Shuffle, deal, exchange, declare voids, play to the end."""
     wall = full_set()
     rng.shuffle(wall)
-    hands = deal_hands(wall, dealer)
     bots = [
         Bot(p, seat, rng, collusion=seating.collusion.get(seat), sees_all=seat in seating.cheaters)
         for seat, p in enumerate(seating.players)
     ]
-    exchange = None
+    hands = deal_hands(wall, dealer)
+    exchange: Exchange | None = None
     if rules.exchange_three:
-        direction = rng.choice(tuple(EXCHANGE_OFFSETS))
-        given = [bots[s].choose_exchange(hands[s]) for s in range(4)]
-        for s in range(4):
-            for k in given[s]:
-                hands[s].remove(k)
-        for s in range(4):
-            hands[(s + EXCHANGE_OFFSETS[direction]) % 4].extend(given[s])
-        exchange = (direction, given)
-    que = [bots[s].choose_void(hands[s]) for s in range(4)]
-    start_hands = tuple(tuple(h) for h in hands)
-    st = HandState(rules, dealer=dealer, hands=hands, wall=wall[53:], void=que)
+        direction = rng.choice(tuple(DIRECTIONS))
+        exchange = (direction, [bots[s].choose_exchange(hands[s]) for s in range(4)])
+        hands = exchanged(hands, *exchange)
+    que = tuple(bots[s].choose_void(hands[s]) for s in range(4))
+    st = start_hand(rules, dealer=dealer, wall=wall, exchange=exchange, que=que)
     run_hand(st, bots)
-    wins = [ClaimedWin(w.seat, w.event, w.score.fan, w.score.points) for w in st.wins]
+    hand = st.facts()
+    wins = [ClaimedWin(w.seat, w.event, w.score.fan, w.score.points) for w in hand.wins]
     record = record_json(
         hand_id=hand_id,
         session_id=session_id,
@@ -91,12 +85,12 @@ def play_hand(
         wall=wall,
         exchange=exchange,
         que=que,
-        events=st.events,
-        payments=st.ledger.payments,
-        deltas=st.ledger.deltas(),
+        events=hand.events,
+        payments=hand.payments,
+        deltas=hand.deltas,
         wins=wins,
     )
-    return PlayedHand(record, st, start_hands, tuple(wall[53:]), tuple(que))
+    return PlayedHand(record, hand, tuple(wall), exchange, que)
 
 
 def run_hand(st: HandState, bots: Sequence[Bot]) -> None:

@@ -74,7 +74,7 @@ class Summary:
     winners: int = 0
 
     def add(self, played: PlayedHand, seating: Seating) -> None:
-        st = played.state
+        st = played.hand
         self.hands += 1
         self.events += len(st.events)
         self.winners += len(st.wins)
@@ -199,7 +199,7 @@ def simulate(
                 made += 1
                 if summary is not None:
                     summary.add(played, seating)
-                dealer = played.state.next_dealer()
+                dealer = played.hand.next_dealer
                 out = [json.dumps(played.record, ensure_ascii=False, separators=(",", ":"))]
                 if config.inject.score_errors and rng.random() < config.inject.score_errors:
                     fault = inject_score_error(played, rng)

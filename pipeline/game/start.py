@@ -1,0 +1,163 @@
+"""The start of a hand: the deal, 换三张 and 定缺, checked, and the :class:`HandState` play starts from.
+
+:func:`start_hand` is the one way a hand begins, for the validator replaying a record, the simulator's
+tables and the tests alike. It raises :class:`~pipeline.game.state.IllegalAction` with the codes the
+validator reports (``TILE_WALL``, ``TILE_DEAL``, ``TILE_COUNT_SHORT``/``LONG``, ``TILE_FIFTH_COPY``,
+``TILE_EXCHANGE``, ``TILE_NOT_HELD``, ``TILE_VOID``).
+
+How many tiles are dealt is said here once (:data:`DEAL_SIZE`, :data:`DEALT`): "庄家十四张，先出牌，闲家每人十三张牌"
+(seed 003) — thirteen each, the dealer one more; every later draw takes the next tile of the wall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from pipeline.game.state import HandState, IllegalAction
+from pipeline.rules.ruleset import RuleSet
+from pipeline.rules.tiles import COPIES, NUM_KINDS, NUM_TILES, TILE_NAMES, counts_of, format_tiles
+
+SEATS: Final = 4
+DEAL_SIZE: Final = 13  # tiles each seat is dealt; the dealer takes one more
+DEALT: Final = SEATS * DEAL_SIZE + 1  # tiles dealt before the first draw: the draw pile is wall[DEALT:]
+WALL_AFTER_DEAL: Final = NUM_TILES - DEALT  # tiles left to draw when play starts
+DIRECTIONS: Final = {"cw": 3, "ccw": 1, "across": 2}  # 换三张: seat i gives to (i + offset) % 4 (schemas/XZLOG.md)
+
+Exchange = tuple[str, Sequence[Sequence[int]]]  # (direction, the three tiles each seat gives)
+
+
+def deal_hands(wall: Sequence[int], dealer: int) -> list[list[int]]:
+    """The starting hands dealt from a full ``wall``, by seat: seat ``(dealer + k) % 4`` receives
+    ``wall[13k : 13k + 13]`` and the dealer's fourteenth tile is ``wall[52]``.
+
+    >>> from pipeline.rules.tiles import full_set
+    >>> hands = deal_hands(full_set(), dealer=1)
+    >>> [len(h) for h in hands]
+    [13, 14, 13, 13]
+    """
+    hands: list[list[int]] = [[] for _ in range(SEATS)]
+    for k in range(SEATS):
+        hands[(dealer + k) % SEATS] = list(wall[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE])
+    hands[dealer].append(wall[SEATS * DEAL_SIZE])
+    return hands
+
+
+def check_wall(wall: Sequence[int]) -> None:
+    """A wall holds every tile exactly four times (``TILE_WALL`` otherwise)."""
+    counts = counts_of(wall)
+    if any(n != COPIES for n in counts):
+        wrong = ", ".join(f"{TILE_NAMES[k]}×{n}" for k, n in enumerate(counts) if n != COPIES)
+        raise IllegalAction("TILE_WALL", f"the wall is not {NUM_TILES} tiles, four of each ({wrong})")
+
+
+def check_deal(hands: Sequence[Sequence[int]], dealer: int) -> None:
+    """A deal without its wall: 13 tiles a seat, 14 for the dealer (相公 otherwise), no fifth copy."""
+    for seat, hand in enumerate(hands):
+        expected = DEAL_SIZE + 1 if seat == dealer else DEAL_SIZE
+        if len(hand) != expected:
+            code = "TILE_COUNT_SHORT" if len(hand) < expected else "TILE_COUNT_LONG"
+            raise IllegalAction(
+                code,
+                f"相公: seat {seat} is dealt {len(hand)} tiles, not {expected}",
+                seat=seat,
+                expected=expected,
+                actual=len(hand),
+            )
+    total = counts_of(k for hand in hands for k in hand)
+    for kind in range(NUM_KINDS):
+        if total[kind] > COPIES:
+            raise IllegalAction("TILE_FIFTH_COPY", f"the deal holds {total[kind]} copies of {TILE_NAMES[kind]}")
+
+
+def exchanged(hands: Sequence[Sequence[int]], direction: str, given: Sequence[Sequence[int]]) -> list[list[int]]:
+    """The hands after 换三张: each seat gives three tiles of one suit it holds to the seat ``direction``
+    names. ``TILE_EXCHANGE`` for tiles of two suits, ``TILE_NOT_HELD`` for a tile the seat was not dealt.
+
+    >>> from pipeline.rules.tiles import parse_tiles
+    >>> hands = [parse_tiles("123m"), parse_tiles("456m"), parse_tiles("789m"), parse_tiles("111p")]
+    >>> [format_tiles(h) for h in exchanged(hands, "across", hands)]
+    ['789m', '111p', '123m', '456m']
+    """
+    offset = DIRECTIONS[direction]
+    out = [list(hand) for hand in hands]
+    for seat, tiles in enumerate(given):
+        if len(tiles) != 3 or len({k // 9 for k in tiles}) != 1:
+            raise IllegalAction(
+                "TILE_EXCHANGE", f"seat {seat} gives {format_tiles(tiles)}: not three tiles of one suit", seat=seat
+            )
+        for kind in tiles:
+            if kind not in out[seat]:
+                raise IllegalAction(
+                    "TILE_NOT_HELD", f"seat {seat} gives {TILE_NAMES[kind]} it was not dealt", seat=seat
+                )
+            out[seat].remove(kind)
+    for seat, tiles in enumerate(given):
+        out[(seat + offset) % SEATS].extend(tiles)
+    return out
+
+
+def start_hand(
+    rules: RuleSet,
+    *,
+    dealer: int,
+    wall: Sequence[int] | None = None,
+    deal: Sequence[Sequence[int]] | None = None,
+    exchange: Exchange | None = None,
+    que: Sequence[int | None] | None = None,
+    evidence: bool = False,
+) -> HandState:
+    """The state at the start of play. Give the full ``wall`` (the deal is then dealt from it, and a ``deal``
+    given beside it must agree), or only the ``deal``; then the exchange of three, if any, and the void suits.
+    ``evidence``: see :class:`~pipeline.game.state.HandState`.
+
+    >>> from pipeline.rules import load_ruleset
+    >>> from pipeline.rules.tiles import full_set
+    >>> state = start_hand(load_ruleset("chengdu"), dealer=0, wall=full_set(), que=(0, 1, 2, 0))
+    >>> state.left, state.turn, state.phase
+    (55, 0, 'discard')
+    """
+    if wall is not None:
+        check_wall(wall)
+        hands = deal_hands(wall, dealer)
+        if deal is not None:
+            for seat in range(SEATS):
+                if sorted(deal[seat]) != sorted(hands[seat]):
+                    raise IllegalAction(
+                        "TILE_DEAL",
+                        f"seat {seat}'s deal disagrees with the wall",
+                        seat=seat,
+                        expected=format_tiles(hands[seat]),
+                        actual=format_tiles(deal[seat]),
+                    )
+        pile: list[int] | None = list(wall[DEALT:])
+    elif deal is not None:
+        check_deal(deal, dealer)
+        hands = [list(hand) for hand in deal]
+        pile = None
+    else:
+        raise ValueError("a hand starts from a wall or a deal")
+    if exchange is not None:
+        if not rules.exchange_three:
+            raise IllegalAction("TILE_EXCHANGE", f"profile {rules.profile!r} plays no exchange of three (换三张)")
+        direction, given = exchange
+        hands = exchanged(hands, direction, given)
+    void: Sequence[int | None] = que if que is not None else (None,) * SEATS
+    if rules.que_declared and any(q is None for q in void):
+        raise IllegalAction("TILE_VOID", f"profile {rules.profile!r} requires every seat to declare a void suit (定缺)")
+    return HandState(rules, dealer=dealer, hands=hands, wall=pile, void=void, evidence=evidence)
+
+
+__all__ = [
+    "DEALT",
+    "DEAL_SIZE",
+    "DIRECTIONS",
+    "SEATS",
+    "WALL_AFTER_DEAL",
+    "Exchange",
+    "check_deal",
+    "check_wall",
+    "deal_hands",
+    "exchanged",
+    "start_hand",
+]
