@@ -29,6 +29,7 @@ import pytest
 import zstandard
 from warehouse_compare import contents
 
+from pipeline.ingest.chunks import read_chunks
 from pipeline.ingest.engines.spark import (
     CHUNKS,
     OUT_TABLES,
@@ -41,7 +42,7 @@ from pipeline.ingest.engines.spark import (
     unpack,
 )
 from pipeline.ingest.read import MAX_LINE, RawLine, read_lines
-from pipeline.ingest.run import IngestStats, _chunks, _in_warehouse, ingest
+from pipeline.ingest.run import IngestStats, ingest
 from pipeline.ingest.warehouse import SPILL
 from pipeline.ingest.work import process_lines
 from pipeline.simulate.inject import InjectSpec
@@ -343,11 +344,13 @@ def _cut(path: str, stored: set[str], spill: Path) -> tuple[list[dict[str, Any]]
     def count(n: int) -> None:
         heard[0] += n
 
-    stats = IngestStats("")
-    local = list(
-        _chunks(_in_warehouse(read_lines([path], spill_dir=spill, on_bytes=count), SPILL), CHUNK, stored, stats)
-    )
-    return rows, local, stats.duplicates, heard[0]
+    skipped = [0]
+
+    def skip(n: int) -> None:
+        skipped[0] += n
+
+    local = list(read_chunks([path], spill_dir=spill, size=CHUNK, stored=stored, on_skipped=skip, on_bytes=count))
+    return rows, local, skipped[0], heard[0]
 
 
 @pytest.mark.parametrize("which", ["sim", "bad", "cut", "missing"])

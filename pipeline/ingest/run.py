@@ -8,6 +8,10 @@ stored (the same ``hand_id`` with the same bytes). The counts reconcile and are 
 
 The same ``hand_id`` with other content is a conflict: the new line goes to ``rejects`` (code
 ``INGEST_CONFLICT``), the stored record stays. Running the same input again stores nothing new.
+
+The work is an engine's (:class:`~pipeline.ingest.engines.base.Engine`, picked by name from :data:`ENGINES`):
+it cuts the input into chunks (:mod:`pipeline.ingest.chunks`) and validates them; this module commits what it
+yields, in input order, whichever engine it is.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack, closing
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -26,11 +30,20 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.ingest.read import RawLine, read_lines
-from pipeline.ingest.warehouse import SPILL, Encoded, Warehouse
+from pipeline.ingest.chunks import CHUNK
+from pipeline.ingest.engines.base import Engine
+from pipeline.ingest.engines.local import LocalEngine
+from pipeline.ingest.engines.spark import SparkEngine
+from pipeline.ingest.read import RawLine
+from pipeline.ingest.warehouse import Encoded, Warehouse
 from pipeline.ingest.work import RECORD_TABLES, EncodedRows, RecordKey, Rows, reject_row
 
-CHUNK = 500
+# --engine NAME → the engine of a run, from the run's worker count and the engine's options (the local engine
+# has none: a Spark --master means nothing to it)
+ENGINES: dict[str, Callable[[int, dict[str, Any]], Engine]] = {
+    "local": lambda workers, _options: LocalEngine(workers),
+    "spark": lambda _workers, options: SparkEngine(**options),
+}
 
 
 @dataclass
@@ -62,32 +75,6 @@ class IngestStats:
         return "\n".join(lines)
 
 
-def _chunks(lines: Iterable[RawLine], size: int, stored: set[str], stats: IngestStats) -> Iterator[list[RawLine]]:
-    """Non-blank lines in chunks of ``size``. A line whose bytes are a stored record's (``stored``: their
-    sha256) is counted as a duplicate here and not sent to the workers: after a crash, or on a second run
-    over the same input, only what is new gets validated again."""
-    chunk: list[RawLine] = []
-    for line in lines:
-        if line.blank:
-            continue
-        if line.sha256 in stored and line.fault is None and not line.too_long:
-            stats.lines_read += 1
-            stats.duplicates += 1
-            continue
-        chunk.append(line)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def _in_warehouse(lines: Iterable[RawLine], folder: str) -> Iterator[RawLine]:
-    """Spill file names relative to the warehouse (``spill/<sha256>.line``), as ``rejects.raw_path`` says."""
-    for line in lines:
-        yield replace(line, spill=f"{folder}/{line.spill}") if line.spill is not None else line
-
-
 def ingest(
     paths: list[str],
     warehouse_dir: str | Path,
@@ -103,8 +90,8 @@ def ingest(
     """Ingest ``paths`` into the warehouse at ``warehouse_dir``; return the run's counts.
 
     Raises :class:`~pipeline.ingest.warehouse.WarehouseBusy` when another process is ingesting into it."""
-    if engine not in ("local", "spark"):
-        raise ValueError(f"unknown engine {engine!r} (local or spark)")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} ({' or '.join(ENGINES)})")
     with Warehouse(warehouse_dir) as wh:
         return _ingest(
             wh,
@@ -139,35 +126,26 @@ def _ingest(
     stored = set(known.values())
     known_rejects = wh.known_rejects()
     absolute = [p if p == "-" else str(Path(p).resolve()) for p in paths]
+
+    def skipped(n: int) -> None:  # lines the engine did not validate: their bytes are a stored record's
+        stats.lines_read += n
+        stats.duplicates += n
+
     with ExitStack() as stack:
-        results: Iterable[tuple[Sequence[RawLine], tuple[dict[str, pa.Table | EncodedRows], list[RecordKey]]]]
-        if engine == "local":
-            from pipeline.ingest.engines.local import run_chunks
-
-            lines = _in_warehouse(read_lines(absolute, spill_dir=wh.spill, on_bytes=on_bytes), SPILL)
-            chunks = _chunks(lines, chunk_size, stored, stats)
-            results = run_chunks(chunks, run_id, workers=workers, profile=profile)
-        else:  # Spark reads the files itself; the lines it skips as stored are counted here
-            from pipeline.ingest.engines.spark import SparkEngine
-
-            def skipped(n: int) -> None:
-                stats.lines_read += n
-                stats.duplicates += n
-
-            spark = SparkEngine(**(engine_options or {}))
-            results = spark.run_files(
-                absolute,
-                run_id,
-                stored=stored,
-                spill_dir=wh.spill,
-                chunk_size=chunk_size,
-                profile=profile,
-                on_skipped=skipped,
-                on_bytes=on_bytes,
-            )  # checks inputs
-            stack.enter_context(spark)  # starts the session; stopped when the run ends, however it ends
-            stack.enter_context(closing(results))  # closed before the session stops, should a commit fail
-            workers = spark.parallelism
+        worker = ENGINES[engine](workers, engine_options or {})
+        results = worker.run(
+            absolute,
+            run_id,
+            stored=stored,  # the engine may read it as it goes: the run adds what it commits
+            spill_dir=wh.spill,
+            chunk_size=chunk_size,
+            profile=profile,
+            on_skipped=skipped,
+            on_bytes=on_bytes,
+        )  # checks the inputs
+        stack.enter_context(worker)  # Spark: starts the session; stopped when the run ends, however it ends
+        stack.enter_context(closing(results))  # closed before the session stops, should a commit fail
+        workers = worker.parallelism
         for seq, (chunk, (tables, keys)) in enumerate(results, start=1):
             _commit(wh, f"{run_id}-{seq:06d}", chunk, tables, keys, known, known_rejects, stats, run_id)
             stored.update(known[k.hand_id] for k in keys)  # the digests now stored under these hand_ids

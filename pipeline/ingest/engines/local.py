@@ -1,5 +1,6 @@
 """The local engine: a pool of worker processes running :func:`pipeline.ingest.work.process_lines` on chunks,
-results back in input order, with a bounded number of chunks in flight so memory stays flat.
+results back in input order, with a bounded number of chunks in flight so memory stays flat. The chunks are
+cut by :func:`pipeline.ingest.chunks.read_chunks` in this process.
 
 Workers die with the process that started them: after a ``kill -9`` of ``xuezhan ingest`` they would
 otherwise wait forever for work on a queue nobody writes to any more.
@@ -15,16 +16,16 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
+from pipeline.ingest.chunks import read_chunks
+from pipeline.ingest.engines.base import Result
 from pipeline.ingest.read import RawLine
-from pipeline.ingest.work import EncodedRows, RecordKey, encoded, process_lines
+from pipeline.ingest.work import encoded, process_lines
 
-Result = tuple[dict[str, pa.Table | EncodedRows], list[RecordKey]]
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -70,3 +71,45 @@ def run_chunks(
         while pending:
             done, future = pending.popleft()
             yield done, future.result()
+
+
+class LocalEngine:
+    """The :class:`~pipeline.ingest.engines.base.Engine` of ``--engine local``: ``workers`` processes here."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def __enter__(self) -> LocalEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    @property
+    def parallelism(self) -> int:
+        return self.workers
+
+    def run(
+        self,
+        paths: Sequence[str],
+        run_id: str,
+        *,
+        stored: set[str],
+        spill_dir: str | Path,
+        chunk_size: int,
+        profile: dict[str, Any] | None = None,
+        on_skipped: Callable[[int], None] | None = None,
+        on_bytes: Callable[[int], None] | None = None,
+    ) -> Generator[tuple[Sequence[RawLine], Result]]:
+        """Cut ``paths`` into chunks here and validate them on the pool (see
+        :meth:`~pipeline.ingest.engines.base.Engine.run`). ``stored`` is read as the chunks are cut, so a record
+        committed earlier in the run is skipped too when it comes again."""
+        chunks = read_chunks(
+            paths,
+            spill_dir=spill_dir,
+            size=chunk_size,
+            stored=stored,
+            on_skipped=on_skipped or (lambda _n: None),
+            on_bytes=on_bytes,
+        )
+        yield from run_chunks(chunks, run_id, workers=self.workers, profile=profile)

@@ -2,8 +2,9 @@
 
 An adapter at the edge, like the local process pool: the work inside a task is the same
 :func:`pipeline.ingest.read.read_lines` and :func:`pipeline.ingest.work.process_lines` the local engine
-runs, and what comes back goes through the same deduplication and batch commit
-(``pipeline.ingest.run._commit``), so the warehouse is the same, row for row. The plan::
+runs, cut into the same chunks (:func:`pipeline.ingest.chunks.read_chunks`), and what comes back goes
+through the same deduplication and batch commit (:func:`pipeline.ingest.run.ingest` commits what any
+engine yields), so the warehouse is the same, row for row. The plan::
 
     files (one row per input file, in input order)
       → mapInArrow(_read_files)    each task streams its files line by line (spilling huge lines to the
@@ -20,16 +21,17 @@ runs, and what comes back goes through the same deduplication and batch commit
 Why the driver commits: which line of a ``hand_id`` is stored and which is a duplicate or a conflict
 depends on every line before it, across all files and the warehouse (first in input order wins), and a
 batch is committed crash-safely by renames under one lock. Doing that on the driver, in input order, with
-the local engine's own ``_commit`` makes the result identical by construction. The cost: every chunk's
-tables (compressed) travel to the driver and the driver writes all the Parquet files, so Spark speeds up
-validation (the expensive part, CPU-bound) but not writing; and the driver needs the warehouse folder,
-which must also be visible to the executors at the same path for spilled lines (as must the input files).
+the commit the local engine's chunks go through makes the result identical by construction. The cost:
+every chunk's tables (compressed) travel to the driver and the driver writes all the Parquet files, so
+Spark speeds up validation (the expensive part, CPU-bound) but not writing; and the driver needs the
+warehouse folder, which must also be visible to the executors at the same path for spilled lines (as must
+the input files).
 
 Lines whose bytes are a record already stored are counted as duplicates without being validated again, as
 in the local engine; the tasks learn those digests from a broadcast set (roughly 150 bytes a stored record
 in each Python worker). Unlike the local engine, which also skips repeats of records committed earlier in
 the same run, the tasks know only what was stored before the run began: such repeats are validated and
-then counted as duplicates by ``_commit``. The counts and tables are the same either way.
+then counted as duplicates by the commit. The counts and tables are the same either way.
 
 The results are persisted before the ordered read because a global sort first samples its input: without
 the cache the validation would run twice. The driver holds one sorted partition at a time, not the whole
@@ -59,12 +61,11 @@ from typing import Any, overload
 
 import pyarrow as pa
 
-from pipeline.ingest.read import RawLine, find_files, read_lines
-from pipeline.ingest.run import IngestStats, _chunks, _in_warehouse
-from pipeline.ingest.warehouse import SPILL
+from pipeline.ingest.chunks import read_chunks
+from pipeline.ingest.engines.base import Result
+from pipeline.ingest.read import RawLine, find_files
 from pipeline.ingest.work import RECORD_TABLES, RecordKey, process_lines
 
-Result = tuple[dict[str, pa.Table], list[RecordKey]]
 OUT_TABLES = (*RECORD_TABLES, "rejects")  # what process_lines produces (ingest_runs is the driver's)
 
 # A chunk's lines, as they travel from the reading task to the validating task and back to the driver
@@ -133,7 +134,7 @@ def pack_lines(lines: Sequence[RawLine]) -> bytes:
 
 class ChunkLines(Sequence[RawLine]):
     """A chunk's lines on the driver, kept as Arrow: a :class:`RawLine` is built only for the line asked
-    for (``_commit`` asks for the lines of conflicting records, and for the count)."""
+    for (the commit asks for the lines of conflicting records, and for the count)."""
 
     def __init__(self, table: pa.Table) -> None:
         self._table = table
@@ -167,17 +168,18 @@ def _read_files(
 
 
 def _read_file(file: int, path: str, *, chunk_size: int, stored: set[str], spill_dir: str) -> Iterator[dict[str, Any]]:
-    """One file's chunks, cut exactly as the local engine cuts them (``_chunks``: blank lines dropped, lines
-    whose bytes are a stored record's counted as duplicates and not validated again)."""
-    consumed = [0]
-
-    def count(n: int) -> None:
-        consumed[0] += n
-
-    skips = IngestStats("")  # only its duplicate count is used: the lines _chunks skipped
-    lines = _in_warehouse(read_lines([path], spill_dir=spill_dir, on_bytes=count), SPILL)
-    told = {"skipped": 0, "bytes": 0}
+    """One file's chunks, cut exactly as the local engine cuts them (:func:`~pipeline.ingest.chunks.chunks`:
+    blank lines dropped, lines whose bytes are a stored record's counted as duplicates and not validated
+    again)."""
+    heard = {"skipped": 0, "bytes": 0}  # so far, from the chunker and the reader
+    told = {"skipped": 0, "bytes": 0}  # so far, in the rows yielded
     number = 0
+
+    def hear(what: str) -> Callable[[int], None]:
+        def add(n: int) -> None:
+            heard[what] += n
+
+        return add
 
     def row(chunk: Sequence[RawLine]) -> dict[str, Any]:
         nonlocal number
@@ -185,17 +187,20 @@ def _read_file(file: int, path: str, *, chunk_size: int, stored: set[str], spill
             "file": file,
             "chunk": number,
             "lines": len(chunk),
-            "skipped": skips.duplicates - told["skipped"],
-            "bytes": consumed[0] - told["bytes"],
+            "skipped": heard["skipped"] - told["skipped"],
+            "bytes": heard["bytes"] - told["bytes"],
             "raw": pack_lines(chunk),
         }
-        told.update(skipped=skips.duplicates, bytes=consumed[0])
+        told.update(heard)
         number += 1
         return out
 
-    for chunk in _chunks(lines, chunk_size, stored, skips):
+    chunks = read_chunks(
+        [path], spill_dir=spill_dir, size=chunk_size, stored=stored, on_skipped=hear("skipped"), on_bytes=hear("bytes")
+    )
+    for chunk in chunks:
         yield row(chunk)
-    if number == 0 or skips.duplicates > told["skipped"] or consumed[0] > told["bytes"]:
+    if number == 0 or heard != told:
         yield row([])  # what was skipped or read after the last chunk (or a file with no chunk at all)
 
 
@@ -227,7 +232,9 @@ def _ddl(schema: pa.Schema) -> str:
 
 
 class SparkEngine:
-    """A Spark session for one ingest run: started on entry and stopped on exit, unless a session is
+    """The :class:`~pipeline.ingest.engines.base.Engine` of ``--engine spark``.
+
+    A Spark session for one ingest run: started on entry and stopped on exit, unless a session is
     already active (a notebook's, or an application's that calls :func:`~pipeline.ingest.run.ingest`): that
     one is used as it is and left running.
 
@@ -287,7 +294,7 @@ class SparkEngine:
         """Cores Spark runs tasks on (``local[2]``: 2)."""
         return int(self.session.sparkContext.defaultParallelism)
 
-    def run_files(
+    def run(
         self,
         paths: Sequence[str],
         run_id: str,
@@ -326,7 +333,7 @@ class SparkEngine:
             return
         spark = self.session
         if spark is None:
-            raise RuntimeError("SparkEngine.run_files: use the engine inside `with engine:`")
+            raise RuntimeError("SparkEngine.run: use the engine inside `with engine:`")
         sc = spark.sparkContext
         digests = sc.broadcast(set(stored))
         try:

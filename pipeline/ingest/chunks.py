@@ -1,0 +1,60 @@
+"""Lines into chunks, the unit of work of every ingest engine, cut the same way by all of them.
+
+:func:`read_chunks` reads files (:func:`pipeline.ingest.read.read_lines`), names spilled lines relative to the
+warehouse and cuts the non-blank lines into chunks; a line whose bytes are a stored record's is not sent to be
+validated again but counted as a duplicate (``on_skipped``). The local engine cuts its whole input this way,
+the Spark engine each file in its own task: the same chunks, so the same warehouse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from pipeline.ingest.read import RawLine, read_lines
+from pipeline.ingest.warehouse import SPILL
+
+CHUNK = 500  # lines per chunk, unless the run asks for another size
+
+
+def chunks(
+    lines: Iterable[RawLine], size: int, stored: set[str], on_skipped: Callable[[int], None]
+) -> Iterator[list[RawLine]]:
+    """Non-blank lines in chunks of ``size``. A line whose bytes are a stored record's (``stored``: their
+    sha256) is reported to ``on_skipped`` (one line at a time) and not put in a chunk: after a crash, or on a
+    second run over the same input, only what is new gets validated again."""
+    chunk: list[RawLine] = []
+    for line in lines:
+        if line.blank:
+            continue
+        if line.sha256 in stored and line.fault is None and not line.too_long:
+            on_skipped(1)
+            continue
+        chunk.append(line)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def in_warehouse(lines: Iterable[RawLine], folder: str = SPILL) -> Iterator[RawLine]:
+    """Spill file names relative to the warehouse (``spill/<sha256>.line``), as ``rejects.raw_path`` says."""
+    for line in lines:
+        yield replace(line, spill=f"{folder}/{line.spill}") if line.spill is not None else line
+
+
+def read_chunks(
+    paths: Iterable[str],
+    *,
+    spill_dir: str | Path,
+    size: int,
+    stored: set[str],
+    on_skipped: Callable[[int], None],
+    on_bytes: Callable[[int], None] | None = None,
+) -> Iterator[list[RawLine]]:
+    """The lines of ``paths`` (huge ones spilled to ``spill_dir``, the warehouse's spill folder) in chunks of
+    ``size``, the stored ones skipped (:func:`chunks`); ``on_bytes`` hears the on-disk bytes read."""
+    lines = read_lines(paths, spill_dir=spill_dir, on_bytes=on_bytes)
+    return chunks(in_warehouse(lines), size, stored, on_skipped)
