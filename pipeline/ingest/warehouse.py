@@ -170,9 +170,6 @@ class Warehouse:
         pq.write_table(table, path)
         os.replace(path, self.root / "ingest_runs" / f"part-{run_id}.parquet")
 
-    def spill_path(self) -> Path:
-        return self.spill
-
     # ------------------------------------------------------------------------------------ reading
     def glob(self, table: str) -> str:
         return str(self.root / table / "*.parquet")
