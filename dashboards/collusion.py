@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import duckdb
 import numpy as np
@@ -29,6 +28,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from dashboards import ChartSpec, as_int
+from pipeline.analytics.stats import by_levels, normal_isf
 from pipeline.audit import collusion
 from pipeline.audit.collusion import SIGNALS, PairResult
 from pipeline.report import charts
@@ -166,14 +166,7 @@ def critical_scores(m: int, fdr: float) -> list[float | None]:
     >>> [round(c, 3) for c in critical_scores(2, 0.05)]  # c(2) = 1.5: Φ⁻¹(1 − 0.05/3), Φ⁻¹(1 − 0.1/3)
     [2.128, 1.834]
     """
-    if m <= 0:
-        return []
-    c_m = float(np.sum(1.0 / np.arange(1, m + 1)))
-    out: list[float | None] = []
-    for k in range(1, m + 1):
-        alpha = k * fdr / (m * c_m)
-        out.append(NormalDist().inv_cdf(1.0 - alpha) if 0.0 < alpha < 1.0 else None)
-    return out
+    return [normal_isf(alpha) if 0.0 < alpha < 1.0 else None for alpha in by_levels(m, fdr)]
 
 
 # ---------------------------------------------------------------------------------------------- heat map

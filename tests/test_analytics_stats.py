@@ -9,7 +9,17 @@ import numpy as np
 import pytest
 
 from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, player_metrics
-from pipeline.analytics.stats import bootstrap_mean, mean_interval, wilson
+from pipeline.analytics.stats import (
+    Z95,
+    bootstrap_mean,
+    by_factor,
+    by_levels,
+    by_qvalues,
+    mean_interval,
+    normal_isf,
+    normal_sf,
+    wilson,
+)
 
 
 def bounds(num: int, den: int) -> tuple[float, float]:
@@ -105,6 +115,31 @@ def test_bootstrap_mean() -> None:
 
 
 # -------------------------------------------------------------------------------- Metric.value
+# ---------------------------------------------------------------------------------------------- tails and FDR
+def test_normal_tail_and_its_inverse() -> None:
+    assert math.isclose(normal_sf(Z95), 0.025, rel_tol=1e-12) and normal_sf(0.0) == 0.5
+    assert math.isclose(normal_sf(-Z95), 0.975, rel_tol=1e-12)
+    assert math.isclose(normal_isf(0.025), Z95, rel_tol=1e-12)
+    for z in (-3.0, 0.5, 4.0, 8.0, 12.0):  # far into the tail, where 1 - cdf would be 0
+        assert math.isclose(normal_isf(normal_sf(z)), z, rel_tol=1e-9)
+    assert normal_sf(12.0) > 0
+
+
+def test_benjamini_yekutieli_levels_and_q_values_agree() -> None:
+    assert by_factor(1) == 1.0 and math.isclose(by_factor(4), 1 + 1 / 2 + 1 / 3 + 1 / 4)
+    assert by_levels(0, 0.05) == []
+    assert by_levels(3, 0.05) == pytest.approx([k * 0.05 / (3 * by_factor(3)) for k in (1, 2, 3)])
+    # A test is rejected at the FDR exactly when it, or a test ranked below it, is under its level.
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        p = rng.uniform(0, 0.05, size=int(rng.integers(1, 30))) ** rng.uniform(0.5, 2)
+        q = by_qvalues(p)
+        ranked = np.sort(p)
+        under = [k for k, (pk, level) in enumerate(zip(ranked, by_levels(len(p), 0.05), strict=True)) if pk <= level]
+        cut = ranked[max(under)] if under else -1.0
+        assert ((q <= 0.05) == (p <= cut)).all()
+
+
 def test_rate_value() -> None:
     m = METRIC_BY_ID["win_rate"]
     assert r4(tuple(m.value({"wins": 5, "hands": 10}).values())) == (0.5, 5, 10, 0.2366, 0.7634)

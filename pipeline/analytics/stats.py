@@ -1,4 +1,5 @@
-"""Honest uncertainty: Wilson intervals for rates, normal intervals for means from sums, and a bootstrap.
+"""Honest uncertainty: Wilson intervals for rates, normal intervals for means from sums, and a bootstrap; the
+normal tail and the Benjamini–Yekutieli false discovery rate of the collusion screen and its dashboard.
 
 Most players have few hands, so a bare rate misleads; every rate comes with its numerator, denominator and
 a Wilson 95% interval, every mean with ``n`` and an interval.
@@ -7,10 +8,11 @@ a Wilson 95% interval, every mean with ``n`` and an interval.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 
-Z95 = 1.959963984540054
+Z95 = 1.959963984540054  # normal_isf(0.025)
 
 
 def wilson(num: int, den: int, z: float = Z95) -> tuple[float | None, float | None]:
@@ -54,3 +56,52 @@ def bootstrap_mean(values: np.ndarray, *, resamples: int = 2000, seed: int = 0) 
     means = rng.choice(values, size=(resamples, len(values)), replace=True).mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])
     return float(low), float(high)
+
+
+# ---------------------------------------------------------------------------------------------- tails and FDR
+def normal_sf(z: float) -> float:
+    """``P(Z > z)`` for a standard normal ``Z``: ``1 − Φ(z)``, exact far into the tail (``erfc``, no ``1 − x``).
+
+    >>> round(normal_sf(Z95), 12), f"{normal_sf(10.0):.2e}"
+    (0.025, '7.62e-24')
+    """
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+def normal_isf(p: float) -> float:
+    """The ``z`` with ``P(Z > z) = p`` (``0 < p < 1``): :func:`normal_sf`'s inverse, ``Φ⁻¹(1 − p)``.
+
+    >>> round(normal_isf(0.025), 6)
+    1.959964
+    """
+    return -NormalDist().inv_cdf(p)
+
+
+def by_factor(m: int) -> float:
+    """Benjamini–Yekutieli's ``c(m) = 1 + 1/2 + … + 1/m``, the price of allowing any dependence between tests."""
+    return float(np.sum(1.0 / np.arange(1, m + 1)))
+
+
+def by_levels(m: int, fdr: float) -> list[float]:
+    """The Benjamini–Yekutieli step-up levels: the test ranked ``k`` (1..m, smallest p first) is rejected, with
+    every test ranked above it, when its p-value is at most ``k · fdr / (m · c(m))``.
+
+    >>> [round(a, 4) for a in by_levels(2, 0.05)]  # c(2) = 1.5
+    [0.0167, 0.0333]
+    """
+    c_m = by_factor(m)
+    return [k * fdr / (m * c_m) for k in range(1, m + 1)]
+
+
+def by_qvalues(p: np.ndarray) -> np.ndarray:
+    """Benjamini–Yekutieli q-values of the p-values ``p``, in their order (valid under any dependence between
+    the tests): a test is rejected at false discovery rate ``fdr`` exactly when its q-value is ``<= fdr``."""
+    m = len(p)
+    if m == 0:
+        return p
+    order = np.argsort(p)
+    ranked = p[order] * m * by_factor(m) / np.arange(1, m + 1)
+    q = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(q, 1.0)
+    return out
