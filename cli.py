@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from pipeline import disputes
+from pipeline.analytics import groups
 from pipeline.codes import CODES
 from pipeline.rules import (
     CONVENTION,
@@ -291,21 +292,19 @@ def ingest_command(
 def stats_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
     player: Annotated[str | None, typer.Option("--player", help="Only this player.")] = None,
-    by: Annotated[
-        str, typer.Option("--by", help="Split each player's figures by seat, dealer, profile or month.")
-    ] = "all",
+    by: Annotated[str, typer.Option("--by", help=f"Split each player's figures by {groups.choices()}.")] = "all",
     fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
 ) -> None:
     """Player and table statistics with sample sizes and 95% intervals (definitions: schemas/METRICS.md)."""
     from pipeline.analytics import queries
     from pipeline.analytics.render import stats_csv, stats_table
 
-    if by not in queries.GROUPS:
-        raise fail(f"--by takes seat, dealer, profile or month, got {by!r}")
+    if by not in groups.GROUPS:
+        raise fail(f"--by takes {groups.choices()}, got {by!r}")
     if fmt not in ("table", "json", "csv"):
         raise fail(f"--format takes table, json or csv, got {fmt!r}")
     try:
-        answer = queries.stats(warehouse, by=by, player=player)
+        answer = queries.warehouse_stats(warehouse, by=by, player=player)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     if player is not None and not answer["players"]:
@@ -339,7 +338,7 @@ def report_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
 ) -> None:
     """HTML dashboards (overview, players, data quality, audit, collusion); every chart also as a PNG."""
-    from pipeline.report.build import build_report
+    from dashboards.site import build_report
 
     try:
         index = build_report(
@@ -364,13 +363,16 @@ def audit_command(
     top: Annotated[int, typer.Option("--top", help="Findings to list in the table (json and csv list all).")] = 30,
 ) -> None:
     """Every scoring difference and rule violation, with the hand and event that prove it, ranked by money."""
+    from pipeline.analytics.queries import connect
     from pipeline.audit.scoring import FINDING_FIELDS, GROUPS, audit
 
     if fmt not in ("table", "json", "csv"):
         raise fail(f"--format takes table, json or csv, got {fmt!r}")
-    if not (warehouse / "hands").is_dir():
-        raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
-    result = audit(warehouse)
+    try:
+        with connect(warehouse) as con:
+            result = audit(con)
+    except FileNotFoundError as exc:
+        raise fail(str(exc)) from None
     if fmt == "json":
         typer.echo(json.dumps(result.as_json(), ensure_ascii=False))
         return
@@ -409,13 +411,16 @@ def collusion_command(
     top: Annotated[int, typer.Option("--top", help="Pairs to list in the table (json lists all).")] = 20,
 ) -> None:
     """Screen every pair of players for collusion; flagged pairs come with the hands that prove it."""
+    from pipeline.analytics.queries import connect
     from pipeline.audit.collusion import screen
 
     if fmt not in ("table", "json"):
         raise fail(f"--format takes table or json, got {fmt!r}")
-    if not (warehouse / "hands").is_dir():
-        raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
-    results = screen(warehouse, min_hands=min_hands, fdr=fdr)
+    try:
+        with connect(warehouse) as con:
+            results = screen(con, min_hands=min_hands, fdr=fdr)
+    except FileNotFoundError as exc:
+        raise fail(str(exc)) from None
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
         return
@@ -443,7 +448,7 @@ def eval_collusion_command(
     out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Simulate populations with and without colluders and report detection, false discoveries and AUC."""
-    from pipeline.audit.evaluate import evaluate, grid, summary, table
+    from pipeline.eval_collusion import evaluate, grid, summary, table
 
     pops = grid(seed=seed, intensities=(0.5,), shared=(200,), honest=1, honest_hands=500) if quick else grid(seed=seed)
     outcomes = evaluate(

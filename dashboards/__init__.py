@@ -5,37 +5,33 @@ Every chart is two steps:
 - ``prep_*(con or result, ...) -> polars.DataFrame``: the data, aggregated by DuckDB on the warehouse, or taken
   from the audit's or the collusion screen's result, computed once per report (the SQL models
   of ``pipeline/analytics/sql`` through :func:`pipeline.analytics.queries.run`, or the few of
-  ``dashboards/sql`` the analytics layer has no model for). No raw rows come into Python, so a report on
-  100,000 hands builds in seconds. Tested against hand-counted warehouses.
+  ``dashboards/sql`` the analytics layer has no model for, through :func:`run_sql`). No raw rows come into
+  Python, so a report on 100,000 hands builds in seconds. Tested against hand-counted warehouses.
 - ``plot_*(df, ax)``: draws the frame on one matplotlib axes, with title, axis labels, units and sample
   sizes; Chinese terms go through :func:`pipeline.report.charts.fonts` so that they fall back to English
   where no CJK font is installed.
 
-Each module lists its charts in ``CHARTS`` for :mod:`pipeline.report.build`.
+Each module lists its charts in ``CHARTS`` for :mod:`dashboards.site`, which assembles the pages. The
+dashboards depend on ``pipeline`` (the analytics, the audit, the chart helpers of ``pipeline.report``), never
+the reverse.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import duckdb
 import polars as pl
 from matplotlib.axes import Axes
 
-
-@cache
-def sql(name: str) -> str:
-    """The text of ``dashboards/sql/NAME.sql``."""
-    return resources.files("dashboards").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+from pipeline import sql
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:
     """Run ``dashboards/sql/NAME.sql`` with bound parameters; the result as a Polars frame."""
-    return con.sql(sql(name), params=params).pl()
+    return sql.run_sql(con, "dashboards", name, **params)
 
 
 def as_int(value: Any) -> int:

@@ -347,7 +347,7 @@ def bench_ingest(quick: bool, compiled: Path | None = None) -> dict[str, Any]:
 
 def bench_analytics(warehouse: str) -> dict[str, Any]:
     """The full stats suite and the report vs a bare DuckDB scan of the same tables."""
-    from pipeline.analytics.queries import stats
+    from pipeline.analytics.queries import warehouse_stats as stats
     from pipeline.ingest.warehouse import Warehouse
     from schemas.tables import TABLES
 
@@ -371,7 +371,7 @@ def bench_analytics(warehouse: str) -> dict[str, Any]:
         "stats_scan_ratio": round(stats_s / scan_s, 1),
     }
     try:
-        from pipeline.report.build import build_report
+        from dashboards.site import build_report
     except ImportError:  # pragma: no cover - the report lands separately
         return out
     target = Path(tempfile.mkdtemp(prefix="xz-report-"))

@@ -1,6 +1,9 @@
 """The main job end to end on the embedded sample (``make demo``): score the worked hands of the rules, ingest
 the 2,000-hand sample into a warehouse (every line accounted for), print the table statistics, the audit and
-the collusion screen checked against the sample's ground truth, and build the HTML dashboard."""
+the collusion screen checked against the sample's ground truth, and build the HTML dashboard.
+
+The one script under ``pipeline/`` (with the bench) that reaches up to the dashboards: it runs the whole
+product, the report included (``python -m pipeline.demo``)."""
 
 from __future__ import annotations
 
@@ -8,11 +11,11 @@ import json
 import shutil
 from pathlib import Path
 
-from pipeline.analytics.queries import stats
+from dashboards.site import build_report
+from pipeline.analytics.queries import connect, stats
 from pipeline.audit.collusion import screen
 from pipeline.audit.scoring import audit
 from pipeline.ingest.run import ingest
-from pipeline.report.build import build_report
 from pipeline.rules import WinHand, load_ruleset, parse_tiles, score
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +46,8 @@ def main() -> int:
     run = ingest([str(SAMPLE)], warehouse)
     print("  " + run.text().replace("\n", "\n  "))
 
-    figures = stats(warehouse)
+    con = connect(warehouse)  # one connection for the statistics, the audit and the screen
+    figures = stats(con)
     table = figures["table"]
     print(f"\n== statistics over {figures['hands']} replayed hands")
     print("  fan distribution: " + ", ".join(f"{k} fan {v}" for k, v in table["fan_distribution"].items()))
@@ -58,7 +62,7 @@ def main() -> int:
     )
 
     labels = json.loads(SAMPLE.with_name("sample.labels.json").read_text(encoding="utf-8"))
-    findings = audit(warehouse)
+    findings = audit(con)
     found = set(findings.findings["hand_id"].to_list())
     injected = {f["hand_id"] for f in labels["faults"]}
     print(
@@ -72,7 +76,8 @@ def main() -> int:
     for row in findings.findings.head(5).iter_rows(named=True):
         print(f"  {row['money']:>5} points  {row['hand_id']} event {row['event']}: {row['code']} {row['message'][:90]}")
 
-    pairs = screen(warehouse, min_hands=50)
+    pairs = screen(con, min_hands=50)
+    con.close()
     flagged = [r for r in pairs if r.flagged]
     truth = [sorted(c["players"]) for c in labels["colluders"]]
     print(

@@ -36,13 +36,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import oracle_frames as frames
 import polars as pl
 import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from pipeline.analytics import frames, queries
+from pipeline.analytics import queries
+from pipeline.analytics.groups import GROUPS, check_group, choices
 from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, page
 from pipeline.ingest.warehouse import Warehouse
 from schemas.tables import TABLES
@@ -738,7 +740,7 @@ def test_polars_player_base_by_hand(warehouse: Path) -> None:
     assert rows_by_player(frames.player_base(warehouse)) == EXPECTED_BASE
 
 
-@pytest.mark.parametrize("by", queries.GROUPS)
+@pytest.mark.parametrize("by", GROUPS)
 def test_engines_agree_on_fixture(con, warehouse: Path, by: str) -> None:
     same_frames(queries.player_base(con, by=by), frames.player_base(warehouse, by=by))
     same_frames(queries.player_base(con, by=by, player="p004"), frames.player_base(warehouse, by=by, player="p004"))
@@ -764,13 +766,20 @@ def test_bad_by_is_refused(con, warehouse: Path) -> None:
 
 
 # -------------------------------------------------------------------------------- --by and --player
-@pytest.mark.parametrize("by", ["seat", "dealer", "profile", "month"])
+def test_the_groups_of_stats_by() -> None:
+    assert GROUPS[0] == "all" and choices() == "seat, dealer, profile or month"
+    assert [check_group(g) for g in GROUPS] == list(GROUPS)
+    with pytest.raises(ValueError, match="--by takes seat, dealer, profile or month, got 'weekday'"):
+        check_group("weekday")
+
+
+@pytest.mark.parametrize("by", GROUPS[1:])
 def test_groups_by_hand(con, by: str) -> None:
     df = queries.player_base(con, by=by)
     assert {(r["player"], r["grp"]): r["hands"] for r in df.iter_rows(named=True)} == EXPECTED_GROUPS[by]
 
 
-@pytest.mark.parametrize("by", ["seat", "dealer", "profile", "month"])
+@pytest.mark.parametrize("by", GROUPS[1:])
 def test_groups_sum_back_to_all(con, by: str) -> None:
     """Every base column is a count or a sum, so the groups of each player add up to the player's figures."""
     df = queries.player_base(con, by=by)
@@ -832,8 +841,8 @@ def test_player_filter_is_a_bound_value(con) -> None:
 
 # -------------------------------------------------------------------------------- metrics (the contract)
 @pytest.fixture(scope="module")
-def answer(warehouse: Path) -> dict[str, Any]:
-    return queries.stats(warehouse)
+def answer(con) -> dict[str, Any]:
+    return queries.stats(con)
 
 
 def metrics_of(answer: dict[str, Any], player: str) -> dict[str, dict[str, Any]]:
@@ -989,7 +998,7 @@ def test_several_robbing_one_kong_is_a_multi_win(tmp_path: Path) -> None:
     with Warehouse(tmp_path) as wh:
         rows = table_rows((DOUBLE_ROB,))
         wh.write_batch("b1", {name: pa.Table.from_pylist(rows[name], schema=TABLES[name]) for name in TABLES})
-    answer = queries.stats(tmp_path)
+    answer = queries.warehouse_stats(tmp_path)
     assert answer["table"]["multi_win_rate"]["num"] == 1
     assert answer["table"]["huang_zhuang_rate"]["num"] == 1
     p001 = metrics_of(answer, "p001")
@@ -1003,7 +1012,7 @@ def test_empty_warehouse(tmp_path: Path) -> None:
     """A warehouse with no hands: no players, zero counts, no values, no intervals."""
     with Warehouse(tmp_path):
         pass
-    answer = queries.stats(tmp_path)
+    answer = queries.warehouse_stats(tmp_path)
     assert answer["hands"] == 0 and answer["players"] == []
     t = answer["table"]
     assert t["fan_distribution"] == {} and t["pattern_frequency"] == {} and t["money_by_reason"] == {}

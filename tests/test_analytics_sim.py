@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import oracle_frames as frames
 import polars as pl
 import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from pipeline.analytics import frames, queries
+from pipeline.analytics import queries
+from pipeline.analytics.groups import GROUPS
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
@@ -63,7 +65,7 @@ def test_the_simulation_has_what_the_metrics_need(con) -> None:
     assert all(k > 0 for k in kongs)
 
 
-@pytest.mark.parametrize("by", queries.GROUPS)
+@pytest.mark.parametrize("by", GROUPS)
 def test_engines_agree(con, warehouse: Path, by: str) -> None:
     same_frames(queries.player_base(con, by=by), frames.player_base(warehouse, by=by))
 
@@ -81,7 +83,7 @@ def test_fan_distribution_agrees(con, warehouse: Path) -> None:
     assert sql["wins"].to_list() == polars["wins"].to_list()
 
 
-@pytest.mark.parametrize("by", ["seat", "dealer", "profile", "month"])
+@pytest.mark.parametrize("by", GROUPS[1:])
 def test_groups_sum_back_to_all(con, by: str) -> None:
     whole = queries.player_base(con).drop("grp")
     split = queries.player_base(con, by=by)

@@ -11,9 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from pipeline.audit.collusion import _by, _normal_sf, _poisson_sf, screen, screen_frame
-from pipeline.audit.evaluate import Population, auc, run_population, table
-from pipeline.audit.scoring import FINDING_FIELDS, audit
+from pipeline.analytics.queries import connect
+from pipeline.analytics.stats import by_qvalues, normal_sf
+from pipeline.audit import scoring
+from pipeline.audit.collusion import _poisson_sf, screen, screen_frame
+from pipeline.audit.scoring import FINDING_FIELDS
+from pipeline.eval_collusion import Population, auc, run_population, table
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
@@ -26,6 +29,12 @@ def _warehouse(tmp_path, config: SimConfig):
     labels = write(config, out)
     ingest([str(out)], tmp_path / "wh", workers=1)
     return tmp_path / "wh", labels
+
+
+def audit(warehouse) -> scoring.Audit:
+    """The audit of a warehouse, on a connection of its own."""
+    with connect(warehouse) as con:
+        return scoring.audit(con)
 
 
 @pytest.fixture(scope="module")
@@ -98,14 +107,14 @@ def test_benjamini_yekutieli() -> None:
     p = np.array([0.001, 0.01, 0.04, 0.5])
     c = 1 + 1 / 2 + 1 / 3 + 1 / 4
     expected = np.minimum.accumulate((p * 4 * c / np.arange(1, 5))[::-1])[::-1]
-    assert np.allclose(_by(p), np.minimum(expected, 1))
-    assert _by(np.array([])).size == 0
+    assert np.allclose(by_qvalues(p), np.minimum(expected, 1))
+    assert by_qvalues(np.array([])).size == 0
     # Order is kept for unsorted input.
-    assert np.allclose(_by(p[::-1]), _by(p)[::-1])
+    assert np.allclose(by_qvalues(p[::-1]), by_qvalues(p)[::-1])
 
 
 def test_tails() -> None:
-    assert math.isclose(_normal_sf(1.959963984540054), 0.025, rel_tol=1e-9)
+    assert math.isclose(normal_sf(1.959963984540054), 0.025, rel_tol=1e-9)
     assert math.isclose(_poisson_sf(3, 1.0), 1 - math.exp(-1) * (1 + 1 + 0.5), rel_tol=1e-12)
     assert _poisson_sf(0, 2.0) == 1.0
     assert _poisson_sf(2, 0.0) == 0.0
@@ -161,7 +170,8 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
     """A small fixed-seed version of the evaluation: one pair at intensity 0.5 among 6 players."""
     config = SimConfig(hands=500, seed=31, players=6, inject=InjectSpec.parse("collude=1:0.5"))
     warehouse, labels = _warehouse(tmp_path, config)
-    results = screen(warehouse, min_hands=100)
+    with connect(warehouse) as con:
+        results = screen(con, min_hands=100)
     truth = tuple(sorted(labels.colluders[0]["players"]))
     # The colluding pair comes first, far ahead. (In this six-player room an honest pair — the most skilled
     # player and the loosest one — is flagged too: a real style interaction the model does not absorb. The

@@ -23,6 +23,7 @@ INGEST_CONFLICT (100 bytes). One ingest run: 8 lines read = 4 stored + 3 rejects
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,15 +40,16 @@ from matplotlib.text import Text
 
 from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
-from dashboards import overview, player, quality, run_sql, sql
+from dashboards import overview, player, quality, run_sql
 from pipeline.analytics import queries
-from pipeline.analytics.stats import mean_interval, wilson
+from pipeline.analytics.stats import by_qvalues, mean_interval, wilson
 from pipeline.audit import collusion
-from pipeline.audit.collusion import SIGNALS, PairResult, _by
+from pipeline.audit.collusion import SIGNALS, PairResult
 from pipeline.audit.scoring import audit
 from pipeline.codes import CODES
 from pipeline.ingest.warehouse import Warehouse
 from pipeline.report import charts
+from pipeline.sql import load_sql
 from schemas.tables import TABLES
 
 PLAYED = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -649,7 +651,7 @@ def test_sql_files_are_models_with_a_header():
         "quality_summary",
         "hands_by_month",
     ):
-        text = sql(name)
+        text = load_sql("dashboards", name)
         assert text.startswith(f"-- {name}:"), name
         assert "Check:" in text, name
 
@@ -671,8 +673,8 @@ def test_cjk_terms_of_the_collusion_heat_map(con):
 #   H2 SESSION_HAND_GAP  –     3   (a warning about the whole hand; H2's stake: pB's +3)
 #   H1 SETTLE_AMOUNT     pD    2
 @pytest.fixture(scope="module")
-def findings(tiny_root):
-    return audit(tiny_root)
+def findings(con):
+    return audit(con)
 
 
 def test_audit_money_by_code(findings):
@@ -737,7 +739,8 @@ def test_audit_findings_by_month_in_utc_with_undated_hands(tmp_path):
         },
     )
     getattr(wh, "close", lambda: None)()
-    df = audit_dash.prep_findings_by_month(queries.connect(root), audit(root))
+    con = queries.connect(root)
+    df = audit_dash.prep_findings_by_month(con, audit(con))
     assert rows(df, "month", "hands", "findings", "hands_with_findings", "money") == [
         ("2026-10", 1, 1, 1, 5),
         ("2026-11", 4, 4, 3, 19),
@@ -745,12 +748,11 @@ def test_audit_findings_by_month_in_utc_with_undated_hands(tmp_path):
     ]
     assert df["n"].unique().to_list() == [6] and df["n_findings"].unique().to_list() == [5]
     assert df["share"].to_list()[2] == 0.0
-    assert run_sql(queries.connect(root), "hands_by_month")["hands"].sum() == 6
+    assert run_sql(con, "hands_by_month")["hands"].sum() == 6
 
 
-def test_audit_preps_without_findings(empty_con, tmp_path):
-    Warehouse(tmp_path / "e").open().build_catalogue()
-    nothing = audit(tmp_path / "e")
+def test_audit_preps_without_findings(empty_con):
+    nothing = audit(empty_con)
     assert audit_dash.prep_money_by_code(nothing).height == 0
     assert audit_dash.prep_money_by_player(nothing).height == 0
     assert audit_dash.prep_top_findings(nothing).height == 0
@@ -867,14 +869,15 @@ def test_pair_matrix_keeps_the_players_of_the_strongest_pairs():
 def test_critical_scores_are_the_benjamini_yekutieli_step_up():
     c3 = 1 + 1 / 2 + 1 / 3
     crit = collusion_dash.critical_scores(3, 0.05)
-    assert crit == [NormalDist().inv_cdf(1 - k * 0.05 / (3 * c3)) for k in (1, 2, 3)]
+    expected = [NormalDist().inv_cdf(1 - k * 0.05 / (3 * c3)) for k in (1, 2, 3)]
+    assert all(math.isclose(c, e, rel_tol=1e-12) for c, e in zip(crit, expected, strict=True))
     assert collusion_dash.critical_scores(0, 0.05) == []
     assert collusion_dash.critical_scores(1, 1.0) == [None]  # any score would do
     # Flagged by q <= fdr (the screen's rule) is exactly: at or above a rank whose score reaches its critical.
     rng = np.random.default_rng(5)
     for _ in range(20):
         scores = np.sort(rng.normal(1.0, 1.5, size=int(rng.integers(1, 40))))[::-1]
-        q = _by(np.array([NormalDist().cdf(-s) for s in scores]))
+        q = by_qvalues(np.array([NormalDist().cdf(-s) for s in scores]))
         crit = collusion_dash.critical_scores(len(scores), 0.05)
         reached = [k for k, (s, c) in enumerate(zip(scores, crit, strict=True)) if c is not None and s >= c]
         last = max(reached, default=-1)
@@ -973,9 +976,8 @@ def test_audit_and_collusion_plots_without_a_cjk_font(con, findings):
     assert "pA & pB (n=300)" in top and "p=3.2e-05, q=0.001" in top
 
 
-def test_audit_and_collusion_plots_when_there_is_nothing(empty_con, con, tmp_path):
-    Warehouse(tmp_path / "e").open().build_catalogue()
-    nothing = audit(tmp_path / "e")
+def test_audit_and_collusion_plots_when_there_is_nothing(empty_con, con):
+    nothing = audit(empty_con)
     screened_nothing = collusion_dash.screen_pairs(con)
     for plot, df in [*_audit_frames(nothing, empty_con), *_collusion_frames(screened_nothing)]:
         texts = _draw(plot, df, charts.Fonts(cjk_family=None))

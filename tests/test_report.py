@@ -14,13 +14,13 @@ import matplotlib.image
 import polars as pl
 import pytest
 
+from dashboards.site import build_report, page_file
 from pipeline.analytics import queries
 from pipeline.audit.scoring import audit
 from pipeline.codes import CODES
 from pipeline.ingest.run import ingest
 from pipeline.ingest.warehouse import Warehouse
 from pipeline.report import charts
-from pipeline.report.build import build_report, page_file
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
 
@@ -118,7 +118,8 @@ def test_quality_page_shows_issues_and_rejects(report):
 def test_audit_page(report, warehouse):
     text = (report.parent / "audit.html").read_text(encoding="utf-8")
     assert text.count("<img ") == len(AUDIT_CHARTS)
-    findings = audit(warehouse).findings
+    with queries.connect(warehouse) as con:
+        findings = audit(con).findings
     assert findings.height > 0  # the fixture injects faults
     top = findings.row(0, named=True)
     assert f"<b>{findings.height:,}</b> findings" in text and "points at stake" in text
@@ -140,8 +141,8 @@ def test_collusion_page_says_which_threshold_and_that_nothing_is_flagged(report)
 def test_flagged_pairs_and_their_hands_on_the_page():
     """The flagged-pair parts of the page, from a screen whose pair pA & pB is flagged with two hands."""
     from dashboards import collusion as collusion_dash
+    from dashboards.site import _collusion_summary, _evidence_section, _pairs_table
     from pipeline.audit.collusion import SIGNALS, PairResult
-    from pipeline.report.build import _collusion_summary, _evidence_section, _pairs_table
 
     signals = {s: {"observed": 3.0, "expected": 1.5, "ratio_shrunk": 1.0, "z": 2.5} for s in SIGNALS}
     seating = {"observed": 300, "expected": 150.0, "ratio": 2.0, "p": 0.01}
@@ -369,7 +370,7 @@ def test_pages_render_in_a_headless_browser(report, tmp_path):
 
 
 def test_finding_messages_fold_the_position_away():
-    from pipeline.report.build import _message
+    from dashboards.site import _message
 
     folded = _message("event 3: seat 0 discards <out of turn> [ev3 discard turn=1 left=5 || 0:123m [pong:5p]]")
     assert folded.startswith("event 3: seat 0 discards &lt;out of turn&gt;<details><summary>position</summary>")

@@ -1,8 +1,8 @@
 """The metric registry: every player metric once — id, names, exact definition, unit — used by ``stats``,
 the reports and the generated page ``schemas/METRICS.md`` (``python -m pipeline.analytics.metrics``).
 
-A metric is computed from the base counts of ``sql/player_base.sql`` (or its Polars twin,
-:func:`pipeline.analytics.frames.player_base`):
+A metric is computed from the base counts of ``sql/player_base.sql`` (or its Polars twin, the tests' oracle
+``tests/oracle_frames.py``):
 
 - a **rate** is ``num / den`` with a Wilson 95% interval;
 - a **mean** is ``sum / n`` with a normal 95% interval from the sum of squares;

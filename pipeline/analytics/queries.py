@@ -3,29 +3,24 @@ assemble the ``stats`` answer: per-player metrics and the table-level figures.""
 
 from __future__ import annotations
 
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
 
+from pipeline import sql
+from pipeline.analytics.groups import check_group
 from pipeline.analytics.metrics import player_metrics
 from pipeline.analytics.stats import mean_interval, wilson
 from pipeline.ingest.warehouse import Warehouse
 
-GROUPS = ("all", "seat", "dealer", "profile", "month")
-
-
-@cache
-def sql(name: str) -> str:
-    """The text of ``sql/NAME.sql``."""
-    return resources.files("pipeline.analytics").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
-
 
 def connect(warehouse_dir: str | Path) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with the warehouse's tables as views (read-only on the Parquet files)."""
+    """A DuckDB connection with the warehouse's tables as views (read-only on the Parquet files), for the
+    analytics, the audit and the dashboards to share; the caller closes it (``with connect(d) as con:``).
+
+    Raises ``FileNotFoundError`` when there is no warehouse at ``warehouse_dir``."""
     root = Path(warehouse_dir)
     if not (root / "hands").is_dir():
         raise FileNotFoundError(f"no warehouse at {root} (run xuezhan ingest first)")
@@ -34,13 +29,13 @@ def connect(warehouse_dir: str | Path) -> duckdb.DuckDBPyConnection:
 
 def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:
     """Run ``sql/NAME.sql`` with named parameters; the result as a Polars frame."""
-    return con.sql(sql(name), params=params).pl()
+    return sql.run_sql(con, "pipeline.analytics", name, **params)
 
 
 def player_base(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None) -> pl.DataFrame:
-    if by not in GROUPS:
-        raise ValueError(f"--by takes one of {', '.join(GROUPS[1:])}, got {by!r}")
-    return run(con, "player_base", by=by, player=player)
+    """The base counts of every player (or only ``player``), one row per player and group (``grp``); ``by`` is
+    one of :data:`pipeline.analytics.groups.GROUPS`."""
+    return run(con, "player_base", by=check_group(by), player=player)
 
 
 def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
@@ -92,9 +87,9 @@ def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     }
 
 
-def stats(warehouse_dir: str | Path, *, by: str = "all", player: str | None = None) -> dict[str, Any]:
-    """The ``stats --format json`` contract: ``{"hands", "by", "players": [...], "table": {...}}``."""
-    con = connect(warehouse_dir)
+def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None) -> dict[str, Any]:
+    """The ``stats --format json`` contract: ``{"hands", "by", "players": [...], "table": {...}}``, over the
+    warehouse behind ``con`` (:func:`connect`)."""
     base = player_base(con, by=by, player=player)
     players = []
     for row in base.iter_rows(named=True):
@@ -104,3 +99,10 @@ def stats(warehouse_dir: str | Path, *, by: str = "all", player: str | None = No
         players.append(entry)
     table = table_figures(con)
     return {"hands": table["replayed_hands"], "by": by, "players": players, "table": table}
+
+
+def warehouse_stats(warehouse_dir: str | Path, *, by: str = "all", player: str | None = None) -> dict[str, Any]:
+    """:func:`stats` of the warehouse at ``warehouse_dir``, on a connection opened and closed here (for a caller
+    that has nothing else to run on it: the ``stats`` command, the demo, the bench)."""
+    with connect(warehouse_dir) as con:
+        return stats(con, by=by, player=player)

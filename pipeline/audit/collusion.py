@@ -37,16 +37,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
-from itertools import combinations
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import numpy as np
 import polars as pl
 
-from pipeline.ingest.warehouse import Warehouse
+from pipeline import sql
+from pipeline.analytics.stats import by_qvalues, normal_sf
 
 SIGNALS: dict[str, tuple[str, ...]] = {
     # signal → directed features summed in both directions
@@ -86,12 +84,8 @@ class PairResult:
         }
 
 
-def _sql(name: str) -> str:
-    return resources.files("pipeline.audit").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
-
-
 def pair_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    return con.sql(_sql("pair_features")).pl()
+    return sql.run_sql(con, "pipeline.audit", "pair_features")
 
 
 def _rates(frame: pl.DataFrame, who: str, count: str, exposure: str, name: str) -> pl.DataFrame:
@@ -135,24 +129,6 @@ def _residuals(df: pl.DataFrame, exclude: frozenset[tuple[str, str]] = frozenset
     return out.drop("one")
 
 
-def _by(values: np.ndarray) -> np.ndarray:
-    """Benjamini–Yekutieli q-values (valid under any dependence between the tests)."""
-    m = len(values)
-    if m == 0:
-        return values
-    order = np.argsort(values)
-    c_m = float(np.sum(1.0 / np.arange(1, m + 1)))
-    ranked = values[order] * m * c_m / np.arange(1, m + 1)
-    q = np.minimum.accumulate(ranked[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(q, 1.0)
-    return out
-
-
-def _normal_sf(z: float) -> float:
-    return 0.5 * math.erfc(z / math.sqrt(2.0))
-
-
 def _poisson_sf(observed: int, expected: float) -> float:
     """P(X >= observed) for X ~ Poisson(expected)."""
     if observed <= 0:
@@ -169,14 +145,14 @@ def _poisson_sf(observed: int, expected: float) -> float:
 
 
 def screen(
-    warehouse_dir: str | Path,
+    con: duckdb.DuckDBPyConnection,
     *,
     min_hands: int = 200,
     fdr: float = 0.05,
     evidence: int = 5,
 ) -> list[PairResult]:
-    """Screen every pair with at least ``min_hands`` shared hands; results best first."""
-    con = Warehouse(warehouse_dir).connect()
+    """Screen every pair of the warehouse behind ``con`` with at least ``min_hands`` shared hands; results best
+    first, with up to ``evidence`` hands to replay for each flagged pair (and the best one)."""
     return screen_frame(pair_features(con), con, min_hands=min_hands, fdr=fdr, evidence=evidence)
 
 
@@ -233,8 +209,8 @@ def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
         centre = max(0.0, float(np.median(scores)))
         scale = max(1.0, 1.4826 * float(np.median(np.abs(scores - np.median(scores)))))
     z = (scores - centre) / scale
-    pvals = np.array([_normal_sf(float(v)) for v in z])
-    qvals = _by(pvals)
+    pvals = np.array([normal_sf(float(v)) for v in z])
+    qvals = by_qvalues(pvals)
     out = [
         replace(r, z=float(zi), p=float(pi), q=float(qi), flagged=bool(qi <= fdr))
         for r, zi, pi, qi in zip(results, z, pvals, qvals, strict=True)
@@ -326,7 +302,7 @@ def _screen_once(
             continue
         corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
         score = float(z[live].sum() / math.sqrt(max(corr.sum(), 1e-12)))
-        p = _normal_sf(score)
+        p = normal_sf(score)
         raw = rows.select([f"raw_{s}" for s in signal_names]).sum().row(0)
         exp = rows.select([f"exp_{s}" for s in signal_names]).sum().row(0)
         expected_shared = hands_count[a] * 3 * hands_count[b] / max(1, total_seat_hands - hands_count[a])
@@ -365,9 +341,7 @@ def _screen_once(
 
 def pair_evidence(con: duckdb.DuckDBPyConnection, players: Sequence[str], *, limit: int = 5) -> list[dict[str, Any]]:
     """The strongest hands of a pair to replay: wins and calls one made on the other's tile, biggest first."""
-    rows = con.execute(_sql("pair_evidence"), {"a": players[0], "b": players[1], "limit": limit}).fetchall()
+    rows = con.execute(
+        sql.load_sql("pipeline.audit", "pair_evidence"), {"a": players[0], "b": players[1], "limit": limit}
+    ).fetchall()
     return [{"hand_id": h, "event": e, "why": why} for h, e, why in rows]
-
-
-def all_pairs(players: Sequence[str]) -> list[tuple[str, str]]:
-    return list(combinations(sorted(players), 2))

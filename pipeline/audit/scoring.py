@@ -5,13 +5,12 @@ and grouped by code, table, player and month."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 
-from pipeline.ingest.warehouse import Warehouse
+from pipeline import sql
 
 FINDING_FIELDS = ("hand_id", "code", "event", "seat", "player", "expected", "actual", "money", "message")
 GROUPS = {"code": "code", "table": "table_id", "player": "player", "month": "month"}
@@ -40,10 +39,6 @@ class Audit:
         )
 
 
-def _sql(name: str) -> str:
-    return resources.files("pipeline.audit").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
-
-
-def audit(warehouse_dir: str | Path) -> Audit:
-    con = Warehouse(warehouse_dir).connect()
-    return Audit(con.sql(_sql("findings")).pl())
+def audit(con: duckdb.DuckDBPyConnection) -> Audit:
+    """The audit of the warehouse behind ``con`` (:func:`pipeline.analytics.queries.connect`)."""
+    return Audit(sql.run_sql(con, "pipeline.audit", "findings"))

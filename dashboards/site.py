@@ -1,5 +1,8 @@
-"""Assemble the HTML report of a warehouse: an overview page, a page per selected player, a data-quality page,
-the scoring audit and the collusion screen.
+"""The site: the HTML report of a warehouse, assembled from the dashboards: an overview page, a page per selected
+player, a data-quality page, the scoring audit and the collusion screen.
+
+The report opens one DuckDB connection on the warehouse; every dashboard, the audit and the collusion screen
+run on it.
 
 Layout under ``out_dir``::
 
@@ -76,14 +79,13 @@ def build_report(
     con = queries.connect(warehouse_dir)
     try:
         selected = _select_players(con, players, top_players)
-        return _build(con, Path(warehouse_dir), Path(out_dir), selected, min_hands, on_step)
+        return _build(con, Path(out_dir), selected, min_hands, on_step)
     finally:
         con.close()
 
 
 def _build(
     con: duckdb.DuckDBPyConnection,
-    warehouse_dir: Path,
     out: Path,
     selected: list[str],
     min_hands: int,
@@ -133,7 +135,7 @@ def _build(
     (out / quality_page.file).write_text(_page(quality_page, pages, body, font), encoding="utf-8")
 
     # Audit: the findings are the audit's (pipeline.audit.scoring), computed once for every chart.
-    result = scoring.audit(warehouse_dir)
+    result = scoring.audit(con)
     by_code, by_month, by_player = audit_dash.CHARTS
     body = [_audit_summary(con, result, quality_page)]
     body += [_figure(draw("audit", by_code, result)[1])]

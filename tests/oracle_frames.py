@@ -1,5 +1,6 @@
-"""The core metrics computed a second way, in Polars straight from the Parquet folders, so that a test can
-hold the SQL models and these frames to the same answer (and to hand-computed fixtures)."""
+"""A test oracle: the core metrics computed a second way, in Polars straight from the Parquet folders, so that
+a test can hold the SQL models (``pipeline/analytics/sql``) and these frames to the same answer (and to
+hand-computed fixtures). Not part of the product: only the tests use it."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ from pathlib import Path
 
 import polars as pl
 
+from pipeline.analytics.groups import GROUPS, check_group
+
 
 def scan(warehouse_dir: str | Path, table: str) -> pl.LazyFrame:
     return pl.scan_parquet(Path(warehouse_dir) / table / "*.parquet")
 
 
 def _group(by: str) -> pl.Expr:
-    """The ``grp`` column of ``sql/player_base.sql`` for ``$by``."""
+    """The ``grp`` column of ``sql/player_base.sql`` for ``$by``, written again (the groups' names are
+    :data:`~pipeline.analytics.groups.GROUPS`)."""
     groups = {
         "all": pl.lit("all"),
         "seat": pl.col("seat").cast(pl.String),
@@ -21,9 +25,8 @@ def _group(by: str) -> pl.Expr:
         "profile": pl.col("profile"),
         "month": pl.col("played_at").dt.convert_time_zone("UTC").dt.strftime("%Y-%m"),
     }
-    if by not in groups:
-        raise ValueError(f"--by takes one of {', '.join(list(groups)[1:])}, got {by!r}")
-    return groups[by].alias("grp")
+    assert tuple(groups) == GROUPS, "a group of stats --by is missing here"
+    return groups[check_group(by)].alias("grp")
 
 
 def player_base(warehouse_dir: str | Path, *, by: str = "all", player: str | None = None) -> pl.DataFrame:

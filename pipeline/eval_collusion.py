@@ -6,6 +6,9 @@ who share a table as often as colluders do. For each population: simulate, inges
 flagged pairs with the labels. The table reports, per grid cell, the share of colluding pairs flagged at the
 chosen FDR, the honest pairs flagged (false discoveries), and the ranking AUC (the chance a colluding pair
 scores above an honest one).
+
+It runs the simulator, the ingest and the audit together, so it sits above all three (``xuezhan
+eval-collusion``), not inside the audit: the audit never imports the simulator.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.analytics.queries import connect
 from pipeline.audit.collusion import screen
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
@@ -84,7 +88,8 @@ def run_population(
         )
         ingest([str(root / "games.jsonl.gz")], root / "wh", workers=1)
         threshold = min_hands if min_hands is not None else min(200, max(50, pop.hands // 10))
-        results = screen(root / "wh", min_hands=threshold, fdr=fdr, evidence=0)
+        with connect(root / "wh") as con:
+            results = screen(con, min_hands=threshold, fdr=fdr, evidence=0)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     colluding = {tuple(sorted(c["players"])) for c in labels.colluders}

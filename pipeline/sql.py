@@ -1,0 +1,29 @@
+"""The SQL models shipped with the package: ``<package>/sql/<name>.sql``, read once and run on DuckDB with every
+value bound as a parameter.
+
+Three packages carry models: ``pipeline.analytics`` (the ``stats`` figures), ``pipeline.audit`` (findings, pair
+features and evidence) and ``dashboards`` (the few charts the analytics have no model for).
+
+>>> load_sql("pipeline.analytics", "warehouse_counts").lstrip().startswith("--")
+True
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import duckdb
+import polars as pl
+
+
+@cache
+def load_sql(package: str, name: str) -> str:
+    """The text of ``<package>/sql/<name>.sql`` (cached: the files do not change while the process runs)."""
+    return resources.files(package).joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, package: str, name: str, **params: Any) -> pl.DataFrame:
+    """Run ``<package>/sql/<name>.sql`` with named parameters; the result as a Polars frame."""
+    return con.sql(load_sql(package, name), params=params).pl()
