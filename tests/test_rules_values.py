@@ -54,7 +54,7 @@ def _value_classes() -> list[type]:
 
 def test_the_value_classes_are_found() -> None:
     names = {cls.__name__ for cls in _value_classes()}
-    assert {"Draw", "Hu", "Payment", "WinHand", "Score", "PatternHit", "Meld", "WinRecord"} <= names
+    assert {"Draw", "Hu", "Payment", "WinHand", "Score", "PatternHit", "Meld", "Reading"} <= names
 
 
 @pytest.mark.parametrize("cls", _value_classes(), ids=lambda cls: cls.__name__)

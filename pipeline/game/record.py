@@ -12,6 +12,7 @@ into its JSON value, the one JSON reader of the validator and of ingest.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, TypeGuard
 
 import orjson
@@ -22,7 +23,6 @@ from pipeline.game.start import DIRECTIONS
 from pipeline.rules.ruleset import Override, RuleSet, RuleSetError, load_ruleset
 from pipeline.rules.settle import REASONS, Payment
 from pipeline.rules.tiles import TILE_NAMES, kind_of_name
-from pipeline.rules.values import Value
 
 FORMAT: Final = "xzlog/1"
 TOP_FIELDS: Final = frozenset(
@@ -71,169 +71,43 @@ class RecordError(Fault):
     ``RULESET_UNKNOWN`` code, the message, the ``event`` index and ``seat`` where they apply)."""
 
 
-class ClaimedWin(Value):
+@dataclass(frozen=True, slots=True)
+class ClaimedWin:
     """One win as the source system claimed it: who, at which event, and (if given) its fan and points."""
 
-    __slots__ = ()
-    _fields = ("seat", "event", "fan", "points")
-
-    def __init__(self, seat: int, event: int, fan: int | None, points: int | None) -> None:
-        self._v = (seat, event, fan, points)
-
-    @property
-    def seat(self) -> int:
-        return self._v[0]
-
-    @property
-    def event(self) -> int:
-        return self._v[1]
-
-    @property
-    def fan(self) -> int | None:
-        return self._v[2]
-
-    @property
-    def points(self) -> int | None:
-        return self._v[3]
+    seat: int
+    event: int
+    fan: int | None
+    points: int | None
 
 
-class Claimed(Value):
+@dataclass(frozen=True, slots=True)
+class Claimed:
     """What the source system claimed: payments, deltas, and optionally each win's fan and points."""
 
-    __slots__ = ()
-    _fields = ("payments", "deltas", "wins")
-
-    def __init__(
-        self,
-        payments: tuple[Payment, ...],
-        deltas: tuple[int, ...],
-        wins: tuple[ClaimedWin, ...],
-    ) -> None:
-        self._v = (payments, deltas, wins)
-
-    @property
-    def payments(self) -> tuple[Payment, ...]:
-        return self._v[0]
-
-    @property
-    def deltas(self) -> tuple[int, ...]:
-        return self._v[1]
-
-    @property
-    def wins(self) -> tuple[ClaimedWin, ...]:
-        return self._v[2]
+    payments: tuple[Payment, ...]
+    deltas: tuple[int, ...]
+    wins: tuple[ClaimedWin, ...]
 
 
-class Record(Value):
+@dataclass(frozen=True, slots=True)
+class Record:
     """A parsed record: everything the replay needs, tiles as kinds, events as event values."""
 
-    __slots__ = ()
-    _fields = (
-        "hand_id",
-        "rules",
-        "players",
-        "dealer",
-        "wall",
-        "deal",
-        "exchange_direction",
-        "exchange_given",
-        "que",
-        "events",
-        "session_id",
-        "hand_no",
-        "table_id",
-        "played_at",
-    )
-
-    def __init__(
-        self,
-        hand_id: str,
-        rules: RuleSet,
-        players: tuple[str, ...],
-        dealer: int,
-        wall: tuple[int, ...] | None,
-        deal: tuple[tuple[int, ...], ...] | None,
-        exchange_direction: str | None,
-        exchange_given: tuple[tuple[int, ...], ...] | None,
-        que: tuple[int | None, ...] | None,
-        events: tuple[Event, ...],
-        session_id: str | None = None,
-        hand_no: int | None = None,
-        table_id: str | None = None,
-        played_at: str | None = None,
-    ) -> None:
-        self._v = (
-            hand_id,
-            rules,
-            players,
-            dealer,
-            wall,
-            deal,
-            exchange_direction,
-            exchange_given,
-            que,
-            events,
-            session_id,
-            hand_no,
-            table_id,
-            played_at,
-        )
-
-    @property
-    def hand_id(self) -> str:
-        return self._v[0]
-
-    @property
-    def rules(self) -> RuleSet:
-        return self._v[1]
-
-    @property
-    def players(self) -> tuple[str, ...]:
-        return self._v[2]
-
-    @property
-    def dealer(self) -> int:
-        return self._v[3]
-
-    @property
-    def wall(self) -> tuple[int, ...] | None:
-        return self._v[4]
-
-    @property
-    def deal(self) -> tuple[tuple[int, ...], ...] | None:
-        return self._v[5]
-
-    @property
-    def exchange_direction(self) -> str | None:
-        return self._v[6]
-
-    @property
-    def exchange_given(self) -> tuple[tuple[int, ...], ...] | None:
-        return self._v[7]
-
-    @property
-    def que(self) -> tuple[int | None, ...] | None:
-        return self._v[8]
-
-    @property
-    def events(self) -> tuple[Event, ...]:
-        return self._v[9]
-
-    @property
-    def session_id(self) -> str | None:
-        return self._v[10]
-
-    @property
-    def hand_no(self) -> int | None:
-        return self._v[11]
-
-    @property
-    def table_id(self) -> str | None:
-        return self._v[12]
-
-    @property
-    def played_at(self) -> str | None:
-        return self._v[13]
+    hand_id: str
+    rules: RuleSet
+    players: tuple[str, ...]
+    dealer: int
+    wall: tuple[int, ...] | None
+    deal: tuple[tuple[int, ...], ...] | None
+    exchange_direction: str | None
+    exchange_given: tuple[tuple[int, ...], ...] | None
+    que: tuple[int | None, ...] | None
+    events: tuple[Event, ...]
+    session_id: str | None = None
+    hand_no: int | None = None
+    table_id: str | None = None
+    played_at: str | None = None
 
 
 def _is_int(value: Any) -> TypeGuard[int]:

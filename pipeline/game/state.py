@@ -41,7 +41,6 @@ from pipeline.rules.hand import (
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
-from pipeline.rules.values import Value
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
 WinHow = Literal["discard", "self_draw", "rob_kong"]
@@ -52,51 +51,17 @@ class IllegalAction(Fault):
     expected, actual; the validator adds the event index and the position)."""
 
 
-class WinRecord(Value):
+@dataclass(frozen=True, slots=True)
+class WinRecord:
     """One win as the engine scored it."""
 
-    __slots__ = ()
-    _fields = ("seat", "event", "tile", "how", "source", "score", "order")
-
-    def __init__(
-        self,
-        seat: int,
-        event: int,
-        tile: int,
-        how: WinHow,
-        source: int | None,
-        score: Score,
-        order: int,
-    ) -> None:
-        self._v = (seat, event, tile, how, source, score, order)
-
-    @property
-    def seat(self) -> int:
-        return self._v[0]
-
-    @property
-    def event(self) -> int:
-        return self._v[1]
-
-    @property
-    def tile(self) -> int:
-        return self._v[2]
-
-    @property
-    def how(self) -> WinHow:
-        return self._v[3]
-
-    @property
-    def source(self) -> int | None:
-        return self._v[4]
-
-    @property
-    def score(self) -> Score:
-        return self._v[5]
-
-    @property
-    def order(self) -> int:  # 1 for the first winner of the hand; winners on one discard share an order
-        return self._v[6]
+    seat: int
+    event: int
+    tile: int
+    how: WinHow
+    source: int | None
+    score: Score
+    order: int  # 1 for the first winner of the hand; winners on one discard share an order
 
 
 class _Window:

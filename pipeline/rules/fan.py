@@ -397,30 +397,14 @@ def _title(hits: Sequence[PatternHit]) -> tuple[str, str]:
 ReadyWhich = Literal["min", "max"]
 
 
-class ReadyValue(Value):
+@dataclass(frozen=True, slots=True)
+class ReadyValue:
     """The value of a ready hand over its waits: the extreme ``amount`` one payer pays, and on which tile."""
 
-    __slots__ = ()
-    _fields = ("amount", "fan", "win_tile", "waits")
-
-    def __init__(self, amount: int, fan: int, win_tile: int, waits: tuple[int, ...]) -> None:
-        self._v = (amount, fan, win_tile, waits)
-
-    @property
-    def amount(self) -> int:
-        return self._v[0]
-
-    @property
-    def fan(self) -> int:
-        return self._v[1]
-
-    @property
-    def win_tile(self) -> int:
-        return self._v[2]
-
-    @property
-    def waits(self) -> tuple[int, ...]:
-        return self._v[3]
+    amount: int
+    fan: int
+    win_tile: int
+    waits: tuple[int, ...]
 
 
 def ready_value(

@@ -14,6 +14,7 @@ players still in.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final, Literal
 
 from pipeline.rules.fan import ReadyValue, Score
@@ -61,26 +62,13 @@ class Payment(Value):
         return {"from": self.payer, "to": self.payee, "amount": self.amount, "reason": self.reason, "event": self.event}
 
 
-class SeatEnd(Value):
+@dataclass(frozen=True, slots=True)
+class SeatEnd:
     """A player still in when the wall ran out: flower pig (花猪, three suits) or the ready value."""
 
-    __slots__ = ()
-    _fields = ("seat", "pig", "ready")
-
-    def __init__(self, seat: int, pig: bool, ready: ReadyValue | None) -> None:
-        self._v = (seat, pig, ready)
-
-    @property
-    def seat(self) -> int:
-        return self._v[0]
-
-    @property
-    def pig(self) -> bool:
-        return self._v[1]
-
-    @property
-    def ready(self) -> ReadyValue | None:
-        return self._v[2]
+    seat: int
+    pig: bool
+    ready: ReadyValue | None
 
 
 class Ledger:
