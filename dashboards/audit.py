@@ -239,7 +239,7 @@ def prep_top_findings(result: Audit, *, limit: int = TOP_FINDINGS) -> pl.DataFra
     """The ``limit`` findings with most money at stake, in the audit's order (money, hand, event, code).
 
     Columns: ``rank`` (1-based), ``hand_id``, ``event``, ``code``, ``severity``, ``player``, ``money``,
-    ``message``, ``table_id``, ``month``, ``meaning`` (the code's, from the catalogue), ``n_findings``.
+    ``message``, ``position``, ``table_id``, ``month``, ``meaning`` (the code's, from the catalogue), ``n_findings``.
     """
     f = result.findings
     top = f.head(max(0, limit))
@@ -252,6 +252,7 @@ def prep_top_findings(result: Audit, *, limit: int = TOP_FINDINGS) -> pl.DataFra
         pl.col("player").cast(pl.String),
         pl.col("money").cast(pl.Int64),
         pl.col("message").cast(pl.String),
+        pl.col("position").cast(pl.String),
         pl.col("table_id").cast(pl.String),
         pl.col("month").cast(pl.String),
         pl.col("code").map_elements(meaning, return_dtype=pl.String).alias("meaning"),

@@ -364,18 +364,14 @@ def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, qualit
     )
 
 
-# The validator appends the position to a rule violation's message: " [ev87 discard turn=1 left=16 || 0:...]".
-_POSITION = re.compile(r"^(.*?) (\[ev\d+ .*\])$", re.DOTALL)
-
-
-def _message(message: str | None) -> str:
-    """A finding's message; the position the validator appends folds away (``<details>``, no script)."""
+def _message(message: str | None, position: str | None = None) -> str:
+    """A finding's message, with the replay's position where a rule violation stopped it folded away
+    (``<details>``, no script)."""
     if message is None:
         return "–"
-    found = _POSITION.match(message)
-    if not found:
+    if position is None:
         return _esc(message)
-    return f'{_esc(found[1])}<details><summary>position</summary><span class="pos">{_esc(found[2])}</span></details>'
+    return f'{_esc(message)}<details><summary>position</summary><span class="pos">{_esc(position)}</span></details>'
 
 
 def _findings_table(df: pl.DataFrame) -> str:
@@ -391,7 +387,7 @@ def _findings_table(df: pl.DataFrame) -> str:
             f'<tr class="{_esc(r["severity"])}"><td class="num">{r["rank"]}</td>'
             f'<td class="id">{_esc(r["hand_id"])}</td>'
             f'<td class="num">{_esc(_fmt(r["event"]))}</td><td>{code}</td><td>{_esc(_fmt(r["player"]))}</td>'
-            f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"])}</td></tr>'
+            f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"], r["position"])}</td></tr>'
         )
     shown = f"all {n:,}" if df.height == n else f"the top {df.height:,} of {n:,}"
     return (

@@ -372,9 +372,9 @@ def test_pages_render_in_a_headless_browser(report, tmp_path):
 def test_finding_messages_fold_the_position_away():
     from dashboards.site import _message
 
-    folded = _message("event 3: seat 0 discards <out of turn> [ev3 discard turn=1 left=5 || 0:123m [pong:5p]]")
-    assert folded.startswith("event 3: seat 0 discards &lt;out of turn&gt;<details><summary>position</summary>")
-    assert '<span class="pos">[ev3 discard turn=1 left=5 || 0:123m [pong:5p]]</span>' in folded
+    folded = _message("seat 0 discards <out of turn>", "ev3 discard turn=1 left=5 || 0:123m [pong:5p]")
+    assert folded.startswith("seat 0 discards &lt;out of turn&gt;<details><summary>position</summary>")
+    assert '<span class="pos">ev3 discard turn=1 left=5 || 0:123m [pong:5p]</span>' in folded
     assert _message("hu 2 from seat 0 to seat 3 (event 72): claimed paid by seat 2") == (
         "hu 2 from seat 0 to seat 3 (event 72): claimed paid by seat 2"
     )

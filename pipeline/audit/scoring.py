@@ -12,7 +12,7 @@ import polars as pl
 
 from pipeline import sql
 
-FINDING_FIELDS = ("hand_id", "code", "event", "seat", "player", "expected", "actual", "money", "message")
+FINDING_FIELDS = ("hand_id", "code", "event", "seat", "player", "expected", "actual", "money", "message", "position")
 GROUPS = {"code": "code", "table": "table_id", "player": "player", "month": "month"}
 
 
