@@ -22,7 +22,7 @@ from pipeline.game.events import DISCARDS, DRAWS, Discard, Draw, Event, Hu, Kong
 from pipeline.game.start import DIRECTIONS
 from pipeline.rules.ruleset import Override, RuleSet, RuleSetError, load_ruleset
 from pipeline.rules.settle import REASONS, Payment
-from pipeline.rules.tiles import TILE_NAMES, kind_of_name
+from pipeline.rules.tiles import SUITS, TILE_NAMES, kind_of_name
 
 FORMAT: Final = "xzlog/1"
 TOP_FIELDS: Final = frozenset(
@@ -293,7 +293,7 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         raw_que = obj["que"]
         if not isinstance(raw_que, list) or len(raw_que) != 4 or any(q not in ("m", "p", "s", None) for q in raw_que):
             raise RecordError("TILE_VOID", f"que must be 4 suits m, p, s (or null), got {raw_que!r}")
-        que = tuple(None if q is None else "mps".index(q) for q in raw_que)
+        que = tuple(None if q is None else SUITS.index(q) for q in raw_que)
     raw_events = obj["events"]
     if not isinstance(raw_events, list):
         raise RecordError("SCHEMA_TYPE", "events must be a list")
@@ -411,7 +411,7 @@ def record_json(
     if exchange is not None:
         out["exchange"] = {"direction": exchange[0], "given": [[TILE_NAMES[k] for k in g] for g in exchange[1]]}
     if que is not None:
-        out["que"] = [None if q is None else "mps"[q] for q in que]
+        out["que"] = [None if q is None else SUITS[q] for q in que]
     out["events"] = [e.to_json() for e in events]
     if payments is not None and deltas is not None:
         result: dict[str, Any] = {"payments": [p.as_dict() for p in payments], "deltas": list(deltas)}

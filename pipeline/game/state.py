@@ -34,13 +34,14 @@ from pipeline.rules.hand import (
     is_win,
     shanten_of_codes,
     suit_codes,
+    suits_fault,
     suits_ok,
     suits_used,
     win_tiles_of_codes,
 )
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
-from pipeline.rules.tiles import COPIES, NUM_TILES, TILE_NAMES, format_tiles
+from pipeline.rules.tiles import COPIES, NUM_TILES, SUITS, TILE_NAMES, format_tiles, kinds_of_counts
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
 WinHow = Literal["discard", "self_draw", "rob_kong"]
@@ -200,8 +201,7 @@ class HandState:
         """A compact picture of the state for error messages."""
         hands = " | ".join(
             f"{s}{'*' if self.won[s] else ''}:"
-            f"{format_tiles(k for k in range(27) for _ in range(self.counts[s][k])) or '-'}"
-            + "".join(f" [{m}]" for m in self.melds[s])
+            f"{format_tiles(kinds_of_counts(self.counts[s])) or '-'}" + "".join(f" [{m}]" for m in self.melds[s])
             for s in range(4)
         )
         window = f" on {TILE_NAMES[self.window.tile]} from {self.window.source}" if self.window else ""
@@ -452,7 +452,7 @@ class HandState:
         ):
             raise IllegalAction(
                 "TURN_VOID_FIRST",
-                f"seat {seat} discards {TILE_NAMES[tile]} while holding void-suit ({'mps'[void]}) tiles",
+                f"seat {seat} discards {TILE_NAMES[tile]} while holding void-suit ({SUITS[void]}) tiles",
                 seat=seat,
             )
 
@@ -767,19 +767,12 @@ class HandState:
                 actual=size,
             )
         if not suits_ok(counts, melds, self.void[seat]):
-            suits = "".join("mps"[s] for s in sorted(suits_used(counts, melds)))
-            void = self.void[seat]
-            why = (
-                f"void suit {'mps'[void]}" if void is not None and void in suits_used(counts, melds) else "three suits"
-            )
-            raise IllegalAction(
-                "WIN_VOID_SUIT", f"seat {seat} declares a win holding {why} ({suits})", seat=seat, actual=suits
-            )
+            why = suits_fault(counts, melds, self.void[seat])
+            suits = "".join(SUITS[s] for s in sorted(suits_used(counts, melds)))
+            raise IllegalAction("WIN_VOID_SUIT", f"seat {seat} declares a win: {why}", seat=seat, actual=suits)
         if not is_win(counts, melds):
             raise IllegalAction(
-                "WIN_FALSE",
-                f"诈胡: seat {seat}'s {format_tiles(k for k in range(27) for _ in range(counts[k]))} does not win",
-                seat=seat,
+                "WIN_FALSE", f"诈胡: seat {seat}'s {format_tiles(kinds_of_counts(counts))} does not win", seat=seat
             )
 
     def can_hu(self, seat: int, tile: int, source: int | None, rob_kong: bool = False) -> bool:

@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from pipeline.rules.hand import Meld, Reading, readings, roots, suits_ok, suits_used, waits, win_tiles
+from pipeline.rules.hand import Meld, Reading, readings, roots, suits_fault, suits_used, waits, win_tiles
 from pipeline.rules.ruleset import RuleSet
-from pipeline.rules.tiles import COPIES, TileError, counts_of, parse_tiles, rank_of, suit_index
+from pipeline.rules.tiles import COPIES, TILE_NAMES, TileError, counts_of, parse_tiles, rank_of, suit_index
 from pipeline.rules.values import Value
 
 CONVENTION = "plain hand = 1 fan; points = base × 2^(fan−1), capped at base × 2^(cap−1)"
@@ -167,7 +167,7 @@ class WinHand(Value):
             held[meld.tile] = held[meld.tile] + meld.size
         for kind, n in enumerate(held):
             if n > COPIES:
-                raise TileError(f"{n} copies of {'123456789'[kind % 9]}{'mps'[kind // 9]} across hand and melds")
+                raise TileError(f"{n} copies of {TILE_NAMES[kind]} across hand and melds")
         void = suit_index(que) if que else None
         return cls(counts27=tuple(counts27), melds=tuple(melds), win_tile=win, void=void, **flags)
 
@@ -336,11 +336,9 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
         raise NotAWin(
             f"{hand.tiles_count} concealed tiles with {len(hand.melds)} melds (a win needs {14 - 3 * len(hand.melds)})"
         )
-    if not suits_ok(hand.counts27, hand.melds, hand.void):
-        suits = "".join("mps"[s] for s in sorted(suits_used(hand.counts27, hand.melds)))
-        if hand.void is not None and hand.void in suits_used(hand.counts27, hand.melds):
-            raise NotAWin(f"holds tiles of the void suit {'mps'[hand.void]}")
-        raise NotAWin(f"three suits ({suits}): a win holds at most two (缺一门)")
+    fault = suits_fault(hand.counts27, hand.melds, hand.void)
+    if fault is not None:
+        raise NotAWin(fault)
     found = readings(hand.counts27, hand.melds)  # none unless the shape wins
     if not found:
         raise NotAWin("the tiles do not form four sets and a pair, nor seven pairs")

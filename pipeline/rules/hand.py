@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from itertools import combinations_with_replacement
 from typing import Final, Literal
 
-from pipeline.rules.tiles import COPIES, NUM_KINDS, TileError, rank_of, suit_of, tile_name
+from pipeline.rules.tiles import COPIES, NUM_KINDS, SUITS, TileError, rank_of, suit_of, tile_name
 from pipeline.rules.values import Value
 
 MeldKind = Literal["pong", "direct", "added", "concealed"]
@@ -208,6 +208,24 @@ def suits_ok(counts27: Sequence[int], melds: Iterable[Meld], void: int | None) -
     """缺一门: at most two suits across hand and melds, and none of them the void suit (if declared)."""
     suits = suits_used(counts27, melds)
     return len(suits) <= 2 and (void is None or void not in suits)
+
+
+def suits_fault(counts27: Sequence[int], melds: Iterable[Meld], void: int | None) -> str | None:
+    """Why the suits of a hand cannot win (缺一门), in words; ``None`` when they can.
+
+    >>> from pipeline.rules.tiles import counts_of, parse_tiles
+    >>> suits_fault(counts_of(parse_tiles("111m444m567p88p789s")), (), None)
+    'three suits (mps): a win holds at most two (缺一门)'
+    >>> suits_fault(counts_of(parse_tiles("111m444m567p88p789p")), (), 1)
+    'holds tiles of the void suit p (mp)'
+    """
+    used = suits_used(counts27, melds)
+    suits = "".join(SUITS[s] for s in sorted(used))
+    if void is not None and void in used:
+        return f"holds tiles of the void suit {SUITS[void]} ({suits})"
+    if len(used) > 2:
+        return f"three suits ({suits}): a win holds at most two (缺一门)"
+    return None
 
 
 def is_legal_win(counts27: Sequence[int], melds: Sequence[Meld], void: int | None) -> bool:
