@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m pipeline.demo
+	$(BIN)/python -m dashboards.demo
 
 # Debian's chromium (the report test opens the HTML in a real browser), a CJK font (Chinese chart labels) and
 # Java 17 (the Spark engine's test). Installed when missing and apt is there; without them those tests skip

@@ -2,8 +2,8 @@
 the 2,000-hand sample into a warehouse (every line accounted for), print the table statistics, the audit and
 the collusion screen checked against the sample's ground truth, and build the HTML dashboard.
 
-The one script under ``pipeline/`` (with the bench) that reaches up to the dashboards: it runs the whole
-product, the report included (``python -m pipeline.demo``)."""
+It runs the whole product, the report included (``python -m dashboards.demo``), so it sits with the
+dashboards, at the top of the house: nothing under ``pipeline/`` imports upwards."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pipeline.audit.scoring import audit
 from pipeline.ingest.run import ingest
 from pipeline.rules import WinHand, load_ruleset, parse_tiles, score
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent  # the repository: the sample ships in data/, not in the package
 SAMPLE = ROOT / "data" / "sample.jsonl.gz"
 OUT = ROOT / "out" / "demo"
 WORKED = (
