@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -249,7 +249,7 @@ def ingest_command(
         int | None, typer.Option("--workers", min=1, help="Worker processes (default: all cores).")
     ] = None,
     engine: Annotated[
-        str, typer.Option("--engine", help="local, or spark (needs pip install xuezhan[spark]).")
+        Literal["local", "spark"], typer.Option("--engine", help="local, or spark (needs pip install xuezhan[spark]).")
     ] = "local",
     master: Annotated[str | None, typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
     profile: Annotated[
@@ -262,8 +262,6 @@ def ingest_command(
     from pipeline.ingest.run import ingest
     from pipeline.ingest.warehouse import WarehouseBusy
 
-    if engine not in ("local", "spark"):
-        raise fail(f"unknown engine {engine!r} (local or spark)")
     override = _profile_option(profile)
     if all(p != "-" and not Path(p).exists() for p in paths):
         raise fail(f"no such file or folder: {', '.join(paths)}")
@@ -292,17 +290,15 @@ def ingest_command(
 def stats_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
     player: Annotated[str | None, typer.Option("--player", help="Only this player.")] = None,
-    by: Annotated[str, typer.Option("--by", help=f"Split each player's figures by {groups.choices()}.")] = "all",
-    fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    by: Annotated[
+        groups.Group, typer.Option("--by", help=f"Split each player's figures by {groups.choices()}.")
+    ] = "all",
+    fmt: Annotated[Literal["table", "json", "csv"], typer.Option("--format", help="table, json or csv.")] = "table",
 ) -> None:
     """Player and table statistics with sample sizes and 95% intervals (definitions: schemas/METRICS.md)."""
     from pipeline.analytics import queries
     from pipeline.analytics.render import stats_csv, stats_table
 
-    if by not in groups.GROUPS:
-        raise fail(f"--by takes {groups.choices()}, got {by!r}")
-    if fmt not in ("table", "json", "csv"):
-        raise fail(f"--format takes table, json or csv, got {fmt!r}")
     try:
         answer = queries.warehouse_stats(warehouse, by=by, player=player)
     except FileNotFoundError as exc:
@@ -359,15 +355,13 @@ def report_command(
 @app.command("audit")
 def audit_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
-    fmt: Annotated[str, typer.Option("--format", help="table, json or csv.")] = "table",
+    fmt: Annotated[Literal["table", "json", "csv"], typer.Option("--format", help="table, json or csv.")] = "table",
     top: Annotated[int, typer.Option("--top", help="Findings to list in the table (json and csv list all).")] = 30,
 ) -> None:
     """Every scoring difference and rule violation, with the hand and event that prove it, ranked by money."""
     from pipeline.analytics.queries import connect
     from pipeline.audit.scoring import FINDING_FIELDS, GROUPS, audit
 
-    if fmt not in ("table", "json", "csv"):
-        raise fail(f"--format takes table, json or csv, got {fmt!r}")
     try:
         with connect(warehouse) as con:
             result = audit(con)
@@ -407,15 +401,13 @@ def collusion_command(
     fdr: Annotated[
         float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli).")
     ] = 0.05,
-    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
     top: Annotated[int, typer.Option("--top", help="Pairs to list in the table (json lists all).")] = 20,
 ) -> None:
     """Screen every pair of players for collusion; flagged pairs come with the hands that prove it."""
     from pipeline.analytics.queries import connect
     from pipeline.audit.collusion import screen
 
-    if fmt not in ("table", "json"):
-        raise fail(f"--format takes table or json, got {fmt!r}")
     try:
         with connect(warehouse) as con:
             results = screen(con, min_hands=min_hands, fdr=fdr)

@@ -8,7 +8,10 @@
 
 from __future__ import annotations
 
-GROUPS = ("all", "seat", "dealer", "profile", "month")  # "all": not split (the default)
+from typing import Literal, get_args
+
+Group = Literal["all", "seat", "dealer", "profile", "month"]  # "all": not split (the default)
+GROUPS: tuple[str, ...] = get_args(Group)
 
 
 def choices() -> str:
