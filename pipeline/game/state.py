@@ -297,12 +297,15 @@ class HandState:
         )
 
     def _earthly(self, seat: int, self_drawn: bool) -> bool:
-        """地胡: a non-dealer wins on the dealer's first discard, or on their own first draw before any call."""
+        """地胡: a non-dealer wins on the dealer's first discard, or on their own first draw before any call.
+        Every seat that wins on that discard (一炮多响) wins on the dealer's first discard: the open window is
+        on event 0, whichever win on it comes first in the record."""
         if seat == self.dealer or self.calls_made or self.discarded[seat]:
             return False
         if self_drawn:
             return self.draws[seat] == 1
-        return self.index == 1 and isinstance(self.events[0], Discard) and self.events[0].seat == self.dealer
+        w = self.window
+        return w is not None and w.event == 0 and isinstance(self.events[0], Discard) and w.source == self.dealer
 
     def _window_score(self, seat: int) -> Score:
         assert self.window is not None

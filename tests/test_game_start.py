@@ -1,0 +1,78 @@
+"""The start of a hand (pipeline/game/start.py) and the first turn: the deal from a wall, 换三张, 定缺, and
+地胡 on the dealer's first discard."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.game.start import DEALT, WALL_AFTER_DEAL, deal_hands, exchanged, start_hand
+from pipeline.game.state import IllegalAction
+from pipeline.rules import load_ruleset
+from pipeline.rules.tiles import full_set, kind_of, parse_tiles
+
+
+def test_the_deal_is_thirteen_each_and_one_more_for_the_dealer() -> None:
+    # "庄家十四张，先出牌，闲家每人十三张牌" (seed 003)
+    wall = full_set()
+    for dealer in range(4):
+        hands = deal_hands(wall, dealer)
+        assert [len(h) for h in hands] == [14 if s == dealer else 13 for s in range(4)]
+        assert sorted(k for h in hands for k in h) == sorted(wall[:DEALT])
+        assert hands[dealer][-1] == wall[52]
+    assert DEALT == 53 and WALL_AFTER_DEAL == 55
+
+
+def test_start_hand_draws_from_the_wall_after_the_deal() -> None:
+    wall = full_set()
+    state = start_hand(load_ruleset("chengdu"), dealer=2, wall=wall, que=(0, 1, 2, 0))
+    assert state.left == WALL_AFTER_DEAL and state.turn == 2 and state.phase == "discard"
+    assert state.wall == wall[DEALT:]
+
+
+def test_a_deal_that_disagrees_with_the_wall_is_refused() -> None:
+    wall = full_set()
+    deal = deal_hands(wall, 0)
+    deal[1][0], deal[2][0] = deal[2][0], deal[1][0]
+    with pytest.raises(IllegalAction) as refused:
+        start_hand(load_ruleset("chengdu"), dealer=0, wall=wall, deal=deal, que=(0, 1, 2, 0))
+    assert refused.value.code == "TILE_DEAL" and refused.value.seat == 1
+
+
+def test_exchange_of_three_moves_three_tiles_of_one_suit() -> None:
+    hands = [parse_tiles("123m5p"), parse_tiles("456m5p"), parse_tiles("789m5p"), parse_tiles("111p5p")]
+    given = [parse_tiles(t) for t in ("123m", "456m", "789m", "111p")]
+    assert exchanged(hands, "cw", given)[3] == parse_tiles("5p123m")  # clockwise: seat i gives to i + 3
+    with pytest.raises(IllegalAction) as mixed:
+        exchanged(hands, "cw", [parse_tiles("12m5p"), *given[1:]])
+    assert mixed.value.code == "TILE_EXCHANGE" and mixed.value.seat == 0
+    with pytest.raises(IllegalAction) as absent:
+        exchanged(hands, "cw", [parse_tiles("456m"), *given[1:]])
+    assert absent.value.code == "TILE_NOT_HELD"
+
+
+def test_every_seat_declares_a_void_where_the_profile_requires_it() -> None:
+    start_hand(load_ruleset("chengdu"), dealer=0, wall=full_set(), que=(0, None, 2, 0))  # chengdu: not required
+    with pytest.raises(IllegalAction) as missing:
+        start_hand(load_ruleset("app"), dealer=0, wall=full_set(), que=(0, None, 2, 0))
+    assert missing.value.code == "TILE_VOID"
+
+
+def test_both_winners_on_the_dealers_first_discard_have_earthly_hands() -> None:
+    """地胡 is a non-dealer's win on the dealer's first discard ("（2）地胡", 8 fan in seed 003's app rules); with
+    一炮多响 every seat that wins on that discard wins on the dealer's first discard."""
+    rules = load_ruleset("app")
+    deal = [
+        parse_tiles("123456789m1119s5p"),  # the dealer, void p: discards 5p first
+        parse_tiles("123p444p678p99p46p"),  # waits on 5p
+        parse_tiles("123m456m789m55p67p"),  # waits on 5p and 8p
+        parse_tiles("222s333s444s555s6s"),
+    ]
+    state = start_hand(rules, dealer=0, deal=deal, que=(1, 0, 2, 0))
+    five = kind_of("5p")
+    state.discard(0, five)
+    state.hu(1, five, 0)
+    state.hu(2, five, 0)
+    wins = state.facts().wins
+    assert [w.seat for w in wins] == [1, 2]
+    for win in wins:
+        assert "地胡" in {p.name_zh for p in win.score.patterns}, win
