@@ -32,7 +32,7 @@ WORKED = (
 
 def main() -> int:
     rules = load_ruleset("chengdu")
-    print("== scoring the worked hands of RULES.md §3 (chengdu, base 1; plain hand = 1 fan)")
+    print("== scoring the worked hands of docs/RULES.md §3 (chengdu, base 1; plain hand = 1 fan)")
     for text in WORKED:
         kinds = parse_tiles(text)
         s = score(WinHand.of(kinds, win_tile=kinds[-1], with_win_tile=True), rules)

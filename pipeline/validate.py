@@ -335,7 +335,7 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
 
 
 def _penalize(state: HandState, exc: IllegalAction, index: int) -> None:
-    """诈胡 and 相公 are mistakes with a price (RULES.md §6): put it in the computed ledger."""
+    """诈胡 and 相公 are mistakes with a price (docs/RULES.md §6): put it in the computed ledger."""
     if exc.seat is None or state.won[exc.seat]:
         return
     if exc.code in ("WIN_FALSE", "WIN_VOID_SUIT"):

@@ -1,4 +1,4 @@
-"""Fan and points (RULES.md §3): the worked checks, every pattern row, the best reading, the switches.
+"""Fan and points (docs/RULES.md §3): the worked checks, every pattern row, the best reading, the switches.
 
 Chengdu profile, no cap, base 1 unless a test says otherwise. Points = base × 2^(fan−1).
 """
@@ -37,7 +37,7 @@ def fan_ids(s: Score) -> dict[str, int]:
     return {hit.id: hit.fan for hit in s.patterns}
 
 
-# -- the worked checks of RULES.md §3 -------------------------------------------------------------------
+# -- the worked checks of docs/RULES.md §3 -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -523,7 +523,7 @@ def test_cha_jiao_fourth_tile_keeps_the_real_waits() -> None:
 
 
 def test_the_convention_is_stated() -> None:
-    # RULES.md §3: "Output must say which convention it shows."
+    # docs/RULES.md §3: "Output must say which convention it shows."
     assert "plain hand = 1 fan" in CONVENTION and "2^(fan−1)" in CONVENTION
 
 

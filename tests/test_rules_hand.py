@@ -1,4 +1,4 @@
-"""Winning shapes, suits, roots, waits and shanten (RULES.md §2), checked against a plain search."""
+"""Winning shapes, suits, roots, waits and shanten (docs/RULES.md §2), checked against a plain search."""
 
 from __future__ import annotations
 
@@ -204,7 +204,7 @@ def test_seven_pairs_that_are_no_standard_hand_read_one_way() -> None:
 
 
 def test_pungs_or_chows_read_both_ways() -> None:
-    # RULES.md §2: "When a hand reads several ways (111222333m as pungs or chows), score the best reading."
+    # docs/RULES.md §2: "When a hand reads several ways (111222333m as pungs or chows), score the best reading."
     pung_flags = {r.all_pungs for r in readings(c("111222333m444p77p"), [])}
     assert pung_flags == {True, False}
 

@@ -1,4 +1,4 @@
-"""Rule profiles (RULES.md §7): data files, a frozen keyword-only RuleSet, overrides, every switch tested."""
+"""Rule profiles (docs/RULES.md §7): data files, a frozen keyword-only RuleSet, overrides, every switch tested."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_profile_has_a_description(name: str) -> None:
     assert read_profile(name).description
 
 
-# RULES.md §7 (and §3, §4 for the amounts): switch, Chengdu text, app text.
+# docs/RULES.md §7 (and §3, §4 for the amounts): switch, Chengdu text, app text.
 SECTION_7 = [
     ("base", 1, 1),
     ("cap", 0, 0),

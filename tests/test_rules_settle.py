@@ -1,4 +1,4 @@
-"""Money (RULES.md §4–§6): every row, as transfers on a Ledger, and zero-sum over random legal hands."""
+"""Money (docs/RULES.md §4–§6): every row, as transfers on a Ledger, and zero-sum over random legal hands."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ def test_concealed_kong_pays_switch() -> None:
     [("always", True, 3), ("always", False, 3), ("fresh", True, 3), ("fresh", False, 0)],
 )
 def test_added_kong_paid_always_or_only_when_fresh(mode: str, fresh: bool, income: int) -> None:
-    # Many apps pay 面下杠 only when the fourth tile was just drawn (RULES.md §4).
+    # Many apps pay 面下杠 only when the fourth tile was just drawn (docs/RULES.md §4).
     ledger = Ledger(load_ruleset("chengdu", added_kong_paid=mode))
     ledger.kong(1, "added", 3, fresh=fresh)
     assert ledger.deltas()[1] == income
@@ -259,7 +259,7 @@ def gang_shang_pao_hand(mode: str, winners: Sequence[int] = (2,)) -> Ledger:
     ],
 )
 def test_gang_shang_pao_money(mode: str, after: list[tuple[int, int, int, str]]) -> None:
-    # 杠上炮 "+1 fan; some apps move that kong's money to the winner (呼叫转移)" (RULES.md §4)
+    # 杠上炮 "+1 fan; some apps move that kong's money to the winner (呼叫转移)" (docs/RULES.md §4)
     ledger = gang_shang_pao_hand(mode)
     kong_and_win = [(1, 0, 2, "kong"), (2, 0, 2, "kong"), (3, 0, 2, "kong"), (0, 2, 2, "hu")]
     assert moves(ledger) == kong_and_win + after
@@ -471,7 +471,7 @@ def test_tui_shui_switch(refund: bool, kong_holder: int) -> None:
 
 
 def test_winners_neither_pay_nor_receive_later() -> None:
-    # "Players who have won no longer ... pay or get paid for later events" (RULES.md §1, §8).
+    # "Players who have won no longer ... pay or get paid for later events" (docs/RULES.md §1, §8).
     ledger = Ledger(CHENGDU)
     ledger.win(0, plain(), 1, discarder=3)
     won = ledger.deltas()[0]
@@ -623,7 +623,7 @@ def test_settlement_is_zero_sum_and_leaves_winners_alone(data: st.DataObject, ru
 
     assert sum(ledger.deltas()) == 0
     assert all(isinstance(p.amount, int) and p.amount > 0 and p.payer != p.payee for p in ledger.payments)
-    # RULES.md §8: nobody who has won pays or is paid for a later hand event (refunds of earlier kong money
+    # docs/RULES.md §8: nobody who has won pays or is paid for a later hand event (refunds of earlier kong money
     # and the 相公 penalty, paid to everyone by the seed text, aside).
     later = [
         p

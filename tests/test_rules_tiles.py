@@ -1,4 +1,4 @@
-"""Tile notation: the one parser and formatter of tile text, and the kind encoding (RULES.md §1)."""
+"""Tile notation: the one parser and formatter of tile text, and the kind encoding (docs/RULES.md §1)."""
 
 from __future__ import annotations
 

@@ -391,7 +391,7 @@ def record_json(
     table_id: str | None = None,
     played_at: str | None = None,
 ) -> dict[str, Any]:
-    """Write a record object (key order as in LOG_FORMAT.md; optional fields only when given)."""
+    """Write a record object (key order as in schemas/XZLOG.md; optional fields only when given)."""
     out: dict[str, Any] = {"format": FORMAT, "hand_id": hand_id}
     for name, value in (
         ("session_id", session_id),

@@ -1,4 +1,4 @@
-"""Fan (番): every scoring pattern of RULES.md §3, the best reading, points and the ready-hand value.
+"""Fan (番): every scoring pattern of docs/RULES.md §3, the best reading, points and the ready-hand value.
 
 Convention: a plain hand (平胡) is 1 fan and **points = base × 2^(fan−1)**, capped at
 ``base × 2^(cap−1)`` ("如普通“对对胡”……就是两番（2元）", seed 000). Patterns add on top of plain:

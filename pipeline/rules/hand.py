@@ -1,6 +1,6 @@
 """Winning hands, waits and shanten, answered from per-suit lookup tables built once.
 
-Sichuan win shapes (RULES.md §2):
+Sichuan win shapes (docs/RULES.md §2):
 
 - standard: four sets (pungs, kongs, or chows inside the concealed hand) and one pair. "任何一对牌都可以做
   将" (seed 000): any pair may be the eyes;

@@ -1,4 +1,4 @@
-"""Settlement: who pays whom, as a ledger of integer transfers (RULES.md §4–§6).
+"""Settlement: who pays whom, as a ledger of integer transfers (docs/RULES.md §4–§6).
 
 Money moves only as :class:`Payment` records, one transfer ``payer → payee`` each, so the four deltas
 always sum to zero; :meth:`Ledger.deltas` asserts it. The :class:`Ledger` knows who is still in the hand
@@ -183,7 +183,7 @@ class Ledger:
 
     # -- end of the wall --------------------------------------------------------------------------------
     def end_of_wall(self, ends: Sequence[SeatEnd]) -> None:
-        """黄庄 with two or more players still in: 查花猪, then 查大叫, then 退税 (RULES.md §5).
+        """黄庄 with two or more players still in: 查花猪, then 查大叫, then 退税 (docs/RULES.md §5).
 
         ``ends`` describes every player still in. 1. each flower pig pays each non-pig still in;
         2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``) pays each ready player the

@@ -4,7 +4,7 @@ Run ``python tests/corpus/build.py`` from the repository root to (re)write ``tes
 ``tests/corpus/README.md``; a test checks the committed files are what this module writes.
 
 Every case is a record (or a raw line) plus the exact set of issue codes the validator must report
-(empty for a valid record). Claimed results are worked out by hand from ``RULES.md`` and written down
+(empty for a valid record). Claimed results are worked out by hand from ``docs/RULES.md`` and written down
 here; the validator recomputes them and must agree. Records are written compactly:
 
 - hands in tile notation, by seat: ``"111m444m789m567p8p"``;
@@ -142,7 +142,7 @@ def record(
     exchange: tuple[str, Sequence[str]] | None = None,
     **extra: Any,
 ) -> Record:
-    """One record object, fields in the order of LOG_FORMAT.md. ``que`` is written ``"spmm"`` (seat 0 first,
+    """One record object, fields in the order of schemas/XZLOG.md. ``que`` is written ``"spmm"`` (seat 0 first,
     ``-`` for null)."""
     out: Record = {"format": "xzlog/1", "hand_id": hand_id}
     out.update(extra)
@@ -212,7 +212,7 @@ KEY_ORDER = (
 
 
 def dumps(obj: Any) -> str:
-    """One JSON line; a record's fields in the order of LOG_FORMAT.md, unknown and ``x_*`` fields last."""
+    """One JSON line; a record's fields in the order of schemas/XZLOG.md, unknown and ``x_*`` fields last."""
     if isinstance(obj, dict):
         obj = {k: obj[k] for k in sorted(obj, key=lambda k: KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER))}
     return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
@@ -568,7 +568,7 @@ def claim_cases() -> None:
         vary(ka, "kong-no-replacement", evs="0-9m 1+5p 1c5p 1-4p"),
         """
         小相公: seat 1 declares a kong and discards without drawing the replacement ("杠牌的时候忘了摸起一张来"). It
-        pays everybody 1 fan's worth and returns the kong money it collected (as for 诈胡, RULES.md §6).""",
+        pays everybody 1 fan's worth and returns the kong money it collected (as for 诈胡, docs/RULES.md §6).""",
         "TILE_COUNT_SHORT",
         computed="0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 1>0=1penalty@3 1>2=1penalty@3 "
         "1>3=1penalty@3 1>0=2tui_shui@3 1>2=2tui_shui@3 1>3=2tui_shui@3",
@@ -2004,7 +2004,7 @@ def _readme() -> str:
         "Hand-written `xzlog/1` records, each with the exact set of issue codes `xuezhan validate` must report",
         "(none for a valid record). Written by `build.py` (run `python tests/corpus/build.py` from the",
         "repository root after changing it; a test checks these files are what it writes). Claimed results were",
-        "worked out by hand from `RULES.md` (Chengdu profile unless a case says otherwise: base 1, no cap,",
+        "worked out by hand from `docs/RULES.md` (Chengdu profile unless a case says otherwise: base 1, no cap,",
         "自摸加底, plain hand = 1 fan, points = 2^(fan−1)). A hand whose replay stops (an illegal action) is not",
         "compared with its claim; for 诈胡 and 相公 the test checks the penalty in the computed ledger instead.",
         "Every case that raises codes names a valid twin it differs from in one point (see `build.py`).",
