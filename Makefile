@@ -52,7 +52,7 @@ test-compiled: compiled
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy pipeline cli.py
+	$(BIN)/mypy pipeline dashboards schemas cli.py
 
 bench: $(STAMP)
 	$(MAKE) --no-print-directory compiled || echo "warning: the compiled engine did not build; bench measures pure Python only"
