@@ -37,7 +37,9 @@ test: $(STAMP) system-deps
 # editable pure-Python install, which it never shadows. `make test` runs the engine's tests against it too.
 COMPILED := build/compiled
 ENGINE_TESTS := tests/test_rules_tiles.py tests/test_rules_hand.py tests/test_rules_fan.py tests/test_rules_settle.py \
-	tests/test_validate_properties.py tests/test_validate_cli.py tests/test_record_events.py tests/test_engine_build.py
+	tests/test_rules_table.py tests/test_rules_shanten_reference.py tests/test_game_start.py tests/test_game_edges.py \
+	tests/test_record_parse_edges.py tests/test_validate_lines.py tests/test_validate_properties.py \
+	tests/test_validate_cli.py tests/test_record_events.py tests/test_engine_build.py
 
 compiled: $(STAMP)
 	rm -rf $(COMPILED) build/lib.* build/temp.*

@@ -44,7 +44,14 @@ _CODES = (
         "no `players`; a top-level `foo`",
         True,
     ),
-    Code("SCHEMA_TYPE", "error", "A field has the wrong type or is out of range.", '`"dealer": 4`', True),
+    Code("SCHEMA_TYPE", "error", "A field has the wrong type or is out of range.", '`"dealer": 5`', True),
+    Code(
+        "SCHEMA_SHAPE",
+        "error",
+        "The record's table (players, seats, wall size, hands) is not the table of its ruleset (`players`, `suits`).",
+        "4 players under a three-player profile; a 108-tile wall at a two-suit table",
+        True,
+    ),
     Code(
         "SCHEMA_EVENT",
         "error",
@@ -67,7 +74,20 @@ _CODES = (
     ),
     # -- tiles ---------------------------------------------------------------------------------------------
     Code("TILE_NOTATION", "error", "A tile is not written `1m`-`9s`.", '`"0m"`, `"5z"`', True),
-    Code("TILE_WALL", "error", "The wall is not the 108 tiles, four of each.", "a wall with five 3m", True),
+    Code(
+        "TILE_WALL",
+        "error",
+        "The wall is not the table's tiles (36 a suit in play), four of each.",
+        "a wall with five 3m",
+        True,
+    ),
+    Code(
+        "TILE_SUIT",
+        "error",
+        "A tile of a suit the table does not play (a two-suit table, `suits`).",
+        "a 5m dealt or drawn at a 筒/条 table",
+        True,
+    ),
     Code(
         "TILE_DEAL", "error", "The deal disagrees with the wall's dealing order.", "seat 1 dealt 9s, wall says 8s", True
     ),

@@ -34,6 +34,7 @@ from pipeline.game.start import start_hand
 from pipeline.game.state import HandFacts, HandState, IllegalAction, WinRecord
 from pipeline.rules.ruleset import Override
 from pipeline.rules.settle import Payment
+from pipeline.rules.values import Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,44 +86,207 @@ def _s(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SeatFacts:
+class SeatFacts(Value):
     """What one seat did in the hand, as the analytics need it."""
 
-    seat: int
-    player: str
-    dealer: bool
-    void: int | None
-    won: bool
-    win_order: int | None
-    how: str | None  # discard, self_draw, rob_kong
-    fan: int | None
-    points: int | None
-    deal_ins: int  # wins paid by this seat as discarder (一炮多响 counts each winner)
-    ready_at_end: bool | None  # at an empty wall, still in: ready (下叫)? None when not applicable
-    hua_zhu: bool
-    pongs: int
-    kongs_direct: int
-    kongs_added: int
-    kongs_concealed: int
-    passed_wins: int
-    compulsory_passes: int
-    delta: int
-    claimed_delta: int | None
+    __slots__ = ()
+    _fields = (
+        "seat",
+        "player",
+        "dealer",
+        "void",
+        "won",
+        "win_order",
+        "how",
+        "fan",
+        "points",
+        "deal_ins",
+        "ready_at_end",
+        "hua_zhu",
+        "pongs",
+        "kongs_direct",
+        "kongs_added",
+        "kongs_concealed",
+        "passed_wins",
+        "compulsory_passes",
+        "delta",
+        "claimed_delta",
+    )
+
+    def __init__(
+        self,
+        *,
+        seat: int,
+        player: str,
+        dealer: bool,
+        void: int | None,
+        won: bool,
+        win_order: int | None,
+        how: str | None,
+        fan: int | None,
+        points: int | None,
+        deal_ins: int,
+        ready_at_end: bool | None,
+        hua_zhu: bool,
+        pongs: int,
+        kongs_direct: int,
+        kongs_added: int,
+        kongs_concealed: int,
+        passed_wins: int,
+        compulsory_passes: int,
+        delta: int,
+        claimed_delta: int | None,
+    ) -> None:
+        self._v = (
+            seat,
+            player,
+            dealer,
+            void,
+            won,
+            win_order,
+            how,
+            fan,
+            points,
+            deal_ins,
+            ready_at_end,
+            hua_zhu,
+            pongs,
+            kongs_direct,
+            kongs_added,
+            kongs_concealed,
+            passed_wins,
+            compulsory_passes,
+            delta,
+            claimed_delta,
+        )
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def player(self) -> str:
+        return self._v[1]
+
+    @property
+    def dealer(self) -> bool:
+        return self._v[2]
+
+    @property
+    def void(self) -> int | None:
+        return self._v[3]
+
+    @property
+    def won(self) -> bool:
+        return self._v[4]
+
+    @property
+    def win_order(self) -> int | None:
+        return self._v[5]
+
+    @property
+    def how(self) -> str | None:  # discard, self_draw, rob_kong
+        return self._v[6]
+
+    @property
+    def fan(self) -> int | None:
+        return self._v[7]
+
+    @property
+    def points(self) -> int | None:
+        return self._v[8]
+
+    @property
+    def deal_ins(self) -> int:  # wins paid by this seat as discarder (一炮多响 counts each winner)
+        return self._v[9]
+
+    @property
+    def ready_at_end(self) -> bool | None:  # at an empty wall, still in: ready (下叫)? None when not applicable
+        return self._v[10]
+
+    @property
+    def hua_zhu(self) -> bool:
+        return self._v[11]
+
+    @property
+    def pongs(self) -> int:
+        return self._v[12]
+
+    @property
+    def kongs_direct(self) -> int:
+        return self._v[13]
+
+    @property
+    def kongs_added(self) -> int:
+        return self._v[14]
+
+    @property
+    def kongs_concealed(self) -> int:
+        return self._v[15]
+
+    @property
+    def passed_wins(self) -> int:
+        return self._v[16]
+
+    @property
+    def compulsory_passes(self) -> int:
+        return self._v[17]
+
+    @property
+    def delta(self) -> int:
+        return self._v[18]
+
+    @property
+    def claimed_delta(self) -> int | None:
+        return self._v[19]
 
 
-@dataclass(frozen=True, slots=True)
-class Validation:
+class Validation(Value):
     """The outcome of validating one record: its issues and, when the record could be read, what the
     replay established (``hand``: the frozen :class:`~pipeline.game.state.HandFacts`)."""
 
-    hand_id: str | None
-    issues: tuple[Issue, ...]
-    record: Record | None = None
-    replayed: bool = False  # the replay reached the end of the hand
-    seats: tuple[SeatFacts, ...] = ()
-    claimed: Claimed | None = None
-    hand: HandFacts | None = None
+    __slots__ = ()
+    _fields = ("hand_id", "issues", "record", "replayed", "seats", "claimed", "hand")
+
+    def __init__(
+        self,
+        hand_id: str | None,
+        issues: tuple[Issue, ...],
+        record: Record | None = None,
+        replayed: bool = False,
+        seats: tuple[SeatFacts, ...] = (),
+        claimed: Claimed | None = None,
+        hand: HandFacts | None = None,
+    ) -> None:
+        self._v = (hand_id, issues, record, replayed, seats, claimed, hand)
+
+    @property
+    def hand_id(self) -> str | None:
+        return self._v[0]
+
+    @property
+    def issues(self) -> tuple[Issue, ...]:
+        return self._v[1]
+
+    @property
+    def record(self) -> Record | None:
+        return self._v[2]
+
+    @property
+    def replayed(self) -> bool:  # the replay reached the end of the hand
+        return self._v[3]
+
+    @property
+    def seats(self) -> tuple[SeatFacts, ...]:
+        return self._v[4]
+
+    @property
+    def claimed(self) -> Claimed | None:
+        return self._v[5]
+
+    @property
+    def hand(self) -> HandFacts | None:
+        return self._v[6]
 
     @property
     def payments(self) -> tuple[Payment, ...]:
@@ -177,16 +341,32 @@ class Line(Protocol):
     def source_line(self) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(Value):
     """One input line's outcome: its ``position`` among the lines given, the line, the record object it
     holds (``None`` when it holds none) and the validation. A line that could not be read, was too long
     or held no JSON object has a validation without a record and one ``INGEST_*``/``SCHEMA_JSON`` issue."""
 
-    position: int
-    line: Line
-    obj: dict[str, Any] | None
-    validation: Validation
+    __slots__ = ()
+    _fields = ("position", "line", "obj", "validation")
+
+    def __init__(self, position: int, line: Line, obj: dict[str, Any] | None, validation: Validation) -> None:
+        self._v = (position, line, obj, validation)
+
+    @property
+    def position(self) -> int:
+        return self._v[0]
+
+    @property
+    def line(self) -> Line:
+        return self._v[1]
+
+    @property
+    def obj(self) -> dict[str, Any] | None:
+        return self._v[2]
+
+    @property
+    def validation(self) -> Validation:
+        return self._v[3]
 
 
 def validate_lines(
@@ -198,8 +378,9 @@ def validate_lines(
 ) -> Iterator[Outcome]:
     """Every non-blank line's :class:`Outcome`, in order: the one way from an input line to a verdict, used
     by ``xuezhan validate`` and by ingest. ``profile`` overrides every record's ruleset
-    (:class:`~pipeline.rules.ruleset.Override`; a bad one raises :class:`RuleSetError` before any line is
-    read); ``strict`` and ``evidence`` as in :func:`validate`."""
+    (:class:`~pipeline.rules.ruleset.Override`; a bad one raises
+    :class:`~pipeline.rules.ruleset.RuleSetError` before any line is read); ``strict`` and ``evidence`` as in
+    :func:`validate`."""
     override = Override.parse(profile)
     for position, line in enumerate(lines):
         if line.blank:
@@ -254,9 +435,11 @@ def validate(
     """Validate one record object. ``profile`` overrides switches of the record's ruleset, or with a
     ``profile`` entry the profile itself (:class:`~pipeline.rules.ruleset.Override`); ``strict`` stops at the
     first issue; ``evidence`` works out the collusion screen's evidence (see
-    :class:`~pipeline.game.state.HandState`)."""
+    :class:`~pipeline.game.state.HandState`). A bad ``profile`` raises
+    :class:`~pipeline.rules.ruleset.RuleSetError` (no fault of the record's)."""
+    override = Override.parse(profile)  # the caller's mistake, not the record's: raises RuleSetError
     try:
-        return _validate(obj, Override.parse(profile), strict, evidence)
+        return _validate(obj, override, strict, evidence)
     except Exception as exc:  # a bug of ours must not stop a batch: report it as data
         where = traceback.extract_tb(exc.__traceback__)[-1]
         message = f"engine failure {type(exc).__name__}: {exc} at {where.filename}:{where.lineno}"
@@ -316,7 +499,7 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
     claimed = None
     if "result" in obj and not (strict and issues):
         try:
-            claimed = parse_result(obj["result"])
+            claimed = parse_result(obj["result"], record.rules.players)
         except RecordError as bad_result:
             issues.append(Issue.of(bad_result))
         if claimed is not None and not stopped:
@@ -435,7 +618,7 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
         )
         unbalanced = True
     elif claimed.payments:
-        net = [0, 0, 0, 0]
+        net = [0] * len(claimed.deltas)
         for p in claimed.payments:
             net[p.payer] = net[p.payer] - p.amount
             net[p.payee] = net[p.payee] + p.amount
@@ -454,7 +637,7 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
     issues.extend(payment_issues)
     if not unbalanced and not payment_issues:
         computed = hand.deltas
-        for seat in range(4):
+        for seat in range(len(computed)):
             if claimed.deltas[seat] != computed[seat]:
                 issues.append(
                     Issue(
@@ -580,7 +763,8 @@ def _desc(p: Payment) -> str:
 # ---------------------------------------------------------------------------------------------- facts
 def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> list[SeatFacts]:
     wins = {w.seat: w for w in hand.wins}
-    deal_ins, passes, compulsory = [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]
+    n = len(record.players)
+    deal_ins, passes, compulsory = [0] * n, [0] * n, [0] * n
     for w in hand.wins:
         if w.how in ("discard", "rob_kong") and w.source is not None:
             deal_ins[w.source] = deal_ins[w.source] + 1
@@ -589,7 +773,7 @@ def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> lis
     for seat, _ in hand.compulsory_passes:
         compulsory[seat] = compulsory[seat] + 1
     out = []
-    for seat in range(4):
+    for seat in range(n):
         melds = hand.melds[seat]
         win = wins.get(seat)
         ready = pig = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.game.start import DEALT, WALL_AFTER_DEAL, deal_hands, exchanged, start_hand
+from pipeline.game.start import deal_hands, dealt, exchanged, start_hand, wall_after_deal
 from pipeline.game.state import IllegalAction
 from pipeline.rules import load_ruleset
 from pipeline.rules.tiles import full_set, kind_of, parse_tiles
@@ -17,16 +17,16 @@ def test_the_deal_is_thirteen_each_and_one_more_for_the_dealer() -> None:
     for dealer in range(4):
         hands = deal_hands(wall, dealer)
         assert [len(h) for h in hands] == [14 if s == dealer else 13 for s in range(4)]
-        assert sorted(k for h in hands for k in h) == sorted(wall[:DEALT])
+        assert sorted(k for h in hands for k in h) == sorted(wall[: dealt(4)])
         assert hands[dealer][-1] == wall[52]
-    assert DEALT == 53 and WALL_AFTER_DEAL == 55
+    assert dealt(4) == 53 and wall_after_deal(load_ruleset("chengdu")) == 55
 
 
 def test_start_hand_draws_from_the_wall_after_the_deal() -> None:
     wall = full_set()
     state = start_hand(load_ruleset("chengdu"), dealer=2, wall=wall, que=(0, 1, 2, 0))
-    assert state.left == WALL_AFTER_DEAL and state.turn == 2 and state.phase == "discard"
-    assert state.wall == wall[DEALT:]
+    assert state.left == 55 and state.turn == 2 and state.phase == "discard"
+    assert state.wall == wall[53:]
 
 
 def test_a_deal_that_disagrees_with_the_wall_is_refused() -> None:

@@ -34,29 +34,29 @@ def profile_file(name: str) -> dict[str, Any]:
 # -- the profile files ----------------------------------------------------------------------------------
 
 
-def test_both_profiles_ship() -> None:
-    assert profile_names() == ["app", "chengdu"]
+def test_the_profiles_ship() -> None:
+    assert profile_names() == ["app", "chengdu", "chengdu_putong", "sanren_liangfang", "siren_liangse"]
 
 
-@pytest.mark.parametrize("name", ["chengdu", "app"])
+@pytest.mark.parametrize("name", profile_names())
 def test_profile_loads(name: str) -> None:
     rules = load_ruleset(name)
     assert isinstance(rules, RuleSet) and rules.profile == name
 
 
-@pytest.mark.parametrize("name", ["chengdu", "app"])
+@pytest.mark.parametrize("name", profile_names())
 def test_every_switch_is_set_in_the_profile_file(name: str) -> None:
     assert sorted(profile_file(name)["switches"]) == sorted(switch_names())
 
 
-@pytest.mark.parametrize("name", ["chengdu", "app"])
+@pytest.mark.parametrize("name", profile_names())
 def test_every_switch_quotes_its_source(name: str) -> None:
     sources = profile_file(name)["sources"]
     assert sorted(sources) == sorted(switch_names())
     assert all(isinstance(text, str) and text.strip() for text in sources.values())
 
 
-@pytest.mark.parametrize("name", ["chengdu", "app"])
+@pytest.mark.parametrize("name", profile_names())
 def test_profile_has_a_description(name: str) -> None:
     assert read_profile(name).description
 
@@ -132,6 +132,10 @@ def test_game_switches_override(switch: str) -> None:
 # -- every switch has a test showing that its settings differ where they should --------------------------
 
 SWITCH_TESTS = {
+    "players": "test_rules_table.py::test_three_players_blood_battle_ends_when_two_have_won",
+    "suits": "test_rules_table.py::test_a_tile_of_a_suit_not_in_play_is_refused",
+    "mode": "test_rules_table.py::test_ordinary_hand_ends_with_every_win_on_the_first_winning_discard",
+    "dealer_next": "test_rules_table.py::test_dealt_in_the_discarder_deals_next",
     "base": "test_rules_settle.py::test_base_scales_hand_and_kong_money",
     "cap": "test_rules_fan.py::test_cap_limits_points_not_fan",
     "self_draw": "test_rules_fan.py::test_self_draw_adds_base_or_fan_or_nothing",
@@ -254,7 +258,11 @@ def test_the_same_spec_gives_the_same_ruleset() -> None:
         ("chengdu", {"self_draw": 1}, "switch 'self_draw' takes one of"),
         ("chengdu", {"base": 0}, "switch 'base' must be at least 1, got 0"),
         ("chengdu", {"cap": -1}, "switch 'cap' must be at least 0, got -1"),
-        ("nowhere", {}, "unknown profile 'nowhere' (known: app, chengdu)"),
+        (
+            "nowhere",
+            {},
+            "unknown profile 'nowhere' (known: app, chengdu, chengdu_putong, sanren_liangfang, siren_liangse)",
+        ),
         ("../profiles/chengdu", {}, "unknown profile '../profiles/chengdu'"),
         ({"cap": 4}, {}, "a ruleset object needs a 'profile' name"),
         ({"profile": 5}, {}, "a profile name is a string, got 5"),

@@ -119,12 +119,6 @@ def test_a_bad_override_stops_validate_lines_before_any_line_is_read() -> None:
         validate_line(VALID, profile=3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="validate() parses its profile override inside the catch-all meant for engine bugs: a bad override "
-    "comes back as an INTERNAL issue ('a bug in xuezhan, not in the record') on every record, where "
-    "validate_line and validate_lines raise RuleSetError for the same override",
-)
 @pytest.mark.parametrize("spec", [3, "chengdo", {"cpa": 4}])
 def test_a_bad_override_is_refused_by_validate_as_by_validate_line(spec: Any) -> None:
     with pytest.raises(RuleSetError):

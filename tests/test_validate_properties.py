@@ -21,12 +21,12 @@ from pipeline.game.record import ClaimedWin, parse_record, record_json
 from pipeline.game.start import DIRECTIONS, deal_hands, exchanged, start_hand
 from pipeline.game.state import HandState
 from pipeline.rules.hand import shanten, win_tiles
-from pipeline.rules.ruleset import load_ruleset
+from pipeline.rules.ruleset import load_ruleset, profile_names
 from pipeline.rules.settle import Payment
 from pipeline.rules.tiles import TILE_NAMES, full_set
 from pipeline.validate import _match_payments, compare_payments, validate
 
-PROFILES = ("chengdu", "app")
+PROFILES = tuple(profile_names())  # every table shape and mode
 REPLAY = ("TILE_", "TURN_", "CLAIM_", "WIN_")
 CLAIMS = ("SCORE_", "SETTLE_")
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -36,27 +36,27 @@ def play(seed: int, profile: str) -> dict[str, Any]:
     """A whole hand played by a seeded random policy, as a record whose claim is the engine's own ledger."""
     rng = random.Random(seed)
     rules = load_ruleset(profile)
-    dealer = rng.randrange(4)
-    wall = full_set()
+    n, suits = rules.players, rules.suit_indexes
+    dealer = rng.randrange(n)
+    wall = full_set(rules.suits)
     rng.shuffle(wall)
-    hands = deal_hands(wall, dealer)
+    hands = deal_hands(wall, dealer, n)
     exchange = None
     if rules.exchange_three and rng.random() < 0.7:
-        direction = rng.choice(tuple(DIRECTIONS))
+        direction = rng.choice([d for d in DIRECTIONS if n == 4 or d != "across"])
         given = []
         for hand in hands:
-            suit = rng.choice([s for s in range(3) if sum(k // 9 == s for k in hand) >= 3])
+            suit = rng.choice([s for s in suits if sum(k // 9 == s for k in hand) >= 3])
             given.append(rng.sample([k for k in hand if k // 9 == suit], 3))
         exchange = (direction, given)
         hands = exchanged(hands, direction, given)
-    que: list[int | None] = [None] * 4
-    if rules.que_declared or rng.random() < 0.3:
-        que = [min(range(3), key=lambda s: (_in_suit(hand, s), rng.random())) for hand in hands]
+    que: list[int | None] = [None] * n
+    if len(suits) == 3 and (rules.que_declared or rng.random() < 0.3):
+        que = [min(suits, key=lambda s: (_in_suit(hand, s), rng.random())) for hand in hands]
     state = start_hand(rules, dealer=dealer, wall=wall, exchange=exchange, que=que)
     # the suit each seat plays to shed (its void where declared)
     aim = [
-        q if q is not None else min(range(3), key=lambda s: _in_suit(hand, s))
-        for q, hand in zip(que, hands, strict=True)
+        q if q is not None else min(suits, key=lambda s: _in_suit(hand, s)) for q, hand in zip(que, hands, strict=True)
     ]
     while not state.over:
         if state.phase == "discard":
@@ -77,7 +77,7 @@ def play(seed: int, profile: str) -> dict[str, Any]:
             continue
         window = state.window
         assert window is not None
-        order = [(window.source + step) % 4 for step in range(1, 4)]
+        order = [(window.source + step) % n for step in range(1, n)]
         won = False
         for seat in order:
             hu = [o for o in state.claim_options(seat) if isinstance(o, Hu)]
@@ -98,7 +98,7 @@ def play(seed: int, profile: str) -> dict[str, Any]:
     return record_json(
         hand_id=f"prop-{profile}-{seed}",
         ruleset=profile,
-        players=["a", "b", "c", "d"],
+        players=["a", "b", "c", "d"][:n],
         dealer=dealer,
         events=state.events,
         wall=wall,
@@ -183,11 +183,27 @@ def test_kept_winning_tiles_are_never_stale(hand: tuple[int, str]) -> None:
     state = _start(record)
     for index, event in enumerate(rec.events):
         state.apply(event)
-        for seat in range(4):
+        for seat in range(state.n):
             counts, melds = state.counts[seat], state.melds[seat]
             ready_size = sum(counts) == 13 - 3 * len(melds)
             fresh = win_tiles(counts, melds, state.void[seat]) if ready_size else frozenset()
             assert state.win_tiles(seat) == fresh, f"seat {seat} after event {index}"
+
+
+@SETTINGS
+@given(hands)
+def test_tiles_and_money_balance_after_every_event(hand: tuple[int, str]) -> None:
+    """Tile conservation (36 a suit in play, four of each, none of a suit not in play) and zero-sum money
+    hold after every event of a random hand, at every table and in every mode."""
+    record = play(*hand)
+    rec = parse_record(record)
+    state = _start(record)
+    for event in rec.events:
+        state.apply(event)
+        state.check_invariants()
+    state.close()
+    state.check_invariants()
+    assert state.over and len(state.facts().deltas) == len(record["players"])
 
 
 def test_the_driver_reaches_the_interesting_situations() -> None:
@@ -199,14 +215,16 @@ def test_the_driver_reaches_the_interesting_situations() -> None:
             v = validate(record)
             assert v.ok, (seed, profile, [i.message for i in v.issues])
             events = record["events"]
-            seen["three winners" if len(v.wins) == 3 else "empty wall"] += 1
+            assert v.hand is not None
+            to_end = len(record["players"]) - 1 if v.hand.rules.mode == "blood_battle" else 1
+            seen["won out" if len(v.wins) >= to_end else "empty wall"] += 1
             seen.update(e.get("kind", e["t"]) for e in events if e["t"] in ("pong", "kong"))
             seen.update("rob" for e in events if e.get("rob_kong"))
             seen.update("one pao two" for i, e in enumerate(events[1:]) if e["t"] == "hu" and events[i]["t"] == "hu")
             seen.update(p.reason for p in v.payments)
             seen.update("exchange" for _ in [1] if "exchange" in record)
     for what in (
-        "three winners",
+        "won out",
         "empty wall",
         "pong",
         "direct",
@@ -246,7 +264,7 @@ def test_changing_an_event_seat_is_caught(hand: tuple[int, str], rnd: random.Ran
     index = rnd.randrange(len(record["events"]))
     mutated = copy.deepcopy(record)
     event = mutated["events"][index]
-    event["seat"] = rnd.choice([s for s in range(4) if s != event["seat"]])
+    event["seat"] = rnd.choice([s for s in range(len(record["players"])) if s != event["seat"]])
     v = validate(mutated)
     found = {i.code for i in v.issues}
     if v.replayed:
@@ -293,7 +311,7 @@ def test_changing_a_claimed_payment_is_caught(hand: tuple[int, str], rnd: random
 def test_changing_a_claimed_delta_is_caught(hand: tuple[int, str], rnd: random.Random, change: int) -> None:
     record = play(*hand)
     mutated = copy.deepcopy(record)
-    mutated["result"]["deltas"][rnd.randrange(4)] += change
+    mutated["result"]["deltas"][rnd.randrange(len(record["players"]))] += change
     assert codes(mutated) == {"SETTLE_UNBALANCED"}
 
 

@@ -12,7 +12,6 @@ into its JSON value, the one JSON reader of the validator and of ingest.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, TypeGuard
 
 import orjson
@@ -23,6 +22,7 @@ from pipeline.game.start import DIRECTIONS
 from pipeline.rules.ruleset import Override, RuleSet, RuleSetError, load_ruleset
 from pipeline.rules.settle import REASONS, Payment
 from pipeline.rules.tiles import SUITS, TILE_NAMES, kind_of_name
+from pipeline.rules.values import Value
 
 FORMAT: Final = "xzlog/1"
 TOP_FIELDS: Final = frozenset(
@@ -71,43 +71,164 @@ class RecordError(Fault):
     ``RULESET_UNKNOWN`` code, the message, the ``event`` index and ``seat`` where they apply)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimedWin:
+class ClaimedWin(Value):
     """One win as the source system claimed it: who, at which event, and (if given) its fan and points."""
 
-    seat: int
-    event: int
-    fan: int | None
-    points: int | None
+    __slots__ = ()
+    _fields = ("seat", "event", "fan", "points")
+
+    def __init__(self, seat: int, event: int, fan: int | None, points: int | None) -> None:
+        self._v = (seat, event, fan, points)
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def event(self) -> int:
+        return self._v[1]
+
+    @property
+    def fan(self) -> int | None:
+        return self._v[2]
+
+    @property
+    def points(self) -> int | None:
+        return self._v[3]
 
 
-@dataclass(frozen=True, slots=True)
-class Claimed:
+class Claimed(Value):
     """What the source system claimed: payments, deltas, and optionally each win's fan and points."""
 
-    payments: tuple[Payment, ...]
-    deltas: tuple[int, ...]
-    wins: tuple[ClaimedWin, ...]
+    __slots__ = ()
+    _fields = ("payments", "deltas", "wins")
+
+    def __init__(self, payments: tuple[Payment, ...], deltas: tuple[int, ...], wins: tuple[ClaimedWin, ...]) -> None:
+        self._v = (payments, deltas, wins)
+
+    @property
+    def payments(self) -> tuple[Payment, ...]:
+        return self._v[0]
+
+    @property
+    def deltas(self) -> tuple[int, ...]:
+        return self._v[1]
+
+    @property
+    def wins(self) -> tuple[ClaimedWin, ...]:
+        return self._v[2]
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(Value):
     """A parsed record: everything the replay needs, tiles as kinds, events as event values."""
 
-    hand_id: str
-    rules: RuleSet
-    players: tuple[str, ...]
-    dealer: int
-    wall: tuple[int, ...] | None
-    deal: tuple[tuple[int, ...], ...] | None
-    exchange_direction: str | None
-    exchange_given: tuple[tuple[int, ...], ...] | None
-    que: tuple[int | None, ...] | None
-    events: tuple[Event, ...]
-    session_id: str | None = None
-    hand_no: int | None = None
-    table_id: str | None = None
-    played_at: str | None = None
+    __slots__ = ()
+    _fields = (
+        "hand_id",
+        "rules",
+        "players",
+        "dealer",
+        "wall",
+        "deal",
+        "exchange_direction",
+        "exchange_given",
+        "que",
+        "events",
+        "session_id",
+        "hand_no",
+        "table_id",
+        "played_at",
+    )
+
+    def __init__(
+        self,
+        hand_id: str,
+        rules: RuleSet,
+        players: tuple[str, ...],
+        dealer: int,
+        wall: tuple[int, ...] | None,
+        deal: tuple[tuple[int, ...], ...] | None,
+        exchange_direction: str | None,
+        exchange_given: tuple[tuple[int, ...], ...] | None,
+        que: tuple[int | None, ...] | None,
+        events: tuple[Event, ...],
+        session_id: str | None = None,
+        hand_no: int | None = None,
+        table_id: str | None = None,
+        played_at: str | None = None,
+    ) -> None:
+        self._v = (
+            hand_id,
+            rules,
+            players,
+            dealer,
+            wall,
+            deal,
+            exchange_direction,
+            exchange_given,
+            que,
+            events,
+            session_id,
+            hand_no,
+            table_id,
+            played_at,
+        )
+
+    @property
+    def hand_id(self) -> str:
+        return self._v[0]
+
+    @property
+    def rules(self) -> RuleSet:
+        return self._v[1]
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        return self._v[2]
+
+    @property
+    def dealer(self) -> int:
+        return self._v[3]
+
+    @property
+    def wall(self) -> tuple[int, ...] | None:
+        return self._v[4]
+
+    @property
+    def deal(self) -> tuple[tuple[int, ...], ...] | None:
+        return self._v[5]
+
+    @property
+    def exchange_direction(self) -> str | None:
+        return self._v[6]
+
+    @property
+    def exchange_given(self) -> tuple[tuple[int, ...], ...] | None:
+        return self._v[7]
+
+    @property
+    def que(self) -> tuple[int | None, ...] | None:
+        return self._v[8]
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return self._v[9]
+
+    @property
+    def session_id(self) -> str | None:
+        return self._v[10]
+
+    @property
+    def hand_no(self) -> int | None:
+        return self._v[11]
+
+    @property
+    def table_id(self) -> str | None:
+        return self._v[12]
+
+    @property
+    def played_at(self) -> str | None:
+        return self._v[13]
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -257,10 +378,20 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     hand_id = obj["hand_id"]
     if not isinstance(hand_id, str) or not hand_id:
         raise RecordError("SCHEMA_TYPE", "hand_id must be a non-empty string")
+    rules = parse_ruleset(obj["ruleset"], profile_override)
+    n = rules.players
     players = obj["players"]
-    if not isinstance(players, list) or len(players) != 4 or not all(isinstance(p, str) and p for p in players):
-        raise RecordError("SCHEMA_TYPE", "players must be a list of 4 non-empty strings")
+    if (
+        not isinstance(players, list)
+        or not 3 <= len(players) <= 4
+        or not all(isinstance(p, str) and p for p in players)
+    ):
+        raise RecordError("SCHEMA_TYPE", "players must be a list of 3 or 4 non-empty strings")
+    if len(players) != n:
+        raise _shape(f"{len(players)} players, but the table of profile {rules.profile!r} seats {n}")
     dealer = _seat(obj["dealer"], "dealer")
+    if dealer >= n:
+        raise _shape(f"dealer {dealer}: the table seats {n} (0-{n - 1})")
     optional: dict[str, Any] = {}
     for name in ("session_id", "table_id", "played_at"):
         value = obj.get(name)
@@ -270,34 +401,42 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     hand_no = obj.get("hand_no")
     if hand_no is not None and (not _is_int(hand_no) or hand_no < 1):
         raise RecordError("SCHEMA_TYPE", f"hand_no must be a whole number >= 1, got {hand_no!r}")
-    rules = parse_ruleset(obj["ruleset"], profile_override)
-    wall = _tiles(obj["wall"], "wall", 108) if "wall" in obj else None
+    wall = _tiles(obj["wall"], "wall", (72, 108)) if "wall" in obj else None
+    if wall is not None and len(wall) != rules.tiles:
+        raise _shape(f"a wall of {len(wall)} tiles, but profile {rules.profile!r} plays {rules.tiles} ({rules.suits})")
     deal = None
     if "deal" in obj:
         raw = obj["deal"]
-        if not isinstance(raw, list) or len(raw) != 4:
-            raise RecordError("SCHEMA_TYPE", "deal must be a list of 4 hands")
+        if not isinstance(raw, list) or not 3 <= len(raw) <= 4:
+            raise RecordError("SCHEMA_TYPE", "deal must be a list of 3 or 4 hands")
+        if len(raw) != n:
+            raise _shape(f"deal holds {len(raw)} hands, but the table seats {n}")
         deal = tuple(_tiles(hand, f"deal[{i}]", (13, 14)) for i, hand in enumerate(raw))
     direction = given = None
     if "exchange" in obj:
         ex = obj["exchange"]
         if not isinstance(ex, dict) or _unknown(ex, {"direction", "given"}) or ex.get("direction") not in DIRECTIONS:
-            raise RecordError("SCHEMA_TYPE", "exchange must be {direction: cw|ccw|across, given: 4 × 3 tiles}")
+            raise RecordError("SCHEMA_TYPE", "exchange must be {direction: cw|ccw|across, given: 3 tiles per seat}")
         raw_given = ex.get("given")
-        if not isinstance(raw_given, list) or len(raw_given) != 4:
-            raise RecordError("SCHEMA_TYPE", "exchange.given must hold 4 lists of 3 tiles")
+        if not isinstance(raw_given, list) or len(raw_given) != n:
+            raise RecordError("SCHEMA_TYPE", f"exchange.given must hold {n} lists of 3 tiles (one per seat)")
         direction = ex["direction"]
         given = tuple(_tiles(g, f"exchange.given[{i}]", 3) for i, g in enumerate(raw_given))
     que = None
     if "que" in obj:
         raw_que = obj["que"]
-        if not isinstance(raw_que, list) or len(raw_que) != 4 or any(q not in ("m", "p", "s", None) for q in raw_que):
-            raise RecordError("TILE_VOID", f"que must be 4 suits m, p, s (or null), got {raw_que!r}")
+        if not isinstance(raw_que, list) or len(raw_que) != n or any(q not in ("m", "p", "s", None) for q in raw_que):
+            raise RecordError("TILE_VOID", f"que must be {n} suits m, p, s (or null), one per seat, got {raw_que!r}")
         que = tuple(None if q is None else SUITS.index(q) for q in raw_que)
     raw_events = obj["events"]
     if not isinstance(raw_events, list):
         raise RecordError("SCHEMA_TYPE", "events must be a list")
     events = tuple([parse_event(e, i) for i, e in enumerate(raw_events)])
+    if n < 4:  # the reader knows seats 0-3; a smaller table has fewer
+        for i, ev in enumerate(events):
+            source = ev.source if isinstance(ev, (Pong, Kong, Hu)) else None
+            if ev.seat >= n or (source is not None and source >= n):
+                raise _shape(f"event {i} names seat {max(ev.seat, source or 0)}: the table seats {n}", event=i)
     return Record(
         hand_id=hand_id,
         rules=rules,
@@ -314,8 +453,14 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     )
 
 
-def parse_result(obj: Any) -> Claimed:
-    """The claimed ``result`` object → :class:`Claimed`; :class:`RecordError` (``SCHEMA_RESULT``) otherwise."""
+def _shape(message: str, event: int | None = None) -> RecordError:
+    """The record's table (players, seats, wall, hands) is not the table of its ruleset."""
+    return RecordError("SCHEMA_SHAPE", message, event=event)
+
+
+def parse_result(obj: Any, players: int = 4) -> Claimed:
+    """The claimed ``result`` object of a hand at a table of ``players`` → :class:`Claimed`; :class:`RecordError`
+    (``SCHEMA_RESULT``) otherwise."""
 
     def bad(message: str) -> RecordError:
         return RecordError("SCHEMA_RESULT", f"result: {message}")
@@ -340,8 +485,8 @@ def parse_result(obj: Any) -> Claimed:
             p.get("reason"),
             p.get("event"),
         )
-        if not (_is_int(payer) and 0 <= payer <= 3 and _is_int(payee) and 0 <= payee <= 3):
-            raise bad(f"payment {i}: from and to must be seats 0-3")
+        if not (_is_int(payer) and 0 <= payer < players and _is_int(payee) and 0 <= payee < players):
+            raise bad(f"payment {i}: from and to must be seats 0-{players - 1}")
         if not _is_int(amount) or amount < 1:
             raise bad(f"payment {i}: amount must be a whole number >= 1")
         if reason not in REASONS:
@@ -350,8 +495,8 @@ def parse_result(obj: Any) -> Claimed:
             raise bad(f"payment {i}: event must be an event index or null")
         out.append(Payment(payer, payee, amount, reason, event))
     deltas = obj.get("deltas")
-    if not isinstance(deltas, list) or len(deltas) != 4 or not all(_is_int(d) for d in deltas):
-        raise bad("deltas must be 4 whole numbers")
+    if not isinstance(deltas, list) or len(deltas) != players or not all(_is_int(d) for d in deltas):
+        raise bad(f"deltas must be {players} whole numbers, one per seat")
     wins: list[ClaimedWin] = []
     raw_wins = obj.get("wins", [])
     if not isinstance(raw_wins, list):
@@ -361,8 +506,8 @@ def parse_result(obj: Any) -> Claimed:
             raise bad(f"win {i} needs a seat and an event index")
         if _unknown(w, WIN_FIELDS):
             raise bad(f"win {i}: unknown field(s) {', '.join(_unknown(w, WIN_FIELDS))}")
-        if not 0 <= w["seat"] <= 3 or w["event"] < 0:
-            raise bad(f"win {i}: seat must be 0-3 and event an event index")
+        if not 0 <= w["seat"] < players or w["event"] < 0:
+            raise bad(f"win {i}: seat must be 0-{players - 1} and event an event index")
         fan, points = w.get("fan"), w.get("points")
         if fan is None and points is None:
             raise bad(f"win {i} needs fan or points")

@@ -1,11 +1,12 @@
 """The start of a hand: the deal, 换三张 and 定缺, checked, and the :class:`HandState` play starts from.
 
 :func:`start_hand` is the one way a hand begins, for the validator replaying a record, the simulator's
-tables and the tests alike. It raises :class:`~pipeline.game.state.IllegalAction` with the codes the
-validator reports (``TILE_WALL``, ``TILE_DEAL``, ``TILE_COUNT_SHORT``/``LONG``, ``TILE_FIFTH_COPY``,
+tables and the tests alike, at every table the rule profiles describe (``players`` seats, ``suits`` in
+play). It raises :class:`~pipeline.game.state.IllegalAction` with the codes the validator reports
+(``TILE_WALL``, ``TILE_DEAL``, ``TILE_COUNT_SHORT``/``LONG``, ``TILE_FIFTH_COPY``, ``TILE_SUIT``,
 ``TILE_EXCHANGE``, ``TILE_NOT_HELD``, ``TILE_VOID``).
 
-How many tiles are dealt is said here once (:data:`DEAL_SIZE`, :data:`DEALT`): "庄家十四张，先出牌，闲家每人十三张牌"
+How many tiles are dealt is said here once (:data:`DEAL_SIZE`, :func:`dealt`): "庄家十四张，先出牌，闲家每人十三张牌"
 (seed 003) — thirteen each, the dealer one more; every later draw takes the next tile of the wall.
 """
 
@@ -16,43 +17,77 @@ from typing import Final
 
 from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.ruleset import RuleSet
-from pipeline.rules.tiles import COPIES, NUM_KINDS, NUM_TILES, TILE_NAMES, counts_of, format_tiles
+from pipeline.rules.tiles import COPIES, NUM_KINDS, SUITS, TILE_NAMES, counts_of, format_tiles, full_counts
 
-SEATS: Final = 4
 DEAL_SIZE: Final = 13  # tiles each seat is dealt; the dealer takes one more
-DEALT: Final = SEATS * DEAL_SIZE + 1  # tiles dealt before the first draw: the draw pile is wall[DEALT:]
-WALL_AFTER_DEAL: Final = NUM_TILES - DEALT  # tiles left to draw when play starts
-DIRECTIONS: Final = {"cw": 3, "ccw": 1, "across": 2}  # 换三张: seat i gives to (i + offset) % 4 (schemas/XZLOG.md)
+DIRECTIONS: Final = ("cw", "ccw", "across")  # 换三张 (schemas/XZLOG.md)
 
 Exchange = tuple[str, Sequence[Sequence[int]]]  # (direction, the three tiles each seat gives)
 
 
-def deal_hands(wall: Sequence[int], dealer: int) -> list[list[int]]:
-    """The starting hands dealt from a full ``wall``, by seat: seat ``(dealer + k) % 4`` receives
-    ``wall[13k : 13k + 13]`` and the dealer's fourteenth tile is ``wall[52]``.
+def dealt(players: int) -> int:
+    """Tiles dealt before the first draw: the draw pile is ``wall[dealt(players):]``.
+
+    >>> dealt(4), dealt(3)
+    (53, 40)
+    """
+    return players * DEAL_SIZE + 1
+
+
+def wall_after_deal(rules: RuleSet) -> int:
+    """Tiles left to draw when play starts.
+
+    >>> from pipeline.rules import load_ruleset
+    >>> wall_after_deal(load_ruleset("chengdu")), wall_after_deal(load_ruleset("chengdu", players=3, suits="ps"))
+    (55, 32)
+    """
+    return rules.tiles - dealt(rules.players)
+
+
+def exchange_offset(direction: str, players: int) -> int:
+    """换三张: seat ``i`` gives to seat ``(i + offset) % players``: clockwise is the previous seat in turn
+    order, counter-clockwise the next, across the one opposite (four players only)."""
+    if direction == "cw":
+        return players - 1
+    if direction == "ccw":
+        return 1
+    if direction == "across" and players == 4:
+        return 2
+    raise IllegalAction("TILE_EXCHANGE", f"no exchange {direction!r} at a table of {players}")
+
+
+def deal_hands(wall: Sequence[int], dealer: int, players: int = 4) -> list[list[int]]:
+    """The starting hands dealt from a full ``wall``, by seat: seat ``(dealer + k) % players`` receives
+    ``wall[13k : 13k + 13]`` and the dealer's fourteenth tile is ``wall[13 × players]``.
 
     >>> from pipeline.rules.tiles import full_set
     >>> hands = deal_hands(full_set(), dealer=1)
     >>> [len(h) for h in hands]
     [13, 14, 13, 13]
+    >>> [len(h) for h in deal_hands(full_set("ps"), dealer=2, players=3)]
+    [13, 13, 14]
     """
-    hands: list[list[int]] = [[] for _ in range(SEATS)]
-    for k in range(SEATS):
-        hands[(dealer + k) % SEATS] = list(wall[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE])
-    hands[dealer].append(wall[SEATS * DEAL_SIZE])
+    hands: list[list[int]] = [[] for _ in range(players)]
+    for k in range(players):
+        hands[(dealer + k) % players] = list(wall[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE])
+    hands[dealer].append(wall[players * DEAL_SIZE])
     return hands
 
 
-def check_wall(wall: Sequence[int]) -> None:
-    """A wall holds every tile exactly four times (``TILE_WALL`` otherwise)."""
+def check_wall(wall: Sequence[int], suits: str = SUITS) -> None:
+    """A wall holds every tile of the suits in play exactly four times, and nothing else (``TILE_WALL``)."""
     counts = counts_of(wall)
-    if any(n != COPIES for n in counts):
-        wrong = ", ".join(f"{TILE_NAMES[k]}×{n}" for k, n in enumerate(counts) if n != COPIES)
-        raise IllegalAction("TILE_WALL", f"the wall is not {NUM_TILES} tiles, four of each ({wrong})")
+    full = full_counts(suits)
+    if counts != full:
+        wrong = [f"{TILE_NAMES[k]}×{n}" for k, n in enumerate(counts) if n != full[k]]
+        raise IllegalAction(
+            "TILE_WALL", f"the wall is not {36 * len(suits)} tiles, four of each of {suits} ({', '.join(wrong)})"
+        )
 
 
-def check_deal(hands: Sequence[Sequence[int]], dealer: int) -> None:
-    """A deal without its wall: 13 tiles a seat, 14 for the dealer (相公 otherwise), no fifth copy."""
+def check_deal(hands: Sequence[Sequence[int]], dealer: int, suits: str = SUITS) -> None:
+    """A deal without its wall: 13 tiles a seat, 14 for the dealer (相公 otherwise), tiles of the suits in play
+    only, no fifth copy."""
     for seat, hand in enumerate(hands):
         expected = DEAL_SIZE + 1 if seat == dealer else DEAL_SIZE
         if len(hand) != expected:
@@ -63,6 +98,11 @@ def check_deal(hands: Sequence[Sequence[int]], dealer: int) -> None:
                 seat=seat,
                 expected=expected,
                 actual=len(hand),
+            )
+        stray = [k for k in hand if SUITS[k // 9] not in suits]
+        if stray:
+            raise IllegalAction(
+                "TILE_SUIT", f"seat {seat} is dealt {format_tiles(stray)}: the table plays {suits} only", seat=seat
             )
     total = counts_of(k for hand in hands for k in hand)
     for kind in range(NUM_KINDS):
@@ -79,7 +119,7 @@ def exchanged(hands: Sequence[Sequence[int]], direction: str, given: Sequence[Se
     >>> [format_tiles(h) for h in exchanged(hands, "across", hands)]
     ['789m', '111p', '123m', '456m']
     """
-    offset = DIRECTIONS[direction]
+    offset = exchange_offset(direction, len(hands))
     out = [list(hand) for hand in hands]
     for seat, tiles in enumerate(given):
         if len(tiles) != 3 or len({k // 9 for k in tiles}) != 1:
@@ -93,7 +133,7 @@ def exchanged(hands: Sequence[Sequence[int]], direction: str, given: Sequence[Se
                 )
             out[seat].remove(kind)
     for seat, tiles in enumerate(given):
-        out[(seat + offset) % SEATS].extend(tiles)
+        out[(seat + offset) % len(hands)].extend(tiles)
     return out
 
 
@@ -117,11 +157,12 @@ def start_hand(
     >>> state.left, state.turn, state.phase
     (55, 0, 'discard')
     """
+    n = rules.players
     if wall is not None:
-        check_wall(wall)
-        hands = deal_hands(wall, dealer)
+        check_wall(wall, rules.suits)
+        hands = deal_hands(wall, dealer, n)
         if deal is not None:
-            for seat in range(SEATS):
+            for seat in range(n):
                 if sorted(deal[seat]) != sorted(hands[seat]):
                     raise IllegalAction(
                         "TILE_DEAL",
@@ -130,9 +171,9 @@ def start_hand(
                         expected=format_tiles(hands[seat]),
                         actual=format_tiles(deal[seat]),
                     )
-        pile: list[int] | None = list(wall[DEALT:])
+        pile: list[int] | None = list(wall[dealt(n) :])
     elif deal is not None:
-        check_deal(deal, dealer)
+        check_deal(deal, dealer, rules.suits)
         hands = [list(hand) for hand in deal]
         pile = None
     else:
@@ -142,22 +183,25 @@ def start_hand(
             raise IllegalAction("TILE_EXCHANGE", f"profile {rules.profile!r} plays no exchange of three (换三张)")
         direction, given = exchange
         hands = exchanged(hands, direction, given)
-    void: Sequence[int | None] = que if que is not None else (None,) * SEATS
+    void: Sequence[int | None] = que if que is not None else (None,) * n
+    if que is not None and len(rules.suits) < 3 and any(q is not None for q in que):
+        # 定缺 picks one of three suits to shed; with two in play no hand can hold a third
+        raise IllegalAction("TILE_VOID", f"no void suit at a table of two suits ({rules.suits}): 定缺 needs three")
     if rules.que_declared and any(q is None for q in void):
         raise IllegalAction("TILE_VOID", f"profile {rules.profile!r} requires every seat to declare a void suit (定缺)")
     return HandState(rules, dealer=dealer, hands=hands, wall=pile, void=void, evidence=evidence)
 
 
 __all__ = [
-    "DEALT",
     "DEAL_SIZE",
     "DIRECTIONS",
-    "SEATS",
-    "WALL_AFTER_DEAL",
     "Exchange",
     "check_deal",
     "check_wall",
     "deal_hands",
+    "dealt",
+    "exchange_offset",
     "exchanged",
     "start_hand",
+    "wall_after_deal",
 ]

@@ -21,7 +21,6 @@ Money is settled as the hand goes, in :class:`~pipeline.rules.settle.Ledger`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.codes import Fault
@@ -41,7 +40,8 @@ from pipeline.rules.hand import (
 )
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
-from pipeline.rules.tiles import COPIES, NUM_TILES, SUITS, TILE_NAMES, format_tiles, kinds_of_counts
+from pipeline.rules.tiles import COPIES, SUITS, TILE_NAMES, format_tiles, full_counts, kinds_of_counts
+from pipeline.rules.values import Value
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
 WinHow = Literal["discard", "self_draw", "rob_kong"]
@@ -52,17 +52,44 @@ class IllegalAction(Fault):
     expected, actual; the validator adds the event index and the position)."""
 
 
-@dataclass(frozen=True, slots=True)
-class WinRecord:
+class WinRecord(Value):
     """One win as the engine scored it."""
 
-    seat: int
-    event: int
-    tile: int
-    how: WinHow
-    source: int | None
-    score: Score
-    order: int  # 1 for the first winner of the hand; winners on one discard share an order
+    __slots__ = ()
+    _fields = ("seat", "event", "tile", "how", "source", "score", "order")
+
+    def __init__(
+        self, seat: int, event: int, tile: int, how: WinHow, source: int | None, score: Score, order: int
+    ) -> None:
+        self._v = (seat, event, tile, how, source, score, order)
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def event(self) -> int:
+        return self._v[1]
+
+    @property
+    def tile(self) -> int:
+        return self._v[2]
+
+    @property
+    def how(self) -> WinHow:
+        return self._v[3]
+
+    @property
+    def source(self) -> int | None:
+        return self._v[4]
+
+    @property
+    def score(self) -> Score:
+        return self._v[5]
+
+    @property
+    def order(self) -> int:  # 1 for the first winner of the hand; winners on one discard share an order
+        return self._v[6]
 
 
 class _Window:
@@ -82,29 +109,134 @@ class _Window:
         self.fresh = fresh  # rob window: the added tile was drawn this turn
 
 
-@dataclass(frozen=True, slots=True)
-class HandFacts:
+class HandFacts(Value):
     """What a replayed hand leaves behind, frozen (:meth:`HandState.facts`): everything the validator,
     ingest and the simulator's tables read once play has stopped, so that nothing outside this package
     reads the live state."""
 
-    rules: RuleSet
-    dealer: int
-    events: tuple[Event, ...]  # the events replayed (all of them, unless the replay stopped)
-    over: bool  # the hand reached its end
-    left: int  # tiles still in the wall
-    wins: tuple[WinRecord, ...]
-    payments: tuple[Payment, ...]
-    deltas: tuple[int, ...]
-    void: tuple[int | None, ...]
-    melds: tuple[tuple[Meld, ...], ...]
-    ends: Mapping[int, SeatEnd]  # 查花猪/查大叫 facts of the seats still in at an empty wall
-    passed_wins: tuple[tuple[int, int], ...]  # (seat, event) of every pass of a possible win
-    compulsory_passes: tuple[tuple[int, int], ...]  # (seat, event) of passes the last four tiles forbid
-    could_win_at: Mapping[int, tuple[int, ...]]  # event → seats that could win on its tile
-    safe_alternative_at: Mapping[int, bool]  # dangerous discard → was a safe, as-good choice held (evidence)
-    next_dealer: int  # the next hand's dealer, if this hand is over
-    position: str  # the state's fingerprint where play stopped
+    __slots__ = ()
+    _fields = (
+        "rules",
+        "dealer",
+        "events",
+        "over",
+        "left",
+        "wins",
+        "payments",
+        "deltas",
+        "void",
+        "melds",
+        "ends",
+        "passed_wins",
+        "compulsory_passes",
+        "could_win_at",
+        "safe_alternative_at",
+        "next_dealer",
+    )
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        dealer: int,
+        events: tuple[Event, ...],
+        over: bool,
+        left: int,
+        wins: tuple[WinRecord, ...],
+        payments: tuple[Payment, ...],
+        deltas: tuple[int, ...],
+        void: tuple[int | None, ...],
+        melds: tuple[tuple[Meld, ...], ...],
+        ends: Mapping[int, SeatEnd],
+        passed_wins: tuple[tuple[int, int], ...],
+        compulsory_passes: tuple[tuple[int, int], ...],
+        could_win_at: Mapping[int, tuple[int, ...]],
+        safe_alternative_at: Mapping[int, bool],
+        next_dealer: int,
+    ) -> None:
+        self._v = (
+            rules,
+            dealer,
+            events,
+            over,
+            left,
+            wins,
+            payments,
+            deltas,
+            void,
+            melds,
+            ends,
+            passed_wins,
+            compulsory_passes,
+            could_win_at,
+            safe_alternative_at,
+            next_dealer,
+        )
+
+    @property
+    def rules(self) -> RuleSet:
+        return self._v[0]
+
+    @property
+    def dealer(self) -> int:
+        return self._v[1]
+
+    @property
+    def events(self) -> tuple[Event, ...]:  # the events replayed (all of them, unless the replay stopped)
+        return self._v[2]
+
+    @property
+    def over(self) -> bool:  # the hand reached its end
+        return self._v[3]
+
+    @property
+    def left(self) -> int:  # tiles still in the wall
+        return self._v[4]
+
+    @property
+    def wins(self) -> tuple[WinRecord, ...]:
+        return self._v[5]
+
+    @property
+    def payments(self) -> tuple[Payment, ...]:
+        return self._v[6]
+
+    @property
+    def deltas(self) -> tuple[int, ...]:
+        return self._v[7]
+
+    @property
+    def void(self) -> tuple[int | None, ...]:
+        return self._v[8]
+
+    @property
+    def melds(self) -> tuple[tuple[Meld, ...], ...]:
+        return self._v[9]
+
+    @property
+    def ends(self) -> Mapping[int, SeatEnd]:  # 查花猪/查大叫 facts of the seats still in at an empty wall
+        return self._v[10]
+
+    @property
+    def passed_wins(self) -> tuple[tuple[int, int], ...]:  # (seat, event) of every pass of a possible win
+        return self._v[11]
+
+    @property
+    def compulsory_passes(self) -> tuple[tuple[int, int], ...]:  # (seat, event) of passes the last four tiles forbid
+        return self._v[12]
+
+    @property
+    def could_win_at(self) -> Mapping[int, tuple[int, ...]]:  # event → seats that could win on its tile
+        return self._v[13]
+
+    @property
+    def safe_alternative_at(
+        self,
+    ) -> Mapping[int, bool]:  # dangerous discard → was a safe, as-good choice held (evidence)
+        return self._v[14]
+
+    @property
+    def next_dealer(self) -> int:  # the next hand's dealer, if this hand is over
+        return self._v[15]
 
 
 class HandState:
@@ -118,7 +250,7 @@ class HandState:
         dealer: int,
         hands: Sequence[Sequence[int]],
         wall: Sequence[int] | None = None,
-        void: Sequence[int | None] = (None, None, None, None),
+        void: Sequence[int | None] | None = None,
         evidence: bool = False,
     ) -> None:
         """``hands[seat]`` are the kinds each seat holds when play starts (after any exchange);
@@ -126,25 +258,30 @@ class HandState:
         ``evidence``: also work out, for every discard somebody could win on, whether the discarder held a
         safe and as good alternative (``safe_alternative_at``, the collusion screen's evidence; ingest asks
         for it, the simulator and ``validate`` do not)."""
-        if len(hands) != 4:
-            raise ValueError(f"four hands, one per seat, not {len(hands)}")
+        n = rules.players
+        if len(hands) != n:
+            raise ValueError(f"{n} hands, one per seat, not {len(hands)}")
         self.rules = rules
+        self.n = n  # seats; kept here because the hot path reads it (a RuleSet attribute is an interpreted look-up)
         self.dealer = dealer
         self.evidence = evidence
-        self.counts = [[0] * 27 for _ in range(4)]
+        # the hand ends once this many have won: all but one in 血战, the first win (and its 一炮多响) in 普通版
+        self.wins_to_end = n - 1 if rules.mode == "blood_battle" else 1
+        self.counts = [[0] * 27 for _ in range(n)]
         self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
         for seat, kinds in enumerate(hands):
             counts = self.counts[seat]
             for kind in kinds:
                 counts[kind] = counts[kind] + 1
                 self.seen[kind] = self.seen[kind] + 1
-        self.melds: list[list[Meld]] = [[], [], [], []]
-        self.rivers: list[list[int]] = [[], [], [], []]
-        self.void = list(void)
+        self.melds: list[list[Meld]] = [[] for _ in range(n)]
+        self.rivers: list[list[int]] = [[] for _ in range(n)]
+        self.void = list(void) if void is not None else [None] * n
         self.wall = list(wall) if wall is not None else None
-        self.left = NUM_TILES - sum(len(h) for h in hands)
+        self.tiles = COPIES * 9 * len(rules.suits)  # not rules.tiles: a property of the interpreted RuleSet
+        self.left = self.tiles - sum(len(h) for h in hands)
         self.drawn = 0
-        self.won = [False, False, False, False]
+        self.won = [False] * n
         self.wins: list[WinRecord] = []
         self.events: list[Event] = []
         self.phase: Phase = "discard"
@@ -156,10 +293,10 @@ class HandState:
         self.last_draw: int | None = None  # the tile ``turn`` drew this turn
         self.kong_chain: list[tuple[Kong, int]] = []  # kongs since the last ordinary draw, with event index
         self.calls_made = False  # any pong or kong yet (for 地胡)
-        self.discarded = [False, False, False, False]
-        self.draws = [0, 0, 0, 0]
+        self.discarded = [False] * n
+        self.draws = [0] * n
         # 过手胡: the most fan a seat passed on a discard since its last draw.
-        self.passed_fan: list[int | None] = [None, None, None, None]
+        self.passed_fan: list[int | None] = [None] * n
         self.compulsory_passes: list[tuple[int, int]] = []  # (seat, event) of passes in the last four
         self.passed_wins: list[tuple[int, int]] = []  # (seat, event) of every pass of a possible win
         self.ends: dict[int, SeatEnd] = {}  # 查花猪/查大叫 facts of the seats still in at an empty wall
@@ -168,8 +305,8 @@ class HandState:
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
         # Each seat's winning tiles, kept until its hand changes, and the code of each of its suits (hand.suit_codes),
         # kept up to date tile by tile: every change goes through _add or _meld.
-        self._win_tiles: list[frozenset[int] | None] = [None, None, None, None]
-        self._codes = [suit_codes(self.counts[seat]) for seat in range(4)]
+        self._win_tiles: list[frozenset[int] | None] = [None] * n
+        self._codes = [suit_codes(self.counts[seat]) for seat in range(n)]
         self._sizes = [len(kinds) for kinds in hands]  # concealed tiles per seat
 
     # ------------------------------------------------------------------------------------ queries
@@ -180,18 +317,23 @@ class HandState:
 
     def next_in(self, seat: int) -> int:
         """The next seat after ``seat`` in turn order still in the hand."""
-        for step in range(1, 5):
-            s = (seat + step) % 4
+        n = self.n
+        for step in range(1, n + 1):
+            s = (seat + step) % n
             if not self.won[s]:
                 return s
         raise AssertionError("nobody is left in the hand")
 
     def next_dealer(self) -> int:
-        """The next hand's dealer: the first winner; after 一炮多响 on the first win, the discarder; with no
-        win, the same dealer ("本盘胡牌者为下一盘的庄家", "一炮点两家以上……点炮者为下一盘的庄家", seed 000)."""
+        """The next hand's dealer (the ``dealer_next`` switch). ``first_winner``: the first winner; after 一炮多响
+        on the first win, the discarder ("本盘胡牌者为下一盘的庄家", "一炮点两家以上……点炮者为下一盘的庄家", seed
+        000). ``dealt_in``: the player who dealt in to the first win, a self-draw winner itself ("点炮者坐庄",
+        seed 003). With no win the dealer stays ("流局则连庄")."""
         first = [w for w in self.wins if w.order == 1]
         if not first:
             return self.dealer
+        if self.rules.dealer_next == "dealt_in":
+            return first[0].source if first[0].source is not None else first[0].seat
         if len(first) > 1:
             assert first[0].source is not None
             return first[0].source
@@ -202,7 +344,7 @@ class HandState:
         hands = " | ".join(
             f"{s}{'*' if self.won[s] else ''}:"
             f"{format_tiles(kinds_of_counts(self.counts[s])) or '-'}" + "".join(f" [{m}]" for m in self.melds[s])
-            for s in range(4)
+            for s in range(self.n)
         )
         window = f" on {TILE_NAMES[self.window.tile]} from {self.window.source}" if self.window else ""
         return f"ev{self.index} {self.phase} turn={self.turn}{window} left={self.left} || {hands}"
@@ -287,13 +429,12 @@ class HandState:
             deltas=tuple(self.ledger.deltas()),
             void=tuple(self.void),
             melds=tuple(tuple(m) for m in self.melds),
-            ends=dict(self.ends),
+            ends=self.ends,  # the state's own: nothing changes it once play has stopped
             passed_wins=tuple(self.passed_wins),
             compulsory_passes=tuple(self.compulsory_passes),
-            could_win_at=dict(self.could_win_at),
-            safe_alternative_at=dict(self.safe_alternative_at),
+            could_win_at=self.could_win_at,
+            safe_alternative_at=self.safe_alternative_at,
             next_dealer=self.next_dealer(),
-            position=self.fingerprint(),
         )
 
     def _earthly(self, seat: int, self_drawn: bool) -> bool:
@@ -325,7 +466,7 @@ class HandState:
     def _check_playing(self, seat: int) -> None:
         if self.phase == "end":
             raise IllegalAction("TURN_AFTER_END", f"seat {seat} acts after the hand ended", seat=seat)
-        if not 0 <= seat < 4:
+        if not 0 <= seat < self.n:
             raise IllegalAction("SCHEMA_EVENT", f"no seat {seat}", seat=seat)
         if self.won[seat]:
             raise IllegalAction("TURN_WON", f"seat {seat} has already won and is out of the hand", seat=seat)
@@ -334,14 +475,15 @@ class HandState:
         """Who draws when the open window closes with no further claim (``None``: the hand ends)."""
         w = self.window
         assert w is not None
-        if len(self.wins) >= 3:
+        if len(self.wins) >= self.wins_to_end:
             return None
         if self.phase == "rob" and not w.winners:
             return w.source  # the kong stands: its player draws the replacement
         if self.left == 0:
             return None
         if w.winners:
-            last = max(w.winners, key=lambda s: (s - w.source) % 4)
+            n = self.n
+            last = max(w.winners, key=lambda s: (s - w.source) % n)
             return self.next_in(last)
         return self.next_in(w.source)
 
@@ -371,6 +513,10 @@ class HandState:
                 )
         elif self.seen[tile] >= COPIES:
             raise IllegalAction("TILE_FIFTH_COPY", f"seat {seat} draws a fifth {TILE_NAMES[tile]}", seat=seat)
+        elif SUITS[tile // 9] not in self.rules.suits:
+            raise IllegalAction(
+                "TILE_SUIT", f"seat {seat} draws {TILE_NAMES[tile]}: the table plays {self.rules.suits} only", seat=seat
+            )
 
     # ------------------------------------------------------------------------------------ draw
     def verify_draw(self, seat: int, tile: int) -> None:
@@ -487,7 +633,7 @@ class HandState:
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
         self.window = _Window(seat, tile, index, kong_event=kong_event)
         could = self.window.could_win
-        for other in range(4):
+        for other in range(self.n):
             if other != seat and not self.won[other] and self.can_win_with(other, tile):
                 could[other] = None
         if could:
@@ -517,7 +663,7 @@ class HandState:
         counts[tile] = counts[tile] + 1  # back to the hand the choice was made from
         codes[tile // 9] = codes[tile // 9] + code_step(tile)
         void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
-        dangerous = set().union(*(self.win_tiles(o) for o in range(4) if o != seat and not self.won[o]))
+        dangerous = set().union(*(self.win_tiles(o) for o in range(self.n) if o != seat and not self.won[o]))
         for k in range(27):
             if k == tile or not counts[k] or (void_first and k // 9 != void) or k in dangerous:
                 continue
@@ -661,7 +807,7 @@ class HandState:
             self._add(seat, tile, -1)
             fresh = self.last_draw == tile
             self.window = _Window(seat, tile, index, fresh=fresh)
-            for other in range(4):
+            for other in range(self.n):
                 if other != seat and not self.won[other] and self.can_win_with(other, tile):
                     self.window.could_win[other] = None
             self.could_win_at[index] = tuple(self.window.could_win)
@@ -800,7 +946,7 @@ class HandState:
             self.taken.append(tile)  # the winning tile leaves the hand with the win
             self.kong_chain = []
             self.last_draw = None
-            if len(self.wins) >= 3 or self.left == 0:
+            if len(self.wins) >= self.wins_to_end or self.left == 0:
                 self._end()
             else:
                 self.phase = "draw"
@@ -877,8 +1023,9 @@ class HandState:
     def _end(self) -> None:
         self.phase = "end"
         self.window = None
-        in_hand = [s for s in range(4) if not self.won[s]]
-        if self.left == 0 and len(in_hand) >= 2 and not self.ends:
+        in_hand = [s for s in range(self.n) if not self.won[s]]
+        # the wall ran out with the hand still on (流局/黄庄: 2+ still in; in 普通版, nobody has won)
+        if self.left == 0 and len(self.wins) < self.wins_to_end and len(in_hand) >= 2 and not self.ends:
             self.ends = {s: self.seat_end(s) for s in in_hand}
             self.ledger.end_of_wall(list(self.ends.values()))
 
@@ -957,9 +1104,10 @@ class HandState:
 
     # ------------------------------------------------------------------------------------ invariants
     def check_invariants(self) -> None:
-        """Tile conservation (108 tiles, none over four copies) and zero-sum money."""
+        """Tile conservation (36 × suits tiles, none over four copies, none of a suit not in play) and zero-sum
+        money."""
         total = [0] * 27
-        for s in range(4):
+        for s in range(self.n):
             for k in range(27):
                 total[k] = total[k] + self.counts[s][k]
             for m in self.melds[s]:
@@ -972,14 +1120,15 @@ class HandState:
             added = self.window.tile  # the added tile, on its way to the meld or to a robber
             total[added] = total[added] + 1
         in_play = sum(total)
-        assert in_play + self.left == NUM_TILES, f"tiles: {in_play} in play + {self.left} in the wall != 108"
-        assert all(n <= COPIES for n in total), "more than four copies of a tile in play"
+        assert in_play + self.left == self.tiles, f"tiles: {in_play} in play + {self.left} in the wall != {self.tiles}"
+        full = full_counts(self.rules.suits)
+        assert all(n <= f for n, f in zip(total, full, strict=True)), "a fifth copy, or a tile of a suit not in play"
         if self.wall is not None:
             rest = self.wall[self.drawn :]
             assert len(rest) == self.left
             for k in rest:
                 total[k] = total[k] + 1
-            assert all(n == COPIES for n in total), "the tiles in play and in the wall are not the full set"
+            assert total == full, "the tiles in play and in the wall are not the full set"
         for seat, kept in enumerate(self._win_tiles):
             assert self._codes[seat] == suit_codes(self.counts[seat]), f"seat {seat}: codes"
             assert self._sizes[seat] == sum(self.counts[seat]), f"seat {seat}: hand size"

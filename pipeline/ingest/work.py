@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
-from pipeline.game.start import WALL_AFTER_DEAL
+from pipeline.game.start import wall_after_deal
 from pipeline.ingest.read import RawLine
 from pipeline.ingest.warehouse import Encoded
 from pipeline.rules.tiles import SUITS, TILE_NAMES
@@ -306,7 +306,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     replayed_upto = len(hand.events) if hand is not None else 0
     could = hand.could_win_at if hand is not None else {}
     safe = hand.safe_alternative_at if hand is not None else {}
-    left = WALL_AFTER_DEAL
+    left = wall_after_deal(record.rules)
     wall_left: list[int] = []
     could_win: list[list[int] | None] = []
     for idx, ev in enumerate(events):

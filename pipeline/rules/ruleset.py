@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from pipeline.rules.tiles import SUITS
+
 PROFILE_DIR = Path(__file__).with_name("profiles")
 
 
@@ -29,8 +31,8 @@ class RuleSetError(ValueError):
     """An unknown profile, an unknown switch, or a switch value it does not accept."""
 
 
-def _switch(doc: str, *, minimum: int | None = None) -> Any:
-    return field(metadata={"doc": doc, "minimum": minimum})
+def _switch(doc: str, *, minimum: int | None = None, maximum: int | None = None) -> Any:
+    return field(metadata={"doc": doc, "minimum": minimum, "maximum": maximum})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -38,6 +40,20 @@ class RuleSet:
     """One rule profile with every switch set. Build with :func:`load_ruleset`."""
 
     profile: str = field(metadata={"doc": "profile name"})
+    # -- the table: who plays, with which tiles, and when the hand ends
+    players: int = _switch("the players at the table (seats 0 .. players−1)", minimum=3, maximum=4)
+    suits: Literal["mps", "ps", "ms", "mp"] = _switch(
+        "the suits in play, of m (万) p (筒) s (条): all three, or two (两房/两色 tables drop one, most often 万); "
+        "36 tiles a suit"
+    )
+    mode: Literal["blood_battle", "ordinary"] = _switch(
+        "血战到底 'blood_battle': a winner leaves and play goes on until one player is left or the wall is empty; "
+        "普通版 'ordinary': the hand ends with the first win (with every win on that discard, 一炮多响)"
+    )
+    dealer_next: Literal["first_winner", "dealt_in"] = _switch(
+        "the next hand's dealer: the 'first_winner' (the discarder when several won on that first discard), or "
+        "the player who 'dealt_in' to the first win (a self-draw winner deals); with no win the dealer stays"
+    )
     base: int = _switch("底: the unit of every payment, in points", minimum=1)
     cap: int = _switch("封顶: the fan cap; points never exceed base × 2^(cap−1). 0 = no cap", minimum=0)
     self_draw: Literal["base", "fan", "none"] = _switch(
@@ -101,12 +117,25 @@ class RuleSet:
     shi_ba_luo_han_fan: int = _switch("十八罗汉 (four kongs): fan added; 0 = off", minimum=0)
 
     def __post_init__(self) -> None:
+        if len(self.suits) < 3 and (self.que_declared or self.void_discard_first):
+            # with two suits in play no hand can hold a third: there is no void suit to declare or play first
+            raise RuleSetError(f"定缺 needs three suits in play, profile {self.profile!r} plays {self.suits!r}")
         for name in ("heavenly", "earthly"):
             if getattr(self, name) == "cap" and self.cap == 0:
                 raise RuleSetError(f"{name} = 'cap' needs a fan cap (cap > 0) in profile {self.profile!r}")
             # A win is worth at least 1 fan: caught here, not when the first such hand is scored.
             if getattr(self, name) == "fixed" and getattr(self, f"{name}_fan") < 1:
                 raise RuleSetError(f"{name} = 'fixed' needs {name}_fan of at least 1 in profile {self.profile!r}")
+
+    @property
+    def tiles(self) -> int:
+        """Tiles in the wall: 36 a suit (four of each of nine ranks)."""
+        return 36 * len(self.suits)
+
+    @property
+    def suit_indexes(self) -> tuple[int, ...]:
+        """The suits in play as indexes (0 m, 1 p, 2 s)."""
+        return tuple(SUITS.index(s) for s in self.suits)
 
     def cap_points(self) -> int | None:
         """满庄: the most one hand can be worth, or ``None`` without a cap."""
@@ -153,9 +182,11 @@ def _check_value(name: str, value: Any) -> Any:
         return value
     if not isinstance(value, int) or isinstance(value, bool):
         raise RuleSetError(f"switch {name!r} takes a whole number, got {value!r}")
-    minimum = _FIELDS[name].metadata["minimum"]
+    minimum, maximum = _FIELDS[name].metadata["minimum"], _FIELDS[name].metadata["maximum"]
     if minimum is not None and value < minimum:
         raise RuleSetError(f"switch {name!r} must be at least {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise RuleSetError(f"switch {name!r} must be at most {maximum}, got {value!r}")
     return value
 
 
@@ -253,7 +284,7 @@ class Override:
     >>> Override.parse("chengdo")
     Traceback (most recent call last):
     ...
-    pipeline.rules.ruleset.RuleSetError: unknown profile 'chengdo' (known: app, chengdu)
+    pipeline.rules.ruleset.RuleSetError: unknown profile 'chengdo' (known: app, chengdu, chengdu_putong, ...)
     """
 
     profile: str | None = None

@@ -24,7 +24,6 @@ from pipeline.rules.values import Value
 Reason = Literal["hu", "kong", "hua_zhu", "cha_jiao", "tui_shui", "transfer", "penalty"]
 REASONS: Final[tuple[str, ...]] = ("hu", "kong", "hua_zhu", "cha_jiao", "tui_shui", "transfer", "penalty")
 KongKind = Literal["direct", "added", "concealed"]
-SEATS: Final = range(4)
 
 
 class Payment(Value):
@@ -77,9 +76,10 @@ class Ledger:
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
         self.payments: list[Payment] = []
-        self.in_hand = [True, True, True, True]
+        self.seats = range(rules.players)
+        self.in_hand = [True] * rules.players
         # Kong payments each seat has received and still holds (for 呼叫转移 and 退税).
-        self._kong_income: dict[int, list[Payment]] = {seat: [] for seat in SEATS}
+        self._kong_income: dict[int, list[Payment]] = {seat: [] for seat in self.seats}
 
     # -- the one way money moves -------------------------------------------------------------------
     def _pay(self, payer: int, payee: int, amount: int, reason: Reason, event: int | None) -> Payment | None:
@@ -92,7 +92,7 @@ class Ledger:
         return payment
 
     def others_in(self, seat: int) -> list[int]:
-        return [s for s in SEATS if s != seat and self.in_hand[s]]
+        return [s for s in self.seats if s != seat and self.in_hand[s]]
 
     # -- during the hand -----------------------------------------------------------------------------
     def kong(self, seat: int, kind: KongKind, event: int, *, source: int | None = None, fresh: bool = True) -> None:
@@ -157,7 +157,8 @@ class Ledger:
             return
         self._kong_income[kong_seat] = [p for p in self._kong_income[kong_seat] if p.event != kong_event]
         if mode == "transfer":
-            first = min(winners, key=lambda s: (s - kong_seat) % 4)
+            n = len(self.seats)
+            first = min(winners, key=lambda s: (s - kong_seat) % n)
             self._pay(kong_seat, first, sum(p.amount for p in held), "transfer", event)
         else:
             for p in held:
@@ -170,7 +171,7 @@ class Ledger:
         fan = self.rules.false_win_fan
         if fan:
             amount = self.rules.points(fan)
-            payees = [s for s in SEATS if s != seat] if everyone else self.others_in(seat)
+            payees = [s for s in self.seats if s != seat] if everyone else self.others_in(seat)
             for payee in payees:
                 self._pay(seat, payee, amount, "penalty", event)
         if self.rules.false_win_loses_kong:
@@ -189,7 +190,7 @@ class Ledger:
         2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``) pays each ready player the
         ready value; 3. with ``tui_shui``, each player not ready returns the kong money they collected.
         """
-        assert {e.seat for e in ends} == {s for s in SEATS if self.in_hand[s]}, (
+        assert {e.seat for e in ends} == {s for s in self.seats if self.in_hand[s]}, (
             "ends must cover exactly the seats still in"
         )
         rules = self.rules
@@ -213,7 +214,7 @@ class Ledger:
     # -- results --------------------------------------------------------------------------------------------
     def deltas(self) -> list[int]:
         """Net points of each seat; always sums to zero."""
-        out = [0, 0, 0, 0]
+        out = [0] * len(self.seats)
         for p in self.payments:
             out[p.payer] = out[p.payer] - p.amount
             out[p.payee] = out[p.payee] + p.amount

@@ -194,6 +194,26 @@ def kinds_of_counts(counts27: Sequence[int]) -> list[int]:
     return [kind for kind, n in enumerate(counts27) for _ in range(n)]
 
 
-def full_set() -> list[int]:
-    """The 108 tiles as kinds, four of each, in kind order."""
-    return [kind for kind in range(NUM_KINDS) for _ in range(COPIES)]
+_FULL_COUNTS: dict[str, list[int]] = {}
+
+
+def full_counts(suits: str = SUITS) -> list[int]:
+    """``counts27`` of the full set of ``suits``: four of each kind in play, none of the others. One shared
+    list per suits string (the replay compares against it once per record): never change it.
+
+    >>> full_counts("ps")[:10]
+    [0, 0, 0, 0, 0, 0, 0, 0, 0, 4]
+    """
+    counts = _FULL_COUNTS.get(suits)
+    if counts is None:
+        counts = _FULL_COUNTS[suits] = [COPIES if SUITS[kind // 9] in suits else 0 for kind in range(NUM_KINDS)]
+    return counts
+
+
+def full_set(suits: str = SUITS) -> list[int]:
+    """The tiles of ``suits`` (all three by default: 108) as kinds, four of each, in kind order.
+
+    >>> len(full_set()), len(full_set("ps")), full_set("ps")[0] == kind_of("1p")
+    (108, 72, True)
+    """
+    return [kind for kind in range(NUM_KINDS) if SUITS[kind // 9] in suits for _ in range(COPIES)]

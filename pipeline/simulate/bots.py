@@ -207,7 +207,7 @@ class Bot:
         """Opponents still in who look ready: two or more melds, or a long river."""
         return [
             s
-            for s in range(4)
+            for s in range(st.n)
             if s != self.seat and not st.won[s] and (len(st.melds[s]) >= 2 or len(st.rivers[s]) >= 10)
         ]
 
@@ -220,7 +220,7 @@ class Bot:
         """
         if self.sees_all:
             return {
-                k: float(sum(1 for s in range(4) if s != self.seat and not st.won[s] and st.can_win_with(s, k)))
+                k: float(sum(1 for s in range(st.n) if s != self.seat and not st.won[s] and st.can_win_with(s, k)))
                 for k in range(27)
             }
         threats = self._threats(st)
@@ -261,7 +261,7 @@ def _connections(tiles: Sequence[int], kind: int) -> int:
 def _visible(st: HandState, seat: int) -> list[int]:
     """Copies of each kind this seat can see: its own hand, every river and every meld."""
     seen = list(st.counts[seat])
-    for s in range(4):
+    for s in range(st.n):
         for k in st.rivers[s]:
             seen[k] += 1
         for m in st.melds[s]:

@@ -146,7 +146,7 @@ def inject_score_error(played: PlayedHand, rng: random.Random) -> Fault | None:
 
 
 def _recompute_deltas(result: dict[str, Any]) -> None:
-    deltas = [0, 0, 0, 0]
+    deltas = [0] * len(result["deltas"])
     for p in result["payments"]:
         deltas[p["from"]] -= p["amount"]
         deltas[p["to"]] += p["amount"]
@@ -204,7 +204,8 @@ def _wrong_payer(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry:
     if dry:
         return pays[0]["event"]
     p = rng.choice(pays)
-    p["from"] = rng.choice([s for s in range(4) if s not in (p["from"], p["to"])])
+    seats = len(record["players"])
+    p["from"] = rng.choice([s for s in range(seats) if s not in (p["from"], p["to"])])
     return p["event"]
 
 
@@ -283,13 +284,14 @@ def corrupt_record(played: PlayedHand, rng: random.Random) -> tuple[list[str], F
         rec.pop("result", None)
     elif kind == "fifth_copy":
         wall = [KIND_BY_NAME[t] for t in rec.pop("wall")]
-        hands = deal_hands(wall, rec["dealer"])
+        seats = len(rec["players"])
+        hands = deal_hands(wall, rec["dealer"], seats)
         counts = [0] * 27
         for h in hands:
             for k in h:
                 counts[k] += 1
         kind_most = max(range(27), key=lambda k: counts[k])
-        victim = (rec["dealer"] + 1) % 4
+        victim = (rec["dealer"] + 1) % seats
         replace = [i for i, k in enumerate(hands[victim]) if k != kind_most][: 5 - counts[kind_most]]
         for i in replace:
             hands[victim][i] = kind_most
@@ -322,7 +324,7 @@ def _corrupt_event(played: PlayedHand, rec: dict[str, Any], kind: str, rng: rand
     i = rng.choice(picks)
     ev = events[i]
     if kind == "out_of_turn":
-        ev["seat"] = rng.choice([s for s in range(4) if s != ev["seat"]])
+        ev["seat"] = rng.choice([s for s in range(len(rec["players"])) if s != ev["seat"]])
     elif kind == "draw_not_wall":
         ev["tile"] = rng.choice([t for t in TILE_NAMES if t != ev["tile"]])
     elif kind == "missing_draw":
@@ -339,7 +341,7 @@ def _corrupt_event(played: PlayedHand, rec: dict[str, Any], kind: str, rng: rand
             state.apply(played.hand.events[i])
             losers = [
                 s
-                for s in range(4)
+                for s in range(state.n)
                 if s != seat and not state.won[s] and not state.can_win_with(s, KIND_BY_NAME[ev["tile"]])
             ]
             if not losers:

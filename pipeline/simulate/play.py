@@ -25,7 +25,7 @@ class PlayedHand:
     hand: HandFacts  # what the hand left behind
     wall: tuple[int, ...]
     exchange: Exchange | None
-    que: tuple[int, ...]
+    que: tuple[int, ...] | None  # None at a two-suit table
 
     def fresh_state(self) -> HandState:
         """A new state at the start of play, to replay the record's events on."""
@@ -56,19 +56,21 @@ def play_hand(
     played_at: str | None = None,
 ) -> PlayedHand:
     """Shuffle, deal, exchange, declare voids, play to the end."""
-    wall = full_set()
+    n = rules.players
+    wall = full_set(rules.suits)
     rng.shuffle(wall)
     bots = [
         Bot(p, seat, rng, collusion=seating.collusion.get(seat), sees_all=seat in seating.cheaters)
         for seat, p in enumerate(seating.players)
     ]
-    hands = deal_hands(wall, dealer)
+    hands = deal_hands(wall, dealer, n)
     exchange: Exchange | None = None
     if rules.exchange_three:
-        direction = rng.choice(tuple(DIRECTIONS))
-        exchange = (direction, [bots[s].choose_exchange(hands[s]) for s in range(4)])
+        direction = rng.choice(DIRECTIONS if n == 4 else tuple(d for d in DIRECTIONS if d != "across"))
+        exchange = (direction, [bots[s].choose_exchange(hands[s]) for s in range(n)])
         hands = exchanged(hands, *exchange)
-    que = tuple(bots[s].choose_void(hands[s]) for s in range(4))
+    # 定缺 where three suits are in play (with two, no hand can hold a third)
+    que = tuple(bots[s].choose_void(hands[s]) for s in range(n)) if len(rules.suits) == 3 else None
     st = start_hand(rules, dealer=dealer, wall=wall, exchange=exchange, que=que)
     run_hand(st, bots)
     hand = st.facts()
@@ -106,7 +108,7 @@ def run_hand(st: HandState, bots: Sequence[Bot]) -> None:
         else:
             assert st.window is not None
             source = st.window.source
-            order = [(source + k) % 4 for k in (1, 2, 3)]
+            order = [(source + k) % st.n for k in range(1, st.n)]
             choices = {s: bots[s].on_claim(st, st.claim_options(s)) for s in order if not st.won[s]}
             wins = [c for s in order if isinstance(c := choices.get(s), Hu)]
             if wins:

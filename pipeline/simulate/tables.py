@@ -155,9 +155,9 @@ def simulate(
 ) -> tuple[Iterator[str], Labels]:
     """The output lines (one record each, except where a corruption writes none or two) and the labels,
     whose ``faults`` fill as the lines are consumed."""
-    if config.players < 4:
-        raise ValueError("a room needs at least 4 players")
     rules = load_ruleset(config.profile)
+    if config.players < rules.players:
+        raise ValueError(f"a room needs at least {rules.players} players (a table of profile {config.profile!r})")
     pool, pairs, friends, bots, labels = make_labels(config)
     partner = {a.id: b.id for a, b in pairs} | {b.id: a.id for a, b in pairs}
     companion = partner | {a.id: b.id for a, b in friends} | {b.id: a.id for a, b in friends}
@@ -169,7 +169,7 @@ def simulate(
         clock = START
         while made < config.hands:
             table += 1
-            players = _seat_table(pool, companion, config.together, rng)
+            players = _seat_table(pool, companion, config.together, rng, rules.players)
             collusion = {
                 seat: Collusion(
                     players.index(next(q for q in players if q.id == partner[p.id])), config.inject.collude_intensity
@@ -179,7 +179,7 @@ def simulate(
             }
             seating = Seating(tuple(players), collusion, frozenset(s for s, p in enumerate(players) if p.id in bots))
             session_id = f"t{table:04d}-s1"
-            dealer = rng.randrange(4)
+            dealer = rng.randrange(rules.players)
             for hand_no in range(1, config.session_hands + 1):
                 if made >= config.hands:
                     break
@@ -216,13 +216,15 @@ def simulate(
     return lines(), labels
 
 
-def _seat_table(pool: list[Player], partner: dict[str, str], together: float, rng: random.Random) -> list[Player]:
-    """Four players at random; a colluder's partner joins with probability ``together``."""
+def _seat_table(
+    pool: list[Player], partner: dict[str, str], together: float, rng: random.Random, seats: int
+) -> list[Player]:
+    """``seats`` players at random; a colluder's partner joins with probability ``together``."""
     first = rng.choice(pool)
     chosen = [first]
     if first.id in partner and rng.random() < together:
         chosen.append(next(p for p in pool if p.id == partner[first.id]))
-    while len(chosen) < 4:
+    while len(chosen) < seats:
         p = rng.choice(pool)
         if p not in chosen:
             chosen.append(p)

@@ -114,18 +114,22 @@ def claim(pays: str, deltas: Sequence[int], wins: str | None = "") -> dict[str, 
     return out
 
 
-def wall_of(deal: Sequence[str], dealer: int, draws: Sequence[str], tail: Sequence[str] = ()) -> list[str]:
-    """The 108-tile wall that deals ``deal`` (by seat) and then feeds ``draws``, then ``tail``, then the
-    remaining tiles in kind order."""
+def wall_of(
+    deal: Sequence[str], dealer: int, draws: Sequence[str], tail: Sequence[str] = (), suits: str = "mps"
+) -> list[str]:
+    """The wall (108 tiles, or 36 a suit of ``suits``) that deals ``deal`` (by seat, as many seats as hands)
+    and then feeds ``draws``, then ``tail``, then the remaining tiles in kind order."""
     hands = [tiles(h) for h in deal]
+    seats = len(hands)
     wall: list[str] = []
-    for k in range(4):
-        wall += hands[(dealer + k) % 4][:13]
+    for k in range(seats):
+        wall += hands[(dealer + k) % seats][:13]
     wall.append(hands[dealer][13])
     wall += list(draws) + list(tail)
-    rest = Counter({t: 4 for t in TILES})
+    rest = Counter({t: 4 for t in TILES if t[1] in suits})
     rest.subtract(wall)
     assert all(n >= 0 for n in rest.values()), f"more than four of {[t for t, n in rest.items() if n < 0]}"
+    assert not set(wall) - set(rest), f"tiles of a suit not in {suits}"
     return wall + [t for t in TILES for _ in range(rest[t])]
 
 
@@ -145,9 +149,10 @@ def record(
     """One record object, fields in the order of schemas/XZLOG.md. ``que`` is written ``"spmm"`` (seat 0 first,
     ``-`` for null)."""
     out: Record = {"format": "xzlog/1", "hand_id": hand_id}
+    players = extra.pop("players", PLAYERS)
     out.update(extra)
     out["ruleset"] = ruleset
-    out["players"] = list(PLAYERS)
+    out["players"] = list(players)
     out["dealer"] = dealer
     if wall is not None:
         out["wall"] = list(wall)
@@ -1347,8 +1352,8 @@ def schema_cases() -> None:
         f,
         vary(base, "schema-three-players", players=["p1", "p2", "p3"]),
         """
-        Three players.""",
-        "SCHEMA_TYPE",
+        Three players under chengdu, whose table seats four.""",
+        "SCHEMA_SHAPE",
     )
     case(
         f,
@@ -1937,6 +1942,29 @@ def session_cases() -> None:
         [yipao, b],
         (1, "SESSION_DEALER"),
     )
+    # 普通版 (chengdu_putong, dealer_next = dealt_in): seat 2 wins on the dealer's 5p, so the dealer, who dealt
+    # in, deals again ("点炮者坐庄", seed 003)
+    ordinary = record(
+        "o",
+        deal=DOUBLE_5P,
+        ruleset="chengdu_putong",
+        evs="0-5p 2h5p<0",
+        result=claim("0>2=1hu@1", [-1, 0, 1, 0], "2@1:1f1p"),
+    )
+    session(
+        "session-ordinary-dealt-in-deals",
+        """
+        Valid 普通版: the player who dealt in to the first win (the dealer, seat 0) deals the next hand.""",
+        [ordinary, ordinary],
+    )
+    session(
+        "session-ordinary-dealer",
+        """
+        In 普通版 hand 2 is dealt by the winner of hand 1 (seat 2), as in 血战到底; the rule makes the player
+        who dealt in (seat 0) the dealer.""",
+        [ordinary, rotate(ordinary, 2, "o2")],
+        (1, "SESSION_DEALER"),
+    )
     session(
         "session-duplicate-hand",
         """
@@ -1967,6 +1995,128 @@ def session_cases() -> None:
     )
 
 
+# ================================================================================================ tables
+# 一炮多响 on the dealer's first discard: seats 1 and 2 both wait on 5p (seat 1: 清一色 with 根 of 4p; seat 2:
+# 平胡 on 567p).
+DOUBLE_5P = ("123456789m1119s5p", "123p444p678p99p46p", "123m456m789m55p67p", "222s333s444s555s6s")
+# Three players, 筒 and 条 (三人两房): seat 1 waits on 5s (清一色 with 根 of 4s), seat 2 on 6p (清对).
+THREE = ("123456789p1119s5s", "123s444s678s99s46s", "222p333p444p555p6p")
+THREE_PLAYERS = ["p1", "p2", "p3"]
+# Four players, 筒 and 条 (四人两色): 一炮多响 on the dealer's 5p, then seat 3 draws 8s (清对).
+FOUR_PS = ("123456789s1119p5p", "123p444p678p99p46p", "222s333s444s55p67p", "555s666s777s88s99s")
+
+
+def table_cases() -> None:
+    f = "table"
+    ordinary = case(
+        f,
+        record(
+            "table-ordinary-yipao-ends",
+            deal=DOUBLE_5P,
+            ruleset="chengdu_putong",
+            evs="0-5p 1h5p<0 2h5p<0",
+            result=claim("0>1=8hu@1 0>2=1hu@2", [-9, 8, 1, 0], "1@1:4f8p 2@2:1f1p"),
+        ),
+        """
+        Valid 普通版 (chengdu_putong): the hand ends with the first win, and 一炮多响 ends it with both winners on
+        the dealer's discard (seat 1: 清一色 3 + 根 1 = 4 fan, 8 points; seat 2: 平胡 1). Nobody draws again.""",
+    )
+    case(
+        f,
+        vary(ordinary, "table-ordinary-plays-on", evs="0-5p 1h5p<0 2h5p<0 3+7s"),
+        """
+        The same hand goes on after the wins, as it would in 血战到底: in 普通版 the hand is over.""",
+        "TURN_AFTER_END",
+    )
+    case(
+        f,
+        record(
+            "table-ordinary-self-draw-ends",
+            deal=DOUBLE_5P,
+            ruleset="chengdu_putong",
+            evs="0-5p 1+5p 1h5p",
+            result=claim("0>1=9hu@2 2>1=9hu@2 3>1=9hu@2", [-9, 27, -9, -9], "1@2:4f8p"),
+        ),
+        """
+        Valid 普通版: seats 1 and 2 let the dealer's 5p go; seat 1 draws the last 5p and wins by self-draw
+        (4 fan, 8 points + 1 base from each of the three others). The self-draw ends the hand.""",
+    )
+    case(
+        f,
+        vary(ordinary, "table-ordinary-claimed-as-blood-battle", ruleset="chengdu"),
+        """
+        The same record under blood-battle rules (chengdu): two wins do not end the hand, and the record stops
+        while the two players left still play.""",
+        "TURN_INCOMPLETE",
+        twin="table-ordinary-yipao-ends",
+    )
+    three = case(
+        f,
+        record(
+            "table-three-players-72",
+            wall=wall_of(THREE, 0, ["6p"], suits="ps"),
+            ruleset="sanren_liangfang",
+            evs="0-5s 1h5s<0 2+6p 2h6p",
+            players=THREE_PLAYERS,
+            result=claim("0>1=8hu@1 0>2=9hu@3", [-17, 8, 9], "1@1:4f8p 2@3:4f8p"),
+        ),
+        """
+        Valid three-player hand with 筒 and 条 (sanren_liangfang): a 72-tile wall, 13 tiles each and one more
+        for the dealer, 32 to draw. Seat 1 wins on the dealer's 5s (清一色 3 + 根 1 = 4 fan, 8 points); seat 2
+        draws 6p and wins by self-draw (清一色 + 对对胡 = 4 fan, 8 + 1 base, paid by the one player still in).
+        Two winners at three players end the blood battle.""",
+    )
+    case(
+        f,
+        vary(three, "table-three-players-fourth-seat", players=[*THREE_PLAYERS, "p4"]),
+        """
+        The same hand with four players named: the sanren_liangfang table seats three.""",
+        "SCHEMA_SHAPE",
+    )
+    case(
+        f,
+        vary(three, "table-three-players-108-wall", wall=wall_of((*THREE, "1m"), 0, ["6p"])[:108]),
+        """
+        The same hand with a 108-tile wall of three suits: the table plays 72 tiles of 筒 and 条.""",
+        "SCHEMA_SHAPE",
+    )
+    case(
+        f,
+        record(
+            "table-four-players-two-suits",
+            wall=wall_of(FOUR_PS, 0, ["8s"], suits="ps"),
+            ruleset="siren_liangse",
+            evs="0-5p 1h5p<0 2h5p<0 3+8s 3h8s",
+            result=claim("0>1=8hu@1 0>2=1hu@2 0>3=9hu@4", [-18, 8, 1, 9], "1@1:4f8p 2@2:1f1p 3@4:4f8p"),
+        ),
+        """
+        Valid four-player hand with 筒 and 条 (siren_liangse): a 72-tile wall, 19 tiles to draw after the
+        deal. 一炮多响 on the dealer's 5p (seat 1: 清一色 + 根 = 4 fan; seat 2: 平胡), then seat 3 draws 8s and
+        wins by self-draw (清一色 + 对对胡 = 4 fan, 8 + 1 base from the dealer, the one player still in): the
+        third winner ends the hand.""",
+    )
+    dealt_three = case(
+        f,
+        record(
+            "table-three-players-dealt",
+            deal=THREE,
+            ruleset="sanren_liangfang",
+            evs="0-5s 1h5s<0 2+6p 2h6p",
+            players=THREE_PLAYERS,
+            result=claim("0>1=8hu@1 0>2=9hu@3", [-17, 8, 9], "1@1:4f8p 2@3:4f8p"),
+        ),
+        """
+        Valid: the same three-player hand recorded with its deal and no wall.""",
+    )
+    case(
+        f,
+        vary(dealt_three, "table-suit-not-in-play", evs="0-5s 1h5s<0 2+5m"),
+        """
+        Seat 2 draws a 5m at a table that plays 筒 and 条 only.""",
+        "TILE_SUIT",
+    )
+
+
 # ================================================================================================ output
 SECTIONS = (
     play_cases,
@@ -1978,6 +2128,7 @@ SECTIONS = (
     schema_cases,
     settle_cases,
     empty_wall_cases,
+    table_cases,
     session_cases,
 )
 for _section in SECTIONS:
@@ -1994,6 +2145,7 @@ FILES = {
     "schema": "The record's shape, rulesets, tile notation, extensions.",
     "settle": "Claimed fan, points, payments and deltas.",
     "empty_wall": "Whole hands to the empty wall: 查花猪, 查大叫, 退税, 海底, 最后四张能胡必须胡.",
+    "table": "Other tables and modes: 普通版 (the first win ends the hand), three players and two suits.",
 }
 
 
