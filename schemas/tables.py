@@ -33,17 +33,21 @@ HANDS = pa.schema(
         _f("played_at", pa.timestamp("us", tz="UTC"), "when the hand was played (UTC)"),
         _f("profile", pa.string(), "rule profile name"),
         _f("ruleset", pa.string(), "the record's ruleset as JSON (profile plus overrides)"),
-        _f("players", pa.list_(pa.string()), "player ids by seat 0-3"),
+        _f("players", pa.list_(pa.string()), "player ids by seat (0-3, or 0-2 at a table of three)"),
+        _f("seats", pa.int8(), "players at the table (the ruleset's `players`: 4 or 3)"),
+        _f("suits", pa.string(), "the suits in play (the ruleset's `suits`: mps, or two of them)"),
+        _f("mode", pa.string(), "blood_battle (血战到底) | ordinary (普通版): the ruleset's `mode`"),
         _f("dealer", pa.int8(), "dealer seat (庄)"),
         _f("events", pa.int32(), "number of events in the record"),
-        _f("winners", pa.int8(), "number of players who won (0-3)"),
+        _f("winners", pa.int8(), "number of players who won (0 to seats - 1)"),
         _f("first_winners", pa.list_(pa.int8()), "seats of the first win (several on 一炮多响)"),
         _f("next_dealer", pa.int8(), "the next hand's dealer by the rules (null when the replay did not finish)"),
         _f("wall_left", pa.int16(), "tiles left in the wall at the end"),
         _f(
             "outcome",
             pa.string(),
-            "three_winners | wall_empty (黄庄 with 2+ still in, or 1 after 2 wins) | incomplete | stopped",
+            "won_out (all but one won in blood battle; the first win in 普通版) | wall_empty (黄庄 with 2+ still "
+            "in, or 1 left after the others won) | incomplete | stopped",
         ),
         _f("replayed", pa.bool_(), "the replay reached the end of the hand"),
         _f("valid", pa.bool_(), "no error-severity issue"),
@@ -55,7 +59,7 @@ HANDS = pa.schema(
 PLAYER_HANDS = pa.schema(
     [
         _f("hand_id", pa.string(), "hand", False),
-        _f("seat", pa.int8(), "seat 0-3", False),
+        _f("seat", pa.int8(), "seat (0 to seats - 1)", False),
         _f("player", pa.string(), "player id", False),
         _f("profile", pa.string(), "rule profile name"),
         _f("played_at", pa.timestamp("us", tz="UTC"), "when the hand was played (UTC)"),

@@ -283,6 +283,10 @@ def page() -> str:
         "before the cap), `pattern_frequency` (wins carrying each pattern), `winners_per_hand`, `huang_zhuang_rate`",
         "(the wall ran out with two or more players still in), `multi_win_rate` (hands with a 一炮多响),",
         "`hand_length` (events per hand), `money_by_reason` (computed points moved, by reason), `issues_by_code`.",
+        "These pool every table of the warehouse; `tables` splits how hands end by table shape (`seats`, `suits`,",
+        "`mode`), each with its `hands`, `winners_per_hand`, `won_out_rate` (the wins ended the hand: all but one",
+        "won in blood battle, the first win in 普通版), `huang_zhuang_rate` and `multi_win_rate`. Player metrics",
+        "are rates per seat-hand, whatever the table.",
     ]
     return "\n".join(lines) + "\n"
 

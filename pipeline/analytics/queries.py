@@ -43,6 +43,7 @@ def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     fan = run(con, "fan_distribution")
     patterns = run(con, "pattern_frequency")
     outcomes = run(con, "outcomes").row(0, named=True)
+    by_table = run(con, "outcomes_by_table")
     money = run(con, "money_by_reason")
     issues = run(con, "issues_by_code")
     counts = run(con, "warehouse_counts").row(0, named=True)
@@ -70,6 +71,8 @@ def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
             "ci_high": multi_high,
         },
         "hand_length": {"value": mean, "n": hands, "ci_low": mean_low, "ci_high": mean_high, "unit": "events"},
+        # the figures above pool every table of the warehouse; these split them by table shape
+        "tables": [_table_outcomes(r) for r in by_table.iter_rows(named=True)],
         "money_by_reason": {r["reason"]: r["points"] for r in money.iter_rows(named=True)},
         "issues_by_code": {
             r["code"]: {
@@ -84,6 +87,29 @@ def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "valid_hands": counts["valid_hands"],
         "replayed_hands": counts["replayed_hands"],
         "rejects": counts["rejects"],
+    }
+
+
+def _rate(num: int, den: int) -> dict[str, Any]:
+    low, high = wilson(num, den)
+    return {"value": num / den if den else None, "num": num, "den": den, "ci_low": low, "ci_high": high}
+
+
+def _table_outcomes(row: dict[str, Any]) -> dict[str, Any]:
+    """One table shape's hands: how many, how they ended, with intervals (a row of ``outcomes_by_table``)."""
+    seats, hands = row["seats"], row["hands"]
+    mode = "普通版" if row["mode"] == "ordinary" else "血战到底"
+    return {
+        "table": f"{seats} players, {row['suits']}, {row['mode']}",
+        "label": f"{seats}人 {row['suits']} {mode}",
+        "seats": seats,
+        "suits": row["suits"],
+        "mode": row["mode"],
+        "hands": hands,
+        "winners_per_hand": {str(k): row[f"winners_{k}"] for k in range(seats)},
+        "won_out_rate": _rate(row["won_out"], hands),
+        "huang_zhuang_rate": _rate(row["huang_zhuang"], hands),
+        "multi_win_rate": _rate(row["multi_win_hands"], hands),
     }
 
 

@@ -51,9 +51,16 @@ def stats_table(answer: dict[str, Any]) -> str:
         f"hands {answer['hands']} (stored {t['stored_hands']}, valid {t['valid_hands']}, rejects {t['rejects']})",
         "fan distribution (wins by total fan): " + ", ".join(f"{k}: {v}" for k, v in t["fan_distribution"].items()),
         "patterns: " + ", ".join(f"{t['pattern_names'][k]} {v}" for k, v in t["pattern_frequency"].items()),
-        "winners per hand: "
+        ("winners per hand" if len(t["tables"]) <= 1 else "winners per hand (every table)")
+        + ": "
         + ", ".join(f"{k}: {v}" for k, v in t["winners_per_hand"].items())
         + f"; 黄庄 rate {_cell(t['huang_zhuang_rate'])}; 一炮多响 rate {_cell(t['multi_win_rate'])}",
+        *(
+            f"  at {s['table']} ({s['hands']} hands): winners per hand "
+            + ", ".join(f"{k}: {v}" for k, v in s["winners_per_hand"].items())
+            + f"; played out {_cell(s['won_out_rate'])}; 黄庄 {_cell(s['huang_zhuang_rate'])}"
+            for s in (t["tables"] if len(t["tables"]) > 1 else [])
+        ),
         "money by reason: " + ", ".join(f"{k} {v}" for k, v in t["money_by_reason"].items()),
     ]
     if t["issues_by_code"]:

@@ -219,6 +219,22 @@ def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
     return out
 
 
+def _candidates(rows: pl.DataFrame, g_cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The null's candidates of each row (hand, a): the signal ``a`` shows towards each of its opponents in
+    that hand, as an (n, C, K) array padded with NaN where a hand had fewer opponents than the widest (a
+    table of three among tables of four), and the number of opponents of each row."""
+    lists = [rows[f"cand_{c}"].to_list() for c in g_cols]
+    opponents = np.array([len(x) for x in lists[0]], dtype=float)
+    width = int(opponents.max()) if len(opponents) else 0
+    if len(opponents) and (opponents == width).all():  # one table shape: no padding
+        return np.stack([np.array(x, dtype=float) for x in lists], axis=-1), opponents
+    out = np.full((len(opponents), width, len(g_cols)), np.nan)
+    for k, column in enumerate(lists):
+        for i, values in enumerate(column):
+            out[i, : len(values), k] = values
+    return out, opponents
+
+
 def _screen_once(
     features: pl.DataFrame,
     *,
@@ -254,7 +270,7 @@ def _screen_once(
         *[f"exp_{s}" for s in signal_names],
     )
 
-    # Per (hand, a): the null moments over a's three opponents.
+    # Per (hand, a): the null moments over a's opponents (three at a table of four, two at three).
     g_cols = [f"g_{s}" for s in signal_names]
     per_hand_a = sym.group_by("hand_id", "player_a").agg(
         [pl.col(c).alias(f"cand_{c}") for c in g_cols]
@@ -262,6 +278,9 @@ def _screen_once(
     )
     hands_of = sym.group_by("player_a").agg(pl.col("hand_id").unique().alias("hands"))
     hands_count = {r["player_a"]: len(r["hands"]) for r in hands_of.iter_rows(named=True)}
+    # the seats next to each player over its hands (3 a hand at four players, 2 at three): what a random
+    # seating would share with the others
+    opponent_slots = {r["player_a"]: r["len"] for r in sym.group_by("player_a").len().iter_rows(named=True)}
     pairs_shared = (
         sym.filter(pl.col("player_a") < pl.col("player_x"))
         .group_by("player_a", "player_x")
@@ -284,12 +303,10 @@ def _screen_once(
         a, b, shared = row["player_a"], row["player_x"], row["shared"]
         rows = by_pair[(a, b)]
         observed = rows.select(g_cols).to_numpy()  # (n, K)
-        candidates = np.stack(
-            [np.array(rows[f"cand_{c}"].to_list(), dtype=float) for c in g_cols], axis=-1
-        )  # (n, 3, K)
-        mu = candidates.mean(axis=1)
-        centred = candidates - mu[:, None, :]
-        cov = np.einsum("nck,ncl->kl", centred, centred) / candidates.shape[1]
+        candidates, opponents = _candidates(rows, g_cols)  # (n, C, K), padded with NaN; (n,) opponents each
+        mu = np.nanmean(candidates, axis=1)
+        centred = np.nan_to_num(candidates - mu[:, None, :])
+        cov = np.einsum("nck,ncl->kl", centred, centred / opponents[:, None, None])
         excess = (observed - mu).sum(axis=0)
         sd = np.sqrt(np.clip(np.diag(cov), 1e-12, None))
         z = excess / sd
@@ -305,7 +322,7 @@ def _screen_once(
         p = normal_sf(score)
         raw = rows.select([f"raw_{s}" for s in signal_names]).sum().row(0)
         exp = rows.select([f"exp_{s}" for s in signal_names]).sum().row(0)
-        expected_shared = hands_count[a] * 3 * hands_count[b] / max(1, total_seat_hands - hands_count[a])
+        expected_shared = opponent_slots[a] * hands_count[b] / max(1, total_seat_hands - hands_count[a])
         results.append((a, b, shared, score, p, z, raw, exp, expected_shared))
 
     # Empirical-Bayes prior strength per signal: method of moments on observed / expected across pairs.

@@ -238,6 +238,13 @@ class HandFacts(Value):
     def next_dealer(self) -> int:  # the next hand's dealer, if this hand is over
         return self._v[15]
 
+    @property
+    def won_out(self) -> bool:
+        """The wins ended the hand (all but one won in blood battle; the first win, with every win on its
+        tile, in 普通版), not the wall."""
+        to_end = len(self.deltas) - 1 if self.rules.mode == "blood_battle" else 1
+        return self.over and len(self.wins) >= to_end
+
 
 class HandState:
     """The state of one hand. Start one with :func:`pipeline.game.start.start_hand`, which checks the deal,

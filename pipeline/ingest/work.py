@@ -240,7 +240,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     valid = v.ok
     first_winners = [w.seat for w in v.wins if w.order == 1]
     if v.replayed:
-        outcome = "three_winners" if len(v.wins) >= 3 else "wall_empty"
+        # won out: the wins ended the hand (all but one in blood battle, the first in 普通版), not the wall
+        outcome = "won_out" if hand is not None and hand.won_out else "wall_empty"
     else:
         stopping = (i for i in v.issues if CODES[i.code].stops_replay)
         outcome = "stopped" if any(i.code != "TURN_INCOMPLETE" for i in stopping) else "incomplete"
@@ -258,6 +259,9 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         profile=record.rules.profile,
         ruleset=json.dumps(obj.get("ruleset"), ensure_ascii=False, sort_keys=True),
         players=list(players),
+        seats=len(players),
+        suits=record.rules.suits,
+        mode=record.rules.mode,
         dealer=record.dealer,
         events=len(record.events),
         winners=len(v.wins),

@@ -1,12 +1,13 @@
--- outcomes: how hands end, replayed hands only.
+-- outcomes: how hands end, replayed hands only, over every table of the warehouse (outcomes_by_table.sql
+-- splits them by table shape).
 -- winners_0..3: hands by number of winners; huang_zhuang: the wall ran out with two or more players still in
--- (黄庄); multi_win_hands: hands with at least one 一炮多响 (two or more wins on one tile: a discard, or an
+-- (黄庄; at a table of three as at four); multi_win_hands: hands with at least one 一炮多响 (two or more wins on one tile: a discard, or an
 -- added kong robbed by several, as the engine's dealer rule counts it);
 -- events_sum / events_sq: hand length in events.
 -- Check: winners_0 + winners_1 + winners_2 + winners_3 = hands.
 WITH
 source AS (
-    SELECT hand_id, winners, outcome, events FROM hands WHERE replayed
+    SELECT hand_id, winners, outcome, events, coalesce(seats, 4) AS seats FROM hands WHERE replayed
 ),
 
 multi AS (  -- wins on one tile share hand, discarder and win order
@@ -23,7 +24,7 @@ SELECT
     count(*) FILTER (WHERE winners = 1) AS winners_1,
     count(*) FILTER (WHERE winners = 2) AS winners_2,
     count(*) FILTER (WHERE winners = 3) AS winners_3,
-    count(*) FILTER (WHERE outcome = 'wall_empty' AND winners <= 2) AS huang_zhuang,
+    count(*) FILTER (WHERE outcome = 'wall_empty' AND seats - winners >= 2) AS huang_zhuang,
     count(*) FILTER (WHERE hand_id IN (SELECT hand_id FROM multi)) AS multi_win_hands,
     coalesce(sum(events), 0)::BIGINT AS events_sum,
     coalesce(sum(events * events), 0)::BIGINT AS events_sq

@@ -36,10 +36,14 @@ offers AS (  -- a's tiles others could take: discards and added kongs
     FROM ev WHERE t = 'discard' OR (t = 'kong' AND kind = 'added')
 ),
 
+seats AS (  -- every seat of each hand: four, or three at a table of three
+    SELECT hand_id, players, unnest(range(len(players))) AS s FROM hands_in
+),
+
 seat_pairs AS (
-    SELECT h.hand_id, h.players, a.s AS a, x.s AS x
-    FROM hands_in AS h, range(4) AS a(s), range(4) AS x(s)
-    WHERE a.s <> x.s
+    SELECT a.hand_id, a.players, a.s AS a, x.s AS x
+    FROM seats AS a
+    JOIN seats AS x ON x.hand_id = a.hand_id AND x.s <> a.s
 ),
 
 offer_rows AS (  -- logic: each offer of a, for each x still in at that moment
