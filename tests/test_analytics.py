@@ -129,7 +129,7 @@ FIXTURE: tuple[Hand, ...] = (
         "chengdu",
         dealer=0,
         events=60,
-        outcome="three_winners",
+        outcome="won_out",
         wall_left=10,
         seats=(
             Seat("p001", "m", deal_ins=2, direct=1, delta=-8),  # kong +2; pays kong 2, hu 2 + 4 + 2
@@ -214,7 +214,7 @@ FIXTURE: tuple[Hand, ...] = (
         "app",
         dealer=3,
         events=70,
-        outcome="three_winners",
+        outcome="won_out",
         wall_left=20,
         seats=(
             Seat("p006", "m", direct=1, delta=11),  # kong +2, self-draw 3 × 3
@@ -710,7 +710,7 @@ def test_fixture_is_self_consistent() -> None:
         paid = [sum(1 for w in h.wins if w.source == seat) for seat in range(4)]
         assert paid == [s.deal_ins for s in h.seats], h.hand_id
         if h.replayed:
-            assert h.outcome == ("three_winners" if len(h.wins) == 3 else "wall_empty")
+            assert h.outcome == ("won_out" if len(h.wins) == 3 else "wall_empty")
             winners = {w.seat for w in h.wins}
             still_in = [h.outcome == "wall_empty" and seat not in winners for seat in range(4)]
             assert [s.ready is not None for s in h.seats] == still_in, h.hand_id

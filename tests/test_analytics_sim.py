@@ -55,7 +55,7 @@ def test_the_simulation_has_what_the_metrics_need(con) -> None:
     """Guard against a quiet simulator: stopped hands, 黄庄, every win kind but 抢杠, kongs of each kind."""
     outcomes = dict(con.execute("SELECT outcome, count(*) FROM hands GROUP BY outcome").fetchall())
     assert outcomes.get("stopped", 0) + outcomes.get("incomplete", 0) > 0
-    assert outcomes["wall_empty"] > 0 and outcomes["three_winners"] > 0
+    assert outcomes["wall_empty"] > 0 and outcomes["won_out"] > 0
     hows = {h for (h,) in con.execute("SELECT DISTINCT how FROM wins").fetchall()}
     assert {"discard", "self_draw"} <= hows
     (kongs,) = con.execute(

@@ -2,7 +2,7 @@
 
 The warehouse (written row by row with ``Warehouse.write_batch``) holds four hands:
 
-    H1  pA pB pC pD  replayed, three_winners: pA self-draws (1 fan, 1 pt, first); then pC's discard pays two
+    H1  pA pB pC pD  replayed, won_out: pA self-draws (1 fan, 1 pt, first); then pC's discard pays two
                      winners at once (一炮多响, both second): pB (2 fan, 2 pts), pD (3 fan, 4 pts).
                      deltas +3 +1 -7 +3. Two SETTLE_AMOUNT errors (so not valid) at event 41, on pC's seat
                      moving 4 points and on pD's moving 2.
@@ -213,7 +213,7 @@ def tiny_warehouse(root: Path) -> Path:
     """Write the four hands of the module docstring into a warehouse at ``root``."""
     four = ["pA", "pB", "pC", "pD"]
     hands = [
-        _hand("H1", four, winners=3, outcome="three_winners", valid=False, issues=2),
+        _hand("H1", four, winners=3, outcome="won_out", valid=False, issues=2),
         _hand("H2", four, winners=1, outcome="wall_empty", issues=1),
         _hand("H3", ["pA", "pB", "pC", "pE"], winners=0, outcome="wall_empty"),
         _hand("H4", four, winners=1, outcome="stopped", replayed=False, valid=False, issues=1),

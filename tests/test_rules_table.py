@@ -6,9 +6,12 @@ few events."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
-from pipeline.game.start import dealt, start_hand, wall_after_deal
+from pipeline.game.record import RecordError, parse_record, record_json
+from pipeline.game.start import dealt, exchange_offset, start_hand, wall_after_deal
 from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.ruleset import RuleSetError, load_ruleset
 from pipeline.rules.tiles import full_set, kind_of, parse_tiles
@@ -191,3 +194,46 @@ def test_with_no_win_the_dealer_stays() -> None:
         state.discard(0, FIVE_P)
         state.draw(1, kind_of("7s"))
         assert state.next_dealer() == 0
+
+
+# -- records whose table is not their ruleset's ---------------------------------------------------------
+def _three_record() -> dict:
+    state = three()
+    state.discard(0, kind_of("5s"))
+    state.hu(1, kind_of("5s"), 0)
+    return record_json(
+        hand_id="three",
+        ruleset="sanren_liangfang",
+        players=["a", "b", "c"],
+        dealer=0,
+        events=state.events,
+        deal=[parse_tiles(h) for h in THREE],
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: r.update(dealer=3), "dealer 3: the table seats 3"),
+        (lambda r: r.update(deal=[*r["deal"], r["deal"][0]]), "deal holds 4 hands"),
+        (lambda r: r["events"][1].update(seat=3), "event 1 names seat 3"),
+        (lambda r: r["events"][1].update({"from": 3}), "event 1 names seat 3"),
+    ],
+)
+def test_a_seat_the_table_does_not_have_is_a_shape_error(change: object, message: str) -> None:
+    record = _three_record()
+    parse_record(record)  # the record as played
+    changed = copy.deepcopy(record)
+    change(changed)  # type: ignore[operator]
+    with pytest.raises(RecordError) as bad:
+        parse_record(changed)
+    assert bad.value.code == "SCHEMA_SHAPE" and message in str(bad.value)
+
+
+def test_exchange_directions_at_three_and_four() -> None:
+    # clockwise gives to the previous seat, counter-clockwise to the next; across exists at four only
+    assert [exchange_offset(d, 4) for d in ("cw", "ccw", "across")] == [3, 1, 2]
+    assert [exchange_offset(d, 3) for d in ("cw", "ccw")] == [2, 1]
+    with pytest.raises(IllegalAction) as across:
+        exchange_offset("across", 3)
+    assert across.value.code == "TILE_EXCHANGE"
