@@ -8,7 +8,7 @@ its end (missing, truncated or corrupt compression) ends with one :class:`RawLin
 reading goes on with the next file.
 
 Lines end at LF; CRs right before the LF belong to the line break (CRLF files), in memory and in a spill
-file alike.
+file alike. A UTF-8 byte order mark at the start of a file (as Windows editors write) is not part of line 1.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import zstandard
 SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson")
 MAX_LINE = 4 << 20  # 4 MiB: a hand record is a few KiB
 PARTIAL = ".partial-"  # prefix of a spill file still being written
+BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +161,10 @@ def read_lines(
                 if not chunk:
                     break
                 number += 1
+                if number == 1 and chunk.startswith(BOM):
+                    chunk = chunk[len(BOM) :]
+                    if not chunk.endswith(b"\n"):  # up to max_line + 1 bytes again, as _spill expects
+                        chunk += reader.readline(max_line + 1 - len(chunk))
                 if len(chunk) > max_line and not chunk.endswith(b"\n"):
                     yield _spill(path, number, chunk, reader, spill_dir, max_line)
                 else:
