@@ -138,6 +138,14 @@ _CODES = (
     Code("TURN_ORDER", "error", "A seat acts out of turn.", "seat 3 draws after seat 1 discarded", True),
     Code("TURN_WON", "error", "A seat that has already won acts again.", "seat 1 discards after its hu", True),
     Code(
+        "TURN_AFTER_WIN",
+        "error",
+        "血流成河: a player who has won discards another tile than the one it drew (its hand is locked, "
+        "`after_win_discard`).",
+        "seat 1, having won, draws 3s and discards 7p",
+        True,
+    ),
+    Code(
         "TURN_AFTER_END",
         "error",
         "Events follow the end of the hand (three winners or an empty wall).",

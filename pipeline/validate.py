@@ -762,7 +762,9 @@ def _desc(p: Payment) -> str:
 
 # ---------------------------------------------------------------------------------------------- facts
 def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> list[SeatFacts]:
-    wins = {w.seat: w for w in hand.wins}
+    wins: dict[int, WinRecord] = {}
+    for w in hand.wins:
+        wins.setdefault(w.seat, w)  # a seat's first win (in 血流成河 it may win again: the wins table has each)
     n = len(record.players)
     deal_ins, passes, compulsory = [0] * n, [0] * n, [0] * n
     for w in hand.wins:

@@ -35,7 +35,7 @@ def profile_file(name: str) -> dict[str, Any]:
 
 
 def test_the_profiles_ship() -> None:
-    assert profile_names() == ["app", "chengdu", "chengdu_putong", "sanren_liangfang", "siren_liangse"]
+    assert profile_names() == ["app", "chengdu", "chengdu_putong", "sanren_liangfang", "siren_liangse", "xueliu"]
 
 
 @pytest.mark.parametrize("name", profile_names())
@@ -136,6 +136,9 @@ SWITCH_TESTS = {
     "suits": "test_rules_table.py::test_a_tile_of_a_suit_not_in_play_is_refused",
     "mode": "test_rules_table.py::test_ordinary_hand_ends_with_every_win_on_the_first_winning_discard",
     "dealer_next": "test_rules_table.py::test_dealt_in_the_discarder_deals_next",
+    "after_win_discard": "test_rules_table.py::test_a_winner_discards_what_it_draws",
+    "after_win_pong": "test_rules_table.py::test_a_winner_does_not_pong",
+    "after_win_kong": "test_rules_table.py::test_kongs_after_a_win",
     "base": "test_rules_settle.py::test_base_scales_hand_and_kong_money",
     "cap": "test_rules_fan.py::test_cap_limits_points_not_fan",
     "self_draw": "test_rules_fan.py::test_self_draw_adds_base_or_fan_or_nothing",
@@ -261,7 +264,7 @@ def test_the_same_spec_gives_the_same_ruleset() -> None:
         (
             "nowhere",
             {},
-            "unknown profile 'nowhere' (known: app, chengdu, chengdu_putong, sanren_liangfang, siren_liangse)",
+            "unknown profile 'nowhere' (known: app, chengdu, chengdu_putong, sanren_liangfang, siren_liangse, xueliu)",
         ),
         ("../profiles/chengdu", {}, "unknown profile '../profiles/chengdu'"),
         ({"cap": 4}, {}, "a ruleset object needs a 'profile' name"),

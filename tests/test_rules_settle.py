@@ -412,8 +412,22 @@ def test_pig_pays_cha_jiao_switch(pays: bool, after: list[tuple[int, int, int, s
 def test_end_of_wall_covers_exactly_the_players_still_in() -> None:
     ledger = Ledger(CHENGDU)
     ledger.win(2, plain(), 1, discarder=0)
-    with pytest.raises(AssertionError, match="ends must cover exactly the seats still in"):
+    with pytest.raises(AssertionError, match="ends and winners must cover exactly the seats still in"):
         ledger.end_of_wall([not_ready(0), not_ready(1), not_ready(2), not_ready(3)])
+
+
+def test_blood_flow_a_pig_pays_the_winners_still_at_the_table_too() -> None:
+    # 血流成河: seat 2 won and stayed; a pig pays every non-pig at the table, but 查大叫 runs among those who
+    # never won (seat 2 neither pays nor collects it)
+    ledger = Ledger(load_ruleset("xueliu"))
+    ledger.win(2, plain(), 1, discarder=0, stays=True)
+    ledger.end_of_wall([pig(0), ready_seat(1), not_ready(3)], winners=[2])
+    assert end_moves(ledger) == [
+        (0, 1, 10, "hua_zhu"),
+        (0, 2, 10, "hua_zhu"),
+        (0, 3, 10, "hua_zhu"),
+        (3, 1, 1, "cha_jiao"),
+    ]
 
 
 # -- end of the wall: 退税 -------------------------------------------------------------------------------

@@ -237,3 +237,85 @@ def test_exchange_directions_at_three_and_four() -> None:
     with pytest.raises(IllegalAction) as across:
         exchange_offset("across", 3)
     assert across.value.code == "TILE_EXCHANGE"
+
+
+# -- 血流成河 ----------------------------------------------------------------------------------------------
+# seat 1 waits on 5m alone (777s 123m 456m 789m and the single 5m): it wins on the dealer's 5m and stays in
+FLOW = ("123456789p1119s5m", "777s123m456m789m5m", "111m222m333p444p9s", "555p666p777p888p9m")
+FIVE_M = kind_of("5m")
+
+
+def flow(**switches: object) -> HandState:
+    rules = load_ruleset({"profile": "xueliu", **switches})
+    state = start_hand(rules, dealer=0, deal=[parse_tiles(h) for h in FLOW])
+    state.discard(0, FIVE_M)
+    state.hu(1, FIVE_M, 0)
+    return state
+
+
+def to_seat_1(state: HandState, drawn: str) -> None:
+    """Seats 2, 3 and 0 draw and discard; seat 1 draws ``drawn``."""
+    for seat, tile in ((2, "9s"), (3, "9m"), (0, "2s")):
+        state.draw(seat, kind_of(tile))
+        state.discard(seat, kind_of(tile))
+    state.draw(1, kind_of(drawn))
+
+
+def test_blood_flow_winners_stay_in_win_again_and_pay() -> None:
+    state = flow()
+    assert not state.over and not state.won[1] and state.has_won[1]
+    assert state.ledger.in_hand == [True, True, True, True]
+    to_seat_1(state, "5m")
+    state.hu(1, FIVE_M, None)  # the same wait wins again
+    assert [w.seat for w in state.wins] == [1, 1]
+    assert sorted(p for p, q in hu_payers(state) if q == 1) == [0, 0, 2, 3]  # everybody pays, every win
+    state.draw(2, kind_of("8s"))  # play goes on: only the wall ends a 血流成河 hand
+    assert not state.over and not state.facts().won_out
+
+
+def test_a_winner_discards_what_it_draws() -> None:
+    state = flow()
+    to_seat_1(state, "3s")
+    with pytest.raises(IllegalAction) as locked:
+        state.discard(1, kind_of("7s"))
+    assert locked.value.code == "TURN_AFTER_WIN" and locked.value.expected == "3s"
+    state.discard(1, kind_of("3s"))
+    free = flow(after_win_discard="free")
+    to_seat_1(free, "3s")
+    free.discard(1, kind_of("1m"))  # a room that lets winners change their hand
+
+
+def test_a_winner_does_not_pong() -> None:
+    state = flow()
+    state.draw(2, kind_of("7s"))
+    state.discard(2, kind_of("7s"))  # seat 1 holds 777s
+    assert not state.can_pong(1, kind_of("7s"), 2) and not state.can_kong(1, kind_of("7s"), "direct", 2)
+    ponging = flow(after_win_pong=True)
+    ponging.draw(2, kind_of("7s"))
+    ponging.discard(2, kind_of("7s"))
+    assert ponging.can_pong(1, kind_of("7s"), 2)
+
+
+@pytest.mark.parametrize(
+    ("rule", "allowed"), [("same_waits", True), ("keeps_won_tiles", True), ("none", False), ("added_drawn", False)]
+)
+def test_kongs_after_a_win(rule: str, allowed: bool) -> None:
+    # seat 1 draws the fourth 7s: a concealed kong leaves its wait (5m) as it was
+    state = flow(after_win_kong=rule)
+    to_seat_1(state, "7s")
+    assert state.can_kong(1, kind_of("7s"), "concealed") is allowed
+
+
+def test_a_kong_that_changes_the_waits_is_refused() -> None:
+    # seat 1 of the 5p double win holds 4p four times; konging them leaves it waiting on something else
+    rules = load_ruleset({"profile": "xueliu"})
+    state = start_hand(rules, dealer=0, deal=[parse_tiles(h) for h in DOUBLE_ON_5P])
+    state.discard(0, FIVE_P)
+    state.hu(1, FIVE_P, 0)
+    for seat, tile in ((2, "9s"), (3, "7m"), (0, "8s")):
+        state.draw(seat, kind_of(tile))
+        state.discard(seat, kind_of(tile))
+    state.draw(1, kind_of("7s"))
+    assert state.counts[1][kind_of("4p")] == 4
+    with pytest.raises(IllegalAction, match="after_win_kong = same_waits"):
+        state.kong(1, kind_of("4p"), "concealed")

@@ -168,7 +168,10 @@ def test_random_legal_hand_validates_clean(hand: tuple[int, str]) -> None:
     v = validate(record)
     assert v.ok and not v.issues, [f"{i.code}: {i.message}" for i in v.issues]
     assert v.replayed and sum(v.deltas or ()) == 0
-    assert len([e for e in record["events"] if e["t"] == "hu"]) == len(v.wins) <= 3
+    assert len([e for e in record["events"] if e["t"] == "hu"]) == len(v.wins)
+    assert v.hand is not None
+    if v.hand.rules.mode != "blood_flow":  # in 血流成河 a player may win again and again
+        assert len({w.seat for w in v.wins}) == len(v.wins) < len(record["players"])
 
 
 @SETTINGS

@@ -98,7 +98,7 @@ def _rate(num: int, den: int) -> dict[str, Any]:
 def _table_outcomes(row: dict[str, Any]) -> dict[str, Any]:
     """One table shape's hands: how many, how they ended, with intervals (a row of ``outcomes_by_table``)."""
     seats, hands = row["seats"], row["hands"]
-    mode = "普通版" if row["mode"] == "ordinary" else "血战到底"
+    mode = {"ordinary": "普通版", "blood_flow": "血流成河"}.get(row["mode"], "血战到底")
     return {
         "table": f"{seats} players, {row['suits']}, {row['mode']}",
         "label": f"{seats}人 {row['suits']} {mode}",
@@ -106,7 +106,7 @@ def _table_outcomes(row: dict[str, Any]) -> dict[str, Any]:
         "suits": row["suits"],
         "mode": row["mode"],
         "hands": hands,
-        "winners_per_hand": {str(k): row[f"winners_{k}"] for k in range(seats)},
+        "winners_per_hand": {str(k): row[f"winners_{k}"] for k in range(seats + (row["mode"] == "blood_flow"))},
         "won_out_rate": _rate(row["won_out"], hands),
         "huang_zhuang_rate": _rate(row["huang_zhuang"], hands),
         "multi_win_rate": _rate(row["multi_win_hands"], hands),

@@ -36,6 +36,7 @@ from pipeline.rules.hand import (
     suits_fault,
     suits_ok,
     suits_used,
+    win_tiles,
     win_tiles_of_codes,
 )
 from pipeline.rules.ruleset import RuleSet
@@ -242,7 +243,10 @@ class HandFacts(Value):
     def won_out(self) -> bool:
         """The wins ended the hand (all but one won in blood battle; the first win, with every win on its
         tile, in 普通版), not the wall."""
-        to_end = len(self.deltas) - 1 if self.rules.mode == "blood_battle" else 1
+        mode = self.rules.mode
+        if mode == "blood_flow":
+            return False  # 血流成河: only the wall ends the hand
+        to_end = len(self.deltas) - 1 if mode == "blood_battle" else 1
         return self.over and len(self.wins) >= to_end
 
 
@@ -272,8 +276,12 @@ class HandState:
         self.n = n  # seats; kept here because the hot path reads it (a RuleSet attribute is an interpreted look-up)
         self.dealer = dealer
         self.evidence = evidence
-        # the hand ends once this many have won: all but one in 血战, the first win (and its 一炮多响) in 普通版
-        self.wins_to_end = n - 1 if rules.mode == "blood_battle" else 1
+        # the hand ends once this many have won: all but one in 血战, the first win (and its 一炮多响) in 普通版;
+        # in 血流成河 only the wall ends it (winners stay in: ``won`` means out of the hand, ``has_won`` won once)
+        self.flow = rules.mode == "blood_flow"
+        self.wins_to_end = n - 1 if rules.mode == "blood_battle" else 1 if rules.mode == "ordinary" else 1 << 30
+        self.has_won = [False] * n
+        self.won_on: list[list[int]] = [[] for _ in range(n)]  # the tiles each seat has won on
         self.counts = [[0] * 27 for _ in range(n)]
         self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
         for seat, kinds in enumerate(hands):
@@ -349,7 +357,7 @@ class HandState:
     def fingerprint(self) -> str:
         """A compact picture of the state for error messages."""
         hands = " | ".join(
-            f"{s}{'*' if self.won[s] else ''}:"
+            f"{s}{'*' if self.won[s] else '+' if self.has_won[s] else ''}:"
             f"{format_tiles(kinds_of_counts(self.counts[s])) or '-'}" + "".join(f" [{m}]" for m in self.melds[s])
             for s in range(self.n)
         )
@@ -600,6 +608,15 @@ class HandState:
                 actual=seat,
             )
         self._require_holds(seat, tile, 1, "discard")
+        if self.has_won[seat] and tile != self.last_draw and self.rules.after_win_discard == "drawn_only":
+            drew = TILE_NAMES[self.last_draw] if self.last_draw is not None else "nothing"
+            raise IllegalAction(
+                "TURN_AFTER_WIN",
+                f"seat {seat} has won (血流成河): its hand is locked and it discards the tile it drew ({drew})",
+                seat=seat,
+                expected=drew,
+                actual=TILE_NAMES[tile],
+            )
         void = self.void[seat]
         if (
             void is not None
@@ -695,6 +712,10 @@ class HandState:
             )
         if seat == w.source:
             raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} calls its own discard", seat=seat)
+        if self.has_won[seat] and not self.rules.after_win_pong:
+            raise IllegalAction(
+                "CLAIM_NOT_ALLOWED", f"seat {seat} has won (血流成河): its hand is locked, no {what}", seat=seat
+            )
         if tile != w.tile:
             raise IllegalAction(
                 "CLAIM_NOT_ALLOWED",
@@ -784,6 +805,39 @@ class HandState:
             self._require_holds(seat, tile, 1, "add")
         else:
             raise IllegalAction("SCHEMA_EVENT", f"unknown kong kind {kind!r}", seat=seat)
+        if self.has_won[seat]:
+            self._check_kong_after_win(seat, tile, kind)
+
+    def _check_kong_after_win(self, seat: int, tile: int, kind: str) -> None:
+        """血流成河: may a player who has won (its hand locked) declare this kong (``after_win_kong``)?"""
+        rule = self.rules.after_win_kong
+        ok = False
+        if rule == "added_drawn":
+            ok = kind == "added" and tile == self.last_draw
+        elif rule != "none":
+            melds, void = self.melds[seat], self.void[seat]
+            locked = list(self.counts[seat])
+            if self.last_draw is not None:
+                locked[self.last_draw] = locked[self.last_draw] - 1
+            after = list(self.counts[seat])
+            if kind == "concealed":
+                after[tile] = after[tile] - 4
+                new_melds = [*melds, Meld("concealed", tile)]
+            else:
+                after[tile] = after[tile] - 1
+                new_melds = [
+                    Meld("added", m.tile, m.source) if m.tile == tile and m.kind == "pong" else m for m in melds
+                ]
+            waits = win_tiles(after, new_melds, void)
+            # same_waits: exactly the waits of the locked hand; keeps_won_tiles: every tile won on still waits
+            ok = waits == win_tiles(locked, melds, void) if rule == "same_waits" else set(self.won_on[seat]) <= waits
+        if not ok:
+            raise IllegalAction(
+                "CLAIM_NOT_ALLOWED",
+                f"seat {seat} has won (血流成河): a {kind} kong of {TILE_NAMES[tile]} is not allowed on its locked "
+                f"hand (after_win_kong = {rule})",
+                seat=seat,
+            )
 
     def can_kong(self, seat: int, tile: int, kind: str, source: int | None = None) -> bool:
         return _can(self.verify_kong, seat, tile, kind, source)
@@ -947,9 +1001,9 @@ class HandState:
             feeder = None
             if len(self.kong_chain) == 1 and self.kong_chain[0][0].kind == "direct":
                 feeder = self.kong_chain[0][0].source  # 点杠花
-            self.ledger.win(seat, s, index, kong_feeder=feeder)
+            self.ledger.win(seat, s, index, kong_feeder=feeder, stays=self.flow)
             self._record_win(seat, index, tile, "self_draw", None, s, order=len(self._win_orders()) + 1)
-            self.won[seat] = True
+            self._has_won(seat, tile)
             self._add(seat, tile, -1)
             self.taken.append(tile)  # the winning tile leaves the hand with the win
             self.kong_chain = []
@@ -969,10 +1023,17 @@ class HandState:
         first_of_window = not w.winners
         w.winners = (*w.winners, seat)
         order = len(self._win_orders()) + (1 if first_of_window else 0)
-        self.ledger.win(seat, s, index, discarder=source)
+        self.ledger.win(seat, s, index, discarder=source, stays=self.flow)
         self._record_win(seat, index, tile, "rob_kong" if rob else "discard", source, s, order=order)
-        self.won[seat] = True
+        self._has_won(seat, tile)
         return event
+
+    def _has_won(self, seat: int, tile: int) -> None:
+        """A win: the winner leaves the hand, except in 血流成河, where it stays with its hand locked."""
+        self.has_won[seat] = True
+        self.won_on[seat].append(tile)
+        if not self.flow:
+            self.won[seat] = True
 
     def _win_orders(self) -> set[int]:
         return {w.order for w in self.wins}
@@ -1032,10 +1093,12 @@ class HandState:
         self.phase = "end"
         self.window = None
         in_hand = [s for s in range(self.n) if not self.won[s]]
-        # the wall ran out with the hand still on (流局/黄庄: 2+ still in; in 普通版, nobody has won)
-        if self.left == 0 and len(self.wins) < self.wins_to_end and len(in_hand) >= 2 and not self.ends:
-            self.ends = {s: self.seat_end(s) for s in in_hand}
-            self.ledger.end_of_wall(list(self.ends.values()))
+        # the wall ran out with the hand still on (流局/黄庄: 2+ still in; in 普通版, nobody has won; in 血流成河
+        # everybody is in, and those who never won are checked)
+        never = [s for s in in_hand if not self.has_won[s]]
+        if self.left == 0 and len(self.wins) < self.wins_to_end and len(in_hand) >= 2 and never and not self.ends:
+            self.ends = {s: self.seat_end(s) for s in never}
+            self.ledger.end_of_wall(list(self.ends.values()), [s for s in in_hand if self.has_won[s]])
 
     def seat_end(self, seat: int) -> SeatEnd:
         """查花猪 / 查大叫 facts of a seat still in: a flower pig holds three suits."""

@@ -46,9 +46,20 @@ class RuleSet:
         "the suits in play, of m (万) p (筒) s (条): all three, or two (两房/两色 tables drop one, most often 万); "
         "36 tiles a suit"
     )
-    mode: Literal["blood_battle", "ordinary"] = _switch(
+    mode: Literal["blood_battle", "ordinary", "blood_flow"] = _switch(
         "血战到底 'blood_battle': a winner leaves and play goes on until one player is left or the wall is empty; "
-        "普通版 'ordinary': the hand ends with the first win (with every win on that discard, 一炮多响)"
+        "普通版 'ordinary': the hand ends with the first win (with every win on that discard, 一炮多响); "
+        "血流成河 'blood_flow': winners stay in and may win again until the wall is empty"
+    )
+    after_win_discard: Literal["drawn_only", "free"] = _switch(
+        "血流成河: a player who has won discards only the tile it just drew ('drawn_only', the hand is locked) "
+        "or any tile ('free')"
+    )
+    after_win_pong: bool = _switch("血流成河: a player who has won may still pong or direct-kong a discard")
+    after_win_kong: Literal["none", "added_drawn", "same_waits", "keeps_won_tiles"] = _switch(
+        "血流成河: which kongs of its own a player who has won may declare: 'none'; 'added_drawn' (an added kong "
+        "of the tile just drawn); 'same_waits' (the waits stay exactly the same); 'keeps_won_tiles' (every tile "
+        "it has won on is still a wait)"
     )
     dealer_next: Literal["first_winner", "dealt_in"] = _switch(
         "the next hand's dealer: the 'first_winner' (the discarder when several won on that first discard), or "

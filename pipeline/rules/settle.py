@@ -125,8 +125,9 @@ class Ledger:
         *,
         discarder: int | None = None,
         kong_feeder: int | None = None,
+        stays: bool = False,
     ) -> None:
-        """A win's money; the winner then leaves the hand.
+        """A win's money; the winner then leaves the hand (unless it ``stays``: 血流成河).
 
         On a discard or a robbed kong, ``discarder`` pays the hand value (点炮, 抢杠). A self-drawn win is
         paid by every other player still in, each ``score.per_payer``, except 点杠花: a self-drawn win on
@@ -144,7 +145,8 @@ class Ledger:
         else:
             for payer in self.others_in(seat):
                 self._pay(payer, seat, score.per_payer, "hu", event)
-        self.in_hand[seat] = False
+        if not stays:
+            self.in_hand[seat] = False
 
     def gang_shang_pao(self, kong_seat: int, kong_event: int, winners: Sequence[int], event: int) -> None:
         """杠上炮 money: per ``gang_shang_pao_money``, the kong's money stays, is transferred (呼叫转移) to
@@ -183,22 +185,24 @@ class Ledger:
         self._kong_income[seat] = []
 
     # -- end of the wall --------------------------------------------------------------------------------
-    def end_of_wall(self, ends: Sequence[SeatEnd]) -> None:
+    def end_of_wall(self, ends: Sequence[SeatEnd], winners: Sequence[int] = ()) -> None:
         """黄庄 with two or more players still in: 查花猪, then 查大叫, then 退税 (docs/RULES.md §5).
 
-        ``ends`` describes every player still in. 1. each flower pig pays each non-pig still in;
+        ``ends`` describes every player still in who has not won; ``winners`` are those who have won and
+        stayed at the table (血流成河: they take no part in 查大叫 or 退税, but a pig pays them too).
+        1. each flower pig pays each non-pig still in;
         2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``) pays each ready player the
         ready value; 3. with ``tui_shui``, each player not ready returns the kong money they collected.
         """
-        assert {e.seat for e in ends} == {s for s in self.seats if self.in_hand[s]}, (
-            "ends must cover exactly the seats still in"
+        assert {e.seat for e in ends} | set(winners) == {s for s in self.seats if self.in_hand[s]}, (
+            "ends and winners must cover exactly the seats still in"
         )
         rules = self.rules
         cap = rules.cap_points()
         pig_amount = cap if rules.hua_zhu_amount == "cap" and cap is not None else rules.hua_zhu_fixed * rules.base
         for pig in (e for e in ends if e.pig):
-            for other in (e for e in ends if not e.pig):
-                self._pay(pig.seat, other.seat, pig_amount, "hua_zhu", None)
+            for other in sorted([e.seat for e in ends if not e.pig] + list(winners)):
+                self._pay(pig.seat, other, pig_amount, "hua_zhu", None)
         ready = [e for e in ends if e.ready is not None]
         for payer in ends:
             if payer.ready is not None or (payer.pig and not rules.hua_zhu_pays_cha_jiao):

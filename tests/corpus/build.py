@@ -2006,6 +2006,31 @@ THREE_PLAYERS = ["p1", "p2", "p3"]
 FOUR_PS = ("123456789s1119p5p", "123p444p678p99p46p", "222s333s444s55p67p", "555s666s777s88s99s")
 
 
+FLOW = ("123456789m1119s5p", "123p444p678p99p46p", "123m456m789m55p67p", "147m258s369s1m4m7m9m")
+
+
+def flow_hand() -> tuple[list[str], str]:
+    """A whole 血流成河 hand to the empty wall (dealer 0, the FLOW deal): seat 1 wins on the dealer's 5p and
+    again on the last 5p, its first draw; everyone else discards what they draw. The three other 8p (seat
+    2's wait) and 9s (the dealer's) come early, so nobody passes a win in the last four tiles."""
+    front = tiles("8p8p8p5p9s9s")
+    rest = Counter({t: 4 for t in TILES})
+    rest.subtract(t for h in FLOW for t in tiles(h))
+    rest.subtract(front)
+    middle = sorted(
+        rest.elements(), key=lambda t: (int(t[0]) * 7 + "mps".index(t[1]) * 3) % 27 * 10 + "mps".index(t[1])
+    )
+    tail = front + middle
+    assert len(tail) == 55, len(tail)
+    out = ["0-5p", "1h5p<0"]
+    seat = 1
+    for drawn in tail:
+        seat = (seat + 1) % 4
+        out.append(f"{seat}+{drawn}")
+        out.append(f"{seat}h{drawn}" if (seat, drawn) == (1, "5p") else f"{seat}-{drawn}")
+    return wall_of(FLOW, 0, tail), " ".join(out)
+
+
 def table_cases() -> None:
     f = "table"
     ordinary = case(
@@ -2094,6 +2119,35 @@ def table_cases() -> None:
         deal. 一炮多响 on the dealer's 5p (seat 1: 清一色 + 根 = 4 fan; seat 2: 平胡), then seat 3 draws 8s and
         wins by self-draw (清一色 + 对对胡 = 4 fan, 8 + 1 base from the dealer, the one player still in): the
         third winner ends the hand.""",
+    )
+    wall, evs = flow_hand()
+    flow = case(
+        f,
+        record(
+            "table-blood-flow-wins-twice",
+            wall=wall,
+            ruleset="xueliu",
+            evs=evs,
+            result=claim(
+                "0>1=8hu@1 0>1=9hu@9 2>1=9hu@9 3>1=9hu@9 3>0=1cha_jiao 3>2=1cha_jiao",
+                [-16, 35, -8, -11],
+                "1@1:4f8p 1@9:4f8p",
+            ),
+        ),
+        """
+        Valid 血流成河 (xueliu): seat 1 wins on the dealer's 5p (清一色 + 根 = 4 fan, 8 points) and stays in
+        with its hand locked; it draws the last 5p and wins again by self-draw (8 + 1 base from each of the
+        three others: winners stay in and pay too). Everybody then discards what they draw to the empty wall,
+        where the players who never won are checked: seat 3, not ready, pays 查大叫 to the dealer and seat 2
+        (平胡 1 each); seat 1, a winner, takes no part.""",
+    )
+    case(
+        f,
+        vary(flow, "table-blood-flow-locked-hand", evs=evs.replace("1+5p 1h5p", "1+5p 1-9p", 1)),
+        """
+        The same hand, but seat 1 keeps the 5p it drew and discards a 9p: a winner's hand is locked in
+        血流成河, it discards what it draws.""",
+        "TURN_AFTER_WIN",
     )
     dealt_three = case(
         f,

@@ -26,6 +26,7 @@ SELECT
     count(*) FILTER (WHERE winners = 1) AS winners_1,
     count(*) FILTER (WHERE winners = 2) AS winners_2,
     count(*) FILTER (WHERE winners = 3) AS winners_3,
+    count(*) FILTER (WHERE winners = 4) AS winners_4,  -- 血流成河: everybody may win
     count(*) FILTER (WHERE outcome = 'won_out') AS won_out,
     count(*) FILTER (WHERE outcome = 'wall_empty' AND seats - winners >= 2) AS huang_zhuang,
     count(*) FILTER (WHERE hand_id IN (SELECT hand_id FROM multi)) AS multi_win_hands
