@@ -319,3 +319,15 @@ def test_a_kong_that_changes_the_waits_is_refused() -> None:
     assert state.counts[1][kind_of("4p")] == 4
     with pytest.raises(IllegalAction, match="after_win_kong = same_waits"):
         state.kong(1, kind_of("4p"), "concealed")
+
+
+def test_a_winner_who_pongs_is_judged_on_the_hand_before_the_pong() -> None:
+    # where winners may pong (after_win_pong), seat 1 pongs 7s and could add its fourth at once: with no tile
+    # drawn, the hand the kong is judged against is the one it holds
+    for rule, allowed in (("same_waits", False), ("keeps_won_tiles", True)):
+        state = flow(after_win_pong=True, after_win_kong=rule)
+        state.draw(2, kind_of("7s"))
+        state.discard(2, kind_of("7s"))
+        state.pong(1, kind_of("7s"), 2)
+        assert state.last_draw is None
+        assert state.can_kong(1, kind_of("7s"), "added") is allowed, rule
