@@ -143,6 +143,42 @@ def plot_pattern_frequency(df: pl.DataFrame, ax: Axes) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- outcomes
+MODE_ZH = {"blood_battle": "血战到底", "ordinary": "普通版", "blood_flow": "血流成河"}
+
+
+def prep_tables(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """How hands end at each table shape of the warehouse (the ``outcomes_by_table`` model), so that 黄庄 and
+    winners per hand are read against the table they happened at.
+
+    Columns: ``table`` (e.g. ``3 players, ps, 血战到底``), ``hands``, ``winners`` (hands by players who won,
+    ``"0: 12, 1: 30, ..."``), ``played_out``, ``huang_zhuang``, ``multi_win`` (shares of the table's hands).
+    """
+    df = queries.run(con, "outcomes_by_table")
+    rows = []
+    for r in df.iter_rows(named=True):
+        seats, hands = r["seats"], r["hands"]
+        most = seats if r["mode"] == "blood_flow" else seats - 1
+        rows.append(
+            {
+                "table": f"{seats} players, {r['suits']}, {MODE_ZH.get(r['mode'], r['mode'])}",
+                "hands": hands,
+                "winners": ", ".join(f"{k}: {r[f'winners_{k}']}" for k in range(most + 1)),
+                "played_out": r["won_out"] / hands if hands else None,
+                "huang_zhuang": r["huang_zhuang"] / hands if hands else None,
+                "multi_win": r["multi_win_hands"] / hands if hands else None,
+            }
+        )
+    schema = {
+        "table": pl.String,
+        "hands": pl.Int64,
+        "winners": pl.String,
+        "played_out": pl.Float64,
+        "huang_zhuang": pl.Float64,
+        "multi_win": pl.Float64,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
 OUTCOME_ROWS = (
     ("winners_0", "winners", "无人胡", "no winner"),
     ("winners_1", "winners", "一家胡", "1 winner"),

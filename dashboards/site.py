@@ -113,6 +113,7 @@ def _build(
 
     # Overview
     body = [_overview_summary(con, selected, player_pages, quality_page, audit_page, collusion_page)]
+    body.append(_tables_section(overview.prep_tables(con)))
     body += [_figure(draw("overview", spec, con)[1]) for spec in overview.CHARTS]
     (out / index.file).write_text(_page(index, pages, body, font), encoding="utf-8")
 
@@ -313,6 +314,29 @@ def _fmt(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return "–" if value is None else str(value)
+
+
+def _tables_section(df: pl.DataFrame) -> str:
+    """How hands end at each table shape; the charts below pool them (one row: one table, nothing pooled)."""
+    head = "".join(
+        f"<th>{h}</th>" for h in ("table", "hands", "hands by players who won", "played out", "黄庄", "一炮多响")
+    )
+    rows = "".join(
+        f'<tr><td>{_esc(r["table"])}</td><td class="num">{r["hands"]:,}</td><td>{_esc(r["winners"])}</td>'
+        + "".join(
+            f'<td class="num">{_esc(charts.pct(r[c], 1) if r[c] is not None else "–")}</td>'
+            for c in ("played_out", "huang_zhuang", "multi_win")
+        )
+        + "</tr>"
+        for r in df.iter_rows(named=True)
+    )
+    pooled = "The charts below pool every table." if df.height > 1 else "Every hand was played at this table."
+    return (
+        f"<section><h2>Tables</h2><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        f'<p class="note">Played out: the wins ended the hand (all but one won in 血战到底, the first win in 普通版; '
+        f"never in 血流成河, where only the wall ends it). 黄庄: the wall ran out with two or more players who "
+        f"never won. {pooled}</p></section>"
+    )
 
 
 def _codes_table(title: str, df: pl.DataFrame, columns: tuple[str, ...]) -> str:

@@ -118,4 +118,12 @@ def test_audit_collusion_and_report_run_on_the_mixed_warehouse(mixed: tuple[Path
     assert not any(r.flagged for r in pairs)  # no colluders were injected
     assert all(0.0 <= r.p <= 1.0 for r in pairs)
     index = build_report(warehouse, tmp_path / "report", top_players=1, min_hands=20)
-    assert Path(index).is_file()
+    page = Path(index).read_text(encoding="utf-8")
+    for table in (
+        "4 players, mps, 血战到底",
+        "4 players, mps, 普通版",
+        "3 players, ps, 血战到底",
+        "4 players, mps, 血流成河",
+    ):
+        assert table in page  # the overview says which table each figure was computed at
+    assert "The charts below pool every table." in page
