@@ -1,21 +1,29 @@
 """The ``xuezhan`` command line: thin typer commands over the ``pipeline`` library.
 
-Each command turns domain errors into one line on stderr and an exit code: 0 all good, 1 the input
-holds something wrong (a losing hand, an invalid record), 2 a usage error.
+Each command turns domain errors into one line on stderr (``xuezhan: ...``) and an exit code: 0 all good,
+1 the input holds something wrong (a losing hand, an invalid record, a rejected line), 2 a usage or
+environment error (a bad option, a path that cannot be read or written, a full disk, an empty warehouse).
+Never a traceback: :class:`_Guarded` turns what a command lets through into that one line.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
+from typer._click.core import Context  # typer's own click (typer >= 0.29)
+from typer._click.exceptions import ClickException, UsageError
+from typer.core import TyperGroup
 
+import pipeline
 from pipeline import disputes
 from pipeline.analytics import groups
 from pipeline.codes import CODES
@@ -33,8 +41,75 @@ from pipeline.rules import (
 from pipeline.rules.ruleset import Override, switch_doc, switch_names
 from pipeline.rules.tiles import kind_of, parse_tiles
 
+# An output that cannot take more bytes: stdout on a full disk (ENOSPC), a closed pipe (EPIPE), ...
+_OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT})
+
+
+class _Guarded(TyperGroup):
+    """The command group, made to keep the promise of the module: one ``xuezhan: ...`` line, never a traceback.
+
+    A usage error (a bad option value, a missing argument) is one line instead of a usage panel; an
+    ``OSError`` a command lets through (the disk is full, a folder cannot be created, stdout is closed) is
+    one line and exit 2. Stdout is flushed before the command returns, so that a full disk or a closed pipe
+    shows up here and not as an error while Python shuts down."""
+
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()
+        except OSError as exc:
+            raise fail(_os_message(exc)) from None
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `xuezhan` or `xuezhan rules`: the help
+                if exc.format_message().strip():  # (rich has printed it already)
+                    exc.show()
+                sys.exit(exc.exit_code)
+            hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+            typer.echo(f"xuezhan: {exc.format_message().replace(chr(10), ' ')}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except ClickException as exc:
+            typer.echo(f"xuezhan: {exc.format_message().replace(chr(10), ' ')}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("xuezhan: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _os_message(exc: OSError) -> str:
+    """One line for an ``OSError``; a broken stdout is pointed at /dev/null so that exit does not raise again."""
+    what = exc.strerror or type(exc).__name__
+    if exc.filename is None and exc.errno in _OUTPUT_ERRNOS:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # not a real file (a test runner's buffer)
+            pass
+        return f"cannot write the output: {what}"
+    where = f"{exc.filename}: " if exc.filename is not None else ""
+    return f"{where}{what}"
+
+
 app = typer.Typer(
     name="xuezhan",
+    cls=_Guarded,
     help="Audit and analyse Sichuan blood-battle mahjong (四川麻将·血战到底) records.",
     no_args_is_help=True,
     add_completion=False,
@@ -46,6 +121,90 @@ app.add_typer(rules_app, name="rules")
 def fail(message: str, code: int = 2) -> typer.Exit:
     typer.echo(f"xuezhan: {message}", err=True)
     return typer.Exit(code)
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 finding``, ``2 findings``, ``0 findings``."""
+    return f"{n} {_word(n, word, words)}"
+
+
+def _word(n: int, word: str, words: str | None = None) -> str:
+    return word if n == 1 else words or word + "s"
+
+
+def _version() -> str:
+    """The installed package's version, else the one pyproject.toml next to this file declares."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("xuezhan")
+    except metadata.PackageNotFoundError:
+        import tomllib
+
+        try:
+            with open(Path(__file__).with_name("pyproject.toml"), "rb") as f:
+                return str(tomllib.load(f)["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        engine = "compiled" if pipeline.compiled() else "pure Python"
+        typer.echo(f"xuezhan {_version()} (engine: {engine})")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and the engine, and exit."
+        ),
+    ] = False,
+) -> None:
+    """Audit and analyse Sichuan blood-battle mahjong (四川麻将·血战到底) records."""
+
+
+def _output_dir(path: Path, option: str, folder: Path | None = None) -> None:
+    """Create the output folder ``folder`` (default ``path``, the value of ``option``), or fail with one line
+    saying why it cannot be."""
+    folder = path if folder is None else folder
+    what = f"{option} {path}" + ("" if folder == path else f": its folder {folder}")
+    if folder.exists() and not folder.is_dir():
+        raise fail(f"{what} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise fail(f"{what} cannot be created: {exc.strerror}") from None
+    if not os.access(folder, os.W_OK):
+        raise fail(f"{what} is not writable")
+
+
+def _output_file(path: Path, option: str) -> None:
+    """Make sure the output file ``path`` can be written (its folder exists or is created, it is no folder)."""
+    if path.is_dir():
+        raise fail(f"{option} {path} is a folder, not a file")
+    _output_dir(path, option, path.parent)
+
+
+def _records_in(warehouse: Path) -> None:
+    """Fail (exit 2) when there is no warehouse at ``warehouse`` or it holds no records: an analysis of
+    nothing would print (or write) empty tables that look like an answer."""
+    import duckdb
+
+    from pipeline.analytics.queries import connect
+
+    try:
+        with connect(warehouse) as con:
+            row = con.execute("SELECT count(*) FROM hands").fetchone()
+    except FileNotFoundError as exc:
+        raise fail(str(exc)) from None
+    except duckdb.Error as exc:
+        raise fail(f"cannot read the warehouse {warehouse}: {str(exc).splitlines()[0]}") from None
+    if not row or not row[0]:
+        raise fail(f"no records in the warehouse {warehouse} (nothing was stored: see its rejects)")
 
 
 @app.command("score")
@@ -81,6 +240,8 @@ def score_command(
         raise typer.Exit(_score_batch(batch))
     if hand is None or win is None:
         raise fail("give the concealed tiles and --win TILE, or --batch FILE")
+    if disputes.flag_contradiction({"after_kong": after_kong, "self_drawn": self_drawn}):
+        raise fail("--after-kong (杠上花) is a self-drawn win: add --self-drawn")
     try:
         rules = load_ruleset(profile, **({"cap": cap} if cap is not None else {}))
         win_hand = WinHand.of(
@@ -236,6 +397,8 @@ def validate_command(
             for line in first:
                 typer.echo(f"  {line}")
     session_errors = any(CODES[c].severity == "error" for c in by_code if c.startswith("SESSION_"))
+    if not read and not invalid:
+        raise fail("no records in the given files (only blank lines, or empty)", code=1)
     raise typer.Exit(1 if invalid or session_errors else 0)
 
 
@@ -257,7 +420,11 @@ def ingest_command(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
-    """Validate records and store them in a Parquet + DuckDB warehouse; every line is accounted for."""
+    """Validate records and store them in a Parquet + DuckDB warehouse; every line is accounted for.
+
+    Exit 0 when every line was stored, 1 when some lines were rejected (or there were no records),
+    2 on a usage error (a missing input, a warehouse that cannot be created or written).
+    """
     from pipeline.ingest.read import find_files, input_bytes
     from pipeline.ingest.run import ingest
     from pipeline.ingest.warehouse import WarehouseBusy
@@ -268,6 +435,7 @@ def ingest_command(
     if not find_files(paths):
         raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
     # A missing path among others becomes an INGEST_READ reject: the run still accounts for it.
+    _output_dir(warehouse, "--warehouse")
     options = {"master": master} if master else {}
     try:
         with _progress(input_bytes(paths), "ingesting (input bytes)", quiet) as advance:
@@ -284,6 +452,12 @@ def ingest_command(
         raise fail(str(exc)) from None
     typer.echo(stats.text())
     typer.echo(f"warehouse: {warehouse / 'warehouse.duckdb'}")
+    if not stats.lines_read:
+        raise fail("no records in the given files (only blank lines, or empty)", code=1)
+    if not stats.records_stored and not stats.duplicates:
+        raise fail("no records stored: every line was rejected (see rejects by code)", code=1)
+    if stats.rejects:
+        raise typer.Exit(1)
 
 
 @app.command("stats")
@@ -299,6 +473,7 @@ def stats_command(
     from pipeline.analytics import queries
     from pipeline.analytics.render import stats_csv, stats_table
 
+    _records_in(warehouse)
     try:
         answer = queries.warehouse_stats(warehouse, by=by, player=player)
     except FileNotFoundError as exc:
@@ -336,6 +511,8 @@ def report_command(
     """HTML dashboards (overview, players, data quality, audit, collusion); every chart also as a PNG."""
     from dashboards.site import build_report
 
+    _records_in(warehouse)  # before any page is written
+    _output_dir(out, "--out")
     try:
         index = build_report(
             warehouse,
@@ -356,12 +533,15 @@ def report_command(
 def audit_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
     fmt: Annotated[Literal["table", "json", "csv"], typer.Option("--format", help="table, json or csv.")] = "table",
-    top: Annotated[int, typer.Option("--top", help="Findings to list in the table (json and csv list all).")] = 30,
+    top: Annotated[
+        int, typer.Option("--top", min=0, help="Findings to list in the table (json and csv list all).")
+    ] = 30,
 ) -> None:
     """Every scoring difference and rule violation, with the hand and event that prove it, ranked by money."""
     from pipeline.analytics.queries import connect
     from pipeline.audit.scoring import FINDING_FIELDS, GROUPS, audit
 
+    _records_in(warehouse)
     try:
         with connect(warehouse) as con:
             result = audit(con)
@@ -375,21 +555,23 @@ def audit_command(
         return
     findings = result.findings
     typer.echo(
-        f"{findings.height} findings in {findings['hand_id'].n_unique()} hands, "
-        f"{findings['money'].sum() or 0} points at stake"
+        f"{plural(findings.height, 'finding')} in {plural(findings['hand_id'].n_unique(), 'hand')}, "
+        f"{plural(int(findings['money'].sum() or 0), 'point')} at stake"
     )
     for by in GROUPS:
         typer.echo(f"\nby {by}:")
         for row in result.grouped(by).head(10).iter_rows(named=True):
+            name = row[GROUPS[by]]
             typer.echo(
-                f"  {row[GROUPS[by]]!s:<24} {row['findings']:>6} findings {row['hands']:>6} hands"
-                f" {row['money']:>8} points"
+                f"  {'–' if name is None else name!s:<24} {row['findings']:>6} {_word(row['findings'], 'finding')}"
+                f" {row['hands']:>6} {_word(row['hands'], 'hand')} {row['money']:>8} {_word(row['money'], 'point')}"
             )
     typer.echo(f"\ntop {min(top, findings.height)} by money:")
     for row in findings.head(top).iter_rows(named=True):
         where = f" event {row['event']}" if row["event"] is not None else ""
         who = f" {row['player']}" if row["player"] else ""
-        typer.echo(f"  {row['money']:>6}  {row['hand_id']}{where}{who}: {row['code']} {row['message']}")
+        hand_id = "–" if row["hand_id"] is None else row["hand_id"]
+        typer.echo(f"  {row['money']:>6}  {hand_id}{where}{who}: {row['code']} {row['message']}")
 
 
 @app.command("collusion")
@@ -402,12 +584,13 @@ def collusion_command(
         float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli).")
     ] = 0.05,
     fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
-    top: Annotated[int, typer.Option("--top", help="Pairs to list in the table (json lists all).")] = 20,
+    top: Annotated[int, typer.Option("--top", min=0, help="Pairs to list in the table (json lists all).")] = 20,
 ) -> None:
     """Screen every pair of players for collusion; flagged pairs come with the hands that prove it."""
     from pipeline.analytics.queries import connect
     from pipeline.audit.collusion import screen
 
+    _records_in(warehouse)
     try:
         with connect(warehouse) as con:
             results = screen(con, min_hands=min_hands, fdr=fdr)
@@ -417,21 +600,27 @@ def collusion_command(
         typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
         return
     flagged = sum(r.flagged for r in results)
-    typer.echo(f"{len(results)} pairs with at least {min_hands} shared hands screened; {flagged} flagged at FDR {fdr}")
+    typer.echo(
+        f"{plural(len(results), 'pair')} with at least {plural(min_hands, 'shared hand')} screened; "
+        f"{flagged} flagged at FDR {fdr}"
+    )
     typer.echo(f"{'pair':<20}{'hands':>7}{'score':>8}{'p':>11}{'q':>9}  flag  signals (z)")
     for r in results[:top]:
         z = " ".join(f"{k}={v['z']:+.1f}" for k, v in r.signals.items())
+        pair = " & ".join("–" if p is None else str(p) for p in r.players)
         typer.echo(
-            f"{' & '.join(r.players):<20}{r.shared_hands:>7}{r.score:>8.2f}{r.p:>11.2e}{r.q:>9.3f}  "
+            f"{pair:<20}{r.shared_hands:>7}{r.score:>8.2f}{r.p:>11.2e}{r.q:>9.3f}  "
             f"{'YES ' if r.flagged else '    '}  {z}  sit-together ×{r.seating['ratio']}"
         )
         for e in r.evidence:
-            typer.echo(f"      {e['hand_id']} event {e['event']}: {e['why']}")
+            hand_id = "–" if e.get("hand_id") is None else e["hand_id"]
+            event = "–" if e.get("event") is None else e["event"]
+            typer.echo(f"      {hand_id} event {event}: {e['why']}")
 
 
 @app.command("eval-collusion")
 def eval_collusion_command(
-    fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at.")] = 0.05,
+    fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
     quick: Annotated[
         bool, typer.Option("--quick", help="A small grid (one intensity, small samples) for a look.")
     ] = False,
@@ -442,6 +631,10 @@ def eval_collusion_command(
     """Simulate populations with and without colluders and report detection, false discoveries and AUC."""
     from pipeline.eval_collusion import evaluate, grid, summary, table
 
+    if not 0.0 < fdr < 1.0:
+        raise fail(f"--fdr must be in (0, 1), got {fdr}")
+    if out is not None:
+        _output_file(out, "--out")
     pops = grid(seed=seed, intensities=(0.5,), shared=(200,), honest=1, honest_hands=500) if quick else grid(seed=seed)
     outcomes = evaluate(
         pops, fdr=fdr, workers=workers, progress=lambda o: typer.echo(f"  done: {o.population.name}", err=True)
@@ -471,12 +664,15 @@ def simulate_command(
     from pipeline.simulate.tables import SimConfig, Summary, labels_path, write
 
     try:
-        spec = InjectSpec.parse(inject)
+        spec = InjectSpec.parse(inject, players=players)
         load_ruleset(profile)
-    except (SpecError, RuleSetError) as exc:
+    except SpecError as exc:
+        raise fail(f"--inject: {exc}") from None
+    except RuleSetError as exc:
         raise fail(str(exc)) from None
     if not out.name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst")):
         raise fail("--out must end in .jsonl, .jsonl.gz or .jsonl.zst")
+    _output_file(out, "--out")
     config = SimConfig(
         hands=hands, seed=seed, players=players, profile=profile, inject=spec, session_hands=session_hands
     )

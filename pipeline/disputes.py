@@ -85,7 +85,19 @@ def hand_of_request(request: Mapping[str, Any]) -> WinHand:
         if not isinstance(value, bool):
             raise RequestError(f"{name!r} must be true or false, got {value!r}")
         flags[name] = value
+    contradiction = flag_contradiction(flags)
+    if contradiction:
+        raise RequestError(contradiction)
     return WinHand.of(kinds, win_tile=kind_of(win_tile), melds=melds, que=que, **flags)
+
+
+def flag_contradiction(flags: Mapping[str, bool]) -> str | None:
+    """Why a set of situational flags cannot all hold, or None: 杠上花 (``after_kong``) is a win on the
+    kong's replacement tile, self-drawn by definition; asked without ``self_drawn`` it would be scored as a
+    plain discard win, a silently wrong answer."""
+    if flags.get("after_kong") and not flags.get("self_drawn"):
+        return "'after_kong' (杠上花) is a self-drawn win: set 'self_drawn' too"
+    return None
 
 
 def score_answer(result: Score | None, error: str | None = None) -> dict[str, Any]:

@@ -83,8 +83,9 @@ class InjectSpec:
     friends: int = 0
 
     @classmethod
-    def parse(cls, text: str | None) -> InjectSpec:
-        """``"collude=2:0.3,score_errors=0.02,corrupt=0.01,bot=1"`` → spec."""
+    def parse(cls, text: str | None, *, players: int | None = None) -> InjectSpec:
+        """``"collude=2:0.3,score_errors=0.02,corrupt=0.01,bot=1"`` → spec. With ``players`` (the size of the
+        pool), a spec that needs more distinct players than the pool holds is refused here, with the count."""
         if not text:
             return cls()
         values: dict[str, Any] = {}
@@ -116,7 +117,17 @@ class InjectSpec:
                 raise SpecError(f"{name} must be between 0 and 1")
         if spec.collude_pairs < 0 or spec.bots < 0 or spec.friends < 0:
             raise SpecError("counts must not be negative")
+        if players is not None and spec.players_needed > players:
+            raise SpecError(
+                f"{text!r} needs {spec.players_needed} distinct players (2 per colluding or friend pair, 1 per bot); "
+                f"the pool has {players} (raise --players)"
+            )
         return spec
+
+    @property
+    def players_needed(self) -> int:
+        """Distinct players the injection takes from the pool."""
+        return 2 * self.collude_pairs + 2 * self.friends + self.bots
 
 
 @dataclass(frozen=True, slots=True)
