@@ -980,6 +980,7 @@ def test_outcomes_and_money_models(con) -> None:
         "winners_1": 1,
         "winners_2": 1,
         "winners_3": 2,
+        "winners_4": 0,  # 血流成河 only
         "huang_zhuang": 2,
         "multi_win_hands": 1,
         "events_sum": 300,

@@ -63,6 +63,8 @@ def parse_json(data: bytes | str) -> tuple[Any, str | None]:
     try:
         return orjson.loads(data), None
     except orjson.JSONDecodeError as exc:
+        if "not valid UTF-8" in str(exc):  # most often a GBK export
+            return None, "not UTF-8 — GBK? convert with iconv -f GBK -t UTF-8"
         return None, f"not JSON: {exc}"
 
 
