@@ -451,3 +451,13 @@ def test_every_command_refuses_bad_paths_and_values_in_one_line(
     if result.exit_code == 2:  # type: ignore[attr-defined]
         assert result.stdout == ""  # type: ignore[attr-defined]
     assert sorted(p.name for p in folder.iterdir()) == []  # nothing written on the way out
+
+
+@pytest.mark.parametrize("profile", ["chengdo", '{"profile": "chengdu", "cpa": 4}', "{not json"])
+def test_a_profile_typo_is_refused_before_anything_is_written(records: Path, tmp_path: Path, profile: str) -> None:
+    # it used to reject every record as RULESET_UNKNOWN and exit 0, leaving the rejects behind
+    for command in (["ingest", str(records), "--warehouse", str(tmp_path / "wh")], ["validate", str(records)]):
+        result = invoke(*command, "--profile", profile)
+        assert result.exit_code == 2, (command, profile)  # type: ignore[attr-defined]
+        assert error_line(result).startswith("xuezhan: --profile")
+    assert not (tmp_path / "wh").exists()
