@@ -143,9 +143,6 @@ def plot_pattern_frequency(df: pl.DataFrame, ax: Axes) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- outcomes
-MODE_ZH = {"blood_battle": "血战到底", "ordinary": "普通版", "blood_flow": "血流成河"}
-
-
 def prep_tables(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """How hands end at each table shape of the warehouse (the ``outcomes_by_table`` model), so that 黄庄 and
     winners per hand are read against the table they happened at.
@@ -156,13 +153,12 @@ def prep_tables(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     df = queries.run(con, "outcomes_by_table")
     rows = []
     for r in df.iter_rows(named=True):
-        seats, hands = r["seats"], r["hands"]
-        most = seats if r["mode"] == "blood_flow" else seats - 1
+        hands = r["hands"]
         rows.append(
             {
-                "table": f"{seats} players, {r['suits']}, {MODE_ZH.get(r['mode'], r['mode'])}",
+                "table": f"{r['seats']} players, {r['suits']}, {queries.MODE_ZH.get(r['mode'], r['mode'])}",
                 "hands": hands,
-                "winners": ", ".join(f"{k}: {r[f'winners_{k}']}" for k in range(most + 1)),
+                "winners": ", ".join(f"{k}: {n}" for k, n in queries.winners_per_hand(r).items()),
                 "played_out": r["won_out"] / hands if hands else None,
                 "huang_zhuang": r["huang_zhuang"] / hands if hands else None,
                 "multi_win": r["multi_win_hands"] / hands if hands else None,

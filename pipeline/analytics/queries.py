@@ -95,10 +95,20 @@ def _rate(num: int, den: int) -> dict[str, Any]:
     return {"value": num / den if den else None, "num": num, "den": den, "ci_low": low, "ci_high": high}
 
 
+MODE_ZH = {"blood_battle": "血战到底", "ordinary": "普通版", "blood_flow": "血流成河"}
+
+
+def winners_per_hand(row: dict[str, Any]) -> dict[str, int]:
+    """Hands by how many players won, from a row of ``outcomes_by_table``: up to all but one in blood battle
+    and the ordinary game, up to every player in 血流成河."""
+    most = row["seats"] if row["mode"] == "blood_flow" else row["seats"] - 1
+    return {str(k): row[f"winners_{k}"] for k in range(most + 1)}
+
+
 def _table_outcomes(row: dict[str, Any]) -> dict[str, Any]:
     """One table shape's hands: how many, how they ended, with intervals (a row of ``outcomes_by_table``)."""
     seats, hands = row["seats"], row["hands"]
-    mode = {"ordinary": "普通版", "blood_flow": "血流成河"}.get(row["mode"], "血战到底")
+    mode = MODE_ZH.get(row["mode"], row["mode"])
     return {
         "table": f"{seats} players, {row['suits']}, {row['mode']}",
         "label": f"{seats}人 {row['suits']} {mode}",
@@ -106,7 +116,7 @@ def _table_outcomes(row: dict[str, Any]) -> dict[str, Any]:
         "suits": row["suits"],
         "mode": row["mode"],
         "hands": hands,
-        "winners_per_hand": {str(k): row[f"winners_{k}"] for k in range(seats + (row["mode"] == "blood_flow"))},
+        "winners_per_hand": winners_per_hand(row),
         "won_out_rate": _rate(row["won_out"], hands),
         "huang_zhuang_rate": _rate(row["huang_zhuang"], hands),
         "multi_win_rate": _rate(row["multi_win_hands"], hands),
