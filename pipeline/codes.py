@@ -249,7 +249,8 @@ _CODES = (
     Code(
         "SETTLE_UNBALANCED",
         "error",
-        "The claimed deltas do not sum to zero, or disagree with the claimed payments.",
+        "The claimed deltas do not sum to zero (to −pot where penalties go to the pot), or disagree with the "
+        "claimed payments.",
         "`deltas: [-9, 7, 4, -1]`",
     ),
     Code(
