@@ -277,6 +277,22 @@ _CODES = (
         True,
     ),
     Code(
+        "INGEST_SPILL_CAP",
+        "error",
+        "A line longer than a side file may hold (256 MiB): its size and sha256 are kept, its bytes are not "
+        "(find it at source_file, source_line).",
+        "a 2 GB line of zeros from a gzip bomb",
+        True,
+    ),
+    Code(
+        "INGEST_INPUT_CAP",
+        "error",
+        "A file decompressed past the size one input may reach (64 GiB, or 200 times its compressed size "
+        "plus 1 GiB): the lines before are kept, the rest of the file is not read.",
+        "a 2.6 MB .jsonl.gz of zeros",
+        True,
+    ),
+    Code(
         "INGEST_CONFLICT",
         "error",
         "A record reuses a hand_id already stored with other content; the stored record stays.",
