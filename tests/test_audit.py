@@ -14,7 +14,7 @@ from cli import app
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit import scoring
-from pipeline.audit.collusion import _poisson_sf, screen, screen_frame
+from pipeline.audit.collusion import _poisson_sf, prior_variance, screen, screen_frame
 from pipeline.audit.scoring import FINDING_FIELDS
 from pipeline.eval_collusion import Population, auc, run_population, table
 from pipeline.ingest.run import ingest
@@ -200,3 +200,67 @@ def test_auc() -> None:
     assert auc([(3.0, True), (1.0, False), (2.0, False)]) == 1.0
     assert auc([(1.0, True), (1.0, False)]) == 0.5
     assert auc([(1.0, False)]) is None
+
+
+# ---------------------------------------------------------------------------------------------- effect sizes
+@pytest.fixture(scope="module")
+def colluding_rooms(tmp_path_factory) -> dict[float, tuple[list, set[tuple[str, str]]]]:
+    """Two rooms of 8 players, 1,500 hands, 2 colluding pairs each, at intensities 0.3 and 0.6 (the same seed:
+    the same players and styles), screened."""
+    rooms = {}
+    for intensity in (0.3, 0.6):
+        config = SimConfig(hands=1500, seed=5, players=8, inject=InjectSpec.parse(f"collude=2:{intensity}"))
+        warehouse, labels = _warehouse(tmp_path_factory.mktemp(f"collude{intensity}"), config)
+        with connect(warehouse) as con:
+            results = screen(con, min_hands=200, evidence=0)
+        rooms[intensity] = (results, {tuple(sorted(c["players"])) for c in labels.colluders})
+    return rooms
+
+
+def test_shrunk_ratios_of_flagged_colluders_stand_out_and_grow_with_intensity(colluding_rooms) -> None:
+    """Issue 17: the flagged pairs' shrunk ratios read 1.000 (the re-judged pairs were screened one at a time,
+    too few to fit a prior, and fell back to an infinitely strong one). The shrunk feeding ratio of a flagged
+    colluding pair is now clearly above every honest pair's, and grows with the intensity of the collusion."""
+    means = {}
+    for intensity, (results, colluding) in colluding_rooms.items():
+        flagged = [r for r in results if r.flagged and r.players in colluding]
+        honest = [r for r in results if r.players not in colluding]
+        assert flagged and honest, intensity
+        top_honest = max(r.signals["feeding"]["ratio_shrunk"] for r in honest)
+        for r in flagged:
+            feeding = r.signals["feeding"]
+            assert feeding["ratio_shrunk"] > 1.2, (intensity, r.players, feeding)
+            assert feeding["ratio_shrunk"] > top_honest + 0.1, (intensity, r.players, feeding, top_honest)
+            assert feeding["ratio_low"] > 1.0  # the raw ratio's interval excludes 1 too
+        means[intensity] = sum(r.signals["feeding"]["ratio_shrunk"] for r in flagged) / len(flagged)
+    assert means[0.6] > means[0.3] + 0.1, means
+
+
+def test_shrunk_ratios_lie_between_1_and_the_raw_ratio(colluding_rooms) -> None:
+    """Empirical-Bayes shrinkage towards 1: never past 1, never beyond the raw ratio, which sits inside its own
+    95% interval; the prior's spread is reported with every signal."""
+    results, _ = colluding_rooms[0.6]
+    fitted = {s: sum(r.signals[s]["expected"] > 0 for r in results) >= 3 for s in results[0].signals}
+    assert fitted == {"feeding": True, "dangerous": True, "soft_play": False, "channel": True}  # no soft play here
+    for r in results:
+        for name, v in r.signals.items():
+            assert (v["prior_sd"] is not None and v["prior_sd"] >= 0.0) == fitted[name], (r.players, name)
+            if v["ratio"] is None:
+                assert v["expected"] == 0 and v["ratio_shrunk"] == 1.0
+                continue
+            assert v["ratio_low"] <= v["ratio"] <= v["ratio_high"]
+            low, high = sorted((1.0, v["ratio"]))
+            assert low - 1e-4 <= v["ratio_shrunk"] <= high + 1e-4, (r.players, name, v)
+    feeding = results[0].signals["feeding"]
+    assert feeding["prior_sd"] > 0 and feeding["ratio_shrunk"] < feeding["ratio"]
+
+
+def test_prior_variance_and_the_fallbacks() -> None:
+    assert prior_variance([1.0, 2.0], [1.0, 2.0]) is None  # too few pairs to fit a prior
+    assert prior_variance([30.0, 10.0, 20.0], [20.0, 20.0, 20.0]) == pytest.approx((0.25 + 0.25) / 3 - 0.05)
+    assert prior_variance([21.0, 19.0, 20.0, 5.0], [20.0, 20.0, 20.0, 0.0]) == 0.0  # chance explains it all
+    flagged = screen_frame(_features(400, 1, feed=0.08), min_hands=100)  # 6 pairs: the prior is fitted
+    assert flagged[0].players == ("A", "B") and flagged[0].flagged
+    feeding = flagged[0].signals["feeding"]  # raw 1.29 over 113 expected
+    assert 1.05 < feeding["ratio_shrunk"] < feeding["ratio"]
+    assert all(r.signals["feeding"]["ratio_shrunk"] < feeding["ratio_shrunk"] - 0.05 for r in flagged[1:])

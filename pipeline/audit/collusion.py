@@ -25,8 +25,12 @@ Method, per signal:
    exact), one pair score ``T``; ``p = 1 − Φ(T)``.
 4. *False discovery rate.* Benjamini–Yekutieli across all screened pairs (pairs share players, so their
    tests are dependent); a pair is flagged when ``q ≤ fdr``.
-5. *Shrinkage.* The reported rate ratios are empirical-Bayes estimates: a gamma prior fitted across all pairs
-   pulls small samples towards 1.
+5. *Effect sizes.* Each signal reports its raw ratio observed / expected with a 95% Poisson interval, and an
+   empirical-Bayes estimate ``ratio_shrunk``: the posterior mean under a gamma prior of mean 1 whose spread is
+   estimated by the method of moments across all screened pairs (:func:`prior_variance`), so that a ratio from
+   few expected events is pulled towards 1 and one from many stays near its raw value. (The prior was once
+   fitted per pass, and the re-judged flagged pairs, screened one at a time, fell back to an infinitely strong
+   prior: their shrunk ratios read 1.000 whatever they did.)
 
 Sitting together more often than random matchmaking would seat them is reported (observed / expected
 shared hands, Poisson p) but not scored: friends sit together and play honestly.
@@ -44,7 +48,7 @@ import numpy as np
 import polars as pl
 
 from pipeline import sql
-from pipeline.analytics.stats import by_qvalues, normal_sf
+from pipeline.analytics.stats import by_qvalues, normal_sf, poisson_interval
 
 SIGNALS: dict[str, tuple[str, ...]] = {
     # signal → directed features summed in both directions
@@ -64,7 +68,7 @@ class PairResult:
     p: float
     q: float
     flagged: bool
-    signals: dict[str, dict[str, float]]
+    signals: dict[str, dict[str, Any]]
     seating: dict[str, float]
     evidence: list[dict[str, Any]]
     z: float = 0.0  # the score on the empirical null (see _with_q)
@@ -181,7 +185,7 @@ def screen_frame(
             again = _screen_once(features, min_hands=min_hands, exclude=flagged - {pair}, only=pair)
             refit[pair] = again[0]
         results = list(refit.values())
-    results = _with_q(results, fdr)
+    results = _with_q(_shrink(results), fdr)
     if con is not None and evidence:
         for r in results:
             if r.flagged or r is results[0]:
@@ -325,27 +329,9 @@ def _screen_once(
         expected_shared = opponent_slots[a] * hands_count[b] / max(1, total_seat_hands - hands_count[a])
         results.append((a, b, shared, score, p, z, raw, exp, expected_shared))
 
-    # Empirical-Bayes prior strength per signal: method of moments on observed / expected across pairs.
-    prior = {}
-    for k, s in enumerate(signal_names):
-        ratios = np.array([r[6][k] / r[7][k] for r in results if r[7][k] > 0])
-        means = np.array([r[7][k] for r in results if r[7][k] > 0])
-        if len(ratios) > 2:
-            excess_var = float(np.var(ratios) - np.mean(1.0 / means))
-            prior[s] = 1.0 / excess_var if excess_var > 1e-9 else 1e6
-        else:
-            prior[s] = 1e6
     out = []
     for a, b, shared, score, p, z, raw, exp, expected_shared in results:
-        signals = {
-            s: {
-                "observed": float(raw[k]),
-                "expected": round(float(exp[k]), 3),
-                "ratio_shrunk": round(float((raw[k] + prior[s]) / (exp[k] + prior[s])), 4),
-                "z": round(float(z[k]), 3),
-            }
-            for k, s in enumerate(signal_names)
-        }
+        signals = {s: _signal(float(raw[k]), float(exp[k]), float(z[k])) for k, s in enumerate(signal_names)}
         seating = {
             "observed": shared,
             "expected": round(expected_shared, 2),
@@ -353,6 +339,75 @@ def _screen_once(
             "p": _poisson_sf(shared, expected_shared),
         }
         out.append(PairResult((a, b), shared, score, p, 1.0, False, signals, seating, []))  # type: ignore[arg-type]
+    return out
+
+
+def _signal(observed: float, expected: float, z: float) -> dict[str, Any]:
+    """One signal of a pair: the counts, the raw ratio observed / expected with its 95% interval (Garwood's
+    Poisson interval of the count over the expectation; none without an expectation) and the z-score.
+    ``ratio_shrunk`` and ``prior_sd`` are set across all pairs by :func:`_shrink`."""
+    ratio = low = high = None
+    if expected > 0:
+        lo, hi = poisson_interval(observed)
+        ratio, low, high = round(observed / expected, 4), round(lo / expected, 4), round(hi / expected, 4)
+    return {
+        "observed": observed,
+        "expected": round(expected, 3),
+        "ratio": ratio,
+        "ratio_low": low,
+        "ratio_high": high,
+        "ratio_shrunk": None,
+        "prior_sd": None,
+        "z": round(z, 3),
+    }
+
+
+PRIOR_PAIRS = 3  # pairs with an expectation needed to estimate a signal's prior
+
+
+def prior_variance(observed: Sequence[float], expected: Sequence[float]) -> float | None:
+    """The variance ``1/α`` of the gamma prior (mean 1) of a signal's true ratio across pairs, by the method of
+    moments: a pair's ``observed / expected`` has variance ``1/α`` from the prior plus about ``1/expected``
+    from chance (Poisson), so ``1/α = mean((ratio − 1)²) − mean(1/expected)``, never below 0 (no variation
+    beyond chance: every ratio shrinks to 1). ``None`` with fewer than :data:`PRIOR_PAIRS` pairs that have an
+    expectation.
+
+    >>> prior_variance([100, 100, 100], [100, 100, 100])
+    0.0
+    >>> round(prior_variance([150, 100, 50], [100, 100, 100]), 4)  # ratios 1.5, 1, 0.5: 1/6 − 1/100
+    0.1567
+    """
+    pairs = [(o, e) for o, e in zip(observed, expected, strict=True) if e > 0]
+    if len(pairs) < PRIOR_PAIRS:
+        return None
+    spread = sum((o / e - 1.0) ** 2 for o, e in pairs) / len(pairs)
+    chance = sum(1.0 / e for _, e in pairs) / len(pairs)
+    return max(0.0, spread - chance)
+
+
+def _shrink(results: list[PairResult]) -> list[PairResult]:
+    """Each signal's ``ratio_shrunk``: the posterior mean ``(observed + α) / (expected + α)`` of the pair's true
+    ratio under a gamma(α, α) prior whose strength ``α`` is estimated across every screened pair
+    (:func:`prior_variance`), so that a ratio moves away from 1 as its evidence (its expected count) grows, and
+    a population whose pairs vary no more than chance says 1. ``prior_sd`` is the prior's ``√(1/α)``. Fitted
+    once over the final results of the screen, the refitted flagged pairs among them. A signal without an
+    expectation says 1 (nothing could be seen); with fewer than :data:`PRIOR_PAIRS` pairs to fit the prior
+    on, ``ratio_shrunk`` and ``prior_sd`` are ``None`` (the raw ratio and its interval still stand)."""
+    out = [replace(r, signals={k: dict(v) for k, v in r.signals.items()}) for r in results]
+    for s in SIGNALS:
+        rows = [r.signals[s] for r in out if s in r.signals]
+        variance = prior_variance([v["observed"] for v in rows], [v["expected"] for v in rows])
+        for v in rows:
+            v["prior_sd"] = None if variance is None else round(math.sqrt(variance), 4)
+            if v["expected"] <= 0:  # no chance to show it: the prior's mean, whatever the prior
+                v["ratio_shrunk"] = 1.0
+            elif variance is None:  # too few pairs to tell how much to shrink: no estimate
+                v["ratio_shrunk"] = None
+            elif variance == 0.0:
+                v["ratio_shrunk"] = 1.0
+            else:
+                alpha = 1.0 / variance
+                v["ratio_shrunk"] = round((v["observed"] + alpha) / (v["expected"] + alpha), 4)
     return out
 
 
