@@ -155,7 +155,7 @@ def _comparison(df: pl.DataFrame, ax: Axes, *, title: str, xlabel: str, share: b
             elinewidth=1.4,
             capsize=3,
             markersize=5,
-            label=who,
+            label=charts.legend_label(who),
         )
         for x, y, v in zip(shown, ys, values.to_list(), strict=True):
             if v is not None:
@@ -270,7 +270,7 @@ def plot_player_fan(df: pl.DataFrame, ax: Axes) -> None:
             rows["share"].fill_null(0.0).to_list(),
             width=width,
             color=colour,
-            label=f"{label} (n={n:,} wins)",
+            label=charts.legend_label(f"{label} (n={n:,} wins)"),
         )
     ax.set_xticks(sorted(set(df["fan"].to_list())))
     ax.set_title(title)

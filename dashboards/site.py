@@ -24,14 +24,15 @@ PosixPath('report/index.html')
 
 from __future__ import annotations
 
-import hashlib
 import html
 import re
 import struct
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import duckdb
 import polars as pl
@@ -168,25 +169,70 @@ def _select_players(con: duckdb.DuckDBPyConnection, players: list[str] | None, t
     return chosen
 
 
-def page_file(player_id: str) -> str:
-    """``player-<id>.html``, the id made safe for a file name (plus a digest when anything was replaced).
+SLUG_BYTES = 64  # at most this many UTF-8 bytes of a player id in a file name: names stay under 143 bytes
+_PLAIN_ID = re.compile(r"[a-z0-9_][a-z0-9_.-]*")  # ids that are their own file name (when short enough)
+_DIGEST_END = re.compile(r"-[0-9a-f]{8,}$")  # how a digested name ends: no plain id may end so
 
-    >>> page_file("p001"), page_file("张三/x")
-    ('player-p001.html', 'player-___x-c1d09a23.html')
+
+def page_file(player_id: str, digest_chars: int = 8) -> str:
+    """``player-<id>.html``: the id itself when it is plain (lower-case ASCII letters, digits, ``_.-``, at most
+    :data:`SLUG_BYTES`), otherwise a readable slug of it and a digest of the whole id.
+
+    The slug keeps letters and digits of every script (NFC), and ``-`` and ``.``; anything else (markup,
+    quotes, ``/``, ``\\``, control characters, spaces) becomes ``_``; it is cut at :data:`SLUG_BYTES`. The
+    digest (SHA-256, ``digest_chars`` hex digits) keeps distinct ids in distinct files, also ids that differ
+    only in case on a case-insensitive file system; a plain id never ends like a digest, so never meets a
+    digested name. Every name is one path component of at most 7 + 64 + 1 + ``digest_chars`` + 5 bytes.
+
+    >>> page_file("p001"), page_file("张三/../x"), page_file("P001")
+    ('player-p001.html', 'player-张三_.._x-7975e758.html', 'player-P001-df1e4005.html')
     """
-    slug = re.sub(r"[^A-Za-z0-9_.-]", "_", player_id)
-    if slug != player_id or slug.startswith("."):
-        slug = f"{slug}-{hashlib.sha1(player_id.encode()).hexdigest()[:8]}"
-    return f"player-{slug}.html"
+    if _PLAIN_ID.fullmatch(player_id) and len(player_id) <= SLUG_BYTES and not _DIGEST_END.search(player_id):
+        return f"player-{player_id}.html"
+    text = unicodedata.normalize("NFC", player_id)
+    slug = re.sub(r"_+", "_", "".join(c if c.isalnum() or c in "-." else "_" for c in text))
+    while len(slug.encode("utf-8")) > SLUG_BYTES:
+        slug = slug[:-1]
+    return f"player-{slug}-{charts.digest(player_id, digest_chars)}.html"
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """A data string cut for a navigation bar or a title, with a digest of the whole (the page says it whole).
+
+    >>> _short("p001"), _short("x" * 50, 8)
+    ('p001', 'xxxxxxx…#77cf')
+    """
+    return text if len(text) <= limit else f"{text[: limit - 1]}…#{charts.digest(text, 4)}"
 
 
 def _player_pages(selected: Iterable[str]) -> dict[str, Page]:
-    return {p: Page(page_file(p), p, f"Player {p}") for p in selected}
+    chosen = list(selected)
+    files = {p: page_file(p) for p in chosen}
+    if len(set(files.values())) < len(files):  # two digests of 32 bits alike: longer digests for every page
+        files = {p: page_file(p, 40) for p in chosen}
+    return {p: Page(files[p], _short(p), f"Player {_short(p)}") for p in chosen}
 
 
 # ---------------------------------------------------------------------------------------------- page parts
+# Control characters, bidirectional overrides (they reorder the text around them), lone surrogates: shown as
+# \\uXXXX, never written into a page raw.
+_UNSHOWN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 def _esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """Text (a data string above all: a player, hand or table id) for an HTML text node or a quoted
+    attribute: markup escaped, characters no page should hold raw written as ``\\uXXXX``.
+
+    >>> _esc('<b a="1">\u202e\x07')
+    '&lt;b a=&quot;1&quot;&gt;\\\\u202e\\\\u0007'
+    """
+    text = _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", str(value))
+    return html.escape(text, quote=True)
+
+
+def _href(file: str) -> str:
+    """A link to a file of the report (a name under ``out_dir``), percent-encoded and escaped."""
+    return _esc(quote(file))
 
 
 def _png_size(png: bytes) -> tuple[int, int]:
@@ -200,7 +246,7 @@ def _figure(chart: charts.Chart) -> str:
     return (
         f'<figure class="chart" id="{_esc(chart.name)}">'
         f'<img src="{chart.data_uri()}" alt="{_esc(chart.alt)}" width="{width}" height="{height}">'
-        f'<figcaption>{_esc(chart.caption)} <a href="charts/{_esc(chart.name)}.png">PNG</a></figcaption>'
+        f'<figcaption>{_esc(chart.caption)} <a href="{_href(f"charts/{chart.name}.png")}">PNG</a></figcaption>'
         "</figure>"
     )
 
@@ -218,7 +264,7 @@ def _overview_summary(
     wins = int(overview.prep_fan_distribution(con)["wins"].sum() or 0)
     links = (
         ", ".join(
-            f'<a href="{_esc(page.file)}">{_esc(pid)}</a> ({_hands(top, pid):,} hands)'
+            f'<a href="{_href(page.file)}">{_esc(pid)}</a> ({_hands(top, pid):,} hands)'
             for pid, page in player_pages.items()
         )
         or "none selected"
@@ -231,9 +277,9 @@ def _overview_summary(
         "Statistics count replayed hands only; fan is the engine's total before any cap "
         "(平胡 = 1 fan).</p>"
         f"<p>Player pages: {links}. "
-        f'Data quality: <a href="{_esc(quality_page.file)}">issues and rejects</a>. '
-        f'Audit: <a href="{_esc(audit_page.file)}">scoring differences and rule violations by money</a>. '
-        f'Collusion: <a href="{_esc(collusion_page.file)}">the pair screen</a>.</p>'
+        f'Data quality: <a href="{_href(quality_page.file)}">issues and rejects</a>. '
+        f'Audit: <a href="{_href(audit_page.file)}">scoring differences and rule violations by money</a>. '
+        f'Collusion: <a href="{_href(collusion_page.file)}">the pair screen</a>.</p>'
         "</section>"
     )
 
@@ -383,7 +429,7 @@ def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, qualit
         + "<p>Money at stake: for a scoring or settlement difference, the points it moves; for a rule "
         "violation, the points the source system settled in that hand (a hand with two violations counts it "
         "twice). Every finding names its hand and, where there is one, the event (index in the record, "
-        f'0-based) and seat. The validator\'s issues by count: <a href="{_esc(quality_page.file)}">data '
+        f'0-based) and seat. The validator\'s issues by count: <a href="{_href(quality_page.file)}">data '
         "quality</a>.</p></section>"
     )
 
@@ -569,7 +615,7 @@ header { background: #1f2d3a; color: #fff; padding: 14px 28px; }
 header h1 { margin: 0 0 6px; font-size: 20px; }
 nav a { color: #cfe3f5; margin-right: 14px; text-decoration: none; }
 nav a.here { color: #fff; font-weight: bold; border-bottom: 2px solid var(--accent); }
-main { max-width: 1000px; margin: 0 auto; padding: 18px 28px 40px; }
+main { max-width: 1000px; margin: 0 auto; padding: 18px 28px 40px; overflow-wrap: break-word; }
 section.summary { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 4px 16px; }
 figure.chart { background: #fff; border: 1px solid var(--line); border-radius: 6px; margin: 18px 0;
                padding: 10px; }
@@ -588,7 +634,8 @@ tr.warning td { color: var(--muted); }
 tr.flagged td { background: #fbeeee; }
 div.pair h3 { font-size: 15px; margin: 18px 0 4px; }
 abbr { text-decoration: underline dotted; cursor: help; }
-td.id { white-space: nowrap; }
+td { overflow-wrap: anywhere; }
+td.id { min-width: 9em; }
 details summary { cursor: pointer; font-size: 12px; }
 span.pos { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-all; }
 """
@@ -612,7 +659,7 @@ MARKER = """
 
 def _page(page: Page, pages: list[Page], body: list[str], font: charts.Fonts) -> str:
     here = ' class="here"'
-    nav = "".join(f'<a href="{_esc(p.file)}"{here if p.file == page.file else ""}>{_esc(p.nav)}</a>' for p in pages)
+    nav = "".join(f'<a href="{_href(p.file)}"{here if p.file == page.file else ""}>{_esc(p.nav)}</a>' for p in pages)
     fonts_note = (
         f"Chart labels drawn with {font.cjk_family}."
         if font.cjk

@@ -13,6 +13,7 @@ does not know yet. Where there is none, every label falls back to English or pin
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import shutil
 import subprocess
@@ -60,6 +61,7 @@ NEUTRAL = "#5d8aa8"
 WARNING = "#e6a23c"
 
 DPI = 110
+LABEL_CHARS = 28  # a data string in a chart is cut beyond this many characters (Fonts.safe)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +93,48 @@ class Fonts:
         """``"清一色 full flush"``, or ``"full flush"`` alone without a CJK font."""
         return f"{zh} {en}" if self.cjk else en
 
-    def safe(self, text: str) -> str:
-        """A data string (a player id, a code) with every character the fonts cannot draw escaped as
-        ``\\uXXXX``."""
-        return "".join(c if drawable(c, self.families) else f"\\u{ord(c):04x}" for c in text)
+    def safe(self, text: str, limit: int = LABEL_CHARS) -> str:
+        """A data string (a player id, a code) as a chart label: every character the fonts cannot draw, and
+        every control or format character, escaped as ``\\uXXXX``; ``$`` escaped (matplotlib would read
+        ``$...$`` as mathematics); longer than ``limit`` characters so written, cut and given a digest of the
+        whole (distinct ids keep distinct labels).
+
+        >>> Fonts(cjk_family=None).safe("a$b$\\x07" + "z" * 40, limit=8)
+        'a\\\\$b\\\\$…#fc22'
+        """
+        shown = [_label_char(c, self.families) for c in text]
+        if sum(map(len, shown)) <= limit:
+            return "".join(shown)
+        kept, room = [], max(1, limit - 1)
+        for piece in shown:  # cut between characters (never inside an escape), once the label is full
+            if len(piece) > room:
+                break
+            kept.append(piece)
+            room -= len(piece)
+        return f"{''.join(kept)}…#{digest(text, 4)}"
+
+
+def legend_label(text: str) -> str:
+    """A legend entry for ``text``: matplotlib leaves out every label that starts with ``_`` (a player id may).
+
+    >>> legend_label("_p1"), legend_label("p1")
+    (' _p1', 'p1')
+    """
+    return f" {text}" if text.startswith("_") else text
+
+
+def digest(text: str, chars: int = 8) -> str:
+    """A short hex digest of ``text`` (SHA-256): keeps distinct strings distinct once they are cut or made
+    safe."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:chars]
+
+
+def _label_char(c: str, families: tuple[str, ...]) -> str:
+    if c == "$":
+        return "\\$"
+    if c != " " and (not c.isprintable() or not drawable(c, families)):
+        return f"\\u{ord(c):04x}"
+    return c
 
 
 @cache
