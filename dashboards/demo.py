@@ -11,11 +11,12 @@ import json
 import shutil
 from pathlib import Path
 
-from dashboards.site import build_report
+from dashboards.site import CJK_FONT_PACKAGE, build_report
 from pipeline.analytics.queries import connect, stats
 from pipeline.audit.collusion import screen
 from pipeline.audit.scoring import audit
 from pipeline.ingest.run import ingest
+from pipeline.report import charts
 from pipeline.rules import WinHand, load_ruleset, parse_tiles, score
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository: the sample ships in data/, not in the package
@@ -90,6 +91,11 @@ def main() -> int:
 
     index = build_report(warehouse, OUT / "report")
     print(f"\n== dashboard: {index}")
+    if not charts.fonts().cjk:
+        print(
+            "  no CJK font was found: the charts use English or pinyin labels, and the report says so at the top; "
+            f"for Chinese labels: sudo apt-get install {CJK_FONT_PACKAGE}, then make demo again"
+        )
     return 0
 
 

@@ -113,7 +113,7 @@ def _build(
         return df, chart
 
     # Overview
-    body = [_overview_summary(con, selected, player_pages, quality_page, audit_page, collusion_page)]
+    body = [font_notice(font), _overview_summary(con, selected, player_pages, quality_page, audit_page, collusion_page)]
     body.append(_tables_section(overview.prep_tables(con)))
     body += [_figure(draw("overview", spec, con)[1]) for spec in overview.CHARTS]
     (out / index.file).write_text(_page(index, pages, body, font), encoding="utf-8")
@@ -604,6 +604,24 @@ def _collusion_method(screen: collusion_dash.Screen) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- the page
+CJK_FONT_PACKAGE = "fonts-noto-cjk"
+
+
+def font_notice(font: charts.Fonts) -> str:
+    """What the first screen of index.html says when no CJK font was found (:func:`charts.fonts`: no font of
+    matplotlib's font manager covers the Chinese labels); nothing when one was. In English only: without the
+    font, Chinese would show as boxes."""
+    if font.cjk:
+        return ""
+    return (
+        '<section class="notice" id="font-notice" role="note"><p><b>No CJK font was found</b> when this report '
+        "was built: the charts name fan patterns, flower pigs and drawn games in English or pinyin instead of "
+        "Chinese, and the Chinese words of these pages may show as empty boxes on this machine. Install the font "
+        f"package <code>{CJK_FONT_PACKAGE}</code> (<code>sudo apt-get install {CJK_FONT_PACKAGE}</code>) and build "
+        "the report again (<code>make demo</code> or <code>xuezhan report</code>).</p></section>"
+    )
+
+
 STYLE = """
 :root { --ink: #1f2d3a; --muted: #667; --line: #dde3ea; --accent: #c0392b; }
 * { box-sizing: border-box; }
@@ -616,6 +634,8 @@ header h1 { margin: 0 0 6px; font-size: 20px; }
 nav a { color: #cfe3f5; margin-right: 14px; text-decoration: none; }
 nav a.here { color: #fff; font-weight: bold; border-bottom: 2px solid var(--accent); }
 main { max-width: 1000px; margin: 0 auto; padding: 18px 28px 40px; overflow-wrap: break-word; }
+section.notice { background: #fff4e5; border: 2px solid #e6a23c; border-radius: 6px; padding: 4px 16px;
+                 margin-bottom: 16px; }
 section.summary { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 4px 16px; }
 figure.chart { background: #fff; border: 1px solid var(--line); border-radius: 6px; margin: 18px 0;
                padding: 10px; }

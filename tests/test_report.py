@@ -38,6 +38,7 @@ QUALITY_CHARTS = ("issues_by_code", "rejects_by_code")
 AUDIT_CHARTS = ("money_by_code", "findings_by_month", "money_by_player")
 COLLUSION_CHARTS = ("pair_matrix", "top_pairs")
 FIXED_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html"}
+CJK_CHAR = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +225,74 @@ def test_fallback_build_without_a_cjk_font(warehouse, tmp_path):
     with charts.forced_fonts(charts.Fonts(cjk_family=None)):
         index = build_report(warehouse, tmp_path / "out", top_players=1)
     assert "No CJK font was installed" in index.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def detected_font(monkeypatch):
+    """Set what the font detection (:func:`charts.find_cjk_family`) finds, for the reports built in the test."""
+
+    def detect(family: str | None) -> None:
+        monkeypatch.setattr(charts, "find_cjk_family", lambda: family)
+        charts._detected.cache_clear()
+
+    yield detect
+    monkeypatch.undo()
+    charts._detected.cache_clear()
+
+
+def _main_starts_with(text: str) -> str:
+    """The first element of the page's ``<main>``: what the first screen shows first."""
+    return text.split("<main>", 1)[1][:2000]
+
+
+def test_index_says_on_its_first_screen_that_no_cjk_font_was_found(warehouse, tmp_path, detected_font):
+    detected_font(None)
+    index = build_report(warehouse, tmp_path / "out", top_players=1)
+    text = index.read_text(encoding="utf-8")
+    first = _main_starts_with(text)
+    assert first.startswith('<section class="notice" id="font-notice" role="note">')
+    notice = first.split("</section>", 1)[0]
+    assert "No CJK font was found" in notice and "sudo apt-get install fonts-noto-cjk" in notice
+    assert not CJK_CHAR.search(notice)  # the notice itself shows without the font
+    assert text.index('id="font-notice"') < text.index("<figure")  # above the summary and every chart
+    for other in ("quality.html", "audit.html", "collusion.html"):  # the overview says it, once
+        assert 'id="font-notice"' not in (index.parent / other).read_text(encoding="utf-8")
+
+
+def test_no_font_notice_when_a_cjk_font_exists(warehouse, tmp_path, detected_font):
+    family = charts._detected.__wrapped__().cjk_family  # what this machine really has
+    if family is None:
+        pytest.skip("no CJK font installed: a report with Chinese labels cannot be drawn here")
+    detected_font(family)
+    index = build_report(warehouse, tmp_path / "out", top_players=1)
+    text = index.read_text(encoding="utf-8")
+    assert 'id="font-notice"' not in text and "fonts-noto-cjk" not in text
+    assert _main_starts_with(text).startswith('<section class="summary">')
+    assert f"Chart labels drawn with {family}." in text
+
+
+def test_font_notice_follows_the_detection():
+    from dashboards.site import font_notice
+
+    assert font_notice(charts.Fonts(cjk_family="Noto Sans CJK SC")) == ""
+    assert "fonts-noto-cjk" in font_notice(charts.Fonts(cjk_family=None))
+
+
+def test_no_cjk_font_is_detected_when_matplotlib_and_fontconfig_know_none(monkeypatch):
+    """The detection itself: no font of matplotlib's font manager covers 胡, fontconfig lists none to add."""
+    import copy
+
+    from matplotlib import font_manager
+
+    latin = copy.copy(font_manager.fontManager)
+    latin.ttflist = [f for f in font_manager.fontManager.ttflist if f.name == charts.LATIN]
+    monkeypatch.setattr(font_manager, "fontManager", latin)
+    monkeypatch.setattr(charts, "_fontconfig_cjk_files", lambda: [])
+    charts._font.cache_clear()
+    try:
+        assert charts.find_cjk_family() is None
+    finally:
+        charts._font.cache_clear()
 
 
 @pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
