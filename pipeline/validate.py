@@ -607,13 +607,19 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
                     )
                 )
     unbalanced = False
-    if sum(claimed.deltas) != 0:
+    # the deltas sum to −pot: the claimed payments to nobody, or (deltas alone) the computed pot
+    if claimed.payments:
+        pot = sum(p.amount for p in claimed.payments if p.payee is None)
+    else:
+        pot = sum(p.amount for p in hand.payments if p.payee is None)
+    if sum(claimed.deltas) != -pot:
         issues.append(
             Issue(
                 "SETTLE_UNBALANCED",
-                f"claimed deltas {list(claimed.deltas)} sum to {sum(claimed.deltas)}, not 0",
+                f"claimed deltas {list(claimed.deltas)} sum to {sum(claimed.deltas)}, not {-pot}"
+                + (f" (−{pot} paid to the pot)" if pot else ""),
                 actual=str(list(claimed.deltas)),
-                money=abs(sum(claimed.deltas)),
+                money=abs(sum(claimed.deltas) + pot),
             )
         )
         unbalanced = True
@@ -621,7 +627,8 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
         net = [0] * len(claimed.deltas)
         for p in claimed.payments:
             net[p.payer] = net[p.payer] - p.amount
-            net[p.payee] = net[p.payee] + p.amount
+            if p.payee is not None:
+                net[p.payee] = net[p.payee] + p.amount
         if net != list(claimed.deltas):
             issues.append(
                 Issue(
@@ -692,7 +699,10 @@ def _match_payments(computed: Sequence[Payment], claimed: Sequence[Payment]) -> 
         nonlocal rest
         unmatched = []
         for c in sorted(rest, key=_any_event):  # those naming their event first: a wildcard must not take their match
-            hit = next((i for i, p in enumerate(todo) if _same_event(c, p) and key_ok(c, p)), None)
+            # the same event first (a claim without one prefers a computed end-of-hand payment), then any it allows
+            hit = next((i for i, p in enumerate(todo) if c.event == p.event and key_ok(c, p)), None)
+            if hit is None:
+                hit = next((i for i, p in enumerate(todo) if _same_event(c, p) and key_ok(c, p)), None)
             if hit is None:
                 unmatched.append(c)
             else:
@@ -757,7 +767,8 @@ def _match_payments(computed: Sequence[Payment], claimed: Sequence[Payment]) -> 
 
 def _desc(p: Payment) -> str:
     where = f" (event {p.event})" if p.event is not None else ""
-    return f"{p.reason} {p.amount} from seat {p.payer} to seat {p.payee}{where}"
+    to = "the pot" if p.payee is None else f"seat {p.payee}"
+    return f"{p.reason} {p.amount} from seat {p.payer} to {to}{where}"
 
 
 # ---------------------------------------------------------------------------------------------- facts
@@ -781,7 +792,7 @@ def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> lis
         ready = pig = None
         end = hand.ends.get(seat)
         if end is not None:
-            ready, pig = end.ready is not None, end.pig
+            ready, pig = (end.ready is not None if end.wall_end else None), end.pig
         out.append(
             SeatFacts(
                 seat=seat,

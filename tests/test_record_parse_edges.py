@@ -192,7 +192,17 @@ def test_a_claimed_payment_is_an_object(payment: Any) -> None:
 )
 def test_a_claimed_payment_is_between_seats(field: str, value: Any) -> None:
     exc = result_error(with_result(("payments", 0, field), value))
-    assert str(exc) == "result: payment 0: from and to must be seats 0-3"
+    assert str(exc) == "result: payment 0: from and to must be seats 0-3 (to: null for a penalty to the pot)"
+
+
+def test_only_a_penalty_may_go_to_the_pot() -> None:
+    # "to": null is a penalty that leaves the table (penalty_to = "pot"); a win or a kong is always paid to a seat
+    exc = result_error(with_result(("payments", 0, "to"), None))
+    assert "to: null for a penalty to the pot" in str(exc)
+    obj = with_result(("payments", 0, "to"), None)
+    obj["payments"][0]["reason"] = "penalty"
+    claimed = parse_result(obj)
+    assert claimed.payments[0].payee is None and claimed.payments[0].reason == "penalty"
 
 
 @pytest.mark.parametrize("event", [-1, "3", 3.0, True, [3]])

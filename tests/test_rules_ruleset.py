@@ -35,7 +35,16 @@ def profile_file(name: str) -> dict[str, Any]:
 
 
 def test_the_profiles_ship() -> None:
-    assert profile_names() == ["app", "chengdu", "chengdu_putong", "sanren_liangfang", "siren_liangse", "xueliu"]
+    assert profile_names() == [
+        "app",
+        "chengdu",
+        "chengdu_putong",
+        "majsoul",
+        "sanren_liangfang",
+        "sbr",
+        "siren_liangse",
+        "xueliu",
+    ]
 
 
 @pytest.mark.parametrize("name", profile_names())
@@ -135,7 +144,7 @@ SWITCH_TESTS = {
     "players": "test_rules_table.py::test_three_players_blood_battle_ends_when_two_have_won",
     "suits": "test_rules_table.py::test_a_tile_of_a_suit_not_in_play_is_refused",
     "mode": "test_rules_table.py::test_ordinary_hand_ends_with_every_win_on_the_first_winning_discard",
-    "dealer_next": "test_rules_table.py::test_dealt_in_the_discarder_deals_next",
+    "dealer_next": "test_rules_variants.py::test_dealer_next_nearest_winner_after_a_double_win",
     "after_win_discard": "test_rules_table.py::test_a_winner_discards_what_it_draws",
     "after_win_pong": "test_rules_table.py::test_a_winner_does_not_pong",
     "after_win_kong": "test_rules_table.py::test_kongs_after_a_win",
@@ -176,6 +185,22 @@ SWITCH_TESTS = {
     "duan_yao_fan": "test_rules_fan.py::test_extras_add_their_fan_when_enabled",
     "yi_tiao_long_fan": "test_rules_fan.py::test_extras_add_their_fan_when_enabled",
     "shi_ba_luo_han_fan": "test_rules_fan.py::test_extras_add_their_fan_when_enabled",
+    "fan_base": "test_rules_variants.py::test_fan_base_counts_a_plain_hand_as_one_or_zero_fan_with_the_same_points",
+    "rob_kong": "test_rules_variants.py::test_rob_kong_allows_robbing_an_added_kong_or_lets_it_stand",
+    "hua_zhu_min_fan": "test_rules_variants.py::test_hua_zhu_cha_jiao_or_min_fan",
+    "hua_zhu_payees": "test_rules_variants.py::test_hua_zhu_payees",
+    "hua_zhu_at_three_hu": "test_rules_variants.py::test_hua_zhu_at_three_hu_checks_the_player_left",
+    "cha_jiao_kong_fan": "test_rules_variants.py::test_cha_jiao_kong_fan_counts_or_leaves_out_declared_kongs",
+    "heavenly_after_kong": "test_rules_variants.py::test_heavenly_after_kong",
+    "earthly_on": "test_rules_variants.py::test_earthly_on_the_dealers_first_discard_or_only_on_ones_first_draw",
+    "void_meld": "test_rules_variants.py::test_void_meld_forbid_or_penalty_and_where_the_penalty_goes",
+    "void_meld_penalty": "test_rules_variants.py::test_void_meld_forbid_or_penalty_and_where_the_penalty_goes",
+    "void_end_penalty": "test_rules_variants.py::test_void_end_penalty_and_its_waiver",
+    "penalty_to": "test_rules_variants.py::test_penalty_to_players_or_pot_at_the_walls_end",
+    "call_on_last_discard": "test_rules_variants.py::test_call_on_last_discard_none_or_pong_and_hu",
+    "jin_gou_diao": "test_rules_variants.py::test_jin_gou_diao_exposed_melds_or_a_single_wait_on_four_pungs",
+    "dai_yao_jiu_fan": "test_rules_variants.py::test_dai_yao_jiu_and_jiang_dui_fan_are_switches",
+    "jiang_dui_fan": "test_rules_variants.py::test_dai_yao_jiu_and_jiang_dui_fan_are_switches",
 }
 
 
@@ -264,7 +289,8 @@ def test_the_same_spec_gives_the_same_ruleset() -> None:
         (
             "nowhere",
             {},
-            "unknown profile 'nowhere' (known: app, chengdu, chengdu_putong, sanren_liangfang, siren_liangse, xueliu)",
+            "unknown profile 'nowhere' (known: app, chengdu, chengdu_putong, majsoul, sanren_liangfang, sbr, "
+            "siren_liangse, xueliu)",
         ),
         ("../profiles/chengdu", {}, "unknown profile '../profiles/chengdu'"),
         ({"cap": 4}, {}, "a ruleset object needs a 'profile' name"),

@@ -167,7 +167,8 @@ def test_random_legal_hand_validates_clean(hand: tuple[int, str]) -> None:
     record = play(seed, profile)
     v = validate(record)
     assert v.ok and not v.issues, [f"{i.code}: {i.message}" for i in v.issues]
-    assert v.replayed and sum(v.deltas or ()) == 0
+    pot = sum(p.amount for p in v.payments if p.payee is None)  # penalties to nobody (sbr): the deltas sum to −pot
+    assert v.replayed and sum(v.deltas or ()) == -pot
     assert len([e for e in record["events"] if e["t"] == "hu"]) == len(v.wins)
     assert v.hand is not None
     if v.hand.rules.mode != "blood_flow":  # in 血流成河 a player may win again and again

@@ -487,8 +487,9 @@ def parse_result(obj: Any, players: int = 4) -> Claimed:
             p.get("reason"),
             p.get("event"),
         )
-        if not (_is_int(payer) and 0 <= payer < players and _is_int(payee) and 0 <= payee < players):
-            raise bad(f"payment {i}: from and to must be seats 0-{players - 1}")
+        to_pot = payee is None and reason == "penalty"  # a penalty that leaves the table (penalty_to = "pot")
+        if not (_is_int(payer) and 0 <= payer < players and (to_pot or (_is_int(payee) and 0 <= payee < players))):
+            raise bad(f"payment {i}: from and to must be seats 0-{players - 1} (to: null for a penalty to the pot)")
         if not _is_int(amount) or amount < 1:
             raise bad(f"payment {i}: amount must be a whole number >= 1")
         if reason not in REASONS:

@@ -309,6 +309,8 @@ class HandState:
         self.kong_chain: list[tuple[Kong, int]] = []  # kongs since the last ordinary draw, with event index
         self.calls_made = False  # any pong or kong yet (for 地胡)
         self.discarded = [False] * n
+        # discarded a tile not of its void suit (void_end_penalty's waiver); with no declared void, no waiver
+        self.off_void = [v is None for v in self.void]
         self.draws = [0] * n
         # 过手胡: the most fan a seat passed on a discard since its last draw.
         self.passed_fan: list[int | None] = [None] * n
@@ -343,15 +345,20 @@ class HandState:
         """The next hand's dealer (the ``dealer_next`` switch). ``first_winner``: the first winner; after 一炮多响
         on the first win, the discarder ("本盘胡牌者为下一盘的庄家", "一炮点两家以上……点炮者为下一盘的庄家", seed
         000). ``dealt_in``: the player who dealt in to the first win, a self-draw winner itself ("点炮者坐庄",
-        seed 003). With no win the dealer stays ("流局则连庄")."""
+        seed 003). ``nearest_winner``: the first winner, after 一炮多响 the one nearest after the discarder. With no
+        win the dealer stays ("流局则连庄")."""
         first = [w for w in self.wins if w.order == 1]
         if not first:
             return self.dealer
-        if self.rules.dealer_next == "dealt_in":
+        rule = self.rules.dealer_next
+        if rule == "dealt_in":
             return first[0].source if first[0].source is not None else first[0].seat
         if len(first) > 1:
-            assert first[0].source is not None
-            return first[0].source
+            source = first[0].source
+            assert source is not None
+            if rule == "nearest_winner":  # "每局第一位和牌的雀士" (Mahjong Soul): the winner nearest the discarder
+                return min((w.seat for w in first), key=lambda s: (s - source) % self.n)
+            return source
         return first[0].seat
 
     def fingerprint(self) -> str:
@@ -418,10 +425,20 @@ class HandState:
             kong_discard=kong_discard,
             rob_kong=rob_kong,
             last_tile=self.left == 0,
-            heavenly=self_drawn and seat == self.dealer and not self.events,
+            heavenly=self_drawn and seat == self.dealer and self._dealers_first_turn(),
             earthly=self._earthly(seat, self_drawn),
         )
         return score(hand, self.rules)
+
+    def _dealers_first_turn(self) -> bool:
+        """天胡: nothing has happened yet, or (``heavenly_after_kong``) only the dealer's concealed kongs of its first
+        turn and their replacement draws."""
+        if not self.events:
+            return True
+        return self.rules.heavenly_after_kong and all(
+            e.seat == self.dealer and (isinstance(e, Draw) or (isinstance(e, Kong) and e.kind == "concealed"))
+            for e in self.events
+        )
 
     def win_value(self, seat: int, tile: int, *, self_drawn: bool) -> Score:
         """What a win of ``seat`` on ``tile`` is worth now: self-drawn (the tile it just drew), or on the tile
@@ -460,6 +477,8 @@ class HandState:
             return False
         if self_drawn:
             return self.draws[seat] == 1
+        if self.rules.earthly_on == "first_draw":
+            return False  # 地胡 only on one's own first draw
         w = self.window
         return w is not None and w.event == 0 and isinstance(self.events[0], Discard) and w.source == self.dealer
 
@@ -655,6 +674,8 @@ class HandState:
         self._add(seat, tile, -1)
         self.rivers[seat].append(tile)
         self.discarded[seat] = True
+        if tile // 9 != self.void[seat]:  # (None for no declared void: every discard is "off void")
+            self.off_void[seat] = True
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
         self.window = _Window(seat, tile, index, kong_event=kong_event)
         could = self.window.could_win
@@ -724,11 +745,12 @@ class HandState:
                 expected=TILE_NAMES[w.tile],
                 actual=TILE_NAMES[tile],
             )
-        if self.left == 0:
+        if self.left == 0 and (what != "pong" or self.rules.call_on_last_discard == "none"):
+            # a kong needs a replacement tile; a pong on the last discard only where call_on_last_discard allows it
             raise IllegalAction(
                 "CLAIM_NOT_ALLOWED", f"seat {seat} calls {what} on the last discard (empty wall)", seat=seat
             )
-        if self.void[seat] is not None and tile // 9 == self.void[seat]:
+        if self.void[seat] is not None and tile // 9 == self.void[seat] and self.rules.void_meld == "forbid":
             raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} calls {what} in its void suit", seat=seat)
         self._require_holds(seat, tile, need, what)
 
@@ -758,6 +780,7 @@ class HandState:
         self.rivers[source].pop()
         self._add(seat, tile, -2)
         self._meld(seat, Meld("pong", tile, source))
+        self._void_meld(seat, tile, len(self.events) - 1)
         self.calls_made = True
         self.phase = "discard"
         self.turn = seat
@@ -793,7 +816,7 @@ class HandState:
             raise IllegalAction(
                 "CLAIM_NOT_ALLOWED", f"seat {seat} kongs with an empty wall (no replacement)", seat=seat
             )
-        if self.void[seat] is not None and tile // 9 == self.void[seat]:
+        if self.void[seat] is not None and tile // 9 == self.void[seat] and self.rules.void_meld == "forbid":
             raise IllegalAction("CLAIM_NOT_ALLOWED", f"seat {seat} kongs in its void suit", seat=seat)
         if kind == "concealed":
             self._require_holds(seat, tile, 4, "declare a concealed kong of")
@@ -857,18 +880,28 @@ class HandState:
             self._add(seat, tile, -3)
             self._meld(seat, Meld("direct", tile, source))
             self.ledger.kong(seat, "direct", index, source=source)
+            self._void_meld(seat, tile, index)
             self.kong_chain = [(event, index)]
         elif kind == "concealed":
             self.events.append(event)
             self._add(seat, tile, -4)
             self._meld(seat, Meld("concealed", tile))
             self.ledger.kong(seat, "concealed", index)
+            self._void_meld(seat, tile, index)
             self.kong_chain.append((event, index))
         else:
             self.events.append(event)
             self._add(seat, tile, -1)
             fresh = self.last_draw == tile
             self.window = _Window(seat, tile, index, fresh=fresh)
+            if not self.rules.rob_kong:  # nobody may rob it: the kong stands at once
+                self._stand_added_kong()
+                self.window = None
+                self.calls_made = True
+                self.phase = "draw"
+                self.turn = seat
+                self.last_draw = None
+                return event
             for other in range(self.n):
                 if other != seat and not self.won[other] and self.can_win_with(other, tile):
                     self.window.could_win[other] = None
@@ -882,6 +915,13 @@ class HandState:
         self.turn = seat
         self.last_draw = None
         return event
+
+    def _void_meld(self, seat: int, tile: int, event: int) -> None:
+        """A pong or kong of ``seat``'s void suit (legal only with ``void_meld = "penalty"``) costs
+        ``void_meld_penalty`` ("a pung or kong of the void suit is declared: 48", SBR p. 31). An added kong
+        completes a pong that already paid."""
+        if self.void[seat] is not None and tile // 9 == self.void[seat] and self.rules.void_meld_penalty:
+            self.ledger.void_penalty(seat, self.rules.void_meld_penalty, event)
 
     def _stand_added_kong(self) -> None:
         """Nobody robbed the added kong: it stands, is paid, and its player draws the replacement."""
@@ -907,6 +947,10 @@ class HandState:
             last = self.events[-1] if self.events else None
             if isinstance(last, Kong) and last.kind == "concealed":
                 raise IllegalAction("CLAIM_ROB_CONCEALED", f"seat {seat} robs a concealed kong", seat=seat)
+            if isinstance(last, Kong) and last.kind == "added" and not self.rules.rob_kong:
+                raise IllegalAction(
+                    "CLAIM_NOT_ALLOWED", f"seat {seat} robs an added kong: the rules allow no 抢杠", seat=seat
+                )
             raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} robs a kong, but no added kong is open", seat=seat)
         if self.phase not in ("claim", "rob") or w is None:
             raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} wins on a discard, but no discard is open", seat=seat)
@@ -1096,18 +1140,30 @@ class HandState:
         # the wall ran out with the hand still on (流局/黄庄: 2+ still in; in 普通版, nobody has won; in 血流成河
         # everybody is in, and those who never won are checked)
         never = [s for s in in_hand if not self.has_won[s]]
-        if self.left == 0 and len(self.wins) < self.wins_to_end and len(in_hand) >= 2 and never and not self.ends:
+        if self.ends:
+            return
+        if self.left == 0 and len(self.wins) < self.wins_to_end and len(in_hand) >= 2 and never:
             self.ends = {s: self.seat_end(s) for s in never}
             self.ledger.end_of_wall(list(self.ends.values()), [s for s in in_hand if self.has_won[s]])
+        elif self.rules.hua_zhu_at_three_hu and len(in_hand) == 1 and len(self.wins) >= self.wins_to_end:
+            # 血战 ended by its third winner: the player left is checked for a flower pig only
+            (last,) = in_hand
+            pig = len(suits_used(self.counts[last], self.melds[last])) == 3
+            self.ends = {last: SeatEnd(seat=last, pig=pig, ready=None, wall_end=False)}
+            self.ledger.end_of_wall(list(self.ends.values()), [], three_hu=True)
 
     def seat_end(self, seat: int) -> SeatEnd:
-        """查花猪 / 查大叫 facts of a seat still in: a flower pig holds three suits."""
-        counts, melds = self.counts[seat], self.melds[seat]
-        pig = len(suits_used(counts, melds)) == 3
+        """查花猪 / 查大叫 facts of a seat still in at an empty wall: a flower pig holds three suits; a void holder
+        still holds tiles of its declared void suit (three suits when none was declared), unless every tile it
+        discarded was of that suit (void_end_penalty's waiver, SBR p. 11)."""
+        counts, melds, void = self.counts[seat], self.melds[seat], self.void[seat]
+        used = suits_used(counts, melds)
+        pig = len(used) == 3
+        holds_void = void in used if void is not None else pig
         ready = None
         if not pig and sum(counts) == 13 - 3 * len(melds):
-            ready = ready_value(counts, melds, self.rules, void=self.void[seat])
-        return SeatEnd(seat=seat, pig=pig, ready=ready)
+            ready = ready_value(counts, melds, self.rules, void=void)
+        return SeatEnd(seat=seat, pig=pig, ready=ready, void_penalty=holds_void and self.off_void[seat])
 
     # ------------------------------------------------------------------------------------ moves
     def apply(self, event: Event) -> Event:

@@ -1,9 +1,11 @@
 """Fan (番): every scoring pattern of docs/RULES.md §3, the best reading, points and the ready-hand value.
 
-Convention: a plain hand (平胡) is 1 fan and **points = base × 2^(fan−1)**, capped at
-``base × 2^(cap−1)`` ("如普通“对对胡”……就是两番（2元）", seed 000). Patterns add on top of plain:
-all pungs +1, flush +2, terminals +2, seven pairs +2, 2-5-8 pungs +2, then one fan per root and the
-situational additions. Each pattern is one :class:`Pattern` with one signature, ``count(hand, reading,
+Convention: a plain hand (平胡) is ``fan_base`` fan and **points = base × 2^(fan−fan_base)**, capped at
+``base × 2^(cap−fan_base)``. The Chinese texts count a plain hand as 1 fan ("如普通“对对胡”……就是两番（2元）",
+seed 000); SBR and most engines count it as 0 ("Count 0 fans for a hand with nothing", SBR p. 26): the
+same multipliers, the count shifted by one. Patterns add on top of plain: all pungs +1, flush +2,
+terminals +2, seven pairs +2, 2-5-8 pungs +2 (each a switch), then one fan per root and the situational
+additions. Each pattern is one :class:`Pattern` with one signature, ``count(hand, reading,
 rules) -> fan``; the hand is scored under every reading (``111222333m`` as pungs or as chows) and the
 best total wins.
 
@@ -26,6 +28,18 @@ from pipeline.rules.tiles import COPIES, TILE_NAMES, TileError, counts_of, parse
 from pipeline.rules.values import Value
 
 CONVENTION = "plain hand = 1 fan; points = base × 2^(fan−1), capped at base × 2^(cap−1)"
+
+
+def convention(rules: RuleSet) -> str:
+    """How ``rules`` counts fan, in words (outputs say which count their fan are in).
+
+    >>> from pipeline.rules.ruleset import load_ruleset
+    >>> convention(load_ruleset({"profile": "chengdu", "fan_base": 0}))
+    'plain hand = 0 fan; points = base × 2^fan, capped at base × 2^cap'
+    """
+    if rules.fan_base == 1:
+        return CONVENTION
+    return "plain hand = 0 fan; points = base × 2^fan, capped at base × 2^cap"
 
 
 class NotAWin(ValueError):
@@ -202,14 +216,37 @@ def _no_terminals(hand: WinHand) -> bool:
     )
 
 
+def _golden_wait(hand: WinHand, reading: Reading, rules: RuleSet) -> bool:
+    """金钩钓. ``exposed_melds``: four melds, so the hand waited on one tile to pair. ``single_wait_all_pungs``
+    (SBR's Golden Wait, "four declared pungs or kongs, and the winning tile pairs the one tile left", p. 26):
+    all pungs, concealed ones too, and the hand before the win waited on that one tile only."""
+    if rules.jin_gou_diao == "exposed_melds":
+        return len(hand.melds) == 4
+    if not reading.all_pungs:
+        return False
+    before = list(hand.counts27)
+    before[hand.win_tile] = before[hand.win_tile] - 1
+    return win_tiles(before, hand.melds, hand.void) == frozenset((hand.win_tile,))
+
+
 # The order is the order of the breakdown.
 PATTERNS: Final[tuple[Pattern, ...]] = (
-    Pattern("ping_hu", "平胡", "plain hand", lambda h, r, rules: 1),
+    Pattern("ping_hu", "平胡", "plain hand", lambda h, r, rules: rules.fan_base),
     Pattern("dui_dui_hu", "对对胡", "all pungs", lambda h, r, rules: 1 if r.all_pungs else 0),
     Pattern("qing_yi_se", "清一色", "full flush", lambda h, r, rules: 2 if _one_suit(h) else 0),
-    Pattern("dai_yao_jiu", "带幺九", "terminals in every set", lambda h, r, rules: 2 if r.yaojiu else 0),
+    Pattern(
+        "dai_yao_jiu",
+        "带幺九",
+        "terminals in every set",
+        lambda h, r, rules: rules.dai_yao_jiu_fan if r.yaojiu else 0,
+    ),
     Pattern("qi_dui", "七对", "seven pairs", lambda h, r, rules: 2 if r.seven_pairs else 0),
-    Pattern("jiang_dui", "将对", "2-5-8 all pungs", lambda h, r, rules: 2 if r.all_pungs and _all_258(h) else 0),
+    Pattern(
+        "jiang_dui",
+        "将对",
+        "2-5-8 all pungs",
+        lambda h, r, rules: rules.jiang_dui_fan if r.all_pungs and _all_258(h) else 0,
+    ),
     Pattern("yi_tiao_long", "一条龙", "pure straight", lambda h, r, rules: rules.yi_tiao_long_fan if r.straight else 0),
     Pattern("duan_yao", "断幺九", "no terminals", lambda h, r, rules: rules.duan_yao_fan if _no_terminals(h) else 0),
     Pattern(
@@ -221,8 +258,8 @@ PATTERNS: Final[tuple[Pattern, ...]] = (
     Pattern(
         "jin_gou_diao",
         "金钩钓",
-        "single wait with four melds",
-        lambda h, r, rules: rules.jin_gou_diao_fan if len(h.melds) == 4 else 0,
+        "single wait to pair four pungs",
+        lambda h, r, rules: rules.jin_gou_diao_fan if rules.jin_gou_diao_fan and _golden_wait(h, r, rules) else 0,
     ),
     Pattern(
         "shi_ba_luo_han",
@@ -416,8 +453,9 @@ def ready_value(
     """查大叫: the minimum or maximum (``which``, default the profile's ``cha_jiao_amount``) value of a
     ready hand of ``13 − 3·melds`` concealed tiles over its waits; ``None`` when it is not ready.
 
-    Situational additions never count; 自摸 counts where ``cha_jiao_self_draw`` says so. With
-    ``cha_jiao_fourth_tile`` a wait on a kind the player holds four of still counts.
+    Situational additions never count; 自摸 counts where ``cha_jiao_self_draw`` says so, declared kongs where
+    ``cha_jiao_kong_fan`` does. With ``cha_jiao_fourth_tile`` a wait on a kind the player holds four of still
+    counts.
     """
     which = which or rules.cha_jiao_amount
     tiles = waits(counts27, melds, void)
@@ -426,12 +464,12 @@ def ready_value(
     if not tiles:
         return None
     values = []
+    # cha_jiao_kong_fan false: a declared kong is valued as the pong it was ("Kong needs a declaration", SBR p. 32)
+    valued = tuple(melds) if rules.cha_jiao_kong_fan else tuple(Meld("pong", m.tile, m.source) for m in melds)
     for kind in tiles:
         hand = list(counts27)
         hand[kind] = hand[kind] + 1
-        win = WinHand(
-            counts27=tuple(hand), melds=tuple(melds), win_tile=kind, void=void, self_drawn=rules.cha_jiao_self_draw
-        )
+        win = WinHand(counts27=tuple(hand), melds=valued, win_tile=kind, void=void, self_drawn=rules.cha_jiao_self_draw)
         s = score(win, rules)
         values.append((s.per_payer, s.fan, kind))
     amount, fan, kind = min(values) if which == "min" else max(values)

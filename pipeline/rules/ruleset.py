@@ -61,18 +61,30 @@ class RuleSet:
         "of the tile just drawn); 'same_waits' (the waits stay exactly the same); 'keeps_won_tiles' (every tile "
         "it has won on is still a wait)"
     )
-    dealer_next: Literal["first_winner", "dealt_in"] = _switch(
-        "the next hand's dealer: the 'first_winner' (the discarder when several won on that first discard), or "
-        "the player who 'dealt_in' to the first win (a self-draw winner deals); with no win the dealer stays"
+    dealer_next: Literal["first_winner", "nearest_winner", "dealt_in"] = _switch(
+        "the next hand's dealer: the 'first_winner' (the discarder when several won on that first discard), the "
+        "'nearest_winner' (when several won on it, the one nearest after the discarder in turn order), or the "
+        "player who 'dealt_in' to the first win (a self-draw winner deals); with no win the dealer stays"
+    )
+    fan_base: int = _switch(
+        "the fan convention: 1 = a plain hand is 1 fan and points = base × 2^(fan−1) (the Chinese texts); "
+        "0 = a plain hand is 0 fan and points = base × 2^fan (SBR and most engines). Every fan this profile "
+        "states (cap, fixed fans, claimed fan in its records) is counted in it",
+        minimum=0,
+        maximum=1,
     )
     base: int = _switch("底: the unit of every payment, in points", minimum=1)
-    cap: int = _switch("封顶: the fan cap; points never exceed base × 2^(cap−1). 0 = no cap", minimum=0)
+    cap: int = _switch(
+        "封顶: the fan cap, in the profile's count; points never exceed base × 2^(cap−fan_base). 0 = no cap",
+        minimum=0,
+    )
     self_draw: Literal["base", "fan", "none"] = _switch(
         "自摸: 'base' = each payer pays the hand value plus one base (自摸加底); 'fan' = +1 fan; 'none'"
     )
     root_fan: int = _switch("根: fan added for each kind held four times (a kong is one)", minimum=0)
     gang_shang_hua_fan: int = _switch("杠上花: fan added for a win on a kong replacement tile", minimum=0)
     gang_shang_pao_fan: int = _switch("杠上炮: fan added for a win on the discard right after a kong", minimum=0)
+    rob_kong: bool = _switch("抢杠胡: an added kong may be robbed (won on by a player waiting on its tile)")
     rob_kong_fan: int = _switch("抢杠胡: fan added for robbing an added kong", minimum=0)
     haidi_fan: int = _switch("海底: fan added for a win on the last wall tile or the discard after it", minimum=0)
     dian_gang_hua: Literal["feeder", "self_draw"] = _switch(
@@ -89,16 +101,30 @@ class RuleSet:
         "杠上炮: the kong's money 'stays' with the kong player, is 'transfer'red to the winner "
         "(呼叫转移), or 'refund'ed to the players who paid it"
     )
-    hua_zhu_amount: Literal["cap", "fixed"] = _switch(
-        "查花猪: a flower pig pays each non-pig the 'cap' value (hua_zhu_fixed × base when uncapped) "
-        "or always 'fixed' hua_zhu_fixed × base"
+    hua_zhu_amount: Literal["cap", "fixed", "cha_jiao_or_fan"] = _switch(
+        "查花猪: a flower pig pays each payee the 'cap' value (hua_zhu_fixed × base when uncapped), always "
+        "'fixed' hua_zhu_fixed × base (0: no flower-pig payment), or 'cha_jiao_or_fan': the larger of that "
+        "payee's 查大叫 value and a hand of hua_zhu_min_fan fan"
     )
     hua_zhu_fixed: int = _switch("查花猪: the multiple of base a pig pays (see hua_zhu_amount)", minimum=0)
+    hua_zhu_min_fan: int = _switch(
+        "查花猪: with hua_zhu_amount = 'cha_jiao_or_fan', a pig pays at least a hand of this many fan", minimum=0
+    )
+    hua_zhu_payees: Literal["still_in", "non_pigs", "all_others"] = _switch(
+        "查花猪: whom a flower pig pays: the non-pigs 'still_in' the hand, every 'non_pigs' player (winners too), "
+        "or 'all_others' still in (other pigs too, winners not)"
+    )
+    hua_zhu_at_three_hu: bool = _switch(
+        "查花猪 also when the hand ends with three winners: the player left pays as a pig (payees per hua_zhu_payees)"
+    )
     hua_zhu_pays_cha_jiao: bool = _switch("查大叫: a flower pig also pays the ready players")
     cha_jiao_amount: Literal["min", "max"] = _switch(
         "查大叫: a player not ready pays each ready player the 'min' or 'max' value over their waits"
     )
     cha_jiao_self_draw: bool = _switch("查大叫: the ready value counts 自摸 (as a self-drawn win)")
+    cha_jiao_kong_fan: bool = _switch(
+        "查大叫: declared kongs count in the ready hand's value (根 of a kong); false = only the tiles' shape"
+    )
     cha_jiao_fourth_tile: bool = _switch(
         "查大叫: a wait on a kind the player already holds four of still makes the hand ready"
     )
@@ -107,21 +133,52 @@ class RuleSet:
         "天胡 (the dealer's first 14 tiles win): scored as a 'normal' hand, a 'fixed' fan, or the 'cap'"
     )
     heavenly_fan: int = _switch("天胡: the total fan when heavenly = 'fixed'", minimum=0)
+    heavenly_after_kong: bool = _switch(
+        "天胡 also when the dealer wins on the replacement after concealed kongs of its first turn"
+    )
     earthly: Literal["normal", "fixed", "cap"] = _switch(
         "地胡 (a win on the first discard or first draw): 'normal', 'fixed' fan or the 'cap'"
     )
     earthly_fan: int = _switch("地胡: the total fan when earthly = 'fixed'", minimum=0)
+    earthly_on: Literal["first_draw_or_discard", "first_draw"] = _switch(
+        "地胡: a non-dealer's win on the dealer's first discard or on its own first draw "
+        "('first_draw_or_discard'), or only a self-drawn win on its first draw ('first_draw'); any pong or kong "
+        "before it, a concealed kong too, blocks it"
+    )
     que_declared: bool = _switch("定缺: records must declare each seat's void suit")
     void_discard_first: bool = _switch("定缺: a player holding void-suit tiles must discard them first")
+    void_meld: Literal["forbid", "penalty"] = _switch(
+        "定缺: a pong or kong of one's void suit is illegal ('forbid') or legal at void_meld_penalty ('penalty')"
+    )
+    void_meld_penalty: int = _switch("定缺: the points a pong or kong in one's void suit costs", minimum=0)
+    void_end_penalty: int = _switch(
+        "定缺: the points a player still in pays at an empty wall while holding void-suit tiles (waived when every "
+        "tile it discarded was of its void suit); without a declared void suit, holding three suits",
+        minimum=0,
+    )
+    penalty_to: Literal["players", "pot"] = _switch(
+        "where the void penalties go: to each other player still in ('players'), or out of the table ('pot': "
+        "a payment to nobody, and the deltas sum to −pot)"
+    )
     exchange_three: bool = _switch("换三张: the exchange of three tiles is played")
     must_win_last_four: bool = _switch("最后四张能胡必须胡: in the last four wall tiles a possible win is compulsory")
+    call_on_last_discard: Literal["none", "pong_and_hu"] = _switch(
+        "the discard after the last wall tile: only wins on it ('none'), or wins and pongs ('pong_and_hu'); the "
+        "ponger's discard is again the last one, open to both (no kong: there is no replacement)"
+    )
     pass_win_rule: bool = _switch(
         "过手胡/弃先胡后: after passing a win on a discard, no win on another discard until the "
         "player's next draw unless it is worth more fan"
     )
     false_win_fan: int = _switch("诈胡/相公: the offender pays every player still in this many fan's worth", minimum=0)
     false_win_loses_kong: bool = _switch("诈胡/相公: the offender also returns all kong income")
-    jin_gou_diao_fan: int = _switch("金钩钓 (single wait with four melds exposed): fan added; 0 = off", minimum=0)
+    jin_gou_diao: Literal["exposed_melds", "single_wait_all_pungs"] = _switch(
+        "金钩钓: a single wait with four melds exposed ('exposed_melds'), or SBR's Golden Wait "
+        "('single_wait_all_pungs'): four pungs or kongs, concealed ones too, waiting on one tile only, to pair"
+    )
+    jin_gou_diao_fan: int = _switch("金钩钓: fan added; 0 = off", minimum=0)
+    dai_yao_jiu_fan: int = _switch("带幺九 (a 1 or 9 in every set and the pair): fan added; 0 = off", minimum=0)
+    jiang_dui_fan: int = _switch("将对 (all pungs of 2, 5 and 8, pair too): fan added; 0 = off", minimum=0)
     men_qing_fan: int = _switch("门清 (no pong or exposed kong): fan added; 0 = off", minimum=0)
     duan_yao_fan: int = _switch("中张/断幺九 (no 1 or 9 anywhere): fan added; 0 = off", minimum=0)
     yi_tiao_long_fan: int = _switch("一条龙 (123 456 789 of one suit): fan added; 0 = off", minimum=0)
@@ -134,9 +191,15 @@ class RuleSet:
         for name in ("heavenly", "earthly"):
             if getattr(self, name) == "cap" and self.cap == 0:
                 raise RuleSetError(f"{name} = 'cap' needs a fan cap (cap > 0) in profile {self.profile!r}")
-            # A win is worth at least 1 fan: caught here, not when the first such hand is scored.
-            if getattr(self, name) == "fixed" and getattr(self, f"{name}_fan") < 1:
-                raise RuleSetError(f"{name} = 'fixed' needs {name}_fan of at least 1 in profile {self.profile!r}")
+            # A win is worth at least a plain hand: caught here, not when the first such hand is scored.
+            if getattr(self, name) == "fixed" and getattr(self, f"{name}_fan") < self.fan_base:
+                raise RuleSetError(
+                    f"{name} = 'fixed' needs {name}_fan of at least {self.fan_base} in profile {self.profile!r}"
+                )
+        if self.cap and self.cap < self.fan_base:
+            raise RuleSetError(
+                f"cap {self.cap} is below a plain hand ({self.fan_base} fan) in profile {self.profile!r}"
+            )
 
     @property
     def tiles(self) -> int:
@@ -150,15 +213,20 @@ class RuleSet:
 
     def cap_points(self) -> int | None:
         """满庄: the most one hand can be worth, or ``None`` without a cap."""
-        return self.base * 2 ** (self.cap - 1) if self.cap else None
+        return self.base * 2 ** (self.cap - self.fan_base) if self.cap else None
 
     def points(self, fan: int) -> int:
-        """Hand value of ``fan`` fan: ``base × 2^(fan−1)``, capped; plain hand = 1 fan = base."""
-        if fan < 1:
-            raise ValueError(f"a win has at least 1 fan, got {fan}")
+        """Hand value of ``fan`` fan in the profile's count: ``base × 2^(fan−fan_base)``, capped; a plain hand
+        (``fan_base`` fan) is worth one base.
+
+        >>> load_ruleset("chengdu").points(3), load_ruleset({"profile": "chengdu", "fan_base": 0}).points(3)
+        (4, 8)
+        """
+        if fan < self.fan_base:
+            raise ValueError(f"a win has at least {self.fan_base} fan, got {fan}")
         if self.cap:
             fan = min(fan, self.cap)
-        return self.base * 2 ** (fan - 1)
+        return self.base * 2 ** (fan - self.fan_base)
 
     def switches(self) -> dict[str, Any]:
         """The switch values by name (without ``profile``)."""

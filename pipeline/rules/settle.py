@@ -1,9 +1,10 @@
 """Settlement: who pays whom, as a ledger of integer transfers (docs/RULES.md §4–§6).
 
-Money moves only as :class:`Payment` records, one transfer ``payer → payee`` each, so the four deltas
-always sum to zero; :meth:`Ledger.deltas` asserts it. The :class:`Ledger` knows who is still in the hand
-("已经胡牌的不算": players who have won pay and receive nothing for later events) and which kong money each
-player collected, for 呼叫转移 and 退税.
+Money moves only as :class:`Payment` records, one transfer ``payer → payee`` each, so the deltas always
+sum to zero, or to −pot where penalties leave the table (``penalty_to = "pot"``: a payment to nobody, SBR's
+"48-point penalty that no player receives", p. 11); :meth:`Ledger.deltas` asserts it. The :class:`Ledger`
+knows who is still in the hand ("已经胡牌的不算": players who have won pay and receive nothing for later
+events) and which kong money each player collected, for 呼叫转移 and 退税.
 
 The hand state calls it as the hand unfolds: :meth:`Ledger.kong` once a kong stands (an added kong only
 after nobody robbed it), :meth:`Ledger.win` for each win, :meth:`Ledger.gang_shang_pao` when a win came on
@@ -28,12 +29,13 @@ KongKind = Literal["direct", "added", "concealed"]
 
 class Payment(Value):
     """One transfer of ``amount`` points from ``payer`` to ``payee``, for ``reason``, caused by the record
-    event with index ``event`` (``None`` for end-of-wall steps)."""
+    event with index ``event`` (``None`` for end-of-wall steps). ``payee`` is ``None`` for a penalty paid to
+    the pot (nobody)."""
 
     __slots__ = ()
     _fields = ("payer", "payee", "amount", "reason", "event")
 
-    def __init__(self, payer: int, payee: int, amount: int, reason: Reason, event: int | None = None) -> None:
+    def __init__(self, payer: int, payee: int | None, amount: int, reason: Reason, event: int | None = None) -> None:
         self._v = (payer, payee, amount, reason, event)
 
     @property
@@ -41,7 +43,7 @@ class Payment(Value):
         return self._v[0]
 
     @property
-    def payee(self) -> int:
+    def payee(self) -> int | None:
         return self._v[1]
 
     @property
@@ -63,11 +65,15 @@ class Payment(Value):
 
 @dataclass(frozen=True, slots=True)
 class SeatEnd:
-    """A player still in when the wall ran out: flower pig (花猪, three suits) or the ready value."""
+    """A player still in when the wall ran out: flower pig (花猪, three suits) or the ready value, and whether
+    it owes ``void_end_penalty`` (it holds void-suit tiles). ``wall_end`` is false for the player left when
+    three have won, checked for a flower pig only (``hua_zhu_at_three_hu``)."""
 
     seat: int
     pig: bool
     ready: ReadyValue | None
+    void_penalty: bool = False
+    wall_end: bool = True
 
 
 class Ledger:
@@ -82,9 +88,10 @@ class Ledger:
         self._kong_income: dict[int, list[Payment]] = {seat: [] for seat in self.seats}
 
     # -- the one way money moves -------------------------------------------------------------------
-    def _pay(self, payer: int, payee: int, amount: int, reason: Reason, event: int | None) -> Payment | None:
+    def _pay(self, payer: int, payee: int | None, amount: int, reason: Reason, event: int | None) -> Payment | None:
         assert payer != payee, f"a seat cannot pay itself ({payer})"
         assert amount >= 0, f"negative amount {amount}"
+        assert payee is not None or reason == "penalty", "only a penalty goes to the pot"
         if amount == 0:
             return None
         payment = Payment(payer, payee, amount, reason, event)
@@ -179,30 +186,54 @@ class Ledger:
         if self.rules.false_win_loses_kong:
             self._refund_kongs(seat, event)
 
+    def void_penalty(self, seat: int, amount: int, event: int | None) -> None:
+        """A void-suit penalty of ``amount`` points (a meld in the void suit, void tiles at the wall's end): out of
+        the table with ``penalty_to = "pot"``, else to each other player still in."""
+        if self.rules.penalty_to == "pot":
+            self._pay(seat, None, amount, "penalty", event)
+        else:
+            for payee in self.others_in(seat):
+                self._pay(seat, payee, amount, "penalty", event)
+
+    @property
+    def pot(self) -> int:
+        """Points paid to nobody (penalties with ``penalty_to = "pot"``)."""
+        return sum(p.amount for p in self.payments if p.payee is None)
+
     def _refund_kongs(self, seat: int, event: int | None) -> None:
         for p in self._kong_income[seat]:
             self._pay(seat, p.payer, p.amount, "tui_shui", event)
         self._kong_income[seat] = []
 
     # -- end of the wall --------------------------------------------------------------------------------
-    def end_of_wall(self, ends: Sequence[SeatEnd], winners: Sequence[int] = ()) -> None:
+    def end_of_wall(self, ends: Sequence[SeatEnd], winners: Sequence[int] = (), *, three_hu: bool = False) -> None:
         """黄庄 with two or more players still in: 查花猪, then 查大叫, then 退税 (docs/RULES.md §5).
 
         ``ends`` describes every player still in who has not won; ``winners`` are those who have won and
         stayed at the table (血流成河: they take no part in 查大叫 or 退税, but a pig pays them too).
-        1. each flower pig pays each non-pig still in;
-        2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``) pays each ready player the
+        1. each flower pig pays each of its payees (``hua_zhu_payees``: the non-pigs still in, every non-pig,
+        or every other player still in) the pig amount (``hua_zhu_amount``); each player owing ``void_end_penalty`` pays
+        it; 2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``) pays each ready player the
         ready value; 3. with ``tui_shui``, each player not ready returns the kong money they collected.
+        ``three_hu``: the hand ended with three winners and ``ends`` is the one player left, checked for a flower
+        pig only (``hua_zhu_at_three_hu``).
         """
-        assert {e.seat for e in ends} | set(winners) == {s for s in self.seats if self.in_hand[s]}, (
+        still_in = {s for s in self.seats if self.in_hand[s]}
+        assert {e.seat for e in ends} | set(winners) == still_in, (
             "ends and winners must cover exactly the seats still in"
         )
         rules = self.rules
-        cap = rules.cap_points()
-        pig_amount = cap if rules.hua_zhu_amount == "cap" and cap is not None else rules.hua_zhu_fixed * rules.base
-        for pig in (e for e in ends if e.pig):
-            for other in sorted([e.seat for e in ends if not e.pig] + list(winners)):
-                self._pay(pig.seat, other, pig_amount, "hua_zhu", None)
+        pigs = {e.seat for e in ends if e.pig}
+        by_seat = {e.seat: e for e in ends}
+        for pig in sorted(pigs):
+            for paid in self._pig_payees(pig, pigs, still_in):
+                self._pay(pig, paid, self._pig_amount(by_seat.get(paid)), "hua_zhu", None)
+        if three_hu:
+            return
+        if rules.void_end_penalty:
+            for e in ends:
+                if e.void_penalty:
+                    self.void_penalty(e.seat, rules.void_end_penalty, None)
         ready = [e for e in ends if e.ready is not None]
         for payer in ends:
             if payer.ready is not None or (payer.pig and not rules.hua_zhu_pays_cha_jiao):
@@ -215,12 +246,35 @@ class Ledger:
                 if e.ready is None:
                     self._refund_kongs(e.seat, None)
 
+    def _pig_payees(self, pig: int, pigs: set[int], still_in: set[int]) -> list[int]:
+        who = self.rules.hua_zhu_payees
+        if who == "still_in":
+            return sorted(still_in - pigs)
+        if who == "non_pigs":
+            return [s for s in self.seats if s not in pigs]
+        return sorted(still_in - {pig})
+
+    def _pig_amount(self, payee: SeatEnd | None) -> int:
+        """What a pig pays one payee: the cap (满庄), a fixed multiple of base, or the larger of the payee's
+        查大叫 value and a hand of ``hua_zhu_min_fan`` fan (``payee`` is ``None`` for a winner)."""
+        rules = self.rules
+        if rules.hua_zhu_amount == "cha_jiao_or_fan":
+            floor = rules.points(max(rules.hua_zhu_min_fan, rules.fan_base))
+            ready = payee.ready if payee is not None else None
+            return max(floor, ready.amount) if ready is not None else floor
+        cap = rules.cap_points()
+        return cap if rules.hua_zhu_amount == "cap" and cap is not None else rules.hua_zhu_fixed * rules.base
+
     # -- results --------------------------------------------------------------------------------------------
     def deltas(self) -> list[int]:
-        """Net points of each seat; always sums to zero."""
+        """Net points of each seat; always sums to −pot (zero without penalties to the pot)."""
         out = [0] * len(self.seats)
+        pot = 0
         for p in self.payments:
             out[p.payer] = out[p.payer] - p.amount
-            out[p.payee] = out[p.payee] + p.amount
-        assert sum(out) == 0, f"payments do not balance: {out}"
+            if p.payee is None:
+                pot += p.amount
+            else:
+                out[p.payee] = out[p.payee] + p.amount
+        assert sum(out) == -pot, f"payments do not balance: {out} with {pot} in the pot"
         return out
