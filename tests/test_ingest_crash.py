@@ -15,12 +15,14 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pyarrow.parquet as pq
 import pytest
 from warehouse_compare import assert_same_warehouse
 
+from pipeline.ingest import warehouse
 from pipeline.ingest.run import ingest
-from pipeline.ingest.warehouse import EMPTY_BATCH, Warehouse, WarehouseBusy
+from pipeline.ingest.warehouse import EMPTY_BATCH, MANIFEST, Warehouse, WarehouseBusy
 from schemas.tables import TABLES
 
 XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
@@ -56,6 +58,67 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     stats = ingest([str(path)], folder / "reference", workers=2)
     assert (stats.lines_read, stats.records_stored, stats.rejects, stats.duplicates) == (1504, 1499, 3, 2)
     return path, folder / "reference"
+
+
+def runs(root: Path) -> list[str]:
+    """Run files under ingest_runs (the empty start left out): a run writes its own when it starts."""
+    folder = root / "ingest_runs"
+    return sorted(p.name for p in folder.glob("part-*.parquet") if EMPTY_BATCH not in p.name) if folder.exists() else []
+
+
+def catalogue_runs(root: Path) -> list[dict]:
+    """ingest_runs as any DuckDB client sees it on warehouse.duckdb, oldest first."""
+    with duckdb.connect(str(root / "warehouse.duckdb"), read_only=True) as con:
+        cur = con.execute("SELECT * FROM ingest_runs ORDER BY started_at")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def assert_readers_see_whole_batches(root: Path, reference: Path, *, killed: bool | None, cli: bool = True) -> int:
+    """What readers see, without a writer to repair anything: plain DuckDB on warehouse.duckdb, and (``cli``)
+    ``xuezhan stats`` and ``xuezhan audit``. Every stored hand has all its rows (as in ``reference``, one
+    clean run) and its run's row, the runs
+    reconcile with the tables, and the commands warn (one line) exactly when the last run did not finish.
+    Returns the number of hands."""
+    with duckdb.connect(str(root / "warehouse.duckdb"), read_only=True) as con:
+        hands = {h for (h,) in con.execute("SELECT hand_id FROM hands").fetchall()}
+        for table in ("player_hands", "events", "wins", "payments", "issues"):
+            orphans = con.execute(f"SELECT count(*) FROM {table} WHERE hand_id NOT IN (SELECT hand_id FROM hands)")
+            assert orphans.fetchone() == (0,), f"{table} rows without their hand"
+        for table in ("player_hands", "events", "wins", "payments", "issues"):  # each stored hand whole
+            (mine,) = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+            (whole,) = con.execute(
+                f"SELECT count(*) FROM read_parquet('{reference / table}/*.parquet') "
+                "WHERE hand_id IN (SELECT hand_id FROM hands)"
+            ).fetchone()
+            assert mine == whole, f"{table}: {mine} rows for the stored hands, {whole} in one clean run"
+        (read, stored, rejects, duplicates, unfinished) = con.execute(
+            "SELECT sum(lines_read), sum(records_stored), sum(rejects), sum(duplicates), "
+            "bool_or(finished_at IS NULL AND started_at = (SELECT max(started_at) FROM ingest_runs)) FROM ingest_runs"
+        ).fetchone()
+        assert stored == len(hands)  # every stored hand is counted by its run
+        assert rejects == con.execute("SELECT count(*) FROM rejects").fetchone()[0]
+        assert read == stored + rejects + duplicates
+        runs_of_hands = con.execute(
+            "SELECT count(*) FROM hands WHERE ingest_run NOT IN (SELECT run_id FROM ingest_runs)"
+        )
+        assert runs_of_hands.fetchone() == (0,)
+        assert killed is None or unfinished == killed  # the last run is incomplete
+    if cli:
+        for command in (["stats", "--format", "json"], ["audit", "--format", "json"]):
+            done = subprocess.run([XUEZHAN, *command, "--warehouse", str(root)], capture_output=True, text=True)
+            warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+            assert "Traceback" not in done.stderr
+            assert len(warnings) == (1 if killed else 0), done.stderr
+            if killed:
+                assert "incomplete" in warnings[0] and "run the ingest again" in warnings[0]
+            if hands:
+                assert done.returncode == 0, done.stderr
+                if command[0] == "stats":
+                    assert 0 < json.loads(done.stdout)["hands"] <= len(hands)  # (stats counts the hands it can)
+            else:
+                assert done.returncode == 2 and "no records" in done.stderr
+    return len(hands)
 
 
 def children(pid: int) -> list[int]:
@@ -94,7 +157,7 @@ def test_kill_9_then_run_again_equals_one_clean_run(big: tuple[Path, Path], tmp_
     try:
         start = root / "hands" / f"part-{EMPTY_BATCH}.parquet"
         deadline = time.monotonic() + 60
-        while not (start.exists() and len(committed(root)) >= batches):
+        while not (start.exists() and len(runs(root)) == 1 and len(committed(root)) >= batches):
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             assert time.monotonic() < deadline, "the run never got that far"
             time.sleep(0.01)
@@ -112,8 +175,7 @@ def test_kill_9_then_run_again_equals_one_clean_run(big: tuple[Path, Path], tmp_
     assert not any(alive(w) for w in workers), "workers outlived the killed run"
     at_kill = len(committed(root))
     assert batches <= at_kill < 4, "the run was not killed part-way"
-    assert [p.name for p in (root / "ingest_runs").iterdir()] == [f"part-{EMPTY_BATCH}.parquet"]
-    kept = pq.read_table(root / "hands").num_rows
+    kept = assert_readers_see_whole_batches(root, reference, killed=True)  # before any rerun
 
     again = subprocess.run(
         [XUEZHAN, "ingest", str(path), "--warehouse", str(root), "--workers", "2", "--quiet"],
@@ -133,9 +195,11 @@ def test_kill_9_then_run_again_equals_one_clean_run(big: tuple[Path, Path], tmp_
     assert (read, stored) == (1504, 1499 - kept)
     assert read == stored + rejected + duplicates
     assert_same_warehouse(root, reference)
-    (run,) = pq.read_table(root / "ingest_runs").to_pylist()
-    assert (run["lines_read"], run["records_stored"], run["duplicates"]) == (read, stored, duplicates)
+    killed, rerun = catalogue_runs(root)
+    assert killed["finished_at"] is None and killed["records_stored"] == kept
+    assert (rerun["lines_read"], rerun["records_stored"], rerun["duplicates"]) == (read, stored, duplicates)
     assert list((root / "_tmp").iterdir()) == []
+    assert assert_readers_see_whole_batches(root, reference, killed=False) == 1499
 
 
 # -------------------------------------------------------------------------------------------- within a batch
@@ -151,44 +215,85 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return path, folder / "reference"
 
 
-@pytest.mark.parametrize("nth", [1, 3, "hands"], ids=lambda n: f"rename-{n}")
-def test_a_crash_between_the_renames_of_a_batch_is_undone_when_the_warehouse_opens(
-    small: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nth: int | str
+def test_readers_see_whole_batches_at_every_step_of_a_commit(
+    small: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The second batch dies at one of its renames into place: its files already moved have no hands file,
-    so the next open deletes them, and a new run stores that batch whole."""
+    """At every step of every batch's commit (each file written, each rename, each folder fsync, the
+    manifest), the run is stopped in its tracks and readers look: plain DuckDB on warehouse.duckdb sees each
+    batch whole or not at all, with runs that reconcile. That is the state a kill at that step leaves."""
     path, reference = small
     root = tmp_path / "wh"
-    real_replace = os.replace
-    moved: list[str] = []
+    seen: list[int] = []
+    real_write, real_replace, real_fsync_dir = warehouse.write_durably, os.replace, warehouse.fsync_dir
+
+    def look() -> None:
+        if (root / MANIFEST).exists() and (root / "warehouse.duckdb").exists() and runs(root):
+            seen.append(assert_readers_see_whole_batches(root, reference, killed=None, cli=False))
+
+    def write(p: Path, data: bytes) -> None:
+        look()
+        real_write(p, data)
 
     def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
-        target = Path(dst)
-        if target.name.endswith("-000002.parquet"):
-            if (nth == "hands" and target.parent.name == "hands") or len(moved) + 1 == nth:
-                raise Killed
-            moved.append(target.parent.name)
+        look()
         real_replace(src, dst)
 
-    monkeypatch.setattr(os, "replace", replace)
-    with pytest.raises(Killed):
-        ingest([str(path)], root, workers=1, chunk_size=40)
-    monkeypatch.undo()
-    leftovers = [p for name in TABLES for p in (root / name).glob("*-000002.parquet")]
-    assert sorted(p.parent.name for p in leftovers) == sorted(moved) and "hands" not in moved
-    assert len(moved) == (len(leftovers) if nth == "hands" else nth - 1)
-    (root / "_tmp" / "junk").mkdir(exist_ok=True)
-    (root / "_tmp" / "junk" / "half.parquet").write_bytes(b"PAR1 half written")
-    (root / "spill" / ".partial-12345-7").write_bytes(b"x" * 100)
+    def fsync_dir(folder: str | os.PathLike[str]) -> None:
+        look()
+        real_fsync_dir(folder)
 
-    Warehouse(root).open().close()
-    assert [p for name in TABLES for p in (root / name).glob("*-000002.parquet")] == []
-    assert list((root / "_tmp").iterdir()) == []
-    assert list((root / "spill").iterdir()) == []
-    assert pq.read_table(root / "hands").num_rows == 40
+    monkeypatch.setattr(warehouse, "write_durably", write)
+    monkeypatch.setattr(warehouse, "fsync_dir", fsync_dir)
+    monkeypatch.setattr(os, "replace", replace)
+    ingest([str(path)], root, workers=1, chunk_size=40)
+    monkeypatch.undo()
+    assert len(seen) > 60 and len(set(seen)) == 5 and seen[-1] == 120  # the start, then each of the 4 batches
+    assert seen == sorted(seen)  # and the hands only ever grew, a batch at a time
+    assert assert_readers_see_whole_batches(root, reference, killed=False, cli=False) == 120
+
+
+KILL_AT = """
+import os, sys
+from pathlib import Path
+import pipeline.ingest.warehouse as warehouse
+from pipeline.ingest.run import ingest
+step, steps = int(sys.argv[3]), [0]
+real = {"write": warehouse.write_durably, "replace": os.replace, "fsync_dir": warehouse.fsync_dir}
+def hook(kind):
+    def step_then(*args):
+        if any("-000002" in str(a) for a in args) or (steps[0] and steps[0] < 100):
+            steps[0] += 1  # the steps of batch 2's commit, the manifest's included
+            if steps[0] == step:
+                os._exit(9)  # as SIGKILL: nothing more runs
+        return real[kind](*args)
+    return step_then
+warehouse.write_durably, os.replace, warehouse.fsync_dir = hook("write"), hook("replace"), hook("fsync_dir")
+ingest([sys.argv[1]], sys.argv[2], workers=1, chunk_size=40)
+"""
+
+
+@pytest.mark.parametrize("step", [1, 4, 7, 9, 12, 14, 16, 18, 19, 20], ids=lambda n: f"step-{n}")
+def test_a_kill_at_a_step_of_a_commit_then_readers_then_a_rerun(
+    small: tuple[Path, Path], tmp_path: Path, step: int
+) -> None:
+    """A process killed (``os._exit``) at a step of batch 2's commit: before any rerun, DuckDB, ``xuezhan
+    stats`` and ``xuezhan audit`` see batch 1 (and batch 2 whole, once its manifest is in place), reconciled,
+    with one warning line; a rerun completes the warehouse, equal to one clean run, and the warning goes."""
+    path, reference = small
+    root = tmp_path / "wh"
+    done = subprocess.run([sys.executable, "-c", KILL_AT, str(path), str(root), str(step)], capture_output=True)
+    assert done.returncode == 9, done.stderr.decode()
+    assert assert_readers_see_whole_batches(root, reference, killed=True) in (40, 80)
     stats = ingest([str(path)], root, workers=1, chunk_size=40)
-    assert (stats.records_stored, stats.duplicates) == (80, 41)
+    assert stats.reconciled
     assert_same_warehouse(root, reference)
+    assert assert_readers_see_whole_batches(root, reference, killed=False) == 120
+    assert list((root / "_tmp").iterdir()) == []
+    committed = {r["batch"] for r in pq.read_table(root / MANIFEST).to_pylist()}
+    in_folders = {
+        p.name[5:-8] for name in TABLES if name != "ingest_runs" for p in (root / name).glob("part-*.parquet")
+    }
+    assert in_folders == committed  # the killed batch's files are gone, nothing else was
 
 
 def test_open_removes_a_part_file_without_its_hands_file_and_junk_in_tmp(

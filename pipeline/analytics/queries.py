@@ -3,6 +3,7 @@ assemble the ``stats`` answer: per-player metrics and the table-level figures.""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +16,30 @@ from pipeline.analytics.metrics import player_metrics
 from pipeline.analytics.stats import mean_interval, wilson
 from pipeline.ingest.warehouse import Warehouse
 
+_WARNED: set[str] = set()  # incomplete runs this process has warned of
 
-def connect(warehouse_dir: str | Path) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with the warehouse's tables as views (read-only on the Parquet files), for the
-    analytics, the audit and the dashboards to share; the caller closes it (``with connect(d) as con:``).
+
+def connect(warehouse_dir: str | Path, *, warn: bool = True) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the warehouse's tables as views (read-only on the Parquet files; the batches
+    committed when it connects), for the analytics, the audit and the dashboards to share; the caller closes
+    it (``with connect(d) as con:``). When the warehouse's last ingest run did not finish (interrupted,
+    killed, failed, or still running), one warning line goes to stderr, once per process (``warn=False``: none).
 
     Raises ``FileNotFoundError`` when there is no warehouse at ``warehouse_dir``."""
     root = Path(warehouse_dir)
     if not (root / "hands").is_dir():
         raise FileNotFoundError(f"no warehouse at {root} (run xuezhan ingest first)")
-    return Warehouse(root).connect()
+    wh = Warehouse(root)
+    con = wh.connect()
+    last = wh.last_run() if warn else None
+    if last is not None and not last[1] and last[0] not in _WARNED:
+        _WARNED.add(last[0])  # once per process: a command may connect more than once
+        print(
+            f"xuezhan: warning: the last ingest run ({last[0]}) is incomplete (interrupted, or still running): "
+            "the warehouse holds part of its input; run the ingest again to complete",
+            file=sys.stderr,
+        )
+    return con
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:

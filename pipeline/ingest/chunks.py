@@ -16,15 +16,25 @@ from pipeline.ingest.read import RawLine, read_lines
 from pipeline.ingest.warehouse import SPILL
 
 CHUNK = 500  # lines per chunk, unless the run asks for another size
+CHUNK_BYTES = 8 << 20  # line bytes per chunk: a chunk ends at CHUNK lines or once it holds this many bytes
 
 
 def chunks(
-    lines: Iterable[RawLine], size: int, stored: set[str], on_skipped: Callable[[int], None]
+    lines: Iterable[RawLine],
+    size: int,
+    stored: set[str],
+    on_skipped: Callable[[int], None],
+    max_bytes: int | None = None,
 ) -> Iterator[list[RawLine]]:
-    """Non-blank lines in chunks of ``size``. A line whose bytes are a stored record's (``stored``: their
-    sha256) is reported to ``on_skipped`` (one line at a time) and not put in a chunk: after a crash, or on a
-    second run over the same input, only what is new gets validated again."""
+    """Non-blank lines in chunks of ``size`` lines, cut sooner once a chunk holds ``max_bytes`` bytes of lines
+    (lines of up to :data:`~pipeline.ingest.read.MAX_LINE` bytes, so a chunk holds at most
+    ``max_bytes + MAX_LINE``, whatever the input: memory does not grow with the lines' length). A line whose
+    bytes are a stored record's (``stored``: their sha256) is reported to ``on_skipped`` (one line at a time)
+    and not put in a chunk: after a crash, or on a second run over the same input, only what is new gets
+    validated again."""
+    limit = CHUNK_BYTES if max_bytes is None else max_bytes  # read when called: a test may lower it
     chunk: list[RawLine] = []
+    held = 0
     for line in lines:
         if line.blank:
             continue
@@ -32,9 +42,10 @@ def chunks(
             on_skipped(1)
             continue
         chunk.append(line)
-        if len(chunk) >= size:
+        held += len(line.data)
+        if len(chunk) >= size or held >= limit:
             yield chunk
-            chunk = []
+            chunk, held = [], 0
     if chunk:
         yield chunk
 

@@ -9,10 +9,21 @@ reading goes on with the next file.
 
 Lines end at LF; CRs right before the LF belong to the line break (CRLF files), in memory and in a spill
 file alike. A UTF-8 byte order mark at the start of a file (as Windows editors write) is not part of line 1.
+A blank line holds nothing but JSON whitespace (spaces, tabs, CRs); a line of other control characters
+(``\x0b``, ``\x0c``) is not blank but a line to account for (it is no JSON: a reject).
+
+Bounds, whatever the input: a side file holds at most ``max_spill`` bytes (a longer line is hashed to its end
+but kept nowhere: its :class:`RawLine` has ``code`` ``INGEST_SPILL_CAP``), and one input is read to at most
+``max_input`` decompressed bytes, a compressed one to at most ``RATIO`` times its size on disk plus
+``FLOOR`` (a decompression bomb): past that the file ends with one fault line of code ``INGEST_INPUT_CAP``.
+
+Reading is not writing: an error writing a side file (a full disk) is raised as :class:`OutputError`, never
+taken for a broken input file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -30,6 +41,14 @@ SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".ndjson")
 MAX_LINE = 4 << 20  # 4 MiB: a hand record is a few KiB
 PARTIAL = ".partial-"  # prefix of a spill file still being written
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte order mark
+MAX_SPILL = 256 << 20  # bytes one side file may hold: a longer line is hashed, not kept
+MAX_INPUT = 64 << 30  # decompressed bytes one input may reach
+RATIO, FLOOR = 200, 1 << 30  # a compressed input: at most RATIO x its size on disk + FLOOR decompressed
+BLANK = b" \t\r"  # JSON whitespace (the LF is the line break)
+
+
+class OutputError(OSError):
+    """Writing failed (a full disk, say) while reading: the warehouse's fault, not the input's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,18 +63,19 @@ class RawLine:
     spill: str | None = None  # side file (relative to spill_dir) holding a line too long to keep in memory
     fault: str | None = None
     too_long: bool = False  # longer than max_line: data is empty, size and sha256 are the whole line's
+    code: str | None = None  # the reject code a bound of the reader gives the line (INGEST_*_CAP), if any
 
     @classmethod
     def of(cls, source_file: str, source_line: int, data: bytes) -> RawLine:
         return cls(source_file, source_line, data, len(data), hashlib.sha256(data).hexdigest())
 
     @classmethod
-    def failed(cls, source_file: str, source_line: int, fault: str) -> RawLine:
-        return cls(source_file, source_line, b"", 0, _EMPTY_SHA, fault=fault)
+    def failed(cls, source_file: str, source_line: int, fault: str, code: str | None = None) -> RawLine:
+        return cls(source_file, source_line, b"", 0, _EMPTY_SHA, fault=fault, code=code)
 
     @property
     def blank(self) -> bool:
-        return self.fault is None and not self.too_long and not self.data.strip()
+        return self.fault is None and not self.too_long and not self.data.strip(BLANK)
 
 
 _EMPTY_SHA = hashlib.sha256(b"").hexdigest()
@@ -144,8 +164,13 @@ def read_lines(
     max_line: int = MAX_LINE,
     spill_dir: str | Path | None = None,
     on_bytes: Callable[[int], None] | None = None,
+    max_spill: int | None = None,
+    max_input: int | None = None,
 ) -> Iterator[RawLine]:
-    """Every line of every file, in order. ``on_bytes`` hears how many on-disk bytes were consumed."""
+    """Every line of every file, in order. ``on_bytes`` hears how many on-disk bytes were consumed.
+    ``max_spill``, ``max_input``: the bounds (default :data:`MAX_SPILL`, :data:`MAX_INPUT`, read when called)."""
+    max_spill = MAX_SPILL if max_spill is None else max_spill
+    max_input = MAX_INPUT if max_input is None else max_input
     for path in find_files(paths):
         number = 0
         try:
@@ -153,7 +178,12 @@ def read_lines(
         except OSError as exc:
             yield RawLine.failed(path, 0, f"cannot open {path}: {exc.strerror or exc}")
             continue
+        limit = max_input
+        if raw is not None and path.endswith((".gz", ".zst")):
+            with contextlib.suppress(OSError, AttributeError, ValueError):  # not a real file
+                limit = min(limit, RATIO * os.fstat(raw.fileno()).st_size + FLOOR)
         position = 0
+        decompressed = 0
         try:
             reader = stream
             while True:
@@ -166,13 +196,25 @@ def read_lines(
                     if not chunk.endswith(b"\n"):  # up to max_line + 1 bytes again, as _spill expects
                         chunk += reader.readline(max_line + 1 - len(chunk))
                 if len(chunk) > max_line and not chunk.endswith(b"\n"):
-                    yield _spill(path, number, chunk, reader, spill_dir, max_line)
+                    line = _spill(path, number, chunk, reader, spill_dir, max_line, max_spill, limit - decompressed)
+                    decompressed += line.size + 1
                 else:
-                    yield RawLine.of(path, number, chunk.rstrip(b"\r\n"))
+                    line = RawLine.of(path, number, chunk.rstrip(b"\r\n"))
+                    decompressed += len(chunk)
+                if decompressed > limit:
+                    why = (
+                        f"{path}: more than {limit} bytes decompressed by line {number} (a decompression bomb?): "
+                        "the rest of the file is not read"
+                    )
+                    yield RawLine.failed(path, number, why, code="INGEST_INPUT_CAP")
+                    break
+                yield line
                 if on_bytes is not None and raw is not None:
                     now = raw.tell()
                     on_bytes(now - position)
                     position = now
+        except OutputError:
+            raise
         except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
             why = f"{path}: stream broken after line {number}: {type(exc).__name__}: {exc}"
             yield RawLine.failed(path, number + 1, why)
@@ -184,28 +226,52 @@ def read_lines(
 
 
 def _spill(
-    path: str, number: int, head: bytes, reader: BinaryIO, spill_dir: str | Path | None, max_line: int
+    path: str,
+    number: int,
+    head: bytes,
+    reader: BinaryIO,
+    spill_dir: str | Path | None,
+    max_line: int,
+    max_spill: int = MAX_SPILL,
+    budget: int | None = None,
 ) -> RawLine:
     """Stream an over-long line (``head``, ``max_line + 1`` bytes, is its first part) to a side file, or just
-    hash it without ``spill_dir``; never hold it whole. The side file is named by the line's sha256.
+    hash it without ``spill_dir``; never hold it whole. The side file is named by the line's sha256, written
+    durably (fsync) before it gets that name. A line longer than ``max_spill`` keeps no side file (its
+    ``code`` says so); reading stops once the line passes ``budget`` bytes (what the input may still reach).
 
     ``head`` may end in the CR of a CRLF break: a line that turns out to fit once its break is taken off
     comes back as an ordinary line."""
     digest = hashlib.sha256()
     size = 0
-    target = out = None
+    target: Path | None = None
+    fd: int | None = None
     if spill_dir is not None:
-        Path(spill_dir).mkdir(parents=True, exist_ok=True)
-        target = Path(spill_dir) / f"{PARTIAL}{os.getpid()}-{number}"
-        out = target.open("wb")
+        try:
+            Path(spill_dir).mkdir(parents=True, exist_ok=True)
+            target = Path(spill_dir) / f"{PARTIAL}{os.getpid()}-{number}"
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        except OSError as exc:
+            raise _output_error(exc, target or Path(spill_dir)) from exc
     held = b""  # trailing CRs of the last piece: part of the line break if the line ends right after them
 
     def emit(body: bytes) -> None:
-        nonlocal size
+        nonlocal size, fd
         digest.update(body)
         size += len(body)
-        if out is not None:
-            out.write(body)
+        if fd is not None and size > max_spill:  # too long to keep: hash the rest only
+            os.close(fd)
+            fd = None
+            assert target is not None
+            target.unlink()
+        if fd is not None:
+            assert target is not None
+            try:
+                view = memoryview(body)
+                while view:
+                    view = view[os.write(fd, view) :]
+            except OSError as exc:
+                raise _output_error(exc, target) from exc
 
     try:
         piece = head
@@ -220,17 +286,55 @@ def _spill(
                 emit(held + body)
                 held = b""
             held += piece[len(body) :]
+            if budget is not None and size > budget:
+                break  # the input's cap is passed: the caller ends the file here
             piece = reader.readline(1 << 20)
+        if fd is not None:
+            assert target is not None
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise _output_error(exc, target) from exc
+    except BaseException:
+        if target is not None:
+            if fd is not None:
+                os.close(fd)
+                fd = None
+            target.unlink(missing_ok=True)
+        raise
     finally:
-        if out is not None:
-            out.close()
+        if fd is not None:
+            os.close(fd)
     if size <= max_line:  # all of it is in head: the bytes past max_line were the line break
         if target is not None:
-            target.unlink()
+            target.unlink(missing_ok=True)
         return RawLine.of(path, number, head[:size])
     sha = digest.hexdigest()
+    if budget is not None and size > budget:  # cut short: the caller ends the file with INGEST_INPUT_CAP
+        if target is not None:
+            target.unlink(missing_ok=True)
+        return RawLine(path, number, b"", size, sha, too_long=True, code="INGEST_INPUT_CAP")
+    if size > max_spill:
+        return RawLine(path, number, b"", size, sha, too_long=True, code="INGEST_SPILL_CAP")
     name = None
     if target is not None:
         name = f"{sha}.line"
-        os.replace(target, Path(spill_dir) / name)  # type: ignore[arg-type]
+        try:
+            os.replace(target, target.with_name(name))
+            fsync_dir(target.parent)
+        except OSError as exc:
+            raise _output_error(exc, target) from exc
     return RawLine(path, number, b"", size, sha, spill=name, too_long=True)
+
+
+def _output_error(exc: OSError, where: Path) -> OutputError:
+    return OutputError(exc.errno, exc.strerror or str(exc), str(exc.filename or where))
+
+
+def fsync_dir(folder: str | Path) -> None:
+    """Make the names in ``folder`` (files renamed or created in it) durable."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

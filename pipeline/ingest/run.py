@@ -9,6 +9,12 @@ stored (the same ``hand_id`` with the same bytes). The counts reconcile and are 
 The same ``hand_id`` with other content is a conflict: the new line goes to ``rejects`` (code
 ``INGEST_CONFLICT``), the stored record stays. Running the same input again stores nothing new.
 
+A run is recorded in ``ingest_runs`` when it starts (no ``finished_at``) and again when it ends; each batch
+is committed with its counts (:mod:`pipeline.ingest.warehouse`), so a run that stops early, however it stops,
+leaves a warehouse that reconciles, and readers warn that its last run is incomplete. A run interrupted by
+Ctrl-C or SIGTERM removes its temporaries and raises :class:`IngestInterrupted`; one that cannot write (a
+full disk) does the same and raises :class:`IngestFailed`: both are ``OSError``, one line for the command.
+
 The work is an engine's (:class:`~pipeline.ingest.engines.base.Engine`, picked by name from :data:`ENGINES`):
 it cuts the input into chunks (:mod:`pipeline.ingest.chunks`) and validates them; this module commits what it
 yields, in input order, whichever engine it is.
@@ -16,11 +22,14 @@ yields, in input order, whichever engine it is.
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
+import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack, closing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -35,7 +44,7 @@ from pipeline.ingest.engines.base import Engine
 from pipeline.ingest.engines.local import LocalEngine
 from pipeline.ingest.engines.spark import SparkEngine
 from pipeline.ingest.read import RawLine
-from pipeline.ingest.warehouse import Encoded, Warehouse
+from pipeline.ingest.warehouse import COUNTS, Encoded, Warehouse
 from pipeline.ingest.work import RECORD_TABLES, EncodedRows, RecordKey, Rows, reject_row
 
 # --engine NAME → the engine of a run, from the run's worker count and the engine's options (the local engine
@@ -75,6 +84,36 @@ class IngestStats:
         return "\n".join(lines)
 
 
+class IngestInterrupted(InterruptedError):
+    """The run was interrupted (Ctrl-C, SIGTERM): what it committed stays, and running it again completes it."""
+
+
+class IngestFailed(OSError):
+    """The run could not write (a full disk): what it committed stays (reconciled), its temporaries are
+    removed, and running it again once the cause is fixed completes it. ``filename``: where writing failed."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the run like Ctrl-C."""
+
+
+@contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` while the run lasts (in the main thread only: signals go there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(_signum: int, _frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def ingest(
     paths: list[str],
     warehouse_dir: str | Path,
@@ -89,21 +128,49 @@ def ingest(
 ) -> IngestStats:
     """Ingest ``paths`` into the warehouse at ``warehouse_dir``; return the run's counts.
 
-    Raises :class:`~pipeline.ingest.warehouse.WarehouseBusy` when another process is ingesting into it."""
+    Raises :class:`~pipeline.ingest.warehouse.WarehouseBusy` when another process is ingesting into it,
+    :class:`IngestInterrupted` on Ctrl-C or SIGTERM and :class:`IngestFailed` when it cannot write; after
+    either, the warehouse holds the batches committed before (reconciled) and nothing else."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} ({' or '.join(ENGINES)})")
-    with Warehouse(warehouse_dir) as wh:
-        return _ingest(
-            wh,
-            paths,
-            workers=workers or os.cpu_count() or 1,
-            engine=engine,
-            profile=profile,
-            chunk_size=chunk_size,
-            on_lines=on_lines,
-            on_bytes=on_bytes,
-            engine_options=engine_options,
-        )
+    wh = Warehouse(warehouse_dir)
+    with _terminable():
+        try:
+            wh.open()
+            return _ingest(
+                wh,
+                paths,
+                workers=workers or os.cpu_count() or 1,
+                engine=engine,
+                profile=profile,
+                chunk_size=chunk_size,
+                on_lines=on_lines,
+                on_bytes=on_bytes,
+                engine_options=engine_options,
+            )
+        except KeyboardInterrupt:
+            _tidy(wh)
+            raise IngestInterrupted(errno.EINTR, "interrupted; run again to complete") from None
+        except OSError as exc:
+            _tidy(wh)
+            if isinstance(exc, IngestFailed):
+                raise
+            where = exc.filename if exc.filename is not None else wh.root
+            why = exc.strerror or str(exc)
+            raise IngestFailed(
+                exc.errno, f"{why} (the batches committed before are kept; run again once fixed)", str(where)
+            ) from exc
+        finally:
+            wh.close()
+
+
+def _tidy(wh: Warehouse) -> None:
+    """After a run stopped early: remove its temporaries (best effort: the disk may still be full)."""
+    try:
+        if wh.tmp.exists():
+            wh.clean()
+    except OSError:
+        pass
 
 
 def _ingest(
@@ -126,6 +193,20 @@ def _ingest(
     stored = set(known.values())
     known_rejects = wh.known_rejects()
     absolute = [p if p == "-" else str(Path(p).resolve()) for p in paths]
+    accounted: dict[str, int] = {}
+
+    def row(finished: datetime | None) -> dict[str, object]:
+        return {
+            "run_id": run_id,
+            "started_at": started,
+            "finished_at": finished,
+            "inputs": list(paths),
+            "engine": engine,
+            "workers": workers,
+            **{c: getattr(stats, c) for c in COUNTS},
+            "seconds": stats.seconds,
+            "version": _version(),
+        }
 
     def skipped(n: int) -> None:  # lines the engine did not validate: their bytes are a stored record's
         stats.lines_read += n
@@ -143,36 +224,19 @@ def _ingest(
             on_skipped=skipped,
             on_bytes=on_bytes,
         )  # checks the inputs
+        wh.write_run(run_id, row(None))  # the run marker: the warehouse is incomplete until the run ends
         stack.enter_context(worker)  # Spark: starts the session; stopped when the run ends, however it ends
         stack.enter_context(closing(results))  # closed before the session stops, should a commit fail
         workers = worker.parallelism
         for seq, (chunk, (tables, keys)) in enumerate(results, start=1):
-            _commit(wh, f"{run_id}-{seq:06d}", chunk, tables, keys, known, known_rejects, stats, run_id)
+            batch = f"{run_id}-{seq:06d}"
+            _commit(wh, batch, chunk, tables, keys, known, known_rejects, stats, run_id, accounted)
             stored.update(known[k.hand_id] for k in keys)  # the digests now stored under these hand_ids
             if on_lines is not None:
                 on_lines(len(chunk))
     stats.seconds = time.perf_counter() - clock
-    wh.write_run(
-        run_id,
-        {
-            "run_id": run_id,
-            "started_at": started,
-            "finished_at": datetime.now(UTC),
-            "inputs": list(paths),
-            "engine": engine,
-            "workers": workers,
-            "lines_read": stats.lines_read,
-            "records_stored": stats.records_stored,
-            "records_invalid": stats.records_invalid,
-            "rejects": stats.rejects,
-            "duplicates": stats.duplicates,
-            "conflicts": stats.conflicts,
-            "seconds": stats.seconds,
-            "version": _version(),
-        },
-    )
-    wh.build_catalogue()
     assert stats.reconciled, stats.text()
+    wh.write_run(run_id, row(datetime.now(UTC)))
     return stats
 
 
@@ -186,8 +250,11 @@ def _commit(
     known_rejects: set[tuple[str, int, str]],
     stats: IngestStats,
     run_id: str,
+    accounted: dict[str, int],
 ) -> None:
-    """Deduplicate one processed chunk against the warehouse and write it as one batch."""
+    """Deduplicate one processed chunk against the warehouse and write it as one batch, with the lines it
+    accounts for (its own, and those skipped as stored records since the last batch): ``accounted`` holds the
+    run's counts as of its last committed batch."""
     stats.lines_read += len(chunk)
     keep = []
     conflicts = Rows()
@@ -249,7 +316,9 @@ def _commit(
     stats.rejects += rejects.num_rows
     stats.records_stored += hands.num_rows
     stats.records_invalid += hands.num_rows - pc.sum(hands["valid"]).as_py() if hands.num_rows else 0
-    wh.write_batch(batch, out)
+    counts = {c: getattr(stats, c) - accounted.get(c, 0) for c in COUNTS}
+    wh.write_batch(batch, out, {"run_id": run_id, **counts})
+    accounted.update({c: getattr(stats, c) for c in COUNTS})
 
 
 def _version() -> str:

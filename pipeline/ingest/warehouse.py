@@ -1,19 +1,47 @@
-"""The warehouse on disk: Parquet folders, one per table, and a DuckDB catalogue over them.
+"""The warehouse on disk: Parquet folders, one per table, a manifest of the committed batches, and a DuckDB
+catalogue over them. (``docs/WAREHOUSE.md`` says the same for users, with what each guarantee is tested by.)
 
 Layout under the warehouse directory ``DIR``::
 
-    DIR/hands/part-<batch>.parquet      one file per table per committed batch
-    DIR/<table>/...                     player_hands, events, wins, payments, issues, rejects, ingest_runs
+    DIR/hands/part-<batch>.parquet      one file per table per batch (a table with no rows in a batch: none)
+    DIR/<table>/...                     player_hands, events, wins, payments, issues, rejects
+    DIR/ingest_runs/part-<run>.parquet  one row per run, written when the run starts and again when it ends
+    DIR/_manifest.parquet               the committed batches: one row each (batch id, run, its line counts)
     DIR/spill/<sha256>.line             raw lines too long to keep inline in ``rejects``
     DIR/_tmp/                           files being written (never read)
     DIR/warehouse.duckdb                views over the folders, for any DuckDB client
     DIR/.lock                           held by the one run writing to the warehouse
 
-Crash safety: a batch's files are written under ``_tmp`` and moved into place with an atomic rename,
-``hands`` last. The ``hands`` file is the batch's commit mark: at the start of every run, files of a batch
-with no ``hands`` file (a run killed part-way through a commit) are deleted, and ``_tmp`` and half-written
-spill files are removed. Since a record counts as stored only once its ``hands`` row is in place, running
-again after ``kill -9`` stores exactly what the killed run did not.
+The commit protocol. A batch's files are written into ``_tmp``, fsynced, and renamed into their folders
+(whose entries are then fsynced); then the manifest, the list of committed batches with this one added, is
+written into ``_tmp``, fsynced and renamed over ``_manifest.parquet``, and ``DIR`` is fsynced. That one
+rename is the commit point: a batch is committed if and only if the manifest names it. A file in a table
+folder that the manifest does not name (its batch was being committed when the run died) is part of
+nothing: every view reads only the files of committed batches, so readers see each batch whole or not at
+all whatever moment a run is killed, and never need a writer to repair anything. (The next writer's
+:meth:`Warehouse.open` deletes such files, and ``_tmp`` and half-written spill files, as housekeeping.)
+
+The views. Each table's view reads its folder (``read_parquet`` of ``<folder>/*.parquet`` with
+``union_by_name``, so a column added later reads as null in old files) and keeps the rows of files the
+manifest names::
+
+    SELECT * EXCLUDE (_file) FROM read_parquet('DIR/hands/*.parquet', union_by_name = true, filename = '_file')
+    WHERE parse_filename(_file) IN (SELECT 'part-' || batch || '.parquet' FROM read_parquet('DIR/_manifest.parquet'))
+
+plain SQL that any DuckDB client runs on ``warehouse.duckdb``, which is written once per run (atomically)
+and never changes with the data: the manifest is read when a query runs. ``ingest_runs`` is the run files,
+except that a run with no ``finished_at`` (still running, or killed) has the counts of its committed batches
+from the manifest, so that ``lines_read = records_stored + rejects + duplicates`` holds for every run and
+every stored hand has its run's row, whenever a run stops. :meth:`Warehouse.connect` (what the commands use)
+reads the manifest once, when it connects: one snapshot for every query on that connection, even while an
+ingest commits. (A plain DuckDB client reads the manifest per table in a query, so a query running while a
+batch commits may see it in one table and not yet in another; after a kill there is no such moment.)
+
+Paths: a warehouse path holding glob characters (``[``, ``*``, ``?``) is escaped in every pattern.
+
+What survives a power cut: every batch whose manifest rename had returned (its files, their names, the
+manifest and its name were fsynced first), and the side files its rejects name (fsynced before they get
+their name); a batch being committed is lost whole, like one killed.
 
 One run at a time: :meth:`Warehouse.open` takes a POSIX lock on ``DIR/.lock`` (released by the kernel when
 the process dies, so a killed run never leaves it stuck) and a writer in another process gets
@@ -23,6 +51,7 @@ belong to a process: two ``Warehouse`` objects in one process do not exclude eac
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
@@ -34,13 +63,18 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.ingest.read import PARTIAL
+from pipeline.ingest.read import PARTIAL, fsync_dir
 from schemas.tables import TABLES
 
 EMPTY_BATCH = "0-empty"
 SPILL = "spill"
+MANIFEST = "_manifest.parquet"
 _BATCH = re.compile(r"^part-(.+)\.parquet$")
 COMPRESSION = "zstd"
+COUNTS = ("lines_read", "records_stored", "records_invalid", "rejects", "duplicates", "conflicts")
+MANIFEST_SCHEMA = pa.schema(
+    [pa.field("batch", pa.string(), nullable=False), ("run_id", pa.string()), *((c, pa.int64()) for c in COUNTS)]
+)
 
 
 class Encoded:
@@ -51,17 +85,46 @@ class Encoded:
     __slots__ = ("num_rows", "parquet")
 
     def __init__(self, name: str, table: pa.Table) -> None:
-        sink = pa.BufferOutputStream()
-        pq.write_table(table.cast(TABLES[name]), sink, compression=COMPRESSION)
         self.num_rows: int = table.num_rows
-        self.parquet: bytes = sink.getvalue().to_pybytes()
+        self.parquet: bytes = parquet_bytes(table.cast(TABLES[name]))
 
     def table(self) -> pa.Table:
         return pq.read_table(pa.BufferReader(self.parquet))
 
 
+def parquet_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression=COMPRESSION)
+    return sink.getvalue().to_pybytes()
+
+
 class WarehouseBusy(RuntimeError):
     """Another process is writing to the warehouse."""
+
+
+def write_durably(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file ``path`` and fsync it (the caller renames it into place)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise
+    finally:
+        os.close(fd)
+
+
+def glob_escape(path: str) -> str:
+    """``path`` as a DuckDB glob pattern matching just itself (``[`` → ``[[]``, ``*`` → ``[*]``, ``?`` → ``[?]``)."""
+    return "".join(f"[{c}]" if c in "[*?" else c for c in path)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"  # DuckDB views take no bound parameters
 
 
 class Warehouse:
@@ -70,29 +133,53 @@ class Warehouse:
         self.tmp = self.root / "_tmp"
         self.spill = self.root / SPILL
         self.catalogue_path = self.root / "warehouse.duckdb"
+        self.manifest_path = self.root / MANIFEST
         self._lock: int | None = None
+        self._committed: list[dict[str, object]] = []  # the manifest's rows, while open for writing
 
     # ------------------------------------------------------------------------------------ setup
     def open(self) -> Warehouse:
         """Lock the warehouse for writing, create the folders (with an empty file per table, so every view
-        has a file to read) and remove what a killed run left half-written."""
+        has a file to read), remove what a killed run left half-written, and write the catalogue."""
         self.root.mkdir(parents=True, exist_ok=True)
         if self._lock is None:
             self._take_lock()
         for name in TABLES:
             (self.root / name).mkdir(exist_ok=True)
         self.spill.mkdir(exist_ok=True)
-        for partial in self.spill.glob(f"{PARTIAL}*"):
-            partial.unlink()
-        if self.tmp.exists():
-            shutil.rmtree(self.tmp)
-        self.tmp.mkdir()
+        self.clean()
+        self._committed = self._read_manifest()
         self._drop_uncommitted()
-        if not (self.root / "hands" / f"part-{EMPTY_BATCH}.parquet").exists():
+        if not any(row["batch"] == EMPTY_BATCH for row in self._committed):
             self.write_batch(EMPTY_BATCH, {name: schema.empty_table() for name, schema in TABLES.items()})
         else:
             self._upgrade_empty_files()
+        self.build_catalogue()
         return self
+
+    def clean(self) -> None:
+        """Remove ``_tmp`` and half-written spill files (what a run that failed or was killed leaves)."""
+        for partial in self.spill.glob(f"{PARTIAL}*"):
+            partial.unlink(missing_ok=True)
+        if self.tmp.exists():
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        self.tmp.mkdir(exist_ok=True)
+
+    def _read_manifest(self) -> list[dict[str, object]]:
+        """The committed batches. A warehouse made before the manifest (whose commit mark was a batch's hands
+        file, renamed last) gets one: its batches with a hands file, counts unknown."""
+        if self.manifest_path.exists():
+            return pq.read_table(self.manifest_path).to_pylist()
+        rows = self._read_manifest_of_old()
+        if rows:
+            self._write_manifest(rows)
+        return rows
+
+    def _write_manifest(self, rows: list[dict[str, object]]) -> None:
+        staged = self.tmp / f"manifest-{uuid.uuid4().hex}.parquet"
+        write_durably(staged, parquet_bytes(pa.Table.from_pylist(rows, schema=MANIFEST_SCHEMA)))
+        os.replace(staged, self.manifest_path)  # the commit point
+        fsync_dir(self.root)
 
     def _upgrade_empty_files(self) -> None:
         """Schema evolution: a column added to a table after a warehouse was made appears in its views as
@@ -102,8 +189,9 @@ class Warehouse:
             path = self.root / name / f"part-{EMPTY_BATCH}.parquet"
             if path.exists() and not pq.read_schema(path).remove_metadata().equals(schema.remove_metadata()):
                 staged = self.tmp / f"{name}-empty.parquet"
-                pq.write_table(schema.empty_table(), staged)
+                write_durably(staged, parquet_bytes(schema.empty_table()))
                 os.replace(staged, path)
+                fsync_dir(path.parent)
 
     def close(self) -> None:
         """Release the write lock."""
@@ -133,9 +221,9 @@ class Warehouse:
         self._lock = fd
 
     def _drop_uncommitted(self) -> None:
-        committed = {m.group(1) for f in (self.root / "hands").iterdir() if (m := _BATCH.match(f.name))}
+        committed = {row["batch"] for row in self._committed}
         for name in TABLES:
-            if name in ("hands", "ingest_runs"):
+            if name == "ingest_runs":
                 continue
             for f in (self.root / name).iterdir():
                 m = _BATCH.match(f.name)
@@ -143,57 +231,122 @@ class Warehouse:
                     f.unlink()
 
     # ------------------------------------------------------------------------------------ writing
-    def write_batch(self, batch: str, tables: dict[str, pa.Table | Encoded]) -> None:
-        """Write one batch: every table's file into ``_tmp``, then into place, ``hands`` last (the commit).
+    def write_batch(
+        self, batch: str, tables: dict[str, pa.Table | Encoded], counts: dict[str, object] | None = None
+    ) -> None:
+        """Commit one batch: every table's file into ``_tmp`` (fsynced), into place (folders fsynced), then
+        the manifest naming it (the commit point, see the module). ``counts``: its lines, for ``ingest_runs``.
 
-        ``ingest_runs`` is written only with the empty batch that starts a warehouse; a run's own row is
-        :meth:`write_run`."""
-        staged = []
-        for name in TABLES:
-            if name == "ingest_runs" and batch != EMPTY_BATCH:
-                continue
-            table = tables.get(name, TABLES[name].empty_table())
-            if name != "hands" and table.num_rows == 0 and batch != EMPTY_BATCH:
-                continue
-            path = self.tmp / f"{name}-part-{batch}.parquet"
-            if isinstance(table, Encoded):
-                path.write_bytes(table.parquet)
-            else:
-                pq.write_table(table.cast(TABLES[name]), path, compression=COMPRESSION)
-            staged.append((path, self.root / name / f"part-{batch}.parquet"))
-        for src, dst in sorted(staged, key=lambda p: p[1].parent.name == "hands"):
-            os.replace(src, dst)
+        Should anything fail before the manifest is in place, the batch's files are removed again and the
+        error raised: the batch is not committed. ``ingest_runs`` is written only with the empty batch that
+        starts a warehouse; a run's own row is :meth:`write_run`."""
+        staged: list[tuple[Path, Path]] = []
+        placed: list[Path] = []
+        committed = False
+        try:
+            for name in TABLES:
+                if name == "ingest_runs" and batch != EMPTY_BATCH:
+                    continue
+                table = tables.get(name, TABLES[name].empty_table())
+                if name != "hands" and table.num_rows == 0 and batch != EMPTY_BATCH:
+                    continue
+                path = self.tmp / f"{name}-part-{batch}.parquet"
+                staged.append((path, self.root / name / f"part-{batch}.parquet"))
+                write_durably(
+                    path, table.parquet if isinstance(table, Encoded) else parquet_bytes(table.cast(TABLES[name]))
+                )
+            for src, dst in staged:
+                os.replace(src, dst)
+                placed.append(dst)
+            for folder in sorted({dst.parent for _, dst in staged}):
+                fsync_dir(folder)
+            row = {"batch": batch, "run_id": None, **dict.fromkeys(COUNTS), **(counts or {})}
+            self._write_manifest([*self._committed, row])
+            committed = True
+            self._committed.append(row)
+        except BaseException:
+            if not committed:
+                for path in placed + [src for src, _ in staged]:
+                    path.unlink(missing_ok=True)
+            raise
 
     def write_run(self, run_id: str, row: dict[str, object]) -> None:
+        """Write (or replace) the run's row of ``ingest_runs``, durably."""
         table = pa.Table.from_pylist([row], schema=TABLES["ingest_runs"])
         path = self.tmp / f"run-{run_id}.parquet"
-        pq.write_table(table, path)
-        os.replace(path, self.root / "ingest_runs" / f"part-{run_id}.parquet")
+        try:
+            write_durably(path, parquet_bytes(table))
+            os.replace(path, self.root / "ingest_runs" / f"part-{run_id}.parquet")
+        finally:
+            path.unlink(missing_ok=True)
+        fsync_dir(self.root / "ingest_runs")
 
     # ------------------------------------------------------------------------------------ reading
     def glob(self, table: str) -> str:
-        return str(self.root / table / "*.parquet")
+        """The DuckDB pattern of a table's files (the warehouse path escaped)."""
+        return glob_escape(str(self.root / table)) + "/*.parquet"
 
     def connect(self) -> duckdb.DuckDBPyConnection:
-        """An in-memory DuckDB connection with every table as a view over its Parquet folder."""
+        """An in-memory DuckDB connection with every table as a view over its committed files, the manifest
+        read once (a snapshot for the connection's life)."""
         con = duckdb.connect()
         con.execute("SET enable_progress_bar = false")  # our commands draw their own progress
+        if self.manifest_path.exists():
+            con.execute(f"CREATE TEMP TABLE _committed AS SELECT * FROM {self._manifest_sql()}")
+        else:  # a warehouse made before the manifest: its commit mark was the hands file
+            con.register("_old_manifest", pa.Table.from_pylist(self._read_manifest_of_old(), schema=MANIFEST_SCHEMA))
+            con.execute("CREATE TEMP TABLE _committed AS SELECT * FROM _old_manifest")
+            con.unregister("_old_manifest")
         for name in TABLES:
-            con.execute(self._view_sql(name))
+            con.execute(self._view_sql(name, "temp._committed"))
         return con
 
-    def _view_sql(self, name: str) -> str:
-        path = self.glob(name).replace("'", "''")  # a literal: DuckDB views take no bound parameters
-        return f"CREATE VIEW \"{name}\" AS SELECT * FROM read_parquet('{path}', union_by_name = true)"
+    def _read_manifest_of_old(self) -> list[dict[str, object]]:
+        folder = self.root / "hands"
+        batches = sorted(m.group(1) for f in folder.iterdir() if (m := _BATCH.match(f.name))) if folder.is_dir() else []
+        return [{"batch": b, "run_id": None, **dict.fromkeys(COUNTS)} for b in batches]
+
+    def _manifest_sql(self) -> str:
+        return f"read_parquet({_literal(glob_escape(str(self.manifest_path)))})"
+
+    def _view_sql(self, name: str, committed: str) -> str:
+        """The view of table ``name``: its files of the batches in ``committed`` (SQL naming the manifest's
+        rows); ``ingest_runs`` with the counts of an unfinished run from its committed batches."""
+        files = f"read_parquet({_literal(self.glob(name))}, union_by_name = true"
+        if name == "ingest_runs":
+            sums = ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in COUNTS)
+            replace = ", ".join(f"if(r.finished_at IS NULL, coalesce(b.{c}, 0), r.{c}) AS {c}" for c in COUNTS)
+            return (
+                f'CREATE VIEW "{name}" AS SELECT r.* REPLACE ({replace}) FROM {files}) AS r '
+                f"LEFT JOIN (SELECT run_id, {sums} FROM {committed} GROUP BY run_id) AS b ON r.run_id = b.run_id"
+            )
+        return (
+            f"CREATE VIEW \"{name}\" AS SELECT * EXCLUDE (_file) FROM {files}, filename = '_file') "
+            f"WHERE parse_filename(_file) IN (SELECT 'part-' || batch || '.parquet' FROM {committed})"
+        )
+
+    def last_run(self) -> tuple[str, bool] | None:
+        """The id of the last run that started and whether it finished, from ``ingest_runs`` (None: no run)."""
+        folder = self.root / "ingest_runs"
+        if not folder.is_dir():
+            return None
+        with duckdb.connect() as con:
+            row = con.execute(
+                "SELECT run_id, finished_at IS NOT NULL FROM read_parquet(?, union_by_name = true) "
+                "ORDER BY started_at DESC NULLS LAST, run_id DESC LIMIT 1",
+                [self.glob("ingest_runs")],
+            ).fetchone()
+        return (str(row[0]), bool(row[1])) if row else None
 
     def known_hands(self) -> dict[str, str]:
-        """hand_id → record_sha256 of every stored record."""
+        """hand_id → record_sha256 of every stored record (call after :meth:`open`: then every file is
+        committed)."""
         with duckdb.connect() as con:  # closed at once: the worker processes are forked after this
             rows = con.execute("SELECT hand_id, record_sha256 FROM read_parquet(?)", [self.glob("hands")]).fetchall()
         return dict(rows)
 
     def known_rejects(self) -> set[tuple[str, int, str]]:
-        """(source_file, source_line, sha256) of every stored reject."""
+        """(source_file, source_line, sha256) of every stored reject (after :meth:`open`)."""
         with duckdb.connect() as con:
             rows = con.execute(
                 "SELECT source_file, source_line, sha256 FROM read_parquet(?)", [self.glob("rejects")]
@@ -201,15 +354,24 @@ class Warehouse:
         return {(f, n, s) for f, n, s in rows}
 
     def build_catalogue(self) -> None:
-        """(Re)create ``warehouse.duckdb``: one view per table over its folder (absolute paths)."""
+        """(Re)create ``warehouse.duckdb`` atomically: one view per table over its committed files (absolute
+        paths; the manifest is read when a query runs)."""
         tmp = self.tmp / f"catalogue-{uuid.uuid4().hex}.duckdb"
-        con = duckdb.connect(str(tmp))
-        try:
-            for name in TABLES:
-                con.execute(self._view_sql(name))
-        finally:
-            con.close()
-        os.replace(tmp, self.catalogue_path)
         wal = tmp.with_name(tmp.name + ".wal")
-        if wal.exists():
-            wal.unlink()
+        try:
+            con = duckdb.connect(str(tmp))
+            try:
+                for name in TABLES:
+                    con.execute(self._view_sql(name, self._manifest_sql()))
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, self.catalogue_path)
+            fsync_dir(self.root)
+        except duckdb.Error as exc:  # DuckDB's own I/O: a full disk is a duckdb.IOException
+            raise OSError(errno.EIO, f"cannot write the catalogue: {str(exc).splitlines()[0]}", str(tmp)) from exc
+        finally:
+            tmp.unlink(missing_ok=True)
+            wal.unlink(missing_ok=True)

@@ -198,7 +198,11 @@ def _process(lines: list[RawLine], run_id: str, profile: dict[str, Any] | None) 
         assert isinstance(line, RawLine)
         if v.record is None or out.obj is None:
             first = v.issues[0]
-            reject_row(rows, line, first.code, first.message, run_id, hand_id=v.hand_id)
+            code, message = first.code, first.message
+            if line.code is not None:  # a bound of the reader (INGEST_SPILL_CAP, INGEST_INPUT_CAP)
+                code = line.code
+                message = line.fault or f"line {line.source_line}: a line of {line.size} bytes, too long to keep"
+            reject_row(rows, line, code, message, run_id, hand_id=v.hand_id)
             continue
         mark = rows.mark()
         try:
@@ -262,6 +266,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         seats=len(players),
         suits=record.rules.suits,
         mode=record.rules.mode,
+        fan_base=record.rules.fan_base,
+        pot=sum(p.amount for p in v.payments if p.payee is None) if hand is not None else None,
         dealer=record.dealer,
         events=len(record.events),
         winners=len({w.seat for w in v.wins}),
@@ -397,7 +403,7 @@ def _payments(rows: Rows, hand_id: str, players: Sequence[str], side: str, payme
         payer=[p.payer for p in paid],
         payee=[p.payee for p in paid],
         payer_player=[players[p.payer] for p in paid],
-        payee_player=[players[p.payee] for p in paid],
+        payee_player=[players[p.payee] if p.payee is not None else None for p in paid],  # None: to the pot
         amount=[p.amount for p in paid],
         reason=[p.reason for p in paid],
         event=[p.event for p in paid],

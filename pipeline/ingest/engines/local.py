@@ -35,7 +35,11 @@ def _work(lines: list[RawLine], run_id: str, profile: dict[str, Any] | None) -> 
 
 
 def _die_with(parent: int) -> None:
-    """Worker initializer: exit when ``parent`` is gone (Linux: at once, by a signal; elsewhere: polled)."""
+    """Worker initializer: exit when ``parent`` is gone (Linux: at once, by a signal; elsewhere: polled).
+    Ctrl-C and SIGTERM are the parent's to handle (a Ctrl-C reaches the whole process group): the worker
+    ignores them and dies with the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     armed = False
     if sys.platform.startswith("linux"):
         try:
@@ -59,9 +63,8 @@ def run_chunks(
 ) -> Iterator[tuple[list[RawLine], Result]]:
     """Process chunks on ``workers`` processes; yield ``(chunk, result)`` in input order."""
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
-    ) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with, initargs=(os.getpid(),))
+    try:
         pending: deque[tuple[list[RawLine], Future[Result]]] = deque()
         for chunk in chunks:
             pending.append((chunk, pool.submit(_work, chunk, run_id, profile)))
@@ -71,6 +74,8 @@ def run_chunks(
         while pending:
             done, future = pending.popleft()
             yield done, future.result()
+    finally:  # a run that stops early (interrupted, a full disk) does not wait for the chunks still queued
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class LocalEngine:

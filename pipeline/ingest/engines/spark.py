@@ -80,6 +80,7 @@ LINES = pa.schema(
         ("spill", pa.string()),
         ("fault", pa.string()),
         ("too_long", pa.bool_()),
+        ("code", pa.string()),
     ]
 )
 KEYS = pa.schema([("hand_id", pa.string()), ("sha256", pa.string()), ("position", pa.int32())])
