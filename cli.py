@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -165,6 +165,27 @@ def main(
     ] = False,
 ) -> None:
     """Audit and analyse Sichuan blood-battle mahjong (四川麻将·血战到底) records."""
+    _quiet_fonts(quiet=False)
+
+
+def _quiet_fonts(*, quiet: bool) -> None:
+    """Matplotlib's font look-ups log to stderr (``findfont: Failed to find font weight normal for DejaVu Sans
+    Light``, ``findfont: Font family ... not found``) when the report's font check tries faces a system lacks:
+    noise to a user, since the missing CJK font is reported by the report itself (and ``make demo``). Those
+    lines are always dropped; with ``--quiet`` every font-manager warning is (such as the one-off "building the
+    font cache")."""
+    import logging
+
+    logger = logging.getLogger("matplotlib.font_manager")
+    if not any(isinstance(f, _NoFindfont) for f in logger.filters):
+        logger.addFilter(_NoFindfont())
+    if quiet:
+        logger.setLevel(logging.ERROR)
+
+
+class _NoFindfont:
+    def filter(self, record: Any) -> bool:
+        return not str(record.msg).startswith("findfont")
 
 
 def _output_dir(path: Path, option: str, folder: Path | None = None) -> None:
@@ -334,12 +355,16 @@ def validate_command(
         bool, typer.Option("--strict", help="Stop at the first issue (per record, and the whole run).")
     ] = False,
     show: Annotated[int, typer.Option("--show", help="How many issues the summary lists.")] = 20,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Replay every record through the rules and report every difference.
 
-    Exit 0 when every record is valid, 1 when any is not, 2 on a usage error.
+    The summary's first line accounts for every line as ingest would store it: records (the first line of each
+    hand_id), lines that are not a record (ingest's rejects), and repeated hand_ids (ingest's duplicates, or a
+    conflict reject when the content differs). Exit 0 when every record is valid, 1 when any is not, 2 on a
+    usage error.
     """
-    from pipeline.ingest.read import RawLine, find_files, read_lines
+    from pipeline.ingest.read import RawLine, find_files, input_bytes, read_lines
     from pipeline.validate import check_sessions, hand_key, validate_lines
 
     override = _profile_option(profile)
@@ -348,29 +373,29 @@ def validate_command(
         raise fail(f"no such file or folder: {', '.join(missing)}")
     if not find_files(paths):
         raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
-    read = valid = invalid = 0
+    tally = _LineTally()
     by_code: Counter[str] = Counter()
     first: list[str] = []
     keys = []
-    for out in validate_lines(read_lines(paths), profile=override, strict=strict):
-        v, item = out.validation, out.line
-        assert isinstance(item, RawLine)
-        unread = item.fault is not None or item.too_long  # not counted as a record read
-        read += not unread
-        keys.append(hand_key(v))
-        if v.ok:
-            valid += 1
-        else:
-            invalid += 1
-        for issue in v.issues:
-            by_code[issue.code] += 1
-            if len(first) < show:
-                where = f" event {issue.event}" if issue.event is not None else ""
-                first.append(f"{item.source_file}:{item.source_line} {v.hand_id}{where}: {issue.code} {issue.message}")
-        if as_json:
-            typer.echo(json.dumps(v.as_dict(), ensure_ascii=False))
-        if strict and not v.ok:
-            break
+    with _progress("validating", quiet, size=input_bytes(paths) or None) as bar:
+        for out in validate_lines(read_lines(paths, on_bytes=bar.read), profile=override, strict=strict):
+            bar.count(1)
+            v, item = out.validation, out.line
+            assert isinstance(item, RawLine)
+            unread = item.fault is not None or item.too_long or v.record is None or out.obj is None
+            tally.add(None if unread else v.hand_id, item.sha256, v.ok)
+            keys.append(hand_key(v))
+            for issue in v.issues:
+                by_code[issue.code] += 1
+                if len(first) < show:
+                    where = f" event {issue.event}" if issue.event is not None else ""
+                    first.append(
+                        f"{item.source_file}:{item.source_line} {v.hand_id}{where}: {issue.code} {issue.message}"
+                    )
+            if as_json:
+                typer.echo(json.dumps(v.as_dict(), ensure_ascii=False))
+            if strict and not v.ok:
+                break
     for s in check_sessions(keys):
         by_code[s.issue.code] += 1
         if as_json:
@@ -388,7 +413,7 @@ def validate_command(
         elif len(first) < show:
             first.append(f"{s.hand_id}: {s.issue.code} {s.issue.message}")
     if not as_json:
-        typer.echo(f"records read: {read}   valid: {valid}   invalid: {invalid}")
+        typer.echo(tally.text())
         if by_code:
             typer.echo("issues by code:")
             for code, n in by_code.most_common():
@@ -397,9 +422,51 @@ def validate_command(
             for line in first:
                 typer.echo(f"  {line}")
     session_errors = any(CODES[c].severity == "error" for c in by_code if c.startswith("SESSION_"))
-    if not read and not invalid:
+    if not tally.lines:
         raise fail("no records in the given files (only blank lines, or empty)", code=1)
-    raise typer.Exit(1 if invalid or session_errors else 0)
+    raise typer.Exit(1 if tally.bad or session_errors else 0)
+
+
+class _LineTally:
+    """``validate``'s count of its input lines, in ingest's terms (:class:`pipeline.ingest.run.IngestStats`):
+    ``lines = records + not records + repeats``, records split into valid and invalid."""
+
+    def __init__(self) -> None:
+        self.lines = self.valid = self.invalid = self.not_records = 0
+        self.repeats = self.repeats_invalid = self.repeats_other = 0
+        self._seen: dict[str, str] = {}  # hand_id → the digest of its first line
+
+    def add(self, hand_id: str | None, digest: str, ok: bool) -> None:
+        """One line: ``hand_id`` None when it is not a record (unreadable, not JSON, not an xzlog/1 record)."""
+        self.lines += 1
+        if hand_id is None:
+            self.not_records += 1
+        elif hand_id in self._seen:
+            self.repeats += 1
+            self.repeats_invalid += not ok
+            self.repeats_other += self._seen[hand_id] != digest
+        else:
+            self._seen[hand_id] = digest
+            self.valid += ok
+            self.invalid += not ok
+
+    @property
+    def records(self) -> int:
+        return self.valid + self.invalid
+
+    @property
+    def bad(self) -> bool:
+        return bool(self.invalid or self.not_records or self.repeats_invalid)
+
+    def text(self) -> str:
+        """``lines 2002 = records 2000 (valid 1949, invalid 51) + not records 0 + repeated hand_ids 2 (1 invalid,
+        0 with other content)``: ingest of the same lines stores the records, rejects the lines that are not
+        records and those with other content, and counts the other repeats as duplicates."""
+        return (
+            f"lines {self.lines} = records {self.records} (valid {self.valid}, invalid {self.invalid}) "
+            f"+ not records {self.not_records} + repeated hand_ids {self.repeats} "
+            f"({self.repeats_invalid} invalid, {self.repeats_other} with other content)"
+        )
 
 
 @app.command("ingest")
@@ -412,7 +479,9 @@ def ingest_command(
         int | None, typer.Option("--workers", min=1, help="Worker processes (default: all cores).")
     ] = None,
     engine: Annotated[
-        Literal["local", "spark"], typer.Option("--engine", help="local, or spark (needs pip install xuezhan[spark]).")
+        Literal["local", "spark"],
+        # \\[ keeps rich's markup from taking [spark] for a style tag and printing "xuezhan"
+        typer.Option("--engine", help="local, or spark (needs pip install xuezhan\\[spark])."),
     ] = "local",
     master: Annotated[str | None, typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
     profile: Annotated[
@@ -438,14 +507,15 @@ def ingest_command(
     _output_dir(warehouse, "--warehouse")
     options = {"master": master} if master else {}
     try:
-        with _progress(input_bytes(paths), "ingesting (input bytes)", quiet) as advance:
+        with _progress("ingesting", quiet, size=input_bytes(paths) or None) as bar:
             stats = ingest(
                 paths,
                 warehouse,
                 workers=workers,
                 engine=engine,
                 profile=override,
-                on_bytes=advance,
+                on_lines=bar.count,
+                on_bytes=bar.read,
                 engine_options=options,
             )
     except (WarehouseBusy, ValueError) as exc:
@@ -511,6 +581,7 @@ def report_command(
     """HTML dashboards (overview, players, data quality, audit, collusion); every chart also as a PNG."""
     from dashboards.site import build_report
 
+    _quiet_fonts(quiet=quiet)
     _records_in(warehouse)  # before any page is written
     _output_dir(out, "--out")
     try:
@@ -585,6 +656,7 @@ def collusion_command(
     ] = 0.05,
     fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
     top: Annotated[int, typer.Option("--top", min=0, help="Pairs to list in the table (json lists all).")] = 20,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Screen every pair of players for collusion; flagged pairs come with the hands that prove it."""
     from pipeline.analytics.queries import connect
@@ -592,8 +664,18 @@ def collusion_command(
 
     _records_in(warehouse)
     try:
-        with connect(warehouse) as con:
-            results = screen(con, min_hands=min_hands, fdr=fdr)
+        with connect(warehouse) as con, _progress("collusion: reading the hands", quiet) as bar:
+            stage = ""
+
+            def progress(step: str, done: int, total: int) -> None:
+                nonlocal stage
+                if step != stage:  # the pairs' hands (DuckDB's estimate), then the pairs
+                    stage = step
+                    label = "collusion: reading the hands" if step == "hands" else "collusion: screening pairs"
+                    bar.stage(label, total=total, unit=step)
+                bar.set(done, total)
+
+            results = screen(con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     if fmt == "json":
@@ -677,8 +759,8 @@ def simulate_command(
         hands=hands, seed=seed, players=players, profile=profile, inject=spec, session_hands=session_hands
     )
     report = Summary() if summary else None
-    with _progress(hands, "simulating", quiet) as advance:
-        labels = write(config, out, progress=advance, summary=report)
+    with _progress("simulating", quiet, total=hands) as bar:
+        labels = write(config, out, progress=bar.count, summary=report)
     typer.echo(
         f"wrote {hands} hands to {out} and ground truth to {labels_path(out)} ({len(labels.faults)} injected faults)",
         err=True,
@@ -687,25 +769,94 @@ def simulate_command(
         typer.echo(report.text())
 
 
+class _Bar:
+    """What a command tells its progress bar: ``count(n)`` more hands (or pairs) done, ``read(n)`` more input
+    bytes read (then the bar and its ETA follow the bytes), ``stage(...)`` a new bar for the next step. Without
+    a terminal (or with ``--quiet``) every call does nothing."""
+
+    def __init__(self, progress: Any = None) -> None:
+        self._progress = progress
+        self._task: Any = None
+        self._count = 0
+        self._by_bytes = False
+
+    def stage(self, label: str, *, total: int | None = None, unit: str = "hands", size: int | None = None) -> None:
+        """A bar ``label`` counting ``unit`` (of ``total`` when known); driven by ``size`` input bytes if given."""
+        if self._progress is None:
+            return
+        if self._task is not None:
+            self._progress.remove_task(self._task)
+        self._count, self._by_bytes = 0, size is not None
+        self._task = self._progress.add_task(
+            label, total=size if size is not None else total, count=0, count_total=total, unit=unit, size=size
+        )
+
+    @property
+    def active(self) -> bool:
+        return self._progress is not None
+
+    def count(self, n: int) -> None:
+        if self._task is not None:
+            self._count += n
+            self._progress.update(self._task, count=self._count, advance=0 if self._by_bytes else n)
+
+    def set(self, done: int, total: int | None = None) -> None:
+        """``done`` of ``total`` (for a step that reports where it is rather than how much more)."""
+        if self._task is not None:
+            self._count = done
+            fields: dict[str, Any] = {"count": done} if total is None else {"count": done, "count_total": total}
+            if not self._by_bytes:
+                fields["completed"] = done
+                if total is not None:
+                    fields["total"] = total
+            self._progress.update(self._task, **fields)
+
+    def read(self, n: int) -> None:
+        if self._task is not None and self._by_bytes:
+            self._progress.update(self._task, advance=n)
+
+
+def _megabytes(n: float) -> str:
+    """``0.4 MB``, ``12.3 MB``, ``1,234 MB``."""
+    mb = n / 1e6
+    return f"{mb:,.0f} MB" if mb >= 100 else f"{mb:.1f} MB"
+
+
 @contextmanager
-def _progress(total: int, label: str, quiet: bool) -> Iterator[Callable[[int], None]]:
-    """A progress bar (rate, ETA) on a terminal; nothing in scripts or with --quiet."""
+def _progress(
+    label: str, quiet: bool, *, total: int | None = None, unit: str = "hands", size: int | None = None
+) -> Iterator[_Bar]:
+    """A progress bar on stderr in human units, ``validating ━━━━━━ 12,345 hands  1,520 hands/s  3.2 MB of 8.1 MB
+    0:00:05`` (the ETA follows the ``size`` input bytes when given, else the count of ``total``); nothing in
+    scripts (stderr not a terminal) or with ``--quiet``. Transient: the bar is gone when the command ends."""
     if quiet or not sys.stderr.isatty():
-        yield lambda n: None
+        yield _Bar()
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
+    from rich.text import Text
 
-    columns = (
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.speed} /s"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda n: bar.advance(task, n)
+    class Count(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            count, of, unit = task.fields["count"], task.fields["count_total"], task.fields["unit"]
+            return Text(f"{count:,}/{of:,} {unit}" if of is not None else f"{count:,} {unit}")
+
+    class Rate(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            elapsed = task.elapsed or 0.0
+            rate = task.fields["count"] / elapsed if elapsed > 0.5 else None
+            return Text(f"{rate:,.0f} {task.fields['unit']}/s" if rate is not None else f"– {task.fields['unit']}/s")
+
+    class Read(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            size = task.fields["size"]
+            return Text(f"{_megabytes(task.completed)} of {_megabytes(size)}" if size is not None else "")
+
+    columns = (TextColumn("{task.description}"), BarColumn(), Count(), Rate(), Read(), TimeRemainingColumn())
+    with Progress(*columns, transient=True, console=Console(stderr=True)) as progress:
+        bar = _Bar(progress)
+        bar.stage(label, total=total, unit=unit, size=size)
+        yield bar
 
 
 @rules_app.command("list")

@@ -32,6 +32,26 @@ def _cell(m: dict[str, Any]) -> str:
     return str(value)
 
 
+def counts_line(answer: dict[str, Any]) -> str:
+    """What the figures count, reconciled with ``ingest`` (``stored N (invalid M)``) and ``validate``
+    (``records N (valid V, invalid M)``): the stored hands are the valid plus the invalid ones, and every
+    statistic is over the hands whose replay reached the end (a stopped replay's facts are partial); issues
+    are over every stored hand.
+
+    >>> line = counts_line({"hands": 1983, "table": {"stored_hands": 2000, "valid_hands": 1949,
+    ...     "replayed_hands": 1983, "rejects": 0}})
+    >>> line.split("; ")[0]
+    'hands 1983 (stored 2000, valid 1949, rejects 0): stored 2000 = valid 1949 + invalid 51'
+    """
+    t = answer["table"]
+    stored, valid, replayed = t["stored_hands"], t["valid_hands"], t["replayed_hands"]
+    return (
+        f"hands {answer['hands']} (stored {stored}, valid {valid}, rejects {t['rejects']}): "
+        f"stored {stored} = valid {valid} + invalid {stored - valid}; statistics over the {replayed} replayed "
+        f"to the end ({stored - replayed} stopped before it), issues over all {stored} stored"
+    )
+
+
 def stats_table(answer: dict[str, Any]) -> str:
     by = answer["by"]
     names = {m.id: m for m in METRICS}
@@ -48,7 +68,7 @@ def stats_table(answer: dict[str, Any]) -> str:
     lines = ["\t".join(r) for r in rows]
     lines += [
         "",
-        f"hands {answer['hands']} (stored {t['stored_hands']}, valid {t['valid_hands']}, rejects {t['rejects']})",
+        counts_line(answer),
         "fan distribution (wins by total fan): " + ", ".join(f"{k}: {v}" for k, v in t["fan_distribution"].items()),
         "patterns: " + ", ".join(f"{t['pattern_names'][k]} {v}" for k, v in t["pattern_frequency"].items()),
         ("winners per hand" if len(t["tables"]) <= 1 else "winners per hand (every table)")

@@ -39,7 +39,9 @@ shared hands, Poisson p) but not scored: friends sit together and play honestly.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -88,8 +90,42 @@ class PairResult:
         }
 
 
-def pair_features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    return sql.run_sql(con, "pipeline.audit", "pair_features")
+# progress(stage, done, total): stage "hands" while the pair features are read (done: about how many of the
+# warehouse's hands, from DuckDB's query progress), then "pairs" (pairs screened, over every pass)
+Progress = Callable[[str, int, int], None]
+
+
+def pair_features(con: duckdb.DuckDBPyConnection, on_fraction: Callable[[float], None] | None = None) -> pl.DataFrame:
+    """The directed features of every (hand, player, opponent) (``sql/pair_features.sql``); ``on_fraction``
+    hears how far DuckDB has got through the query (0 to 1), a few times a second."""
+    if on_fraction is None:
+        return sql.run_sql(con, "pipeline.audit", "pair_features")
+    with _query_progress(con, on_fraction):
+        return sql.run_sql(con, "pipeline.audit", "pair_features")
+
+
+@contextmanager
+def _query_progress(con: duckdb.DuckDBPyConnection, on_fraction: Callable[[float], None]) -> Iterator[None]:
+    """Poll ``con.query_progress()`` (DuckDB's own estimate, meant to be read from another thread) while the
+    block runs."""
+    con.execute("SET enable_progress_bar = true")
+    con.execute("SET enable_progress_bar_print = false")
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.wait(0.1):
+            percent = con.query_progress()
+            if percent >= 0:
+                on_fraction(min(1.0, percent / 100))
+
+    poller = threading.Thread(target=poll, name="xuezhan-query-progress", daemon=True)
+    poller.start()
+    try:
+        yield
+    finally:
+        done.set()
+        poller.join()
+        con.execute("SET enable_progress_bar = false")
 
 
 def _rates(frame: pl.DataFrame, who: str, count: str, exposure: str, name: str) -> pl.DataFrame:
@@ -154,10 +190,22 @@ def screen(
     min_hands: int = 200,
     fdr: float = 0.05,
     evidence: int = 5,
+    progress: Progress | None = None,
 ) -> list[PairResult]:
     """Screen every pair of the warehouse behind ``con`` with at least ``min_hands`` shared hands; results best
-    first, with up to ``evidence`` hands to replay for each flagged pair (and the best one)."""
-    return screen_frame(pair_features(con), con, min_hands=min_hands, fdr=fdr, evidence=evidence)
+    first, with up to ``evidence`` hands to replay for each flagged pair (and the best one). ``progress``: see
+    :data:`Progress`."""
+    on_fraction = None
+    if progress is not None:
+        row = con.execute("SELECT count(*) FROM hands").fetchone()
+        hands = int(row[0]) if row else 0
+        progress("hands", 0, hands)
+
+        def on_fraction(fraction: float) -> None:
+            progress("hands", round(fraction * hands), hands)
+
+    features = pair_features(con, on_fraction)
+    return screen_frame(features, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
 
 
 def screen_frame(
@@ -167,8 +215,10 @@ def screen_frame(
     min_hands: int = 200,
     fdr: float = 0.05,
     evidence: int = 5,
+    progress: Progress | None = None,
 ) -> list[PairResult]:
-    """Screen the pairs of ``features`` (:func:`pair_features`).
+    """Screen the pairs of ``features`` (:func:`pair_features`); ``progress`` hears ``("pairs", done, total)``
+    pair by pair, the total growing by the second pass's pairs when the first flags any.
 
     A first pass flags pairs; a second refits the giving and taking rates without the flagged pairs, so that
     a colluding pair no longer sets the baseline for its players' other opponents. Each flagged pair is
@@ -177,12 +227,21 @@ def screen_frame(
     """
     if features.is_empty():
         return []
-    results = _screen_once(features, min_hands=min_hands, exclude=frozenset())
+    done, total = 0, 0
+
+    def tick(pairs: int) -> None:  # one more pair screened, of ``pairs`` in the first pass
+        nonlocal done, total
+        done, total = done + 1, max(total, pairs)
+        if progress is not None:
+            progress("pairs", done, total)
+
+    results = _screen_once(features, min_hands=min_hands, exclude=frozenset(), tick=tick)
     flagged = frozenset(r.players for r in _with_q(results, fdr) if r.flagged)
     if flagged:
-        refit = {r.players: r for r in _screen_once(features, min_hands=min_hands, exclude=flagged)}
+        total = 2 * done + len(flagged)  # the second pass screens the same pairs, then each flagged one again
+        refit = {r.players: r for r in _screen_once(features, min_hands=min_hands, exclude=flagged, tick=tick)}
         for pair in flagged:
-            again = _screen_once(features, min_hands=min_hands, exclude=flagged - {pair}, only=pair)
+            again = _screen_once(features, min_hands=min_hands, exclude=flagged - {pair}, only=pair, tick=tick)
             refit[pair] = again[0]
         results = list(refit.values())
     results = _with_q(_shrink(results), fdr)
@@ -245,8 +304,10 @@ def _screen_once(
     min_hands: int,
     exclude: frozenset[tuple[str, str]],
     only: tuple[str, str] | None = None,
+    tick: Callable[[int], None] | None = None,
 ) -> list[PairResult]:
-    """Every pair's statistic and p-value under rates fitted without the ``exclude`` pairs (q set later)."""
+    """Every pair's statistic and p-value under rates fitted without the ``exclude`` pairs (q set later);
+    ``tick(pairs)`` after each pair, ``pairs`` being how many this pass screens."""
     res = _residuals(features, exclude)
     signal_names = list(SIGNALS)
     # Directed residual and raw counts per signal, keyed by (hand, a, x).
@@ -304,6 +365,8 @@ def _screen_once(
         ["player_a", "player_x"], as_dict=True, maintain_order=True
     )
     for row in pairs_shared.iter_rows(named=True):
+        if tick is not None:
+            tick(pairs_shared.height)
         a, b, shared = row["player_a"], row["player_x"], row["shared"]
         rows = by_pair[(a, b)]
         observed = rows.select(g_cols).to_numpy()  # (n, K)
