@@ -569,7 +569,7 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
             seen.add(cw.event)
             n_payers = payers.get(cw.event, 1)
             if cw.fan is not None and cw.fan != win.score.fan:
-                claimed_points = hand.rules.points(cw.fan) if cw.fan >= 1 else 0
+                claimed_points = hand.rules.points(cw.fan) if cw.fan >= hand.rules.fan_base else 0
                 issues.append(
                     Issue(
                         "SCORE_FAN",

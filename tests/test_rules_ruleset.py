@@ -407,3 +407,11 @@ def test_cap_points() -> None:
     # 满庄: the most one hand is worth.
     assert load_ruleset("chengdu").cap_points() is None
     assert load_ruleset("chengdu", cap=4, base=2).cap_points() == 16
+
+
+def test_the_ruleset_cache_is_bounded() -> None:
+    # A stream of records with distinct harmless overrides must not grow memory without bound (issue 24, item 5).
+    for base in range(1, ruleset.RULESET_CACHE + 500):
+        assert load_ruleset({"profile": "chengdu", "base": base}).base == base
+    assert len(ruleset._RULESETS) <= ruleset.RULESET_CACHE
+    assert load_ruleset("chengdu").base == 1  # evicted entries are rebuilt on demand

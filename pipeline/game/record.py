@@ -19,7 +19,7 @@ import orjson
 from pipeline.codes import Fault
 from pipeline.game.events import DISCARDS, DRAWS, Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.game.start import DIRECTIONS
-from pipeline.rules.ruleset import Override, RuleSet, RuleSetError, load_ruleset
+from pipeline.rules.ruleset import MAX_POINTS, Override, RuleSet, RuleSetError, load_ruleset
 from pipeline.rules.settle import REASONS, Payment
 from pipeline.rules.tiles import SUITS, TILE_NAMES, kind_of_name
 from pipeline.rules.values import Value
@@ -55,6 +55,7 @@ EVENT_FIELDS: Final = {
 RESULT_FIELDS: Final = frozenset({"payments", "deltas", "wins"})
 PAYMENT_FIELDS: Final = frozenset({"from", "to", "amount", "reason", "event"})
 WIN_FIELDS: Final = frozenset({"seat", "event", "fan", "points"})
+MAX_CLAIMED_FAN: Final = 64  # above any switch's count: a claim beyond it is not a hand (issue 24: bounded numbers)
 
 
 def parse_json(data: bytes | str) -> tuple[Any, str | None]:
@@ -490,8 +491,8 @@ def parse_result(obj: Any, players: int = 4) -> Claimed:
         to_pot = payee is None and reason == "penalty"  # a penalty that leaves the table (penalty_to = "pot")
         if not (_is_int(payer) and 0 <= payer < players and (to_pot or (_is_int(payee) and 0 <= payee < players))):
             raise bad(f"payment {i}: from and to must be seats 0-{players - 1} (to: null for a penalty to the pot)")
-        if not _is_int(amount) or amount < 1:
-            raise bad(f"payment {i}: amount must be a whole number >= 1")
+        if not _is_int(amount) or not 1 <= amount <= MAX_POINTS:
+            raise bad(f"payment {i}: amount must be a whole number from 1 to 2^53")
         if reason not in REASONS:
             raise bad(f"payment {i}: unknown reason {reason!r}")
         if event is not None and (not _is_int(event) or event < 0):
@@ -500,6 +501,8 @@ def parse_result(obj: Any, players: int = 4) -> Claimed:
     deltas = obj.get("deltas")
     if not isinstance(deltas, list) or len(deltas) != players or not all(_is_int(d) for d in deltas):
         raise bad(f"deltas must be {players} whole numbers, one per seat")
+    if any(abs(d) > MAX_POINTS for d in deltas):
+        raise bad("deltas must lie within ±2^53")
     wins: list[ClaimedWin] = []
     raw_wins = obj.get("wins", [])
     if not isinstance(raw_wins, list):
@@ -516,6 +519,8 @@ def parse_result(obj: Any, players: int = 4) -> Claimed:
             raise bad(f"win {i} needs fan or points")
         if any(v is not None and (not _is_int(v) or v < 0) for v in (fan, points)):
             raise bad(f"win {i}: fan and points must be whole numbers >= 0")
+        if (fan is not None and fan > MAX_CLAIMED_FAN) or (points is not None and points > MAX_POINTS):
+            raise bad(f"win {i}: fan must be at most {MAX_CLAIMED_FAN} and points at most 2^53")
         wins.append(ClaimedWin(w["seat"], w["event"], fan, points))
     return Claimed(payments=tuple(out), deltas=tuple(deltas), wins=tuple(wins))
 

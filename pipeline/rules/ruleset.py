@@ -27,6 +27,10 @@ from pipeline.rules.tiles import SUITS
 PROFILE_DIR = Path(__file__).with_name("profiles")
 
 
+# Every amount the engine computes stays below 2^53: exact in a float, in JSON readers and in int64 columns.
+MAX_POINTS = 2**53
+
+
 class RuleSetError(ValueError):
     """An unknown profile, an unknown switch, or a switch value it does not accept."""
 
@@ -73,27 +77,36 @@ class RuleSet:
         minimum=0,
         maximum=1,
     )
-    base: int = _switch("底: the unit of every payment, in points", minimum=1)
+    base: int = _switch("底: the unit of every payment, in points", minimum=1, maximum=1_000_000)
     cap: int = _switch(
         "封顶: the fan cap, in the profile's count; points never exceed base × 2^(cap−fan_base). 0 = no cap",
         minimum=0,
+        maximum=64,
     )
     self_draw: Literal["base", "fan", "none"] = _switch(
         "自摸: 'base' = each payer pays the hand value plus one base (自摸加底); 'fan' = +1 fan; 'none'"
     )
-    root_fan: int = _switch("根: fan added for each kind held four times (a kong is one)", minimum=0)
-    gang_shang_hua_fan: int = _switch("杠上花: fan added for a win on a kong replacement tile", minimum=0)
-    gang_shang_pao_fan: int = _switch("杠上炮: fan added for a win on the discard right after a kong", minimum=0)
+    root_fan: int = _switch("根: fan added for each kind held four times (a kong is one)", minimum=0, maximum=16)
+    gang_shang_hua_fan: int = _switch("杠上花: fan added for a win on a kong replacement tile", minimum=0, maximum=16)
+    gang_shang_pao_fan: int = _switch(
+        "杠上炮: fan added for a win on the discard right after a kong", minimum=0, maximum=16
+    )
     rob_kong: bool = _switch("抢杠胡: an added kong may be robbed (won on by a player waiting on its tile)")
-    rob_kong_fan: int = _switch("抢杠胡: fan added for robbing an added kong", minimum=0)
-    haidi_fan: int = _switch("海底: fan added for a win on the last wall tile or the discard after it", minimum=0)
+    rob_kong_fan: int = _switch("抢杠胡: fan added for robbing an added kong", minimum=0, maximum=16)
+    haidi_fan: int = _switch(
+        "海底: fan added for a win on the last wall tile or the discard after it", minimum=0, maximum=16
+    )
     dian_gang_hua: Literal["feeder", "self_draw"] = _switch(
         "点杠花: a win on the replacement after a direct kong is paid by the player who fed the kong "
         "('feeder', as if dealing in) or by everybody still in ('self_draw')"
     )
-    direct_kong_pays: int = _switch("直杠 (刮风): the discarder pays this many × base", minimum=0)
-    added_kong_pays: int = _switch("面下杠 (刮风): each other player still in pays this many × base", minimum=0)
-    concealed_kong_pays: int = _switch("暗杠 (下雨): each other player still in pays this many × base", minimum=0)
+    direct_kong_pays: int = _switch("直杠 (刮风): the discarder pays this many × base", minimum=0, maximum=1000)
+    added_kong_pays: int = _switch(
+        "面下杠 (刮风): each other player still in pays this many × base", minimum=0, maximum=1000
+    )
+    concealed_kong_pays: int = _switch(
+        "暗杠 (下雨): each other player still in pays this many × base", minimum=0, maximum=1000
+    )
     added_kong_paid: Literal["always", "fresh"] = _switch(
         "面下杠 is paid 'always', or only when the fourth tile was 'fresh'ly drawn that turn"
     )
@@ -106,9 +119,13 @@ class RuleSet:
         "'fixed' hua_zhu_fixed × base (0: no flower-pig payment), or 'cha_jiao_or_fan': the larger of that "
         "payee's 查大叫 value and a hand of hua_zhu_min_fan fan"
     )
-    hua_zhu_fixed: int = _switch("查花猪: the multiple of base a pig pays (see hua_zhu_amount)", minimum=0)
+    hua_zhu_fixed: int = _switch(
+        "查花猪: the multiple of base a pig pays (see hua_zhu_amount)", minimum=0, maximum=100_000
+    )
     hua_zhu_min_fan: int = _switch(
-        "查花猪: with hua_zhu_amount = 'cha_jiao_or_fan', a pig pays at least a hand of this many fan", minimum=0
+        "查花猪: with hua_zhu_amount = 'cha_jiao_or_fan', a pig pays at least a hand of this many fan",
+        minimum=0,
+        maximum=64,
     )
     hua_zhu_payees: Literal["still_in", "non_pigs", "all_others"] = _switch(
         "查花猪: whom a flower pig pays: the non-pigs 'still_in' the hand, every 'non_pigs' player (winners too), "
@@ -132,14 +149,14 @@ class RuleSet:
     heavenly: Literal["normal", "fixed", "cap"] = _switch(
         "天胡 (the dealer's first 14 tiles win): scored as a 'normal' hand, a 'fixed' fan, or the 'cap'"
     )
-    heavenly_fan: int = _switch("天胡: the total fan when heavenly = 'fixed'", minimum=0)
+    heavenly_fan: int = _switch("天胡: the total fan when heavenly = 'fixed'", minimum=0, maximum=64)
     heavenly_after_kong: bool = _switch(
         "天胡 also when the dealer wins on the replacement after concealed kongs of its first turn"
     )
     earthly: Literal["normal", "fixed", "cap"] = _switch(
         "地胡 (a win on the first discard or first draw): 'normal', 'fixed' fan or the 'cap'"
     )
-    earthly_fan: int = _switch("地胡: the total fan when earthly = 'fixed'", minimum=0)
+    earthly_fan: int = _switch("地胡: the total fan when earthly = 'fixed'", minimum=0, maximum=64)
     earthly_on: Literal["first_draw_or_discard", "first_draw"] = _switch(
         "地胡: a non-dealer's win on the dealer's first discard or on its own first draw "
         "('first_draw_or_discard'), or only a self-drawn win on its first draw ('first_draw'); any pong or kong "
@@ -150,11 +167,14 @@ class RuleSet:
     void_meld: Literal["forbid", "penalty"] = _switch(
         "定缺: a pong or kong of one's void suit is illegal ('forbid') or legal at void_meld_penalty ('penalty')"
     )
-    void_meld_penalty: int = _switch("定缺: the points a pong or kong in one's void suit costs", minimum=0)
+    void_meld_penalty: int = _switch(
+        "定缺: the points a pong or kong in one's void suit costs", minimum=0, maximum=1_000_000_000
+    )
     void_end_penalty: int = _switch(
         "定缺: the points a player still in pays at an empty wall while holding void-suit tiles (waived when every "
         "tile it discarded was of its void suit); without a declared void suit, holding three suits",
         minimum=0,
+        maximum=1_000_000_000,
     )
     penalty_to: Literal["players", "pot"] = _switch(
         "where the void penalties go: to each other player still in ('players'), or out of the table ('pot': "
@@ -170,19 +190,23 @@ class RuleSet:
         "过手胡/弃先胡后: after passing a win on a discard, no win on another discard until the "
         "player's next draw unless it is worth more fan"
     )
-    false_win_fan: int = _switch("诈胡/相公: the offender pays every player still in this many fan's worth", minimum=0)
+    false_win_fan: int = _switch(
+        "诈胡/相公: the offender pays every player still in this many fan's worth", minimum=0, maximum=64
+    )
     false_win_loses_kong: bool = _switch("诈胡/相公: the offender also returns all kong income")
     jin_gou_diao: Literal["exposed_melds", "single_wait_all_pungs"] = _switch(
         "金钩钓: a single wait with four melds exposed ('exposed_melds'), or SBR's Golden Wait "
         "('single_wait_all_pungs'): four pungs or kongs, concealed ones too, waiting on one tile only, to pair"
     )
-    jin_gou_diao_fan: int = _switch("金钩钓: fan added; 0 = off", minimum=0)
-    dai_yao_jiu_fan: int = _switch("带幺九 (a 1 or 9 in every set and the pair): fan added; 0 = off", minimum=0)
-    jiang_dui_fan: int = _switch("将对 (all pungs of 2, 5 and 8, pair too): fan added; 0 = off", minimum=0)
-    men_qing_fan: int = _switch("门清 (no pong or exposed kong): fan added; 0 = off", minimum=0)
-    duan_yao_fan: int = _switch("中张/断幺九 (no 1 or 9 anywhere): fan added; 0 = off", minimum=0)
-    yi_tiao_long_fan: int = _switch("一条龙 (123 456 789 of one suit): fan added; 0 = off", minimum=0)
-    shi_ba_luo_han_fan: int = _switch("十八罗汉 (four kongs): fan added; 0 = off", minimum=0)
+    jin_gou_diao_fan: int = _switch("金钩钓: fan added; 0 = off", minimum=0, maximum=16)
+    dai_yao_jiu_fan: int = _switch(
+        "带幺九 (a 1 or 9 in every set and the pair): fan added; 0 = off", minimum=0, maximum=16
+    )
+    jiang_dui_fan: int = _switch("将对 (all pungs of 2, 5 and 8, pair too): fan added; 0 = off", minimum=0, maximum=16)
+    men_qing_fan: int = _switch("门清 (no pong or exposed kong): fan added; 0 = off", minimum=0, maximum=16)
+    duan_yao_fan: int = _switch("中张/断幺九 (no 1 or 9 anywhere): fan added; 0 = off", minimum=0, maximum=16)
+    yi_tiao_long_fan: int = _switch("一条龙 (123 456 789 of one suit): fan added; 0 = off", minimum=0, maximum=16)
+    shi_ba_luo_han_fan: int = _switch("十八罗汉 (four kongs): fan added; 0 = off", minimum=0, maximum=16)
 
     def __post_init__(self) -> None:
         if len(self.suits) < 3 and (self.que_declared or self.void_discard_first):
@@ -196,6 +220,11 @@ class RuleSet:
                 raise RuleSetError(
                     f"{name} = 'fixed' needs {name}_fan of at least {self.fan_base} in profile {self.profile!r}"
                 )
+        if self.cap_points_max() > MAX_POINTS:
+            raise RuleSetError(
+                f"profile {self.profile!r}: a hand could be worth {self.cap_points_max()} points, more than "
+                f"{MAX_POINTS} (2^53): set a cap or lower base and the fans"
+            )
         if self.cap and self.cap < self.fan_base:
             raise RuleSetError(
                 f"cap {self.cap} is below a plain hand ({self.fan_base} fan) in profile {self.profile!r}"
@@ -210,6 +239,35 @@ class RuleSet:
     def suit_indexes(self) -> tuple[int, ...]:
         """The suits in play as indexes (0 m, 1 p, 2 s)."""
         return tuple(SUITS.index(s) for s in self.suits)
+
+    def max_fan(self) -> int:
+        """The most fan any hand can count under these switches (before the cap): every pattern at once, four
+        roots, the situational additions, or the largest fixed total. A bound, not a hand that exists."""
+        patterns = (
+            self.fan_base
+            + 1  # all pungs
+            + 2  # full flush
+            + 2  # seven pairs
+            + self.dai_yao_jiu_fan
+            + self.jiang_dui_fan
+            + self.yi_tiao_long_fan
+            + self.duan_yao_fan
+            + self.men_qing_fan
+            + self.jin_gou_diao_fan
+            + self.shi_ba_luo_han_fan
+            + 4 * self.root_fan
+            + self.gang_shang_hua_fan
+            + self.gang_shang_pao_fan
+            + self.rob_kong_fan
+            + self.haidi_fan
+            + 1  # 自摸 as a fan
+        )
+        return max(patterns, self.heavenly_fan, self.earthly_fan, self.false_win_fan, self.hua_zhu_min_fan)
+
+    def cap_points_max(self) -> int:
+        """The most a payer can pay for one hand: the value of the cap (or of :meth:`max_fan`) plus 自摸加底."""
+        fan = min(self.max_fan(), self.cap) if self.cap else self.max_fan()
+        return self.base * 2 ** max(fan - self.fan_base, 0) + self.base
 
     def cap_points(self) -> int | None:
         """满庄: the most one hand can be worth, or ``None`` without a cap."""
@@ -284,9 +342,10 @@ def profile_names() -> list[str]:
 
 
 _PROFILES: dict[str, Profile] = {}  # read once per process
-_RULESETS: dict[
-    tuple[str, tuple[tuple[str, Any], ...]], RuleSet
-] = {}  # one frozen RuleSet per distinct set of switches
+# One frozen RuleSet per distinct set of switches, the most recent RULESET_CACHE of them: records may name any
+# number of distinct overrides, and the cache must not grow with the input (issue 24).
+RULESET_CACHE = 1024
+_RULESETS: dict[tuple[str, tuple[tuple[str, Any], ...]], RuleSet] = {}
 
 
 def read_profile(name: str) -> Profile:
@@ -346,6 +405,8 @@ def load_ruleset(spec: str | Mapping[str, Any] | RuleSet, **overrides: Any) -> R
         rules = _RULESETS[seen] = RuleSet(profile=name, **merged)
         if not isinstance(spec, RuleSet) and not extra and not overrides:
             _RULESETS[(name, ())] = rules  # the profile as its file sets it
+        while len(_RULESETS) > RULESET_CACHE:
+            del _RULESETS[next(iter(_RULESETS))]  # the oldest first: the plain profiles come back at their next use
     return rules
 
 
