@@ -132,6 +132,21 @@ def _word(n: int, word: str, words: str | None = None) -> str:
     return word if n == 1 else words or word + "s"
 
 
+def _write_data(text: str) -> None:
+    """Write a data format (CSV) to stdout byte for byte: ``typer.echo`` strips what looks like a terminal
+    escape sequence when stdout is not a terminal, which would change the ids inside the cells."""
+    sys.stdout.write(text)
+
+
+def _shown(value: object) -> str:
+    """A value from the records (an id, a message quoting one) as the table formats print it: ``–`` for none,
+    control and format characters (a terminal escape, a bidirectional override) as ``\\uXXXX``
+    (:func:`pipeline.analytics.render.printable`)."""
+    from pipeline.analytics.render import printable
+
+    return "–" if value is None else printable(value)
+
+
 def _version() -> str:
     """The installed package's version, else the one pyproject.toml next to this file declares."""
     from importlib import metadata
@@ -390,7 +405,8 @@ def validate_command(
                 if len(first) < show:
                     where = f" event {issue.event}" if issue.event is not None else ""
                     first.append(
-                        f"{item.source_file}:{item.source_line} {v.hand_id}{where}: {issue.code} {issue.message}"
+                        f"{_shown(item.source_file)}:{item.source_line} {_shown(v.hand_id)}{where}: {issue.code} "
+                        f"{_shown(issue.message)}"
                     )
             if as_json:
                 typer.echo(json.dumps(v.as_dict(), ensure_ascii=False))
@@ -411,7 +427,7 @@ def validate_command(
                 )
             )
         elif len(first) < show:
-            first.append(f"{s.hand_id}: {s.issue.code} {s.issue.message}")
+            first.append(f"{_shown(s.hand_id)}: {s.issue.code} {_shown(s.issue.message)}")
     if not as_json:
         typer.echo(tally.text())
         if by_code:
@@ -553,7 +569,7 @@ def stats_command(
     if fmt == "json":
         typer.echo(json.dumps(answer, ensure_ascii=False))
     elif fmt == "csv":
-        typer.echo(stats_csv(answer), nl=False)
+        _write_data(stats_csv(answer))
     else:
         typer.echo(stats_table(answer))
 
@@ -622,7 +638,9 @@ def audit_command(
         typer.echo(json.dumps(result.as_json(), ensure_ascii=False))
         return
     if fmt == "csv":
-        typer.echo(result.findings.select(*FINDING_FIELDS, "table_id", "month").write_csv(), nl=False)
+        from pipeline.analytics.render import csv_frame
+
+        _write_data(csv_frame(result.findings.select(*FINDING_FIELDS, "table_id", "month")).write_csv())
         return
     findings = result.findings
     typer.echo(
@@ -634,15 +652,16 @@ def audit_command(
         for row in result.grouped(by).head(10).iter_rows(named=True):
             name = row[GROUPS[by]]
             typer.echo(
-                f"  {'–' if name is None else name!s:<24} {row['findings']:>6} {_word(row['findings'], 'finding')}"
+                f"  {_shown(name):<24} {row['findings']:>6} {_word(row['findings'], 'finding')}"
                 f" {row['hands']:>6} {_word(row['hands'], 'hand')} {row['money']:>8} {_word(row['money'], 'point')}"
             )
     typer.echo(f"\ntop {min(top, findings.height)} by money:")
     for row in findings.head(top).iter_rows(named=True):
         where = f" event {row['event']}" if row["event"] is not None else ""
-        who = f" {row['player']}" if row["player"] else ""
-        hand_id = "–" if row["hand_id"] is None else row["hand_id"]
-        typer.echo(f"  {row['money']:>6}  {hand_id}{where}{who}: {row['code']} {row['message']}")
+        who = f" {_shown(row['player'])}" if row["player"] else ""
+        typer.echo(
+            f"  {row['money']:>6}  {_shown(row['hand_id'])}{where}{who}: {_shown(row['code'])} {_shown(row['message'])}"
+        )
 
 
 @app.command("collusion")
@@ -689,15 +708,13 @@ def collusion_command(
     typer.echo(f"{'pair':<20}{'hands':>7}{'score':>8}{'p':>11}{'q':>9}  flag  signals (z)")
     for r in results[:top]:
         z = " ".join(f"{k}={v['z']:+.1f}" for k, v in r.signals.items())
-        pair = " & ".join("–" if p is None else str(p) for p in r.players)
+        pair = " & ".join(_shown(p) for p in r.players)
         typer.echo(
             f"{pair:<20}{r.shared_hands:>7}{r.score:>8.2f}{r.p:>11.2e}{r.q:>9.3f}  "
             f"{'YES ' if r.flagged else '    '}  {z}  sit-together ×{r.seating['ratio']}"
         )
         for e in r.evidence:
-            hand_id = "–" if e.get("hand_id") is None else e["hand_id"]
-            event = "–" if e.get("event") is None else e["event"]
-            typer.echo(f"      {hand_id} event {event}: {e['why']}")
+            typer.echo(f"      {_shown(e.get('hand_id'))} event {_shown(e.get('event'))}: {_shown(e['why'])}")
 
 
 @app.command("eval-collusion")

@@ -1,12 +1,58 @@
-"""Text renderings of the ``stats`` answer: a terminal table and a long-format CSV."""
+"""Text renderings of the ``stats`` answer: a terminal table and a long-format CSV; and what makes any data
+string safe to print (:func:`printable`) or to hand to a spreadsheet (:func:`csv_cell`, :func:`csv_frame`)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from typing import Any
 
+import polars as pl
+
 from pipeline.analytics.metrics import METRICS
+
+# what a spreadsheet reads as a formula at the start of a cell (OWASP's CSV injection list)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+def printable(value: object) -> str:
+    r"""``value`` as text a terminal can print as it is: every control character (the escape that starts a
+    terminal sequence, BEL, tab, newline, DEL, C1), format character (a bidirectional override, a zero-width
+    joiner), line or paragraph separator and unassigned code point is written as ``\uXXXX``, as the report
+    writes them. Ids come from the records: they are data, never instructions to the terminal.
+
+    >>> print(printable("p1\x1b[31mred\u202e"))
+    p1\u001b[31mred\u202e
+    >>> printable("张三 & 李四"), printable(None)
+    ('张三 & 李四', 'None')
+    """
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in _UNPRINTABLE else c for c in text)
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run: a *string* starting with ``=``, ``+``, ``-``, ``@``, tab or
+    carriage return gets a leading ``'`` (as spreadsheet exporters do); numbers, ``-3`` included, stay numbers.
+
+    >>> csv_cell("=1+2"), csv_cell("-1+2"), csv_cell("@SUM(A1)"), csv_cell(-3), csv_cell("p-1")
+    ("'=1+2", "'-1+2", "'@SUM(A1)", -3, 'p-1')
+    """
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
+def csv_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    """:func:`csv_cell` on every string column of ``frame`` (numeric columns untouched)."""
+    starts = "^[" + "".join(FORMULA_START).replace("-", "\\-") + "]"
+    return frame.with_columns(
+        pl.when(pl.col(name).str.contains(starts)).then(pl.lit("'") + pl.col(name)).otherwise(pl.col(name)).alias(name)
+        for name, dtype in frame.schema.items()
+        if dtype == pl.String
+    )
+
 
 TABLE_METRICS = (
     "win_rate",
@@ -59,8 +105,8 @@ def stats_table(answer: dict[str, Any]) -> str:
     rows = [head]
     for p in answer["players"]:
         rows.append(
-            [p["player"]]
-            + ([str(p[by])] if by != "all" else [])
+            [printable(p["player"])]
+            + ([printable(p[by])] if by != "all" else [])
             + [str(p["hands"])]
             + [_cell(p["metrics"][i]) for i in TABLE_METRICS]
         )
@@ -99,8 +145,8 @@ def stats_csv(answer: dict[str, Any]) -> str:
         for mid, m in p["metrics"].items():
             w.writerow(
                 [
-                    p["player"],
-                    group,
+                    csv_cell(p["player"]),
+                    csv_cell(group),
                     mid,
                     m.get("value"),
                     m.get("num", m.get("sum")),
