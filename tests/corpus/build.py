@@ -24,7 +24,8 @@ here; the validator recomputes them and must agree. Records are written compactl
          ``!`` robs an added kong
   ====== =========================== ==============
 
-- claimed payments as ``<from>><to>=<amount><reason>[@<event>]``: ``0>1=1hu@1``, ``2>0=10hua_zhu``;
+- claimed payments as ``<from>><to>=<amount><reason>[@<event>]``: ``0>1=1hu@1``, ``2>0=10hua_zhu``, and
+  ``0>pot=48penalty`` for a penalty to the pot;
 - claimed wins as ``<seat>@<event>:<fan>f<points>p``: ``1@1:1f1p``.
 """
 
@@ -83,7 +84,7 @@ def events(text: str) -> list[dict[str, Any]]:
     return out
 
 
-_PAY = re.compile(r"^([0-3])>([0-3])=(\d+)([a-z_]+)(?:@(\d+))?$")
+_PAY = re.compile(r"^([0-3])>([0-3]|pot)=(\d+)([a-z_]+)(?:@(\d+))?$")
 _WIN = re.compile(r"^([0-3])@(\d+):(\d+)f(\d+)p$")
 
 
@@ -97,7 +98,7 @@ def claim(pays: str, deltas: Sequence[int], wins: str | None = "") -> dict[str, 
         payments.append(
             {
                 "from": int(payer),
-                "to": int(payee),
+                "to": None if payee == "pot" else int(payee),  # a penalty to the pot (penalty_to = "pot")
                 "amount": int(amount),
                 "reason": reason,
                 "event": int(event) if event is not None else None,
@@ -2171,6 +2172,171 @@ def table_cases() -> None:
     )
 
 
+# R: other rule sets. LAST: the dealer discards 9s and waits on 7p alone; seat 2 holds 55p and pongs the last
+# discard, a 5p, then discards 7p; seat 1 (AP on 8p or 0 fan on 7p) and seat 3 (AP on 6p, or 5p) stay ready.
+LAST = ("123m456m789m111p7p9s", "222m333m444m666p8p", "55p777m888m999m7p1m", "111s222s333s444p6p")
+
+
+def ruleset_cases() -> None:
+    f = "rulesets"
+    sbr = case(
+        f,
+        record(
+            "sbr-fan-base-zero",
+            deal=DOUBLE_5P,
+            ruleset="sbr",
+            que="pmsm",
+            evs="0-5p 1h5p<0 2h5p<0 3+6s 3h6s",
+            result=claim("0>1=8hu@1 0>2=1hu@2 0>3=9hu@4", [-18, 8, 1, 9], "1@1:3f8p 2@2:0f1p 3@4:3f8p"),
+        ),
+        """
+        Valid SBR (sbr: a plain hand is 0 fan, 2^fan points, limit 3): seats 1 and 2 win on the dealer's 5p,
+        seat 1 with Full Flush 2 + Root 1 (the four 4p) = 3 fan, 8 points, seat 2 with nothing, 0 fan, 1 point;
+        seat 3 self-draws 6s, Full Flush 2 + All Pungs 1 = 3 fan, 8 points + 1 from the only player still in.""",
+    )
+    case(
+        f,
+        vary(sbr, "sbr-fan-claimed-in-chengdu-count", ruleset="chengdu"),
+        """
+        The same claim read under chengdu, whose plain hand is 1 fan: the points agree, each fan is one short.""",
+        "SCORE_FAN",
+    )
+    wall, evs = full_hand(E1, first="9s", front="2s2s", kong={2: "7m"})
+    wall_end = case(
+        f,
+        record(
+            "sbr-wall-end-void-penalty-to-the-pot",
+            wall=wall,
+            evs=evs,
+            que="sspm",
+            ruleset="sbr",
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>pot=48penalty 0>1=2cha_jiao 0>3=1cha_jiao 2>1=2cha_jiao "
+                "2>3=1cha_jiao 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui",
+                [-51, 4, -3, 2],
+                "",
+            ),
+        ),
+        """
+        Valid SBR, the empty-wall hand of empty_wall.jsonl: the dealer (void 条) still holds 3s and 6s at the end
+        and pays 48 that nobody receives (the deltas sum to −48), and counts as not ready; seats 0 and 2 pay the
+        ready players their theoretical maximum, 2 to seat 1 (3p makes a Root) and 1 to seat 3; seat 2, not
+        ready, loses its kong money.""",
+    )
+    case(
+        f,
+        vary(
+            wall_end,
+            "sbr-wall-end-pot-not-claimed",
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=2cha_jiao 0>3=1cha_jiao 2>1=2cha_jiao 2>3=1cha_jiao "
+                "2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui",
+                [-3, 4, -3, 2],
+                "",
+            ),
+        ),
+        """
+        The claim leaves out the void penalty, and its deltas sum to zero.""",
+        "SETTLE_MISSING",
+    )
+    case(
+        f,
+        vary(
+            wall_end,
+            "sbr-wall-end-penalty-paid-to-a-player",
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=48penalty 0>1=2cha_jiao 0>3=1cha_jiao 2>1=2cha_jiao "
+                "2>3=1cha_jiao 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui",
+                [-51, 52, -3, 2],
+                "",
+            ),
+        ),
+        """
+        The void penalty claimed as paid to seat 1: under SBR it leaves the table.""",
+        "SETTLE_MISSING",
+        "SETTLE_EXTRA",
+    )
+    case(
+        f,
+        vary(
+            wall_end,
+            "sbr-void-kong-and-void-tiles",
+            que="ssmm",
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 2>pot=48penalty@4 0>pot=48penalty 2>pot=48penalty "
+                "0>1=2cha_jiao 0>3=1cha_jiao 2>1=2cha_jiao 2>3=1cha_jiao 2>0=2tui_shui 2>1=2tui_shui "
+                "2>3=2tui_shui",
+                [-51, 4, -99, 2],
+                "",
+            ),
+        ),
+        """
+        Valid SBR: seat 2 declares 万 void and still declares its concealed kong of 7m, legal at a penalty of 48
+        to the pot (and still paid as a kong); at the end it still holds 258m, void tiles: another 48.""",
+    )
+    case(
+        f,
+        vary(wall_end, "sbr-void-kong-forbidden", que="ssmm", ruleset={"profile": "sbr", "void_meld": "forbid"}),
+        """
+        The same kong where a void-suit meld is forbidden (void_meld = forbid, as in chengdu).""",
+        "CLAIM_NOT_ALLOWED",
+        twin="sbr-void-kong-and-void-tiles",
+    )
+    wall, evs = full_hand(LAST, first="9s", front="7p7p", last="5p")
+    chain = case(
+        f,
+        record(
+            "sbr-pong-on-the-last-discard",
+            wall=wall,
+            evs=evs + " 2p5p<3 2-7p 0h7p<2",
+            que="sssm",
+            ruleset="sbr",
+            result=claim("2>0=2hu@113", [2, 0, -2, 0], "0@113:1f2p"),
+        ),
+        """
+        Valid SBR: seat 3 draws the last tile and discards 5p; seat 2 pongs it (Hu or Pung is allowed on the
+        last discard) and discards 7p, the new last discard, on which the dealer wins: Under the Sea, 1 fan,
+        2 points. The three players left are all ready: nothing more is paid.""",
+    )
+    case(
+        f,
+        vary(chain, "sbr-pong-on-the-last-discard-refused", ruleset={"profile": "sbr", "call_on_last_discard": "none"}),
+        """
+        The same pong where no call is allowed on the last discard (call_on_last_discard = none).""",
+        "CLAIM_NOT_ALLOWED",
+    )
+    soul = case(
+        f,
+        record(
+            "majsoul-yipao-is-no-earthly-hand",
+            deal=DOUBLE_5P,
+            ruleset={"profile": "majsoul", "exchange_three": False},
+            que="pmsm",
+            evs="0-5p 1h5p<0 2h5p<0 3+6s 3h6s",
+            result=claim(
+                "0>1=8000hu@1 0>2=1000hu@2 0>3=33000hu@4",
+                [-42000, 8000, 1000, 33000],
+                "1@1:4f8000p 2@2:1f1000p 3@4:6f32000p",
+            ),
+        ),
+        """
+        Valid Mahjong Soul (majsoul, its 换三张 switched off: the record has none): base 1,000, 2^(fan−1),
+        cap 6. Winning on the dealer's first discard is no 地和 there: seat 1 has 清一色 + 根 = 4 fan, 8,000;
+        seat 2 a plain hand, 1,000. Seat 3's self-draw on its first draw, before any pong or kong, is 地和: a
+        fixed 6 fan, 32,000 + 1,000 自摸加底 (the wins before it do not spoil it).""",
+    )
+    case(
+        f,
+        vary(soul, "majsoul-claimed-as-app-earthly", ruleset={"profile": "app", "exchange_three": False}),
+        """
+        The same claim under the app profile, whose 地胡 also counts a win on the dealer's first discard (a fixed
+        8 fan) and whose base is 1: every amount differs.""",
+        "SCORE_FAN",
+        "SCORE_POINTS",
+        "SETTLE_AMOUNT",
+    )
+
+
 # ================================================================================================ output
 SECTIONS = (
     play_cases,
@@ -2183,6 +2349,7 @@ SECTIONS = (
     settle_cases,
     empty_wall_cases,
     table_cases,
+    ruleset_cases,
     session_cases,
 )
 for _section in SECTIONS:
@@ -2200,6 +2367,7 @@ FILES = {
     "settle": "Claimed fan, points, payments and deltas.",
     "empty_wall": "Whole hands to the empty wall: 查花猪, 查大叫, 退税, 海底, 最后四张能胡必须胡.",
     "table": "Other tables and modes: 普通版 (the first win ends the hand), three players and two suits.",
+    "rulesets": "Other rule sets: Sichuan Bloody Rules (sbr) and Mahjong Soul (majsoul), and the switches they need.",
 }
 
 
@@ -2220,7 +2388,7 @@ def _readme() -> str:
         "Notation in the builder: hands in tile notation by seat; events as `<seat><op><tile>[<from>][!]` with",
         "`+` draw, `-` discard, `p` pong, `k` direct kong, `a` added kong, `c` concealed kong, `h` hu (`<n` on",
         "seat n's tile, nothing for a self-draw, `!` robbing a kong); payments as",
-        "`<from>><to>=<amount><reason>@<event>`.",
+        "`<from>><to>=<amount><reason>@<event>` (`<from>>pot=…` for a penalty to the pot).",
         "",
     ]
     for name, title in FILES.items():
