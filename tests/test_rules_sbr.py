@@ -168,3 +168,34 @@ def test_engine_vector_a_void_suit_concealed_kong_pays_48_to_the_pot() -> None:
 def test_dealer_rule() -> None:
     # phase4 "when two players Hu the same discard, the discarder becomes next dealer" (SBR p. 22, 30)
     assert SBR.dealer_next == "first_winner"
+
+
+def test_every_sbr_value_names_its_page() -> None:
+    # `xuezhan rules show sbr` prints each switch with its source: a page of the book, or why it is unused.
+    import re
+
+    from typer.testing import CliRunner
+
+    from cli import app
+    from pipeline.rules.ruleset import read_profile, switch_names
+
+    sources = read_profile("sbr").sources
+    assert all(re.search(r"p\. \d|pp\. \d", sources[n]) or sources[n].startswith("unused") for n in switch_names())
+    shown = CliRunner().invoke(app, ["rules", "show", "sbr"])
+    assert shown.exit_code == 0
+    for name in switch_names():
+        assert f"\n{name} = " in shown.stdout and sources[name] in shown.stdout
+
+
+@pytest.mark.parametrize("profile", ["sbr", "majsoul"])
+def test_simulated_hands_of_the_profile_validate_clean(profile: str, tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    out = tmp_path / f"{profile}.jsonl"
+    args = ["simulate", "--profile", profile, "--hands", "120", "--seed", "11", "--out", str(out)]
+    made = CliRunner().invoke(app, args)
+    assert made.exit_code == 0, made.output
+    checked = CliRunner().invoke(app, ["validate", str(out)])
+    assert checked.exit_code == 0, checked.output

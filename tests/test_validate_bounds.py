@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli import app
-from pipeline.rules.ruleset import MAX_POINTS, RuleSetError, load_ruleset, profile_names
+from pipeline.rules.ruleset import MAX_POINTS, RuleSetError, load_ruleset, profile_names, switch_names
 from pipeline.validate import validate
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample.jsonl.gz"
@@ -95,3 +97,33 @@ def test_the_bound_on_a_whole_ruleset_names_the_way_out() -> None:
     with pytest.raises(RuleSetError, match="set a cap or lower base"):
         load_ruleset("chengdu", base=1_000_000, root_fan=16, men_qing_fan=16, duan_yao_fan=16)
     assert load_ruleset("chengdu", base=1_000_000, root_fan=16, men_qing_fan=16, duan_yao_fan=16, cap=8).cap == 8
+
+
+HUGE = st.one_of(st.integers(-(2**70), 2**70), st.sampled_from([0, 1, 2**53, 2**53 + 1, 2**63, -(2**63), 15000]))
+INT_SWITCHES = [n for n in switch_names() if isinstance(getattr(load_ruleset("chengdu"), n), int)]
+INT_SWITCHES = [n for n in INT_SWITCHES if not isinstance(getattr(load_ruleset("chengdu"), n), bool)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    where=st.sampled_from(["fan", "points", "amount", "delta", "switch"]),
+    number=HUGE,
+    switch=st.sampled_from(INT_SWITCHES),
+)
+def test_fuzz_numbers_from_a_record_never_crash_nor_overflow(where: str, number: int, switch: str) -> None:
+    obj = copy.deepcopy(RECORD)
+    result = obj["result"]
+    if where == "fan":
+        result["wins"][0]["fan"] = number
+    elif where == "points":
+        result["wins"][0]["points"] = number
+    elif where == "amount":
+        result["payments"][0]["amount"] = number
+    elif where == "delta":
+        result["deltas"][0] = number
+    else:
+        set_ruleset(**{switch: number})(obj)
+    v = validate(obj)  # never raises
+    assert all(i.code != "INTERNAL" for i in v.issues), [i.as_dict() for i in v.issues]
+    assert all(abs(p.amount) <= MAX_POINTS for p in v.payments)
+    assert json.dumps(v.as_dict())  # the --json line can always be written

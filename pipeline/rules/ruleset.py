@@ -195,8 +195,8 @@ class RuleSet:
     )
     false_win_loses_kong: bool = _switch("诈胡/相公: the offender also returns all kong income")
     jin_gou_diao: Literal["exposed_melds", "single_wait_all_pungs"] = _switch(
-        "金钩钓: a single wait with four melds exposed ('exposed_melds'), or SBR's Golden Wait "
-        "('single_wait_all_pungs'): four pungs or kongs, concealed ones too, waiting on one tile only, to pair"
+        "金钩钓: a single wait with four melds of any kind, concealed kongs too ('exposed_melds'), or SBR's Golden "
+        "Wait ('single_wait_all_pungs'): four pungs or kongs, concealed ones too, waiting on one tile only, to pair"
     )
     jin_gou_diao_fan: int = _switch("金钩钓: fan added; 0 = off", minimum=0, maximum=16)
     dai_yao_jiu_fan: int = _switch(
