@@ -46,6 +46,12 @@ _CODES = (
     ),
     Code("SCHEMA_TYPE", "error", "A field has the wrong type or is out of range.", '`"dealer": 5`', True),
     Code(
+        "SCHEMA_TIME",
+        "warning",
+        "`played_at` is not an RFC 3339 date-time; the hand is replayed and stored with no time.",
+        '`"played_at": "2026-13-01 25:00"`',
+    ),
+    Code(
         "SCHEMA_SHAPE",
         "error",
         "The record's table (players, seats, wall size, hands) is not the table of its ruleset (`players`, `suits`).",

@@ -29,6 +29,7 @@ from pipeline.game.record import (
     parse_json,
     parse_record,
     parse_result,
+    played_at_time,
 )
 from pipeline.game.start import start_hand
 from pipeline.game.state import HandFacts, HandState, IllegalAction, WinRecord
@@ -460,6 +461,10 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
     except RecordError as bad:
         return Validation(hand_id=hand_id, issues=(Issue.of(bad),))
     issues: list[Issue] = []
+    if record.played_at is not None and played_at_time(record.played_at) is None:
+        issues.append(
+            Issue("SCHEMA_TIME", f"played_at {record.played_at!r} is not an RFC 3339 date-time: stored as unknown")
+        )
     try:
         state = _initial_state(record, evidence)
     except IllegalAction as exc:

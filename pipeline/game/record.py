@@ -11,7 +11,9 @@ into its JSON value, the one JSON reader of the validator and of ingest.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any, Final, TypeGuard
 
 import orjson
@@ -523,6 +525,29 @@ def parse_result(obj: Any, players: int = 4) -> Claimed:
             raise bad(f"win {i}: fan must be at most {MAX_CLAIMED_FAN} and points at most 2^53")
         wins.append(ClaimedWin(w["seat"], w["event"], fan, points))
     return Claimed(payments=tuple(out), deltas=tuple(deltas), wins=tuple(wins))
+
+
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$")
+
+
+def played_at_time(text: str | None) -> datetime | None:
+    """``played_at`` as a UTC moment: an RFC 3339 date-time (a time without an offset is read as UTC); ``None``
+    when there is none or it is not one (the validator reports ``SCHEMA_TIME``).
+
+    >>> played_at_time("2026-11-01T20:15:00+08:00").isoformat()
+    '2026-11-01T12:15:00+00:00'
+    >>> played_at_time("2026-13-01T20:15:00Z") is None, played_at_time("yesterday") is None
+    (True, True)
+    """
+    if text is None or not _DATE_TIME.match(text):
+        return None
+    try:
+        moment = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 def record_json(

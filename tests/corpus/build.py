@@ -1530,7 +1530,7 @@ def schema_cases() -> None:
         rec["result"]["payments"][0]["x_note"] = "点炮"
         rec["result"]["wins"][0]["x_title"] = "平胡"
 
-    case(
+    ext = case(
         f,
         vary(
             base,
@@ -1544,6 +1544,14 @@ def schema_cases() -> None:
         """
         Valid: the optional fields, decision times and ``x_*`` extensions at the top, in an event, in the
         result, a payment and a win are all accepted and ignored.""",
+    )
+    case(
+        f,
+        vary(ext, "schema-played-at-not-a-time", played_at="2026-13-01 25:00"),
+        """
+        ``played_at`` is no date-time (month 13, hour 25): a warning; the hand is replayed and its claim checked,
+        and it is stored with no time.""",
+        "SCHEMA_TIME",
     )
     ex = record(
         "schema-exchange-extension",
