@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
 
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
+from pipeline.game.record import played_at_time
 from pipeline.game.start import wall_after_deal
 from pipeline.ingest.read import RawLine
 from pipeline.ingest.warehouse import Encoded
@@ -222,25 +222,13 @@ def _process(lines: list[RawLine], run_id: str, profile: dict[str, Any] | None) 
     return rows
 
 
-def _timestamp(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
-
-
 def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], run_id: str, *, rec: int) -> None:
     record = v.record
     assert record is not None
     hand = v.hand
     hand_id = record.hand_id
     players = record.players
-    played_at = _timestamp(record.played_at)
+    played_at = played_at_time(record.played_at)  # None for no time or no date-time (SCHEMA_TIME)
     valid = v.ok
     first_winners = [w.seat for w in v.wins if w.order == 1]
     if v.replayed:
