@@ -127,3 +127,30 @@ def test_audit_collusion_and_report_run_on_the_mixed_warehouse(mixed: tuple[Path
     ):
         assert table in page  # the overview says which table each figure was computed at
     assert "The charts below pool every table." in page
+
+
+def test_fan_is_read_on_one_scale_across_fan_counts(mixed: tuple[Path, list[dict]]) -> None:
+    # sbr counts a plain hand 0 fan, the Chinese profiles 1: the fan metrics shift sbr's by one (fan_base)
+    from pipeline.sql import run_sql
+
+    warehouse, records = mixed
+    fan_sum: Counter[str] = Counter()
+    fans: Counter[int] = Counter()
+    for record in records:
+        v = validate(record)
+        assert v.hand is not None
+        shift = 1 - v.hand.rules.fan_base
+        for w in v.wins:  # every win (血流成河: a player may win several times)
+            fans[w.score.fan + shift] += 1
+        for seat in v.seats:  # a player's row of the hand (its win's fan)
+            if seat.won and seat.fan is not None:
+                fan_sum[seat.player] += seat.fan + shift
+    assert any(r["ruleset"] == "sbr" for r in records) and load_ruleset("sbr").fan_base == 0
+    with connect(warehouse) as con:
+        base = run_sql(con, "pipeline.analytics", "player_base", by="all", player=None)
+        distribution = run_sql(con, "pipeline.analytics", "fan_distribution")
+        stored = con.sql("SELECT min(fan) FROM wins JOIN hands USING (hand_id) WHERE profile = 'sbr'").fetchall()
+    assert dict(zip(base["player"], base["fan_sum"], strict=True)) == {p: fan_sum[p] for p in base["player"]}
+    assert dict(zip(distribution["fan"], distribution["wins"], strict=True)) == dict(fans)
+    assert min(distribution["fan"]) == 1
+    assert stored == [(0,)]  # the wins table keeps the profile's own count

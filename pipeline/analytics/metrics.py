@@ -138,7 +138,8 @@ METRICS: tuple[Metric, ...] = (
         "fan per win",
         "fan_sum",
         "wins",
-        "total fan of the player's wins (engine, before the cap) / wins",
+        "total fan of the player's wins (engine, before the cap; in the Chinese count, a plain hand 1 fan, "
+        "whatever the hand's profile counts) / wins",
         "fan",
     ),
     _mean(

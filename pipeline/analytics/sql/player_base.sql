@@ -3,9 +3,9 @@
 -- Only hands whose replay reached the end count (player_hands.replayed): a stopped replay's facts are partial.
 -- Checks: hands >= wins >= self_draw_wins; hands >= deal_in_hands; deal_ins >= deal_in_hands.
 WITH
-seat_hands AS (  -- source: one row per hand and seat
+seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count (plain hand 1 fan, see fan_base)
     SELECT
-        ph.*,
+        ph.* REPLACE (ph.fan + 1 - coalesce(h.fan_base, 1) AS fan),
         CASE $by
             WHEN 'seat' THEN CAST(ph.seat AS VARCHAR)
             WHEN 'dealer' THEN CASE WHEN ph.dealer THEN 'dealer' ELSE 'not dealer' END
@@ -15,6 +15,7 @@ seat_hands AS (  -- source: one row per hand and seat
             ELSE 'all'
         END AS grp
     FROM player_hands AS ph
+    JOIN hands AS h ON h.hand_id = ph.hand_id
     WHERE ph.replayed AND ($player IS NULL OR ph.player = $player)
 ),
 
