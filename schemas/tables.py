@@ -82,7 +82,11 @@ PLAYER_HANDS = pa.schema(
         _f("won", pa.bool_(), "the player won (胡)"),
         _f("win_order", pa.int8(), "1 for the first win of the hand, 2, 3; winners on one discard share it"),
         _f("how", pa.string(), "discard | self_draw | rob_kong"),
-        _f("fan", pa.int16(), "total fan of the win, computed by the engine, before the cap"),
+        _f(
+            "fan",
+            pa.int16(),
+            "total fan of the win, computed by the engine, before the cap (the hand's fan_base count)",
+        ),
         _f("points", pa.int64(), "hand value of the win after the cap"),
         _f("deal_ins", pa.int8(), "wins this seat paid as discarder (一炮多响 counts each winner)"),
         _f("ready_at_end", pa.bool_(), "still in at an empty wall: ready (下叫)? null otherwise"),
@@ -131,12 +135,12 @@ WINS = pa.schema(
         _f("how", pa.string(), "discard | self_draw | rob_kong"),
         _f("source", pa.int8(), "discarder (null for a self-drawn win)"),
         _f("win_order", pa.int8(), "1, 2, 3"),
-        _f("fan", pa.int16(), "total fan computed by the engine (before the cap)"),
+        _f("fan", pa.int16(), "total fan computed by the engine (before the cap; the hand's fan_base count)"),
         _f("points", pa.int64(), "hand value after the cap"),
         _f("per_payer", pa.int64(), "what each payer pays (points, plus the self-draw base where played)"),
         _f("title", pa.string(), "the hand's name (平胡, 清一色, 龙七对, ...)"),
         _f("patterns", pa.list_(PATTERN), "fan breakdown"),
-        _f("claimed_fan", pa.int16(), "fan the source system claimed"),
+        _f("claimed_fan", pa.int16(), "fan the source system claimed (read in the hand's fan_base count)"),
         _f("claimed_points", pa.int64(), "points the source system claimed"),
     ]
 )
@@ -191,7 +195,11 @@ INGEST_RUNS = pa.schema(
     [
         _f("run_id", pa.string(), "run identifier", False),
         _f("started_at", pa.timestamp("us", tz="UTC"), "start"),
-        _f("finished_at", pa.timestamp("us", tz="UTC"), "end"),
+        _f(
+            "finished_at",
+            pa.timestamp("us", tz="UTC"),
+            "end; null while the run is incomplete (running, or stopped early)",
+        ),
         _f("inputs", pa.list_(pa.string()), "paths given"),
         _f("engine", pa.string(), "local | spark"),
         _f("workers", pa.int32(), "worker processes"),
