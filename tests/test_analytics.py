@@ -990,6 +990,7 @@ def test_outcomes_and_money_models(con) -> None:
         "reason": ["cha_jiao", "hu", "hua_zhu", "kong", "tui_shui"],
         "payments": [2, 11, 2, 11, 3],  # hu: 3 + 1 + 2 + 5; kong: 4 + 3 + 3 + 1
         "points": [3, 31, 16, 19, 3],
+        "to_pot": [0, 0, 0, 0, 0],  # chengdu pays every penalty to the players
     }
 
 

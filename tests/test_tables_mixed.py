@@ -154,3 +154,14 @@ def test_fan_is_read_on_one_scale_across_fan_counts(mixed: tuple[Path, list[dict
     assert dict(zip(distribution["fan"], distribution["wins"], strict=True)) == dict(fans)
     assert min(distribution["fan"]) == 1
     assert stored == [(0,)]  # the wins table keeps the profile's own count
+
+
+def test_points_paid_to_the_pot_are_accounted_for(mixed: tuple[Path, list[dict]]) -> None:
+    # sbr's void penalties leave the table: the players' net points sum to minus the pot
+    warehouse, records = mixed
+    pot = sum(p.amount for r in records for p in validate(r).payments if p.payee is None)
+    with connect(warehouse) as con:
+        answer = stats(con)
+        net = con.sql("SELECT sum(delta) FROM player_hands WHERE replayed").fetchall()[0][0]
+        stored = con.sql("SELECT sum(pot) FROM hands").fetchall()[0][0]
+    assert pot > 0 and answer["table"]["pot"] == pot == stored and net == -pot

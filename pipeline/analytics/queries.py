@@ -89,6 +89,8 @@ def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         # the figures above pool every table of the warehouse; these split them by table shape
         "tables": [_table_outcomes(r) for r in by_table.iter_rows(named=True)],
         "money_by_reason": {r["reason"]: r["points"] for r in money.iter_rows(named=True)},
+        # points paid to nobody (penalties to the pot, sbr): the players' net points sum to minus this
+        "pot": sum(r["to_pot"] for r in money.iter_rows(named=True)),
         "issues_by_code": {
             r["code"]: {
                 "issues": r["issues"],
