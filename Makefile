@@ -3,33 +3,44 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# pyspark (about 490 MB) only for the Spark engine and its test: `make spark`, which `make test` runs
+SPARK_STAMP := $(VENV)/.installed-spark
 
-.PHONY: demo test lint bench venv clean system-deps compiled test-compiled
+.PHONY: demo test lint bench venv spark clean system-deps compiled test-compiled
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# Redone whenever the venv's install is (a new pyproject.toml), so the extra always matches it.
+$(SPARK_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark]'
+	touch $(SPARK_STAMP)
+
+spark: $(SPARK_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m dashboards.demo
 
-# Debian's chromium (the report test opens the HTML in a real browser), a CJK font (Chinese chart labels) and
-# Java 17 (the Spark engine's test). Installed when missing and apt is there; without them those tests skip
-# with their reason.
+# What the tests need from the system, nothing more (no recommended packages, a Java runtime without a GUI):
+# Debian's chromium (the report tests open the HTML in a real browser), a CJK font (Chinese chart labels; fc-list,
+# from fontconfig, finds it) and a headless Java 17 runtime (the Spark engine's test). Installed when missing and
+# apt is there; without them those tests skip with their reason.
+SYSTEM_PACKAGES := chromium fonts-noto-cjk fontconfig openjdk-17-jre-headless
 system-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! fc-list :lang=zh 2>/dev/null | grep -q . \
 	    || ! command -v java >/dev/null 2>&1 ; then \
 	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	    (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-noto-cjk \
-	      openjdk-17-jre-headless) || echo "warning: could not install chromium / fonts-noto-cjk / java"; \
-	  else echo "warning: chromium, a CJK font or java is missing and cannot be installed here"; fi; \
+	    (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	      $(SYSTEM_PACKAGES)) || echo "warning: could not install $(SYSTEM_PACKAGES)"; \
+	  else echo "warning: chromium, a CJK font or java is missing and cannot be installed here ($(SYSTEM_PACKAGES))"; fi; \
 	fi
 
-test: $(STAMP) system-deps
+test: $(SPARK_STAMP) system-deps
 	$(BIN)/python -m pytest --cov --cov-report=term-missing:skip-covered -p no:cacheprovider --durations=15
 	$(MAKE) --no-print-directory test-compiled
 
