@@ -1,0 +1,80 @@
+"""The set-up targets (issue 17): ``make demo`` installs no pyspark, ``make test`` adds the spark extra once, and
+the system packages come without recommends. Run on a copy of the Makefile with a stand-in ``.venv/bin/python``
+that only records what it is asked to do."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE_PYTHON = """#!/bin/sh
+echo "$*" >> "$(dirname "$0")/../../calls"
+case "$*" in *--target*) mkdir -p build/compiled/pipeline/game && touch build/compiled/pipeline/game/state.py;; esac
+"""
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Path:
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    tools = tmp_path / "tools"  # what system-deps looks for, present: it installs nothing
+    tools.mkdir()
+    for name, script in {"chromium": "", "java": "", "fc-list": "echo 'Noto Sans CJK SC'"}.items():
+        (tools / name).write_text(f"#!/bin/sh\n{script}\n")
+        (tools / name).chmod(0o755)
+    return tmp_path
+
+
+def installs(clone: Path, target: str) -> list[str]:
+    """The ``pip install`` of the venv that ``make target`` asked for (the compiled build's left out)."""
+    calls = clone / "calls"
+    calls.write_text("")
+    done = subprocess.run(
+        ["make", "--no-print-directory", target],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PATH": f"{clone / 'tools'}:{os.environ['PATH']}"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return [c for c in calls.read_text().splitlines() if "pip install" in c and "--target" not in c]
+
+
+def test_demo_installs_no_spark_and_test_adds_it_once(clone: Path) -> None:
+    assert installs(clone, "demo") == ["-m pip install --quiet --upgrade pip", "-m pip install --quiet -e .[dev]"]
+    assert installs(clone, "test") == ["-m pip install --quiet -e .[dev,spark]"]
+    assert installs(clone, "test") == []  # twice: nothing reinstalled
+    assert installs(clone, "demo") == []
+    time.sleep(1.1)
+    (clone / "pyproject.toml").touch()  # a new pyproject: the venv and then its spark extra again
+    assert installs(clone, "test") == [
+        "-m pip install --quiet --upgrade pip",
+        "-m pip install --quiet -e .[dev]",
+        "-m pip install --quiet -e .[dev,spark]",
+    ]
+
+
+def test_system_packages_come_without_recommends_and_no_full_jdk() -> None:
+    recipe = subprocess.run(
+        ["make", "-n", "-B", "system-deps"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    ).stdout
+    assert "apt-get install -y -q --no-install-recommends" in recipe
+    packages = (ROOT / "Makefile").read_text().split("SYSTEM_PACKAGES := ")[1].splitlines()[0].split()
+    assert packages == ["chromium", "fonts-noto-cjk", "fontconfig", "openjdk-17-jre-headless"]
+    readme = (ROOT / "README.md").read_text()
+    for package in packages:
+        assert f"`{package}`" in readme
+    assert "12–13 minutes" in readme
