@@ -1936,6 +1936,15 @@ def session_cases() -> None:
         deals; then the first winner.""",
         [no_win, yipao, a, b],
     )
+    nearest = copy.deepcopy(yipao)
+    nearest["ruleset"] = {"profile": "chengdu", "dealer_next": "nearest_winner"}
+    session(
+        "session-valid-nearest-winner",
+        """
+        Valid under Mahjong Soul's dealer rule (dealer_next = nearest_winner): after 一炮多响 on the first win,
+        the winner nearest after the discarder (seat 1) deals next, not the discarder.""",
+        [nearest, b],
+    )
     session(
         "session-dealer",
         """
@@ -2183,6 +2192,8 @@ def table_cases() -> None:
 # R: other rule sets. LAST: the dealer discards 9s and waits on 7p alone; seat 2 holds 55p and pongs the last
 # discard, a 5p, then discards 7p; seat 1 (AP on 8p or 0 fan on 7p) and seat 3 (AP on 6p, or 5p) stay ready.
 LAST = ("123m456m789m111p7p9s", "222m333m444m666p8p", "55p777m888m999m7p1m", "111s222s333s444p6p")
+# DOUBLE_5P with the dealer left holding three suits (万, 条 and 1p) once it has discarded 5p.
+PIG_DEALER_5P = ("123456789m119s1p5p", DOUBLE_5P[1], DOUBLE_5P[2], DOUBLE_5P[3])
 
 
 def ruleset_cases() -> None:
@@ -2312,6 +2323,65 @@ def ruleset_cases() -> None:
         """
         The same pong where no call is allowed on the last discard (call_on_last_discard = none).""",
         "CLAIM_NOT_ALLOWED",
+    )
+    case(
+        f,
+        record("rules-no-robbing", deal=KD, evs=KD_EVENTS, ruleset={"profile": "chengdu", "rob_kong": False}),
+        """
+        claims.jsonl's 抢杠 hand where robbing is off (rob_kong = false, an SBR house option): the added kong
+        stands at once and seat 2's win on its tile is refused.""",
+        "CLAIM_NOT_ALLOWED",
+        twin="claim-rob-added-kong",
+    )
+    wall, evs = full_hand(E1, first="9s", front="2s2s", kong={2: "7m"})
+    case(
+        f,
+        record(
+            "rules-pig-pays-ready-value-or-four-fan",
+            wall=wall,
+            evs=evs,
+            ruleset={
+                "profile": "chengdu",
+                "hua_zhu_amount": "cha_jiao_or_fan",
+                "hua_zhu_min_fan": 4,
+                "hua_zhu_payees": "all_others",
+            },
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=8hua_zhu 0>2=8hua_zhu 0>3=8hua_zhu 2>1=1cha_jiao "
+                "2>3=1cha_jiao 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui",
+                [-24, 9, 6, 9],
+                "",
+            ),
+        ),
+        """
+        Valid: empty_wall.jsonl's first hand with Mahjong Soul's pig rule on Chengdu: the dealer, a pig, pays
+        every other player still in the larger of their 查大叫 value (1 each for seats 1 and 3, at the minimum;
+        seat 2 is not ready) and a 4-fan hand, 8.""",
+    )
+    three_hu = case(
+        f,
+        record(
+            "rules-pig-checked-at-three-hu",
+            deal=PIG_DEALER_5P,
+            ruleset={"profile": "chengdu", "hua_zhu_at_three_hu": True, "hua_zhu_payees": "non_pigs"},
+            evs="0-5p 1h5p<0 2h5p<0 3+6s 3h6s",
+            result=claim(
+                "0>1=8hu@1 0>2=1hu@2 0>3=9hu@4 0>1=10hua_zhu 0>2=10hua_zhu 0>3=10hua_zhu",
+                [-48, 18, 11, 19],
+                "1@1:4f8p 2@2:1f1p 3@4:4f8p",
+            ),
+        ),
+        """
+        Valid where the pig check also runs when three have won (hua_zhu_at_three_hu) and a pig pays every
+        non-pig, winners too: the dealer is left holding 万, 条 and 1p and pays each winner 10 × base (uncapped).
+        Seat 1: 清一色 + 根 = 4 fan; seat 2: 平胡; seat 3 self-draws 清对, 8 + 1.""",
+    )
+    case(
+        f,
+        vary(three_hu, "rules-pig-not-checked-at-three-hu", ruleset="chengdu"),
+        """
+        The same claim under chengdu: a hand ended by its third winner has no 查花猪.""",
+        "SETTLE_EXTRA",
     )
     soul = case(
         f,
