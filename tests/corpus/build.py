@@ -2192,6 +2192,10 @@ def table_cases() -> None:
 # R: other rule sets. LAST: the dealer discards 9s and waits on 7p alone; seat 2 holds 55p and pongs the last
 # discard, a 5p, then discards 7p; seat 1 (AP on 8p or 0 fan on 7p) and seat 3 (AP on 6p, or 5p) stay ready.
 LAST = ("123m456m789m111p7p9s", "222m333m444m666p8p", "55p777m888m999m7p1m", "111s222s333s444p6p")
+# PATTERNS: seat 1 waits on 9m (带幺九) and 6m; seats 2 (将对, on 5s) and 3 (on 7s) each hold four pungs and
+# wait on one tile alone (a Golden Wait under single_wait_all_pungs).
+PATTERN_HANDS = ("34669m234678p346s", "123m789m123s789s9m", "222m555m888m222s5s", "111p555p999p111s7s")
+GOLDEN = {"profile": "chengdu", "jin_gou_diao": "single_wait_all_pungs", "jin_gou_diao_fan": 1}
 # DOUBLE_5P with the dealer left holding three suits (万, 条 and 1p) once it has discarded 5p.
 PIG_DEALER_5P = ("123456789m119s1p5p", DOUBLE_5P[1], DOUBLE_5P[2], DOUBLE_5P[3])
 
@@ -2382,6 +2386,43 @@ def ruleset_cases() -> None:
         """
         The same claim under chengdu: a hand ended by its third winner has no 查花猪.""",
         "SETTLE_EXTRA",
+    )
+    patterns = case(
+        f,
+        record(
+            "rules-terminals-258-golden-wait",
+            deal=PATTERN_HANDS,
+            ruleset=GOLDEN,
+            evs="0-9m 1h9m<0 2+5s 2h5s 3+7s 3h7s",
+            result=claim(
+                "0>1=4hu@1 0>2=17hu@3 3>2=17hu@3 0>3=5hu@5", [-26, 4, 34, -12], "1@1:3f4p 2@3:5f16p 3@5:3f4p"
+            ),
+        ),
+        """
+        Valid, Chengdu with SBR's Golden Wait (jin_gou_diao = single_wait_all_pungs, +1): seat 1 wins 带幺九 (1 + 2
+        = 3 fan, 4) on the dealer's 9m; seat 2, four concealed pungs waiting on 5s alone, self-draws 将对 with a
+        Golden Wait (1 + 对对胡 1 + 2 + 1 = 5 fan, 16 + 1 from each of the two still in); seat 3, four pungs
+        waiting on 7s alone, self-draws it: 1 + 对对胡 1 + 金钩钓 1 = 3 fan, 4 + 1.""",
+    )
+    case(
+        f,
+        vary(patterns, "rules-golden-wait-needs-four-melds", ruleset={"profile": "chengdu", "jin_gou_diao_fan": 1}),
+        """
+        The same claim where 金钩钓 needs four melds (exposed_melds): the concealed pungs of seats 2 and 3 are no
+        Golden Wait.""",
+        "SCORE_FAN",
+        "SCORE_POINTS",
+        "SETTLE_AMOUNT",
+    )
+    case(
+        f,
+        vary(patterns, "rules-no-terminals-no-258", ruleset={**GOLDEN, "dai_yao_jiu_fan": 0, "jiang_dui_fan": 0}),
+        """
+        The same claim where 带幺九 and 将对 add nothing (SBR has neither): seat 1 is a plain hand, seat 2 all
+        pungs.""",
+        "SCORE_FAN",
+        "SCORE_POINTS",
+        "SETTLE_AMOUNT",
     )
     soul = case(
         f,
