@@ -2394,9 +2394,7 @@ def ruleset_cases() -> None:
             deal=PATTERN_HANDS,
             ruleset=GOLDEN,
             evs="0-9m 1h9m<0 2+5s 2h5s 3+7s 3h7s",
-            result=claim(
-                "0>1=4hu@1 0>2=17hu@3 3>2=17hu@3 0>3=5hu@5", [-26, 4, 34, -12], "1@1:3f4p 2@3:5f16p 3@5:3f4p"
-            ),
+            result=claim("0>1=4hu@1 0>2=17hu@3 3>2=17hu@3 0>3=5hu@5", [-26, 4, 34, -12], "1@1:3f4p 2@3:5f16p 3@5:3f4p"),
         ),
         """
         Valid, Chengdu with SBR's Golden Wait (jin_gou_diao = single_wait_all_pungs, +1): seat 1 wins 带幺九 (1 + 2
