@@ -2196,6 +2196,10 @@ LAST = ("123m456m789m111p7p9s", "222m333m444m666p8p", "55p777m888m999m7p1m", "11
 # wait on one tile alone (a Golden Wait under single_wait_all_pungs).
 PATTERN_HANDS = ("34669m234678p346s", "123m789m123s789s9m", "222m555m888m222s5s", "111p555p999p111s7s")
 GOLDEN = {"profile": "chengdu", "jin_gou_diao": "single_wait_all_pungs", "jin_gou_diao_fan": 1}
+# HEAVENLY: the dealer kongs 1m on its first turn and wins on the replacement 9p; seats 1 and 2 self-draw next.
+HEAVENLY = ("1111m234m567m88p99p", "123s456s789s2p3p4p5s", "123p456p789s1s2s3s4s", "222m333m444m666p7p")
+# E_KONG: E1 with seat 2 holding 7777m 123s 456s 789s: after its concealed kong it waits on 2s alone (ready).
+E_KONG = [E1[0], E1[1], "7777m123456789s", E1[3]]
 # DOUBLE_5P with the dealer left holding three suits (万, 条 and 1p) once it has discarded 5p.
 PIG_DEALER_5P = ("123456789m119s1p5p", DOUBLE_5P[1], DOUBLE_5P[2], DOUBLE_5P[3])
 
@@ -2420,6 +2424,66 @@ def ruleset_cases() -> None:
         pungs.""",
         "SCORE_FAN",
         "SCORE_POINTS",
+        "SETTLE_AMOUNT",
+    )
+    heavenly = {"profile": "chengdu", "heavenly": "fixed", "heavenly_fan": 6}
+    kong_heavenly = case(
+        f,
+        record(
+            "rules-heavenly-after-a-kong",
+            deal=HEAVENLY,
+            ruleset={**heavenly, "heavenly_after_kong": True},
+            evs="0c1m 0+9p 0h9p 1+5s 1h5s 2+4s 2h4s",
+            result=claim(
+                "1>0=2kong@0 2>0=2kong@0 3>0=2kong@0 1>0=33hu@2 2>0=33hu@2 3>0=33hu@2 2>1=2hu@4 3>1=2hu@4 3>2=2hu@6",
+                [105, -31, -35, -39],
+                "0@2:6f32p 1@4:1f1p 2@6:1f1p",
+            ),
+        ),
+        """
+        Valid where 天胡 (a fixed 6 fan here) also counts a win on the replacement after the dealer's first-turn
+        concealed kong (heavenly_after_kong): 32 + 1 from each of the three; seats 1 and 2 then self-draw plain
+        hands (no 地胡: the kong came before).""",
+    )
+    case(
+        f,
+        vary(kong_heavenly, "rules-no-heavenly-after-a-kong", ruleset=heavenly),
+        """
+        The same claim where a kong spoils 天胡: the dealer's win is 杠上花, 平胡 1 + 根 1 + 杠上花 1 = 3 fan.""",
+        "SCORE_FAN",
+        "SCORE_POINTS",
+        "SETTLE_AMOUNT",
+    )
+    wall, evs = full_hand(E_KONG, first="9s", front="2s2s", kong={2: "7m"})
+    kong_ready = case(
+        f,
+        record(
+            "rules-ready-value-counts-the-kong",
+            wall=wall,
+            evs=evs,
+            ruleset={"profile": "chengdu", "hua_zhu_pays_cha_jiao": True},
+            result=claim(
+                "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=10hua_zhu 0>2=10hua_zhu 0>3=10hua_zhu 0>1=1cha_jiao "
+                "0>2=2cha_jiao 0>3=1cha_jiao",
+                [-36, 9, 18, 9],
+                "",
+            ),
+        ),
+        """
+        Valid, empty_wall.jsonl's hand with seat 2 ready after its concealed kong of 7m (waiting on 2s alone), and
+        a pig that also pays 查大叫 (hua_zhu_pays_cha_jiao): seat 2's ready hand counts its kong as a 根, 平胡 1 +
+        根 1 = 2 fan, 2; seats 1 and 3 are worth 1 at their cheapest wait. Ready, seat 2 keeps its kong money.""",
+    )
+    case(
+        f,
+        vary(
+            kong_ready,
+            "rules-ready-value-without-the-kong",
+            ruleset={"profile": "chengdu", "hua_zhu_pays_cha_jiao": True, "cha_jiao_kong_fan": False},
+        ),
+        """
+        The same claim where the ready value leaves declared kongs out (cha_jiao_kong_fan = false, SBR's worked
+        example): seat 2's hand is worth 1.""",
         "SETTLE_AMOUNT",
     )
     soul = case(
