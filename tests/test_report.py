@@ -384,9 +384,9 @@ def _chromium() -> str:
     if shutil.which("apt-get") and os.geteuid() == 0:
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         for cmd in (
-            ["apt-get", "install", "-y", "-q", "chromium"],
+            ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"],
             ["apt-get", "update", "-q"],
-            ["apt-get", "install", "-y", "-q", "chromium"],
+            ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"],
         ):
             try:
                 done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, check=False)
@@ -449,3 +449,18 @@ def test_finding_messages_fold_the_position_away():
         "hu 2 from seat 0 to seat 3 (event 72): claimed paid by seat 2"
     )
     assert _message(None) == "–"
+
+
+def test_the_font_search_logs_no_findfont_noise() -> None:
+    # Looking for a CJK family walks every installed font; matplotlib then logs "findfont: Failed to find font
+    # weight ..." for some (make demo printed three). A fresh process, so that no font cache hides it.
+    import subprocess
+    import sys
+
+    code = (
+        "import logging; logging.basicConfig(level=logging.INFO)\n"
+        "from pipeline.report import charts\n"
+        "charts.find_cjk_family()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert "findfont" not in done.stderr

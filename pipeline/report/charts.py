@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import logging
 import shutil
 import subprocess
 import textwrap
@@ -170,8 +171,26 @@ def _fontconfig_cjk_files() -> list[str]:
     return sorted({line.split(":")[0].strip() for line in out.stdout.splitlines() if line.strip()})
 
 
+@contextmanager
+def _no_findfont_noise() -> Iterator[None]:
+    """Looking at every installed family makes matplotlib log a "findfont: Failed to find font weight …" line for
+    some of them: the look-up is ours, not a problem of the user's, so its noise stays off the terminal."""
+    log = logging.getLogger("matplotlib.font_manager")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
 def find_cjk_family() -> str | None:
     """The name of an installed font family that draws every character of :data:`CJK_SAMPLE`, or None."""
+    with _no_findfont_noise():
+        return _find_cjk_family()
+
+
+def _find_cjk_family() -> str | None:
     for attempt in range(2):
         known = {f.name for f in font_manager.fontManager.ttflist}
         ordered = [n for n in PREFERRED_CJK if n in known] + sorted(known - set(PREFERRED_CJK))
