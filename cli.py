@@ -28,11 +28,11 @@ from pipeline import disputes
 from pipeline.analytics import groups
 from pipeline.codes import CODES
 from pipeline.rules import (
-    CONVENTION,
     NotAWin,
     RuleSetError,
     TileError,
     WinHand,
+    convention,
     load_ruleset,
     profile_names,
     read_profile,
@@ -310,7 +310,8 @@ def score_command(
     if as_json:
         answer = disputes.score_answer(result)
         answer["profile"] = rules.profile
-        answer["convention"] = CONVENTION
+        answer["convention"] = convention(rules)
+        answer["fan_base"] = rules.fan_base
         typer.echo(json.dumps(answer, ensure_ascii=False))
         return
     typer.echo(f"win: {result.title_zh} ({result.title_en})")
@@ -320,7 +321,7 @@ def score_command(
     typer.echo(f"  total {result.fan} fan{capped} → {result.points} points")
     if result.per_payer != result.points:
         typer.echo(f"  each payer pays {result.per_payer} (自摸加底: points + {rules.base} base)")
-    typer.echo(f"  profile {rules.profile}; {CONVENTION}")
+    typer.echo(f"  profile {rules.profile}; {convention(rules)}")
 
 
 def _score_batch(path: str) -> int:

@@ -144,7 +144,9 @@ def score_request(request: Any) -> tuple[dict[str, Any], bool]:
         return answer, True
     except TileError as exc:
         return score_answer(None, str(exc)), False
-    return score_answer(result), True
+    answer = score_answer(result)
+    answer["fan_base"] = rules.fan_base  # the count its fan are in: a plain hand is fan_base fan
+    return answer, True
 
 
 def score_lines(lines: Iterable[str]) -> Iterator[tuple[dict[str, Any], bool]]:

@@ -185,3 +185,22 @@ def test_every_command_has_help_text() -> None:
         result = runner.invoke(app, [*command, "--help"])
         assert result.exit_code == 0, command
         assert len(result.stdout.strip().splitlines()) > 3, command
+
+
+def test_score_says_which_fan_count_its_profile_uses() -> None:
+    # sbr counts a plain hand 0 fan (fan_base = 0): the same hand is 0 fan there, 1 under chengdu, 1 point both
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    runner = CliRunner()
+    sbr = runner.invoke(app, ["score", "123s888s345p456p6p", "--win", "6p", "--profile", "sbr", "--que", "m"])
+    assert sbr.exit_code == 0 and "total 0 fan → 1 points" in sbr.stdout and "plain hand = 0 fan" in sbr.stdout
+    chengdu = runner.invoke(app, ["score", "123s888s345p456p6p", "--win", "6p", "--json"])
+    answer = json.loads(chengdu.stdout)
+    assert (answer["fan"], answer["points"], answer["fan_base"]) == (1, 1, 1) and "plain hand = 1 fan" in answer[
+        "convention"
+    ]
+    line = json.dumps({"concealed": "123s888s345p456p6p", "win_tile": "6p", "profile": "sbr", "que": "m"})
+    batch = runner.invoke(app, ["score", "--batch", "-"], input=line + "\n")
+    assert json.loads(batch.stdout)["fan_base"] == 0 and json.loads(batch.stdout)["fan"] == 0

@@ -1,7 +1,17 @@
 """The rules engine: tiles, winning hands, fan, settlement and rule profiles. Knows nothing of records,
 files or tables (see the README's Design section)."""
 
-from pipeline.rules.fan import CONVENTION, PATTERNS, NotAWin, ReadyValue, Score, WinHand, ready_value, score
+from pipeline.rules.fan import (
+    CONVENTION,
+    PATTERNS,
+    NotAWin,
+    ReadyValue,
+    Score,
+    WinHand,
+    convention,
+    ready_value,
+    score,
+)
 from pipeline.rules.hand import Meld, is_legal_win, is_win, roots, shanten, suits_ok, waits
 from pipeline.rules.ruleset import RuleSet, RuleSetError, load_ruleset, profile_names, read_profile
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
@@ -29,6 +39,7 @@ __all__ = [
     "SeatEnd",
     "TileError",
     "WinHand",
+    "convention",
     "counts_of",
     "format_tiles",
     "is_legal_win",
