@@ -536,6 +536,8 @@ def played_at_time(text: str | None) -> datetime | None:
 
     >>> played_at_time("2026-11-01T20:15:00+08:00").isoformat()
     '2026-11-01T12:15:00+00:00'
+    >>> played_at_time("2026-11-01 20:15").isoformat()  # no offset: UTC
+    '2026-11-01T20:15:00+00:00'
     >>> played_at_time("2026-13-01T20:15:00Z") is None, played_at_time("yesterday") is None
     (True, True)
     """

@@ -1140,9 +1140,7 @@ class HandState:
         # the wall ran out with the hand still on (流局/黄庄: 2+ still in; in 普通版, nobody has won; in 血流成河
         # everybody is in, and those who never won are checked)
         never = [s for s in in_hand if not self.has_won[s]]
-        if self.ends:
-            return
-        if self.left == 0 and len(self.wins) < self.wins_to_end and len(in_hand) >= 2 and never:
+        if self.left == 0 and len(self.wins) < self.wins_to_end and len(in_hand) >= 2 and never and not self.ends:
             self.ends = {s: self.seat_end(s) for s in never}
             self.ledger.end_of_wall(list(self.ends.values()), [s for s in in_hand if self.has_won[s]])
         elif self.rules.hua_zhu_at_three_hu and len(in_hand) == 1 and len(self.wins) >= self.wins_to_end:

@@ -225,10 +225,6 @@ class RuleSet:
                 f"profile {self.profile!r}: a hand could be worth {self.cap_points_max()} points, more than "
                 f"{MAX_POINTS} (2^53): set a cap or lower base and the fans"
             )
-        if self.cap and self.cap < self.fan_base:
-            raise RuleSetError(
-                f"cap {self.cap} is below a plain hand ({self.fan_base} fan) in profile {self.profile!r}"
-            )
 
     @property
     def tiles(self) -> int:
