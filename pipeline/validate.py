@@ -29,7 +29,7 @@ from pipeline.game.record import (
     parse_json,
     parse_record,
     parse_result,
-    played_at_time,
+    played_at_valid,
 )
 from pipeline.game.start import start_hand
 from pipeline.game.state import HandFacts, HandState, IllegalAction, WinRecord
@@ -461,7 +461,7 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
     except RecordError as bad:
         return Validation(hand_id=hand_id, issues=(Issue.of(bad),))
     issues: list[Issue] = []
-    if record.played_at is not None and played_at_time(record.played_at) is None:
+    if record.played_at is not None and not played_at_valid(record.played_at):
         issues.append(
             Issue("SCHEMA_TIME", f"played_at {record.played_at!r} is not an RFC 3339 date-time: stored as unknown")
         )

@@ -541,15 +541,26 @@ def played_at_time(text: str | None) -> datetime | None:
     >>> played_at_time("2026-13-01T20:15:00Z") is None, played_at_time("yesterday") is None
     (True, True)
     """
-    if text is None or not _DATE_TIME.match(text):
-        return None
-    try:
-        moment = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
-    except ValueError:
+    moment = _moment(text)
+    if moment is None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
+
+
+def played_at_valid(text: str) -> bool:
+    """Is ``text`` an RFC 3339 date-time (what :func:`played_at_time` reads)? The validator's cheap question."""
+    return _moment(text) is not None
+
+
+def _moment(text: str | None) -> datetime | None:
+    if text is None or not _DATE_TIME.match(text):
+        return None
+    try:  # Python ≥ 3.11 reads "Z" and the "T"; RFC 3339 allows them in lower case too
+        return datetime.fromisoformat(text if text.isupper() or text.isdigit() else text.upper())
+    except ValueError:
+        return None
 
 
 def record_json(

@@ -674,7 +674,7 @@ class HandState:
         self._add(seat, tile, -1)
         self.rivers[seat].append(tile)
         self.discarded[seat] = True
-        if tile // 9 != self.void[seat]:  # (None for no declared void: every discard is "off void")
+        if not self.off_void[seat] and tile // 9 != self.void[seat]:  # the bool first: a cheap test, mostly true
             self.off_void[seat] = True
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
         self.window = _Window(seat, tile, index, kong_event=kong_event)
