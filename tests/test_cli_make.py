@@ -5,6 +5,7 @@ that only records what it is asked to do."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -77,4 +78,5 @@ def test_system_packages_come_without_recommends_and_no_full_jdk() -> None:
     readme = (ROOT / "README.md").read_text()
     for package in packages:
         assert f"`{package}`" in readme
-    assert "12–13 minutes" in readme
+    # the README says how long `make test` takes (the figure is measured, and changes with the suite)
+    assert re.search(r"The whole `make test` takes about \d+ minutes", readme)
