@@ -1,27 +1,64 @@
-"""Benchmarks (``make bench``; ``make bench QUICK=1`` for a quick look, under two minutes). Not tests: these
-machines are noisy, so every target is a ratio of two things measured side by side in the same run.
+"""Benchmarks (``make bench``, about 20 minutes with the 1M-hand warehouse cached, 30 without; ``--skip-1m``
+about 10; ``make bench QUICK=1`` under three). Not tests: these machines are noisy, so every target is a ratio
+of two things measured side by side in the same run, and every floor is printed as met or NOT met.
 
-Prints a table and writes ``bench-results.json`` (ignored by git). The corpus is made by the simulator with
-a fixed seed and cached outside the repository (``$XUEZHAN_BENCH_CACHE``, default ``~/.cache/xuezhan-bench``):
-20,000 simulated hands, and a 200,000-hand corpus made of ten copies of them under new hand ids (the
-validation work per record is the same; only the ids differ).
+Prints each section's figures and floors, then the floors together, and writes ``bench-results.json``
+(ignored by git): every figure, a ``floors`` list (name, measured, floor, met), the commit, the machine's
+load average before and after.
+
+The engines. The *pure* engine is the source tree (what ``pip install -e .`` runs); the *compiled* one is a
+build of the same sources (``--compiled DIR``, ``make compiled``), which is what the default install runs
+where a C compiler exists. The *default install* is the compiled build when it is there, else the pure
+engine; the floors apply to it. Every measured command runs in its own ``python -P`` process (no working
+directory on ``sys.path``) with ``PYTHONPATH`` on one engine, which it asserts it imported.
+
+Sections:
+
+- win check: the per-suit tables vs the plain recursive search (this process);
+- simulator: hands per second on one core;
+- validation vs parse only (orjson): two processes, one per engine, take turns on the same blocks of 250
+  records (parse a block, validate it; the other engine the same block; the order alternates), so a slow
+  spell of the machine weighs on both engines and on both sides of each ratio alike. Rates are per CPU
+  second of the measuring process (a busy second core does not count against it; wall clock beside);
+- ingest (``xuezhan ingest``) end to end with 1 and 2 workers, each engine, on the base corpus; peak
+  memory of the process tree (sampled from /proc, and the main process's own peak from the kernel) at
+  the base size and 10× it, 2 workers, the default install;
+- analytics: ``xuezhan stats``, ``xuezhan collusion`` and ``xuezhan report`` as a user runs them, on the
+  warehouses ingest made, at 20k, 200k and 1M hands: wall time, CPU time and peak process-tree memory,
+  and each as a ratio to the 20k figure.
+
+Corpora, made by the simulator with a fixed seed and cached outside the repository (``$XUEZHAN_BENCH_CACHE``,
+default ``~/.cache/xuezhan-bench``): 20,000 simulated hands; the 200,000- and 1,000,000-hand corpora are
+10 and 50 copies of them under new hand and session ids (the work per record is the same; only the ids
+differ). ``--quick`` takes the first 4,000 hands and 10 copies of those (40,000), and no 1M.
+
+The 1M-hand warehouse is cached too (ingesting it takes several minutes), under a key of what its contents
+depend on: the corpus file (name, size, modification time), the source of every module ``xuezhan ingest``
+imports (reader, workers, warehouse, validator and engine, ``schemas``) and the data files they read (rule
+profiles, schemas), and the versions of Python, DuckDB, pyarrow and orjson. A change to any of them makes it
+stale: a new key, so the next run ingests again (and removes the stale one). A change to the analytics, the
+audit or the dashboards does not: they only read it. ``--rebuild-1m`` ingests it anyway.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +67,108 @@ import orjson
 from pipeline.rules.hand import is_seven_pairs, is_standard, is_standard_recursive
 
 CACHE = Path(os.environ.get("XUEZHAN_BENCH_CACHE", Path.home() / ".cache" / "xuezhan-bench"))
+ROOT = Path(__file__).resolve().parent.parent  # the source tree: the pure engine
 SEED = 8080
+BASE_HANDS = 20_000
+QUICK_HANDS = 4_000
+TIMEOUT_S = 1_800  # per measured command
+
+
+# ---------------------------------------------------------------------------------------------- the plan
+@dataclass(frozen=True)
+class Plan:
+    """What a run measures: the base corpus size and the copies of it each analytics tier is made of."""
+
+    quick: bool
+    base: int  # hands in the base corpus (the first ``base`` of the 20k corpus)
+    copies: tuple[int, ...]  # analytics tiers, as copies of the base: (1, 10) or (1, 10, 50)
+    validate_records: int
+    rebuild_1m: bool = False
+
+    def sizes(self) -> list[int]:
+        return [self.base * c for c in self.copies]
+
+
+def plan(args: argparse.Namespace) -> Plan:
+    """
+    >>> plan(parse_args([]))
+    Plan(quick=False, base=20000, copies=(1, 10, 50), validate_records=10000, rebuild_1m=False)
+    >>> plan(parse_args(["--quick"])).sizes()
+    [4000, 40000]
+    >>> plan(parse_args(["--skip-1m"])).sizes()
+    [20000, 200000]
+    """
+    if args.quick:
+        return Plan(quick=True, base=QUICK_HANDS, copies=(1, 10), validate_records=2_000)
+    copies = (1, 10) if args.skip_1m else (1, 10, 50)
+    return Plan(quick=False, base=BASE_HANDS, copies=copies, validate_records=10_000, rebuild_1m=args.rebuild_1m)
+
+
+def label(hands: int) -> str:
+    """
+    >>> [label(n) for n in (4_000, 20_000, 200_000, 1_000_000, 1_500)]
+    ['4k', '20k', '200k', '1M', '1500']
+    """
+    if hands % 1_000_000 == 0:
+        return f"{hands // 1_000_000}M"
+    if hands % 1_000 == 0:
+        return f"{hands // 1_000}k"
+    return str(hands)
+
+
+# ---------------------------------------------------------------------------------------------- floors
+@dataclass(frozen=True)
+class Floor:
+    name: str
+    key: str  # the figure in the results
+    op: str  # "<=", "<" or ">="
+    bound: float
+
+    def check(self, results: dict[str, Any]) -> dict[str, Any]:
+        """The floor as ``bench-results.json`` lists it; a figure that is missing or not a number (a command
+        that failed or timed out) is not met.
+
+        >>> Floor("x", "k", "<=", 5).check({"k": 4.2})
+        {'name': 'x', 'measured': 4.2, 'floor': '<= 5', 'met': True}
+        >>> Floor("x", "k", ">=", 6000).check({"k": "timed out"})["met"]
+        False
+        """
+        measured = results.get(self.key)
+        met = False
+        if isinstance(measured, int | float) and not isinstance(measured, bool):
+            met = {"<=": measured <= self.bound, "<": measured < self.bound, ">=": measured >= self.bound}[self.op]
+        return {"name": self.name, "measured": measured, "floor": f"{self.op} {self.bound:g}", "met": bool(met)}
+
+
+def floors(p: Plan, default: str) -> list[Floor]:
+    """The acceptance floors (issue 23), on the default install's engine; the ``--quick`` sizes stand in for
+    20k and 200k (indicative only)."""
+    small, large = label(p.sizes()[0]), label(p.sizes()[1])
+    return [
+        Floor(f"validation cost, × parsing ({default})", f"{default}_validate_parse_cost_ratio", "<=", 5),
+        Floor(f"validation records/s, one core ({default})", f"{default}_validate_records_per_s", ">=", 6_000),
+        Floor(f"ingest, 2 workers vs 1 ({default})", f"{default}_ingest_worker_scaling", ">=", 1.7),
+        Floor(f"ingest peak memory {large} / {small}", f"ingest_rss_ratio_{large}", "<=", 1.3),
+        Floor(f"ingest peak memory {large}, MB", f"ingest_rss_mb_{large}", "<", 1_500),
+        Floor(f"collusion peak memory {large} / {small}", f"collusion_rss_ratio_{large}", "<=", 1.2),
+        Floor(f"report peak memory {large} / {small}", f"report_rss_ratio_{large}", "<=", 1.2),
+        Floor(f"report on {large} hands, s", f"report_s_{large}", "<=", 30),
+    ]
+
+
+def floor_table(checked: list[dict[str, Any]]) -> str:
+    """
+    >>> print(floor_table([{"name": "a", "measured": 1.25, "floor": "<= 1.3", "met": True}]))
+      a                                             1.25  <= 1.3    met
+    """
+    return "\n".join(
+        f"  {f['name']:<42} {_shown(f['measured']):>7}  {f['floor']:<9} {'met' if f['met'] else 'NOT met'}"
+        for f in checked
+    )
+
+
+def _shown(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
 # ---------------------------------------------------------------------------------------------- corpus
@@ -68,7 +206,11 @@ def corpus(hands: int) -> Path:
 
 
 def _retag(line: bytes, tag: str) -> bytes:
-    """Give a record new hand and session ids (suffix ``tag``), so copies are distinct records."""
+    """Give a record new hand and session ids (suffix ``tag``), so copies are distinct records.
+
+    >>> _retag(b'{"hand_id":"h1","session_id":"s1","events":[]}', "c3")
+    b'{"hand_id":"h1-c3","session_id":"s1-c3","events":[]}\\n'
+    """
     obj = orjson.loads(line)
     obj["hand_id"] = f"{obj['hand_id']}-{tag}"
     if "session_id" in obj:
@@ -76,19 +218,45 @@ def _retag(line: bytes, tag: str) -> bytes:
     return orjson.dumps(obj) + b"\n"
 
 
+def head_corpus(base: Path, hands: int) -> Path:
+    """The first ``hands`` records of ``base``, cached beside it (the ``--quick`` base)."""
+    path = base.with_name(base.name.replace(".jsonl.gz", f"-head{hands}.jsonl.gz"))
+    if path.exists():
+        return path
+    tmp = path.with_suffix(".tmp")
+    with gzip.open(tmp, "wb", compresslevel=3) as out:
+        for line in _lines(base, hands):
+            out.write(line + b"\n")
+    tmp.replace(path)
+    return path
+
+
 def scaled_corpus(base: Path, copies: int) -> Path:
+    """``copies`` copies of ``base``, copy ``k`` retagged ``c<k>`` (:func:`_retag`), cached beside it. The base
+    is read and parsed once; the bytes are those of retagging each line."""
     path = base.with_name(base.name.replace(".jsonl.gz", f"-x{copies}.jsonl.gz"))
     if path.exists():
         return path
     print(f"  (writing {copies} copies of {base.name}, once)", flush=True)
+    records = [orjson.loads(line) for line in _lines(base)]
+    ids = [(r["hand_id"], r.get("session_id")) for r in records]
     tmp = path.with_suffix(".tmp")
     with gzip.open(tmp, "wb", compresslevel=3) as out:
         for k in range(copies):
-            with gzip.open(base, "rb") as src:
-                for line in src:
-                    out.write(_retag(line, f"c{k}"))
+            for obj, (hand_id, session_id) in zip(records, ids, strict=True):
+                obj["hand_id"] = f"{hand_id}-c{k}"
+                if session_id is not None:
+                    obj["session_id"] = f"{session_id}-c{k}"
+                out.write(orjson.dumps(obj) + b"\n")
     tmp.replace(path)
     return path
+
+
+def tier_corpus(p: Plan, copies: int) -> Path:
+    base = corpus(BASE_HANDS)
+    if p.base != BASE_HANDS:
+        base = head_corpus(base, p.base)
+    return base if copies == 1 else scaled_corpus(base, copies)
 
 
 def _lines(path: Path, limit: int | None = None) -> list[bytes]:
@@ -101,84 +269,126 @@ def _lines(path: Path, limit: int | None = None) -> list[bytes]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------- sections
-SIDE_BY_SIDE = 250  # records a block in bench_validate
+# ---------------------------------------------------------------------------------------------- engines
+# Every measured command is a `python -P` child on one engine: -P keeps the working directory off sys.path
+# (PYTHONPATH chooses the engine), and the child asserts what it imported.
+def _assert_engine(engine: str) -> str:
+    want = engine == "compiled"
+    return f"import pipeline; assert pipeline.compiled() is {want}, 'not the {engine} engine'; "
 
 
-def bench_validate(quick: bool) -> dict[str, Any]:
-    """Replay validation vs parse only, the same lines, one process (the engine this process imports)."""
-    from pipeline.validate import validate
+def _is_built(compiled: Path | None) -> bool:
+    return compiled is not None and (compiled / "pipeline").is_dir()
 
-    lines = _lines(corpus(4_000 if quick else 20_000), 1_500 if quick else 10_000)
-    parse_s = validate_s = 0.0
-    bad = 0
-    for first in range(0, len(lines), SIDE_BY_SIDE):  # parse a block, then validate it: a slow spell of the
-        block = lines[first : first + SIDE_BY_SIDE]  # machine weighs on both sides of the ratio alike
+
+def engine_env(engine: str, compiled: Path | None) -> dict[str, str]:
+    path = compiled.resolve() if engine == "compiled" and compiled is not None else ROOT
+    return {**os.environ, "PYTHONPATH": str(path)}
+
+
+def engines(compiled: Path | None) -> list[str]:
+    """The engines this run measures, the default install's first."""
+    return ["compiled", "pure"] if _is_built(compiled) else ["pure"]
+
+
+def cli_cmd(engine: str, *args: str) -> list[str]:
+    return [sys.executable, "-P", "-c", f"{_assert_engine(engine)}from cli import app; app()", *args]
+
+
+# ---------------------------------------------------------------------------------------------- measuring
+@dataclass
+class Run:
+    seconds: float  # wall clock
+    cpu_s: float  # user + system of the process and its children
+    rss_mb: float  # peak summed RSS of the process tree
+
+
+def measure(cmd: list[str], env: dict[str, str], timeout: float = TIMEOUT_S) -> Run:
+    """Run ``cmd`` in a temporary working directory; its wall and CPU time and the peak memory of its process
+    tree: the /proc samples (every 50 ms) of the tree's summed RSS, or the main process's own peak as the
+    kernel kept it, whichever is larger. Raises ``RuntimeError`` when it fails or takes over ``timeout``."""
+    with tempfile.TemporaryDirectory(prefix="xz-bench-run-") as cwd, open(Path(cwd) / "stderr", "w+b") as err:
         start = time.perf_counter()
-        for line in block:
-            orjson.loads(line)
-        parsed = time.perf_counter()
-        for line in block:
-            bad += not validate(orjson.loads(line)).ok
-        parse_s += parsed - start
-        validate_s += time.perf_counter() - parsed
-    assert bad == 0, f"{bad} simulated records did not validate"
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True)
+        peak = 0
+        done = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, _tree_rss(proc.pid))
+                if time.perf_counter() - start > timeout:
+                    os.killpg(proc.pid, signal.SIGKILL)  # its own session: the command and its workers
+                    return
+                time.sleep(0.05)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        done.set()
+        sampler.join()
+        if seconds > timeout:
+            raise RuntimeError(f"timed out after {timeout:.0f} s")
+        if proc.returncode != 0:
+            err.seek(0)
+            tail = err.read().decode(errors="replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+            raise RuntimeError(f"failed: {tail[0][-300:]}")
+        peak_kb = max(peak, usage.ru_maxrss)  # Linux: ru_maxrss in kB
+        return Run(seconds, usage.ru_utime + usage.ru_stime, peak_kb / 1024)
+
+
+def _tree_rss(pid: int) -> int:
+    """Summed VmRSS (kB) of ``pid`` and its descendants, from /proc.
+
+    >>> _tree_rss(os.getpid()) > 0
+    True
+    """
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        todo.extend(children.get(p, []))
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+        except OSError:
+            pass
+    return total
+
+
+# ---------------------------------------------------------------------------------------------- sections
+def bench_win_check(p: Plan) -> dict[str, Any]:
+    hands = _random_hands(4_000 if p.quick else 40_000, seed=7)
+
+    def table(h: list[int]) -> bool:
+        return is_seven_pairs(h) or is_standard(h)
+
+    def recursive(h: list[int]) -> bool:
+        return is_seven_pairs(h) or is_standard_recursive(h)
+
+    (table_rate, table_wins), (rec_rate, rec_wins) = _best_rates([table, recursive], hands, 3)
+    assert table_wins == rec_wins, "the two methods disagree"
     return {
-        "validate_records": len(lines),
-        "parse_records_per_s": round(len(lines) / parse_s),
-        "validate_records_per_s": round(len(lines) / validate_s),
-        "validate_parse_cost_ratio": round(validate_s / parse_s, 1),
+        "win_check_hands": len(hands),
+        "win_checks_per_s_table": round(table_rate),
+        "win_checks_per_s_recursive": round(rec_rate),
+        "win_check_speedup": round(table_rate / rec_rate, 2),
     }
-
-
-# A child process on the compiled build: PYTHONPATH points at it, the child runs outside the source tree
-# (`python -c` puts the working directory first on sys.path) and asserts what it imported.
-ASSERT_COMPILED = "import pipeline; assert pipeline.compiled(), 'not the compiled engine'; "
-
-
-def _is_built(compiled: Path) -> bool:
-    return (compiled / "pipeline").is_dir()
-
-
-def _compiled_env(compiled: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(compiled.resolve())}
-
-
-def bench_validate_compiled(quick: bool, compiled: Path | None, pure_per_s: float | None = None) -> dict[str, Any]:
-    """The same measurement in a process that imports the compiled engine (``make compiled``), beside the
-    pure-Python figures of this run."""
-    if compiled is None or not _is_built(compiled):
-        return {"compiled": "not built (make compiled)"}
-    code = ASSERT_COMPILED + (
-        "import json, sys; from pipeline.bench import bench_validate; "
-        "print(json.dumps(bench_validate(sys.argv[1] == '1')))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code, "1" if quick else "0"],
-        capture_output=True,
-        text=True,
-        env=_compiled_env(compiled),
-        cwd=tempfile.gettempdir(),
-    )
-    if out.returncode != 0:
-        return {"compiled": f"failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"}
-    figures = json.loads(out.stdout.strip().splitlines()[-1])
-    result = {f"compiled_{key}": value for key, value in figures.items() if key != "validate_records"}
-    if pure_per_s:
-        result["compiled_speedup"] = round(figures["validate_records_per_s"] / pure_per_s, 2)
-    return result
-
-
-def bench_simulate(quick: bool) -> dict[str, Any]:
-    """Hands simulated per second on one core (bots deciding, the hand state checking every action)."""
-    from pipeline.simulate.tables import SimConfig, simulate
-
-    hands = 200 if quick else 1_000
-    lines, _ = simulate(SimConfig(hands=hands, seed=SEED + 7, players=16))
-    start = time.process_time()
-    made = sum(1 for _ in lines)
-    seconds = time.process_time() - start
-    return {"simulate_hands": made, "simulate_hands_per_s_one_core": round(made / seconds, 1)}
 
 
 def _random_hands(n: int, seed: int) -> list[list[int]]:
@@ -221,200 +431,385 @@ def _best_rates(fns: list[Callable[[list[int]], bool]], hands: list[list[int]], 
     return [(len(hands) / b, w) for b, w in zip(best, wins, strict=True)]
 
 
-def bench_win_check(quick: bool) -> dict[str, Any]:
-    hands = _random_hands(4_000 if quick else 40_000, seed=7)
+def bench_simulate(p: Plan) -> dict[str, Any]:
+    """Hands simulated per second on one core (bots deciding, the hand state checking every action)."""
+    from pipeline.simulate.tables import SimConfig, simulate
 
-    def table(h: list[int]) -> bool:
-        return is_seven_pairs(h) or is_standard(h)
-
-    def recursive(h: list[int]) -> bool:
-        return is_seven_pairs(h) or is_standard_recursive(h)
-
-    (table_rate, table_wins), (rec_rate, rec_wins) = _best_rates([table, recursive], hands, 3)
-    assert table_wins == rec_wins, "the two methods disagree"
-    return {
-        "win_check_hands": len(hands),
-        "win_checks_per_s_table": round(table_rate),
-        "win_checks_per_s_recursive": round(rec_rate),
-        "win_check_speedup": round(table_rate / rec_rate, 2),
-    }
+    hands = 200 if p.quick else 1_000
+    lines, _ = simulate(SimConfig(hands=hands, seed=SEED + 7, players=16))
+    start = time.process_time()
+    made = sum(1 for _ in lines)
+    seconds = time.process_time() - start
+    return {"simulate_hands": made, "simulate_hands_per_s_one_core": round(made / seconds, 1)}
 
 
-def _peak_rss_mb(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, float]:
-    """Run ``cmd``; return (seconds, peak summed RSS in MB of the process and all its descendants)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    peak = 0
-    done = threading.Event()
+BLOCK = 250  # records a turn in bench_validate
 
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, _tree_rss(proc.pid))
-            time.sleep(0.05)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    _, err = proc.communicate()
-    done.set()
-    sampler.join()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed: {err.decode()[-2000:]}")
-    return time.perf_counter() - start, peak / 1024
-
-
-def _tree_rss(pid: int) -> int:
-    """Summed VmRSS (kB) of ``pid`` and its descendants, from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    total = 0
-    todo = [pid]
-    while todo:
-        p = todo.pop()
-        todo.extend(children.get(p, []))
-        try:
-            with open(f"/proc/{p}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-                        break
-        except OSError:
-            pass
-    return total
+# The validating child: reads the corpus, validates one untimed block (warm memos), says it is ready, then for
+# each block index on stdin parses the block, validates it, and answers with the wall and CPU seconds of each.
+VALIDATE_CHILD = """\
+import gzip, json, sys, time
+import orjson
+from pipeline.validate import validate
+path, limit, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+lines = []
+with gzip.open(path, "rb") as f:
+    for line in f:
+        lines.append(line.rstrip(b"\\n"))
+        if len(lines) >= limit:
+            break
+assert all(validate(orjson.loads(line)).ok for line in lines[:size]), "a simulated record did not validate"
+print(json.dumps({"ready": len(lines)}), flush=True)
+for request in sys.stdin:
+    block = lines[int(request) : int(request) + size]
+    w0, c0 = time.perf_counter(), time.process_time()
+    for line in block:
+        orjson.loads(line)
+    w1, c1 = time.perf_counter(), time.process_time()
+    bad = 0
+    for line in block:
+        bad += not validate(orjson.loads(line)).ok
+    w2, c2 = time.perf_counter(), time.process_time()
+    print(json.dumps([w1 - w0, w2 - w1, c1 - c0, c2 - c1, bad]), flush=True)
+"""
 
 
-def _ingest_cmd(path: Path, warehouse: Path, workers: int, *, compiled: bool = False) -> list[str]:
-    check = ASSERT_COMPILED if compiled else ""
-    return [
-        sys.executable,
-        "-c",
-        f"{check}from cli import app; app()",
-        "ingest",
-        str(path),
-        "--warehouse",
-        str(warehouse),
-        "--workers",
-        str(workers),
-        "--quiet",
-    ]
-
-
-def bench_ingest(quick: bool, compiled: Path | None = None) -> dict[str, Any]:
-    """Ingest end to end with 1 and 2 workers (records/s), and peak memory at 20k vs 200k hands; with a
-    compiled build, 1 worker again on the compiled engine."""
-    base = corpus(4_000 if quick else 20_000)
-    small = Path(tempfile.mkdtemp(prefix="xz-bench-"))
+def bench_validate(p: Plan, compiled: Path | None) -> dict[str, Any]:
+    """Replay validation vs parse only (orjson), each engine in its own process, the two taking turns on the
+    same blocks of records."""
+    path = tier_corpus(p, 1)
+    names = engines(compiled)
+    children: dict[str, subprocess.Popen[str]] = {}
+    totals = {name: [0.0, 0.0, 0.0, 0.0] for name in names}
     try:
-        sample = small / "sample.jsonl.gz"
-        n = 4_000 if quick else 20_000
-        with gzip.open(sample, "wb", compresslevel=3) as out:
-            for line in _lines(base, n):
-                out.write(line + b"\n")
-        results: dict[str, Any] = {"ingest_records": n}
-        for workers in (1, 2):
-            wh = small / f"wh{workers}"
-            seconds, rss = _peak_rss_mb(_ingest_cmd(sample, wh, workers))
-            results[f"ingest_records_per_s_{workers}w"] = round(n / seconds)
-            results[f"ingest_rss_mb_{workers}w"] = round(rss)
-        results["worker_scaling"] = round(results["ingest_records_per_s_2w"] / results["ingest_records_per_s_1w"], 2)
-        if compiled is not None and _is_built(compiled):
-            cmd = _ingest_cmd(sample, small / "wh1c", 1, compiled=True)
-            seconds, _ = _peak_rss_mb(cmd, env=_compiled_env(compiled), cwd=small)
-            results["compiled_ingest_records_per_s_1w"] = round(n / seconds)
-        if not quick:
-            big = scaled_corpus(base, 10)
-            _, rss20 = _peak_rss_mb(_ingest_cmd(base, small / "m20", 2))
-            _, rss200 = _peak_rss_mb(_ingest_cmd(big, small / "m200", 2))
-            results.update(
-                {"rss_mb_20k": round(rss20), "rss_mb_200k": round(rss200), "rss_ratio": round(rss200 / rss20, 2)}
+        for name in names:
+            code = _assert_engine(name) + VALIDATE_CHILD
+            children[name] = subprocess.Popen(
+                [sys.executable, "-P", "-c", code, str(path), str(p.validate_records), str(BLOCK)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=engine_env(name, compiled),
+                cwd=tempfile.gettempdir(),
             )
-            results["_warehouse_200k"] = str(small / "m200")
-        else:
-            results["_warehouse_200k"] = str(small / "wh2")
-        return results
-    except BaseException:
-        shutil.rmtree(small, ignore_errors=True)
-        raise
-
-
-def bench_analytics(warehouse: str) -> dict[str, Any]:
-    """The full stats suite and the report vs a bare DuckDB scan of the same tables."""
-    from pipeline.analytics.groups import GROUPS
-    from pipeline.analytics.queries import warehouse_stats as stats
-    from pipeline.ingest.warehouse import Warehouse
-    from schemas.tables import TABLES
-
-    con = Warehouse(warehouse).connect()
-    start = time.perf_counter()
-    for name in TABLES:
-        con.sql(
-            f'SELECT count(*), count(DISTINCT hand_id) FROM "{name}"'
-            if name not in ("ingest_runs", "rejects")
-            else f'SELECT count(*) FROM "{name}"'
-        ).fetchall()
-    scan_s = time.perf_counter() - start
-    start = time.perf_counter()
-    stats(warehouse)
-    for by in GROUPS[1:]:  # every split (GROUPS[0] is "all", done above)
-        stats(warehouse, by=by)
-    stats_s = time.perf_counter() - start
-    out: dict[str, Any] = {
-        "scan_s": round(scan_s, 3),
-        "stats_s": round(stats_s, 3),
-        "stats_scan_ratio": round(stats_s / scan_s, 1),
-    }
-    # the report as a user makes it: `xuezhan report` in its own process (the bench, under pipeline/, does
-    # not import the dashboards above it)
-    target = Path(tempfile.mkdtemp(prefix="xz-report-"))
-    command = [sys.executable, "-c", "from cli import app; app()", "report", "--warehouse", warehouse]
-    start = time.perf_counter()
-    subprocess.run([*command, "--out", str(target), "--quiet"], check=True, capture_output=True)
-    out["report_s"] = round(time.perf_counter() - start, 3)
-    out["report_scan_ratio"] = round(out["report_s"] / scan_s, 1)
-    shutil.rmtree(target, ignore_errors=True)
+        records = 0
+        for name, child in children.items():
+            assert child.stdout is not None
+            ready = child.stdout.readline()
+            if not ready:
+                raise RuntimeError(f"the {name} engine's process failed (see its error above)")
+            records = json.loads(ready)["ready"]
+        for turn, first in enumerate(range(0, records, BLOCK)):
+            order = names if turn % 2 == 0 else names[::-1]
+            for name in order:
+                child = children[name]
+                assert child.stdin is not None and child.stdout is not None
+                child.stdin.write(f"{first}\n")
+                child.stdin.flush()
+                *seconds, bad = json.loads(child.stdout.readline())
+                assert bad == 0, f"{bad} simulated records did not validate ({name})"
+                totals[name] = [t + s for t, s in zip(totals[name], seconds, strict=True)]
+    finally:
+        for child in children.values():
+            if child.stdin is not None:
+                child.stdin.close()
+            child.wait()
+    out: dict[str, Any] = {"validate_records": records, "default_install": names[0]}
+    for name in names:
+        parse_wall, validate_wall, parse_cpu, validate_cpu = totals[name]
+        out.update(
+            {
+                f"{name}_validate_parse_cost_ratio_wall": round(validate_wall / parse_wall, 2),
+                f"{name}_parse_records_per_s": round(records / parse_cpu),
+                f"{name}_validate_records_per_s": round(records / validate_cpu),
+                f"{name}_validate_records_per_s_wall": round(records / validate_wall),
+                f"{name}_validate_parse_cost_ratio": round(validate_cpu / parse_cpu, 2),
+            }
+        )
+    if len(names) == 2:
+        out["compiled_vs_pure_validation"] = round(totals["pure"][3] / totals["compiled"][3], 2)
+    else:
+        out["compiled"] = "not built (make compiled)"
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a smaller run, for a quick look")
+def _stored_hands(warehouse: Path) -> int:
+    from pipeline.ingest.warehouse import Warehouse
+
+    con = Warehouse(warehouse).connect()
+    try:
+        row = con.execute("SELECT count(*) FROM hands").fetchone()
+    finally:
+        con.close()
+    return int(row[0]) if row else 0
+
+
+def ingest(path: Path, warehouse: Path, workers: int, engine: str, compiled: Path | None, hands: int) -> Run:
+    """``xuezhan ingest`` of ``path`` into a new ``warehouse``, checked to hold ``hands`` hands."""
+    cmd = cli_cmd(engine, "ingest", str(path), "--warehouse", str(warehouse), "--workers", str(workers), "--quiet")
+    run = measure(cmd, engine_env(engine, compiled))
+    stored = _stored_hands(warehouse)
+    assert stored == hands, f"{warehouse} holds {stored} hands, not {hands}"
+    return run
+
+
+def bench_ingest(p: Plan, compiled: Path | None, work: Path) -> dict[str, Any]:
+    """Ingest end to end with 1 and 2 workers, each engine, on the base corpus; peak memory at the base size
+    and 10× it (2 workers, the default install). Leaves the default install's 2-worker warehouses in ``work``
+    for the analytics."""
+    names = engines(compiled)
+    default = names[0]
+    base = tier_corpus(p, 1)
+    out: dict[str, Any] = {"ingest_records": p.base}
+    for workers in (1, 2):  # the engines side by side at each worker count
+        for name in names:
+            wh = work / (f"wh-{label(p.base)}" if (name, workers) == (default, 2) else f"wh-{name}-{workers}w")
+            run = ingest(base, wh, workers, name, compiled, p.base)
+            out[f"{name}_ingest_records_per_s_{workers}w"] = round(p.base / run.seconds)
+            if (name, workers) == (default, 2):
+                out[f"ingest_rss_mb_{label(p.base)}"] = round(run.rss_mb)
+            else:
+                shutil.rmtree(wh)
+    for name in names:
+        out[f"{name}_ingest_worker_scaling"] = round(
+            out[f"{name}_ingest_records_per_s_2w"] / out[f"{name}_ingest_records_per_s_1w"], 2
+        )
+    if len(names) == 2:
+        out["compiled_vs_pure_ingest_1w"] = round(
+            out["compiled_ingest_records_per_s_1w"] / out["pure_ingest_records_per_s_1w"], 2
+        )
+    large = p.base * 10
+    run = ingest(tier_corpus(p, 10), work / f"wh-{label(large)}", 2, default, compiled, large)
+    out[f"ingest_records_per_s_{label(large)}"] = round(large / run.seconds)
+    out[f"ingest_rss_mb_{label(large)}"] = round(run.rss_mb)
+    out[f"ingest_rss_ratio_{label(large)}"] = round(run.rss_mb / out[f"ingest_rss_mb_{label(p.base)}"], 2)
+    return out
+
+
+# -------------------------------------------------------------------------------- the cached 1M warehouse
+KEY_MODULES = (
+    "cli",
+    "pipeline.ingest.run",
+    "pipeline.ingest.work",
+    "pipeline.ingest.engines.local",
+    "pipeline.validate",
+)
+KEY_PACKAGES = ("pipeline", "schemas")  # of the modules these import, those under the source tree's packages
+KEY_DATA = ("pipeline/rules/profiles", "schemas")  # data files the ingest reads
+KEY_LIBRARIES = ("duckdb", "pyarrow", "orjson")
+
+_LIST_MODULES = """\
+import importlib, json, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps(sorted({m.__file__ for m in list(sys.modules.values()) if getattr(m, "__file__", None)})))
+"""
+
+
+def hash_files(root: Path, files: list[Path]) -> str:
+    """A digest of the files' paths (relative to ``root``) and contents.
+
+    >>> d = Path(tempfile.mkdtemp()); _ = (d / "a").write_text("1")
+    >>> hash_files(d, [d / "a"]) == hash_files(d, [d / "a"]) != hash_files(d, [])
+    True
+    """
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def warehouse_key(corpus_path: Path) -> str:
+    """What a cached warehouse of ``corpus_path`` depends on (see the module's docstring), as a digest."""
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", _LIST_MODULES, *KEY_MODULES],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=engine_env("pure", None),
+        cwd=tempfile.gettempdir(),
+    )
+    files = [Path(f) for f in json.loads(out.stdout)]
+    sources = [f for f in files if f.suffix == ".py" and any(f.is_relative_to(ROOT / k) for k in KEY_PACKAGES)]
+    sources += [f for f in files if f == ROOT / "cli.py"]
+    data = [f for d in KEY_DATA for f in (ROOT / d).rglob("*") if f.is_file() and f.suffix in (".toml", ".json")]
+    stat = corpus_path.stat()
+    versions = [sys.version]
+    for name in KEY_LIBRARIES:
+        versions.append(f"{name} {__import__(name).__version__}")
+    h = hashlib.sha256()
+    h.update(f"{corpus_path.name} {stat.st_size} {stat.st_mtime_ns}\n".encode())
+    h.update("\n".join(versions).encode())
+    h.update(hash_files(ROOT, sources + data).encode())
+    return h.hexdigest()[:16]
+
+
+def cached_warehouse(p: Plan, copies: int, compiled: Path | None) -> tuple[Path, Run | None]:
+    """The warehouse of ``copies`` copies of the base corpus, from the cache when its key matches (no run),
+    else ingested now with 2 workers on the default install (the run measured), replacing stale ones."""
+    path = tier_corpus(p, copies)
+    hands = p.base * copies
+    stem = path.name.removesuffix(".jsonl.gz")
+    target = CACHE / f"warehouse-{stem}-{warehouse_key(path)}"
+    if target.is_dir() and not p.rebuild_1m:
+        assert _stored_hands(target) == hands, f"{target} is not a {hands}-hand warehouse"
+        return target, None
+    for stale in CACHE.glob(f"warehouse-{stem}-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    print(f"  (ingesting the {label(hands)}-hand warehouse into {CACHE}: several minutes, cached)", flush=True)
+    tmp = CACHE / f"tmp-{target.name}"
+    run = ingest(path, tmp, 2, engines(compiled)[0], compiled, hands)
+    tmp.rename(target)
+    return target, run
+
+
+# ---------------------------------------------------------------------------------------------- analytics
+def analytics_cmds(warehouse: Path, out: Path) -> dict[str, list[str]]:
+    """The commands as a user runs them (default options)."""
+    w = ["--warehouse", str(warehouse)]
+    return {
+        "stats": ["stats", *w],
+        "collusion": ["collusion", *w, "--quiet"],
+        "report": ["report", *w, "--out", str(out), "--quiet"],
+    }
+
+
+def bench_analytics(p: Plan, compiled: Path | None, work: Path, results: dict[str, Any]) -> dict[str, Any]:
+    """``stats``, ``collusion`` and ``report`` at each size, on the default install; each figure also as a
+    ratio to the smallest size's. A command at one size is run right after the same at the size below."""
+    default = engines(compiled)[0]
+    env = engine_env(default, compiled)
+    sizes = p.sizes()
+    warehouses = {n: work / f"wh-{label(n)}" for n in sizes[:2]}
+    out: dict[str, Any] = {}
+    if len(sizes) > 2:
+        warehouses[sizes[2]], run = cached_warehouse(p, p.copies[2], compiled)
+        big = label(sizes[2])
+        out[f"warehouse_{big}"] = "ingested now" if run else "cached"
+        if run is not None:
+            out[f"ingest_records_per_s_{big}"] = round(sizes[2] / run.seconds)
+            out[f"ingest_rss_mb_{big}"] = round(run.rss_mb)
+            out[f"ingest_rss_ratio_{big}"] = round(run.rss_mb / results[f"ingest_rss_mb_{label(sizes[0])}"], 2)
+    small = label(sizes[0])
+    for command in ("stats", "collusion", "report"):
+        for n in sizes:
+            tag = f"{command}_%s_{label(n)}"
+            report_dir = work / f"report-{label(n)}"
+            try:
+                run = measure(cli_cmd(default, *analytics_cmds(warehouses[n], report_dir)[command]), env)
+            except RuntimeError as exc:
+                out[tag % "s"] = str(exc)
+                print(f"  {command} on {label(n)}: {exc}", flush=True)
+                continue
+            finally:
+                shutil.rmtree(report_dir, ignore_errors=True)
+            out[tag % "s"] = round(run.seconds, 2)
+            out[tag % "cpu_s"] = round(run.cpu_s, 2)
+            out[tag % "rss_mb"] = round(run.rss_mb)
+        for n in sizes[1:]:
+            for kind, figure in (("s", "s"), ("rss", "rss_mb")):
+                first, this = out.get(f"{command}_{figure}_{small}"), out.get(f"{command}_{figure}_{label(n)}")
+                if isinstance(first, int | float) and isinstance(this, int | float) and first:
+                    out[f"{command}_{kind}_ratio_{label(n)}"] = round(this / first, 2)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- the run
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], prog="python -m pipeline.bench")
+    parser.add_argument("--quick", action="store_true", help="4k and 40k hands, no 1M: under three minutes")
+    parser.add_argument("--skip-1m", action="store_true", help="20k and 200k hands only (about ten minutes)")
+    parser.add_argument("--rebuild-1m", action="store_true", help="ingest the 1M-hand warehouse even if cached")
     parser.add_argument("--out", default="bench-results.json")
     parser.add_argument("--compiled", type=Path, help="a build of the compiled engine (make compiled) to measure too")
-    args = parser.parse_args(argv)
-    results: dict[str, Any] = {"quick": args.quick}
-    sections: list[tuple[str, Callable[[], dict[str, Any]]]] = [
-        ("win check: table vs recursive search", lambda: bench_win_check(args.quick)),
-        ("simulator: hands per second on one core", lambda: bench_simulate(args.quick)),
-        ("replay validation vs parse only (one process, pure Python)", lambda: bench_validate(args.quick)),
-        (
-            "the same with the compiled engine (mypyc, make compiled)",
-            lambda: bench_validate_compiled(args.quick, args.compiled, results.get("validate_records_per_s")),
-        ),
-        (
-            "ingest end to end: 1 vs 2 workers; peak memory 20k vs 200k hands",
-            lambda: bench_ingest(args.quick, args.compiled),
-        ),
-        ("analytics: stats suite and report vs a bare scan", lambda: bench_analytics(results["_warehouse_200k"])),
-    ]
-    for title, fn in sections:
-        print(f"== {title}", flush=True)
-        figures = fn()
-        for key, value in figures.items():
-            if not key.startswith("_"):
-                print(f"  {key:<32} {value}", flush=True)
-        results.update(figures)
-    warehouse = results.pop("_warehouse_200k", None)
-    if warehouse:
-        shutil.rmtree(Path(warehouse).parent, ignore_errors=True)
-    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    return parser.parse_args(argv)
+
+
+def _commit() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(ROOT),
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                "pipeline",
+                "schemas",
+                "cli.py",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head} + uncommitted changes" if dirty else head
+
+
+def write_results(path: Path, results: dict[str, Any], checked: list[dict[str, Any]]) -> None:
+    path.write_text(json.dumps({**results, "floors": checked}, indent=2) + "\n")
+
+
+def sections(
+    p: Plan, compiled: Path | None, work: Path, results: dict[str, Any]
+) -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
+    yield "win check: per-suit tables vs plain recursive search", lambda: bench_win_check(p)
+    yield "simulator: hands per second on one core", lambda: bench_simulate(p)
+    names = " vs ".join(engines(compiled))
+    yield f"validation vs parse only (orjson), {names}, taking turns", lambda: bench_validate(p, compiled)
+    big = label(p.base * 10)
+    yield (
+        f"ingest: 1 vs 2 workers ({names}); peak memory {label(p.base)} vs {big} hands",
+        lambda: bench_ingest(p, compiled, work),
+    )
+    tiers = ", ".join(label(n) for n in p.sizes())
+    yield f"analytics: stats, collusion, report at {tiers} hands", lambda: bench_analytics(p, compiled, work, results)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    p = plan(args)
+    compiled = args.compiled if _is_built(args.compiled) else None
+    default = engines(compiled)[0]
+    checks = floors(p, default)
+    results: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": _commit(),
+        "quick": p.quick,
+        "sizes": p.sizes(),
+        "default_install": default,
+        "cpus": os.cpu_count(),
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+    }
+    if args.compiled is not None and compiled is None:
+        print(f"warning: no compiled build at {args.compiled} (make compiled): pure Python only", flush=True)
+    print(f"bench {results['date']} commit {results['commit']}; default install: {default}", flush=True)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="xz-bench-") as tmp:
+        for title, fn in sections(p, compiled, Path(tmp), results):
+            print(f"== {title}", flush=True)
+            began = time.perf_counter()
+            figures = fn()
+            for key, value in figures.items():
+                print(f"  {key:<42} {_shown(value)}", flush=True)
+            results.update(figures)
+            mine = [c.check(results) for c in checks if c.key in figures]
+            if mine:
+                print(floor_table(mine), flush=True)
+            print(f"  ({time.perf_counter() - began:.0f} s)", flush=True)
+    results["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    results["bench_s"] = round(time.perf_counter() - start)
+    checked = [c.check(results) for c in checks]
+    print("== floors" + (" (--quick sizes: indicative only)" if p.quick else ""))
+    print(floor_table(checked))
+    print(f"load average {results['loadavg_start']} -> {results['loadavg_end']}; {results['bench_s']} s")
+    write_results(Path(args.out), results, checked)
     print(f"wrote {args.out}")
     return 0
 

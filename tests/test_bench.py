@@ -1,0 +1,169 @@
+"""The benchmark harness's own parts (pipeline/bench.py), fast: the plan each option makes, the floors and their
+table, the corpus copies and their ids, the JSON written, the cache key. No benchmark is run."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pipeline import bench
+
+
+def _plan(*argv: str) -> bench.Plan:
+    return bench.plan(bench.parse_args(list(argv)))
+
+
+def test_plans() -> None:
+    full, quick, mid = _plan(), _plan("--quick"), _plan("--skip-1m")
+    assert full.sizes() == [20_000, 200_000, 1_000_000] and not full.quick
+    assert quick.quick and quick.sizes() == [4_000, 40_000] and quick.validate_records < full.validate_records
+    assert mid.sizes() == [20_000, 200_000]
+    assert _plan("--rebuild-1m").rebuild_1m and not full.rebuild_1m
+    assert bench.parse_args(["--compiled", "build/compiled"]).compiled == Path("build/compiled")
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--quik"])
+
+
+def test_floors_name_the_sizes_and_the_default_engine() -> None:
+    full = {f.key: f for f in bench.floors(_plan(), "compiled")}
+    assert full["compiled_validate_parse_cost_ratio"].bound == 5
+    assert full["compiled_validate_records_per_s"].op == ">=" and full["compiled_validate_records_per_s"].bound == 6_000
+    assert full["compiled_ingest_worker_scaling"].bound == 1.7
+    assert full["ingest_rss_ratio_200k"].bound == 1.3 and full["ingest_rss_mb_200k"].op == "<"
+    assert full["collusion_rss_ratio_200k"].bound == full["report_rss_ratio_200k"].bound == 1.2
+    assert full["report_s_200k"].bound == 30
+    quick = {f.key for f in bench.floors(_plan("--quick"), "pure")}
+    assert {"pure_validate_parse_cost_ratio", "report_s_40k", "ingest_rss_ratio_40k"} <= quick
+
+
+@pytest.mark.parametrize(
+    ("op", "measured", "met"),
+    [
+        ("<=", 5, True),
+        ("<=", 5.01, False),
+        ("<", 1500, False),
+        ("<", 1499, True),
+        (">=", 6000, True),
+        (">=", 5999, False),
+    ],
+)
+def test_floor_check(op: str, measured: float, met: bool) -> None:
+    bound = {"<=": 5, "<": 1500, ">=": 6000}[op]
+    assert bench.Floor("f", "k", op, bound).check({"k": measured}) == {
+        "name": "f",
+        "measured": measured,
+        "floor": f"{op} {bound}",
+        "met": met,
+    }
+
+
+@pytest.mark.parametrize("results", [{}, {"k": "failed: out of memory"}, {"k": None}, {"k": True}])
+def test_a_missing_or_failed_figure_is_not_met(results: dict[str, object]) -> None:
+    assert bench.Floor("f", "k", "<=", 5).check(results)["met"] is False
+
+
+def test_floor_table_says_met_and_not_met() -> None:
+    checked = [bench.Floor("fast", "a", ">=", 6000).check({"a": 7_200}), bench.Floor("slim", "b", "<=", 1.2).check({})]
+    lines = bench.floor_table(checked).splitlines()
+    assert lines[0].split()[-1] == "met" and "7,200" in lines[0]
+    assert lines[1].endswith("NOT met") and "None" in lines[1]
+
+
+def _tiny(path: Path, n: int) -> list[dict[str, object]]:
+    records: list[dict[str, object]] = [
+        {"hand_id": f"h{i}", "session_id": f"s{i // 2}", "events": [i]} for i in range(n - 1)
+    ]
+    records.append({"hand_id": f"h{n - 1}", "events": []})  # no session
+    with gzip.open(path, "wb") as f:
+        for r in records:
+            f.write(orjson.dumps(r) + b"\n")
+    return records
+
+
+def _read(path: Path) -> list[dict[str, object]]:
+    with gzip.open(path, "rb") as f:
+        return [orjson.loads(line) for line in f]
+
+
+def test_scaled_corpus_retags_every_copy(tmp_path: Path) -> None:
+    base = tmp_path / "sim-5-1.jsonl.gz"
+    records = _tiny(base, 5)
+    scaled = bench.scaled_corpus(base, 3)
+    assert scaled.name == "sim-5-1-x3.jsonl.gz"
+    out = _read(scaled)
+    assert len(out) == 15 and len({r["hand_id"] for r in out}) == 15
+    assert out[5] == {"hand_id": "h0-c1", "session_id": "s0-c1", "events": [0]}
+    assert out[-1] == {"hand_id": "h4-c2", "events": []}
+    # the same bytes as retagging line by line (what made the cached corpora before)
+    with gzip.open(base, "rb") as f:
+        lines = f.read().splitlines()
+    with gzip.open(scaled, "rb") as f:
+        assert f.read() == b"".join(bench._retag(line, f"c{k}") for k in range(3) for line in lines)
+    assert [r["events"] for r in out[:5]] == [r["events"] for r in records]
+    scaled.write_bytes(b"cached")  # made once
+    assert bench.scaled_corpus(base, 3).read_bytes() == b"cached"
+
+
+def test_head_corpus(tmp_path: Path) -> None:
+    base = tmp_path / "sim-5-1.jsonl.gz"
+    records = _tiny(base, 5)
+    head = bench.head_corpus(base, 2)
+    assert head.name == "sim-5-1-head2.jsonl.gz" and _read(head) == records[:2]
+
+
+def test_tier_corpora(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench, "CACHE", tmp_path)
+    monkeypatch.setattr(bench, "BASE_HANDS", 6)
+    base = tmp_path / "sim-6-8080.jsonl.gz"
+    _tiny(base, 6)
+    full = bench.Plan(quick=False, base=6, copies=(1, 10), validate_records=6)
+    quick = bench.Plan(quick=True, base=3, copies=(1, 10), validate_records=3)
+    assert bench.tier_corpus(full, 1) == base
+    assert len(_read(bench.tier_corpus(full, 10))) == 60
+    assert bench.tier_corpus(quick, 1).name == "sim-6-8080-head3.jsonl.gz"
+    assert len(_read(bench.tier_corpus(quick, 10))) == 30
+
+
+def test_results_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench-results.json"
+    checked = [f.check({"report_s_200k": 12.5}) for f in bench.floors(_plan(), "compiled")]
+    bench.write_results(out, {"quick": False, "report_s_200k": 12.5}, checked)
+    data = json.loads(out.read_text())
+    assert data["report_s_200k"] == 12.5
+    assert all(set(f) == {"name", "measured", "floor", "met"} for f in data["floors"])
+    report = next(f for f in data["floors"] if f["name"] == "report on 200k hands, s")
+    assert report == {"name": "report on 200k hands, s", "measured": 12.5, "floor": "<= 30", "met": True}
+    assert sum(f["met"] for f in data["floors"]) == 1
+
+
+def test_engines_and_their_environment(tmp_path: Path) -> None:
+    assert bench.engines(None) == ["pure"] and bench.engines(tmp_path) == ["pure"]  # not built
+    (tmp_path / "pipeline").mkdir()
+    assert bench.engines(tmp_path) == ["compiled", "pure"]
+    assert bench.engine_env("compiled", tmp_path)["PYTHONPATH"] == str(tmp_path.resolve())
+    assert bench.engine_env("pure", tmp_path)["PYTHONPATH"] == str(bench.ROOT)
+    cmd = bench.cli_cmd("pure", "stats", "--warehouse", "w")
+    assert cmd[1] == "-P" and "compiled() is False" in cmd[3] and cmd[4:] == ["stats", "--warehouse", "w"]
+
+
+def test_measure_reports_a_failure_and_a_peak(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    run = bench.measure([bench.sys.executable, "-c", "x = bytearray(64 << 20); x[::4096] = b'1' * len(x[::4096])"], env)
+    assert run.rss_mb > 60 and run.seconds > 0
+    with pytest.raises(RuntimeError, match="failed: SystemExit: boom"):
+        bench.measure([bench.sys.executable, "-c", "raise SystemExit('SystemExit: boom')"], env)
+    with pytest.raises(RuntimeError, match="timed out"):
+        bench.measure([bench.sys.executable, "-c", "import time; time.sleep(5)"], env, timeout=0.3)
+
+
+def test_hash_files_follows_contents(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    a.write_text("x = 1\n")
+    first = bench.hash_files(tmp_path, [a])
+    a.write_text("x = 2\n")
+    assert bench.hash_files(tmp_path, [a]) != first
