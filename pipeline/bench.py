@@ -30,7 +30,7 @@ Sections:
 Corpora, made by the simulator with a fixed seed and cached outside the repository (``$XUEZHAN_BENCH_CACHE``,
 default ``~/.cache/xuezhan-bench``): 20,000 simulated hands; the 200,000- and 1,000,000-hand corpora are
 10 and 50 copies of them under new hand and session ids (the work per record is the same; only the ids
-differ). ``--quick`` takes the first 4,000 hands and 10 copies of those (40,000), and no 1M.
+differ). ``--quick`` takes the first 4,000 hands and 5 copies of those (20,000), and no 1M.
 
 The 1M-hand warehouse is cached too (ingesting it takes several minutes), under a key of what its contents
 depend on: the corpus file (name, size, modification time), the source of every module ``xuezhan ingest``
@@ -71,7 +71,8 @@ ROOT = Path(__file__).resolve().parent.parent  # the source tree: the pure engin
 SEED = 8080
 BASE_HANDS = 20_000
 QUICK_HANDS = 4_000
-TIMEOUT_S = 1_800  # per measured command
+TIMEOUT_S = 1_800.0  # per measured command (--timeout)
+MEM_LIMIT_MB = 0.0  # a measured process tree is killed above this (--mem-limit-mb; 0: half the machine's memory)
 
 
 # ---------------------------------------------------------------------------------------------- the plan
@@ -81,7 +82,7 @@ class Plan:
 
     quick: bool
     base: int  # hands in the base corpus (the first ``base`` of the 20k corpus)
-    copies: tuple[int, ...]  # analytics tiers, as copies of the base: (1, 10) or (1, 10, 50)
+    copies: tuple[int, ...]  # the tiers, as copies of the base: (1, 10, 50), (1, 10) or, quick, (1, 5)
     validate_records: int
     rebuild_1m: bool = False
 
@@ -94,12 +95,12 @@ def plan(args: argparse.Namespace) -> Plan:
     >>> plan(parse_args([]))
     Plan(quick=False, base=20000, copies=(1, 10, 50), validate_records=10000, rebuild_1m=False)
     >>> plan(parse_args(["--quick"])).sizes()
-    [4000, 40000]
+    [4000, 20000]
     >>> plan(parse_args(["--skip-1m"])).sizes()
     [20000, 200000]
     """
     if args.quick:
-        return Plan(quick=True, base=QUICK_HANDS, copies=(1, 10), validate_records=2_000)
+        return Plan(quick=True, base=QUICK_HANDS, copies=(1, 5), validate_records=2_000)
     copies = (1, 10) if args.skip_1m else (1, 10, 50)
     return Plan(quick=False, base=BASE_HANDS, copies=copies, validate_records=10_000, rebuild_1m=args.rebuild_1m)
 
@@ -303,21 +304,32 @@ class Run:
     rss_mb: float  # peak summed RSS of the process tree
 
 
-def measure(cmd: list[str], env: dict[str, str], timeout: float = TIMEOUT_S) -> Run:
+def measure(
+    cmd: list[str], env: dict[str, str], timeout: float | None = None, mem_limit_mb: float | None = None
+) -> Run:
     """Run ``cmd`` in a temporary working directory; its wall and CPU time and the peak memory of its process
     tree: the /proc samples (every 50 ms) of the tree's summed RSS, or the main process's own peak as the
-    kernel kept it, whichever is larger. Raises ``RuntimeError`` when it fails or takes over ``timeout``."""
+    kernel kept it, whichever is larger. Raises ``RuntimeError`` when it fails, or when it takes over
+    ``timeout`` seconds or its tree over ``mem_limit_mb`` (then it is killed, with its workers: the machine
+    is shared, and an analytics command that outgrows it should fail here, not wake the OOM killer)."""
+    timeout = TIMEOUT_S if timeout is None else timeout
+    limit_kb = 1024 * (mem_limit_mb if mem_limit_mb is not None else MEM_LIMIT_MB or _memory_mb() / 2)
     with tempfile.TemporaryDirectory(prefix="xz-bench-run-") as cwd, open(Path(cwd) / "stderr", "w+b") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True)
         peak = 0
+        killed = ""
         done = threading.Event()
 
         def sample() -> None:
-            nonlocal peak
+            nonlocal peak, killed
             while not done.is_set():
                 peak = max(peak, _tree_rss(proc.pid))
                 if time.perf_counter() - start > timeout:
+                    killed = f"timed out after {timeout:.0f} s"
+                elif peak > limit_kb:
+                    killed = f"killed above {limit_kb / 1024:.0f} MB"
+                if killed:
                     os.killpg(proc.pid, signal.SIGKILL)  # its own session: the command and its workers
                     return
                 time.sleep(0.05)
@@ -329,14 +341,23 @@ def measure(cmd: list[str], env: dict[str, str], timeout: float = TIMEOUT_S) -> 
         proc.returncode = os.waitstatus_to_exitcode(status)
         done.set()
         sampler.join()
-        if seconds > timeout:
-            raise RuntimeError(f"timed out after {timeout:.0f} s")
+        if killed:
+            raise RuntimeError(killed)
         if proc.returncode != 0:
             err.seek(0)
             tail = err.read().decode(errors="replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
             raise RuntimeError(f"failed: {tail[0][-300:]}")
         peak_kb = max(peak, usage.ru_maxrss)  # Linux: ru_maxrss in kB
         return Run(seconds, usage.ru_utime + usage.ru_stime, peak_kb / 1024)
+
+
+def _memory_mb() -> float:
+    """The machine's memory (MemTotal), MB."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 1024
+    return 8_192.0
 
 
 def _tree_rss(pid: int) -> int:
@@ -554,26 +575,25 @@ def ingest(path: Path, warehouse: Path, workers: int, engine: str, compiled: Pat
 
 
 def bench_ingest(p: Plan, compiled: Path | None, work: Path) -> dict[str, Any]:
-    """Ingest end to end with 1 and 2 workers, each engine, on the base corpus; peak memory at the base size
-    and 10× it (2 workers, the default install). Leaves the default install's 2-worker warehouses in ``work``
-    for the analytics."""
+    """Ingest end to end on the base corpus: the other engine with 1 worker, then the default install with 1
+    and 2 (each ratio of neighbours in time); peak memory at the base size and 10× it (2 workers, the
+    default install). Leaves the default install's 2-worker warehouses in ``work`` for the analytics."""
     names = engines(compiled)
     default = names[0]
     base = tier_corpus(p, 1)
     out: dict[str, Any] = {"ingest_records": p.base}
-    for workers in (1, 2):  # the engines side by side at each worker count
-        for name in names:
-            wh = work / (f"wh-{label(p.base)}" if (name, workers) == (default, 2) else f"wh-{name}-{workers}w")
-            run = ingest(base, wh, workers, name, compiled, p.base)
-            out[f"{name}_ingest_records_per_s_{workers}w"] = round(p.base / run.seconds)
-            if (name, workers) == (default, 2):
-                out[f"ingest_rss_mb_{label(p.base)}"] = round(run.rss_mb)
-            else:
-                shutil.rmtree(wh)
-    for name in names:
-        out[f"{name}_ingest_worker_scaling"] = round(
-            out[f"{name}_ingest_records_per_s_2w"] / out[f"{name}_ingest_records_per_s_1w"], 2
-        )
+    for name, workers in [*((other, 1) for other in names[1:]), (default, 1), (default, 2)]:
+        keep = (name, workers) == (default, 2)
+        wh = work / (f"wh-{label(p.base)}" if keep else f"wh-{name}-{workers}w")
+        run = ingest(base, wh, workers, name, compiled, p.base)
+        out[f"{name}_ingest_records_per_s_{workers}w"] = round(p.base / run.seconds)
+        if keep:
+            out[f"ingest_rss_mb_{label(p.base)}"] = round(run.rss_mb)
+        else:
+            shutil.rmtree(wh)
+    out[f"{default}_ingest_worker_scaling"] = round(
+        out[f"{default}_ingest_records_per_s_2w"] / out[f"{default}_ingest_records_per_s_1w"], 2
+    )
     if len(names) == 2:
         out["compiled_vs_pure_ingest_1w"] = round(
             out["compiled_ingest_records_per_s_1w"] / out["pure_ingest_records_per_s_1w"], 2
@@ -717,9 +737,11 @@ def bench_analytics(p: Plan, compiled: Path | None, work: Path, results: dict[st
 # ---------------------------------------------------------------------------------------------- the run
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], prog="python -m pipeline.bench")
-    parser.add_argument("--quick", action="store_true", help="4k and 40k hands, no 1M: under three minutes")
+    parser.add_argument("--quick", action="store_true", help="4k and 20k hands, no 1M: under three minutes")
     parser.add_argument("--skip-1m", action="store_true", help="20k and 200k hands only (about ten minutes)")
     parser.add_argument("--rebuild-1m", action="store_true", help="ingest the 1M-hand warehouse even if cached")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds a measured command may take")
+    parser.add_argument("--mem-limit-mb", type=float, default=0, help="kill a command above (0: half the memory)")
     parser.add_argument("--out", default="bench-results.json")
     parser.add_argument("--compiled", type=Path, help="a build of the compiled engine (make compiled) to measure too")
     return parser.parse_args(argv)
@@ -773,7 +795,9 @@ def sections(
 
 
 def main(argv: list[str] | None = None) -> int:
+    global TIMEOUT_S, MEM_LIMIT_MB
     args = parse_args(argv)
+    TIMEOUT_S, MEM_LIMIT_MB = args.timeout, args.mem_limit_mb or _memory_mb() / 2
     p = plan(args)
     compiled = args.compiled if _is_built(args.compiled) else None
     default = engines(compiled)[0]
@@ -785,6 +809,8 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": p.sizes(),
         "default_install": default,
         "cpus": os.cpu_count(),
+        "timeout_s": TIMEOUT_S,
+        "mem_limit_mb": round(MEM_LIMIT_MB),
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
     }
     if args.compiled is not None and compiled is None:

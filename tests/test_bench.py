@@ -21,10 +21,11 @@ def _plan(*argv: str) -> bench.Plan:
 def test_plans() -> None:
     full, quick, mid = _plan(), _plan("--quick"), _plan("--skip-1m")
     assert full.sizes() == [20_000, 200_000, 1_000_000] and not full.quick
-    assert quick.quick and quick.sizes() == [4_000, 40_000] and quick.validate_records < full.validate_records
+    assert quick.quick and quick.sizes() == [4_000, 20_000] and quick.validate_records < full.validate_records
     assert mid.sizes() == [20_000, 200_000]
     assert _plan("--rebuild-1m").rebuild_1m and not full.rebuild_1m
     assert bench.parse_args(["--compiled", "build/compiled"]).compiled == Path("build/compiled")
+    assert bench.parse_args(["--timeout", "60"]).timeout == 60 and bench.parse_args([]).mem_limit_mb == 0
     with pytest.raises(SystemExit):
         bench.parse_args(["--quik"])
 
@@ -38,7 +39,7 @@ def test_floors_name_the_sizes_and_the_default_engine() -> None:
     assert full["collusion_rss_ratio_200k"].bound == full["report_rss_ratio_200k"].bound == 1.2
     assert full["report_s_200k"].bound == 30
     quick = {f.key for f in bench.floors(_plan("--quick"), "pure")}
-    assert {"pure_validate_parse_cost_ratio", "report_s_40k", "ingest_rss_ratio_40k"} <= quick
+    assert {"pure_validate_parse_cost_ratio", "report_s_20k", "ingest_rss_ratio_20k"} <= quick
 
 
 @pytest.mark.parametrize(
@@ -159,6 +160,9 @@ def test_measure_reports_a_failure_and_a_peak(tmp_path: Path) -> None:
         bench.measure([bench.sys.executable, "-c", "raise SystemExit('SystemExit: boom')"], env)
     with pytest.raises(RuntimeError, match="timed out"):
         bench.measure([bench.sys.executable, "-c", "import time; time.sleep(5)"], env, timeout=0.3)
+    grow = "import time; x = bytearray(200 << 20); x[::4096] = b'1' * len(x[::4096]); time.sleep(5)"
+    with pytest.raises(RuntimeError, match="killed above 100 MB"):
+        bench.measure([bench.sys.executable, "-c", grow], env, mem_limit_mb=100)
 
 
 def test_hash_files_follows_contents(tmp_path: Path) -> None:
