@@ -565,10 +565,18 @@ def _stored_hands(warehouse: Path) -> int:
     return int(row[0]) if row else 0
 
 
-def ingest(path: Path, warehouse: Path, workers: int, engine: str, compiled: Path | None, hands: int) -> Run:
+def ingest(
+    path: Path,
+    warehouse: Path,
+    workers: int,
+    engine: str,
+    compiled: Path | None,
+    hands: int,
+    timeout: float | None = None,
+) -> Run:
     """``xuezhan ingest`` of ``path`` into a new ``warehouse``, checked to hold ``hands`` hands."""
     cmd = cli_cmd(engine, "ingest", str(path), "--warehouse", str(warehouse), "--workers", str(workers), "--quiet")
-    run = measure(cmd, engine_env(engine, compiled))
+    run = measure(cmd, engine_env(engine, compiled), timeout)
     stored = _stored_hands(warehouse)
     assert stored == hands, f"{warehouse} holds {stored} hands, not {hands}"
     return run
@@ -678,7 +686,8 @@ def cached_warehouse(p: Plan, copies: int, compiled: Path | None) -> tuple[Path,
         shutil.rmtree(stale, ignore_errors=True)
     print(f"  (ingesting the {label(hands)}-hand warehouse into {CACHE}: several minutes, cached)", flush=True)
     tmp = CACHE / f"tmp-{target.name}"
-    run = ingest(path, tmp, 2, engines(compiled)[0], compiled, hands)
+    shutil.rmtree(tmp, ignore_errors=True)  # a run killed while ingesting it
+    run = ingest(path, tmp, 2, engines(compiled)[0], compiled, hands, timeout=4 * TIMEOUT_S)
     tmp.rename(target)
     return target, run
 
