@@ -59,6 +59,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Any
 
@@ -279,7 +280,10 @@ def _assert_engine(engine: str) -> str:
 
 
 def _is_built(compiled: Path | None) -> bool:
-    return compiled is not None and (compiled / "pipeline").is_dir()
+    """Is there a compiled build at ``compiled``? (A build that fell back to pure Python, for want of a C
+    compiler, is none: it leaves no extension module.)"""
+    game = compiled / "pipeline" / "game" if compiled is not None else None
+    return game is not None and any((game / f"state{suffix}").exists() for suffix in EXTENSION_SUFFIXES)
 
 
 def engine_env(engine: str, compiled: Path | None) -> dict[str, str]:
@@ -823,7 +827,9 @@ def main(argv: list[str] | None = None) -> int:
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
     }
     if args.compiled is not None and compiled is None:
-        print(f"warning: no compiled build at {args.compiled} (make compiled): pure Python only", flush=True)
+        note = args.compiled / "pipeline" / "_engine.txt"
+        why = f": {note.read_text().strip()}" if note.is_file() else ""
+        print(f"warning: no compiled build at {args.compiled}{why}; pure Python only", flush=True)
     print(f"bench {results['date']} commit {results['commit']}; default install: {default}", flush=True)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="xz-bench-") as tmp:

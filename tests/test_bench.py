@@ -144,7 +144,11 @@ def test_results_json(tmp_path: Path) -> None:
 
 def test_engines_and_their_environment(tmp_path: Path) -> None:
     assert bench.engines(None) == ["pure"] and bench.engines(tmp_path) == ["pure"]  # not built
-    (tmp_path / "pipeline").mkdir()
+    game = tmp_path / "pipeline" / "game"
+    game.mkdir(parents=True)
+    (game / "state.py").touch()  # a build that fell back to pure Python
+    assert bench.engines(tmp_path) == ["pure"]
+    (game / f"state{bench.EXTENSION_SUFFIXES[0]}").touch()
     assert bench.engines(tmp_path) == ["compiled", "pure"]
     assert bench.engine_env("compiled", tmp_path)["PYTHONPATH"] == str(tmp_path.resolve())
     assert bench.engine_env("pure", tmp_path)["PYTHONPATH"] == str(bench.ROOT)
