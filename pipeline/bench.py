@@ -73,6 +73,7 @@ SEED = 8080
 BASE_HANDS = 20_000
 QUICK_HANDS = 4_000
 TIMEOUT_S = 1_800.0  # per measured command (--timeout)
+SAMPLE_S = 0.2  # between two samples of a measured process tree's memory
 MEM_LIMIT_MB = 0.0  # a measured process tree is killed above this (--mem-limit-mb; 0: half the machine's memory)
 
 
@@ -312,10 +313,11 @@ def measure(
     cmd: list[str], env: dict[str, str], timeout: float | None = None, mem_limit_mb: float | None = None
 ) -> Run:
     """Run ``cmd`` in a temporary working directory; its wall and CPU time and the peak memory of its process
-    tree: the /proc samples (every 50 ms) of the tree's summed RSS, or the main process's own peak as the
-    kernel kept it, whichever is larger. Raises ``RuntimeError`` when it fails, or when it takes over
-    ``timeout`` seconds or its tree over ``mem_limit_mb`` (then it is killed, with its workers: the machine
-    is shared, and an analytics command that outgrows it should fail here, not wake the OOM killer)."""
+    tree: the /proc samples (every 200 ms: a scan of /proc costs the machine being measured) of the tree's
+    summed RSS, or the main process's own peak as the kernel kept it, whichever is larger. Raises
+    ``RuntimeError`` when it fails, or when it takes over ``timeout`` seconds or its tree over
+    ``mem_limit_mb`` (then it is killed, with its workers: the machine is shared, and an analytics command
+    that outgrows it should fail here, not wake the OOM killer)."""
     timeout = TIMEOUT_S if timeout is None else timeout
     limit_kb = 1024 * (mem_limit_mb if mem_limit_mb is not None else MEM_LIMIT_MB or _memory_mb() / 2)
     with tempfile.TemporaryDirectory(prefix="xz-bench-run-") as cwd, open(Path(cwd) / "stderr", "w+b") as err:
@@ -336,7 +338,7 @@ def measure(
                 if killed:
                     os.killpg(proc.pid, signal.SIGKILL)  # its own session: the command and its workers
                     return
-                time.sleep(0.05)
+                time.sleep(SAMPLE_S)
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
