@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.rules.hand import (
+    SUIT_FLAGS,
     SUIT_TABLE,
     WHOLE_CODES,
     Meld,
@@ -27,6 +28,7 @@ from pipeline.rules.hand import (
     roots,
     shanten,
     shanten_after_discards,
+    suit_bits,
     suit_codes,
     suits_ok,
     suits_used,
@@ -129,6 +131,26 @@ def test_is_win_rejects_a_wrong_tile_count(text: str, n_melds: int) -> None:
 def test_is_standard_needs_exactly_one_pair() -> None:
     assert not is_standard(c("11m22m"))
     assert not is_standard([0] * NUM_KINDS)
+
+
+def test_a_rank_held_more_than_five_times_is_in_no_split() -> None:
+    """Six of a kind is in no SUIT_TABLE key (nor would it fit the three bits of a suit code): not standard,
+    whether the hand comes as a list or a tuple (no hand holds it: the plain search, which knows no copy limit,
+    reads two pungs)."""
+    six = [6] + [0] * 8 + [2] + [0] * 17
+    assert not is_standard(six) and not is_standard(tuple(six))
+    assert is_standard(tuple(c("111m222m333m444m55p"))) and suit_codes(tuple(c("11m2p"))) == [2, 8, 0]
+
+
+def test_suit_tables_by_code_and_by_counts_agree() -> None:
+    assert len(SUIT_FLAGS) == len(SUIT_TABLE) == len(WHOLE_CODES)
+    for key, flags in SUIT_TABLE.items():
+        assert SUIT_FLAGS[suit_codes(list(key) + [0] * 18)[0]] == flags
+
+
+def test_suit_bits_name_the_suits_held() -> None:
+    assert suit_bits(c("1m9s"), []) == 5 and suit_bits(tuple(c("5p")), [Meld("pong", kind_of("1m"))]) == 3
+    assert suit_bits([0] * NUM_KINDS, ()) == 0
 
 
 def test_recursive_search_needs_a_set_count_plus_two() -> None:

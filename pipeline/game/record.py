@@ -242,7 +242,10 @@ def _is_int(value: Any) -> TypeGuard[int]:
 
 def _unknown(obj: dict[str, Any], known: set[str] | frozenset[str]) -> list[str]:
     """The keys of ``obj`` the format does not know (``x_*`` extensions are always allowed)."""
-    return sorted(k for k in obj if k not in known and not k.startswith("x_"))
+    for k in obj:  # the common case, every key known, without building and sorting a list
+        if k not in known and not k.startswith("x_"):
+            return sorted(k for k in obj if k not in known and not k.startswith("x_"))
+    return []
 
 
 def _seat(value: Any, what: str, event: int | None = None) -> int:

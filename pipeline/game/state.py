@@ -32,6 +32,7 @@ from pipeline.rules.hand import (
     is_legal_win,
     is_win,
     shanten_of_codes,
+    suit_bits,
     suit_codes,
     suits_fault,
     suits_ok,
@@ -41,7 +42,7 @@ from pipeline.rules.hand import (
 )
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
-from pipeline.rules.tiles import COPIES, SUITS, TILE_NAMES, format_tiles, full_counts, kinds_of_counts
+from pipeline.rules.tiles import COPIES, SUITS, TILE_NAMES, counts_of, format_tiles, full_counts, kinds_of_counts
 from pipeline.rules.values import Value
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
@@ -282,13 +283,11 @@ class HandState:
         self.wins_to_end = n - 1 if rules.mode == "blood_battle" else 1 if rules.mode == "ordinary" else 1 << 30
         self.has_won = [False] * n
         self.won_on: list[list[int]] = [[] for _ in range(n)]  # the tiles each seat has won on
-        self.counts = [[0] * 27 for _ in range(n)]
+        self.counts = [counts_of(kinds) for kinds in hands]
         self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
-        for seat, kinds in enumerate(hands):
-            counts = self.counts[seat]
-            for kind in kinds:
-                counts[kind] = counts[kind] + 1
-                self.seen[kind] = self.seen[kind] + 1
+        for counts in self.counts:
+            for kind, held in enumerate(counts):
+                self.seen[kind] = self.seen[kind] + held
         self.melds: list[list[Meld]] = [[] for _ in range(n)]
         self.rivers: list[list[int]] = [[] for _ in range(n)]
         self.void = list(void) if void is not None else [None] * n
@@ -1010,7 +1009,7 @@ class HandState:
         if not self_drawn:
             counts[tile] = counts[tile] + 1
         melds = self.melds[seat]
-        size = sum(counts)
+        size = self._sizes[seat] + (0 if self_drawn else 1)  # sum(counts), kept up to date by _add
         expected = 14 - 3 * len(melds)
         if size != expected:
             code = "TILE_COUNT_SHORT" if size < expected else "TILE_COUNT_LONG"
@@ -1146,7 +1145,7 @@ class HandState:
         elif self.rules.hua_zhu_at_three_hu and len(in_hand) == 1 and len(self.wins) >= self.wins_to_end:
             # 血战 ended by its third winner: the player left is checked for a flower pig only
             (last,) = in_hand
-            pig = len(suits_used(self.counts[last], self.melds[last])) == 3
+            pig = suit_bits(self.counts[last], self.melds[last]) == 7
             self.ends = {last: SeatEnd(seat=last, pig=pig, ready=None, wall_end=False)}
             self.ledger.end_of_wall(list(self.ends.values()), [], three_hu=True)
 
@@ -1155,11 +1154,11 @@ class HandState:
         still holds tiles of its declared void suit (three suits when none was declared), unless every tile it
         discarded was of that suit (void_end_penalty's waiver, SBR p. 11)."""
         counts, melds, void = self.counts[seat], self.melds[seat], self.void[seat]
-        used = suits_used(counts, melds)
-        pig = len(used) == 3
-        holds_void = void in used if void is not None else pig
+        used = suit_bits(counts, melds)
+        pig = used == 7
+        holds_void = bool((used >> void) & 1) if void is not None else pig
         ready = None
-        if not pig and sum(counts) == 13 - 3 * len(melds):
+        if not pig and self._sizes[seat] == 13 - 3 * len(melds):
             ready = ready_value(counts, melds, self.rules, void=void)
         return SeatEnd(seat=seat, pig=pig, ready=ready, void_penalty=holds_void and self.off_void[seat])
 

@@ -22,7 +22,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from pipeline.rules.hand import Meld, Reading, readings, roots, suits_fault, suits_used, waits, win_tiles
+from pipeline.rules.hand import (
+    Meld,
+    Reading,
+    readings_of_size_checked,
+    roots,
+    suit_bits,
+    suits_fault,
+    waits,
+    win_tiles,
+)
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.tiles import COPIES, TILE_NAMES, TileError, counts_of, parse_tiles, rank_of, suit_index
 from pipeline.rules.values import Value
@@ -201,7 +210,7 @@ class Pattern:
 
 
 def _one_suit(hand: WinHand) -> bool:
-    return len(suits_used(hand.counts27, hand.melds)) == 1
+    return suit_bits(hand.counts27, hand.melds) in (1, 2, 4)
 
 
 def _all_258(hand: WinHand) -> bool:
@@ -369,14 +378,13 @@ class Score(Value):
 
 def score(hand: WinHand, rules: RuleSet) -> Score:
     """Score a win, choosing the reading worth the most fan. Raises :class:`NotAWin` otherwise."""
-    if hand.tiles_count != 14 - 3 * len(hand.melds):
-        raise NotAWin(
-            f"{hand.tiles_count} concealed tiles with {len(hand.melds)} melds (a win needs {14 - 3 * len(hand.melds)})"
-        )
+    size = hand.tiles_count
+    if size != 14 - 3 * len(hand.melds):
+        raise NotAWin(f"{size} concealed tiles with {len(hand.melds)} melds (a win needs {14 - 3 * len(hand.melds)})")
     fault = suits_fault(hand.counts27, hand.melds, hand.void)
     if fault is not None:
         raise NotAWin(fault)
-    found = readings(hand.counts27, hand.melds)  # none unless the shape wins
+    found = readings_of_size_checked(hand.counts27, hand.melds)  # none unless the shape wins
     if not found:
         raise NotAWin("the tiles do not form four sets and a pair, nor seven pairs")
     best: tuple[PatternHit, ...] = ()
@@ -432,14 +440,31 @@ def _title(hits: Sequence[PatternHit]) -> tuple[str, str]:
 ReadyWhich = Literal["min", "max"]
 
 
-@dataclass(frozen=True, slots=True)
-class ReadyValue:
-    """The value of a ready hand over its waits: the extreme ``amount`` one payer pays, and on which tile."""
+class ReadyValue(Value):
+    """The value of a ready hand over its waits: the extreme ``amount`` one payer pays, and on which tile (a
+    value, as :class:`~pipeline.rules.settle.SeatEnd` is, for the same reason)."""
 
-    amount: int
-    fan: int
-    win_tile: int
-    waits: tuple[int, ...]
+    __slots__ = ()
+    _fields = ("amount", "fan", "win_tile", "waits")
+
+    def __init__(self, amount: int, fan: int, win_tile: int, waits: tuple[int, ...]) -> None:
+        self._v = (amount, fan, win_tile, waits)
+
+    @property
+    def amount(self) -> int:
+        return self._v[0]
+
+    @property
+    def fan(self) -> int:
+        return self._v[1]
+
+    @property
+    def win_tile(self) -> int:
+        return self._v[2]
+
+    @property
+    def waits(self) -> tuple[int, ...]:
+        return self._v[3]
 
 
 def ready_value(

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from itertools import combinations_with_replacement
 from typing import Final, Literal
 
-from pipeline.rules.tiles import COPIES, NUM_KINDS, SUITS, TileError, rank_of, suit_of, tile_name
+from pipeline.rules.tiles import COPIES, NUM_KINDS, SUITS, TileError, rank_of, tile_name
 from pipeline.rules.values import Value
 
 MeldKind = Literal["pong", "direct", "added", "concealed"]
@@ -133,13 +133,11 @@ def _build_suit_table() -> dict[SuitKey, tuple[int, ...]]:
 
 
 SUIT_TABLE: Final[dict[SuitKey, tuple[int, ...]]] = _build_suit_table()
-WHOLE_CODES: Final[frozenset[int]] = frozenset(
-    sum(n << (3 * rank) for rank, n in enumerate(key)) for key in SUIT_TABLE
-)  # the suit code (suit_codes) of each SUIT_TABLE key: suits that split into sets and at most one pair
-
-
-def _suit_keys(counts27: Sequence[int]) -> tuple[SuitKey, SuitKey, SuitKey]:
-    return tuple(counts27[0:9]), tuple(counts27[9:18]), tuple(counts27[18:27])  # type: ignore[return-value]
+# SUIT_TABLE by suit code (suit_codes): an int is hashed at once, a key of nine counts element by element
+SUIT_FLAGS: Final[dict[int, tuple[int, ...]]] = {
+    sum(n << (3 * rank) for rank, n in enumerate(key)): flags for key, flags in SUIT_TABLE.items()
+}
+WHOLE_CODES: Final[frozenset[int]] = frozenset(SUIT_FLAGS)  # suits that split into sets and at most one pair
 
 
 def is_standard(counts27: Sequence[int]) -> bool:
@@ -149,17 +147,25 @@ def is_standard(counts27: Sequence[int]) -> bool:
 
 def _standard_flags(counts27: Sequence[int]) -> list[tuple[int, ...]] | None:
     """The :data:`SUIT_TABLE` reading flags of each suit held, when the tiles split into sets and exactly one
-    pair; ``None`` when they do not."""
+    pair; ``None`` when they do not (a rank held more than :data:`TABLE_MAX_COPIES` times is in no split, and
+    would not fit its three bits of a suit code)."""
+    counts: list[int] = counts27 if isinstance(counts27, list) else list(counts27)  # see suit_codes
     flags: list[tuple[int, ...]] = []
     pairs = 0
-    for key in _suit_keys(counts27):
-        n = sum(key)
-        if n == 0:
+    for suit in range(3):
+        base = 9 * suit
+        code = 0
+        for rank in range(8, -1, -1):
+            n = counts[base + rank]
+            if n > TABLE_MAX_COPIES:
+                return None
+            code = (code << 3) | n
+        if code == 0:
             continue
-        found = SUIT_TABLE.get(key)
+        found = SUIT_FLAGS.get(code)
         if found is None:
             return None
-        if n % 3 == 2:
+        if _suit_size(code) % 3 == 2:
             pairs += 1
         flags.append(found)
     return flags if pairs == 1 else None
@@ -193,21 +199,37 @@ def _check_win_size(counts27: Sequence[int], melds: Sequence[Meld]) -> None:
         raise TileError(f"{total} concealed tiles with {len(melds)} melds (a win needs {expected})")
 
 
+def suit_bits(counts27: Sequence[int], melds: Iterable[Meld]) -> int:
+    """The suits present in the concealed tiles and melds as bits (1 m, 2 p, 4 s): what :func:`suits_used`,
+    :func:`suits_ok` and the fan count ask, answered without building a set: a suit's counts are read up to
+    the first held, from a list (indexed natively; a slice of a ``Sequence`` is a generic call).
+
+    >>> suit_bits([0] * 9 + [1] + [0] * 17, [Meld("pong", 26)])
+    6
+    """
+    counts: list[int] = counts27 if isinstance(counts27, list) else list(counts27)  # see suit_codes
+    bits = 0
+    for suit in range(3):
+        base = 9 * suit
+        for kind in range(base, base + 9):
+            if counts[kind]:
+                bits |= 1 << suit
+                break
+    for m in melds:
+        bits |= 1 << (m.tile // 9)
+    return bits
+
+
 def suits_used(counts27: Sequence[int], melds: Iterable[Meld]) -> set[int]:
     """The suits (0 m, 1 p, 2 s) present in the concealed tiles and melds."""
-    suits: set[int] = set()
-    for kind, n in enumerate(counts27):  # iterated, not indexed: see setup.py
-        if n:
-            suits.add(kind // 9)
-    for m in melds:
-        suits.add(suit_of(m.tile))
-    return suits
+    bits = suit_bits(counts27, melds)
+    return {suit for suit in range(3) if (bits >> suit) & 1}
 
 
 def suits_ok(counts27: Sequence[int], melds: Iterable[Meld], void: int | None) -> bool:
     """缺一门: at most two suits across hand and melds, and none of them the void suit (if declared)."""
-    suits = suits_used(counts27, melds)
-    return len(suits) <= 2 and (void is None or void not in suits)
+    bits = suit_bits(counts27, melds)
+    return bits != 7 and (void is None or not (bits >> void) & 1)
 
 
 def suits_fault(counts27: Sequence[int], melds: Iterable[Meld], void: int | None) -> str | None:
@@ -219,13 +241,13 @@ def suits_fault(counts27: Sequence[int], melds: Iterable[Meld], void: int | None
     >>> suits_fault(counts_of(parse_tiles("111m444m567p88p789p")), (), 1)
     'holds tiles of the void suit p (mp)'
     """
+    if suits_ok(counts27, melds, void):
+        return None  # the common case, told by the bits alone
     used = suits_used(counts27, melds)
     suits = "".join(SUITS[s] for s in sorted(used))
     if void is not None and void in used:
         return f"holds tiles of the void suit {SUITS[void]} ({suits})"
-    if len(used) > 2:
-        return f"three suits ({suits}): a win holds at most two (缺一门)"
-    return None
+    return f"three suits ({suits}): a win holds at most two (缺一门)"
 
 
 def is_legal_win(counts27: Sequence[int], melds: Sequence[Meld], void: int | None) -> bool:
@@ -248,7 +270,11 @@ def roots(counts27: Sequence[int], melds: Iterable[Meld]) -> int:
     held concealed.
     """
     # ">=": a hypothetical fifth copy (a 查大叫 wait under cha_jiao_fourth_tile) keeps the root of the four.
-    return sum(1 for n in full_counts(counts27, melds) if n >= COPIES)
+    found = 0
+    for n in full_counts(counts27, melds):  # a list: walked natively, where sum() of a generator is not
+        if n >= COPIES:
+            found += 1
+    return found
 
 
 class Reading(Value):
@@ -283,6 +309,11 @@ def readings(counts27: Sequence[int], melds: Sequence[Meld]) -> list[Reading]:
     Melds are pungs and kongs: they keep ``all_pungs`` and keep ``yaojiu`` only on a 1 or a 9.
     """
     _check_win_size(counts27, melds)
+    return readings_of_size_checked(counts27, melds)
+
+
+def readings_of_size_checked(counts27: Sequence[int], melds: Sequence[Meld]) -> list[Reading]:
+    """:func:`readings` of a hand whose caller has counted its tiles (the fan count, which counts them first)."""
     out: list[Reading] = []
     if not melds and is_seven_pairs(counts27):
         out.append(Reading(seven_pairs=True, all_pungs=False, yaojiu=False, straight=False))
@@ -319,14 +350,17 @@ def suit_codes(counts27: Sequence[int]) -> list[int]:
     >>> suit_codes([2, 1] + [0] * 25)
     [10, 0, 0]
     """
+    # A list is indexed natively (a Sequence item by a generic call); the annotation keeps its items ints for
+    # mypyc, which otherwise infers list[Any] here and ORs boxed objects. range(3), not a tuple literal: a for
+    # loop over (0, 9, 18) builds the tuple and iterates it generically.
+    counts: list[int] = counts27 if isinstance(counts27, list) else list(counts27)
     codes: list[int] = []
-    code = shift = 0
-    for n in counts27:  # iterated, not indexed: see setup.py
-        code |= n << shift
-        shift += 3
-        if shift == 27:
-            codes.append(code)
-            code = shift = 0
+    for suit in range(3):
+        base = 9 * suit
+        code = 0
+        for rank in range(8, -1, -1):
+            code = (code << 3) | counts[base + rank]
+        codes.append(code)
     return codes
 
 
@@ -351,12 +385,16 @@ def _near_whole() -> dict[int, tuple[int, ...]]:
 
 
 def _suit_size(code: int) -> int:
-    """The number of tiles in a suit of code ``code`` (:func:`suit_codes`)."""
-    n = 0
-    while code:
-        n += code & 7
-        code >>= 3
-    return n
+    """The number of tiles in a suit of code ``code`` (:func:`suit_codes`), its nine 3-bit counts summed
+    without a loop: the even and the odd ranks are masked into 6-bit slots and added (a slot holds at most
+    14), and one multiplication sums the five slots into bits 24–29 (a suit holds at most 63 tiles, and no
+    lower slot sum reaches 64 to carry into them).
+
+    >>> _suit_size(0o444444444), _suit_size(0o700000001)
+    (36, 8)
+    """
+    slots = (code & 0o707070707) + ((code >> 3) & 0o707070707)
+    return ((slots * 0o101010101) >> 24) & 0o77
 
 
 def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
@@ -409,26 +447,25 @@ def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None
     return frozenset(out)
 
 
+_LOW_BITS: Final = 0o111111111  # the low bit of each rank's count in a suit code: set where a rank is held oddly
+
+
 def _seven_pairs_wait(codes: list[int]) -> frozenset[int]:
-    """七对: six pairs (a four counting two) and a single wait on the single's kind."""
-    if _odd_kinds(codes) != 1:
-        return _NONE
+    """七对: six pairs (a four counting two) and a single wait on the single's kind: exactly one kind held an
+    odd number of times, told by the codes' low bits (one suit with one such bit, ``odd & (odd - 1) == 0``)."""
+    single = -1
     for suit in range(3):
-        code = codes[suit]
-        for rank in range(9):
-            if (code >> (3 * rank)) & 1:
-                return frozenset((suit * 9 + rank,))
-    raise AssertionError("an odd count without an odd kind")
-
-
-def _odd_kinds(codes: list[int]) -> int:
-    """How many kinds the suits of ``codes`` hold an odd number of times."""
-    odd = 0
-    for code in codes:
-        while code:
-            odd += code & 1  # the low bit of this rank's count
-            code >>= 3
-    return odd
+        odd = codes[suit] & _LOW_BITS
+        if odd:
+            if single >= 0 or odd & (odd - 1):
+                return _NONE  # two kinds held an odd number of times
+            rank = 0
+            while odd > 1:
+                odd >>= 3
+                rank += 1
+            single = suit * 9 + rank
+    assert single >= 0, "thirteen tiles and no kind held an odd number of times"
+    return frozenset((single,))
 
 
 _NONE: Final[frozenset[int]] = frozenset()

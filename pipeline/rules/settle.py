@@ -15,7 +15,6 @@ players still in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final, Literal
 
 from pipeline.rules.fan import ReadyValue, Score
@@ -63,17 +62,40 @@ class Payment(Value):
         return {"from": self.payer, "to": self.payee, "amount": self.amount, "reason": self.reason, "event": self.event}
 
 
-@dataclass(frozen=True, slots=True)
-class SeatEnd:
+class SeatEnd(Value):
     """A player still in when the wall ran out: flower pig (花猪, three suits) or the ready value, and whether
     it owes ``void_end_penalty`` (it holds void-suit tiles). ``wall_end`` is false for the player left when
-    three have won, checked for a flower pig only (``hua_zhu_at_three_hu``)."""
+    three have won, checked for a flower pig only (``hua_zhu_at_three_hu``). A value, not a frozen dataclass:
+    every hand that reaches an empty wall builds one per seat still in, and compiled, a dataclass still runs
+    its interpreted ``__init__``."""
 
-    seat: int
-    pig: bool
-    ready: ReadyValue | None
-    void_penalty: bool = False
-    wall_end: bool = True
+    __slots__ = ()
+    _fields = ("seat", "pig", "ready", "void_penalty", "wall_end")
+
+    def __init__(
+        self, seat: int, pig: bool, ready: ReadyValue | None, void_penalty: bool = False, wall_end: bool = True
+    ) -> None:
+        self._v = (seat, pig, ready, void_penalty, wall_end)
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def pig(self) -> bool:
+        return self._v[1]
+
+    @property
+    def ready(self) -> ReadyValue | None:
+        return self._v[2]
+
+    @property
+    def void_penalty(self) -> bool:
+        return self._v[3]
+
+    @property
+    def wall_end(self) -> bool:
+        return self._v[4]
 
 
 class Ledger:

@@ -184,7 +184,8 @@ def tile_list(kinds: Iterable[int]) -> list[str]:
 def counts_of(kinds: Iterable[int]) -> list[int]:
     """``counts27`` of a tile sequence."""
     counts27 = [0] * NUM_KINDS
-    for kind in kinds:
+    items: list[int] = kinds if isinstance(kinds, list) else list(kinds)  # a list is walked natively, an Iterable not
+    for kind in items:
         counts27[kind] = counts27[kind] + 1
     return counts27
 

@@ -8,9 +8,10 @@ faster.
 
 So a ``Value`` says "hot path": the events (several dozen per record), payments, melds, a hand's readings,
 and the scoring values built for every win the engine considers (``WinHand``, ``PatternHit``, ``Score``:
-the validator scores each seat that could win on a discard, the bots every win they weigh). What is built a
-handful of times per record (the record itself, the claim, wins, end-of-wall facts, the validation and its
-seat facts) is a plain frozen, slotted dataclass.
+the validator scores each seat that could win on a discard, the bots every win they weigh), and the
+end-of-wall facts (``SeatEnd``, ``ReadyValue``: a few per hand, but a dataclass's interpreted ``__init__``
+cost as much as the rest of their work). The record, the claim and the validation are Values too; what is
+left a frozen, slotted dataclass is built rarely or off the hot path.
 """
 
 from __future__ import annotations
