@@ -588,35 +588,54 @@ def ingest(
     return run
 
 
+def ratio(a: Any, b: Any) -> float | str:
+    """``a / b`` to two places, or ``"n/a"`` when either is no figure (its command failed).
+
+    >>> ratio(3, 2), ratio("timed out after 600 s", 2), ratio(1, 0)
+    (1.5, 'n/a', 'n/a')
+    """
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b))
+    return round(a / b, 2) if numbers and b else "n/a"
+
+
 def bench_ingest(p: Plan, compiled: Path | None, work: Path) -> dict[str, Any]:
     """Ingest end to end on the base corpus: the other engine with 1 worker, then the default install with 1
-    and 2 (each ratio of neighbours in time); peak memory at the base size and 10× it (2 workers, the
-    default install). Leaves the default install's 2-worker warehouses in ``work`` for the analytics."""
+    and 2 (each ratio of neighbours in time); peak memory at the base size and the next (2 workers, the
+    default install). Leaves the default install's 2-worker warehouses in ``work`` for the analytics. A run
+    that fails or times out is recorded as such, and the section goes on."""
     names = engines(compiled)
     default = names[0]
-    base = tier_corpus(p, 1)
     out: dict[str, Any] = {"ingest_records": p.base}
     for name, workers in [*((other, 1) for other in names[1:]), (default, 1), (default, 2)]:
         keep = (name, workers) == (default, 2)
         wh = work / (f"wh-{label(p.base)}" if keep else f"wh-{name}-{workers}w")
-        run = ingest(base, wh, workers, name, compiled, p.base)
-        out[f"{name}_ingest_records_per_s_{workers}w"] = round(p.base / run.seconds)
+        key = f"{name}_ingest_records_per_s_{workers}w"
+        try:
+            run = ingest(tier_corpus(p, 1), wh, workers, name, compiled, p.base)
+        except (RuntimeError, AssertionError) as exc:
+            out[key] = str(exc)
+            continue
+        out[key] = round(p.base / run.seconds)
         if keep:
             out[f"ingest_rss_mb_{label(p.base)}"] = round(run.rss_mb)
         else:
             shutil.rmtree(wh)
-    out[f"{default}_ingest_worker_scaling"] = round(
-        out[f"{default}_ingest_records_per_s_2w"] / out[f"{default}_ingest_records_per_s_1w"], 2
+    out[f"{default}_ingest_worker_scaling"] = ratio(
+        out[f"{default}_ingest_records_per_s_2w"], out[f"{default}_ingest_records_per_s_1w"]
     )
     if len(names) == 2:
-        out["compiled_vs_pure_ingest_1w"] = round(
-            out["compiled_ingest_records_per_s_1w"] / out["pure_ingest_records_per_s_1w"], 2
+        out["compiled_vs_pure_ingest_1w"] = ratio(
+            out["compiled_ingest_records_per_s_1w"], out["pure_ingest_records_per_s_1w"]
         )
-    large = p.base * 10
-    run = ingest(tier_corpus(p, 10), work / f"wh-{label(large)}", 2, default, compiled, large)
-    out[f"ingest_records_per_s_{label(large)}"] = round(large / run.seconds)
-    out[f"ingest_rss_mb_{label(large)}"] = round(run.rss_mb)
-    out[f"ingest_rss_ratio_{label(large)}"] = round(run.rss_mb / out[f"ingest_rss_mb_{label(p.base)}"], 2)
+    large = label(p.sizes()[1])
+    try:
+        run = ingest(tier_corpus(p, p.copies[1]), work / f"wh-{large}", 2, default, compiled, p.sizes()[1])
+    except (RuntimeError, AssertionError) as exc:
+        out[f"ingest_records_per_s_{large}"] = str(exc)
+        return out
+    out[f"ingest_records_per_s_{large}"] = round(p.sizes()[1] / run.seconds)
+    out[f"ingest_rss_mb_{large}"] = round(run.rss_mb)
+    out[f"ingest_rss_ratio_{large}"] = ratio(run.rss_mb, out.get(f"ingest_rss_mb_{label(p.base)}"))
     return out
 
 
@@ -718,13 +737,18 @@ def bench_analytics(p: Plan, compiled: Path | None, work: Path, results: dict[st
     warehouses = {n: work / f"wh-{label(n)}" for n in sizes[:2]}
     out: dict[str, Any] = {}
     if len(sizes) > 2:
-        warehouses[sizes[2]], run = cached_warehouse(p, p.copies[2], compiled)
         big = label(sizes[2])
-        out[f"warehouse_{big}"] = "ingested now" if run else "cached"
+        try:
+            warehouses[sizes[2]], run = cached_warehouse(p, p.copies[2], compiled)
+        except (RuntimeError, AssertionError) as exc:
+            out[f"warehouse_{big}"] = f"not made: {exc}"
+            sizes, run = sizes[:2], None
+        else:
+            out[f"warehouse_{big}"] = "ingested now" if run else "cached"
         if run is not None:
             out[f"ingest_records_per_s_{big}"] = round(sizes[2] / run.seconds)
             out[f"ingest_rss_mb_{big}"] = round(run.rss_mb)
-            out[f"ingest_rss_ratio_{big}"] = round(run.rss_mb / results[f"ingest_rss_mb_{label(sizes[0])}"], 2)
+            out[f"ingest_rss_ratio_{big}"] = ratio(run.rss_mb, results.get(f"ingest_rss_mb_{label(sizes[0])}"))
     small = label(sizes[0])
     for command in ("stats", "collusion", "report"):
         for n in sizes:
@@ -800,7 +824,7 @@ def sections(
     yield "simulator: hands per second on one core", lambda: bench_simulate(p)
     names = " vs ".join(engines(compiled))
     yield f"validation vs parse only (orjson), {names}, taking turns", lambda: bench_validate(p, compiled)
-    big = label(p.base * 10)
+    big = label(p.sizes()[1])
     yield (
         f"ingest: 1 vs 2 workers ({names}); peak memory {label(p.base)} vs {big} hands",
         lambda: bench_ingest(p, compiled, work),
@@ -838,7 +862,10 @@ def main(argv: list[str] | None = None) -> int:
         for title, fn in sections(p, compiled, Path(tmp), results):
             print(f"== {title}", flush=True)
             began = time.perf_counter()
-            figures = fn()
+            try:
+                figures = fn()
+            except Exception as exc:  # a section that cannot go on: the others still run
+                figures = {f"error: {title}": f"{type(exc).__name__}: {exc}"}
             for key, value in figures.items():
                 print(f"  {key:<42} {_shown(value)}", flush=True)
             results.update(figures)
