@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.game.events import DISCARDS, DRAWS, Discard, Draw, Hu
-from pipeline.game.record import RecordError, _parse_event, parse_event
+from pipeline.game.record import _EVENT_KEYS, PLAIN_KEYS, RecordError, _adopt_event_keys, _parse_event, parse_event
 
 values = st.one_of(
     st.sampled_from(
@@ -108,3 +108,17 @@ def test_a_tile_list_is_read_whole_or_its_first_bad_tile_named(value: list[Any])
     except RecordError as exc:
         got = (exc.code, str(exc))
     assert got == expected
+
+
+def test_the_reader_looks_keys_up_with_the_record_s_own_key_objects() -> None:
+    """parse_event looks up "t", "seat" and "tile" with the key objects of the record's first event (found by
+    identity in every event orjson reads); a first event that is no object, or keys of its own, change nothing."""
+    import orjson
+
+    first = orjson.loads(b'{"t": "draw", "seat": 0, "tile": "1m", "ms": 3}')
+    _adopt_event_keys([first])
+    assert [k for k in first if k != "ms"] == _EVENT_KEYS and all(any(k is mine for k in first) for mine in _EVENT_KEYS)
+    before = list(_EVENT_KEYS)
+    _adopt_event_keys([]), _adopt_event_keys(["not an object"])
+    assert _EVENT_KEYS == before == list(PLAIN_KEYS)
+    assert parse_event(orjson.loads(b'{"t": "discard", "seat": 3, "tile": "9s"}'), 1) == Discard(3, 26)

@@ -301,15 +301,35 @@ def parse_event(obj: Any, index: int) -> Event:
     :func:`_parse_event`, whose answer for the common case is equal.
     """
     if type(obj) is dict and len(obj) == 3:
-        t, seat = obj.get("t"), obj.get("seat")
+        keys = _EVENT_KEYS
+        t, seat = obj.get(keys[0]), obj.get(keys[1])
         if type(t) is str and type(seat) is int and 0 <= seat <= 3:
-            kind = kind_of_name(obj.get("tile"))
+            kind = kind_of_name(obj.get(keys[2]))
             if kind >= 0:
                 if t == "draw":
                     return DRAWS[seat][kind]
                 if t == "discard":
                     return DISCARDS[seat][kind]
     return _parse_event(obj, index)
+
+
+# The keys parse_event looks up: "t", "seat" and "tile", as the key objects of the record being read. orjson hands
+# out one str object per distinct key (its key cache), never this module's literals, and a dictionary finds a key
+# given as the very object it holds by identity, where an equal literal is compared character by character.
+_EVENT_KEYS: Final[list[str]] = ["t", "seat", "tile"]
+
+
+def _adopt_event_keys(events: list[Any]) -> None:
+    """Make :data:`_EVENT_KEYS` the key objects of the first event of ``events`` (once per record: a key
+    object of another reader, or of an earlier record, still finds its equal, only by comparing characters)."""
+    first = events[0] if events else None
+    if type(first) is dict:
+        for key in first:
+            if key in PLAIN_KEYS:
+                _EVENT_KEYS[PLAIN_KEYS.index(key)] = key
+
+
+PLAIN_KEYS: Final = ("t", "seat", "tile")
 
 
 def _parse_event(obj: Any, index: int) -> Event:
@@ -439,6 +459,7 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     raw_events = obj["events"]
     if not isinstance(raw_events, list):
         raise RecordError("SCHEMA_TYPE", "events must be a list")
+    _adopt_event_keys(raw_events)
     events = tuple([parse_event(e, i) for i, e in enumerate(raw_events)])
     if n < 4:  # the reader knows seats 0-3; a smaller table has fewer
         for i, ev in enumerate(events):

@@ -27,6 +27,7 @@ from pipeline.codes import Fault
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.rules.fan import Score, WinHand, ready_value, score
 from pipeline.rules.hand import (
+    CODE_STEPS,
     Meld,
     code_step,
     is_legal_win,
@@ -395,7 +396,7 @@ class HandState:
         """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
         counts, codes, suit = self.counts[seat], self._codes[seat], tile // 9
         counts[tile] = counts[tile] + n  # not ``+=``: see setup.py on indexed updates
-        codes[suit] = codes[suit] + n * code_step(tile)
+        codes[suit] = codes[suit] + n * CODE_STEPS[tile]
         self._sizes[seat] = self._sizes[seat] + n
         self._win_tiles[seat] = None
 
