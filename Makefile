@@ -6,6 +6,16 @@ STAMP := $(VENV)/.installed
 # pyspark (about 490 MB) only for the Spark engine and its test: `make spark`, which `make test` runs
 SPARK_STAMP := $(VENV)/.installed-spark
 
+# The default build (setup.py: compiled with mypyc where a C compiler exists) into build/compiled, beside the
+# editable pure-Python install of .venv, which it never shadows; rebuilt when a source changes. Its
+# bin/xuezhan runs it. ON_COMPILED puts it first on the path (PYTHONSAFEPATH: not the working directory, whose
+# sources would come first; children inherit both).
+COMPILED := build/compiled
+COMPILED_STAMP := $(COMPILED)/.built
+PACKAGE_SOURCES := $(wildcard setup.py pyproject.toml cli.py) $(shell find pipeline schemas dashboards -type f \
+	\( -name '*.py' -o -name '*.sql' -o -name '*.toml' -o -name '*.json' -o -name '*.md' \) 2>/dev/null)
+ON_COMPILED := PYTHONPATH=$(CURDIR)/$(COMPILED) PYTHONSAFEPATH=1
+
 .PHONY: demo test lint bench venv spark clean system-deps compiled test-compiled
 
 venv: $(STAMP)
@@ -23,8 +33,25 @@ $(SPARK_STAMP): $(STAMP)
 
 spark: $(SPARK_STAMP)
 
-demo: $(STAMP)
-	$(BIN)/python -m dashboards.demo
+$(COMPILED_STAMP): $(STAMP) $(PACKAGE_SOURCES)
+	rm -rf $(COMPILED) build/lib.* build/temp.*
+	$(BIN)/python -m pip install --quiet --no-build-isolation --no-deps --target $(COMPILED) . \
+	  2>&1 | grep -v "Treating generator comprehension as list" || true
+	test -f $(COMPILED)/pipeline/game/state.py
+	mkdir -p $(COMPILED)/bin
+	echo '#!/bin/sh' > $(COMPILED)/bin/xuezhan
+	echo '$(ON_COMPILED) exec "$(CURDIR)/$(BIN)/python" -c "from cli import app; app(prog_name=\"xuezhan\")" "$$@"' \
+	  >> $(COMPILED)/bin/xuezhan
+	chmod +x $(COMPILED)/bin/xuezhan
+	$(ON_COMPILED) $(BIN)/python -c "import pipeline; print('built $(COMPILED): engine', pipeline.engine())"
+	touch $@
+
+compiled: $(COMPILED_STAMP)
+
+# The demo runs what a user's `pip install .` gives: the compiled build (pure Python, with a warning, where no C
+# compiler exists), from build/compiled; XUEZHAN_REPO tells it where the sample is.
+demo: $(COMPILED_STAMP)
+	XUEZHAN_REPO=$(CURDIR) $(ON_COMPILED) $(BIN)/python -m dashboards.demo
 
 # What the tests need from the system, nothing more (no recommended packages, a Java runtime without a GUI):
 # Debian's chromium (the report tests open the HTML in a real browser), a CJK font (Chinese chart labels; fc-list,
@@ -40,35 +67,31 @@ system-deps:
 	  else echo "warning: chromium, a CJK font or java is missing and cannot be installed here ($(SYSTEM_PACKAGES))"; fi; \
 	fi
 
-test: $(SPARK_STAMP) system-deps
-	$(BIN)/python -m pytest --cov --cov-report=term-missing:skip-covered -p no:cacheprovider --durations=15
+# Two runs. First the pure-Python sources under coverage: the engine's tests (rules, hand state machine, parser,
+# validator), which hold pipeline/rules, pipeline/game and pipeline/validate.py at 100%, and every doctest.
+# Then everything else, and the engine's tests once more, on the compiled build a user installs (no coverage:
+# tracing cannot see compiled code, and it would double the time of every simulation-heavy test).
+COVERAGE_TESTS := tests/test_rules_*.py tests/test_game_*.py tests/test_record_*.py tests/test_validate_*.py \
+	tests/test_xzlog_schema.py tests/test_sample_data.py tests/test_tables_mixed.py tests/test_engine_build.py \
+	pipeline schemas dashboards cli.py
+ENGINE_TESTS := $(filter tests/%,$(COVERAGE_TESTS))
+
+test: $(SPARK_STAMP) system-deps $(COMPILED_STAMP)
+	$(BIN)/python -m pytest --cov --cov-report=term-missing:skip-covered -p no:cacheprovider --durations=10 \
+	  $(COVERAGE_TESTS)
 	$(MAKE) --no-print-directory test-compiled
 
-# The optional compiled engine (setup.py: mypyc, XUEZHAN_COMPILE=1), built into build/compiled beside the
-# editable pure-Python install, which it never shadows. `make test` runs the engine's tests against it too.
-COMPILED := build/compiled
-ENGINE_TESTS := tests/test_rules_tiles.py tests/test_rules_hand.py tests/test_rules_fan.py tests/test_rules_settle.py \
-	tests/test_rules_table.py tests/test_rules_shanten_reference.py tests/test_game_start.py tests/test_game_edges.py \
-	tests/test_record_parse_edges.py tests/test_validate_lines.py tests/test_validate_properties.py \
-	tests/test_validate_cli.py tests/test_record_events.py tests/test_engine_build.py
-
-compiled: $(STAMP)
-	rm -rf $(COMPILED) build/lib.* build/temp.*
-	XUEZHAN_COMPILE=1 $(BIN)/python -m pip install --quiet --no-build-isolation --no-deps --target $(COMPILED) . \
-	  2>&1 | grep -v "Treating generator comprehension as list" || true
-	test -f $(COMPILED)/pipeline/game/state.py
-
-test-compiled: compiled
-	cd $(COMPILED) && XUEZHAN_EXPECT_COMPILED=1 $(CURDIR)/$(BIN)/python -m pytest -c $(CURDIR)/pyproject.toml \
-	  --rootdir $(CURDIR) -p no:cacheprovider $(addprefix $(CURDIR)/,$(ENGINE_TESTS))
+test-compiled: $(COMPILED_STAMP)
+	XUEZHAN_EXPECT_COMPILED=$(if $(wildcard $(COMPILED)/pipeline/_engine.txt),0,1) $(ON_COMPILED) \
+	  $(BIN)/python -m pytest -p no:cacheprovider --durations=10 \
+	  $(filter-out $(wildcard $(ENGINE_TESTS)),$(wildcard tests/test_*.py)) $(ENGINE_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pipeline dashboards schemas cli.py
 
-bench: $(STAMP)
-	$(MAKE) --no-print-directory compiled || echo "warning: the compiled engine did not build; bench measures pure Python only"
+bench: $(COMPILED_STAMP)
 	$(BIN)/python -m pipeline.bench --compiled $(COMPILED) $(if $(QUICK),--quick,)
 
 clean:

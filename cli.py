@@ -165,8 +165,7 @@ def _version() -> str:
 
 def _show_version(value: bool) -> None:
     if value:
-        engine = "compiled" if pipeline.compiled() else "pure Python"
-        typer.echo(f"xuezhan {_version()} (engine: {engine})")
+        typer.echo(f"xuezhan {_version()} (engine: {pipeline.engine()})")
         raise typer.Exit(0)
 
 
@@ -181,6 +180,9 @@ def main(
 ) -> None:
     """Audit and analyse Sichuan blood-battle mahjong (四川麻将·血战到底) records."""
     _quiet_fonts(quiet=False)
+    note = pipeline.engine_note()
+    if note.startswith("fallback"):  # one line per command, on stderr: the answers are the same, only slower
+        typer.echo(f"warning: the replay engine runs as pure Python, several times slower ({note})", err=True)
 
 
 def _quiet_fonts(*, quiet: bool) -> None:
@@ -785,6 +787,186 @@ def simulate_command(
     )
     if report is not None:
         typer.echo(report.text())
+
+
+FORMATS_IN = ("sheet", "mjai")
+
+
+class _BadText(ValueError):
+    """An input line that is not in the file's encoding: the import stops before writing anything."""
+
+
+@app.command("import")
+def import_command(
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="The file: .csv for a sheet, .json/.jsonl/.mjson for mjai (.gz, .zst compressed); '-' for stdin."
+        ),
+    ],
+    source: Annotated[str, typer.Option("--from", help="Its format: sheet (a score sheet, docs/FORMATS.md) or mjai.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The xzlog/1 records: .jsonl, .jsonl.gz or .jsonl.zst.")],
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            help="Rules of a hand that names none: a name or a JSON object (default chengdu; mjai: app, no exchange).",
+        ),
+    ] = None,
+    game: Annotated[
+        str | None, typer.Option("--game", help="mjai: the hand ids' prefix (default: the file's name).")
+    ] = None,
+    encoding: Annotated[
+        str, typer.Option("--encoding", help="sheet: the text encoding (gbk for many Chinese exports).")
+    ] = "utf-8-sig",
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Read another format into xzlog/1 records: a score sheet into settlement records, mjai into dealt records.
+
+    Every input line ends in a written record, a reject (OUT's name + .rejects.jsonl, with the line, the reason
+    and the text), the framing that belongs to no single record (a header, a game's start) or is blank; the
+    last line says how they add up. Validate or ingest the records next. Exit 0 when nothing was rejected, 1
+    when some lines were, 2 on a usage error.
+    """
+    import codecs
+
+    import orjson
+
+    from pipeline.formats import Accounting, Converted
+    from pipeline.formats import write_lines as write_out
+    from pipeline.ingest.read import open_input
+
+    if source not in FORMATS_IN:
+        raise fail(f"--from {source!r}: not a format xuezhan reads (formats: {', '.join(FORMATS_IN)})")
+    if path != "-" and not Path(path).is_file():
+        raise fail(f"no such file: {path}")
+    if not out.name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst")):
+        raise fail("--out must end in .jsonl, .jsonl.gz or .jsonl.zst")
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise fail(f"--encoding {encoding!r}: not a text encoding Python knows") from None
+    _output_file(out, "--out")
+    spec = _profile_option(profile)
+    acc = Accounting()
+    size = os.path.getsize(path) if path != "-" and not path.endswith((".gz", ".zst")) else None
+    stream, _raw = open_input(path)
+    rejects_path = out.with_name(out.name.split(".jsonl")[0] + ".rejects.jsonl")
+
+    with _progress(f"importing ({source})", quiet, size=size) as bar:
+
+        def lines() -> Iterator[str]:
+            for raw_line in stream:
+                acc.lines_read += 1
+                bar.read(len(raw_line))
+                try:
+                    yield raw_line.decode(encoding if source == "sheet" else "utf-8")
+                except UnicodeDecodeError:
+                    hint = "; try --encoding gbk" if source == "sheet" and encoding != "gbk" else ""
+                    raise _BadText(f"line {acc.lines_read} of {path} is not {encoding}{hint}") from None
+
+        if source == "sheet":
+            from pipeline.formats.sheet import read_sheet
+
+            default: str | dict[str, Any] = "chengdu"
+            if spec:  # a bare profile name stays a name in the records; overrides make a ruleset object
+                default = spec if len(spec) > 1 else str(spec["profile"])
+            items = read_sheet(lines(), ruleset=default)
+        else:
+            from pipeline.formats.mjai import read_mjai
+
+            prefix = game or Path(path).name.split(".")[0] or "mjai"
+            items = read_mjai(lines(), game=prefix, ruleset=spec)
+
+        def records() -> Iterator[bytes]:
+            for item in items:
+                acc.add(item)
+                if isinstance(item, Converted):
+                    bar.count(1)
+                    yield orjson.dumps(item.record)
+
+        try:
+            written = write_out(out, records())
+        except _BadText as exc:
+            raise fail(f"{exc}: nothing written") from None
+        finally:
+            stream.close()
+    if acc.rejects:
+        write_out(rejects_path, (orjson.dumps(r.as_dict()) for r in acc.rejects))
+    typer.echo(f"wrote {plural(written, 'record')} to {out}" + (f", rejects to {rejects_path}" if acc.rejects else ""))
+    typer.echo(acc.text())
+    for r in acc.rejects[:10]:
+        typer.echo(f"  line {r.line}: {r.code} {_shown(r.message)}")
+    assert acc.balanced, acc.text()
+    raise typer.Exit(1 if acc.rejects else 0)
+
+
+FORMATS_OUT = ("mjai",)
+
+
+@app.command("export")
+def export_command(
+    paths: Annotated[
+        list[str], typer.Argument(help="Files or folders of xzlog/1 records (.jsonl, .jsonl.gz, .jsonl.zst).")
+    ],
+    to: Annotated[str, typer.Option("--to", help="The format to write: mjai.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The output: .jsonl (.mjson), .gz or .zst compressed.")],
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Write records in another format: mjai, one event per line, a game per session (docs/FORMATS.md says what
+    mjai cannot carry). A record it cannot carry (a table of three, a settlement record with no deal, a line
+    that is not a record) is skipped and listed; the last line accounts for every input line."""
+    import orjson
+
+    from pipeline.formats import write_lines as write_out
+    from pipeline.formats.mjai import NotWritable, mjai_events
+    from pipeline.ingest.read import find_files, input_bytes, read_lines
+
+    if to not in FORMATS_OUT:
+        raise fail(f"--to {to!r}: not a format xuezhan writes (formats: {', '.join(FORMATS_OUT)})")
+    missing = [p for p in paths if p != "-" and not Path(p).exists()]
+    if missing:
+        raise fail(f"no such file or folder: {', '.join(missing)}")
+    if not find_files(paths):
+        raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
+    _output_file(out, "--out")
+    counts = Counter[str]()
+    skipped: list[str] = []
+
+    def events(bar: _Bar) -> Iterator[bytes]:
+        session: tuple[object, ...] | None = None
+        for line in read_lines(paths, on_bytes=bar.read):
+            counts["lines"] += 1
+            try:
+                record = orjson.loads(line.data) if line.fault is None else None
+                if not isinstance(record, dict) or record.get("format") != "xzlog/1":
+                    raise NotWritable(line.fault or "not an xzlog/1 record")
+                kyoku = mjai_events(record)
+            except (NotWritable, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                counts["skipped"] += 1
+                if len(skipped) < 10:
+                    skipped.append(f"{_shown(line.source_file)}:{line.source_line}: {_shown(exc)}")
+                continue
+            key = (record.get("session_id"), tuple(record["players"]))
+            if key != session:
+                if session is not None:
+                    yield orjson.dumps({"type": "end_game"})
+                yield orjson.dumps({"type": "start_game", "names": list(record["players"])})
+                session = key
+            counts["written"] += 1
+            bar.count(1)
+            for event in kyoku:
+                yield orjson.dumps(event)
+        if session is not None:
+            yield orjson.dumps({"type": "end_game"})
+
+    with _progress("exporting (mjai)", quiet, size=input_bytes(paths) or None) as bar:
+        n = write_out(out, events(bar))
+    typer.echo(f"wrote {plural(counts['written'], 'hand')} ({plural(n, 'event')}) to {out}")
+    typer.echo(f"lines {counts['lines']} = {counts['written']} written + {counts['skipped']} skipped")
+    for line in skipped:
+        typer.echo(f"  skipped {line}")
+    raise typer.Exit(1 if counts["skipped"] else 0)
 
 
 class _Bar:

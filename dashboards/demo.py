@@ -8,9 +8,11 @@ dashboards, at the top of the house: nothing under ``pipeline/`` imports upwards
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
+import pipeline
 from dashboards.site import CJK_FONT_PACKAGE, build_report
 from pipeline.analytics.queries import connect, stats
 from pipeline.audit.collusion import screen
@@ -19,7 +21,9 @@ from pipeline.ingest.run import ingest
 from pipeline.report import charts
 from pipeline.rules import WinHand, load_ruleset, parse_tiles, score
 
-ROOT = Path(__file__).resolve().parent.parent  # the repository: the sample ships in data/, not in the package
+# The repository: the sample ships in data/, not in the package. `make demo` runs the compiled build (in
+# build/compiled, away from the repository) and names the repository in XUEZHAN_REPO.
+ROOT = Path(os.environ.get("XUEZHAN_REPO") or Path(__file__).resolve().parent.parent)
 SAMPLE = ROOT / "data" / "sample.jsonl.gz"
 OUT = ROOT / "out" / "demo"
 WORKED = (
@@ -32,8 +36,9 @@ WORKED = (
 
 
 def main() -> int:
+    print(f"== engine: {pipeline.engine()}")
     rules = load_ruleset("chengdu")
-    print("== scoring the worked hands of docs/RULES.md §3 (chengdu, base 1; plain hand = 1 fan)")
+    print("\n== scoring the worked hands of docs/RULES.md §3 (chengdu, base 1; plain hand = 1 fan)")
     for text in WORKED:
         kinds = parse_tiles(text)
         s = score(WinHand.of(kinds, win_tile=kinds[-1], with_win_tile=True), rules)

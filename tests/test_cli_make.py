@@ -80,3 +80,19 @@ def test_system_packages_come_without_recommends_and_no_full_jdk() -> None:
         assert f"`{package}`" in readme
     # the README says how long `make test` takes (the figure is measured, and changes with the suite)
     assert re.search(r"The whole `make test` takes about \d+ minutes", readme)
+
+
+def test_demo_and_test_run_on_the_default_build(clone: Path) -> None:
+    """Issue 23: `make demo` builds the package as a user's `pip install .` does (compiled where a C compiler
+    exists) into build/compiled and runs the demo there; `make test`'s second run uses the same build."""
+    installs(clone, "demo")
+    calls = (clone / "calls").read_text().splitlines()
+    assert any("pip install" in c and "--no-build-isolation --no-deps --target build/compiled ." in c for c in calls)
+    assert "-m dashboards.demo" in calls[-1]
+    recipe = subprocess.run(
+        ["make", "-n", "--no-print-directory", "demo", "test-compiled"], cwd=clone, capture_output=True, text=True
+    ).stdout
+    on_compiled = f"PYTHONPATH={clone}/build/compiled PYTHONSAFEPATH=1"
+    assert f"XUEZHAN_REPO={clone} {on_compiled} .venv/bin/python -m dashboards.demo" in recipe
+    assert f"XUEZHAN_EXPECT_COMPILED=1 {on_compiled}" in recipe
+    assert "XUEZHAN_COMPILE" not in (clone / "Makefile").read_text()  # the default build, not a forced one

@@ -98,8 +98,9 @@ def input_bytes(paths: Iterable[str]) -> int:
     return sum(os.path.getsize(p) for p in find_files(paths) if p != "-" and os.path.isfile(p))
 
 
-def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
-    """The decompressed stream and the raw file under it (for progress in on-disk bytes)."""
+def open_input(path: str) -> tuple[BinaryIO, BinaryIO | None]:
+    """The decompressed stream of ``path`` (``.gz``, ``.zst`` or plain; ``-`` for stdin) and the raw file under it
+    (for progress in on-disk bytes)."""
     if path == "-":
         return sys.stdin.buffer, None
     raw = open(path, "rb")  # noqa: SIM115 - closed with the stream
@@ -174,7 +175,7 @@ def read_lines(
     for path in find_files(paths):
         number = 0
         try:
-            stream, raw = _open(path)
+            stream, raw = open_input(path)
         except OSError as exc:
             yield RawLine.failed(path, 0, f"cannot open {path}: {exc.strerror or exc}")
             continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -29,10 +29,13 @@ from schemas.tables import TABLES
 RECORD_TABLES = ("hands", "player_hands", "events", "wins", "payments", "issues")
 
 
-@dataclass(frozen=True, slots=True)
-class RecordKey:
+class RecordKey(NamedTuple):
     """Identity of a processed record, for deduplication by the caller: ``position`` is the line's index in
-    the chunk, and the ``_rec`` column of every record table row says which record it belongs to."""
+    the chunk, and the ``_rec`` column of every record table row says which record it belongs to.
+
+    A named tuple, as :class:`EncodedRows` is: the two cross from ingest's workers to its committer by pickle,
+    and a frozen dataclass of a module compiled by mypyc cannot be unpickled (its ``__setstate__`` assigns
+    fields, which frozen forbids)."""
 
     hand_id: str
     sha256: str
@@ -108,8 +111,7 @@ REC = pa.field("_rec", pa.int32(), nullable=False)
 ENCODED_TABLES = ("player_hands", "events", "wins", "payments", "issues")  # the large ones; hands is the commit mark
 
 
-@dataclass(frozen=True, slots=True)
-class EncodedRows:
+class EncodedRows(NamedTuple):
     """A record table of a chunk in its stored form (Parquet bytes, without ``_rec``), with the record number
     of each row beside it in case the committer drops a record."""
 
