@@ -65,6 +65,17 @@ HANDS = pa.schema(
         _f("valid", pa.bool_(), "no error-severity issue"),
         _f("issue_count", pa.int32(), "number of validator issues"),
         _f("has_result", pa.bool_(), "the record carries a claimed settlement"),
+        _f(
+            "level",
+            pa.string(),
+            "what the record carries, so what could be checked (schemas/XZLOG.md, levels): full (a wall and every "
+            "event) | dealt (the deal and every event, no wall) | settlement (wins, kongs, end states and payments)",
+        ),
+        _f(
+            "not_checked",
+            pa.list_(pa.string()),
+            "the checks this record's level (or what it left out) could not support, in words; empty for full",
+        ),
     ]
 )
 
