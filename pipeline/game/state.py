@@ -1233,8 +1233,8 @@ class HandState:
         money."""
         total = [0] * 27
         for s in range(self.n):
-            for k in range(27):
-                total[k] = total[k] + self.counts[s][k]
+            for k, held in enumerate(self.counts[s]):
+                total[k] = total[k] + held
             for m in self.melds[s]:
                 total[m.tile] = total[m.tile] + m.size
             for k in self.rivers[s]:
@@ -1244,10 +1244,10 @@ class HandState:
         if self.phase == "rob" and self.window is not None:
             added = self.window.tile  # the added tile, on its way to the meld or to a robber
             total[added] = total[added] + 1
-        in_play = sum(total)
+        in_play = _total(total)
         assert in_play + self.left == self.tiles, f"tiles: {in_play} in play + {self.left} in the wall != {self.tiles}"
         full = full_counts(self.rules.suits)
-        assert all(n <= f for n, f in zip(total, full, strict=True)), "a fifth copy, or a tile of a suit not in play"
+        assert all(total[k] <= full[k] for k in range(27)), "a fifth copy, or a tile of a suit not in play"
         if self.wall is not None:
             rest = self.wall[self.drawn :]
             assert len(rest) == self.left
@@ -1256,12 +1256,21 @@ class HandState:
             assert total == full, "the tiles in play and in the wall are not the full set"
         for seat, kept in enumerate(self._win_tiles):
             assert self._codes[seat] == suit_codes(self.counts[seat]), f"seat {seat}: codes"
-            assert self._sizes[seat] == sum(self.counts[seat]), f"seat {seat}: hand size"
+            assert self._sizes[seat] == _total(self.counts[seat]), f"seat {seat}: hand size"
             if kept is not None:
                 self._win_tiles[seat] = None  # work it out afresh
                 assert self.win_tiles(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
         assert self.ledger.in_hand == [not won for won in self.won], "the ledger and the state disagree on who is in"
         self.ledger.deltas()
+
+
+def _total(counts: list[int]) -> int:
+    """``sum(counts)``, walked natively (the builtin, called from compiled code, is a generic call that
+    iterates boxed ints)."""
+    n = 0
+    for held in counts:
+        n += held
+    return n
 
 
 def _can(verify: object, *args: object) -> bool:

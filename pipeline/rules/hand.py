@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import combinations_with_replacement
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from pipeline.rules.tiles import COPIES, NUM_KINDS, SUITS, TileError, rank_of, tile_name
 from pipeline.rules.values import Value
@@ -174,7 +174,8 @@ def _standard_flags(counts27: Sequence[int]) -> list[tuple[int, ...]] | None:
 def is_seven_pairs(counts27: Sequence[int]) -> bool:
     """Fourteen concealed tiles in pairs; four of a kind counts as two pairs (龙)."""
     total = 0
-    for n in counts27:
+    counts: list[int] = counts27 if isinstance(counts27, list) else list(counts27)  # see suit_codes
+    for n in counts:
         if n & 1:
             return False
         total += n
@@ -321,6 +322,16 @@ def readings_of_size_checked(counts27: Sequence[int], melds: Sequence[Meld]) -> 
     if per_suit is None:
         return out
     meld_yaojiu = all(rank_of(m.tile) in (1, 9) for m in melds)
+    every, some = 7, 0  # the flags of all suits ANDed and ORed, when each suit splits one way (most hands)
+    for options in per_suit:
+        if len(options) > 1:
+            break
+        every &= options[0]
+        some |= options[0]
+    else:
+        pungs, yaojiu = bool(every & ALL_PUNGS), meld_yaojiu and bool(every & YAOJIU)
+        out.append(Reading(seven_pairs=False, all_pungs=pungs, yaojiu=yaojiu, straight=bool(some & STRAIGHT)))
+        return out
     combos: set[tuple[bool, bool, bool]] = set()
     for chosen in _product(per_suit):
         pungs = all(f & ALL_PUNGS for f in chosen)
@@ -426,10 +437,12 @@ def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None
             held |= 1 << (meld.tile // 9)
     if held == 7 or (void is not None and (held >> void) & 1):
         return _NONE  # 缺一门: three suits, or the void suit, can never win
+    # The codes as the int objects the list holds: read as ints, mypyc would unbox them, and box them again (a
+    # new object above 256) for every set or dict look-up.
+    boxed = cast(list[object], codes)
     broken = -1  # the one suit that is not whole (sets and at most one pair), if any
     for suit in range(3):
-        code = codes[suit]
-        if code and code not in WHOLE_CODES:
+        if codes[suit] and boxed[suit] not in WHOLE_CODES:
             if broken >= 0:  # two suits short of whole: no sets and a pair, perhaps seven pairs
                 return _NONE if melds else _seven_pairs_wait(codes)
             broken = suit
@@ -445,7 +458,7 @@ def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None
         n = sizes[suit] % 3
         others_pairs = pairs - (1 if suit != broken and n == 2 else 0)
         if (n == 1 and others_pairs == 0) or (n == 2 and others_pairs == 1):
-            for rank in _near_whole().get(codes[suit], ()):
+            for rank in _near_whole().get(boxed[suit], ()):  # type: ignore[call-overload]
                 out.add(suit * 9 + rank)
     if not melds:
         out.update(_seven_pairs_wait(codes))
