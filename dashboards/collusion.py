@@ -155,8 +155,13 @@ def screen_features(
 def screen_pairs(
     con: duckdb.DuckDBPyConnection, *, min_hands: int = 200, fdr: float = 0.05, evidence: int = EVIDENCE
 ) -> Screen:
-    """The collusion screen of the warehouse behind ``con``, as the page shows it."""
-    return screen_features(collusion.pair_features(con), con, min_hands=min_hands, fdr=fdr, evidence=evidence)
+    """The collusion screen of the warehouse behind ``con``, as the page shows it: the warehouse is read a run
+    of hands at a time (:class:`pipeline.audit.collusion.WarehouseSource`), never whole."""
+    with collusion.WarehouseSource(con) as source:
+        shared = source.sums.shared()
+        used = choose_min_hands(shared["shared_hands"].to_list(), min_hands)
+        pairs = collusion.screen_source(source, con, min_hands=used, fdr=fdr, evidence=evidence)
+    return Screen(requested=min_hands, min_hands=used, fdr=fdr, shared=shared, pairs=tuple(pairs))
 
 
 def critical_scores(m: int, fdr: float) -> list[float | None]:

@@ -31,6 +31,9 @@ def connect(warehouse_dir: str | Path, *, warn: bool = True) -> duckdb.DuckDBPyC
         raise FileNotFoundError(f"no warehouse at {root} (run xuezhan ingest first)")
     wh = Warehouse(root)
     con = wh.connect()
+    # Every query reads the footers of every Parquet file of the tables it names; committed files never change
+    # (each batch has its own), so they are read once per connection, not once per query.
+    con.execute("SET parquet_metadata_cache = true")
     last = wh.last_run() if warn else None
     if last is not None and not last[1] and last[0] not in _WARNED:
         _WARNED.add(last[0])  # once per process: a command may connect more than once

@@ -34,15 +34,28 @@ Method, per signal:
 
 Sitting together more often than random matchmaking would seat them is reported (observed / expected
 shared hands, Poisson p) but not scored: friends sit together and play honestly.
+
+Reading the warehouse (issue 23): memory does not grow with the warehouse. :class:`WarehouseSource` reads it
+:data:`CHUNK_HANDS` hands at a time (runs of consecutive hand ids, ``sql/pair_chunks.sql``): DuckDB returns one
+run's offers and takes (``sql/pair_events.sql``, ``sql/pair_hands.sql``) and the features of
+``sql/pair_features.sql`` are counted from them in memory (:func:`offers_of`, :func:`rows_of`; the tests hold
+them to the SQL model). The baselines need the hazard of every hand, so the first pass keeps each run's offers in
+a temporary file and sums the hazard and every pair's counts; each later pass reads the runs back and folds them
+into per-pair sums (:class:`Moments`: the null's excess, covariance and counts, which are sums over hands), so no
+per-pair frame is ever built. The null itself is unchanged — exact moments of the relabelling, nothing is drawn
+at random — and the per-pair sums are the same sums in another order (equal to rounding).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -90,14 +103,19 @@ class PairResult:
         }
 
 
-# progress(stage, done, total): stage "hands" while the pair features are read (done: about how many of the
-# warehouse's hands, from DuckDB's query progress), then "pairs" (pairs screened, over every pass)
+# progress(stage, done, total): stage "hands" while the first pass reads the warehouse (hands read), then
+# "pairs" (pairs screened, over every pass: the passes read the hands again, and the count moves as they do)
 Progress = Callable[[str, int, int], None]
+
+CHUNK_HANDS = 10_000  # hands read at a time: what the screen's memory grows with, not the warehouse
+SEATS = 4  # seats a table has at most: (hand, seat, seat) keys are packed in base 4
+DISCARD, ADDED_KONG, DIRECT_KONG, PONG, HU = range(5)  # pair_events.sql's kind
 
 
 def pair_features(con: duckdb.DuckDBPyConnection, on_fraction: Callable[[float], None] | None = None) -> pl.DataFrame:
-    """The directed features of every (hand, player, opponent) (``sql/pair_features.sql``); ``on_fraction``
-    hears how far DuckDB has got through the query (0 to 1), a few times a second."""
+    """The directed features of every (hand, player, opponent) (``sql/pair_features.sql``), all in one frame;
+    ``on_fraction`` hears how far DuckDB has got through the query (0 to 1), a few times a second. (The
+    screen itself counts the same features a run of hands at a time: :class:`WarehouseSource`.)"""
     if on_fraction is None:
         return sql.run_sql(con, "pipeline.audit", "pair_features")
     with _query_progress(con, on_fraction):
@@ -128,15 +146,450 @@ def _query_progress(con: duckdb.DuckDBPyConnection, on_fraction: Callable[[float
         con.execute("SET enable_progress_bar = false")
 
 
-def _rates(frame: pl.DataFrame, who: str, count: str, exposure: str, name: str) -> pl.DataFrame:
-    """Each player's rate over all their opponents: counts / baseline."""
-    return frame.group_by(who).agg((pl.col(count).sum() / pl.col(exposure).sum()).fill_nan(0.0).alias(name))
+# ---------------------------------------------------------------------------------------------- reading
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One run of consecutive hand ids, ``lo`` to ``hi`` (both in), holding ``hands`` replayed hands."""
+
+    lo: str
+    hi: str
+    hands: int
 
 
-def _residuals(df: pl.DataFrame, exclude: frozenset[tuple[str, str]] = frozenset()) -> pl.DataFrame:
-    """Each directed count minus ``baseline × giving rate(a) × taking rate(x) / overall rate``: the baseline is
-    what the population's rate at each point of the hand predicts for a's offers while x was in; the rates
-    are each player's over all their opponents.
+def hand_chunks(con: duckdb.DuckDBPyConnection, size: int = CHUNK_HANDS) -> list[Chunk]:
+    """The replayed hands of the warehouse behind ``con`` cut into runs of ``size`` consecutive hand ids
+    (``sql/pair_chunks.sql``)."""
+    rows = con.execute(sql.load_sql("pipeline.audit", "pair_chunks"), {"size": max(1, size)}).fetchall()
+    return [Chunk(lo, hi, int(n)) for _, lo, hi, n in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Offers:
+    """The offers of one run of hands (discards and added kongs), one entry each: the hand (``hno``), the
+    offering seat ``a``, the tiles left in the wall, and as seat bits (seat s: ``1 << s``) who could have won on
+    it, who won on it, who called it (pong, direct kong), and who was still in; ``safe``: a held a tile nobody
+    could win on that was as good. Plus each hand's seats, players (codes, -1 past the seats) and channel
+    payments (bit ``4 × payer + payee``)."""
+
+    hno: np.ndarray
+    a: np.ndarray
+    wall: np.ndarray
+    could: np.ndarray
+    won: np.ndarray
+    called: np.ndarray
+    still_in: np.ndarray
+    safe: np.ndarray
+    seats: np.ndarray
+    players: np.ndarray
+    channel: np.ndarray
+
+    def save(self, path: Path) -> None:
+        np.savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
+
+    @staticmethod
+    def load(path: Path) -> Offers:
+        with np.load(path) as data:
+            return Offers(**{f.name: data[f.name] for f in fields(Offers)})
+
+
+def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -> Offers:
+    """The offers of one run of hands from its events (``sql/pair_events.sql``) and hands
+    (``sql/pair_hands.sql``), ``code`` numbering the players: what ``sql/pair_features.sql`` counts, offer by
+    offer. x took a's offer when x won on it, ponged or direct-konged it as the next event, or after a run of
+    wins on it (一炮多响): the offer is the last event before the take that is not a win."""
+    order = np.lexsort((events["idx"].to_numpy(), events["hno"].to_numpy()))
+    hno = events["hno"].to_numpy()[order].astype(np.int64)
+    idx = events["idx"].to_numpy()[order].astype(np.int64)
+    seat = events["seat"].to_numpy()[order].astype(np.int64)
+    kind = events["kind"].to_numpy()[order]
+    n_hands = hands.height
+    span = int(idx.max()) + 2 if len(idx) else 2
+    key = hno * span + idx
+
+    # Each win's run of consecutive wins, and its first: a take answers the event before its run.
+    hu = np.flatnonzero(kind == HU)
+    hu_key = key[hu]
+    new_run = np.r_[True, hu_key[1:] != hu_key[:-1] + 1] if len(hu) else np.zeros(0, dtype=bool)
+    run_first = idx[hu][np.flatnonzero(new_run)][np.cumsum(new_run) - 1] if len(hu) else np.zeros(0, np.int64)
+    takes = np.flatnonzero((kind == HU) | (kind == PONG) | (kind == DIRECT_KONG))
+    before = key[takes] - 1
+    at = np.minimum(np.searchsorted(hu_key, before), max(0, len(hu_key) - 1))
+    after_win = (hu_key[at] == before) if len(hu_key) else np.zeros(len(takes), dtype=bool)
+    target = np.where(after_win, run_first[at] if len(hu) else 0, idx[takes]) - 1
+    take_key = hno[takes] * span + target
+    bit = np.left_shift(1, seat[takes])
+    by_key = np.argsort(take_key, kind="stable")
+    sorted_keys = take_key[by_key]
+    first = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) if len(takes) else np.zeros(0, np.int64)
+    uniq = sorted_keys[first]
+    is_hu = kind[takes][by_key] == HU
+    won_by = np.bitwise_or.reduceat(np.where(is_hu, bit[by_key], 0), first) if len(first) else first
+    called_by = np.bitwise_or.reduceat(np.where(is_hu, 0, bit[by_key]), first) if len(first) else first
+
+    # When each seat won first (it is out of the hand from then on): wins are in order within a hand.
+    won_at = np.full((n_hands, SEATS), np.iinfo(np.int64).max)
+    _, earliest = np.unique(hno[hu] * SEATS + seat[hu], return_index=True)
+    won_at[hno[hu][earliest], seat[hu][earliest]] = idx[hu][earliest]
+
+    offer = np.flatnonzero(((kind == DISCARD) | (kind == ADDED_KONG)) & (events["wall_left"].to_numpy()[order] >= 0))
+    okey = key[offer]
+    found = np.minimum(np.searchsorted(uniq, okey), max(0, len(uniq) - 1))
+    hit = (uniq[found] == okey) if len(uniq) else np.zeros(len(offer), dtype=bool)
+    still_in = np.zeros(len(offer), dtype=np.int64)
+    for s in range(SEATS):
+        still_in |= np.where(won_at[hno[offer], s] > idx[offer], 1 << s, 0)
+
+    seats = hands["players"].list.len().cast(pl.Int64).to_numpy()
+    players = np.full((n_hands, SEATS), -1, dtype=np.int64)
+    flat = hands["players"].explode().replace_strict(code, return_dtype=pl.Int64).to_numpy()
+    players[np.repeat(np.arange(n_hands), seats), np.arange(len(flat)) - np.repeat(np.cumsum(seats) - seats, seats)] = (
+        flat
+    )
+    return Offers(
+        hno=hno[offer],
+        a=seat[offer],
+        wall=events["wall_left"].to_numpy()[order][offer].astype(np.int64),
+        could=events["could"].to_numpy()[order][offer].astype(np.int64),
+        won=np.where(hit, won_by[found] if len(uniq) else 0, 0),
+        called=np.where(hit, called_by[found] if len(uniq) else 0, 0),
+        still_in=still_in,
+        safe=events["safe"].to_numpy()[order][offer].astype(bool),
+        seats=seats,
+        players=players,
+        channel=hands["channel"].to_numpy().astype(np.int64),
+    )
+
+
+OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft")  # per offer and opponent still in
+HAZARD_OF = {"feed_win": "won", "feed_call": "called", "chosen_danger": "chosen", "soft_pass": "soft"}
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """Pair features of some hands as arrays, ordered by hand, then seat a, then seat x: ``hand`` (a number per
+    hand, increasing), ``seat_a``, ``seat_x``, ``a`` and ``x`` (player codes), ``counts`` and ``exposures``
+    (shape (n, 5), the features of :data:`FEATURES` and what they are compared with: ``base_*``, or 1 for
+    ``channel``)."""
+
+    hand: np.ndarray
+    seat_a: np.ndarray
+    seat_x: np.ndarray
+    a: np.ndarray
+    x: np.ndarray
+    counts: np.ndarray
+    exposures: np.ndarray
+
+    def take(self, index: np.ndarray) -> Rows:
+        return Rows(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+
+def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Every offer for every opponent x still in with a: the row key ``(hand × 4 + a) × 4 + x``, the wall, and
+    each outcome (1 or 0)."""
+    x = np.arange(SEATS, dtype=np.int64)
+    a = offers.a[:, None]
+    seats = offers.seats[offers.hno] if len(offers.hno) else offers.hno
+    still_in = offers.still_in[:, None]
+    keep = (a != x) & (x < seats[:, None]) & (((still_in >> a) & (still_in >> x) & 1) == 1)
+    which, opponent = np.nonzero(keep)
+    could = (offers.could[which] >> opponent) & 1
+    won = (offers.won[which] >> opponent) & 1
+    outcome = {
+        "offers": np.ones(len(which), dtype=np.int64),
+        "won": won,
+        "called": (offers.called[which] >> opponent) & 1,
+        "could": could,
+        "chosen": could & offers.safe[which],
+        "soft": could & (1 - won),
+    }
+    keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
+    return keys, offers.wall[which], outcome
+
+
+def rows_of(offers: Offers, hazard: np.ndarray | None) -> tuple[Rows, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The pair features of one run of hands (``sql/pair_features.sql``'s rows, in its order) with the baselines
+    of ``hazard`` (rate of each of :data:`OUTCOMES` by wall, shape (walls, 6); None: zero baselines), and the
+    expanded offers (row keys, walls, outcomes) the first pass sums the hazard from."""
+    n = len(offers.seats)
+    a, x = np.meshgrid(np.arange(SEATS), np.arange(SEATS), indexing="ij")
+    slot = (a * SEATS + x).ravel()
+    valid = (
+        (a != x).ravel()[None, :]
+        & (a.ravel()[None, :] < offers.seats[:, None])
+        & (x.ravel()[None, :] < offers.seats[:, None])
+    )
+    hand, which = np.nonzero(valid)
+    seat_a, seat_x = slot[which] // SEATS, slot[which] % SEATS
+    row_key = (hand * SEATS + seat_a) * SEATS + seat_x
+    keys, walls, outcome = _expand(offers)
+    size = n * SEATS * SEATS
+    counts = np.zeros((len(row_key), len(FEATURES)))
+    exposures = np.ones((len(row_key), len(FEATURES)))
+    for k, f in enumerate(FEATURES):
+        if f == "channel":
+            counts[:, k] = (offers.channel[hand] >> (seat_a * SEATS + seat_x)) & 1
+            continue
+        counts[:, k] = np.bincount(keys, outcome[HAZARD_OF[f]], minlength=size)[row_key]
+        if hazard is None or not len(keys):
+            exposures[:, k] = 0.0
+        else:
+            rate = hazard[:, OUTCOMES.index(HAZARD_OF[f])]
+            exposures[:, k] = np.bincount(keys, rate[walls], minlength=size)[row_key]
+    rows = Rows(
+        hand=hand,
+        seat_a=seat_a,
+        seat_x=seat_x,
+        a=offers.players[hand, seat_a],
+        x=offers.players[hand, seat_x],
+        counts=counts,
+        exposures=exposures,
+    )
+    return rows, keys, walls, outcome
+
+
+@dataclass(frozen=True, slots=True)
+class PairSums:
+    """What the rates are fitted on, over every hand: per ordered pair of players who sat at one table (``a`` →
+    ``x``, codes into ``players``, ordered by ``a * len(players) + x``) the rows of pair features, the hands
+    shared, and per feature of :data:`FEATURES` the count (``counts``, (pairs, 5)) and its exposure
+    (``exposures``)."""
+
+    players: tuple[str, ...]
+    a: np.ndarray
+    x: np.ndarray
+    rows: np.ndarray
+    hands: np.ndarray
+    counts: np.ndarray
+    exposures: np.ndarray
+
+    def shared(self) -> pl.DataFrame:
+        """Hands each pair shared: ``player_a < player_b``, ``shared_hands``; most first, then by ids."""
+        keep = self.a < self.x
+        names = np.array(self.players, dtype=object)
+        return pl.DataFrame(
+            {
+                "player_a": pl.Series(names[self.a[keep]].tolist(), dtype=pl.String),
+                "player_b": pl.Series(names[self.x[keep]].tolist(), dtype=pl.String),
+                "shared_hands": pl.Series(self.hands[keep].tolist(), dtype=pl.Int64),
+            }
+        ).sort(["shared_hands", "player_a", "player_b"], descending=[True, False, False])
+
+
+class FeatureSource:
+    """Where the screen reads pair features from: the sums its rates are fitted on (:class:`PairSums`), the
+    number of hands, and the features themselves, a run of hands at a time (:meth:`chunks`, read again on
+    every call)."""
+
+    sums: PairSums
+    hands: int
+
+    def chunks(self) -> Iterator[Rows]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+_EXPOSURES = tuple(f"base_{f}" if f != "channel" else "" for f in FEATURES)
+
+
+class FrameSource(FeatureSource):
+    """Pair features already in memory (:func:`pair_features`, or a test's), cut into runs of ``chunk_hands``
+    hands."""
+
+    def __init__(self, features: pl.DataFrame, chunk_hands: int = CHUNK_HANDS) -> None:
+        frame = features.sort("hand_id", "seat_a", "seat_x", maintain_order=True)
+        players = sorted(set(frame["player_a"].to_list()) | set(frame["player_x"].to_list()))
+        codes = pl.Enum(players)
+        counts = frame.select([pl.col(f).cast(pl.Float64) for f in FEATURES]).to_numpy()
+        exposures = np.ones_like(counts)
+        for k, column in enumerate(_EXPOSURES):
+            if column:
+                exposures[:, k] = frame[column].cast(pl.Float64).to_numpy()
+        self.rows = Rows(
+            hand=frame["hand_id"].rle_id().cast(pl.Int64).to_numpy(),
+            seat_a=frame["seat_a"].cast(pl.Int64).to_numpy(),
+            seat_x=frame["seat_x"].cast(pl.Int64).to_numpy(),
+            a=frame["player_a"].cast(codes).to_physical().cast(pl.Int64).to_numpy(),
+            x=frame["player_x"].cast(codes).to_physical().cast(pl.Int64).to_numpy(),
+            counts=counts,
+            exposures=exposures,
+        )
+        self.hands = int(self.rows.hand[-1]) + 1 if len(self.rows.hand) else 0
+        self.chunk_hands = max(1, chunk_hands)
+        self.sums = _sums_of_rows([self.rows], players)
+
+    def chunks(self) -> Iterator[Rows]:
+        bounds = np.searchsorted(self.rows.hand, np.arange(0, self.hands + self.chunk_hands, self.chunk_hands))
+        for start, stop in itertools.pairwise(bounds):
+            if stop > start:
+                yield self.rows.take(np.arange(start, stop))
+
+
+def _sums_of_rows(parts: Iterable[Rows], players: Sequence[str]) -> PairSums:
+    """:class:`PairSums` of rows whose exposures are final."""
+    p = len(players)
+    total: dict[str, np.ndarray] = {}
+    for rows in parts:
+        pair = rows.a * p + rows.x
+        hand_pair = np.unique(rows.hand * p * p + pair) % (p * p)
+        part = {
+            "rows": np.bincount(pair, minlength=p * p).astype(float),
+            "hands": np.bincount(hand_pair, minlength=p * p).astype(float),
+            **{f"n{k}": np.bincount(pair, rows.counts[:, k], minlength=p * p) for k in range(len(FEATURES))},
+            **{f"e{k}": np.bincount(pair, rows.exposures[:, k], minlength=p * p) for k in range(len(FEATURES))},
+        }
+        total = part if not total else {k: total[k] + v for k, v in part.items()}
+    return _pair_sums(total, players)
+
+
+def _pair_sums(total: dict[str, np.ndarray], players: Sequence[str]) -> PairSums:
+    p = len(players)
+    seen = np.flatnonzero(total["rows"] > 0) if total else np.zeros(0, dtype=np.int64)
+    return PairSums(
+        players=tuple(players),
+        a=seen // max(1, p),
+        x=seen % max(1, p),
+        rows=total["rows"][seen].astype(np.int64) if total else seen,
+        hands=total["hands"][seen].astype(np.int64) if total else seen,
+        counts=np.stack([total[f"n{k}"][seen] for k in range(len(FEATURES))], axis=1) if total else np.zeros((0, 5)),
+        exposures=np.stack([total[f"e{k}"][seen] for k in range(len(FEATURES))], axis=1) if total else np.zeros((0, 5)),
+    )
+
+
+WALLS = 256  # tiles left in the wall are below this (a wall holds at most 108 tiles)
+
+
+class WarehouseSource(FeatureSource):
+    """The pair features of the warehouse behind ``con``, ``chunk_hands`` hands at a time (:func:`hand_chunks`):
+    DuckDB reads one run of hands' events and hands (``sql/pair_events.sql``, ``sql/pair_hands.sql``), the
+    offers are counted in memory (:func:`offers_of`, :func:`rows_of`: the counts of ``sql/pair_features.sql``)
+    and folded into sums before the next run is read, so that memory stays that of one run whatever the size
+    of the warehouse.
+
+    The baselines need the population's hazard (the rate of each outcome per offer by tiles left in the wall)
+    of every hand, so the first pass (here, ``on_hands(done, total)`` after each run) keeps each run's offers in
+    a file of a temporary folder (``workdir``), sums the hazard, and each pair's counts and offers by wall;
+    :meth:`chunks` then reads the runs back from the files. :meth:`close` removes the folder."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        chunk_hands: int = CHUNK_HANDS,
+        on_hands: Callable[[int, int], None] | None = None,
+        workdir: str | None = None,
+    ) -> None:
+        self.runs = hand_chunks(con, chunk_hands)
+        self.hands = sum(c.hands for c in self.runs)
+        names = con.execute("SELECT DISTINCT unnest(players) AS p FROM hands WHERE replayed ORDER BY p").fetchall()
+        players = [n for (n,) in names]
+        code = {name: k for k, name in enumerate(players)}
+        p = len(players)
+        self._dir = tempfile.TemporaryDirectory(prefix="xuezhan-collusion-", dir=workdir)
+        self.files: list[Path] = []
+        hazard = np.zeros((WALLS, len(OUTCOMES)))
+        total: dict[str, np.ndarray] = {}
+        by_wall = np.zeros(0)
+        done = 0
+        if on_hands is not None:
+            on_hands(0, self.hands)
+        for k, run in enumerate(self.runs):
+            params = {"lo": run.lo, "hi": run.hi}
+            events = sql.run_sql(con, "pipeline.audit", "pair_events", **params)
+            hands = sql.run_sql(con, "pipeline.audit", "pair_hands", **params)
+            offers = offers_of(events, hands, code)
+            del events, hands
+            path = Path(self._dir.name) / f"run-{k:06d}.npz"
+            offers.save(path)
+            self.files.append(path)
+            rows, keys, walls, outcome = rows_of(offers, None)
+            for j, name in enumerate(OUTCOMES):
+                hazard[:, j] += np.bincount(walls, outcome[name], minlength=WALLS)[:WALLS]
+            # each offer's pair, by wall: the pair's baseline is its offers at each wall times the hazard there
+            row_of_key = np.full(len(offers.seats) * SEATS * SEATS, -1)
+            row_of_key[(rows.hand * SEATS + rows.seat_a) * SEATS + rows.seat_x] = np.arange(len(rows.hand))
+            pair = rows.a[row_of_key[keys]] * p + rows.x[row_of_key[keys]]
+            part_wall = np.bincount(pair * WALLS + walls, minlength=p * p * WALLS).astype(float)
+            by_wall = part_wall if not len(by_wall) else by_wall + part_wall
+            part = _sums_of_rows([rows], players)
+            dense = _dense(part, p)
+            total = dense if not total else {key: total[key] + v for key, v in dense.items()}
+            done += run.hands
+            if on_hands is not None:
+                on_hands(done, self.hands)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = hazard / hazard[:, :1]
+        rate[~np.isfinite(rate)] = 0.0
+        self.hazard = rate
+        if total:
+            offers_by_wall = by_wall.reshape(p * p, WALLS)
+            for k, f in enumerate(FEATURES):
+                if f != "channel":
+                    total[f"e{k}"] = offers_by_wall @ rate[:, OUTCOMES.index(HAZARD_OF[f])]
+        self.sums = _pair_sums(total, players)
+
+    def chunks(self) -> Iterator[Rows]:
+        for path in self.files:
+            rows, *_ = rows_of(Offers.load(path), self.hazard)
+            if len(rows.hand):
+                yield rows
+
+    def close(self) -> None:
+        self._dir.cleanup()
+
+    def __enter__(self) -> WarehouseSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _dense(sums: PairSums, p: int) -> dict[str, np.ndarray]:
+    """``sums`` over every ordered pair of ``p`` players (``a * p + x``), for adding up."""
+    index = sums.a * p + sums.x
+    out = {"rows": np.zeros(p * p), "hands": np.zeros(p * p)}
+    out["rows"][index] = sums.rows
+    out["hands"][index] = sums.hands
+    for k in range(len(FEATURES)):
+        out[f"n{k}"] = np.zeros(p * p)
+        out[f"n{k}"][index] = sums.counts[:, k]
+        out[f"e{k}"] = np.zeros(p * p)
+        out[f"e{k}"][index] = sums.exposures[:, k]
+    return out
+
+
+def chunked_features(source: WarehouseSource) -> pl.DataFrame:
+    """The pair features of ``source`` as one frame in ``sql/pair_features.sql``'s columns but ``hand_id`` (the
+    hand's number over the runs instead): for tests against the one-shot model."""
+    frames, offset = [], 0
+    for rows in source.chunks():
+        data: dict[str, Any] = {
+            "hand": rows.hand + offset,
+            "player_a": np.array(source.sums.players, dtype=object)[rows.a].tolist(),
+            "player_x": np.array(source.sums.players, dtype=object)[rows.x].tolist(),
+            "seat_a": rows.seat_a,
+            "seat_x": rows.seat_x,
+        }
+        for k, f in enumerate(FEATURES):
+            data[f] = rows.counts[:, k].astype(np.int64)
+            if _EXPOSURES[k]:
+                data[_EXPOSURES[k]] = rows.exposures[:, k]
+        frames.append(pl.DataFrame(data))
+        offset += int(rows.hand.max()) + 1
+    return pl.concat(frames) if frames else pl.DataFrame()
+
+
+# ---------------------------------------------------------------------------------------------- the null
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """Giving and taking rates of every player per feature, fitted without the pairs ``exclude``: the expected
+    count of a row is its exposure × ``give[a] × take[x] / overall``."""
+
+    give: np.ndarray  # (5, players)
+    take: np.ndarray  # (5, players)
+    overall: np.ndarray  # (5,)
+
+
+def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset()) -> Fit:
+    """Each player's rate over all their opponents, counts / exposure, leaving out the rows of the pairs
+    ``exclude`` (in either direction); a player with no rows left takes the overall rate.
 
     The rates include the pair's own counts, which makes the test a little conservative: a pair that plays
     for each other raises both players' rates and so part of its own expectation. Leaving every pair (or
@@ -145,45 +598,134 @@ def _residuals(df: pl.DataFrame, exclude: frozenset[tuple[str, str]] = frozenset
     fitted without the pair. What ``exclude`` leaves out instead are the pairs a first pass flagged: a
     colluding pair inflates both players' rates towards everybody, which makes their other opponents look
     clean and the pairs *those* opponents form look guilty; refitting without the flagged pairs removes that
-    (see :func:`screen_frame`).
+    (see :func:`screen_source`).
     """
-    out = df.with_columns(pl.lit(1.0).alias("one"))
-    pair = pl.concat_str(
-        pl.min_horizontal("player_a", "player_x"), pl.lit("\x00"), pl.max_horizontal("player_a", "player_x")
-    )
-    excluded = [f"{a}\x00{b}" for a, b in exclude]
-    for f in FEATURES:
-        exposure = f"base_{f}" if f != "channel" else "one"
-        fit = out.filter(~pair.is_in(excluded)) if excluded else out
-        overall = float(fit[f].sum()) / max(1e-12, float(fit[exposure].sum()))
-        give = _rates(fit, "player_a", f, exposure, "give")
-        take = _rates(fit, "player_x", f, exposure, "take")
-        frame = out.join(give, on="player_a", how="left").join(take, on="player_x", how="left")
-        rate = (
-            (pl.col("give").fill_null(overall) * pl.col("take").fill_null(overall) / overall)
-            if overall > 0
-            else pl.lit(0.0)
+    p = len(sums.players)
+    code = {name: k for k, name in enumerate(sums.players)}
+    keep = np.ones(len(sums.a), dtype=bool)
+    for pair in exclude:
+        if pair[0] in code and pair[1] in code:
+            i, j = code[pair[0]], code[pair[1]]
+            keep &= ~(((sums.a == i) & (sums.x == j)) | ((sums.a == j) & (sums.x == i)))
+    a, x = sums.a[keep], sums.x[keep]
+    giving_rows = np.bincount(a, minlength=p) > 0
+    taking_rows = np.bincount(x, minlength=p) > 0
+    give, take, overall = np.zeros((len(FEATURES), p)), np.zeros((len(FEATURES), p)), np.zeros(len(FEATURES))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in range(len(FEATURES)):
+            counts, exposures = sums.counts[keep, k], sums.exposures[keep, k]
+            overall[k] = float(counts.sum()) / max(1e-12, float(exposures.sum()))
+            for out, who, present in ((give, a, giving_rows), (take, x, taking_rows)):
+                rate = np.bincount(who, counts, minlength=p) / np.bincount(who, exposures, minlength=p)
+                rate[np.isnan(rate)] = 0.0
+                out[k] = np.where(present, rate, overall[k])
+    return Fit(give, take, overall)
+
+
+K = len(SIGNALS)
+_SIGNAL_FEATURES = [[FEATURES.index(f) for f in feats] for feats in SIGNALS.values()]
+
+
+@dataclass(slots=True)
+class Moments:
+    """The null of every pair, summed over hands: per pair (``a`` < ``x``, codes) the shared rows, the excess of
+    the observed signals over the null means (``excess``, (pairs, K)), the null covariance (``cov``,
+    (pairs, K, K)), the hands where the opponents' raw counts differ (``varies``), the raw counts and their
+    expectations (``raw``, ``expected``); and per player the hands played and the seats next to them
+    (``hands``, ``slots``)."""
+
+    shared: np.ndarray
+    excess: np.ndarray
+    cov: np.ndarray
+    varies: np.ndarray
+    raw: np.ndarray
+    expected: np.ndarray
+    hands: np.ndarray
+    slots: np.ndarray
+
+    @staticmethod
+    def zeros(players: int) -> Moments:
+        q = players * players
+        return Moments(
+            np.zeros(q),
+            np.zeros((q, K)),
+            np.zeros((q, K, K)),
+            np.zeros((q, K)),
+            np.zeros((q, K)),
+            np.zeros((q, K)),
+            np.zeros(players),
+            np.zeros(players),
         )
-        out = frame.with_columns((pl.col(exposure) * rate).fill_nan(0.0).alias(f"{f}_exp")).drop("give", "take")
-        out = out.with_columns((pl.col(f) - pl.col(f"{f}_exp")).alias(f"{f}_res"))
-    return out.drop("one")
+
+    def add(self, rows: Rows, fit: Fit, players: int) -> None:
+        """Fold in the hands of ``rows``, their residuals under ``fit``.
+
+        Per hand and player a, the null relabels which of a's opponents is the partner: each opponent's
+        symmetrised residual is one equally likely draw, so the null mean is their mean and the variance their
+        variance (over the opponents, not the opponents less one: the draw is one of them). A pair (a, b)
+        collects, over the hands they shared, b's residual less that mean and the variance of a's draws."""
+        if not len(rows.hand):
+            return
+        rows = _with_reverse(rows)
+        if not len(rows.hand):
+            return
+        rev = _reverse(rows)
+        with np.errstate(invalid="ignore"):
+            rate = fit.give[:, rows.a].T * fit.take[:, rows.x].T
+            rate = np.where(fit.overall > 0, rate / np.where(fit.overall > 0, fit.overall, 1.0), 0.0)
+            expected = rows.exposures * rate
+        expected[np.isnan(expected)] = 0.0
+        residual = rows.counts - expected
+        res = np.stack([residual[:, idx].sum(axis=1) for idx in _SIGNAL_FEATURES], axis=1)
+        raw = np.stack([rows.counts[:, idx].sum(axis=1) for idx in _SIGNAL_FEATURES], axis=1)
+        exp = np.stack([expected[:, idx].sum(axis=1) for idx in _SIGNAL_FEATURES], axis=1)
+        g, raw, exp = res + res[rev], raw + raw[rev], exp + exp[rev]
+
+        group = rows.hand * SEATS + rows.seat_a  # (hand, a): rows are ordered by it
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        size = np.diff(np.r_[starts, len(group)]).astype(float)
+        which = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(group)]))
+        mean = np.add.reduceat(g, starts, axis=0) / size[:, None]
+        centred = g - mean[which]
+        var = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / size[:, None, None]
+        varies = np.maximum.reduceat(raw, starts, axis=0) != np.minimum.reduceat(raw, starts, axis=0)
+
+        mine = rows.a < rows.x
+        pair = (rows.a * players + rows.x)[mine]
+        q = players * players
+        self.shared += np.bincount(pair, minlength=q)
+        for k in range(K):
+            self.excess[:, k] += np.bincount(pair, centred[mine, k], minlength=q)
+            self.varies[:, k] += np.bincount(pair, varies[which[mine], k], minlength=q)
+            self.raw[:, k] += np.bincount(pair, raw[mine, k], minlength=q)
+            self.expected[:, k] += np.bincount(pair, exp[mine, k], minlength=q)
+            for m in range(K):
+                self.cov[:, k, m] += np.bincount(pair, var[which[mine], k, m], minlength=q)
+        first = rows.hand[starts] * players + rows.a[starts]
+        self.hands += np.bincount(np.unique(first) % players, minlength=players)
+        self.slots += np.bincount(rows.a, minlength=players)
 
 
-def _poisson_sf(observed: int, expected: float) -> float:
-    """P(X >= observed) for X ~ Poisson(expected)."""
-    if observed <= 0:
-        return 1.0
-    if expected <= 0:
-        return 0.0
-    # Sum the lower tail in log space, which is stable for the sizes seen here.
-    log_term = -expected
-    total = math.exp(log_term)
-    for k in range(1, observed):
-        log_term += math.log(expected) - math.log(k)
-        total += math.exp(log_term)
-    return max(0.0, 1.0 - total)
+def _keys(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+    key = (rows.hand * SEATS + rows.seat_a) * SEATS + rows.seat_x
+    back = (rows.hand * SEATS + rows.seat_x) * SEATS + rows.seat_a
+    return key, back
 
 
+def _with_reverse(rows: Rows) -> Rows:
+    """The rows whose reverse (hand, x → a) is there too: a pair is judged on both directions."""
+    key, back = _keys(rows)
+    at = np.minimum(np.searchsorted(key, back), len(key) - 1)
+    found = key[at] == back
+    return rows if found.all() else rows.take(np.flatnonzero(found))
+
+
+def _reverse(rows: Rows) -> np.ndarray:
+    key, back = _keys(rows)
+    return np.searchsorted(key, back)
+
+
+# ---------------------------------------------------------------------------------------------- the screen
 def screen(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -191,21 +733,14 @@ def screen(
     fdr: float = 0.05,
     evidence: int = 5,
     progress: Progress | None = None,
+    chunk_hands: int = CHUNK_HANDS,
 ) -> list[PairResult]:
     """Screen every pair of the warehouse behind ``con`` with at least ``min_hands`` shared hands; results best
     first, with up to ``evidence`` hands to replay for each flagged pair (and the best one). ``progress``: see
-    :data:`Progress`."""
-    on_fraction = None
-    if progress is not None:
-        row = con.execute("SELECT count(*) FROM hands").fetchone()
-        hands = int(row[0]) if row else 0
-        progress("hands", 0, hands)
-
-        def on_fraction(fraction: float) -> None:
-            progress("hands", round(fraction * hands), hands)
-
-    features = pair_features(con, on_fraction)
-    return screen_frame(features, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
+    :data:`Progress`. The warehouse is read ``chunk_hands`` hands at a time (:class:`WarehouseSource`)."""
+    on_hands = None if progress is None else (lambda done, total: progress("hands", done, total))
+    with WarehouseSource(con, chunk_hands, on_hands) as source:
+        return screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
 
 
 def screen_frame(
@@ -216,40 +751,138 @@ def screen_frame(
     fdr: float = 0.05,
     evidence: int = 5,
     progress: Progress | None = None,
+    chunk_hands: int = CHUNK_HANDS,
 ) -> list[PairResult]:
-    """Screen the pairs of ``features`` (:func:`pair_features`); ``progress`` hears ``("pairs", done, total)``
-    pair by pair, the total growing by the second pass's pairs when the first flags any.
+    """Screen the pairs of ``features`` (:func:`pair_features`, in memory); see :func:`screen_source`."""
+    if features.is_empty():
+        return []
+    source = FrameSource(features, chunk_hands)
+    return screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
+
+
+def screen_source(
+    source: FeatureSource,
+    con: duckdb.DuckDBPyConnection | None = None,
+    *,
+    min_hands: int = 200,
+    fdr: float = 0.05,
+    evidence: int = 5,
+    progress: Progress | None = None,
+) -> list[PairResult]:
+    """Screen the pairs of ``source``; ``progress`` hears ``("pairs", done, total)`` as the passes read the
+    hands, the total growing by the second pass's pairs when the first flags any.
 
     A first pass flags pairs; a second refits the giving and taking rates without the flagged pairs, so that
     a colluding pair no longer sets the baseline for its players' other opponents. Each flagged pair is
     re-judged with the rates refitted without the *other* flagged pairs only (leaving a pair out of its own
-    baseline would favour flagging it), and the q-values are recomputed over all pairs.
+    baseline would favour flagging it), and the q-values are recomputed over all pairs. The second pass and
+    the re-judgements read the hands once, together.
     """
-    if features.is_empty():
+    sums = source.sums
+    players = len(sums.players)
+    if not players:
         return []
-    done, total = 0, 0
+    screened = int(((sums.a < sums.x) & (sums.rows >= min_hands)).sum())  # about: rows = hands shared
+    state = {"done": 0, "total": screened}
 
-    def tick(pairs: int) -> None:  # one more pair screened, of ``pairs`` in the first pass
-        nonlocal done, total
-        done, total = done + 1, max(total, pairs)
+    def moved(part: float, base: int, width: int) -> None:
         if progress is not None:
-            progress("pairs", done, total)
+            progress("pairs", min(state["total"], base + round(part * width)), state["total"])
 
-    results = _screen_once(features, min_hands=min_hands, exclude=frozenset(), tick=tick)
+    first = Moments.zeros(players)
+    fit = fit_rates(sums)
+    for part, rows in _read(source):
+        first.add(rows, fit, players)
+        moved(part, 0, screened)
+    results = _results(first, first, sums.players, min_hands)
     flagged = frozenset(r.players for r in _with_q(results, fdr) if r.flagged)
     if flagged:
-        total = 2 * done + len(flagged)  # the second pass screens the same pairs, then each flagged one again
-        refit = {r.players: r for r in _screen_once(features, min_hands=min_hands, exclude=flagged, tick=tick)}
-        for pair in flagged:
-            again = _screen_once(features, min_hands=min_hands, exclude=flagged - {pair}, only=pair, tick=tick)
-            refit[pair] = again[0]
-        results = list(refit.values())
+        state["total"] = 2 * screened + len(flagged)
+        second = Moments.zeros(players)
+        again = {pair: Moments.zeros(players) for pair in flagged}
+        refit = fit_rates(sums, flagged)
+        fits = {pair: fit_rates(sums, flagged - {pair}) for pair in flagged}
+        code = {name: k for k, name in enumerate(sums.players)}
+        for part, rows in _read(source):
+            second.add(rows, refit, players)
+            for pair, moments in again.items():
+                moments.add(_hands_of(rows, code[pair[0]], code[pair[1]]), fits[pair], players)
+            moved(part, screened, screened + len(flagged))
+        by_pair = {r.players: r for r in _results(second, first, sums.players, min_hands)}
+        for pair, moments in again.items():
+            judged = _results(moments, first, sums.players, min_hands, only=pair)
+            if judged:
+                by_pair[pair] = judged[0]
+            else:
+                by_pair.pop(pair, None)
+        results = list(by_pair.values())
+    if progress is not None:
+        progress("pairs", state["total"], state["total"])
     results = _with_q(_shrink(results), fdr)
     if con is not None and evidence:
         for r in results:
             if r.flagged or r is results[0]:
                 r.evidence.extend(pair_evidence(con, r.players, limit=evidence))
     return results
+
+
+def _read(source: FeatureSource) -> Iterator[tuple[float, Rows]]:
+    """The runs of hands of ``source``, each with the share of its hands read once it is."""
+    total = max(1, source.hands)
+    done = 0
+    for rows in source.chunks():
+        done += len(np.unique(rows.hand))
+        yield min(1.0, done / total), rows
+
+
+def _hands_of(rows: Rows, a: int, b: int) -> Rows:
+    """The rows of the hands where players ``a`` and ``b`` sat together."""
+    hands = np.unique(rows.hand[(rows.a == a) & (rows.x == b)])
+    return rows.take(np.flatnonzero(np.isin(rows.hand, hands)))
+
+
+def _results(
+    moments: Moments,
+    seating: Moments,
+    players: Sequence[str],
+    min_hands: int,
+    only: tuple[str, str] | None = None,
+) -> list[PairResult]:
+    """Every pair's statistic and p-value from its null moments (q set later), pairs by ids; the seats and
+    hands of ``seating`` (the first pass, which read every hand) for sitting together."""
+    n = len(players)
+    total_seat_hands = float(seating.hands.sum())
+    out = []
+    signal_names = list(SIGNALS)
+    for pair in np.flatnonzero(moments.shared >= max(1, min_hands)):
+        a, b = divmod(int(pair), n)
+        if only is not None and (players[a], players[b]) != only:
+            continue
+        shared = int(moments.shared[pair])
+        cov = moments.cov[pair]
+        excess = moments.excess[pair]
+        sd = np.sqrt(np.clip(np.diag(cov), 1e-12, None))
+        z = excess / sd
+        # A signal is evidence only where the opponents' raw counts differ in enough hands: otherwise its
+        # "variance" is rounding in the fitted expectations.
+        live = (moments.varies[pair] >= 5) & (np.diag(cov) > 1e-9)
+        z = np.where(live, z, 0.0)
+        if not live.any():
+            continue
+        corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
+        score = float(z[live].sum() / math.sqrt(max(corr.sum(), 1e-12)))
+        p = normal_sf(score)
+        raw, exp = moments.raw[pair], moments.expected[pair]
+        expected_shared = seating.slots[a] * seating.hands[b] / max(1.0, total_seat_hands - seating.hands[a])
+        signals = {s: _signal(float(raw[k]), float(exp[k]), float(z[k])) for k, s in enumerate(signal_names)}
+        seat: dict[str, Any] = {
+            "observed": shared,
+            "expected": round(float(expected_shared), 2),
+            "ratio": round(shared / float(expected_shared), 3) if expected_shared else None,
+            "p": _poisson_sf(shared, float(expected_shared)),
+        }
+        out.append(PairResult((players[a], players[b]), shared, score, p, 1.0, False, signals, seat, []))
+    return out
 
 
 EMPIRICAL_NULL_PAIRS = 20
@@ -282,127 +915,19 @@ def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
     return out
 
 
-def _candidates(rows: pl.DataFrame, g_cols: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The null's candidates of each row (hand, a): the signal ``a`` shows towards each of its opponents in
-    that hand, as an (n, C, K) array padded with NaN where a hand had fewer opponents than the widest (a
-    table of three among tables of four), and the number of opponents of each row."""
-    lists = [rows[f"cand_{c}"].to_list() for c in g_cols]
-    opponents = np.array([len(x) for x in lists[0]], dtype=float)
-    width = int(opponents.max()) if len(opponents) else 0
-    if len(opponents) and (opponents == width).all():  # one table shape: no padding
-        return np.stack([np.array(x, dtype=float) for x in lists], axis=-1), opponents
-    out = np.full((len(opponents), width, len(g_cols)), np.nan)
-    for k, column in enumerate(lists):
-        for i, values in enumerate(column):
-            out[i, : len(values), k] = values
-    return out, opponents
-
-
-def _screen_once(
-    features: pl.DataFrame,
-    *,
-    min_hands: int,
-    exclude: frozenset[tuple[str, str]],
-    only: tuple[str, str] | None = None,
-    tick: Callable[[int], None] | None = None,
-) -> list[PairResult]:
-    """Every pair's statistic and p-value under rates fitted without the ``exclude`` pairs (q set later);
-    ``tick(pairs)`` after each pair, ``pairs`` being how many this pass screens."""
-    res = _residuals(features, exclude)
-    signal_names = list(SIGNALS)
-    # Directed residual and raw counts per signal, keyed by (hand, a, x).
-    sig_cols = []
-    for name, feats in SIGNALS.items():
-        sig_cols.append(pl.sum_horizontal([pl.col(f"{f}_res") for f in feats]).alias(f"{name}_res"))
-        sig_cols.append(pl.sum_horizontal([pl.col(f) for f in feats]).alias(f"{name}_raw"))
-        sig_cols.append(pl.sum_horizontal([pl.col(f"{f}_exp") for f in feats]).alias(f"{name}_exp"))
-    directed = res.select("hand_id", "player_a", "player_x", *sig_cols)
-    reverse = directed.rename(
-        {"player_a": "player_x", "player_x": "player_a"}
-        | {c: c + "_rev" for c in directed.columns if c.endswith(("_res", "_raw", "_exp"))}
-    )
-    sym = directed.join(reverse, on=["hand_id", "player_a", "player_x"])
-    sym = sym.with_columns(
-        [(pl.col(f"{s}_res") + pl.col(f"{s}_res_rev")).alias(f"g_{s}") for s in signal_names]
-        + [(pl.col(f"{s}_raw") + pl.col(f"{s}_raw_rev")).alias(f"raw_{s}") for s in signal_names]
-        + [(pl.col(f"{s}_exp") + pl.col(f"{s}_exp_rev")).alias(f"exp_{s}") for s in signal_names]
-    ).select(
-        "hand_id",
-        "player_a",
-        "player_x",
-        *[f"g_{s}" for s in signal_names],
-        *[f"raw_{s}" for s in signal_names],
-        *[f"exp_{s}" for s in signal_names],
-    )
-
-    # Per (hand, a): the null moments over a's opponents (three at a table of four, two at three).
-    g_cols = [f"g_{s}" for s in signal_names]
-    per_hand_a = sym.group_by("hand_id", "player_a").agg(
-        [pl.col(c).alias(f"cand_{c}") for c in g_cols]
-        + [(pl.col(f"raw_{s}").n_unique() > 1).alias(f"varies_{s}") for s in signal_names]
-    )
-    hands_of = sym.group_by("player_a").agg(pl.col("hand_id").unique().alias("hands"))
-    hands_count = {r["player_a"]: len(r["hands"]) for r in hands_of.iter_rows(named=True)}
-    # the seats next to each player over its hands (3 a hand at four players, 2 at three): what a random
-    # seating would share with the others
-    opponent_slots = {r["player_a"]: r["len"] for r in sym.group_by("player_a").len().iter_rows(named=True)}
-    pairs_shared = (
-        sym.filter(pl.col("player_a") < pl.col("player_x"))
-        .group_by("player_a", "player_x")
-        .agg(pl.len().alias("shared"))
-        .filter(pl.col("shared") >= min_hands)
-    )
-    if only is not None:
-        pairs_shared = pairs_shared.filter((pl.col("player_a") == only[0]) & (pl.col("player_x") == only[1]))
-    if pairs_shared.is_empty():
-        return []
-    sym_index = sym.join(per_hand_a, on=["hand_id", "player_a"])
-    total_seat_hands = sum(hands_count.values())
-
-    results: list[tuple[Any, ...]] = []
-    wanted = pairs_shared.select("player_a", "player_x")
-    by_pair = sym_index.join(wanted, on=["player_a", "player_x"]).partition_by(
-        ["player_a", "player_x"], as_dict=True, maintain_order=True
-    )
-    for row in pairs_shared.iter_rows(named=True):
-        if tick is not None:
-            tick(pairs_shared.height)
-        a, b, shared = row["player_a"], row["player_x"], row["shared"]
-        rows = by_pair[(a, b)]
-        observed = rows.select(g_cols).to_numpy()  # (n, K)
-        candidates, opponents = _candidates(rows, g_cols)  # (n, C, K), padded with NaN; (n,) opponents each
-        mu = np.nanmean(candidates, axis=1)
-        centred = np.nan_to_num(candidates - mu[:, None, :])
-        cov = np.einsum("nck,ncl->kl", centred, centred / opponents[:, None, None])
-        excess = (observed - mu).sum(axis=0)
-        sd = np.sqrt(np.clip(np.diag(cov), 1e-12, None))
-        z = excess / sd
-        # A signal is evidence only where the opponents' raw counts differ in enough hands: otherwise its
-        # "variance" is rounding in the fitted expectations.
-        varies = rows.select([f"varies_{s}" for s in signal_names]).sum().row(0)
-        live = (np.array(varies) >= 5) & (np.diag(cov) > 1e-9)
-        z = np.where(live, z, 0.0)
-        if not live.any():
-            continue
-        corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
-        score = float(z[live].sum() / math.sqrt(max(corr.sum(), 1e-12)))
-        p = normal_sf(score)
-        raw = rows.select([f"raw_{s}" for s in signal_names]).sum().row(0)
-        exp = rows.select([f"exp_{s}" for s in signal_names]).sum().row(0)
-        expected_shared = opponent_slots[a] * hands_count[b] / max(1, total_seat_hands - hands_count[a])
-        results.append((a, b, shared, score, p, z, raw, exp, expected_shared))
-
-    out = []
-    for a, b, shared, score, p, z, raw, exp, expected_shared in results:
-        signals = {s: _signal(float(raw[k]), float(exp[k]), float(z[k])) for k, s in enumerate(signal_names)}
-        seating = {
-            "observed": shared,
-            "expected": round(expected_shared, 2),
-            "ratio": round(shared / expected_shared, 3) if expected_shared else None,
-            "p": _poisson_sf(shared, expected_shared),
-        }
-        out.append(PairResult((a, b), shared, score, p, 1.0, False, signals, seating, []))  # type: ignore[arg-type]
-    return out
+def _poisson_sf(observed: int, expected: float) -> float:
+    """P(X >= observed) for X ~ Poisson(expected)."""
+    if observed <= 0:
+        return 1.0
+    if expected <= 0:
+        return 0.0
+    # Sum the lower tail in log space, which is stable for the sizes seen here.
+    log_term = -expected
+    total = math.exp(log_term)
+    for k in range(1, observed):
+        log_term += math.log(expected) - math.log(k)
+        total += math.exp(log_term)
+    return max(0.0, 1.0 - total)
 
 
 def _signal(observed: float, expected: float, z: float) -> dict[str, Any]:
