@@ -3,8 +3,11 @@
 Codes are part of the contract (they land in the warehouse's ``issues`` table and in audit output): never
 rename one, add new ones. Families: ``SCHEMA_*`` (the record's shape), ``RULESET_*``, ``TILE_*`` (tiles
 that cannot exist), ``TURN_*`` (who acts when), ``CLAIM_*`` (pong, kong, robbing, passing), ``WIN_*``,
-``SCORE_*`` (claimed fan and points), ``SETTLE_*`` (claimed payments and deltas), ``SESSION_*``, and
-``INGEST_*`` (reasons a line lands in the warehouse's ``rejects`` rather than being stored as a record).
+``SCORE_*`` (claimed fan and points), ``SETTLE_*`` (claimed payments and deltas), ``SESSION_*``,
+``INGEST_*`` (reasons a line lands in the warehouse's ``rejects`` rather than being stored as a record), and
+``IMPORT_*`` (reasons ``xuezhan import`` writes an input line to its rejects rather than into a record).
+:func:`levels_of` says at which levels of record (schemas/XZLOG.md) a code can be raised, and
+:data:`NOT_CHECKED` what each level cannot support.
 
 ``python -m pipeline.codes`` prints the documentation page ``schemas/ISSUE_CODES.md``; a test keeps the
 page in step with this table.
@@ -260,6 +263,12 @@ _CODES = (
         "`deltas: [-9, 7, 4, -1]`",
     ),
     Code(
+        "SETTLE_END",
+        "error",
+        "A settlement record's end states do not name exactly the players still in at the end.",
+        "`end` lists seat 1, who won at event 2",
+    ),
+    Code(
         "INTERNAL",
         "error",
         "The engine failed on this record (a bug in xuezhan, not in the record): please report it.",
@@ -305,6 +314,21 @@ _CODES = (
         "t42-s7-h3 ingested again with another settlement",
         True,
     ),
+    # -- import (rejects of `xuezhan import`: input that makes no record) --------------------------------------
+    Code(
+        "IMPORT_HEADER",
+        "error",
+        "A score sheet's header lacks a required column (hand_id, item, seat): no row can be read.",
+        "a header `牌局,项目` with no player column",
+        True,
+    ),
+    Code(
+        "IMPORT_ROW",
+        "error",
+        "An input row or event that makes no record (every row of its hand, every event of its kyoku, with it).",
+        "an unknown item `杠上杠`; a kyoku with no end_kyoku",
+        True,
+    ),
     # -- sessions -----------------------------------------------------------------------------------------------------
     Code("SESSION_DUPLICATE_HAND", "error", "Two records share a `hand_id`.", "t42-s7-h3 twice"),
     Code("SESSION_HAND_GAP", "warning", "`hand_no` skips numbers within a session.", "hands 1, 2, 4"),
@@ -320,6 +344,45 @@ _CODES = (
 )
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}
+
+Level = Literal["full", "dealt", "settlement"]
+LEVELS: tuple[Level, ...] = ("full", "dealt", "settlement")
+# The codes a settlement record (no tiles, no turns) cannot raise: they judge tiles, turns and calls.
+_NEEDS_EVENTS = ("TILE_", "CLAIM_", "WIN_")
+_NEEDS_EVENTS_TOO = ("TURN_ORDER", "TURN_AFTER_WIN", "TURN_INCOMPLETE", "TURN_VOID_FIRST")
+# The checks each level cannot support, in words: stored with every hand (hands.not_checked), never passed
+# in silence.
+NOT_CHECKED: dict[str, tuple[str, ...]] = {
+    "full": (),
+    "dealt": ("the draw order (no wall)",),
+    "settlement": (
+        "the draw order (no wall)",
+        "the tiles: conservation, holding, legal discards and calls",
+        "the turns: who acts when",
+        "each win's shape and fan from its tiles (the claimed patterns are scored)",
+        "ready values and flower pigs from the hands (the declared end states are used)",
+        "passed and compulsory wins",
+    ),
+}
+
+
+def levels_of(code: str) -> tuple[str, ...]:
+    """The levels of record at which ``code`` can be raised (schemas/XZLOG.md, levels).
+
+    >>> levels_of("TILE_NOT_HELD"), levels_of("TILE_WALL_ORDER"), levels_of("SETTLE_AMOUNT")
+    (('full', 'dealt'), ('full',), ('full', 'dealt', 'settlement'))
+    >>> levels_of("INGEST_CONFLICT")
+    ()
+    """
+    if code.startswith(("INGEST_", "IMPORT_")):
+        return ()  # a reject, not a finding on a record
+    if code in ("TILE_WALL", "TILE_WALL_ORDER"):
+        return ("full",)
+    if code == "SETTLE_END":
+        return ("settlement",)
+    if code.startswith(_NEEDS_EVENTS) or code in _NEEDS_EVENTS_TOO:
+        return ("full", "dealt")
+    return LEVELS
 
 
 class Fault(ValueError):
@@ -356,12 +419,16 @@ def page() -> str:
         "`python -m pipeline.codes`; do not edit by hand). *Stops* means the replay of the hand stops there:",
         "the rest of the record cannot be judged, and its claimed settlement is not compared.",
         "",
-        "| code | severity | stops | meaning | example |",
-        "|---|---|---|---|---|",
+        "*Levels* are the levels of record at which a code can be raised (`schemas/XZLOG.md`, levels): a check a",
+        "record's level cannot support is listed as not checked with the hand, never passed.",
+        "",
+        "| code | severity | stops | levels | meaning | example |",
+        "|---|---|---|---|---|---|",
     ]
     for c in _CODES:
         stops = "yes" if c.stops_replay else ""
-        lines.append(f"| `{c.code}` | {c.severity} | {stops} | {c.meaning} | {c.example} |")
+        levels = ", ".join(levels_of(c.code)) or "(a reject)"
+        lines.append(f"| `{c.code}` | {c.severity} | {stops} | {levels} | {c.meaning} | {c.example} |")
     return "\n".join(lines) + "\n"
 
 

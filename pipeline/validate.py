@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
 
-from pipeline.codes import CODES, Fault
+from pipeline.codes import CODES, NOT_CHECKED, Fault
+from pipeline.game.events import Kong
 from pipeline.game.record import (
     Claimed,
     Record,
@@ -31,8 +32,10 @@ from pipeline.game.record import (
     parse_result,
     played_at_valid,
 )
+from pipeline.game.settlement import settle_declared
 from pipeline.game.start import start_hand
 from pipeline.game.state import HandFacts, HandState, IllegalAction, WinRecord
+from pipeline.rules.hand import Meld
 from pipeline.rules.ruleset import Override
 from pipeline.rules.settle import Payment
 from pipeline.rules.values import Value
@@ -247,7 +250,7 @@ class Validation(Value):
     replay established (``hand``: the frozen :class:`~pipeline.game.state.HandFacts`)."""
 
     __slots__ = ()
-    _fields = ("hand_id", "issues", "record", "replayed", "seats", "claimed", "hand")
+    _fields = ("hand_id", "issues", "record", "replayed", "seats", "claimed", "hand", "not_checked")
 
     def __init__(
         self,
@@ -258,8 +261,9 @@ class Validation(Value):
         seats: tuple[SeatFacts, ...] = (),
         claimed: Claimed | None = None,
         hand: HandFacts | None = None,
+        not_checked: tuple[str, ...] = (),
     ) -> None:
-        self._v = (hand_id, issues, record, replayed, seats, claimed, hand)
+        self._v = (hand_id, issues, record, replayed, seats, claimed, hand, not_checked)
 
     @property
     def hand_id(self) -> str | None:
@@ -288,6 +292,16 @@ class Validation(Value):
     @property
     def hand(self) -> HandFacts | None:
         return self._v[6]
+
+    @property
+    def level(self) -> str | None:
+        """The record's level (full, dealt, settlement: schemas/XZLOG.md); ``None`` when it could not be read."""
+        return self.record.level if self.record is not None else None
+
+    @property
+    def not_checked(self) -> tuple[str, ...]:
+        """What this record's level, or what it left out, could not support (in words): never passed in silence."""
+        return self._v[7]
 
     @property
     def payments(self) -> tuple[Payment, ...]:
@@ -321,6 +335,8 @@ class Validation(Value):
             "issues": [i.as_dict() for i in self.issues],
             "deltas": list(self.deltas) if self.deltas is not None else None,
             "payments": [p.as_dict() for p in self.payments],
+            "level": self.level,
+            "not_checked": list(self.not_checked),
         }
 
 
@@ -465,6 +481,8 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         issues.append(
             Issue("SCHEMA_TIME", f"played_at {record.played_at!r} is not an RFC 3339 date-time: stored as unknown")
         )
+    if record.level == "settlement":
+        return _validate_settlement(obj, record, issues, strict)
     try:
         state = _initial_state(record, evidence)
     except IllegalAction as exc:
@@ -519,6 +537,44 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         seats=tuple(_seat_facts(record, hand, claimed)),
         claimed=claimed,
         hand=hand,
+        not_checked=NOT_CHECKED[record.level],
+    )
+
+
+def _validate_settlement(obj: dict[str, Any], record: Record, issues: list[Issue], strict: bool) -> Validation:
+    """A settlement record: no replay (it has no tiles), the money that follows from what it declares
+    (:func:`~pipeline.game.settlement.settle_declared`), compared with what it claims."""
+    claimed = None
+    if "result" in obj:
+        try:
+            claimed = parse_result(obj["result"], record.rules.players)
+        except RecordError as bad_result:
+            issues.append(Issue.of(bad_result))
+    wins = {w.event: w for w in claimed.wins} if claimed is not None else {}
+    void = record.que if record.que is not None else (None,) * record.rules.players
+    hand, faults, unchecked = settle_declared(
+        record.rules,
+        record.dealer,
+        record.events,
+        wins,
+        record.ends,
+        void,
+        claimed.payments if claimed is not None else None,
+    )
+    issues.extend(Issue.of(f, event=f.event) for f in faults)
+    if claimed is not None and not faults:
+        issues.extend(compare_claims(hand, claimed))
+    if strict and issues:
+        issues = issues[:1]
+    return Validation(
+        hand_id=record.hand_id,
+        issues=tuple(issues),
+        record=record,
+        replayed=not faults,
+        seats=tuple(_seat_facts(record, hand, claimed)),
+        claimed=claimed,
+        hand=hand,
+        not_checked=NOT_CHECKED["settlement"] + tuple(unchecked),
     )
 
 
@@ -613,7 +669,7 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
                 )
     unbalanced = False
     # the deltas sum to −pot: the claimed payments to nobody, or (deltas alone) the computed pot
-    if claimed.payments:
+    if claimed.payments is not None:  # itemised (an empty list too: a claim that nothing was paid)
         pot = sum(p.amount for p in claimed.payments if p.payee is None)
     else:
         pot = sum(p.amount for p in hand.payments if p.payee is None)
@@ -628,7 +684,7 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
             )
         )
         unbalanced = True
-    elif claimed.payments:
+    elif claimed.payments is not None:
         net = [0] * len(claimed.deltas)
         for p in claimed.payments:
             net[p.payer] = net[p.payer] - p.amount
@@ -645,7 +701,7 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
                 )
             )
             unbalanced = True
-    payment_issues = compare_payments(hand.payments, claimed.payments) if claimed.payments else []
+    payment_issues = compare_payments(hand.payments, claimed.payments) if claimed.payments is not None else []
     issues.extend(payment_issues)
     if not unbalanced and not payment_issues:
         computed = hand.deltas
@@ -793,8 +849,11 @@ def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> lis
     for seat, _ in hand.compulsory_passes:
         compulsory[seat] = compulsory[seat] + 1
     out = []
+    declared = record.level == "settlement"  # its kongs may name no tile: counted from its events
     for seat in range(n):
-        melds = hand.melds[seat]
+        melds: Sequence[Meld | Kong] = (
+            [e for e in record.events if isinstance(e, Kong) and e.seat == seat] if declared else hand.melds[seat]
+        )
         win = wins.get(seat)
         ready = pig = None
         end = hand.ends.get(seat)
@@ -809,7 +868,7 @@ def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> lis
                 won=win is not None,
                 win_order=win.order if win else None,
                 how=win.how if win else None,
-                fan=win.score.fan if win else None,
+                fan=win.score.fan if win and win.score.fan >= 0 else None,  # -1: a declared win of unknown fan
                 points=win.score.points if win else None,
                 deal_ins=deal_ins[seat],
                 ready_at_end=ready,

@@ -208,6 +208,7 @@ def test_catalogue_codes_are_well_formed() -> None:
         "SESSION_",
         "INTERNAL",
         "INGEST_",
+        "IMPORT_",
     )
     for code, entry in CODES.items():
         assert code == entry.code and code.startswith(families)

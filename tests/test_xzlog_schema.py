@@ -134,6 +134,7 @@ def test_every_property_has_a_description() -> None:
 def test_contract_fields_are_all_declared() -> None:
     contract = {"format", "hand_id", "session_id", "hand_no", "table_id", "played_at", "ruleset"}
     contract |= {"players", "dealer", "wall", "deal", "exchange", "que", "events", "result"}
+    contract |= {"level", "end"}  # issue 20: levels of record (optional: a record without them reads as before)
     assert set(xzlog_schema()["properties"]) == contract
 
 

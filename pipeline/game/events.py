@@ -125,6 +125,8 @@ class Kong(Value):
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"t": "kong", "seat": self.seat, "tile": TILE_NAMES[self.tile], "kind": self.kind}
+        if self.tile < 0:  # a settlement record's kong, its tile not named
+            del out["tile"]
         if self.kind == "direct":
             out["from"] = self.source
         return out
@@ -161,6 +163,8 @@ class Hu(Value):
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"t": "hu", "seat": self.seat, "tile": TILE_NAMES[self.tile], "from": self.source}
+        if self.tile < 0:  # a settlement record's win, its tile not named
+            del out["tile"]
         if self.rob_kong:
             out["rob_kong"] = True
         return out

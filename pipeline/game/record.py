@@ -21,6 +21,7 @@ import orjson
 from pipeline.codes import Fault
 from pipeline.game.events import DISCARDS, DRAWS, Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.game.start import DIRECTIONS
+from pipeline.rules.fan import PATTERN_BY_ID, SPECIAL_NAMES
 from pipeline.rules.ruleset import MAX_POINTS, Override, RuleSet, RuleSetError, load_ruleset
 from pipeline.rules.settle import REASONS, Payment
 from pipeline.rules.tiles import SUITS, TILE_NAMES, kind_of_name
@@ -44,6 +45,8 @@ TOP_FIELDS: Final = frozenset(
         "que",
         "events",
         "result",
+        "level",
+        "end",
     }
 )
 REQUIRED: Final = ("hand_id", "ruleset", "players", "dealer", "events")
@@ -56,7 +59,11 @@ EVENT_FIELDS: Final = {
 }
 RESULT_FIELDS: Final = frozenset({"payments", "deltas", "wins"})
 PAYMENT_FIELDS: Final = frozenset({"from", "to", "amount", "reason", "event"})
-WIN_FIELDS: Final = frozenset({"seat", "event", "fan", "points"})
+WIN_FIELDS: Final = frozenset({"seat", "event", "fan", "points", "patterns"})
+END_FIELDS: Final = frozenset({"seat", "state", "fan"})
+END_STATES: Final = ("ready", "not_ready", "pig")
+LEVELS: Final = ("full", "dealt", "settlement")
+UNKNOWN_TILE: Final = -1  # a settlement record's kong or win whose tile the source did not name
 MAX_CLAIMED_FAN: Final = 64  # above any switch's count: a claim beyond it is not a hand (issue 24: bounded numbers)
 
 
@@ -77,13 +84,16 @@ class RecordError(Fault):
 
 
 class ClaimedWin(Value):
-    """One win as the source system claimed it: who, at which event, and (if given) its fan and points."""
+    """One win as the source system claimed it: who, at which event, and (if given) its fan and points, and the
+    pattern ids it was scored with (a settlement record's, from which the fan is recomputed)."""
 
     __slots__ = ()
-    _fields = ("seat", "event", "fan", "points")
+    _fields = ("seat", "event", "fan", "points", "patterns")
 
-    def __init__(self, seat: int, event: int, fan: int | None, points: int | None) -> None:
-        self._v = (seat, event, fan, points)
+    def __init__(
+        self, seat: int, event: int, fan: int | None, points: int | None, patterns: tuple[str, ...] | None = None
+    ) -> None:
+        self._v = (seat, event, fan, points, patterns)
 
     @property
     def seat(self) -> int:
@@ -101,18 +111,48 @@ class ClaimedWin(Value):
     def points(self) -> int | None:
         return self._v[3]
 
+    @property
+    def patterns(self) -> tuple[str, ...] | None:
+        return self._v[4]
+
+
+class DeclaredEnd(Value):
+    """A player still in at the end, as a settlement record declares it (``end``): ``ready`` with the value
+    ``fan`` of its ready hand for 查大叫 (when given), ``not_ready``, or ``pig`` (花猪)."""
+
+    __slots__ = ()
+    _fields = ("seat", "state", "fan")
+
+    def __init__(self, seat: int, state: str, fan: int | None = None) -> None:
+        self._v = (seat, state, fan)
+
+    @property
+    def seat(self) -> int:
+        return self._v[0]
+
+    @property
+    def state(self) -> str:
+        return self._v[1]
+
+    @property
+    def fan(self) -> int | None:
+        return self._v[2]
+
 
 class Claimed(Value):
-    """What the source system claimed: payments, deltas, and optionally each win's fan and points."""
+    """What the source system claimed: payments (``None``: not itemised), deltas, and optionally each win's fan
+    and points."""
 
     __slots__ = ()
     _fields = ("payments", "deltas", "wins")
 
-    def __init__(self, payments: tuple[Payment, ...], deltas: tuple[int, ...], wins: tuple[ClaimedWin, ...]) -> None:
+    def __init__(
+        self, payments: tuple[Payment, ...] | None, deltas: tuple[int, ...], wins: tuple[ClaimedWin, ...]
+    ) -> None:
         self._v = (payments, deltas, wins)
 
     @property
-    def payments(self) -> tuple[Payment, ...]:
+    def payments(self) -> tuple[Payment, ...] | None:
         return self._v[0]
 
     @property
@@ -143,6 +183,8 @@ class Record(Value):
         "hand_no",
         "table_id",
         "played_at",
+        "level",
+        "ends",
     )
 
     def __init__(
@@ -161,6 +203,8 @@ class Record(Value):
         hand_no: int | None = None,
         table_id: str | None = None,
         played_at: str | None = None,
+        level: str = "full",
+        ends: tuple[DeclaredEnd, ...] | None = None,
     ) -> None:
         self._v = (
             hand_id,
@@ -177,6 +221,8 @@ class Record(Value):
             hand_no,
             table_id,
             played_at,
+            level,
+            ends,
         )
 
     @property
@@ -234,6 +280,14 @@ class Record(Value):
     @property
     def played_at(self) -> str | None:
         return self._v[13]
+
+    @property
+    def level(self) -> str:  # full (a wall), dealt (a deal, no wall), settlement (no tiles: schemas/XZLOG.md)
+        return self._v[14]
+
+    @property
+    def ends(self) -> tuple[DeclaredEnd, ...] | None:  # a settlement record's declared end states
+        return self._v[15]
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -399,7 +453,8 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     if unknown:
         raise RecordError("SCHEMA_FIELD", f"unknown field(s): {', '.join(sorted(unknown))}")
     missing = [k for k in REQUIRED if k not in obj]
-    if "wall" not in obj and "deal" not in obj:
+    level = _level(obj)
+    if level != "settlement" and "wall" not in obj and "deal" not in obj:
         missing.append("wall or deal")
     if missing:
         raise RecordError("SCHEMA_FIELD", f"missing field(s): {', '.join(missing)}")
@@ -460,7 +515,10 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     if not isinstance(raw_events, list):
         raise RecordError("SCHEMA_TYPE", "events must be a list")
     _adopt_event_keys(raw_events)
-    events = tuple([parse_event(e, i) for i, e in enumerate(raw_events)])
+    if level == "settlement":
+        events = tuple([_settlement_event(e, i) for i, e in enumerate(raw_events)])
+    else:
+        events = tuple([parse_event(e, i) for i, e in enumerate(raw_events)])
     if n < 4:  # the reader knows seats 0-3; a smaller table has fewer
         for i, ev in enumerate(events):
             source = ev.source if isinstance(ev, (Pong, Kong, Hu)) else None
@@ -478,8 +536,63 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         que=que,
         events=events,
         hand_no=hand_no,
+        level=level,
+        ends=_ends(obj["end"], n) if "end" in obj else None,
         **optional,
     )
+
+
+def _level(obj: dict[str, Any]) -> str:
+    """The record's level: declared (and agreeing with what it carries), or inferred from it."""
+    inferred = "full" if "wall" in obj else "dealt" if "deal" in obj else "settlement"
+    declared = obj.get("level")
+    if declared is None:
+        if inferred == "settlement":
+            raise RecordError("SCHEMA_FIELD", "missing field(s): wall or deal (or level: settlement)")
+        return inferred
+    if declared not in LEVELS:
+        raise RecordError("SCHEMA_TYPE", f"level must be one of {', '.join(LEVELS)}, got {declared!r}")
+    if declared != inferred:
+        has = "a wall" if inferred == "full" else "a deal and no wall" if inferred == "dealt" else "no wall and no deal"
+        raise RecordError("SCHEMA_FIELD", f"level {declared!r} does not fit a record with {has} ({inferred!r})")
+    if declared != "settlement" and "end" in obj:
+        raise RecordError("SCHEMA_FIELD", "end states are declared by settlement records only: the others are replayed")
+    return declared
+
+
+def _settlement_event(obj: Any, index: int) -> Event:
+    """A settlement record's event: a kong or a win, its tile optional (:data:`UNKNOWN_TILE` when not given)."""
+    if isinstance(obj, dict) and obj.get("t") not in ("kong", "hu"):
+        raise RecordError(
+            "SCHEMA_EVENT",
+            f"event {index}: a settlement record holds kongs and wins only, not {obj.get('t')!r}",
+            event=index,
+        )
+    if isinstance(obj, dict) and "tile" not in obj:
+        event = _parse_event({**obj, "tile": "1m"}, index)
+        if isinstance(event, Kong):
+            return Kong(event.seat, UNKNOWN_TILE, event.kind, event.source)
+        assert isinstance(event, Hu)
+        return Hu(event.seat, UNKNOWN_TILE, event.source, event.rob_kong)
+    return _parse_event(obj, index)
+
+
+def _ends(raw: Any, n: int) -> tuple[DeclaredEnd, ...]:
+    if not isinstance(raw, list):
+        raise RecordError("SCHEMA_TYPE", "end must be a list of {seat, state, fan}")
+    out = []
+    for i, e in enumerate(raw):
+        if not isinstance(e, dict) or _unknown(e, END_FIELDS):
+            raise RecordError("SCHEMA_TYPE", f"end[{i}] must be {{seat, state, fan}}")
+        seat, state, fan = e.get("seat"), e.get("state"), e.get("fan")
+        if not _is_int(seat) or not 0 <= seat < n:
+            raise RecordError("SCHEMA_TYPE", f"end[{i}]: seat must be 0-{n - 1}")
+        if state not in END_STATES:
+            raise RecordError("SCHEMA_TYPE", f"end[{i}]: state must be ready, not_ready or pig, got {state!r}")
+        if fan is not None and (not _is_int(fan) or not 0 <= fan <= MAX_CLAIMED_FAN or state != "ready"):
+            raise RecordError("SCHEMA_TYPE", f"end[{i}]: fan is a ready player's value, 0-{MAX_CLAIMED_FAN}")
+        out.append(DeclaredEnd(seat, state, fan))
+    return tuple(out)
 
 
 def _shape(message: str, event: int | None = None) -> RecordError:
@@ -499,10 +612,10 @@ def parse_result(obj: Any, players: int = 4) -> Claimed:
     if _unknown(obj, RESULT_FIELDS):
         raise bad(f"unknown field(s) {', '.join(_unknown(obj, RESULT_FIELDS))}")
     payments = obj.get("payments")
-    if not isinstance(payments, list):
-        raise bad("payments must be a list (empty to claim the deltas alone)")
+    if payments is not None and not isinstance(payments, list):
+        raise bad("payments must be a list, or absent (or null) when not itemised")
     out: list[Payment] = []
-    for i, p in enumerate(payments):
+    for i, p in enumerate(payments or ()):
         if not isinstance(p, dict):
             raise bad(f"payment {i} is not an object")
         if _unknown(p, PAYMENT_FIELDS):
@@ -541,14 +654,21 @@ def parse_result(obj: Any, players: int = 4) -> Claimed:
         if not 0 <= w["seat"] < players or w["event"] < 0:
             raise bad(f"win {i}: seat must be 0-{players - 1} and event an event index")
         fan, points = w.get("fan"), w.get("points")
-        if fan is None and points is None:
-            raise bad(f"win {i} needs fan or points")
         if any(v is not None and (not _is_int(v) or v < 0) for v in (fan, points)):
             raise bad(f"win {i}: fan and points must be whole numbers >= 0")
         if (fan is not None and fan > MAX_CLAIMED_FAN) or (points is not None and points > MAX_POINTS):
             raise bad(f"win {i}: fan must be at most {MAX_CLAIMED_FAN} and points at most 2^53")
-        wins.append(ClaimedWin(w["seat"], w["event"], fan, points))
-    return Claimed(payments=tuple(out), deltas=tuple(deltas), wins=tuple(wins))
+        patterns = w.get("patterns")
+        if patterns is not None and (
+            not isinstance(patterns, list)
+            or len(patterns) > MAX_CLAIMED_FAN
+            or not all(isinstance(x, str) and (x in PATTERN_BY_ID or x in SPECIAL_NAMES) for x in patterns)
+        ):
+            raise bad(f"win {i}: patterns must be pattern ids (docs/RULES.md §3), got {patterns!r}")
+        if fan is None and points is None and patterns is None:
+            raise bad(f"win {i} needs fan, points or patterns")
+        wins.append(ClaimedWin(w["seat"], w["event"], fan, points, None if patterns is None else tuple(patterns)))
+    return Claimed(payments=None if payments is None else tuple(out), deltas=tuple(deltas), wins=tuple(wins))
 
 
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$")

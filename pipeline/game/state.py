@@ -342,24 +342,8 @@ class HandState:
         raise AssertionError("nobody is left in the hand")
 
     def next_dealer(self) -> int:
-        """The next hand's dealer (the ``dealer_next`` switch). ``first_winner``: the first winner; after 一炮多响
-        on the first win, the discarder ("本盘胡牌者为下一盘的庄家", "一炮点两家以上……点炮者为下一盘的庄家", seed
-        000). ``dealt_in``: the player who dealt in to the first win, a self-draw winner itself ("点炮者坐庄",
-        seed 003). ``nearest_winner``: the first winner, after 一炮多响 the one nearest after the discarder. With no
-        win the dealer stays ("流局则连庄")."""
-        first = [w for w in self.wins if w.order == 1]
-        if not first:
-            return self.dealer
-        rule = self.rules.dealer_next
-        if rule == "dealt_in":
-            return first[0].source if first[0].source is not None else first[0].seat
-        if len(first) > 1:
-            source = first[0].source
-            assert source is not None
-            if rule == "nearest_winner":  # "每局第一位和牌的雀士" (Mahjong Soul): the winner nearest the discarder
-                return min((w.seat for w in first), key=lambda s: (s - source) % self.n)
-            return source
-        return first[0].seat
+        """The next hand's dealer: :func:`next_dealer` of this hand's wins."""
+        return next_dealer(self.rules, self.dealer, self.wins, self.n)
 
     def fingerprint(self) -> str:
         """A compact picture of the state for error messages."""
@@ -1279,3 +1263,25 @@ def _can(verify: object, *args: object) -> bool:
     except IllegalAction:
         return False
     return True
+
+
+def next_dealer(rules: RuleSet, dealer: int, wins: Sequence[WinRecord], n: int) -> int:
+    """The next hand's dealer (the ``dealer_next`` switch), from the hand's wins in order. ``first_winner``: the
+    first winner; after 一炮多响 on the first win, the discarder ("本盘胡牌者为下一盘的庄家", "一炮点两家以上……点炮者为
+    下一盘的庄家", seed 000). ``dealt_in``: the player who dealt in to the first win, a self-draw winner itself
+    ("点炮者坐庄", seed 003). ``nearest_winner``: the first winner, after 一炮多响 the one nearest after the
+    discarder. With no win the dealer stays ("流局则连庄"). A replayed hand and a settlement record's declared
+    wins are judged by this one function."""
+    first = [w for w in wins if w.order == 1]
+    if not first:
+        return dealer
+    rule = rules.dealer_next
+    if rule == "dealt_in":
+        return first[0].source if first[0].source is not None else first[0].seat
+    if len(first) > 1:
+        source = first[0].source
+        assert source is not None
+        if rule == "nearest_winner":  # "每局第一位和牌的雀士" (Mahjong Soul): the winner nearest the discarder
+            return min((w.seat for w in first), key=lambda s: (s - source) % n)
+        return source
+    return first[0].seat

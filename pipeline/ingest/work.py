@@ -264,12 +264,14 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         wins=len(v.wins),
         first_winners=first_winners,
         next_dealer=v.next_dealer,
-        wall_left=hand.left if hand is not None else None,
+        wall_left=hand.left if hand is not None and hand.left >= 0 else None,  # -1: a settlement record's
         outcome=outcome,
         replayed=v.replayed,
         valid=valid,
         issue_count=len(v.issues),
         has_result=v.claimed is not None,
+        level=record.level,
+        not_checked=list(v.not_checked),
         _rec=rec,
     )
     for f in v.seats:
@@ -308,12 +310,13 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     could = hand.could_win_at if hand is not None else {}
     safe = hand.safe_alternative_at if hand is not None else {}
     left = wall_after_deal(record.rules)
-    wall_left: list[int] = []
+    settlement = record.level == "settlement"  # no draws, no wall to count: wall_left unknown
+    wall_left: list[int | None] = []
     could_win: list[list[int] | None] = []
     for idx, ev in enumerate(events):
         if isinstance(ev, Draw):
             left -= 1
-        wall_left.append(left)
+        wall_left.append(None if settlement else left)
         if idx in could:
             could_win.append(list(could[idx]))
         elif isinstance(ev, Discard) and idx < replayed_upto:
@@ -328,7 +331,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         t=[ev.t for ev in events],
         seat=[ev.seat for ev in events],
         player=[players[ev.seat] for ev in events],
-        tile=[TILE_NAMES[ev.tile] for ev in events],
+        tile=[TILE_NAMES[ev.tile] if ev.tile >= 0 else None for ev in events],  # -1: a tile the record did not name
         source=[ev.source if isinstance(ev, (Pong, Kong, Hu)) else None for ev in events],
         kind=[ev.kind if isinstance(ev, Kong) else None for ev in events],
         rob_kong=[ev.rob_kong if isinstance(ev, Hu) else None for ev in events],
@@ -347,11 +350,11 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             event=w.event,
             seat=w.seat,
             player=players[w.seat],
-            tile=TILE_NAMES[w.tile],
+            tile=TILE_NAMES[w.tile] if w.tile >= 0 else None,
             how=w.how,
             source=w.source,
             win_order=w.order,
-            fan=w.score.fan,
+            fan=w.score.fan if w.score.fan >= 0 else None,
             points=w.score.points,
             per_payer=w.score.per_payer,
             title=w.score.title_zh,
@@ -361,7 +364,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             _rec=rec,
         )
     _payments(rows, hand_id, players, "computed", v.payments, rec)
-    if v.claimed is not None:
+    if v.claimed is not None and v.claimed.payments is not None:  # None: the source did not itemise them
         _payments(rows, hand_id, players, "claimed", v.claimed.payments, rec)
     for i in v.issues:
         rows.add(

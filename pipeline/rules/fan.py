@@ -201,12 +201,20 @@ class WinHand(Value):
 
 @dataclass(frozen=True, slots=True)
 class Pattern:
-    """One scoring pattern: id, names, and how many fan it adds to a hand under one reading."""
+    """One scoring pattern: id, names, the fan one occurrence is worth under a rule set (``unit``: the one home
+    of every pattern's value, read by the scoring of a hand and of a settlement record's declared patterns
+    alike), and how many times it occurs in a hand under one reading (``occurs``: 0 or 1, or the roots)."""
 
     id: str
     name_zh: str
     name_en: str
-    count: Callable[[WinHand, Reading, RuleSet], int] = field(repr=False)
+    unit: Callable[[RuleSet], int] = field(repr=False)
+    occurs: Callable[[WinHand, Reading, RuleSet], int] = field(repr=False)
+
+    def count(self, hand: WinHand, reading: Reading, rules: RuleSet) -> int:
+        """The fan the pattern adds to ``hand`` read as ``reading``."""
+        n = self.occurs(hand, reading, rules)
+        return n * self.unit(rules) if n else 0
 
 
 def _one_suit(hand: WinHand) -> bool:
@@ -240,62 +248,74 @@ def _golden_wait(hand: WinHand, reading: Reading, rules: RuleSet) -> bool:
 
 # The order is the order of the breakdown.
 PATTERNS: Final[tuple[Pattern, ...]] = (
-    Pattern("ping_hu", "平胡", "plain hand", lambda h, r, rules: rules.fan_base),
-    Pattern("dui_dui_hu", "对对胡", "all pungs", lambda h, r, rules: 1 if r.all_pungs else 0),
-    Pattern("qing_yi_se", "清一色", "full flush", lambda h, r, rules: 2 if _one_suit(h) else 0),
+    Pattern("ping_hu", "平胡", "plain hand", lambda rules: rules.fan_base, lambda h, r, rules: 1),
+    Pattern("dui_dui_hu", "对对胡", "all pungs", lambda rules: 1, lambda h, r, rules: r.all_pungs),
+    Pattern("qing_yi_se", "清一色", "full flush", lambda rules: 2, lambda h, r, rules: _one_suit(h)),
     Pattern(
         "dai_yao_jiu",
         "带幺九",
         "terminals in every set",
-        lambda h, r, rules: rules.dai_yao_jiu_fan if r.yaojiu else 0,
+        lambda rules: rules.dai_yao_jiu_fan,
+        lambda h, r, rules: r.yaojiu,
     ),
-    Pattern("qi_dui", "七对", "seven pairs", lambda h, r, rules: 2 if r.seven_pairs else 0),
+    Pattern("qi_dui", "七对", "seven pairs", lambda rules: 2, lambda h, r, rules: r.seven_pairs),
     Pattern(
         "jiang_dui",
         "将对",
         "2-5-8 all pungs",
-        lambda h, r, rules: rules.jiang_dui_fan if r.all_pungs and _all_258(h) else 0,
+        lambda rules: rules.jiang_dui_fan,
+        lambda h, r, rules: r.all_pungs and _all_258(h),
     ),
-    Pattern("yi_tiao_long", "一条龙", "pure straight", lambda h, r, rules: rules.yi_tiao_long_fan if r.straight else 0),
-    Pattern("duan_yao", "断幺九", "no terminals", lambda h, r, rules: rules.duan_yao_fan if _no_terminals(h) else 0),
+    Pattern(
+        "yi_tiao_long", "一条龙", "pure straight", lambda rules: rules.yi_tiao_long_fan, lambda h, r, rules: r.straight
+    ),
+    Pattern(
+        "duan_yao", "断幺九", "no terminals", lambda rules: rules.duan_yao_fan, lambda h, r, rules: _no_terminals(h)
+    ),
     Pattern(
         "men_qing",
         "门清",
         "concealed hand",
-        lambda h, r, rules: rules.men_qing_fan if all(m.kind == "concealed" for m in h.melds) else 0,
+        lambda rules: rules.men_qing_fan,
+        lambda h, r, rules: all(m.kind == "concealed" for m in h.melds),
     ),
     Pattern(
         "jin_gou_diao",
         "金钩钓",
         "single wait to pair four pungs",
-        lambda h, r, rules: rules.jin_gou_diao_fan if rules.jin_gou_diao_fan and _golden_wait(h, r, rules) else 0,
+        lambda rules: rules.jin_gou_diao_fan,
+        lambda h, r, rules: bool(rules.jin_gou_diao_fan) and _golden_wait(h, r, rules),
     ),
     Pattern(
         "shi_ba_luo_han",
         "十八罗汉",
         "four kongs",
-        lambda h, r, rules: rules.shi_ba_luo_han_fan if sum(m.is_kong for m in h.melds) == 4 else 0,
+        lambda rules: rules.shi_ba_luo_han_fan,
+        lambda h, r, rules: sum(m.is_kong for m in h.melds) == 4,
     ),
-    Pattern("gen", "根", "roots", lambda h, r, rules: rules.root_fan * roots(h.counts27, h.melds)),
+    Pattern("gen", "根", "roots", lambda rules: rules.root_fan, lambda h, r, rules: roots(h.counts27, h.melds)),
     Pattern(
         "gang_shang_hua",
         "杠上花",
         "win on a kong replacement",
-        lambda h, r, rules: rules.gang_shang_hua_fan if h.after_kong and h.self_drawn else 0,
+        lambda rules: rules.gang_shang_hua_fan,
+        lambda h, r, rules: h.after_kong and h.self_drawn,
     ),
     Pattern(
         "gang_shang_pao",
         "杠上炮",
         "win on the discard after a kong",
-        lambda h, r, rules: rules.gang_shang_pao_fan if h.kong_discard and not h.self_drawn else 0,
+        lambda rules: rules.gang_shang_pao_fan,
+        lambda h, r, rules: h.kong_discard and not h.self_drawn,
     ),
-    Pattern("qiang_gang", "抢杠胡", "robbing a kong", lambda h, r, rules: rules.rob_kong_fan if h.rob_kong else 0),
-    Pattern("hai_di", "海底", "last tile", lambda h, r, rules: rules.haidi_fan if h.last_tile else 0),
+    Pattern("qiang_gang", "抢杠胡", "robbing a kong", lambda rules: rules.rob_kong_fan, lambda h, r, rules: h.rob_kong),
+    Pattern("hai_di", "海底", "last tile", lambda rules: rules.haidi_fan, lambda h, r, rules: h.last_tile),
     Pattern(
         "zi_mo",
         "自摸",
         "self-drawn (as fan)",
-        lambda h, r, rules: 1 if h.self_drawn and rules.self_draw == "fan" else 0,
+        lambda rules: 1 if rules.self_draw == "fan" else 0,
+        lambda h, r, rules: h.self_drawn,
     ),
 )
 PATTERN_BY_ID = {p.id: p for p in PATTERNS}
@@ -414,6 +434,79 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
         title_zh=title_zh,
         title_en=title_en,
         capped=bool(rules.cap) and best_fan > rules.cap,
+    )
+
+
+def pattern_fan(pattern: str, rules: RuleSet) -> int:
+    """The fan one occurrence of ``pattern`` (an id of :data:`PATTERNS`, or ``tian_hu``/``di_hu``) is worth
+    under ``rules``; :class:`KeyError` for an id that is neither.
+
+    >>> from pipeline.rules.ruleset import load_ruleset
+    >>> chengdu = load_ruleset("chengdu")
+    >>> pattern_fan("qing_yi_se", chengdu), pattern_fan("gen", chengdu), pattern_fan("zi_mo", chengdu)
+    (2, 1, 0)
+    """
+    if pattern in SPECIAL_NAMES:
+        heavenly = pattern == "tian_hu"
+        mode = rules.heavenly if heavenly else rules.earthly
+        if mode == "fixed":
+            return rules.heavenly_fan if heavenly else rules.earthly_fan
+        return rules.cap if mode == "cap" else 0
+    return PATTERN_BY_ID[pattern].unit(rules)
+
+
+def declared_score(
+    patterns: Sequence[str],
+    rules: RuleSet,
+    *,
+    self_drawn: bool,
+    fan: int | None = None,
+    points: int | None = None,
+) -> Score:
+    """The value of a win as a settlement record declares it: its ``patterns`` (ids, a root once per root; the
+    plain hand's count is always in, written or not), scored as :func:`score` scores a hand's, 天胡/地胡 by
+    the profile's ``heavenly``/``earthly``. Without patterns, the claimed ``fan`` or else ``points`` stands for
+    the value (a claim taken, not checked). Raises :class:`KeyError` for an unknown pattern id.
+
+    >>> from pipeline.rules.ruleset import load_ruleset
+    >>> s = declared_score(["qing_yi_se", "gen"], load_ruleset("chengdu"), self_drawn=True)
+    >>> s.fan, s.points, s.per_payer, s.title_zh
+    (4, 8, 9, '清一色')
+    """
+    if not patterns and fan is None and points is not None:
+        per_payer = points + (rules.base if self_drawn and rules.self_draw == "base" else 0)
+        return Score(patterns=(), fan=-1, points=points, per_payer=per_payer, title_zh="", title_en="", capped=False)
+    hits: list[PatternHit] = []
+    if patterns or fan is None:
+        special = next((p for p in patterns if p in SPECIAL_NAMES), None)
+        mode = (rules.heavenly if special == "tian_hu" else rules.earthly) if special else "normal"
+        if special and mode != "normal":
+            name_zh, name_en = SPECIAL_NAMES[special]
+            hits = [PatternHit(special, name_zh, name_en, pattern_fan(special, rules))]
+        else:
+            counts = {pid: 0 for pid in PATTERN_BY_ID}
+            for pid in patterns:
+                if pid not in SPECIAL_NAMES:
+                    counts[PATTERN_BY_ID[pid].id] += 1
+            counts["ping_hu"] = 1
+            for p in PATTERNS:
+                n = counts[p.id] * p.unit(rules)
+                if n:
+                    hits.append(PatternHit(p.id, p.name_zh, p.name_en, n))
+        total = sum(h.fan for h in hits)
+    else:
+        total = fan
+    title_zh, title_en = _title(hits) if hits else ("", "")
+    value = rules.points(total) if total >= rules.fan_base else 0
+    per_payer = value + (rules.base if self_drawn and rules.self_draw == "base" else 0)
+    return Score(
+        patterns=tuple(hits),
+        fan=total,
+        points=value,
+        per_payer=per_payer,
+        title_zh=title_zh,
+        title_en=title_en,
+        capped=bool(rules.cap) and total > rules.cap,
     )
 
 

@@ -1,0 +1,292 @@
+"""Levels of record (issue 20): what a record carries decides what can be checked, and what cannot be is
+reported as not checked, never passed in silence.
+
+- ``dealt`` (a deal, no wall): every check but the draw order;
+- ``settlement`` (a score sheet's wins, kongs, end states and payments; no tiles): everything that follows
+  from the claims — fan from the patterns, points from the fan, each payment from the points and the
+  profile, 查花猪/查大叫/退税 from the declared end states, the zero sum, the dealer rule across a session.
+
+Hand-written records give the exact codes; the mutation tests take clean simulated ``full`` records, degrade
+them to the level, check they stay clean, and show every mutation the level can see is still caught.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.formats.sheet import read_sheet
+from pipeline.game.start import deal_hands
+from pipeline.rules.tiles import TILE_NAMES, parse_tiles
+from pipeline.validate import check_sessions, hand_key, validate
+
+ROOT = Path(__file__).resolve().parents[1]
+SHEET = ROOT / "data" / "sample-sheet.csv"
+SAMPLE = ROOT / "data" / "sample.jsonl.gz"
+
+
+def codes(v: Any) -> list[str]:
+    return sorted(i.code for i in v.issues)
+
+
+def sheet_records() -> list[dict[str, Any]]:
+    with SHEET.open(encoding="utf-8-sig") as f:
+        return [item.record for item in read_sheet(f) if hasattr(item, "record")]
+
+
+# ------------------------------------------------------------------------------------ the sample sheet
+def test_the_sample_sheet_is_audited_hand_by_hand() -> None:
+    """data/sample-sheet.csv, worked by hand under the Chengdu rules (base 1, no cap, 自摸加底, pig pays 10):
+
+    S1-1: 李四 直杠 on 王五 (2); 张三 清一色 on 王五 (3 fan, 4); 赵六 自摸 平胡 (1 fan, 1 + 1 base from each of
+    李四 and 王五); at the wall 李四 ready on 2 fan, 王五 not: 王五 pays 李四 2. The sheet is right.
+    S1-2: 王五 暗杠 (2 from each); 李四 对对胡+根 on 张三 is 3 fan = 4 points, the sheet says 8 and took 8;
+    赵六 七对 on 王五 (3 fan, 4); 张三 自摸 清一色 (3 fan, 4 + 1 from 王五, the one left).
+    S1-3: 赵六 面下杠 (1 from each); 王五 平胡+杠上炮 on 赵六 (2 fan, 2; the kong money stays); at the wall 张三
+    is a flower pig (10 to each of 李四 and 赵六), 李四 ready on 1 fan (赵六 pays 1), 赵六 not ready: it owes
+    退税, its 3 points of kong money back to 张三, 李四 and 王五, which the sheet forgot.
+    """
+    one, two, three = (validate(r) for r in sheet_records())
+    assert codes(one) == [] and one.ok
+    assert codes(two) == ["SCORE_POINTS", "SETTLE_AMOUNT"]
+    points = next(i for i in two.issues if i.code == "SCORE_POINTS")
+    assert (points.expected, points.actual, points.money) == ("4", "8", 4)
+    assert codes(three) == ["SETTLE_MISSING"] * 3
+    assert sorted((p.payer, p.payee, p.amount) for p in three.payments if p.reason == "tui_shui") == [
+        (3, 0, 1),
+        (3, 1, 1),
+        (3, 2, 1),
+    ]
+    assert [v.next_dealer for v in (one, two)] == [0, 1]
+    assert check_sessions([hand_key(v) for v in (one, two, three)]) == []
+
+
+def test_settlement_records_say_what_was_not_checked() -> None:
+    v = validate(sheet_records()[0])
+    assert v.level == "settlement"
+    assert "the draw order (no wall)" in v.not_checked
+    assert "the tiles: conservation, holding, legal discards and calls" in v.not_checked
+    assert "each win's shape and fan from its tiles (the claimed patterns are scored)" in v.not_checked
+
+
+# ------------------------------------------------------------------------------------ hand-written records
+def settlement(**overrides: Any) -> dict[str, Any]:
+    """One hand of a sheet under Chengdu rules: seat 1 wins 清一色 (3 fan, 4 points) on seat 2's discard."""
+    record: dict[str, Any] = {
+        "format": "xzlog/1",
+        "level": "settlement",
+        "hand_id": "w1",
+        "ruleset": "chengdu",
+        "players": ["a", "b", "c", "d"],
+        "dealer": 0,
+        "events": [{"t": "hu", "seat": 1, "from": 2}],
+        "end": [
+            {"seat": 0, "state": "not_ready"},
+            {"seat": 2, "state": "ready", "fan": 1},
+            {"seat": 3, "state": "ready", "fan": 2},
+        ],
+        "result": {
+            "payments": [
+                {"from": 2, "to": 1, "amount": 4, "reason": "hu", "event": 0},
+                {"from": 0, "to": 2, "amount": 1, "reason": "cha_jiao", "event": None},
+                {"from": 0, "to": 3, "amount": 2, "reason": "cha_jiao", "event": None},
+            ],
+            "deltas": [-3, 4, -3, 2],
+            "wins": [{"seat": 1, "event": 0, "patterns": ["qing_yi_se"], "fan": 3, "points": 4}],
+        },
+    }
+    record.update(overrides)
+    return record
+
+
+def test_a_clean_settlement_record() -> None:
+    v = validate(settlement())
+    assert v.ok and codes(v) == [], v.issues
+    assert v.deltas == (-3, 4, -3, 2)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        # the claimed fan is not the patterns' (a root forgotten or added)
+        (lambda r: r["result"]["wins"][0].update(fan=4), ["SCORE_FAN"]),
+        # the patterns say more than was paid: 清一色 + 根 is 4 fan, 8 points
+        (
+            lambda r: r["result"]["wins"][0].update(patterns=["qing_yi_se", "gen"]),
+            ["SCORE_FAN", "SCORE_POINTS", "SETTLE_AMOUNT"],
+        ),
+        # a ready player not paid
+        (lambda r: r["result"].update(payments=r["result"]["payments"][:2], deltas=[-1, 4, -3, 0]), ["SETTLE_MISSING"]),
+        # the deltas do not add up
+        (lambda r: r["result"].update(deltas=[-3, 4, -3, 3]), ["SETTLE_UNBALANCED"]),
+        # a player who has won acts again
+        (lambda r: r["events"].append({"t": "kong", "seat": 1, "kind": "concealed"}), ["TURN_WON"]),
+        # the end states are not the players still in
+        (lambda r: r["end"].append({"seat": 1, "state": "not_ready"}), ["SETTLE_END"]),
+        # a pattern the profile does not know
+        (lambda r: r["result"]["wins"][0].update(patterns=["qing_yi_se", "bogus"]), ["SCHEMA_RESULT"]),
+    ],
+    ids=["fan", "patterns", "missing", "unbalanced", "won-acts", "end-seats", "unknown-pattern"],
+)
+def test_what_a_settlement_record_can_get_wrong(mutate: Any, expected: list[str]) -> None:
+    record = settlement()
+    mutate(record)
+    assert codes(validate(record)) == sorted(expected)
+
+
+def test_payments_not_itemised_and_payments_empty_are_different_claims() -> None:
+    """``payments`` absent (or null): not itemised, the deltas alone are compared. ``payments: []`` is a claim
+    that nothing was paid: with deltas that are not zero it does not add up."""
+    record = settlement()
+    del record["result"]["payments"]
+    assert codes(validate(record)) == []
+    record["result"]["payments"] = None
+    assert codes(validate(record)) == []
+    record["result"]["payments"] = []
+    assert "SETTLE_UNBALANCED" in codes(validate(record))
+
+
+def test_a_record_declares_its_level_consistently() -> None:
+    record = settlement(level="full")
+    assert codes(validate(record)) == ["SCHEMA_FIELD"]
+    assert "level" in validate(record).issues[0].message
+
+
+# ------------------------------------------------------------------------------------ degrading full records
+def sample(n: int = 60) -> list[dict[str, Any]]:
+    out = []
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            if isinstance(record, dict) and record.get("format") == "xzlog/1" and validate(record).ok:
+                out.append(record)
+            if len(out) == n:
+                break
+    return out
+
+
+def to_dealt(record: dict[str, Any]) -> dict[str, Any]:
+    r = copy.deepcopy(record)
+    wall = parse_tiles(" ".join(r.pop("wall")))
+    r["deal"] = [[TILE_NAMES[k] for k in hand] for hand in deal_hands(wall, r["dealer"], len(r["players"]))]
+    r["level"] = "dealt"
+    return r
+
+
+def to_settlement(record: dict[str, Any]) -> dict[str, Any]:
+    """What a score sheet of the hand would say: its kongs and wins in order (with the engine's patterns as the
+    sheet's), the end states, and the claimed payments re-indexed to the kept events."""
+    v = validate(record)
+    r = copy.deepcopy(record)
+    kept = [i for i, e in enumerate(r["events"]) if e["t"] in ("kong", "hu")]
+    where = {old: new for new, old in enumerate(kept)}
+    events = []
+    for i in kept:
+        e = {k: val for k, val in r["events"][i].items() if k in ("t", "seat", "from", "kind", "rob_kong", "tile")}
+        events.append(e)
+    wins = []
+    for w in v.wins:
+        patterns = [p.id for p in w.score.patterns for _ in range(max(1, p.fan // max(1, _unit(p.id, record))))]
+        wins.append(
+            {
+                "seat": w.seat,
+                "event": where[w.event],
+                "patterns": patterns,
+                "fan": w.score.fan,
+                "points": w.score.points,
+            }
+        )
+    assert v.hand is not None
+    ends = []
+    for seat, end in sorted(v.hand.ends.items()):
+        state = "pig" if end.pig else "ready" if end.ready is not None else "not_ready"
+        item: dict[str, Any] = {"seat": seat, "state": state}
+        if end.ready is not None:
+            item["fan"] = end.ready.fan
+        ends.append(item)
+    payments = []
+    for p in r["result"]["payments"]:
+        q = dict(p)
+        if q.get("event") is not None:
+            q["event"] = where.get(q["event"])
+        payments.append(q)
+    out = {
+        k: r[k]
+        for k in ("format", "hand_id", "session_id", "hand_no", "table_id", "played_at", "ruleset", "players", "dealer")
+        if k in r
+    }
+    out |= {
+        "level": "settlement",
+        "events": events,
+        "result": {"payments": payments, "deltas": r["result"]["deltas"], "wins": wins},
+    }
+    if ends:
+        out["end"] = ends
+    if r.get("que"):
+        out["que"] = r["que"]
+    return out
+
+
+def _unit(pattern: str, record: dict[str, Any]) -> int:
+    """The fan one occurrence of ``pattern`` adds (roots come several to a hand)."""
+    from pipeline.rules.fan import pattern_fan
+    from pipeline.rules.ruleset import load_ruleset
+
+    return pattern_fan(pattern, load_ruleset(record["ruleset"]))
+
+
+def test_degraded_records_stay_clean_and_say_what_they_lack() -> None:
+    for record in sample(40):
+        dealt = validate(to_dealt(record))
+        assert dealt.ok and codes(dealt) == [], (record["hand_id"], dealt.issues)
+        assert dealt.level == "dealt" and dealt.not_checked == ("the draw order (no wall)",)
+        flat = validate(to_settlement(record))
+        assert flat.ok and codes(flat) == [], (record["hand_id"], flat.issues)
+        assert flat.level == "settlement" and len(flat.not_checked) >= 3
+        assert flat.deltas == validate(record).deltas
+
+
+MUTATIONS = {
+    # mutation → (what it does to a settlement record, the codes that must be among those raised)
+    "payment amount": (
+        lambda r: r["result"]["payments"][0].update(amount=r["result"]["payments"][0]["amount"] + 1),
+        {"SETTLE_AMOUNT", "SETTLE_UNBALANCED"},
+    ),
+    "payment dropped": (lambda r: r["result"]["payments"].pop(), {"SETTLE_MISSING", "SETTLE_UNBALANCED"}),
+    "payer changed": (
+        lambda r: r["result"]["payments"][0].update(
+            **{
+                "from": (r["result"]["payments"][0]["from"] + 1) % 4
+                if (r["result"]["payments"][0]["from"] + 1) % 4 != r["result"]["payments"][0]["to"]
+                else (r["result"]["payments"][0]["from"] + 2) % 4
+            }
+        ),
+        {"SETTLE_PAYER", "SETTLE_UNBALANCED", "SETTLE_MISSING", "SETTLE_EXTRA"},
+    ),
+    "fan claimed": (
+        lambda r: r["result"]["wins"][0].update(fan=r["result"]["wins"][0]["fan"] + 1) if r["result"]["wins"] else None,
+        {"SCORE_FAN"},
+    ),
+    "delta": (lambda r: r["result"]["deltas"].__setitem__(0, r["result"]["deltas"][0] + 1), {"SETTLE_UNBALANCED"}),
+}
+
+
+@pytest.mark.parametrize("name", list(MUTATIONS))
+def test_every_mutation_a_settlement_record_can_show_is_caught(name: str) -> None:
+    mutate, expected = MUTATIONS[name]
+    caught = tried = 0
+    for record in sample(40):
+        flat = to_settlement(record)
+        if not flat["result"]["payments"] or (name == "fan claimed" and not flat["result"]["wins"]):
+            continue
+        mutate(flat)
+        tried += 1
+        found = set(codes(validate(flat)))
+        caught += bool(found & expected)
+        assert found & expected, (record["hand_id"], name, found)
+    assert tried >= 20
