@@ -1,6 +1,10 @@
-"""Benchmarks (``make bench``, about 20 minutes with the 1M-hand warehouse cached, 30 without; ``--skip-1m``
-about 10; ``make bench QUICK=1`` under three). Not tests: these machines are noisy, so every target is a ratio
-of two things measured side by side in the same run, and every floor is printed as met or NOT met.
+"""Benchmarks (``make bench``: 20k, 200k and 1M hands; ``--skip-1m``: 20k and 200k; ``make bench QUICK=1``:
+4k and 20k). Not tests: these machines are noisy, so every target is a ratio of two things measured side by
+side in the same run, and every floor is printed as met or NOT met. How long a run takes depends mostly on
+ingest and the analytics of the largest size (on an idle 2-core machine, estimated from the figures: quick
+about 3 minutes, ``--skip-1m`` about 10, the full run about 25 with the 1M warehouse cached and 35-40
+without; on 2026-12-02, the machine shared at load 3-8, ``--quick`` took 7 minutes and 200k hands' ingest
+did not finish within an 8-minute ``--timeout``).
 
 Prints each section's figures and floors, then the floors together, and writes ``bench-results.json``
 (ignored by git): every figure, a ``floors`` list (name, measured, floor, met), the commit, the machine's
@@ -580,11 +584,17 @@ def ingest(
     hands: int,
     timeout: float | None = None,
 ) -> Run:
-    """``xuezhan ingest`` of ``path`` into a new ``warehouse``, checked to hold ``hands`` hands."""
+    """``xuezhan ingest`` of ``path`` into a new ``warehouse``, checked to hold ``hands`` hands. A run that
+    fails, or is killed, removes the warehouse: its committed batches are a smaller warehouse, which the
+    analytics must not take for this size."""
     cmd = cli_cmd(engine, "ingest", str(path), "--warehouse", str(warehouse), "--workers", str(workers), "--quiet")
-    run = measure(cmd, engine_env(engine, compiled), timeout)
-    stored = _stored_hands(warehouse)
-    assert stored == hands, f"{warehouse} holds {stored} hands, not {hands}"
+    try:
+        run = measure(cmd, engine_env(engine, compiled), timeout)
+        stored = _stored_hands(warehouse)
+        assert stored == hands, f"{warehouse} holds {stored} hands, not {hands}"
+    except BaseException:
+        shutil.rmtree(warehouse, ignore_errors=True)
+        raise
     return run
 
 
@@ -754,6 +764,9 @@ def bench_analytics(p: Plan, compiled: Path | None, work: Path, results: dict[st
         for n in sizes:
             tag = f"{command}_%s_{label(n)}"
             report_dir = work / f"report-{label(n)}"
+            if not (warehouses[n] / "hands").is_dir() or _stored_hands(warehouses[n]) != n:
+                out[tag % "s"] = f"no {label(n)}-hand warehouse (its ingest failed)"
+                continue
             try:
                 run = measure(cli_cmd(default, *analytics_cmds(warehouses[n], report_dir)[command]), env)
             except RuntimeError as exc:
