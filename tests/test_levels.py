@@ -290,3 +290,35 @@ def test_every_mutation_a_settlement_record_can_show_is_caught(name: str) -> Non
         caught += bool(found & expected)
         assert found & expected, (record["hand_id"], name, found)
     assert tried >= 20
+
+
+# ------------------------------------------------------------------------------------ the engine's own edges
+def test_a_gbk_line_is_named_as_such() -> None:
+    from pipeline.game.record import parse_json
+
+    value, fault = parse_json("牌局".encode("gbk"))
+    assert value is None and fault == "not UTF-8 — GBK? convert with iconv -f GBK -t UTF-8"
+
+
+def test_an_engine_failure_is_reported_as_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug of ours must not stop a batch: the record gets one INTERNAL issue naming where it failed."""
+    import pipeline.validate as validation
+
+    def boom(*args: Any) -> Any:
+        raise ZeroDivisionError("on purpose")
+
+    monkeypatch.setattr(validation, "_validate", boom)
+    v = validate(settlement())
+    assert [i.code for i in v.issues] == ["INTERNAL"] and v.hand_id == "w1"
+    assert "ZeroDivisionError: on purpose" in v.issues[0].message
+
+
+def test_the_dealer_rule_skips_a_hand_that_did_not_finish() -> None:
+    """A hand whose play stopped has no next dealer: the hand after it is not judged on it."""
+    first, second, third = sheet_records()
+    second["dealer"] = 3  # wrong after the first hand as it is (张三 won first: 张三 deals)
+    assert [s.issue.code for s in check_sessions([hand_key(validate(r)) for r in (first, second)])] == [
+        "SESSION_DEALER"
+    ]
+    first["events"].append({"t": "hu", "seat": 0, "from": None})  # 张三 wins twice: the record stops there
+    assert check_sessions([hand_key(validate(r)) for r in (first, second, third)]) == []
