@@ -393,6 +393,8 @@ def validate_command(
         raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
     tally = _LineTally()
     by_code: Counter[str] = Counter()
+    by_level: Counter[str] = Counter()
+    unchecked: Counter[str] = Counter()
     first: list[str] = []
     keys = []
     with _progress("validating", quiet, size=input_bytes(paths) or None) as bar:
@@ -403,6 +405,9 @@ def validate_command(
             unread = item.fault is not None or item.too_long or v.record is None or out.obj is None
             tally.add(None if unread else v.hand_id, item.sha256, v.ok)
             keys.append(hand_key(v))
+            if v.level is not None:
+                by_level[v.level] += 1
+                unchecked.update(v.not_checked)
             for issue in v.issues:
                 by_code[issue.code] += 1
                 if len(first) < show:
@@ -433,6 +438,11 @@ def validate_command(
             first.append(f"{_shown(s.hand_id)}: {s.issue.code} {_shown(s.issue.message)}")
     if not as_json:
         typer.echo(tally.text())
+        if set(by_level) - {"full"}:  # what the records' levels could not support: said, never passed in silence
+            typer.echo("levels of record: " + ", ".join(f"{level} {n}" for level, n in sorted(by_level.items())))
+            typer.echo("not checked (records):")
+            for what, n in unchecked.most_common():
+                typer.echo(f"  {n:>6}  {what}")
         if by_code:
             typer.echo("issues by code:")
             for code, n in by_code.most_common():

@@ -1,6 +1,7 @@
 """The main job end to end on the embedded sample (``make demo``): score the worked hands of the rules, ingest
-the 2,000-hand sample into a warehouse (every line accounted for), print the table statistics, the audit and
-the collusion screen checked against the sample's ground truth, and build the HTML dashboard.
+the 2,000-hand sample into a warehouse (every line accounted for), import a club's score sheet and ingest its
+settlement records beside them, print the table statistics, the audit (the sheet's hands with it) and the
+collusion screen checked against the sample's ground truth, and build the HTML dashboard.
 
 It runs the whole product, the report included (``python -m dashboards.demo``), so it sits with the
 dashboards, at the top of the house: nothing under ``pipeline/`` imports upwards."""
@@ -12,11 +13,16 @@ import os
 import shutil
 from pathlib import Path
 
+import orjson
+import polars as pl
+
 import pipeline
 from dashboards.site import CJK_FONT_PACKAGE, build_report
 from pipeline.analytics.queries import connect, stats
 from pipeline.audit.collusion import screen
 from pipeline.audit.scoring import audit
+from pipeline.formats import Accounting, Converted, write_lines
+from pipeline.formats.sheet import read_sheet
 from pipeline.ingest.run import ingest
 from pipeline.report import charts
 from pipeline.rules import WinHand, load_ruleset, parse_tiles, score
@@ -25,6 +31,7 @@ from pipeline.rules import WinHand, load_ruleset, parse_tiles, score
 # build/compiled, away from the repository) and names the repository in XUEZHAN_REPO.
 ROOT = Path(os.environ.get("XUEZHAN_REPO") or Path(__file__).resolve().parent.parent)
 SAMPLE = ROOT / "data" / "sample.jsonl.gz"
+SHEET = ROOT / "data" / "sample-sheet.csv"  # a club's score sheet: three hands, two with the sheet's errors
 OUT = ROOT / "out" / "demo"
 WORKED = (
     "111m444m789m456p77p",
@@ -50,6 +57,18 @@ def main() -> int:
     warehouse = OUT / "warehouse"
     print(f"\n== ingesting {SAMPLE.relative_to(ROOT)} into {warehouse.relative_to(ROOT)}")
     run = ingest([str(SAMPLE)], warehouse)
+    print("  " + run.text().replace("\n", "\n  "))
+
+    print(f"\n== importing the score sheet {SHEET.relative_to(ROOT)} (settlement records, docs/FORMATS.md)")
+    sheet_records = OUT / "sheet.jsonl"
+    counted = Accounting(lines_read=len(SHEET.read_text(encoding="utf-8-sig").splitlines()))
+    with SHEET.open(encoding="utf-8-sig") as f:
+        items = list(read_sheet(f))
+    for item in items:
+        counted.add(item)
+    write_lines(sheet_records, (orjson.dumps(i.record) for i in items if isinstance(i, Converted)))
+    print(f"  {counted.text()} -> {sheet_records.relative_to(ROOT)}; ingested beside the full records:")
+    run = ingest([str(sheet_records)], warehouse)
     print("  " + run.text().replace("\n", "\n  "))
 
     con = connect(warehouse)  # one connection for the statistics, the audit and the screen
@@ -81,6 +100,14 @@ def main() -> int:
     )
     for row in findings.findings.head(5).iter_rows(named=True):
         print(f"  {row['money']:>5} points  {row['hand_id']} event {row['event']}: {row['code']} {row['message'][:90]}")
+    levels = con.execute("SELECT level, count(*) FROM hands GROUP BY level ORDER BY level").fetchall()
+    print("  hands by level of record: " + ", ".join(f"{level} {n}" for level, n in levels))
+    sheet_ids = {str(i.record["hand_id"]) for i in items if isinstance(i, Converted)}
+    print("  the score sheet's hands (what a sheet supports is checked; the rest is listed as not checked):")
+    for row in findings.findings.filter(pl.col("hand_id").is_in(sorted(sheet_ids))).iter_rows(named=True):
+        print(f"  {row['money']:>5} points  {row['hand_id']} {row['code']} {row['message'][:100]}")
+    clean = sheet_ids - set(findings.findings["hand_id"].to_list())
+    print(f"  clean: {', '.join(sorted(clean)) or 'none'}")
 
     pairs = screen(con, min_hands=50)
     con.close()

@@ -486,7 +486,9 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
     try:
         state = _initial_state(record, evidence)
     except IllegalAction as exc:
-        return Validation(hand_id=hand_id, issues=(Issue.of(exc),), record=record)
+        return Validation(
+            hand_id=hand_id, issues=(Issue.of(exc),), record=record, not_checked=NOT_CHECKED[record.level]
+        )
     stopped = False
     for index, event in enumerate(record.events):
         try:

@@ -322,3 +322,22 @@ def test_the_dealer_rule_skips_a_hand_that_did_not_finish() -> None:
     ]
     first["events"].append({"t": "hu", "seat": 0, "from": None})  # 张三 wins twice: the record stops there
     assert check_sessions([hand_key(validate(r)) for r in (first, second, third)]) == []
+
+
+def test_validate_says_what_the_levels_could_not_check(tmp_path: Path) -> None:
+    """The summary of `xuezhan validate` counts the records by level and lists what was not checked."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "mixed.jsonl"
+    dealt = to_dealt(sample(1)[0])
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [*sheet_records(), dealt]) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-c", "from cli import app; app(prog_name='xuezhan')", "validate", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[1] == "levels of record: dealt 1, settlement 3"
+    assert "       4  the draw order (no wall)" in lines and "       3  the turns: who acts when" in lines
