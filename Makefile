@@ -73,7 +73,7 @@ system-deps:
 # tracing cannot see compiled code, and it would double the time of every simulation-heavy test).
 COVERAGE_TESTS := tests/test_rules_*.py tests/test_game_*.py tests/test_record_*.py tests/test_validate_*.py \
 	tests/test_xzlog_schema.py tests/test_sample_data.py tests/test_tables_mixed.py tests/test_engine_build.py \
-	pipeline schemas dashboards cli.py
+	tests/test_levels.py pipeline schemas dashboards cli.py
 ENGINE_TESTS := $(filter tests/%,$(COVERAGE_TESTS))
 
 test: $(SPARK_STAMP) system-deps $(COMPILED_STAMP)

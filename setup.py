@@ -22,7 +22,18 @@ How the compiled modules are written, so that mypyc keeps them native (each meas
 - a ``Sequence[int]`` argument is iterated (or sliced, then iterated), not indexed: ``counts27[k]`` on a
   Sequence is a generic ``__getitem__`` call per element, a ``for`` loop walks a list or tuple natively;
 - a running total is kept in a local, not in a list slot: an int stored in a list is a Python object, and
-  above 256 a new one is allocated at every store.
+  above 256 a new one is allocated at every store;
+- only a value typed ``list`` or ``tuple`` is walked natively: a ``Sequence[int]`` loop is a generic iterator
+  (``list(seq)`` once, when the loop is hot), and ``xs = seq if isinstance(seq, list) else list(seq)`` infers
+  ``list[Any]`` unless annotated;
+- ``for x in (0, 9, 18)`` builds and iterates a boxed tuple: loop over ``range``;
+- ``sum()`` of a list and ``any(seq[a:b])`` are generic calls, several times a native loop;
+- orjson's dictionaries hold their own key objects: a look-up with a string literal compares characters, a
+  look-up with the dictionary's own key object is found by identity (the record reader adopts them);
+- a frozen dataclass built on the hot path keeps an interpreted ``__init__`` (~8k instructions for 5 fields):
+  the engine's values are :class:`~pipeline.rules.values.Value` classes instead; and a frozen dataclass of a
+  compiled module cannot be unpickled (its ``__setstate__`` assigns fields): what crosses processes is a
+  named tuple.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from pipeline.formats.sheet import read_sheet
@@ -341,3 +342,35 @@ def test_validate_says_what_the_levels_could_not_check(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[1] == "levels of record: dealt 1, settlement 3"
     assert "       4  the draw order (no wall)" in lines and "       3  the turns: who acts when" in lines
+
+
+def test_a_warehouse_of_mixed_levels(tmp_path: Path) -> None:
+    """Full, dealt and settlement hands in one warehouse: each stored with its level and what it could not
+    check; the statistics that need events (discards) use the hands that have them, the rest every hand; the
+    audit finds the sheet's errors beside the replayed hands'."""
+    from pipeline.analytics.queries import connect, stats
+    from pipeline.audit.collusion import screen
+    from pipeline.audit.scoring import audit
+    from pipeline.ingest.run import ingest
+
+    records = [*sample(30), *sheet_records()]
+    dealt = [dict(to_dealt(r), hand_id=r["hand_id"] + "-d") for r in sample(5)]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [*records, *dealt]) + "\n")
+    run = ingest([str(path)], tmp_path / "wh", workers=1)
+    assert run.records_stored == 38 and run.reconciled
+    con = connect(tmp_path / "wh")
+    levels = dict(con.execute("SELECT level, count(*) FROM hands GROUP BY level").fetchall())
+    assert levels == {"full": 30, "dealt": 5, "settlement": 3}
+    unchecked = con.execute("SELECT DISTINCT len(not_checked) FROM hands WHERE level = 'settlement'").fetchall()
+    assert unchecked == [(6,)]
+    assert con.execute(
+        "SELECT count(*) FROM events WHERE hand_id LIKE 'S1-%' AND t NOT IN ('kong', 'hu')"
+    ).fetchall() == [(0,)]
+    assert con.execute("SELECT count(*) FROM wins WHERE hand_id LIKE 'S1-%' AND tile IS NULL").fetchall() == [(6,)]
+    figures = stats(con)
+    assert figures["hands"] >= 35
+    found = audit(con).findings.filter(pl.col("hand_id").str.starts_with("S1-"))
+    assert sorted(found["code"].to_list()) == ["SCORE_POINTS", "SETTLE_AMOUNT", *["SETTLE_MISSING"] * 3]
+    screen(con, min_hands=5)  # runs on what each level supports (a sheet's hands have no discards to offer)
+    con.close()
