@@ -374,3 +374,52 @@ def test_a_warehouse_of_mixed_levels(tmp_path: Path) -> None:
     assert sorted(found["code"].to_list()) == ["SCORE_POINTS", "SETTLE_AMOUNT", *["SETTLE_MISSING"] * 3]
     screen(con, min_hands=5)  # runs on what each level supports (a sheet's hands have no discards to offer)
     con.close()
+
+
+DEALT_MUTATIONS = {
+    # mutation of a dealt record → the codes it must raise (any of them)
+    # a draw of a fifth copy: what the deal and the draws prove without the wall (a draw the wall alone could
+    # refute, such as one swapped for a tile still unseen, is exactly what a dealt record cannot show)
+    "a fifth copy drawn": (lambda r: _draw_a_fifth_copy(r), ("TILE_", "WIN_", "TURN_", "CLAIM_")),
+    "a discard out of turn": (
+        lambda r: next(e for e in r["events"] if e["t"] == "discard").update(seat=(r["dealer"] + 1) % 4),
+        ("TURN_", "TILE_"),
+    ),
+    "a payment amount": (
+        lambda r: r["result"]["payments"][0].update(amount=r["result"]["payments"][0]["amount"] + 1),
+        ("SETTLE_",),
+    ),
+    "a claimed fan": (
+        lambda r: r["result"]["wins"][0].update(fan=r["result"]["wins"][0]["fan"] + 1) if r["result"]["wins"] else None,
+        ("SCORE_",),
+    ),
+}
+
+
+def _draw_a_fifth_copy(record: dict[str, Any]) -> None:
+    from collections import Counter
+
+    seen = Counter(t for hand in record["deal"] for t in hand) + Counter(
+        e["tile"] for e in record["events"] if e["t"] == "draw"
+    )
+    full = next(tile for tile, n in seen.most_common() if n == 4)
+    draw = next(e for e in record["events"] if e["t"] == "draw" and e["tile"] != full)
+    draw["tile"] = full
+
+
+@pytest.mark.parametrize("name", list(DEALT_MUTATIONS))
+def test_every_mutation_a_dealt_record_can_show_is_caught(name: str) -> None:
+    """A dealt record lacks the wall only: a changed draw is caught by what the deal and the other players'
+    tiles prove (never TILE_WALL_ORDER, which needs the wall), and everything else as in a full record."""
+    mutate, families = DEALT_MUTATIONS[name]
+    tried = 0
+    for record in sample(40):
+        dealt = to_dealt(record)
+        if not dealt["result"]["payments"] or (name == "a claimed fan" and not dealt["result"]["wins"]):
+            continue
+        mutate(dealt)
+        found = codes(validate(dealt))
+        tried += 1
+        assert any(c.startswith(families) for c in found), (record["hand_id"], name, found)
+        assert "TILE_WALL_ORDER" not in found
+    assert tried >= 20
