@@ -91,8 +91,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pipeline dashboards schemas cli.py
 
+# make bench: 20k, 200k and 1M hands (the 1M warehouse cached in $XUEZHAN_BENCH_CACHE, keyed by the code it
+# depends on); QUICK=1: 4k and 20k, about 2 minutes; SKIP_1M=1: 20k and 200k; BENCH_ARGS: e.g. --timeout 600
 bench: $(COMPILED_STAMP)
-	$(BIN)/python -m pipeline.bench --compiled $(COMPILED) $(if $(QUICK),--quick,)
+	$(BIN)/python -m pipeline.bench --compiled $(COMPILED) $(if $(QUICK),--quick,) $(if $(SKIP_1M),--skip-1m,) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .coverage bench-results.json build

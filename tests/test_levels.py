@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from pipeline.codes import NOT_CHECKED
 from pipeline.formats.sheet import read_sheet
 from pipeline.game.start import deal_hands
 from pipeline.rules.tiles import TILE_NAMES, parse_tiles
@@ -423,3 +424,273 @@ def test_every_mutation_a_dealt_record_can_show_is_caught(name: str) -> None:
         assert any(c.startswith(families) for c in found), (record["hand_id"], name, found)
         assert "TILE_WALL_ORDER" not in found
     assert tried >= 20
+
+
+# ------------------------------------------------------------------------------------ settlement, edge by edge
+def flat(
+    events: list[dict[str, Any]], wins: list[dict[str, Any]], ruleset: Any = "chengdu", **extra: Any
+) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "format": "xzlog/1",
+        "level": "settlement",
+        "hand_id": "e1",
+        "ruleset": ruleset,
+        "players": ["a", "b", "c", "d"],
+        "dealer": 0,
+        "events": events,
+    }
+    record |= extra
+    if wins is not None and "result" not in extra:
+        record["result"] = {"deltas": [0, 0, 0, 0], "wins": wins}
+    return record
+
+
+def paid(v: Any) -> list[tuple[int, int | None, int, str]]:
+    return [(p.payer, p.payee, p.amount, p.reason) for p in v.payments]
+
+
+def test_dian_gang_hua_is_paid_by_the_feeder() -> None:
+    """Chengdu: a self-drawn win on a direct kong's replacement (杠上花) is paid by the kong's feeder alone,
+    as if it dealt in ("算引杠者点炮"): 1 + 1 fan = 2 points."""
+    v = validate(
+        flat(
+            [{"t": "kong", "seat": 1, "kind": "direct", "from": 2}, {"t": "hu", "seat": 1, "from": None}],
+            [{"seat": 1, "event": 1, "patterns": ["gang_shang_hua"]}],
+        )
+    )
+    assert paid(v) == [(2, 1, 2, "kong"), (2, 1, 2, "hu")]
+
+
+def test_gang_shang_pao_money_transferred_to_the_first_winner_of_a_double_win() -> None:
+    """With gang_shang_pao_money = transfer, the kong's 6 goes to the first winner after the kong player (seat 1);
+    一炮多响 on seat 0's discard: seat 0 deals next."""
+    v = validate(
+        flat(
+            [
+                {"t": "kong", "seat": 0, "kind": "concealed"},
+                {"t": "hu", "seat": 1, "from": 0},
+                {"t": "hu", "seat": 2, "from": 0},
+            ],
+            [{"seat": 1, "event": 1, "patterns": ["gang_shang_pao"]}, {"seat": 2, "event": 2, "patterns": []}],
+            ruleset={"profile": "chengdu", "gang_shang_pao_money": "transfer"},
+        )
+    )
+    assert paid(v)[-3:] == [(0, 1, 2, "hu"), (0, 2, 1, "hu"), (0, 1, 6, "transfer")]
+    assert v.deltas == (-3, 6, -1, -2) and v.next_dealer == 0 and [w.order for w in v.wins] == [1, 1]
+
+
+@pytest.mark.parametrize(
+    ("events", "ruleset", "code"),
+    [
+        (
+            [{"t": "hu", "seat": 1, "from": 2}, {"t": "kong", "seat": 3, "kind": "concealed"}],
+            "chengdu_putong",
+            "TURN_AFTER_END",
+        ),
+        (
+            [{"t": "hu", "seat": 1, "from": 2}, {"t": "kong", "seat": 3, "kind": "direct", "from": 1}],
+            "chengdu",
+            "TURN_WON",
+        ),
+        ([{"t": "hu", "seat": 1, "from": 1}], "chengdu", "TURN_WON"),
+        ([{"t": "hu", "seat": 1, "from": 2}, {"t": "hu", "seat": 3, "from": 1}], "chengdu", "TURN_WON"),
+    ],
+    ids=["after-the-end", "kong-from-a-winner", "own-discard", "paid-by-a-winner"],
+)
+def test_declarations_a_hand_cannot_have(events: list[dict[str, Any]], ruleset: str, code: str) -> None:
+    v = validate(
+        flat(
+            events, [{"seat": e["seat"], "event": i, "fan": 1} for i, e in enumerate(events) if e["t"] == "hu"], ruleset
+        )
+    )
+    assert codes(v) == [code] and not v.replayed
+
+
+def test_what_a_settlement_record_leaves_out_is_listed_as_not_checked() -> None:
+    events = [{"t": "hu", "seat": 1, "from": 2}, {"t": "hu", "seat": 3, "from": 0}, {"t": "hu", "seat": 0, "from": 2}]
+    # a fan and no patterns; points only; no claim at all (its value read off the payment)
+    record = flat(
+        events,
+        None,
+        result={
+            "payments": [
+                {"from": 2, "to": 1, "amount": 4, "reason": "hu", "event": 0},
+                {"from": 0, "to": 3, "amount": 2, "reason": "hu", "event": 1},
+                {"from": 2, "to": 0, "amount": 8, "reason": "hu", "event": 2},
+            ],
+            "deltas": [6, 4, -12, 2],
+            "wins": [{"seat": 1, "event": 0, "fan": 3}, {"seat": 3, "event": 1, "points": 2}],
+        },
+    )
+    v = validate(record)
+    assert codes(v) == ["SCORE_WIN_MISSING"] and v.deltas == (6, 4, -12, 2)  # the claimed wins omit event 2's
+    notes = v.not_checked[len(NOT_CHECKED["settlement"]) :]
+    assert notes == (
+        "the fan of seat 1's win at event 0 (no patterns declared)",
+        "the value of seat 3's win at event 1 (no patterns and no fan declared)",
+        "the value of seat 0's win at event 2 (no patterns and no fan declared)",
+    )
+    assert [s.fan for s in v.seats] == [None, 3, None, None]  # an unknown fan is stored as unknown, not -1
+
+
+def test_a_ready_player_without_a_value_and_a_wall_without_end_states() -> None:
+    events = [{"t": "hu", "seat": 1, "from": 2}]
+    wins = [{"seat": 1, "event": 0, "patterns": []}]
+    record = flat(
+        events,
+        wins,
+        end=[{"seat": 0, "state": "ready"}, {"seat": 2, "state": "not_ready"}, {"seat": 3, "state": "not_ready"}],
+    )
+    record["result"] = {
+        "payments": [
+            {"from": 2, "to": 1, "amount": 1, "reason": "hu", "event": 0},
+            {"from": 2, "to": 0, "amount": 2, "reason": "cha_jiao"},
+            {"from": 3, "to": 0, "amount": 2, "reason": "cha_jiao"},
+        ],
+        "deltas": [4, 1, -3, -2],
+        "wins": wins,
+    }
+    v = validate(record)
+    assert codes(v) == [] and "the ready value of seat 0 (no fan declared)" in v.not_checked
+    del record["end"]
+    v = validate(record)
+    assert "the end of the wall (the record declares no end states)" in v.not_checked
+    assert codes(v) == ["SETTLE_EXTRA", "SETTLE_EXTRA"]  # with no end states, no 查大叫 is owed
+
+
+def test_three_winners_and_the_one_left() -> None:
+    """hua_zhu_at_three_hu: the player left when three have won is checked for a pig only, and pays every
+    non-pig (hua_zhu_payees = non_pigs) 10; without the switch the end is not settled at all."""
+    events = [{"t": "hu", "seat": s, "from": None} for s in (0, 1, 2)]
+    wins = [{"seat": s, "event": s, "patterns": []} for s in (0, 1, 2)]
+    end = [{"seat": 3, "state": "pig"}]
+    rules = {"profile": "chengdu", "hua_zhu_at_three_hu": True, "hua_zhu_payees": "non_pigs"}
+    v = validate(flat(events, wins, rules, end=end))
+    assert [p for p in paid(v) if p[3] == "hua_zhu"] == [
+        (3, 0, 10, "hua_zhu"),
+        (3, 1, 10, "hua_zhu"),
+        (3, 2, 10, "hua_zhu"),
+    ]
+    v = validate(flat(events, wins, "chengdu", end=end))
+    assert not [p for p in paid(v) if p[3] == "hua_zhu"]
+
+
+def test_blood_flow_winners_stay_and_win_again() -> None:
+    events = [{"t": "hu", "seat": 1, "from": 2}, {"t": "hu", "seat": 1, "from": 3}]
+    wins = [{"seat": 1, "event": 0, "patterns": []}, {"seat": 1, "event": 1, "patterns": []}]
+    end = [{"seat": s, "state": "not_ready"} for s in (0, 2, 3)]
+    v = validate(flat(events, wins, "xueliu", end=end))
+    assert paid(v) == [(2, 1, 1, "hu"), (3, 1, 1, "hu")] and v.replayed
+    v = validate(flat(events, wins, "xueliu", end=[*end, {"seat": 1, "state": "not_ready"}]))
+    assert codes(v) == ["SETTLE_END"]  # a winner who stays is not among the ends
+
+
+def test_a_robbed_kong_pays_nothing_and_a_fresh_kong_is_taken_as_fresh() -> None:
+    events = [{"t": "kong", "seat": 2, "kind": "added"}, {"t": "hu", "seat": 1, "from": 2, "rob_kong": True}]
+    v = validate(flat(events, [{"seat": 1, "event": 1, "patterns": ["qiang_gang"]}]))
+    assert paid(v) == [(2, 1, 2, "hu")]
+    events = [{"t": "kong", "seat": 2, "kind": "added"}, {"t": "hu", "seat": 1, "from": 0}]
+    v = validate(flat(events, [{"seat": 1, "event": 1, "patterns": []}], "majsoul"))
+    assert "whether an added kong's fourth tile was just drawn (taken as so)" in v.not_checked
+
+
+def test_heavenly_and_earthly_patterns_follow_the_profile() -> None:
+    from pipeline.rules.fan import declared_score, pattern_fan
+    from pipeline.rules.ruleset import load_ruleset
+
+    app, chengdu = load_ruleset("app"), load_ruleset("chengdu")
+    capped = load_ruleset({"profile": "sbr", "earthly": "cap"})
+    assert (pattern_fan("tian_hu", app), pattern_fan("di_hu", app), pattern_fan("tian_hu", chengdu)) == (8, 8, 0)
+    assert pattern_fan("di_hu", capped) == capped.cap
+    assert declared_score(["tian_hu"], app, self_drawn=True).fan == 8
+    assert declared_score(["tian_hu", "qing_yi_se"], chengdu, self_drawn=True).fan == 3  # normal: just the hand
+    by_fan = declared_score((), chengdu, self_drawn=False, fan=3)
+    assert (by_fan.fan, by_fan.points, by_fan.patterns) == (3, 4, ())
+    by_points = declared_score((), chengdu, self_drawn=True, points=4)
+    assert (by_points.fan, by_points.points, by_points.per_payer) == (-1, 4, 5)
+
+
+def test_a_settlement_record_without_a_claim_and_in_strict_mode() -> None:
+    record = settlement()
+    del record["result"]
+    v = validate(record)  # the patterns are part of the claim: without one, no win has a value to check
+    assert (
+        v.ok
+        and v.claimed is None
+        and "the value of seat 1's win at event 0 (no patterns and no fan declared)" in v.not_checked
+    )
+    wrong = settlement()
+    wrong["result"]["wins"][0]["fan"] = 5
+    wrong["result"]["deltas"] = [0, 0, 0, 1]
+    assert len(validate(wrong, strict=True).issues) == 1
+    not_itemised = settlement()
+    del not_itemised["result"]["payments"]
+    not_itemised["result"]["deltas"] = [-2, 4, -3, 1]
+    assert codes(validate(not_itemised)) == ["SETTLE_DELTA", "SETTLE_DELTA"]
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "words"),
+    [
+        ({"level": "bogus"}, "SCHEMA_TYPE", "level must be one of"),
+        (
+            {"deal": [["1m"] * 14, ["1m"] * 13, ["1m"] * 13, ["1m"] * 13]},
+            "SCHEMA_FIELD",
+            "does not fit a record with a deal",
+        ),
+        ({"level": None}, "SCHEMA_FIELD", "or level: settlement"),
+        ({"end": "x"}, "SCHEMA_TYPE", "end must be a list"),
+        ({"end": [3]}, "SCHEMA_TYPE", "end[0] must be"),
+        ({"end": [{"seat": 9, "state": "pig"}]}, "SCHEMA_TYPE", "seat must be 0-3"),
+        ({"end": [{"seat": 0, "state": "dead"}]}, "SCHEMA_TYPE", "state must be"),
+        ({"end": [{"seat": 0, "state": "not_ready", "fan": 2}]}, "SCHEMA_TYPE", "a ready player's value"),
+        ({"events": [{"t": "draw", "seat": 0, "tile": "1m"}]}, "SCHEMA_EVENT", "kongs and wins only"),
+    ],
+)
+def test_what_a_settlement_record_must_look_like(change: dict[str, Any], code: str, words: str) -> None:
+    record = settlement()
+    for key, value in change.items():
+        if value is None:
+            del record[key]
+        else:
+            record[key] = value
+    v = validate(record)
+    assert codes(v) == [code] and words in v.issues[0].message, v.issues
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda r: r["result"]["wins"][0].update(patterns="qing_yi_se"), "patterns must be pattern ids"),
+        (
+            lambda r: r["result"]["wins"][0].clear() or r["result"]["wins"][0].update(seat=1, event=0),
+            "needs fan, points or patterns",
+        ),
+        (lambda r: r["result"].update(payments="none"), "payments must be a list"),
+    ],
+)
+def test_what_a_claim_must_look_like(change: Any, words: str) -> None:
+    record = settlement()
+    change(record)
+    v = validate(record)
+    assert codes(v) == ["SCHEMA_RESULT"] and words in v.issues[0].message
+
+
+def test_other_levels_declare_no_end_states_and_name_tiles_when_they_can() -> None:
+    record = to_dealt(sample(1)[0])
+    record["end"] = [{"seat": 0, "state": "pig"}]
+    assert "end states are declared by settlement records only" in validate(record).issues[0].message
+    with_tiles = settlement(events=[{"t": "hu", "seat": 1, "from": 2, "tile": "5p"}])
+    v = validate(with_tiles)
+    assert codes(v) == [] and v.wins[0].tile == parse_tiles("5p")[0]
+    from pipeline.game.events import Hu, Kong
+
+    assert Kong(0, -1, "concealed").to_json() == {"t": "kong", "seat": 0, "kind": "concealed"}
+    assert Hu(1, -1, None).to_json() == {"t": "hu", "seat": 1, "from": None}
+
+
+def test_kongs_are_counted_with_or_without_their_tile() -> None:
+    events = [{"t": "kong", "seat": 3, "kind": "concealed", "tile": "9s"}, {"t": "kong", "seat": 3, "kind": "added"}]
+    v = validate(flat(events, []))
+    assert (v.seats[3].kongs_concealed, v.seats[3].kongs_added) == (1, 1)
+    assert v.hand is not None and [m.kind for m in v.hand.melds[3]] == ["concealed"]  # the named one only

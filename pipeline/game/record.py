@@ -452,12 +452,14 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     unknown = [k for k in obj if k not in TOP_FIELDS and not k.startswith("x_")]
     if unknown:
         raise RecordError("SCHEMA_FIELD", f"unknown field(s): {', '.join(sorted(unknown))}")
+    if obj.get("level") is not None and obj["level"] not in LEVELS:
+        raise RecordError("SCHEMA_TYPE", f"level must be one of {', '.join(LEVELS)}, got {obj['level']!r}")
     missing = [k for k in REQUIRED if k not in obj]
-    level = _level(obj)
-    if level != "settlement" and "wall" not in obj and "deal" not in obj:
-        missing.append("wall or deal")
+    if "wall" not in obj and "deal" not in obj and obj.get("level") != "settlement":
+        missing.append("wall or deal (or level: settlement)")
     if missing:
         raise RecordError("SCHEMA_FIELD", f"missing field(s): {', '.join(missing)}")
+    level = _level(obj)
     hand_id = obj["hand_id"]
     if not isinstance(hand_id, str) or not hand_id:
         raise RecordError("SCHEMA_TYPE", "hand_id must be a non-empty string")
@@ -547,11 +549,7 @@ def _level(obj: dict[str, Any]) -> str:
     inferred = "full" if "wall" in obj else "dealt" if "deal" in obj else "settlement"
     declared = obj.get("level")
     if declared is None:
-        if inferred == "settlement":
-            raise RecordError("SCHEMA_FIELD", "missing field(s): wall or deal (or level: settlement)")
-        return inferred
-    if declared not in LEVELS:
-        raise RecordError("SCHEMA_TYPE", f"level must be one of {', '.join(LEVELS)}, got {declared!r}")
+        return inferred  # full or dealt: a record with neither a wall nor a deal declares its level
     if declared != inferred:
         has = "a wall" if inferred == "full" else "a deal and no wall" if inferred == "dealt" else "no wall and no deal"
         raise RecordError("SCHEMA_FIELD", f"level {declared!r} does not fit a record with {has} ({inferred!r})")

@@ -111,7 +111,8 @@ def settle_declared(
             last_kong[event.seat] = (index, event)
             if event.tile >= 0:  # a kong whose tile the record names (the others are counted from the events)
                 melds[event.seat].append(Meld(event.kind, event.tile, event.source))
-        elif isinstance(event, Hu):
+        else:
+            assert isinstance(event, Hu)  # a settlement record holds kongs and wins only (the reader sees to it)
             source = event.source
             if source is not None and (source == event.seat or not ledger.in_hand[source]):
                 faults.append(
