@@ -65,6 +65,7 @@ COMPILED = [
     "pipeline/game/state.py",
     "pipeline/game/start.py",
     "pipeline/game/record.py",
+    "pipeline/game/settlement.py",
     "pipeline/validate.py",
     "pipeline/ingest/work.py",
 ]

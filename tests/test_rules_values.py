@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import pipeline
 from pipeline.game.events import Discard, Draw, Hu, Kong
 from pipeline.rules.settle import Payment
 
@@ -57,6 +58,7 @@ def test_the_value_classes_are_found() -> None:
     assert {"Draw", "Hu", "Payment", "WinHand", "Score", "PatternHit", "Meld", "Reading"} <= names
 
 
+@pytest.mark.skipif(pipeline.compiled(), reason="builds values bare (object.__new__), which compiled classes forbid")
 @pytest.mark.parametrize("cls", _value_classes(), ids=lambda cls: cls.__name__)
 def test_each_field_reads_its_own_slot(cls: type) -> None:
     """Every property returns the field ``_fields`` names at its position (hand-written, so checked)."""
