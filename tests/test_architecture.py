@@ -43,6 +43,16 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     ),
     "pipeline.validate": ("pipeline.ingest", "pipeline.analytics", "pipeline.audit", "pipeline.simulate", "dashboards"),
     "pipeline.ingest": ("pipeline.analytics", "pipeline.audit", "pipeline.simulate", "dashboards"),
+    # other formats to and from records: beside the validator, before the warehouse (records are written,
+    # then validated or ingested like any other)
+    "pipeline.formats": (
+        "pipeline.validate",
+        "pipeline.ingest",
+        "pipeline.analytics",
+        "pipeline.audit",
+        "pipeline.simulate",
+        "dashboards",
+    ),
     "pipeline.analytics": ("pipeline.simulate", "dashboards"),
     "pipeline.audit": ("pipeline.simulate", "dashboards"),
     # the chart helpers are a library of the dashboards, not the other way round
