@@ -522,11 +522,8 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
             )
         )
     claimed = None
-    if "result" in obj and not (strict and issues):
-        try:
-            claimed = parse_result(obj["result"], record.rules.players)
-        except RecordError as bad_result:
-            issues.append(Issue.of(bad_result))
+    if not (strict and issues):
+        claimed = _claimed(obj, record, issues)
         if claimed is not None and not stopped:
             issues.extend(compare_claims(hand, claimed))
     if strict and issues:
@@ -546,12 +543,7 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
 def _validate_settlement(obj: dict[str, Any], record: Record, issues: list[Issue], strict: bool) -> Validation:
     """A settlement record: no replay (it has no tiles), the money that follows from what it declares
     (:func:`~pipeline.game.settlement.settle_declared`), compared with what it claims."""
-    claimed = None
-    if "result" in obj:
-        try:
-            claimed = parse_result(obj["result"], record.rules.players)
-        except RecordError as bad_result:
-            issues.append(Issue.of(bad_result))
+    claimed = _claimed(obj, record, issues)
     wins = {w.event: w for w in claimed.wins} if claimed is not None else {}
     void = record.que if record.que is not None else (None,) * record.rules.players
     hand, faults, unchecked = settle_declared(
@@ -578,6 +570,18 @@ def _validate_settlement(obj: dict[str, Any], record: Record, issues: list[Issue
         hand=hand,
         not_checked=NOT_CHECKED["settlement"] + tuple(unchecked),
     )
+
+
+def _claimed(obj: dict[str, Any], record: Record, issues: list[Issue]) -> Claimed | None:
+    """The record's claimed ``result``, read apart from the record (a malformed claim is an issue, not a stop);
+    ``None`` when it has none or it does not parse."""
+    if "result" not in obj:
+        return None
+    try:
+        return parse_result(obj["result"], record.rules.players)
+    except RecordError as bad_result:
+        issues.append(Issue.of(bad_result))
+        return None
 
 
 def _penalize(state: HandState, exc: IllegalAction, index: int) -> None:

@@ -102,13 +102,8 @@ def _copy_sources(dest: Path) -> Path:
     return dest
 
 
-def test_without_a_compiler_the_build_falls_back_with_one_warning(tmp_path: Path) -> None:
-    """A real build (pip, setup.py, the wheel) where no C compiler can be found: the package installs, pure
-    Python, and keeps the reason; every command then says so once on stderr, and --version names it."""
-    src = _copy_sources(tmp_path / "src")
-    target = tmp_path / "site"
-    env = {**os.environ, "CC": "/nonexistent/cc"}
-    env.pop("XUEZHAN_COMPILE", None)
+def _install(src: Path, target: Path, env: dict[str, str]) -> None:
+    """A real ``pip install --target`` of ``src`` (no build isolation, no dependencies) under ``env``."""
     build = subprocess.run(
         [
             sys.executable,
@@ -126,9 +121,19 @@ def test_without_a_compiler_the_build_falls_back_with_one_warning(tmp_path: Path
         text=True,
         timeout=600,
         env=env,
-        cwd=tmp_path,
+        cwd=src.parent,
     )
     assert build.returncode == 0, build.stdout + build.stderr
+
+
+def test_without_a_compiler_the_build_falls_back_with_one_warning(tmp_path: Path) -> None:
+    """A real build (pip, setup.py, the wheel) where no C compiler can be found: the package installs, pure
+    Python, and keeps the reason; every command then says so once on stderr, and --version names it."""
+    src = _copy_sources(tmp_path / "src")
+    target = tmp_path / "site"
+    env = {**os.environ, "CC": "/nonexistent/cc"}
+    env.pop("XUEZHAN_COMPILE", None)
+    _install(src, target, env)
     assert not list(target.rglob("*.so")), "nothing compiled"
     note = (target / "pipeline" / "_engine.txt").read_text(encoding="utf-8").strip()
     assert note == "fallback: no C compiler was found when xuezhan was built"
@@ -156,26 +161,7 @@ def test_chosen_pure_builds_do_not_warn(tmp_path: Path) -> None:
     src = _copy_sources(tmp_path / "src")
     target = tmp_path / "site"
     env = {**os.environ, "XUEZHAN_COMPILE": "0"}
-    build = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-build-isolation",
-            "--no-deps",
-            "--target",
-            str(target),
-            str(src),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert build.returncode == 0, build.stdout + build.stderr
+    _install(src, target, env)
     assert (target / "pipeline" / "_engine.txt").read_text(
         encoding="utf-8"
     ).strip() == "chosen: built with XUEZHAN_COMPILE=0"

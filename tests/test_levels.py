@@ -696,3 +696,9 @@ def test_kongs_are_counted_with_or_without_their_tile() -> None:
     v = validate(flat(events, []))
     assert (v.seats[3].kongs_concealed, v.seats[3].kongs_added) == (1, 1)
     assert v.hand is not None and [m.kind for m in v.hand.melds[3]] == ["concealed"]  # the named one only
+
+
+def test_strict_mode_stops_before_the_claim_once_an_issue_is_found() -> None:
+    record = dict(sample(1)[0], played_at="not a time")
+    v = validate(record, strict=True)
+    assert codes(v) == ["SCHEMA_TIME"] and v.claimed is None
