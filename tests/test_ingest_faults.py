@@ -234,6 +234,55 @@ def test_keyboard_interrupt_in_process_is_ingest_interrupted(tmp_path: Path, mon
     assert reconciled(tmp_path / "wh") == (10, 0)
 
 
+def _stop_after_the_manifest_rename(monkeypatch: pytest.MonkeyPatch, root: Path, stop) -> None:  # type: ignore[no-untyped-def]
+    """Call ``stop`` right after the second manifest rename (the first batch's commit point): the fsync of the
+    warehouse folder that follows it, the moment a watcher of the manifest sends its signal (the race CI met)."""
+    real = warehouse.fsync_dir
+    stopped = []
+
+    def fsync_dir(path: Path) -> None:
+        real(path)
+        manifest = root / MANIFEST
+        if not stopped and Path(path) == root.resolve() and manifest.exists() and pq.read_table(manifest).num_rows == 2:
+            stopped.append(path)  # the manifest names the empty batch and the run's first one
+            stop()
+
+    monkeypatch.setattr(warehouse, "fsync_dir", fsync_dir)
+
+
+def test_sigterm_at_the_commit_point_keeps_the_committed_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"".join(x + b"\n" for x in GOOD))
+    root = tmp_path / "wh"
+    _stop_after_the_manifest_rename(monkeypatch, root, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    # held: raised once the commit is noted, so the failure path has nothing to ask
+    monkeypatch.setattr(warehouse.Warehouse, "_names", lambda self, batch: pytest.fail("the signal was not held"))
+    with pytest.raises(IngestInterrupted):
+        ingest([str(path)], root, workers=1, chunk_size=10)
+    monkeypatch.undo()
+    no_temporaries(root)
+    assert reconciled(root) == (10, 0)
+
+
+def test_an_exception_at_the_commit_point_keeps_the_committed_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where signals cannot be held (Windows), the failure path asks the manifest on disk."""
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"".join(x + b"\n" for x in GOOD))
+    root = tmp_path / "wh"
+
+    def stop() -> None:
+        raise KeyboardInterrupt
+
+    _stop_after_the_manifest_rename(monkeypatch, root, stop)
+    with pytest.raises(IngestInterrupted):
+        ingest([str(path)], root, workers=1, chunk_size=10)
+    monkeypatch.undo()
+    no_temporaries(root)
+    assert reconciled(root) == (10, 0)
+
+
 # ---------------------------------------------------------------------------------------------- bounds
 BOUNDED = """
 import resource, sys

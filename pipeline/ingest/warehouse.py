@@ -56,7 +56,11 @@ import fcntl
 import os
 import re
 import shutil
+import signal
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -125,6 +129,39 @@ def glob_escape(path: str) -> str:
 
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"  # DuckDB views take no bound parameters
+
+
+# What a run turns into exceptions (Ctrl-C, SIGTERM): held back while a commit point and its bookkeeping run.
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Delay SIGINT and SIGTERM until the block ends: they are noted, then raised again as they came, so the
+    handlers they had run then.
+
+    A commit's rename and the note that it happened must not be split by an exception raised from a
+    signal handler: the failure path would then remove the files of a batch the manifest names (the kill
+    comes exactly there when a watcher reacts to the new manifest). Blocking the signals with a thread's
+    mask is not enough: a signal sent to the process goes to any thread not blocking it (DuckDB's, Arrow's),
+    and Python then runs the handler in the main thread all the same. Handlers can only be replaced from the
+    main thread; elsewhere, and should anything slip through, the failure path asks the manifest on disk."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def note(signum: int, _frame: object) -> None:
+        caught.append(signum)
+
+    previous = {held: signal.signal(held, note) for held in _HELD}
+    try:
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler if handler is not None else signal.SIG_DFL)
+        for signum in caught:
+            signal.raise_signal(signum)
 
 
 class Warehouse:
@@ -261,14 +298,22 @@ class Warehouse:
             for folder in sorted({dst.parent for _, dst in staged}):
                 fsync_dir(folder)
             row = {"batch": batch, "run_id": None, **dict.fromkeys(COUNTS), **(counts or {})}
-            self._write_manifest([*self._committed, row])
-            committed = True
-            self._committed.append(row)
+            with _signals_held():
+                self._write_manifest([*self._committed, row])
+                committed = True
+                self._committed.append(row)
         except BaseException:
-            if not committed:
+            if not committed and not self._names(batch):
                 for path in placed + [src for src, _ in staged]:
                     path.unlink(missing_ok=True)
             raise
+
+    def _names(self, batch: str) -> bool:
+        """Whether the manifest on disk names ``batch`` (the truth of "committed", for the failure path)."""
+        try:
+            return self.manifest_path.exists() and batch in pq.read_table(self.manifest_path)["batch"].to_pylist()
+        except Exception:  # an unreadable manifest names nothing; the original error is the one to raise
+            return False
 
     def write_run(self, run_id: str, row: dict[str, object]) -> None:
         """Write (or replace) the run's row of ``ingest_runs``, durably."""
