@@ -68,23 +68,24 @@ system-deps:
 	fi
 
 # Two runs. First the pure-Python sources under coverage: the engine's tests (rules, hand state machine, parser,
-# validator), which hold pipeline/rules, pipeline/game and pipeline/validate.py at 100%, and every doctest.
-# Then everything else, and the engine's tests once more, on the compiled build a user installs (no coverage:
-# tracing cannot see compiled code, and it would double the time of every simulation-heavy test).
+# validator, the regression corpus), which hold pipeline/rules, pipeline/game and pipeline/validate.py at 100%,
+# and every doctest. Then the whole tests folder (the engine's tests once more) on the compiled build a user
+# installs (no coverage: tracing cannot see compiled code, and it would double the time of every
+# simulation-heavy test). Both spread over the machine's cores (pytest-xdist; JOBS=1 for one process).
 COVERAGE_TESTS := tests/test_rules_*.py tests/test_game_*.py tests/test_record_*.py tests/test_validate_*.py \
 	tests/test_xzlog_schema.py tests/test_sample_data.py tests/test_tables_mixed.py tests/test_engine_build.py \
-	tests/test_levels.py pipeline schemas dashboards cli.py
-ENGINE_TESTS := $(filter tests/%,$(COVERAGE_TESTS))
+	tests/test_levels.py tests/corpus pipeline schemas dashboards cli.py
+JOBS ?= auto
+PARALLEL := $(if $(filter 1,$(JOBS)),,-n $(JOBS))
 
 test: $(SPARK_STAMP) system-deps $(COMPILED_STAMP)
-	$(BIN)/python -m pytest --cov --cov-report=term-missing:skip-covered -p no:cacheprovider --durations=10 \
-	  $(COVERAGE_TESTS)
+	$(BIN)/python -m pytest $(PARALLEL) --cov --cov-report=term-missing:skip-covered -p no:cacheprovider \
+	  --durations=10 $(COVERAGE_TESTS)
 	$(MAKE) --no-print-directory test-compiled
 
 test-compiled: $(COMPILED_STAMP)
 	XUEZHAN_EXPECT_COMPILED=$(if $(wildcard $(COMPILED)/pipeline/_engine.txt),0,1) $(ON_COMPILED) \
-	  $(BIN)/python -m pytest -p no:cacheprovider --durations=10 \
-	  $(filter-out $(wildcard $(ENGINE_TESTS)),$(wildcard tests/test_*.py)) $(ENGINE_TESTS)
+	  $(BIN)/python -m pytest $(PARALLEL) -p no:cacheprovider --durations=10 tests
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

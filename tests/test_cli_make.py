@@ -96,3 +96,20 @@ def test_demo_and_test_run_on_the_default_build(clone: Path) -> None:
     assert f"XUEZHAN_REPO={clone} {on_compiled} .venv/bin/python -m dashboards.demo" in recipe
     assert f"XUEZHAN_EXPECT_COMPILED=1 {on_compiled}" in recipe
     assert "XUEZHAN_COMPILE" not in (clone / "Makefile").read_text()  # the default build, not a forced one
+
+
+def test_the_compiled_run_is_the_whole_tests_folder_and_both_runs_use_the_cores(clone: Path) -> None:
+    """No test file can be left out of `make test` (the regression corpus once was): the compiled run is given
+    the folder itself; the coverage run holds the corpus; both spread over the cores unless JOBS=1."""
+
+    def recipe(*args: str) -> str:
+        done = subprocess.run(["make", "-n", "--no-print-directory", *args], cwd=clone, capture_output=True, text=True)
+        return done.stdout
+
+    compiled = [line for line in recipe("test-compiled").splitlines() if "-m pytest" in line]
+    assert len(compiled) == 1 and compiled[0].split()[-1] == "tests" and " -n auto " in compiled[0]
+    assert " -n " not in recipe("test-compiled", "JOBS=1")
+    assert (
+        "tests/corpus"
+        in re.search(r"^COVERAGE_TESTS :=(.*?)(?<!\\)$", (clone / "Makefile").read_text(), re.M | re.S)[1]
+    )

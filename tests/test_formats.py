@@ -193,6 +193,19 @@ def test_a_bad_row_rejects_its_hand_and_every_line_is_accounted_for() -> None:
     assert reject.hand_id == "S1-2" and reject.span == 5 and reject.line == 9 and "弯弯杠" in reject.message
 
 
+def test_a_header_without_a_required_column_rejects_every_row() -> None:
+    """IMPORT_HEADER: no row can be read without the hand, item and player columns; each line is a reject."""
+    lines = SHEET.read_text(encoding="utf-8-sig").splitlines(keepends=True)
+    lines[0] = lines[0].replace("项目", "备注")  # the item column renamed: no column says what a row is
+    items = list(read_sheet(lines))
+    acc = Accounting(lines_read=len(lines))
+    for item in items:
+        acc.add(item)
+    assert acc.balanced and {r.code for r in acc.rejects} == {"IMPORT_HEADER"}
+    assert len(acc.rejects) == len(lines) and not any(isinstance(i, Converted) for i in items)
+    assert "the header (line 1) lacks the column(s) item" in acc.rejects[0].message
+
+
 def test_import_and_export_on_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "sheet.jsonl"
     done = xuezhan("import", str(SHEET), "--from", "sheet", "-o", str(out))

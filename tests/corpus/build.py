@@ -88,10 +88,11 @@ _PAY = re.compile(r"^([0-3])>([0-3]|pot)=(\d+)([a-z_]+)(?:@(\d+))?$")
 _WIN = re.compile(r"^([0-3])@(\d+):(\d+)f(\d+)p$")
 
 
-def claim(pays: str, deltas: Sequence[int], wins: str | None = "") -> dict[str, Any]:
-    """A claimed ``result`` from compact text; ``wins=None`` leaves the optional ``wins`` out."""
+def claim(pays: str | None, deltas: Sequence[int], wins: str | None = "") -> dict[str, Any]:
+    """A claimed ``result`` from compact text; ``pays=None`` claims the deltas alone (payments not itemised:
+    the field left out), ``wins=None`` leaves the optional ``wins`` out."""
     payments = []
-    for token in pays.split():
+    for token in (pays or "").split():
         m = _PAY.match(token)
         assert m, f"bad payment token {token!r}"
         payer, payee, amount, reason, event = m.groups()
@@ -105,6 +106,8 @@ def claim(pays: str, deltas: Sequence[int], wins: str | None = "") -> dict[str, 
             }
         )
     out: dict[str, Any] = {"payments": payments, "deltas": list(deltas)}
+    if pays is None:
+        del out["payments"]
     if wins is not None:
         out["wins"] = []
         for token in wins.split():
@@ -200,6 +203,7 @@ SESSIONS: list[SessionCase] = []
 
 KEY_ORDER = (
     "format",
+    "level",
     "hand_id",
     "session_id",
     "hand_no",
@@ -213,6 +217,7 @@ KEY_ORDER = (
     "exchange",
     "que",
     "events",
+    "end",
     "result",
 )
 
@@ -1460,9 +1465,10 @@ def schema_cases() -> None:
     )
     case(
         f,
-        vary(base, "schema-result-no-payments", patch=_drop("result", "payments")),
+        vary(base, "schema-result-payments-not-a-list", patch=_set(["result", "payments"], "all paid")),
         """
-        A claimed result without ``payments`` (required; an empty list claims deltas only).""",
+        A claimed result whose ``payments`` is a string (a list of payments, or left out or null when the
+        source did not itemise them).""",
         "SCHEMA_RESULT",
     )
     case(
@@ -1667,16 +1673,32 @@ def settle_cases() -> None:
     )
     case(
         f,
-        vary(base, "settle-delta", result=claim("", [-5, 1, 6, -2], None)),
+        vary(base, "settle-delta", result=claim(None, [-5, 1, 6, -2], None)),
         """
         A claim of deltas alone (no itemised payments), and seat 0's and seat 3's are wrong.""",
         "SETTLE_DELTA",
     )
     case(
         f,
-        vary(base, "settle-deltas-only", result=claim("", [-6, 1, 6, -1], None)),
+        vary(base, "settle-deltas-only", result=claim(None, [-6, 1, 6, -1], None)),
         """
-        Valid: a claim of the deltas alone (an empty ``payments`` list), and they are right.""",
+        Valid: a claim of the deltas alone (``payments`` left out: not itemised), and they are right.""",
+    )
+    case(
+        f,
+        vary(base, "settle-deltas-null-payments", patch=_set(["result", "payments"], None)),
+        """
+        Valid: ``payments`` null is "not itemised" too; the claimed deltas are the base hand's, right.""",
+    )
+    case(
+        f,
+        vary(base, "settle-empty-payments", result=claim("", [-6, 1, 6, -1], None)),
+        """
+        An empty ``payments`` list is a claim that nothing was paid: the deltas say otherwise, and each
+        computed payment is missing from it.""",
+        "SETTLE_UNBALANCED",
+        "SETTLE_MISSING",
+        twin="settle-deltas-only",
     )
     case(
         f,
@@ -2518,6 +2540,52 @@ def ruleset_cases() -> None:
     )
 
 
+# ================================================================================================ levels
+def level_cases() -> None:
+    """Records below the full level (schemas/XZLOG.md, "Levels of record"): what each can still be judged on."""
+    f = "levels"
+    sheet = case(
+        f,
+        {
+            "format": "xzlog/1",
+            "level": "settlement",
+            "hand_id": "level-settlement",
+            "ruleset": "chengdu",
+            "players": ["a", "b", "c", "d"],
+            "dealer": 0,
+            "events": [{"t": "hu", "seat": 1, "from": 2}],
+            "end": [
+                {"seat": 0, "state": "not_ready"},
+                {"seat": 2, "state": "ready", "fan": 1},
+                {"seat": 3, "state": "ready", "fan": 2},
+            ],
+            "result": {
+                "payments": [
+                    {"from": 2, "to": 1, "amount": 4, "reason": "hu", "event": 0},
+                    {"from": 0, "to": 2, "amount": 1, "reason": "cha_jiao", "event": None},
+                    {"from": 0, "to": 3, "amount": 2, "reason": "cha_jiao", "event": None},
+                ],
+                "deltas": [-3, 4, -3, 2],
+                "wins": [{"seat": 1, "event": 0, "patterns": ["qing_yi_se"], "fan": 3, "points": 4}],
+            },
+        },
+        """
+        Valid. A score sheet's hand (no tiles): seat 1 wins 清一色 (3 fan, 4 points) on seat 2's discard; at
+        the empty wall seat 0 is not ready and pays 查大叫 to the ready seats 2 (1 fan: 1 point) and 3 (2 fan:
+        2 points).""",
+    )
+    case(
+        f,
+        vary(
+            sheet, "level-settlement-winner-at-the-end", patch=lambda r: r["end"].append({"seat": 1, "state": "ready"})
+        ),
+        """
+        The end states list seat 1, who won at event 0 and left play: they must name exactly the players
+        still in.""",
+        "SETTLE_END",
+    )
+
+
 # ================================================================================================ output
 SECTIONS = (
     play_cases,
@@ -2531,6 +2599,7 @@ SECTIONS = (
     empty_wall_cases,
     table_cases,
     ruleset_cases,
+    level_cases,
     session_cases,
 )
 for _section in SECTIONS:
@@ -2549,6 +2618,7 @@ FILES = {
     "empty_wall": "Whole hands to the empty wall: 查花猪, 查大叫, 退税, 海底, 最后四张能胡必须胡.",
     "table": "Other tables and modes: 普通版 (the first win ends the hand), three players and two suits.",
     "rulesets": "Other rule sets: Sichuan Bloody Rules (sbr) and Mahjong Soul (majsoul), and the switches they need.",
+    "levels": "Records below the full level: a score sheet's hand (settlement level).",
 }
 
 
