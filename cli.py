@@ -914,6 +914,49 @@ def import_command(
 FORMATS_OUT = ("mjai",)
 
 
+@app.command("replay")
+def replay_command(
+    hand_id: Annotated[str, typer.Argument(help="The hand_id of the hand to show.")],
+    paths: Annotated[
+        list[str] | None, typer.Argument(help="Record files or folders to find it in (or --warehouse).")
+    ] = None,
+    warehouse: Annotated[
+        Path | None,
+        typer.Option("--warehouse", "-w", help="Find the hand in this warehouse and read it from its source."),
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option("--profile", help="Override the record's ruleset: a name or a JSON object.")
+    ] = None,
+) -> None:
+    """Print one hand turn by turn: the deal, every event in the hand notation with the issues raised at it,
+    each win's value computed beside the claim, and the settlement computed beside the claimed one
+    (docs/REPLAY.md). Exit 0 when the hand is valid, 1 when it is not, 2 when it cannot be found."""
+    from pipeline.audit.replay import HandNotFound, find_record, replay_text, stored_record
+    from pipeline.validate import validate
+
+    override = _profile_option(profile)
+    if bool(paths) == (warehouse is not None):
+        raise fail("give the record files or --warehouse (one of them)")
+    try:
+        if warehouse is not None:
+            _records_in(warehouse)
+            from pipeline.analytics.queries import connect
+
+            with connect(warehouse) as con:
+                record, source, line = stored_record(con, hand_id)
+        else:
+            assert paths is not None
+            missing = [p for p in paths if p != "-" and not Path(p).exists()]
+            if missing:
+                raise fail(f"no such file or folder: {', '.join(missing)}")
+            record, source, line = find_record(paths, hand_id)
+    except HandNotFound as exc:
+        raise fail(str(exc)) from None
+    validation = validate(record, profile=override)
+    _write_data(f"{_shown(source)}:{line}\n{replay_text(record, validation)}\n")
+    raise typer.Exit(0 if validation.ok else 1)
+
+
 @app.command("export")
 def export_command(
     paths: Annotated[

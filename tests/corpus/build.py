@@ -5,28 +5,9 @@ Run ``python tests/corpus/build.py`` from the repository root to (re)write ``tes
 
 Every case is a record (or a raw line) plus the exact set of issue codes the validator must report
 (empty for a valid record). Claimed results are worked out by hand from ``docs/RULES.md`` and written down
-here; the validator recomputes them and must agree. Records are written compactly:
-
-- hands in tile notation, by seat: ``"111m444m789m567p8p"``;
-- events as space-separated tokens ``<seat><op><tile>[<from>][!]``:
-
-  ====== =========================== ==============
-  token  event                       example
-  ====== =========================== ==============
-  ``+``  draw                        ``2+9s``
-  ``-``  discard                     ``0-8p``
-  ``p``  pong, ``<`` the discarder   ``3p9s<0``
-  ``k``  direct kong (直杠)          ``2k4m<1``
-  ``a``  added kong (面下杠)         ``0a7p``
-  ``c``  concealed kong (暗杠)       ``3c2m``
-  ``h``  hu: ``<from`` on a discard, ``1h8p<0``, ``2h9s``,
-         none for a self-draw,       ``1h7p<0!``
-         ``!`` robs an added kong
-  ====== =========================== ==============
-
-- claimed payments as ``<from>><to>=<amount><reason>[@<event>]``: ``0>1=1hu@1``, ``2>0=10hua_zhu``, and
-  ``0>pot=48penalty`` for a penalty to the pot;
-- claimed wins as ``<seat>@<event>:<fan>f<points>p``: ``1@1:1f1p``.
+here; the validator recomputes them and must agree. Records are written compactly: hands in tile notation
+by seat (``"111m444m789m567p8p"``), events, claimed payments and wins in the hand notation of
+:mod:`pipeline.formats.notation` (``"0-8p 1h8p<0"``, ``"0>1=1hu@1"``, ``"1@1:1f1p"``).
 """
 
 from __future__ import annotations
@@ -40,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pipeline.formats.notation import parse_events, parse_payments, parse_wins
 
 HERE = Path(__file__).resolve().parent
 PLAYERS = ["p1", "p2", "p3", "p4"]
@@ -57,64 +40,19 @@ def tiles(text: str) -> list[str]:
     return out
 
 
-_EVENT = re.compile(r"^([0-3])([-+hpkac])([1-9][mps])(?:<([0-3]))?(!)?$")
-_OPS = {"+": "draw", "-": "discard", "h": "hu", "p": "pong", "k": "kong", "a": "kong", "c": "kong"}
-
-
 def events(text: str) -> list[dict[str, Any]]:
-    """Compact event text → event objects (see the module docstring)."""
-    out = []
-    for token in text.split():
-        m = _EVENT.match(token)
-        assert m, f"bad event token {token!r}"
-        seat, op, tile, source, rob = m.groups()
-        e: dict[str, Any] = {"t": _OPS[op], "seat": int(seat), "tile": tile}
-        if op == "k":
-            e["kind"] = "direct"
-        elif op == "a":
-            e["kind"] = "added"
-        elif op == "c":
-            e["kind"] = "concealed"
-        if op in ("p", "k", "h"):
-            assert source is not None or op == "h", f"{token}: a pong or direct kong names its discarder"
-            e["from"] = int(source) if source is not None else None
-        if rob:
-            e["rob_kong"] = True
-        out.append(e)
-    return out
-
-
-_PAY = re.compile(r"^([0-3])>([0-3]|pot)=(\d+)([a-z_]+)(?:@(\d+))?$")
-_WIN = re.compile(r"^([0-3])@(\d+):(\d+)f(\d+)p$")
+    """Compact event text → event objects (the notation of :mod:`pipeline.formats.notation`)."""
+    return parse_events(text)
 
 
 def claim(pays: str | None, deltas: Sequence[int], wins: str | None = "") -> dict[str, Any]:
     """A claimed ``result`` from compact text; ``pays=None`` claims the deltas alone (payments not itemised:
     the field left out), ``wins=None`` leaves the optional ``wins`` out."""
-    payments = []
-    for token in (pays or "").split():
-        m = _PAY.match(token)
-        assert m, f"bad payment token {token!r}"
-        payer, payee, amount, reason, event = m.groups()
-        payments.append(
-            {
-                "from": int(payer),
-                "to": None if payee == "pot" else int(payee),  # a penalty to the pot (penalty_to = "pot")
-                "amount": int(amount),
-                "reason": reason,
-                "event": int(event) if event is not None else None,
-            }
-        )
-    out: dict[str, Any] = {"payments": payments, "deltas": list(deltas)}
+    out: dict[str, Any] = {"payments": parse_payments(pays or ""), "deltas": list(deltas)}
     if pays is None:
         del out["payments"]
     if wins is not None:
-        out["wins"] = []
-        for token in wins.split():
-            m = _WIN.match(token)
-            assert m, f"bad win token {token!r}"
-            seat, event, fan, points = map(int, m.groups())
-            out["wins"].append({"seat": seat, "event": event, "fan": fan, "points": points})
+        out["wins"] = parse_wins(wins)
     return out
 
 

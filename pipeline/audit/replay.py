@@ -1,0 +1,249 @@
+"""One hand, readable: a record replayed turn by turn, for settling an argument (``xuezhan replay``).
+
+The text shows, in this order:
+
+1. the hand's header: id, profile, level, dealer, and whether it is valid;
+2. per seat: the player, the deal (tile notation), the exchange (换三张) given and the void suit (定缺);
+3. every event, one a line, in the hand notation of :mod:`pipeline.formats.notation` (``0-8p``,
+   ``1h8p<0``), with the player's name, the wall left after it where the replay knows it, each win's value
+   as the engine computed it (title, fan, points) beside the fan and points the record claimed, and the
+   issues raised at that event right under it (``!`` marks an error, ``?`` a warning);
+4. the settlement: each payment the engine computed beside the claim, marked ``=`` when the record claims
+   the same transfer, ``+`` when only the engine computes it (missing from the claim) and ``-`` when only
+   the record claims it; then the deltas both ways;
+5. the issues of no event, and what the record's level could not support (not checked).
+
+>>> from pipeline.validate import validate
+>>> record = {"format": "xzlog/1", "hand_id": "w1", "level": "settlement", "ruleset": "chengdu",
+...     "players": ["a", "b", "c", "d"], "dealer": 0, "events": [{"t": "hu", "seat": 1, "from": 2}],
+...     "end": [{"seat": 0, "state": "not_ready"}, {"seat": 2, "state": "not_ready"},
+...             {"seat": 3, "state": "not_ready"}],
+...     "result": {"payments": [{"from": 2, "to": 1, "amount": 4, "reason": "hu", "event": 0}],
+...                "deltas": [0, 4, -4, 0],
+...                "wins": [{"seat": 1, "event": 0, "patterns": ["qing_yi_se"], "fan": 3, "points": 4}]}}
+>>> print(replay_text(record, validate(record)))  # doctest: +NORMALIZE_WHITESPACE
+hand w1 · chengdu · level settlement · dealer seat 0 (a) · valid
+seat  player  deal  given  void
+   0  a       -     -      -
+   1  b       -     -      -
+   2  c       -     -      -
+   3  d       -     -      -
+   #  event   player  wall  what
+   0  1h<2    b             win: 清一色 3 fan, 4 points (claimed 3 fan, 4 points)
+settlement    computed | claimed
+   =  2>1=4hu@0
+deltas  0 4 -4 0 | 0 4 -4 0
+not checked: the draw order (no wall); ...
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+
+from pipeline.analytics.render import printable
+from pipeline.formats.notation import NotationError, format_event, format_payment
+from pipeline.game.start import wall_after_deal
+from pipeline.ingest.read import read_lines
+from pipeline.rules.tiles import format_tiles, parse_tiles
+from pipeline.validate import Issue, Validation
+
+
+def replay_text(record: Mapping[str, Any], validation: Validation) -> str:
+    """The hand ``record`` (its JSON object) as text, with what ``validation`` (its :func:`validate`) found.
+    Control characters of the record's strings (ids, names) are written as escapes: the text goes to
+    terminals."""
+    return "\n".join(printable(line) for line in _replay_text(record, validation).split("\n"))
+
+
+def _replay_text(record: Mapping[str, Any], validation: Validation) -> str:
+    lines = [_header(record, validation), *_seats(record)]
+    lines += _events(record, validation)
+    lines += _settlement(validation)
+    loose = [i for i in validation.issues if i.event is None or not _is_event(record, i.event)]
+    if loose:
+        lines.append("issues")
+        lines += [f"  {_issue(i)}" for i in loose]
+    if validation.not_checked:
+        lines.append("not checked: " + "; ".join(validation.not_checked))
+    return "\n".join(lines)
+
+
+def _header(record: Mapping[str, Any], v: Validation) -> str:
+    players = _players(record)
+    dealer = record.get("dealer")
+    who = f" ({players[dealer]})" if isinstance(dealer, int) and 0 <= dealer < len(players) else ""
+    ruleset = record.get("ruleset")
+    profile = ruleset.get("profile") if isinstance(ruleset, Mapping) else ruleset
+    errors = sum(i.severity == "error" for i in v.issues)
+    verdict = "valid" if v.ok else f"{errors} error{'s' if errors != 1 else ''}"
+    parts = [f"hand {v.hand_id or record.get('hand_id')}", str(profile), f"level {v.level or '?'}"]
+    return " · ".join([*parts, f"dealer seat {dealer}{who}", verdict])
+
+
+def _players(record: Mapping[str, Any]) -> list[str]:
+    players = record.get("players")
+    return [str(p) for p in players] if isinstance(players, list) else []
+
+
+def _tiles(value: object) -> str:
+    try:
+        return format_tiles(parse_tiles(value)) if isinstance(value, list) and value else "-"  # type: ignore[arg-type]
+    except ValueError:
+        return " ".join(str(t) for t in value) if isinstance(value, list) else "-"
+
+
+def _seats(record: Mapping[str, Any]) -> list[str]:
+    players = _players(record)
+    deal, que = record.get("deal"), record.get("que")
+    exchange = record.get("exchange")
+    given = exchange.get("given") if isinstance(exchange, Mapping) else None
+    rows = [("seat", "player", "deal", "given", "void")]
+    for seat, player in enumerate(players):
+        rows.append(
+            (
+                f"{seat:>4}",
+                player,
+                _tiles(_at(deal, seat)),
+                _tiles(_at(given, seat)),
+                str(_at(que, seat) or "-"),
+            )
+        )
+    return _table(rows)
+
+
+def _at(value: object, i: int) -> Any:
+    return value[i] if isinstance(value, list) and i < len(value) else None
+
+
+def _is_event(record: Mapping[str, Any], index: int) -> bool:
+    events = record.get("events")
+    return isinstance(events, list) and 0 <= index < len(events)
+
+
+def _events(record: Mapping[str, Any], v: Validation) -> list[str]:
+    events = record.get("events")
+    if not isinstance(events, list):
+        return []
+    players = _players(record)
+    at: dict[int, list[Issue]] = {}
+    for issue in v.issues:
+        if issue.event is not None:
+            at.setdefault(issue.event, []).append(issue)
+    computed = {w.event: w for w in v.wins}
+    claimed = {w.event: w for w in v.claimed.wins} if v.claimed is not None else {}
+    walls: dict[int, int] = {}  # the wall left after each event: the draws counted (unknown on a score sheet)
+    if v.record is not None and v.level != "settlement":
+        left = wall_after_deal(v.record.rules)
+        for index, event in enumerate(events):
+            left -= isinstance(event, Mapping) and event.get("t") == "draw"
+            walls[index] = left
+    rows: list[tuple[str, ...]] = [("#", "event", "player", "wall", "what")]
+    notes: dict[int, list[str]] = {}
+    for index, event in enumerate(events):
+        try:
+            token = format_event(event)
+        except NotationError:
+            token = repr(event)
+        seat = event.get("seat") if isinstance(event, Mapping) else None
+        player = players[seat] if isinstance(seat, int) and 0 <= seat < len(players) else "?"
+        what = ""
+        win = computed.get(index)
+        if win is not None:
+            what = f"win: {win.score.title_zh} {win.score.fan} fan, {_points(win.score.points)}"
+        said = claimed.get(index)
+        if said is not None and (said.fan is not None or said.points is not None):
+            claim = f"claimed {said.fan} fan, {_points(said.points)}"
+            what += f" ({claim})" if what else claim
+        rows.append((f"{index:>4}", token, player, str(walls.get(index, "")), what.strip()))
+        notes[len(rows) - 1] = [f"       {_issue(i)}" for i in at.get(index, [])]
+    out = []
+    for n, line in enumerate(_table(rows)):
+        out.append(line)
+        out += notes.get(n, [])
+    return out
+
+
+def _points(n: int | None) -> str:
+    return f"{n} point{'s' if n != 1 else ''}"
+
+
+def _issue(issue: Issue) -> str:
+    mark = "!" if issue.severity == "error" else "?"
+    return f"{mark} {issue.code}: {issue.message}"
+
+
+def _settlement(v: Validation) -> list[str]:
+    computed = Counter(format_payment(p.as_dict()) for p in v.payments)
+    claimed_payments = v.claimed.payments if v.claimed is not None else None
+    claimed = Counter(format_payment(p.as_dict()) for p in claimed_payments or ())
+    lines = ["settlement    computed | claimed"]
+    order = [*computed, *(t for t in claimed if t not in computed)]
+    for token in order:
+        both = min(computed[token], claimed[token]) if claimed_payments is not None else 0
+        lines += [f"   =  {token}"] * both
+        lines += [f"   +  {token}"] * (computed[token] - both) if claimed_payments is not None else []
+        lines += [f"      {token}"] * computed[token] if claimed_payments is None else []
+        lines += [f"   -  {token}"] * (claimed[token] - both)
+    if claimed_payments is None and v.claimed is not None:
+        lines.append("      (the claim does not itemise its payments)")
+    lines.append(f"deltas  {_deltas(v.deltas)} | {_deltas(v.claimed.deltas if v.claimed is not None else None)}")
+    return lines
+
+
+def _deltas(deltas: Sequence[int] | None) -> str:
+    return " ".join(str(d) for d in deltas) if deltas is not None else "-"
+
+
+def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+# ------------------------------------------------------------------------------------------------ finding the hand
+class HandNotFound(LookupError):
+    """The hand is not where it was looked for, or its record has changed since it was stored (one line)."""
+
+
+def find_record(paths: Sequence[str], hand_id: str) -> tuple[dict[str, Any], str, int]:
+    """The record of ``hand_id`` in the record files under ``paths``: (its object, file, line number); the
+    first one when a hand_id repeats (as ingest keeps it)."""
+    needle = json.dumps(hand_id)[1:-1].encode() if hand_id.isascii() else b""  # cheap: most lines are skipped
+    for line in read_lines(list(paths)):
+        if line.fault is not None or needle not in line.data:
+            continue
+        try:
+            obj = orjson.loads(line.data)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and obj.get("hand_id") == hand_id:
+            return obj, line.source_file, line.source_line
+    raise HandNotFound(f"no record of hand {hand_id!r} under {', '.join(paths)}")
+
+
+def stored_record(con: duckdb.DuckDBPyConnection, hand_id: str) -> tuple[dict[str, Any], str, int]:
+    """The record a warehouse stored for ``hand_id``, read back from its source file and line, which must
+    still hold the very bytes stored (their sha256): a moved or edited source is said, never replayed."""
+    rows = con.execute(
+        "SELECT source_file, source_line, record_sha256 FROM hands WHERE hand_id = ?", [hand_id]
+    ).fetchall()
+    if not rows:
+        raise HandNotFound(f"hand {hand_id!r} is not in the warehouse")
+    source, number, digest = rows[0]
+    if source is None or source == "-" or not Path(source).is_file():
+        raise HandNotFound(
+            f"hand {hand_id!r} was read from {source or 'stdin'}, which is not there now: give its record file "
+            "(xuezhan replay HAND_ID FILE)"
+        )
+    for line in read_lines([source]):
+        if line.source_line == number:
+            if line.sha256 != digest:
+                raise HandNotFound(f"{source}:{number} is no longer the record stored for hand {hand_id!r}")
+            return orjson.loads(line.data), source, number
+    raise HandNotFound(f"{source} has no line {number} now: it is no longer the file hand {hand_id!r} came from")
