@@ -636,17 +636,36 @@ def audit_command(
     top: Annotated[
         int, typer.Option("--top", min=0, help="Findings to list in the table (json and csv list all).")
     ] = 30,
+    hands: Annotated[
+        list[str] | None, typer.Option("--hand", help="Only this hand's findings (repeat for several).")
+    ] = None,
+    pack: Annotated[
+        Path | None,
+        typer.Option("--pack", help="With --hand: write each hand's dispute pack into this folder (docs/REPLAY.md)."),
+    ] = None,
 ) -> None:
-    """Every scoring difference and rule violation, with the hand and event that prove it, ranked by money."""
+    """Every scoring difference and rule violation, with the hand and event that prove it, ranked by money.
+    With --hand and --pack: a dispute pack per hand (the replay as text and HTML, the record's line as its
+    source holds it, the issue rows), for settling an argument."""
     from pipeline.analytics.queries import connect
-    from pipeline.audit.scoring import FINDING_FIELDS, GROUPS, audit
+    from pipeline.audit.scoring import FINDING_FIELDS, GROUPS, Audit, audit
 
+    if pack is not None and not hands:
+        raise fail("--pack needs --hand (the hands to pack)")
     _records_in(warehouse)
+    if pack is not None:
+        assert hands is not None
+        _dispute_packs(warehouse, hands, pack)
+        return
     try:
         with connect(warehouse) as con:
             result = audit(con)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
+    if hands:
+        import polars as pl
+
+        result = Audit(result.findings.filter(pl.col("hand_id").is_in(hands)))
     if fmt == "json":
         typer.echo(json.dumps(result.as_json(), ensure_ascii=False))
         return
@@ -675,6 +694,25 @@ def audit_command(
         typer.echo(
             f"  {row['money']:>6}  {_shown(row['hand_id'])}{where}{who}: {_shown(row['code'])} {_shown(row['message'])}"
         )
+
+
+def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
+    from pipeline.analytics.queries import connect
+    from pipeline.audit.replay import HandNotFound, stored_record, write_pack
+    from pipeline.validate import validate
+
+    _output_dir(folder, "--pack")
+    with connect(warehouse) as con:
+        for hand_id in hands:
+            try:
+                found = stored_record(con, hand_id)
+            except HandNotFound as exc:
+                raise fail(str(exc)) from None
+            issues = con.sql(
+                "SELECT * FROM issues WHERE hand_id = ? ORDER BY event NULLS LAST, code", params=[hand_id]
+            ).pl()
+            files = write_pack(folder, found, validate(found.record), issues)
+            typer.echo(f"{_shown(hand_id)}: {plural(len(issues), 'issue row')}; wrote {', '.join(map(str, files))}")
 
 
 @app.command("collusion")
@@ -927,11 +965,12 @@ def replay_command(
     profile: Annotated[
         str | None, typer.Option("--profile", help="Override the record's ruleset: a name or a JSON object.")
     ] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the replay as an HTML page here instead.")] = None,
 ) -> None:
     """Print one hand turn by turn: the deal, every event in the hand notation with the issues raised at it,
     each win's value computed beside the claim, and the settlement computed beside the claimed one
     (docs/REPLAY.md). Exit 0 when the hand is valid, 1 when it is not, 2 when it cannot be found."""
-    from pipeline.audit.replay import HandNotFound, find_record, replay_text, stored_record
+    from pipeline.audit.replay import HandNotFound, find_record, replay_html, replay_text, stored_record
     from pipeline.validate import validate
 
     override = _profile_option(profile)
@@ -943,17 +982,22 @@ def replay_command(
             from pipeline.analytics.queries import connect
 
             with connect(warehouse) as con:
-                record, source, line = stored_record(con, hand_id)
+                found = stored_record(con, hand_id)
         else:
             assert paths is not None
             missing = [p for p in paths if p != "-" and not Path(p).exists()]
             if missing:
                 raise fail(f"no such file or folder: {', '.join(missing)}")
-            record, source, line = find_record(paths, hand_id)
+            found = find_record(paths, hand_id)
     except HandNotFound as exc:
         raise fail(str(exc)) from None
-    validation = validate(record, profile=override)
-    _write_data(f"{_shown(source)}:{line}\n{replay_text(record, validation)}\n")
+    validation = validate(found.record, profile=override)
+    if html is not None:
+        _output_file(html, "--html")
+        html.write_text(replay_html(found.record, validation), encoding="utf-8")
+        typer.echo(f"wrote {html}")
+    else:
+        _write_data(f"{_shown(found.source)}:{found.line}\n{replay_text(found.record, validation)}\n")
     raise typer.Exit(0 if validation.ok else 1)
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import html
 import re
 import struct
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.audit import scoring
 from pipeline.audit.collusion import SIGNALS
 from pipeline.report import charts
+from pipeline.report.names import file_stem
 
 TITLE = "xuezhan report · 血战到底"
 
@@ -169,31 +169,14 @@ def _select_players(con: duckdb.DuckDBPyConnection, players: list[str] | None, t
     return chosen
 
 
-SLUG_BYTES = 64  # at most this many UTF-8 bytes of a player id in a file name: names stay under 143 bytes
-_PLAIN_ID = re.compile(r"[a-z0-9_][a-z0-9_.-]*")  # ids that are their own file name (when short enough)
-_DIGEST_END = re.compile(r"-[0-9a-f]{8,}$")  # how a digested name ends: no plain id may end so
-
-
 def page_file(player_id: str, digest_chars: int = 8) -> str:
-    """``player-<id>.html``: the id itself when it is plain (lower-case ASCII letters, digits, ``_.-``, at most
-    :data:`SLUG_BYTES`), otherwise a readable slug of it and a digest of the whole id.
-
-    The slug keeps letters and digits of every script (NFC), and ``-`` and ``.``; anything else (markup,
-    quotes, ``/``, ``\\``, control characters, spaces) becomes ``_``; it is cut at :data:`SLUG_BYTES`. The
-    digest (SHA-256, ``digest_chars`` hex digits) keeps distinct ids in distinct files, also ids that differ
-    only in case on a case-insensitive file system; a plain id never ends like a digest, so never meets a
-    digested name. Every name is one path component of at most 7 + 64 + 1 + ``digest_chars`` + 5 bytes.
+    """``player-<id>.html``, the id made a file name by :func:`pipeline.report.names.file_stem` (readable,
+    safe, distinct): one path component of at most 7 + 64 + 1 + ``digest_chars`` + 5 bytes.
 
     >>> page_file("p001"), page_file("张三/../x"), page_file("P001")
     ('player-p001.html', 'player-张三_.._x-7975e758.html', 'player-P001-df1e4005.html')
     """
-    if _PLAIN_ID.fullmatch(player_id) and len(player_id) <= SLUG_BYTES and not _DIGEST_END.search(player_id):
-        return f"player-{player_id}.html"
-    text = unicodedata.normalize("NFC", player_id)
-    slug = re.sub(r"_+", "_", "".join(c if c.isalnum() or c in "-." else "_" for c in text))
-    while len(slug.encode("utf-8")) > SLUG_BYTES:
-        slug = slug[:-1]
-    return f"player-{slug}-{charts.digest(player_id, digest_chars)}.html"
+    return f"player-{file_stem(player_id, digest_chars)}.html"
 
 
 def _short(text: str, limit: int = 40) -> str:

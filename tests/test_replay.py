@@ -52,13 +52,13 @@ def xuezhan(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_hand_replayed_reads_as_worked_out_by_hand() -> None:
-    record, source, line = find_record([str(SETTLE)], "settle-payer")
+    record, source, line, _ = find_record([str(SETTLE)], "settle-payer")
     assert (Path(source).name, line) == ("settle.jsonl", 10)
     assert replay_text(record, validate(record)) == SETTLE_PAYER
 
 
 def test_payments_not_itemised_and_issues_of_no_event() -> None:
-    record, _, _ = find_record([str(SETTLE)], "settle-delta")
+    record = find_record([str(SETTLE)], "settle-delta").record
     text = replay_text(record, validate(record))
     assert "      0>1=1hu@1\n" in text and "(the claim does not itemise its payments)" in text
     assert text.endswith(
@@ -149,3 +149,75 @@ def test_the_example_of_the_docs_is_what_the_command_prints() -> None:
         [XUEZHAN, "replay", "settle-payer", "tests/corpus/settle.jsonl"], capture_output=True, text=True, cwd=ROOT
     )
     assert done.stdout == printed
+
+
+# ------------------------------------------------------------------------------------------------ packs and pages
+@pytest.fixture
+def stored(tmp_path: Path) -> tuple[Path, Path]:
+    """settle.jsonl, with one hand of a hostile id added, ingested: (the records, the warehouse)."""
+    records = tmp_path / "settle.jsonl"
+    lines = SETTLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    hostile = json.loads(lines[9])
+    hostile["hand_id"] = "../x/<b>\u202e"
+    records.write_text("".join([*lines, json.dumps(hostile, ensure_ascii=False) + "\n"]), encoding="utf-8")
+    ingest([str(records)], tmp_path / "wh", workers=1)
+    return records, tmp_path / "wh"
+
+
+def test_a_dispute_pack_holds_the_replay_the_record_and_the_issue_rows(
+    stored: tuple[Path, Path], tmp_path: Path
+) -> None:
+    records, wh = stored
+    pack = tmp_path / "pack"
+    done = xuezhan(
+        "audit", "--warehouse", str(wh), "--hand", "settle-payer", "--hand", "../x/<b>\u202e", "--pack", str(pack)
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("settle-payer: 1 issue row; wrote ")
+    names = sorted(p.name for p in pack.iterdir())
+    hostile = [n for n in names if not n.startswith("hand-settle-payer.")]
+    assert len(names) == 8 and all("/" not in n and n.startswith("hand-.._x_") for n in hostile), names
+    assert (pack / "hand-settle-payer.txt").read_text(encoding="utf-8") == SETTLE_PAYER + "\n"
+    line = records.read_bytes().splitlines(keepends=True)[9]
+    assert (pack / "hand-settle-payer.record.jsonl").read_bytes() == line
+    issues = (pack / "hand-settle-payer.issues.csv").read_text(encoding="utf-8").splitlines()
+    assert len(issues) == 2 and issues[1].startswith("settle-payer,SETTLE_PAYER,error,1,3,")
+    page = (pack / "hand-settle-payer.html").read_text(encoding="utf-8")
+    assert 'data-errors="1"' in page and '<span class="error">       ! SETTLE_PAYER: hu 1 from seat 0' in page
+    assert '<span class="missing">   +  0&gt;1=1hu@1</span>' in page
+    hostile_page = next(pack / n for n in hostile if n.endswith(".html")).read_text(encoding="utf-8")
+    assert "<b>" not in hostile_page and "\u202e" not in hostile_page and "&lt;b&gt;\\u202e" in hostile_page
+
+
+def test_audit_of_chosen_hands_and_what_a_pack_needs(stored: tuple[Path, Path], tmp_path: Path) -> None:
+    _, wh = stored
+    done = xuezhan("audit", "--warehouse", str(wh), "--hand", "settle-delta", "--format", "json")
+    assert done.returncode == 0 and {f["hand_id"] for f in json.loads(done.stdout)} == {"settle-delta"}
+    done = xuezhan("audit", "--warehouse", str(wh), "--pack", str(tmp_path / "p"))
+    assert done.returncode == 2 and "--pack needs --hand" in done.stderr
+    done = xuezhan("audit", "--warehouse", str(wh), "--hand", "nobody", "--pack", str(tmp_path / "p"))
+    assert done.returncode == 2 and "hand 'nobody' is not in the warehouse" in done.stderr
+
+
+def test_the_replay_page_in_a_headless_browser(stored: tuple[Path, Path], tmp_path: Path) -> None:
+    from test_report import _browse, _chromium
+
+    chromium = _chromium()
+    records, _ = stored
+    page = tmp_path / "hand.html"
+    done = xuezhan("replay", "settle-payer", str(records), "--html", str(page))
+    assert done.returncode == 1 and done.stdout == f"wrote {page}\n", done.stderr
+    dom = _browse(chromium, tmp_path / "profile", "--dump-dom", page.resolve().as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "<h1>hand settle-payer</h1>" in dom.stdout and "SETTLE_PAYER" in dom.stdout
+    shot = tmp_path / "hand.png"
+    done = _browse(
+        chromium, tmp_path / "profile-shot", "--window-size=1000,900", f"--screenshot={shot}", page.resolve().as_uri()
+    )
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(str(shot))
+    assert pixels.shape[1] == 1000 and pixels[..., :3].std() > 0.05, "the page is blank"
+    red = (pixels[..., 0] > 0.55) & (pixels[..., 1] < 0.2) & (pixels[..., 2] < 0.25)
+    assert red.sum() > 200, "the error line is not shown in red"

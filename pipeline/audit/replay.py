@@ -38,19 +38,22 @@ not checked: the draw order (no wall); ...
 
 from __future__ import annotations
 
+import html
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import orjson
+import polars as pl
 
-from pipeline.analytics.render import printable
+from pipeline.analytics.render import csv_frame, printable
 from pipeline.formats.notation import NotationError, format_event, format_payment
 from pipeline.game.start import wall_after_deal
 from pipeline.ingest.read import read_lines
+from pipeline.report.names import file_stem
 from pipeline.rules.tiles import format_tiles, parse_tiles
 from pipeline.validate import Issue, Validation
 
@@ -211,9 +214,18 @@ class HandNotFound(LookupError):
     """The hand is not where it was looked for, or its record has changed since it was stored (one line)."""
 
 
-def find_record(paths: Sequence[str], hand_id: str) -> tuple[dict[str, Any], str, int]:
-    """The record of ``hand_id`` in the record files under ``paths``: (its object, file, line number); the
-    first one when a hand_id repeats (as ingest keeps it)."""
+class Found(NamedTuple):
+    """A hand's record as found: its object, where it is, and its line's bytes as they are in the file."""
+
+    record: dict[str, Any]
+    source: str
+    line: int
+    data: bytes
+
+
+def find_record(paths: Sequence[str], hand_id: str) -> Found:
+    """The record of ``hand_id`` in the record files under ``paths``; the first one when a hand_id repeats (as
+    ingest keeps it)."""
     needle = json.dumps(hand_id)[1:-1].encode() if hand_id.isascii() else b""  # cheap: most lines are skipped
     for line in read_lines(list(paths)):
         if line.fault is not None or needle not in line.data:
@@ -223,11 +235,11 @@ def find_record(paths: Sequence[str], hand_id: str) -> tuple[dict[str, Any], str
         except orjson.JSONDecodeError:
             continue
         if isinstance(obj, dict) and obj.get("hand_id") == hand_id:
-            return obj, line.source_file, line.source_line
+            return Found(obj, line.source_file, line.source_line, line.data)
     raise HandNotFound(f"no record of hand {hand_id!r} under {', '.join(paths)}")
 
 
-def stored_record(con: duckdb.DuckDBPyConnection, hand_id: str) -> tuple[dict[str, Any], str, int]:
+def stored_record(con: duckdb.DuckDBPyConnection, hand_id: str) -> Found:
     """The record a warehouse stored for ``hand_id``, read back from its source file and line, which must
     still hold the very bytes stored (their sha256): a moved or edited source is said, never replayed."""
     rows = con.execute(
@@ -245,5 +257,53 @@ def stored_record(con: duckdb.DuckDBPyConnection, hand_id: str) -> tuple[dict[st
         if line.source_line == number:
             if line.sha256 != digest:
                 raise HandNotFound(f"{source}:{number} is no longer the record stored for hand {hand_id!r}")
-            return orjson.loads(line.data), source, number
+            return Found(orjson.loads(line.data), source, number, line.data)
     raise HandNotFound(f"{source} has no line {number} now: it is no longer the file hand {hand_id!r} came from")
+
+
+# ------------------------------------------------------------------------------------------------ HTML and packs
+_LINE_CLASS = {"!": "error", "?": "warning", "+": "missing", "-": "extra", "=": "same"}
+_STYLE = """
+body { font-family: "Noto Sans CJK SC", "Noto Sans", sans-serif; margin: 2em; color: #222; }
+pre { font-family: "Noto Sans Mono CJK SC", "DejaVu Sans Mono", monospace; font-size: 14px; line-height: 1.45; }
+.error { color: #b00020; font-weight: bold; } .warning { color: #9a6700; }
+.missing { color: #0b6e2e; } .extra { color: #b00020; } .same { color: #555; }
+p.key span { margin-right: 1.5em; }
+"""
+
+
+def replay_html(record: Mapping[str, Any], validation: Validation) -> str:
+    """The replay as a page of its own: the same text (:func:`replay_text`), each line of an issue or of a
+    payment marked by its kind. Every string of the record is escaped."""
+    lines = []
+    for line in replay_text(record, validation).split("\n"):
+        kind = _LINE_CLASS.get(line.lstrip()[:1]) if line.startswith(" ") else None
+        text = html.escape(line)
+        lines.append(f'<span class="{kind}">{text}</span>' if kind else text)
+    title = html.escape(printable(validation.hand_id or record.get("hand_id")))
+    errors = sum(i.severity == "error" for i in validation.issues)
+    return (
+        f'<!doctype html>\n<html lang="zh"><head><meta charset="utf-8"><title>hand {title} · xuezhan</title>'
+        f"<style>{_STYLE}</style></head>\n"
+        f'<body data-errors="{errors}"><h1>hand {title}</h1>\n'
+        '<p class="key"><span class="error">! error</span><span class="warning">? warning</span>'
+        '<span class="same">= claimed as computed</span><span class="missing">+ computed, not claimed</span>'
+        '<span class="extra">- claimed, not computed</span></p>\n'
+        f"<pre>{chr(10).join(lines)}</pre>\n</body></html>\n"
+    )
+
+
+def write_pack(folder: Path, found: Found, validation: Validation, issues: pl.DataFrame) -> list[Path]:
+    """A dispute pack for one hand in ``folder``: the replay as text and as a page, the record's line exactly
+    as its source holds it, and the issue rows the warehouse stored for it (CSV). Returns the files written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"hand-{file_stem(str(validation.hand_id or found.record.get('hand_id')))}"
+    files = {
+        stem.with_name(stem.name + ".txt"): (replay_text(found.record, validation) + "\n").encode(),
+        stem.with_name(stem.name + ".html"): replay_html(found.record, validation).encode(),
+        stem.with_name(stem.name + ".record.jsonl"): found.data + b"\n",
+        stem.with_name(stem.name + ".issues.csv"): csv_frame(issues).write_csv().encode(),
+    }
+    for path, data in files.items():
+        path.write_bytes(data)
+    return list(files)

@@ -13,7 +13,6 @@ does not know yet. Where there is none, every label falls back to English or pin
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import logging
 import shutil
@@ -34,6 +33,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.ticker import PercentFormatter
+
+from pipeline.report.names import digest
 
 # Characters every Chinese label of the reports uses: a font missing any of them is no use here.
 CJK_SAMPLE = "平胡清一色对七根杠上花炮海底抢自摸带幺九将龙断门金钩钓十八罗汉天地猪黄庄点率番局数首二三缺万筒条串通"
@@ -122,12 +123,6 @@ def legend_label(text: str) -> str:
     (' _p1', 'p1')
     """
     return f" {text}" if text.startswith("_") else text
-
-
-def digest(text: str, chars: int = 8) -> str:
-    """A short hex digest of ``text`` (SHA-256): keeps distinct strings distinct once they are cut or made
-    safe."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:chars]
 
 
 def _label_char(c: str, families: tuple[str, ...]) -> str:
