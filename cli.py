@@ -729,12 +729,13 @@ def collusion_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Screen every pair of players for collusion; flagged pairs come with the hands that prove it."""
-    from pipeline.analytics.queries import connect
-    from pipeline.audit.collusion import screen
+    from pipeline.analytics.queries import connect, hands_by_level
+    from pipeline.audit.collusion import levels_lines, screen, screen_levels
 
     _records_in(warehouse)
     try:
         with connect(warehouse) as con, _progress("collusion: reading the hands", quiet) as bar:
+            fed = screen_levels({level: c["replayed"] for level, c in hands_by_level(con).items()})
             stage = ""
 
             def progress(step: str, done: int, total: int) -> None:
@@ -756,6 +757,8 @@ def collusion_command(
         f"{plural(len(results), 'pair')} with at least {plural(min_hands, 'shared hand')} screened; "
         f"{flagged} flagged at FDR {fdr}"
     )
+    for line in levels_lines(fed):
+        typer.echo(line)
     typer.echo(f"{'pair':<20}{'hands':>7}{'score':>8}{'p':>11}{'q':>9}  flag  signals (z)")
     for r in results[:top]:
         z = " ".join(f"{k}={v['z']:+.1f}" for k, v in r.signals.items())

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pipeline.analytics.levels import NEEDS, TABLE_FIGURES, levels_page
 from pipeline.analytics.stats import mean_interval, wilson
 
 Kind = Literal["rate", "mean", "count"]
@@ -257,6 +258,8 @@ METRICS: tuple[Metric, ...] = (
     ),
 )
 METRIC_BY_ID = {m.id: m for m in METRICS}
+# the collusion screen's directed features (pipeline/audit/collusion.py FEATURES, which the tests hold to this)
+COLLUSION_FEATURES = ("feed_win", "feed_call", "feed_sheet", "chosen_danger", "soft_pass", "channel")
 
 
 def player_metrics(base: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -273,11 +276,21 @@ def page() -> str:
         "whose replay reached the end. Rates carry a Wilson 95% interval; means a normal 95% interval from the sum",
         "of squares.",
         "",
-        "| id | 中文 | name | kind | definition | unit |",
-        "|---|---|---|---|---|---|",
+        "Each metric is computed over the hands whose **level of record** carries what it needs (*levels*; the",
+        "table is `NEEDS` in `pipeline/analytics/levels.py`, [levels](XZLOG.md#level-what-a-record-carries)): a",
+        "score sheet (`settlement`) has wins, kongs, end states and payments but no discards, pongs or tiles, an",
+        "`observer`'s record every public action but only its own seat's hand. `stats --format json` says how many",
+        "hands each metric used and which it left out: per player `levels` (the player's hands by level) and",
+        "`excluded` (`{metric: {level: hands}}` for each metric that left some out), and over all the hands shown",
+        '`metrics` (`{metric: {"n", "levels", "excluded", "needs"}}`, the table figures too); the text output',
+        "adds `excluded: N settlement hands` where a figure left hands out, and the report says it beside each chart.",
+        "",
+        "| id | 中文 | name | kind | definition | unit | levels |",
+        "|---|---|---|---|---|---|---|",
     ]
     for m in METRICS:
-        lines.append(f"| `{m.id}` | {m.name_zh} | {m.name_en} | {m.kind} | {m.definition} | {m.unit} |")
+        levels = NEEDS[m.id].describe()
+        lines.append(f"| `{m.id}` | {m.name_zh} | {m.name_en} | {m.kind} | {m.definition} | {m.unit} | {levels} |")
     lines += [
         "",
         "Table-level figures (`table` in `stats --format json`): `fan_distribution` (wins by total fan, engine,",
@@ -288,6 +301,19 @@ def page() -> str:
         "`mode`), each with its `hands`, `winners_per_hand`, `won_out_rate` (the wins ended the hand: all but one",
         "won in blood battle, the first win in 普通版), `huang_zhuang_rate` and `multi_win_rate`. Player metrics",
         "are rates per seat-hand, whatever the table.",
+        "",
+        "The table figures' levels (the issues count every stored hand, the rest the replayed ones):",
+        "",
+        "| figure | levels | needs |",
+        "|---|---|---|",
+        *levels_page(TABLE_FIGURES),
+        "",
+        "The collusion screen's features (`pipeline/audit/collusion.py`; `xuezhan collusion` says which levels fed",
+        "each signal):",
+        "",
+        "| feature | levels | needs |",
+        "|---|---|---|",
+        *levels_page(COLLUSION_FEATURES),
     ]
     return "\n".join(lines) + "\n"
 

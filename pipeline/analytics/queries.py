@@ -12,7 +12,8 @@ import polars as pl
 
 from pipeline import sql
 from pipeline.analytics.groups import check_group
-from pipeline.analytics.metrics import player_metrics
+from pipeline.analytics.levels import LEVELS, NEEDS, TABLE_FIGURES, Needs, coverage, split
+from pipeline.analytics.metrics import METRICS
 from pipeline.analytics.stats import mean_interval, wilson
 from pipeline.ingest.warehouse import Warehouse
 
@@ -50,10 +51,54 @@ def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFram
     return sql.run_sql(con, "pipeline.analytics", name, **params)
 
 
-def player_base(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None) -> pl.DataFrame:
-    """The base counts of every player (or only ``player``), one row per player and group (``grp``); ``by`` is
-    one of :data:`pipeline.analytics.groups.GROUPS`."""
+def player_base_levels(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None) -> pl.DataFrame:
+    """The base counts of every player (or only ``player``), one row per player, group (``grp``), ``level`` of
+    record and ``own`` (the record shows the seat's whole hand); ``by`` is one of
+    :data:`pipeline.analytics.groups.GROUPS`."""
     return run(con, "player_base", by=check_group(by), player=player)
+
+
+_KEYS = ("player", "grp")
+_SPLIT = ("level", "own")
+
+
+def fold(levels: pl.DataFrame, needs: Needs | None = None, keys: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The rows of :func:`player_base_levels` that ``needs`` can use (all with None) added up, one row per
+    player and group, in the order of ``keys`` (default: every player and group of ``levels``; one whose rows
+    are all left out has zero counts)."""
+    keys = levels.select(_KEYS).unique(maintain_order=True) if keys is None else keys
+    values = [c for c in levels.columns if c not in _KEYS and c not in _SPLIT]
+    rows = levels
+    if needs is not None:
+        rows = levels.filter(
+            pl.col("level").is_in(list(needs.levels)) | (pl.col("own") & pl.col("level").is_in(list(needs.own_seat)))
+        )
+    summed = rows.group_by(_KEYS, maintain_order=True).agg(pl.col(values).sum())
+    out = keys.join(summed, on=list(_KEYS), how="left", maintain_order="left")
+    return out.with_columns(pl.col(values).fill_null(0)) if needs is not None else out
+
+
+def player_base(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None) -> pl.DataFrame:
+    """The base counts of every player (or only ``player``) over every hand, whatever its level, one row per
+    player and group (``grp``); ``by`` is one of :data:`pipeline.analytics.groups.GROUPS`. A metric that a
+    level cannot carry adds up only the rows it can use (:func:`fold`, :func:`stats`)."""
+    return fold(player_base_levels(con, by=by, player=player))
+
+
+def hands_by_level(con: duckdb.DuckDBPyConnection, player: str | None = None) -> dict[str, dict[str, int]]:
+    """``{level: {"stored", "replayed"}}`` of the warehouse (or of the hands ``player`` sat in)."""
+    frame = run(con, "hands_by_level", player=player)
+    rows = sorted(frame.iter_rows(named=True), key=lambda r: (_rank(r["level"]), r["level"]))
+    return {r["level"]: {"stored": r["stored"], "replayed": r["replayed"]} for r in rows}
+
+
+def _rank(level: str) -> int:
+    return LEVELS.index(level) if level in LEVELS else len(LEVELS)
+
+
+def _by_level(counts: dict[str, dict[str, int]], key: str) -> dict[tuple[str, bool], int]:
+    # hands, not seats: a hand an observer's record shows counts as used by a figure that needs its own seat
+    return {(level, True): c[key] for level, c in counts.items()}
 
 
 def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
@@ -61,6 +106,7 @@ def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     fan = run(con, "fan_distribution")
     patterns = run(con, "pattern_frequency")
     outcomes = run(con, "outcomes").row(0, named=True)
+    length = run(con, "hand_length", levels=list(NEEDS["hand_length"].usable())).row(0, named=True)
     by_table = run(con, "outcomes_by_table")
     money = run(con, "money_by_reason")
     issues = run(con, "issues_by_code")
@@ -68,7 +114,7 @@ def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     hands = outcomes["hands"] or 0
     low, high = wilson(outcomes["huang_zhuang"] or 0, hands)
     multi_low, multi_high = wilson(outcomes["multi_win_hands"] or 0, hands)
-    mean, mean_low, mean_high = mean_interval(outcomes["events_sum"], outcomes["events_sq"], hands)
+    mean, mean_low, mean_high = mean_interval(length["events_sum"], length["events_sq"], length["hands"])
     return {
         "fan_distribution": {str(r["fan"]): r["wins"] for r in fan.iter_rows(named=True)},
         "pattern_frequency": {r["pattern"]: r["wins"] for r in patterns.iter_rows(named=True)},
@@ -88,7 +134,13 @@ def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
             "ci_low": multi_low,
             "ci_high": multi_high,
         },
-        "hand_length": {"value": mean, "n": hands, "ci_low": mean_low, "ci_high": mean_high, "unit": "events"},
+        "hand_length": {
+            "value": mean,
+            "n": length["hands"],
+            "ci_low": mean_low,
+            "ci_high": mean_high,
+            "unit": "events",
+        },
         # the figures above pool every table of the warehouse; these split them by table shape
         "tables": [_table_outcomes(r) for r in by_table.iter_rows(named=True)],
         "money_by_reason": {r["reason"]: r["points"] for r in money.iter_rows(named=True)},
@@ -144,17 +196,58 @@ def _table_outcomes(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None) -> dict[str, Any]:
-    """The ``stats --format json`` contract: ``{"hands", "by", "players": [...], "table": {...}}``, over the
-    warehouse behind ``con`` (:func:`connect`)."""
-    base = player_base(con, by=by, player=player)
+    """The ``stats --format json`` contract: ``{"hands", "by", "levels", "metrics", "players": [...],
+    "table": {...}}``, over the warehouse behind ``con`` (:func:`connect`).
+
+    Each metric is computed over the hands whose level carries what it needs (:data:`NEEDS`): a player's
+    ``levels`` are the player's hands by level, and ``excluded`` names each metric that left some out, with
+    their levels (``{"pongs_per_hand": {"settlement": 3}}``); ``metrics`` says per metric, over all the hands
+    shown, how many it used (``n``), by level (``levels``), which it left out (``excluded``) and what it needs
+    (``needs``), the table figures' too; ``levels`` counts the stored and replayed hands by level."""
+    levels = player_base_levels(con, by=by, player=player)
+    keys = levels.select(_KEYS).unique(maintain_order=True)
+    every = fold(levels, None, keys)
+    folded = {n.id: fold(levels, n, keys) for n in {NEEDS[m.id] for m in METRICS}}
+    by_row: dict[tuple[str, str], dict[tuple[str, bool], int]] = {}
+    for r in levels.select(*_KEYS, *_SPLIT, "hands").iter_rows():
+        by_row.setdefault((r[0], r[1]), {})[(r[2], r[3])] = r[4]
     players = []
-    for row in base.iter_rows(named=True):
-        entry: dict[str, Any] = {"player": row["player"], "hands": row["hands"], "metrics": player_metrics(row)}
+    for i, row in enumerate(every.iter_rows(named=True)):
+        seat_levels = by_row[(row["player"], row["grp"])]
+        metrics: dict[str, Any] = {}
+        excluded: dict[str, dict[str, int]] = {}
+        for m in METRICS:
+            needs = NEEDS[m.id]
+            metrics[m.id] = m.value(folded[needs.id].row(i, named=True))
+            left_out = split(needs, seat_levels)[1]
+            if left_out:
+                excluded[m.id] = left_out
+        entry: dict[str, Any] = {
+            "player": row["player"],
+            "hands": row["hands"],
+            "levels": split(NEEDS["hands"], seat_levels)[0],
+            "metrics": metrics,
+            "excluded": excluded,
+        }
         if by != "all":
             entry[by] = row["grp"]
         players.append(entry)
     table = table_figures(con)
-    return {"hands": table["replayed_hands"], "by": by, "players": players, "table": table}
+    warehouse = hands_by_level(con)
+    mine = warehouse if player is None else hands_by_level(con, player)
+    shown = _by_level(mine, "replayed")
+    coverages = {m.id: coverage(NEEDS[m.id], shown) for m in METRICS}
+    for figure in TABLE_FIGURES:  # the table pools the whole warehouse; the issues count every stored hand
+        key = "stored" if figure == "issues_by_code" else "replayed"
+        coverages[figure] = coverage(NEEDS[figure], _by_level(warehouse, key))
+    return {
+        "hands": table["replayed_hands"],
+        "by": by,
+        "levels": warehouse,
+        "metrics": coverages,
+        "players": players,
+        "table": table,
+    }
 
 
 def warehouse_stats(warehouse_dir: str | Path, *, by: str = "all", player: str | None = None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.analytics.levels import NEEDS, excluded_text
 from pipeline.analytics.metrics import METRICS
 
 # what a spreadsheet reads as a formula at the start of a cell (OWASP's CSV injection list)
@@ -98,6 +99,36 @@ def counts_line(answer: dict[str, Any]) -> str:
     )
 
 
+def levels_lines(answer: dict[str, Any]) -> list[str]:
+    """What the figures were computed over, by level of record: the hands of each level, then every group of
+    figures that left some out, with the hands it used and the ones it excluded (nothing when every figure
+    used every hand).
+
+    >>> answer = {"levels": {"full": {"stored": 30, "replayed": 30}, "settlement": {"stored": 3, "replayed": 3}},
+    ...     "metrics": {"win_rate": {"n": 33, "levels": {"full": 30, "settlement": 3}, "excluded": {}},
+    ...                 "pongs_per_hand": {"n": 30, "levels": {"full": 30}, "excluded": {"settlement": 3}}}}
+    >>> print("\\n".join(levels_lines(answer)))
+    hands by level of record: full 30, settlement 3 (replayed)
+    every figure uses every level but:
+      pongs_per_hand: n 30 (full 30); excluded: 3 settlement hands (a score sheet has no discards, pongs or draws)
+    """
+    levels = answer.get("levels") or {}
+    if not levels:
+        return []
+    by_level = ", ".join(f"{k} {v['replayed']}" for k, v in levels.items())
+    lines = [f"hands by level of record: {by_level} (replayed)"]
+    groups: dict[tuple[str, str], list[str]] = {}
+    for figure, c in answer.get("metrics", {}).items():
+        if c["excluded"]:
+            used = ", ".join(f"{k} {v}" for k, v in c["levels"].items()) or "none"
+            text = f"n {c['n']} ({used}); {excluded_text(c['excluded'], NEEDS[figure])}"
+            groups.setdefault((NEEDS[figure].id, text), []).append(figure)
+    if groups:
+        lines.append("every figure uses every level but:")
+        lines += [f"  {', '.join(figures)}: {text}" for (_, text), figures in groups.items()]
+    return lines
+
+
 def stats_table(answer: dict[str, Any]) -> str:
     by = answer["by"]
     names = {m.id: m for m in METRICS}
@@ -115,6 +146,7 @@ def stats_table(answer: dict[str, Any]) -> str:
     lines += [
         "",
         counts_line(answer),
+        *levels_lines(answer),
         "fan distribution (wins by total fan): " + ", ".join(f"{k}: {v}" for k, v in t["fan_distribution"].items()),
         "patterns: " + ", ".join(f"{t['pattern_names'][k]} {v}" for k, v in t["pattern_frequency"].items()),
         ("winners per hand" if len(t["tables"]) <= 1 else "winners per hand (every table)")

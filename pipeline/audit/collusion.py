@@ -63,16 +63,32 @@ import numpy as np
 import polars as pl
 
 from pipeline import sql
+from pipeline.analytics.levels import LEVELS, NEEDS, coverage, excluded_text
 from pipeline.analytics.stats import by_qvalues, normal_sf, poisson_interval
 
 SIGNALS: dict[str, tuple[str, ...]] = {
     # signal → directed features summed in both directions
-    "feeding": ("feed_win", "feed_call"),
+    "feeding": ("feed_win", "feed_call", "feed_sheet"),
     "dangerous": ("chosen_danger",),
     "soft_play": ("soft_pass",),
     "channel": ("channel",),
 }
-FEATURES = ("feed_win", "feed_call", "chosen_danger", "soft_pass", "channel")
+FEATURES = ("feed_win", "feed_call", "chosen_danger", "soft_pass", "channel", "feed_sheet")
+# counted once per hand and ordered pair (0/1, exposure 1 where the hand's level supports it), not per offer
+PER_HAND = ("channel", "feed_sheet")
+# Which hands each feature may use is the levels table (pipeline/analytics/levels.py NEEDS): a score sheet has no
+# discards, so its feeding is its wins on each other's tiles (feed_sheet) and it shows no dangerous discards or
+# passed wins; an observer's record shows every discard and call but only its own seat's hand, so a passed
+# win counts only when the passer is that seat. _OWN says whose hand a feature needs where only one is shown.
+_OWN = {"soft_pass": "x"}  # x passed a win on a's tile: x's hand
+
+
+def _level_masks() -> tuple[np.ndarray, np.ndarray]:
+    """Per feature and level of :data:`LEVELS`: may every row of such a hand be used (``every``), or only the
+    rows whose seat named in :data:`_OWN` is the recording seat (``own``)?"""
+    every = np.array([[NEEDS[f].uses(level, own=False) for level in LEVELS] for f in FEATURES])
+    own = np.array([[NEEDS[f].uses(level, own=True) for level in LEVELS] for f in FEATURES])
+    return every, own
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,8 +184,9 @@ class Offers:
     """The offers of one run of hands (discards and added kongs), one entry each: the hand (``hno``), the
     offering seat ``a``, the tiles left in the wall, and as seat bits (seat s: ``1 << s``) who could have won on
     it, who won on it, who called it (pong, direct kong), and who was still in; ``safe``: a held a tile nobody
-    could win on that was as good. Plus each hand's seats, players (codes, -1 past the seats) and channel
-    payments (bit ``4 × payer + payee``)."""
+    could win on that was as good. Plus each hand's seats, players (codes, -1 past the seats), channel
+    payments (bit ``4 × payer + payee``), wins on another's tile (``feed``, bit ``4 × discarder + winner``), its
+    level (an index into :data:`LEVELS`) and the seats whose whole hand its record shows (``seen``, seat bits)."""
 
     hno: np.ndarray
     a: np.ndarray
@@ -182,6 +199,9 @@ class Offers:
     seats: np.ndarray
     players: np.ndarray
     channel: np.ndarray
+    feed: np.ndarray
+    level: np.ndarray
+    seen: np.ndarray
 
     def save(self, path: Path) -> None:
         np.savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
@@ -257,6 +277,9 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
         seats=seats,
         players=players,
         channel=hands["channel"].to_numpy().astype(np.int64),
+        feed=hands["feed"].to_numpy().astype(np.int64),
+        level=np.array([LEVELS.index(v) for v in hands["level"].to_list()], dtype=np.int64),
+        seen=hands["seen"].to_numpy().astype(np.int64),
     )
 
 
@@ -268,8 +291,8 @@ HAZARD_OF = {"feed_win": "won", "feed_call": "called", "chosen_danger": "chosen"
 class Rows:
     """Pair features of some hands as arrays, ordered by hand, then seat a, then seat x: ``hand`` (a number per
     hand, increasing), ``seat_a``, ``seat_x``, ``a`` and ``x`` (player codes), ``counts`` and ``exposures``
-    (shape (n, 5), the features of :data:`FEATURES` and what they are compared with: ``base_*``, or 1 for
-    ``channel``)."""
+    (shape (n, 6), the features of :data:`FEATURES` and what they are compared with: ``base_*``, or 1 for
+    the per-hand ones), and the hand's ``level`` (an index into :data:`LEVELS`)."""
 
     hand: np.ndarray
     seat_a: np.ndarray
@@ -278,6 +301,7 @@ class Rows:
     x: np.ndarray
     counts: np.ndarray
     exposures: np.ndarray
+    level: np.ndarray
 
     def take(self, index: np.ndarray) -> Rows:
         return Rows(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
@@ -325,9 +349,17 @@ def rows_of(offers: Offers, hazard: np.ndarray | None) -> tuple[Rows, np.ndarray
     size = n * SEATS * SEATS
     counts = np.zeros((len(row_key), len(FEATURES)))
     exposures = np.ones((len(row_key), len(FEATURES)))
+    every, own = _level_masks()
+    level = offers.level[hand]
     for k, f in enumerate(FEATURES):
-        if f == "channel":
-            counts[:, k] = (offers.channel[hand] >> (seat_a * SEATS + seat_x)) & 1
+        usable = every[k][level]
+        if f in _OWN:
+            seat = seat_x if _OWN[f] == "x" else seat_a
+            usable = usable | (own[k][level] & (((offers.seen[hand] >> seat) & 1) == 1))
+        if f in PER_HAND:
+            bits = offers.channel if f == "channel" else offers.feed
+            counts[:, k] = ((bits[hand] >> (seat_a * SEATS + seat_x)) & 1) * usable
+            exposures[:, k] = usable
             continue
         counts[:, k] = np.bincount(keys, outcome[HAZARD_OF[f]], minlength=size)[row_key]
         if hazard is None or not len(keys):
@@ -335,6 +367,9 @@ def rows_of(offers: Offers, hazard: np.ndarray | None) -> tuple[Rows, np.ndarray
         else:
             rate = hazard[:, OUTCOMES.index(HAZARD_OF[f])]
             exposures[:, k] = np.bincount(keys, rate[walls], minlength=size)[row_key]
+        # a level that cannot show the feature: its rows neither count nor expect anything
+        counts[:, k] *= usable
+        exposures[:, k] *= usable
     rows = Rows(
         hand=hand,
         seat_a=seat_a,
@@ -343,6 +378,7 @@ def rows_of(offers: Offers, hazard: np.ndarray | None) -> tuple[Rows, np.ndarray
         x=offers.players[hand, seat_x],
         counts=counts,
         exposures=exposures,
+        level=level,
     )
     return rows, keys, walls, outcome
 
@@ -351,7 +387,7 @@ def rows_of(offers: Offers, hazard: np.ndarray | None) -> tuple[Rows, np.ndarray
 class PairSums:
     """What the rates are fitted on, over every hand: per ordered pair of players who sat at one table (``a`` →
     ``x``, codes into ``players``, ordered by ``a * len(players) + x``) the rows of pair features, the hands
-    shared, and per feature of :data:`FEATURES` the count (``counts``, (pairs, 5)) and its exposure
+    shared, and per feature of :data:`FEATURES` the count (``counts``, (pairs, 6)) and its exposure
     (``exposures``)."""
 
     players: tuple[str, ...]
@@ -387,7 +423,7 @@ class FeatureSource:
         raise NotImplementedError
 
 
-_EXPOSURES = tuple(f"base_{f}" if f != "channel" else "" for f in FEATURES)
+_EXPOSURES = tuple(f"base_{f}" if f != "channel" else "" for f in FEATURES)  # feed_sheet: 1 where it counts
 
 
 class FrameSource(FeatureSource):
@@ -398,6 +434,11 @@ class FrameSource(FeatureSource):
         frame = features.sort("hand_id", "seat_a", "seat_x", maintain_order=True)
         players = sorted(set(frame["player_a"].to_list()) | set(frame["player_x"].to_list()))
         codes = pl.Enum(players)
+        # a frame without a feature (written before it, or a test's) counts none of it and expects none
+        absent = [f for f in FEATURES if f not in frame.columns]
+        frame = frame.with_columns(
+            [pl.lit(0.0).alias(f) for f in absent] + [pl.lit(0.0).alias(f"base_{f}") for f in absent]
+        )
         counts = frame.select([pl.col(f).cast(pl.Float64) for f in FEATURES]).to_numpy()
         exposures = np.ones_like(counts)
         for k, column in enumerate(_EXPOSURES):
@@ -411,6 +452,11 @@ class FrameSource(FeatureSource):
             x=frame["player_x"].cast(codes).to_physical().cast(pl.Int64).to_numpy(),
             counts=counts,
             exposures=exposures,
+            level=(
+                frame["level"].replace_strict(list(LEVELS), list(range(len(LEVELS)))).cast(pl.Int64).to_numpy()
+                if "level" in frame.columns
+                else np.zeros(frame.height, dtype=np.int64)  # a frame that does not say: full records
+            ),
         )
         self.hands = int(self.rows.hand[-1]) + 1 if len(self.rows.hand) else 0
         self.chunk_hands = max(1, chunk_hands)
@@ -440,6 +486,9 @@ def _sums_of_rows(parts: Iterable[Rows], players: Sequence[str]) -> PairSums:
     return _pair_sums(total, players)
 
 
+_NONE = np.zeros((0, len(FEATURES)))
+
+
 def _pair_sums(total: dict[str, np.ndarray], players: Sequence[str]) -> PairSums:
     p = len(players)
     seen = np.flatnonzero(total["rows"] > 0) if total else np.zeros(0, dtype=np.int64)
@@ -449,8 +498,8 @@ def _pair_sums(total: dict[str, np.ndarray], players: Sequence[str]) -> PairSums
         x=seen % max(1, p),
         rows=total["rows"][seen].astype(np.int64) if total else seen,
         hands=total["hands"][seen].astype(np.int64) if total else seen,
-        counts=np.stack([total[f"n{k}"][seen] for k in range(len(FEATURES))], axis=1) if total else np.zeros((0, 5)),
-        exposures=np.stack([total[f"e{k}"][seen] for k in range(len(FEATURES))], axis=1) if total else np.zeros((0, 5)),
+        counts=np.stack([total[f"n{k}"][seen] for k in range(len(FEATURES))], axis=1) if total else _NONE,
+        exposures=np.stack([total[f"e{k}"][seen] for k in range(len(FEATURES))], axis=1) if total else _NONE,
     )
 
 
@@ -521,7 +570,7 @@ class WarehouseSource(FeatureSource):
         if total:
             offers_by_wall = by_wall.reshape(p * p, WALLS)
             for k, f in enumerate(FEATURES):
-                if f != "channel":
+                if f not in PER_HAND:
                     total[f"e{k}"] = offers_by_wall @ rate[:, OUTCOMES.index(HAZARD_OF[f])]
         self.sums = _pair_sums(total, players)
 
@@ -631,8 +680,8 @@ class Moments:
     """The null of every pair, summed over hands: per pair (``a`` < ``x``, codes) the shared rows, the excess of
     the observed signals over the null means (``excess``, (pairs, K)), the null covariance (``cov``,
     (pairs, K, K)), the hands where the opponents' raw counts differ (``varies``), the raw counts and their
-    expectations (``raw``, ``expected``); and per player the hands played and the seats next to them
-    (``hands``, ``slots``)."""
+    expectations (``raw``, ``expected``); per player the hands played and the seats next to them
+    (``hands``, ``slots``); and per pair the shared hands by level of record (``by_level``, (pairs, levels))."""
 
     shared: np.ndarray
     excess: np.ndarray
@@ -642,6 +691,7 @@ class Moments:
     expected: np.ndarray
     hands: np.ndarray
     slots: np.ndarray
+    by_level: np.ndarray
 
     @staticmethod
     def zeros(players: int) -> Moments:
@@ -655,6 +705,7 @@ class Moments:
             np.zeros((q, K)),
             np.zeros(players),
             np.zeros(players),
+            np.zeros((q, len(LEVELS))),
         )
 
     def add(self, rows: Rows, fit: Fit, players: int) -> None:
@@ -694,6 +745,8 @@ class Moments:
         pair = (rows.a * players + rows.x)[mine]
         q = players * players
         self.shared += np.bincount(pair, minlength=q)
+        for j in range(len(LEVELS)):
+            self.by_level[:, j] += np.bincount(pair, rows.level[mine] == j, minlength=q)
         for k in range(K):
             self.excess[:, k] += np.bincount(pair, centred[mine, k], minlength=q)
             self.varies[:, k] += np.bincount(pair, varies[which[mine], k], minlength=q)
@@ -875,6 +928,9 @@ def _results(
         raw, exp = moments.raw[pair], moments.expected[pair]
         expected_shared = seating.slots[a] * seating.hands[b] / max(1.0, total_seat_hands - seating.hands[a])
         signals = {s: _signal(float(raw[k]), float(exp[k]), float(z[k])) for k, s in enumerate(signal_names)}
+        shared_by_level = {(level, True): int(moments.by_level[pair, j]) for j, level in enumerate(LEVELS)}
+        for s in signal_names:
+            signals[s] |= signal_coverage(s, shared_by_level)
         seat: dict[str, Any] = {
             "observed": shared,
             "expected": round(float(expected_shared), 2),
@@ -883,6 +939,63 @@ def _results(
         }
         out.append(PairResult((players[a], players[b]), shared, score, p, 1.0, False, signals, seat, []))
     return out
+
+
+def signal_coverage(signal: str, hands: dict[tuple[str, bool], int]) -> dict[str, Any]:
+    """``{"n", "levels", "excluded"}`` of a signal: the hands (by ``(level, own)``) whose level lets one of its
+    features count (an observer's record: for the recording seat only, where a feature needs its hand), and
+    those left out.
+
+    >>> signal_coverage("feeding", {("full", True): 10, ("settlement", True): 3})
+    {'n': 13, 'levels': {'full': 10, 'settlement': 3}, 'excluded': {}}
+    >>> signal_coverage("soft_play", {("full", True): 10, ("settlement", True): 3})
+    {'n': 10, 'levels': {'full': 10}, 'excluded': {'settlement': 3}}
+    """
+    used: dict[str, int] = {}
+    excluded: dict[str, int] = {}
+    for (level, own), n in hands.items():
+        if n:
+            side = used if any(NEEDS[f].uses(level, own=own) for f in SIGNALS[signal]) else excluded
+            side[level] = side.get(level, 0) + n
+    return {"n": sum(used.values()), "levels": used, "excluded": excluded}
+
+
+def screen_levels(hands: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """What fed each signal of a screen over ``hands`` (replayed hands by level): the signal's hands and levels
+    (:func:`signal_coverage`), whether any hand could show it (``available``), and each feature's own
+    :func:`~pipeline.analytics.levels.coverage`."""
+    keyed = {(level, True): n for level, n in hands.items()}
+    out = {}
+    for signal, features in SIGNALS.items():
+        entry = signal_coverage(signal, keyed)
+        entry["available"] = entry["n"] > 0
+        entry["features"] = {f: coverage(NEEDS[f], keyed) for f in features}
+        out[signal] = entry
+    return out
+
+
+def levels_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
+    """:func:`screen_levels` in words, a line per signal.
+
+    >>> print("\\n".join(levels_lines(screen_levels({"settlement": 6}))))
+    signals by level of record (hands screened):
+      feeding: n 6 (settlement 6)
+      dangerous: not available (excluded: 6 settlement hands (a score sheet has no discards))
+      soft_play: not available (excluded: 6 settlement hands (a score sheet has no tiles))
+      channel: n 6 (settlement 6)
+    """
+    lines = ["signals by level of record (hands screened):"]
+    for signal, entry in summary.items():
+        excluded = "; ".join(
+            excluded_text({level: n}, NEEDS[next(f for f in SIGNALS[signal] if not NEEDS[f].uses(level, own=True))])
+            for level, n in entry["excluded"].items()
+        )
+        if entry["available"]:
+            used = ", ".join(f"{k} {v}" for k, v in entry["levels"].items())
+            lines.append(f"  {signal}: n {entry['n']} ({used})" + (f"; {excluded}" if excluded else ""))
+        else:
+            lines.append(f"  {signal}: not available" + (f" ({excluded})" if excluded else " (no hands)"))
+    return lines
 
 
 EMPIRICAL_NULL_PAIRS = 20

@@ -1,8 +1,19 @@
--- player_base: per player (and group), the counts every player metric is built from.
+-- player_base: per player (and group), the counts every player metric is built from, split by what the hand's
+-- record carries: its level (full | dealt | observer | settlement, schemas/XZLOG.md) and own (the record shows
+-- this seat's whole hand: every seat of a full or dealt record, the recording seat of an observer's, none of a
+-- score sheet's). Each metric adds up the rows its level table allows (pipeline/analytics/levels.py), so that
+-- a figure a level cannot carry (pongs of a score sheet) is left out, not counted as zero.
 -- Parameters: $by ('all' | 'seat' | 'dealer' | 'profile' | 'month'), $player (a player id, or NULL for all).
 -- Only hands whose replay reached the end count (player_hands.replayed): a stopped replay's facts are partial.
 -- Checks: hands >= wins >= self_draw_wins; hands >= deal_in_hands; deal_ins >= deal_in_hands.
 WITH
+seen AS (  -- an observer's record: the seat whose draws it shows (the other seats' draws are hidden)
+    SELECT DISTINCT e.hand_id, e.seat
+    FROM events AS e
+    JOIN hands AS h ON h.hand_id = e.hand_id
+    WHERE h.level = 'observer' AND e.t = 'draw' AND e.tile IS NOT NULL
+),
+
 seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count (plain hand 1 fan, see fan_base)
     SELECT
         ph.* REPLACE (ph.fan + 1 - coalesce(h.fan_base, 1) AS fan),
@@ -13,9 +24,17 @@ seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count 
             -- played_at is UTC; strftime on a TIMESTAMPTZ would use the session's TimeZone (the machine's)
             WHEN 'month' THEN strftime(timezone('UTC', ph.played_at), '%Y-%m')
             ELSE 'all'
-        END AS grp
+        END AS grp,
+        -- a hand stored before levels were recorded carried at least a deal and every event (no score sheets)
+        coalesce(h.level, 'dealt') AS level,
+        CASE coalesce(h.level, 'dealt')
+            WHEN 'settlement' THEN false
+            WHEN 'observer' THEN v.seat IS NOT NULL
+            ELSE true
+        END AS own
     FROM player_hands AS ph
     JOIN hands AS h ON h.hand_id = ph.hand_id
+    LEFT JOIN seen AS v ON v.hand_id = ph.hand_id AND v.seat = ph.seat
     WHERE ph.replayed AND ($player IS NULL OR ph.player = $player)
 ),
 
@@ -40,6 +59,8 @@ joined AS (  -- logic: one row per hand and seat with its deal-in money
 SELECT  -- final
     player,
     grp,
+    level,
+    own,
     count(*) AS hands,
     count(*) FILTER (WHERE won) AS wins,
     count(*) FILTER (WHERE how = 'self_draw') AS self_draw_wins,
@@ -75,5 +96,5 @@ SELECT  -- final
     sum(passed_wins)::BIGINT AS passed_wins,
     sum(compulsory_passes)::BIGINT AS compulsory_passes
 FROM joined
-GROUP BY player, grp
-ORDER BY player, grp
+GROUP BY player, grp, level, own
+ORDER BY player, grp, level, own

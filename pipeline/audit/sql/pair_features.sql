@@ -8,13 +8,18 @@
 --                  (a dangerous discard by choice; a forced one is no evidence)
 --   soft_pass   x could have won on a's tile and did not
 --   channel     x collected 查叫 or 花猪 money from a at the end of the wall (0/1)
+--   feed_sheet  x won on a's discard or robbed a's kong (0/1), in a hand whose discards are not recorded (a score
+--               sheet: level settlement, pipeline/analytics/levels.py); base_feed_sheet: 1 in such a hand, else 0
+--   level       the hand's level of record (a hand stored before levels were recorded: dealt)
 --   base_*      the same counts expected from the population's rate at each point of the hand (tiles left in
 --               the wall): late discards are far more dangerous than early ones, so pairs left alone late in
 --               hands have more chances, and these baselines say how many.
 -- Checks: feed_win + soft_pass = could_feed; every count <= exposure except channel.
 WITH
 hands_in AS (  -- source: replayed hands
-    SELECT hand_id, players FROM hands WHERE replayed
+    SELECT hand_id, players, coalesce(level, 'dealt') AS level, coalesce(level, 'dealt') = 'settlement' AS sheet
+    FROM hands
+    WHERE replayed
 ),
 
 ev AS (  -- renamed: events with the event each hu answers (the last non-hu event before it)
@@ -37,11 +42,11 @@ offers AS (  -- a's tiles others could take: discards and added kongs
 ),
 
 seats AS (  -- every seat of each hand: four, or three at a table of three
-    SELECT hand_id, players, unnest(range(len(players))) AS s FROM hands_in
+    SELECT hand_id, players, level, sheet, unnest(range(len(players))) AS s FROM hands_in
 ),
 
 seat_pairs AS (
-    SELECT a.hand_id, a.players, a.s AS a, x.s AS x
+    SELECT a.hand_id, a.players, a.level, a.sheet, a.s AS a, x.s AS x
     FROM seats AS a
     JOIN seats AS x ON x.hand_id = a.hand_id AND x.s <> a.s
 ),
@@ -107,6 +112,14 @@ channels AS (
     JOIN hands_in AS h ON h.hand_id = p.hand_id
     WHERE p.side = 'computed' AND p.reason IN ('cha_jiao', 'hua_zhu')
     GROUP BY p.hand_id, p.payer, p.payee
+),
+
+sheet_feeds AS (  -- a score sheet's wins on another's tile
+    SELECT w.hand_id, w.source AS a, w.seat AS x, 1 AS feed_sheet
+    FROM wins AS w
+    JOIN hands_in AS h ON h.hand_id = w.hand_id
+    WHERE h.sheet AND w.source IS NOT NULL
+    GROUP BY w.hand_id, w.source, w.seat
 )
 
 SELECT  -- final
@@ -126,8 +139,12 @@ SELECT  -- final
     coalesce(c.base_could_feed, 0)::DOUBLE AS base_could_feed,
     coalesce(c.base_chosen_danger, 0)::DOUBLE AS base_chosen_danger,
     coalesce(c.base_soft_pass, 0)::DOUBLE AS base_soft_pass,
-    coalesce(ch.channel, 0)::INTEGER AS channel
+    coalesce(ch.channel, 0)::INTEGER AS channel,
+    coalesce(sf.feed_sheet, 0)::INTEGER AS feed_sheet,
+    (CASE WHEN sp.sheet THEN 1 ELSE 0 END)::DOUBLE AS base_feed_sheet,
+    sp.level
 FROM seat_pairs AS sp
 LEFT JOIN offer_counts AS c ON c.hand_id = sp.hand_id AND c.a = sp.a AND c.x = sp.x
 LEFT JOIN channels AS ch ON ch.hand_id = sp.hand_id AND ch.a = sp.a AND ch.x = sp.x
+LEFT JOIN sheet_feeds AS sf ON sf.hand_id = sp.hand_id AND sf.a = sp.a AND sf.x = sp.x
 ORDER BY sp.hand_id, sp.a, sp.x

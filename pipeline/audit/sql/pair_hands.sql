@@ -1,12 +1,32 @@
 -- pair_hands: the replayed hands whose hand_id lies in [$lo, $hi] (one run of hands, pair_chunks.sql), numbered
 -- as pair_events.sql numbers them (hno), with their players by seat and the end-of-wall payments the screen's
 -- channel signal counts: channel has bit 4 × payer + payee set when the payee collected 查叫 or 花猪 money
--- from the payer (computed settlement).
+-- from the payer (computed settlement); feed has bit 4 × discarder + winner set when the winner won on the
+-- discarder's tile (a discard or a robbed kong: what a score sheet says of a win's `from`); level is the record's
+-- level (a hand stored before levels were recorded: dealt), and seen has bit s set when the record shows seat s's
+-- whole hand (every seat of a full or dealt record, the seat whose draws an observer's record shows, none of a
+-- score sheet's). Which feature may use which hand is pipeline/analytics/levels.py's table, applied by the screen.
 WITH
 hands_in AS (
-    SELECT hand_id, players, (row_number() OVER (ORDER BY hand_id) - 1)::INTEGER AS hno
+    SELECT hand_id, players, coalesce(level, 'dealt') AS level,
+           (row_number() OVER (ORDER BY hand_id) - 1)::INTEGER AS hno
     FROM hands
     WHERE replayed AND hand_id BETWEEN $lo AND $hi
+),
+
+feeds AS (
+    SELECT w.hand_id, bit_or(1::INTEGER << (4 * w.source::INTEGER + w.seat::INTEGER))::INTEGER AS feed
+    FROM wins AS w
+    WHERE w.hand_id BETWEEN $lo AND $hi AND w.source IS NOT NULL
+    GROUP BY w.hand_id
+),
+
+seen AS (  -- an observer's record: the seats whose draws it shows
+    SELECT e.hand_id, bit_or(1::INTEGER << e.seat::INTEGER)::INTEGER AS seen
+    FROM events AS e
+    JOIN hands_in AS h ON h.hand_id = e.hand_id
+    WHERE e.hand_id BETWEEN $lo AND $hi AND h.level = 'observer' AND e.t = 'draw' AND e.tile IS NOT NULL
+    GROUP BY e.hand_id
 ),
 
 channels AS (
@@ -17,7 +37,12 @@ channels AS (
     GROUP BY p.hand_id
 )
 
-SELECT h.hno, h.hand_id, h.players, coalesce(c.channel, 0)::INTEGER AS channel
+SELECT
+    h.hno, h.hand_id, h.players, coalesce(c.channel, 0)::INTEGER AS channel, coalesce(f.feed, 0)::INTEGER AS feed,
+    h.level,
+    (CASE h.level WHEN 'settlement' THEN 0 WHEN 'observer' THEN coalesce(s.seen, 0) ELSE 15 END)::INTEGER AS seen
 FROM hands_in AS h
 LEFT JOIN channels AS c ON c.hand_id = h.hand_id
+LEFT JOIN feeds AS f ON f.hand_id = h.hand_id
+LEFT JOIN seen AS s ON s.hand_id = h.hand_id
 ORDER BY h.hno
