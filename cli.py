@@ -8,12 +8,13 @@ Never a traceback: :class:`_Guarded` turns what a command lets through into that
 
 from __future__ import annotations
 
+import datetime as dt
 import errno
 import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -1007,66 +1008,154 @@ def replay_command(
 @app.command("export")
 def export_command(
     paths: Annotated[
-        list[str], typer.Argument(help="Files or folders of xzlog/1 records (.jsonl, .jsonl.gz, .jsonl.zst).")
-    ],
-    to: Annotated[str, typer.Option("--to", help="The format to write: mjai.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The output: .jsonl (.mjson), .gz or .zst compressed.")],
+        list[str] | None,
+        typer.Argument(help="Files or folders of xzlog/1 records (.jsonl, .jsonl.gz, .jsonl.zst); or --warehouse."),
+    ] = None,
+    to: Annotated[str, typer.Option("--to", help="The format to write: mjai.")] = "",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="The output: .jsonl (.mjson), .gz or .zst compressed.")
+    ] = None,
+    warehouse: Annotated[
+        Path | None,
+        typer.Option(
+            "--warehouse", help="Export the hands of this warehouse, read back from their sources (sha256 checked)."
+        ),
+    ] = None,
+    player: Annotated[str | None, typer.Option("--player", help="--warehouse: only the hands of this player.")] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="--warehouse: only hands played at or after this date or time (RFC 3339)."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Write records in another format: mjai, one event per line, a game per session (docs/FORMATS.md says what
     mjai cannot carry). A record it cannot carry (a table of three, a settlement record with no deal, a line
-    that is not a record) is skipped and listed; the last line accounts for every input line."""
+    that is not a record) is skipped and listed; the last line accounts for every input line.
+
+    With --warehouse, the warehouse's hands (or --player's, or those played --since) are read back from the
+    files they were ingested from, each checked against the sha256 stored with it: a file moved or changed
+    since is a skipped hand with the reason, and the last line accounts for every hand selected."""
     import orjson
 
     from pipeline.formats import write_lines as write_out
-    from pipeline.formats.mjai import NotWritable, mjai_events
-    from pipeline.ingest.read import find_files, input_bytes, read_lines
+    from pipeline.formats.mjai import NotWritable, write_mjai
 
     if to not in FORMATS_OUT:
         raise fail(f"--to {to!r}: not a format xuezhan writes (formats: {', '.join(FORMATS_OUT)})")
-    missing = [p for p in paths if p != "-" and not Path(p).exists()]
-    if missing:
-        raise fail(f"no such file or folder: {', '.join(missing)}")
-    if not find_files(paths):
-        raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
-    _output_file(out, "--out")
+    if out is None:
+        raise fail("--out is required: the file to write")
+    if (warehouse is None) == (not paths):
+        raise fail("give either record files or folders, or --warehouse (one of the two)")
+    if warehouse is None and (player is not None or since is not None):
+        raise fail("--player and --since select the hands of a --warehouse")
     counts = Counter[str]()
     skipped: list[str] = []
+    where = [""]  # the input of the record write_mjai is on (it calls on_skip before reading the next)
 
-    def events(bar: _Bar) -> Iterator[bytes]:
-        session: tuple[object, ...] | None = None
-        for line in read_lines(paths, on_bytes=bar.read):
-            counts["lines"] += 1
-            try:
-                record = orjson.loads(line.data) if line.fault is None else None
+    def skip(why: object) -> None:
+        counts["skipped"] += 1
+        if len(skipped) < 10:
+            skipped.append(f"{where[0]}: {_shown(why)}")
+
+    def on_skip(record: dict[str, Any], exc: NotWritable) -> None:
+        skip(exc)
+
+    def stream(records: Iterator[dict[str, Any]], bar: _Bar) -> Iterator[bytes]:
+        for event in write_mjai(records, on_skip=on_skip):
+            if event["type"] == "start_kyoku":
+                counts["written"] += 1
+                bar.count(1)
+            yield orjson.dumps(event)
+
+    if warehouse is not None:
+        _export_warehouse(warehouse, out, player, since, quiet, stream, skip, where, counts)
+        typer.echo(f"wrote {plural(counts['written'], 'hand')} ({plural(counts['events'], 'event')}) to {out}")
+        typer.echo(
+            f"hands selected {counts['selected']} = {counts['written']} written + {counts['skipped']} skipped"
+            f" ({counts['unread']} not read back from their source, {counts['skipped'] - counts['unread']} that"
+            " mjai cannot carry)"
+        )
+    else:
+        from pipeline.ingest.read import find_files, input_bytes, read_lines
+
+        missing = [p for p in paths or [] if p != "-" and not Path(p).exists()]
+        if missing:
+            raise fail(f"no such file or folder: {', '.join(missing)}")
+        if not find_files(paths or []):
+            raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
+        _output_file(out, "--out")
+
+        def records(bar: _Bar) -> Iterator[dict[str, Any]]:
+            for line in read_lines(paths or [], on_bytes=bar.read):
+                counts["lines"] += 1
+                where[0] = f"{_shown(line.source_file)}:{line.source_line}"
+                try:
+                    record = orjson.loads(line.data) if line.fault is None else None
+                except orjson.JSONDecodeError as exc:
+                    skip(exc)
+                    continue
                 if not isinstance(record, dict) or record.get("format") != "xzlog/1":
-                    raise NotWritable(line.fault or "not an xzlog/1 record")
-                kyoku = mjai_events(record)
-            except (NotWritable, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                counts["skipped"] += 1
-                if len(skipped) < 10:
-                    skipped.append(f"{_shown(line.source_file)}:{line.source_line}: {_shown(exc)}")
-                continue
-            key = (record.get("session_id"), tuple(record["players"]))
-            if key != session:
-                if session is not None:
-                    yield orjson.dumps({"type": "end_game"})
-                yield orjson.dumps({"type": "start_game", "names": list(record["players"])})
-                session = key
-            counts["written"] += 1
-            bar.count(1)
-            for event in kyoku:
-                yield orjson.dumps(event)
-        if session is not None:
-            yield orjson.dumps({"type": "end_game"})
+                    skip(line.fault or "not an xzlog/1 record")
+                    continue
+                yield record
 
-    with _progress("exporting (mjai)", quiet, size=input_bytes(paths) or None) as bar:
-        n = write_out(out, events(bar))
-    typer.echo(f"wrote {plural(counts['written'], 'hand')} ({plural(n, 'event')}) to {out}")
-    typer.echo(f"lines {counts['lines']} = {counts['written']} written + {counts['skipped']} skipped")
+        with _progress("exporting (mjai)", quiet, size=input_bytes(paths or []) or None) as bar:
+            n = write_out(out, stream(records(bar), bar))
+        typer.echo(f"wrote {plural(counts['written'], 'hand')} ({plural(n, 'event')}) to {out}")
+        typer.echo(f"lines {counts['lines']} = {counts['written']} written + {counts['skipped']} skipped")
     for line in skipped:
         typer.echo(f"  skipped {line}")
+    assert counts["written"] + counts["skipped"] == counts["selected" if warehouse is not None else "lines"]
     raise typer.Exit(1 if counts["skipped"] else 0)
+
+
+def _export_warehouse(
+    warehouse: Path,
+    out: Path,
+    player: str | None,
+    since: str | None,
+    quiet: bool,
+    stream: Callable[[Iterator[dict[str, Any]], _Bar], Iterator[bytes]],
+    skip: Callable[[object], None],
+    where: list[str],
+    counts: Counter[str],
+) -> None:
+    """``export --warehouse``: the selected hands read back from their sources (pipeline/analytics/export.py)."""
+    from pipeline.analytics.export import Found, read_back, selected
+    from pipeline.analytics.queries import connect
+    from pipeline.formats import write_lines as write_out
+
+    start = None
+    if since is not None:
+        try:
+            start = dt.datetime.fromisoformat(since)
+        except ValueError:
+            raise fail(
+                f"--since {since!r}: not a date or an RFC 3339 time (2026-11-01, 2026-11-01T20:00:00+08:00)"
+            ) from None
+        if start.tzinfo is None:
+            start = start.replace(tzinfo=dt.UTC)  # played_at is stored in UTC
+    _records_in(warehouse)
+    _output_file(out, "--out")
+    try:
+        with connect(warehouse) as con:
+            hands = selected(con, player=player, since=start)
+    except FileNotFoundError as exc:
+        raise fail(str(exc)) from None
+    counts["selected"] = len(hands)
+
+    def records(bar: _Bar) -> Iterator[dict[str, Any]]:
+        for item in read_back(hands):
+            where[0] = f"{_shown(item.hand.hand_id)} ({_shown(item.hand.where())})"
+            if isinstance(item, Found):
+                yield item.record
+            else:
+                counts["unread"] += 1
+                skip(item.reason)
+                bar.count(1)
+
+    with _progress("exporting (mjai)", quiet, total=len(hands)) as bar:
+        counts["events"] = write_out(out, stream(records(bar), bar))
 
 
 class _Bar:

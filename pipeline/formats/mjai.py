@@ -52,15 +52,16 @@ of the hand's last ``hora``, or its ``ryukyoku``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 import orjson
 
 from pipeline.formats import Converted, Item, Reject, Skipped
-from pipeline.game.start import deal_hands, exchange_offset
+from pipeline.game.start import deal_hands, exchange_offset, exchanged
+from pipeline.game.state import IllegalAction
 from pipeline.rules.ruleset import RuleSetError, load_ruleset
-from pipeline.rules.tiles import TILE_NAMES, parse_tiles
+from pipeline.rules.tiles import TILE_NAMES, TileError, parse_tiles
 
 SUIT_OF: Final = {"man": "m", "pin": "p", "sou": "s"}
 SUIT_NAME: Final = {v: k for k, v in SUIT_OF.items()}
@@ -299,17 +300,27 @@ def _add(total: list[int] | None, deltas: list[int] | None) -> list[int] | None:
     return deltas if total is None else [a + b for a, b in zip(total, deltas, strict=True)]
 
 
+BACK: Final = {"cw": "ccw", "ccw": "cw", "across": "across"}  # the exchange that undoes one
+
+
 def _before_exchange(after: list[list[str]], exchange: dict[str, Any]) -> list[list[str]]:
-    """The deal before 换三张, from the hands after it and what each seat gave."""
-    given = exchange["given"]
-    offset = exchange_offset(exchange["direction"], len(after))
-    hands = [list(h) for h in after]
-    for seat, tiles in enumerate(given):
-        receiver = (seat + offset) % len(after)
-        for tile in tiles:
-            hands[receiver].remove(tile)
-            hands[seat].append(tile)
-    return hands
+    """The deal before 换三张, from the hands after it and what each seat gave: every receiver gives the tiles
+    back, the other way round."""
+    given, n = exchange["given"], len(after)
+    try:
+        offset = exchange_offset(exchange["direction"], n)
+        back = [given[(receiver - offset) % n] for receiver in range(n)]
+        return _names(exchanged(_kinds(after), BACK[exchange["direction"]], _kinds(back)))
+    except (IllegalAction, TileError, KeyError, TypeError, IndexError) as exc:
+        raise MjaiError(f"x_xuezhan exchange does not fit the hands: {exc}") from None
+
+
+def _kinds(hands: Iterable[Iterable[str]]) -> list[list[int]]:
+    return [parse_tiles(" ".join(h)) for h in hands]
+
+
+def _names(hands: Iterable[Iterable[int]]) -> list[list[str]]:
+    return [[TILE_NAMES[k] for k in h] for h in hands]
 
 
 # ------------------------------------------------------------------------------------------------ writing
@@ -317,14 +328,23 @@ class NotWritable(ValueError):
     """A record mjai cannot carry (three players, no deal) or that does not parse."""
 
 
-def write_mjai(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def write_mjai(
+    records: Iterable[dict[str, Any]], *, on_skip: Callable[[dict[str, Any], NotWritable], None] | None = None
+) -> Iterator[dict[str, Any]]:
     """The mjai events of ``records`` (xzlog/1 objects, each with a wall or a deal and events), a game per run
     of consecutive records with the same session and players. Records of a session must be written in order.
-    Raises :class:`NotWritable` for a record mjai cannot carry; use :func:`mjai_events` per record to skip
-    those instead."""
+    A record mjai cannot carry (or that does not parse) raises :class:`NotWritable`, or, given ``on_skip``, is
+    handed to it with the reason and left out; ``on_skip`` is called before the next record is read, so a
+    caller streaming ``records`` knows which input it was."""
     session: tuple[Any, ...] | None = None
     for record in records:
-        events = mjai_events(record)
+        try:
+            events = mjai_events(record)
+        except NotWritable as exc:
+            if on_skip is None:
+                raise
+            on_skip(record, exc)
+            continue
         key = (record.get("session_id"), tuple(record["players"]))
         if key != session:
             if session is not None:
@@ -337,7 +357,17 @@ def write_mjai(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 
 def mjai_events(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """One record's kyoku: ``start_kyoku`` … ``end_kyoku`` (no start_game)."""
+    """One record's kyoku: ``start_kyoku`` … ``end_kyoku`` (no start_game). :class:`NotWritable` for a record
+    mjai cannot carry, or one that does not parse (a field missing or of the wrong type, a tile that is none)."""
+    try:
+        return _kyoku(record)
+    except NotWritable:
+        raise
+    except (KeyError, TypeError, ValueError, IllegalAction) as exc:
+        raise NotWritable(f"not a record mjai can be written from: {type(exc).__name__}: {exc}") from None
+
+
+def _kyoku(record: dict[str, Any]) -> list[dict[str, Any]]:
     players = record.get("players")
     if not isinstance(players, list) or len(players) != 4:
         raise NotWritable("mjai carries four players (start_game names): a table of three cannot be written")
@@ -354,12 +384,8 @@ def mjai_events(record: dict[str, Any]) -> list[dict[str, Any]]:
             "no deal and no wall: mjai starts a kyoku with the dealt hands (a settlement record has none)"
         )
     exchange = record.get("exchange")
-    if exchange:
-        offset = exchange_offset(exchange["direction"], 4)
-        for seat, tiles in enumerate(exchange["given"]):
-            for tile in tiles:
-                deal[seat].remove(tile)
-                deal[(seat + offset) % 4].append(tile)
+    if exchange:  # mjai's tehais are the hands after 换三张
+        deal = _names(exchanged(_kinds(deal), exchange["direction"], _kinds(exchange["given"])))
     fourteenth = deal[dealer].pop()
     ours: dict[str, Any] = {
         k: record[k]
