@@ -18,7 +18,7 @@ the reverse.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ import polars as pl
 from matplotlib.axes import Axes
 
 from pipeline import sql
+from pipeline.analytics.levels import NEEDS, coverage, excluded_text
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:
@@ -57,8 +58,34 @@ class ChartSpec:
     plot: Callable[[pl.DataFrame, Axes], None]
     caption: str
     tall: bool = False  # one row per frame row (players, codes, metrics): the height grows with the rows
+    figures: tuple[str, ...] = ()  # what it shows, as pipeline/analytics/levels.py names it (the page says n)
 
     def size(self, df: pl.DataFrame) -> tuple[float, float]:
         from pipeline.report.charts import height_for
 
         return (8.5, height_for(df.height)) if self.tall else (8.0, 4.2)
+
+
+def levels_note(figures: Iterable[str], hands: Mapping[str, int]) -> str:
+    """What a chart of ``figures`` was computed over, by level of record, from ``hands`` (replayed hands by
+    level): ``n = 35 hands (full 30, dealt 5); excluded: 6 settlement hands (why)``, one clause per kind of
+    figure when they differ; empty without figures.
+
+    >>> levels_note(["win_rate"], {"full": 30, "settlement": 3})
+    'n = 33 hands (full 30, settlement 3)'
+    >>> levels_note(["pongs_per_hand"], {"full": 30, "settlement": 3})
+    'n = 30 hands (full 30); excluded: 3 settlement hands (a score sheet has no discards, pongs or draws)'
+    """
+    keyed = {(level, True): n for level, n in hands.items()}
+    clauses: dict[str, list[str]] = {}
+    for figure in figures:
+        needs = NEEDS[figure]
+        c = coverage(needs, keyed)
+        used = ", ".join(f"{k} {v}" for k, v in c["levels"].items()) or "none"
+        text = f"n = {c['n']:,} hands ({used})"
+        if c["excluded"]:
+            text += "; " + excluded_text(c["excluded"], needs)
+        clauses.setdefault(text, []).append(figure)
+    if len(clauses) <= 1:
+        return next(iter(clauses), "")
+    return "; ".join(f"{', '.join(names)}: {text}" for text, names in clauses.items())

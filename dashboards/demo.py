@@ -19,6 +19,7 @@ import polars as pl
 import pipeline
 from dashboards.site import CJK_FONT_PACKAGE, build_report
 from pipeline.analytics.queries import connect, stats
+from pipeline.analytics.render import levels_lines
 from pipeline.audit.collusion import screen
 from pipeline.audit.scoring import audit
 from pipeline.formats import Accounting, Converted, write_lines
@@ -75,6 +76,8 @@ def main() -> int:
     figures = stats(con)
     table = figures["table"]
     print(f"\n== statistics over {figures['hands']} replayed hands")
+    for line in levels_lines(figures):  # what each figure could use of the sheet's hands
+        print("  " + line)
     print("  fan distribution: " + ", ".join(f"{k} fan {v}" for k, v in table["fan_distribution"].items()))
     print(
         "  patterns: "
@@ -100,8 +103,8 @@ def main() -> int:
     )
     for row in findings.findings.head(5).iter_rows(named=True):
         print(f"  {row['money']:>5} points  {row['hand_id']} event {row['event']}: {row['code']} {row['message'][:90]}")
-    levels = con.execute("SELECT level, count(*) FROM hands GROUP BY level ORDER BY level").fetchall()
-    print("  hands by level of record: " + ", ".join(f"{level} {n}" for level, n in levels))
+    levels = figures["levels"]
+    print("  hands by level of record: " + ", ".join(f"{level} {c['stored']}" for level, c in levels.items()))
     sheet_ids = {str(i.record["hand_id"]) for i in items if isinstance(i, Converted)}
     print("  the score sheet's hands (what a sheet supports is checked; the rest is listed as not checked):")
     for row in findings.findings.filter(pl.col("hand_id").is_in(sorted(sheet_ids))).iter_rows(named=True):

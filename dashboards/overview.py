@@ -467,12 +467,14 @@ CHARTS = (
         prep_fan_distribution,
         plot_fan_distribution,
         "Wins by total fan, as computed by the engine before any cap.",
+        figures=("fan_distribution",),
     ),
     ChartSpec(
         "pattern_frequency",
         prep_pattern_frequency,
         plot_pattern_frequency,
         "How often each scoring pattern appears among the wins.",
+        figures=("pattern_frequency",),
         tall=True,
     ),
     ChartSpec(
@@ -481,6 +483,7 @@ CHARTS = (
         plot_outcomes,
         "How hands end: by number of winners, 黄庄 (the wall ran out with two or more players still in) "
         "and 一炮多响 (several winners on one discard).",
+        figures=("winners_per_hand", "huang_zhuang_rate", "multi_win_rate"),
         tall=True,
     ),
     ChartSpec(
@@ -488,12 +491,14 @@ CHARTS = (
         prep_hua_zhu,
         plot_hua_zhu,
         "Flower pigs (花猪: three suits still held when the wall runs out) per hand that reached an empty wall.",
+        figures=("hua_zhu_rate",),
     ),
     ChartSpec(
         "deal_in_by_player",
         prep_deal_in_by_player,
         plot_deal_in_by_player,
         "Deal-in rate by player with 95% Wilson intervals; the dashed line is the rate of all players.",
+        figures=("deal_in_rate",),
         tall=True,
     ),
     ChartSpec(
@@ -501,6 +506,7 @@ CHARTS = (
         prep_net_points_by_player,
         plot_net_points_by_player,
         "Net points by player over all hands played (the engine's settlement).",
+        figures=("net_points_per_hand",),
         tall=True,
     ),
 )

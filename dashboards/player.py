@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 
 from dashboards import ChartSpec, as_int, population_base, run_sql
 from pipeline.analytics import queries
+from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID, METRICS
 from pipeline.report import charts
 
@@ -84,15 +85,19 @@ def prep_player_metrics(con: duckdb.DuckDBPyConnection, player: str, metrics: tu
 
     Columns: ``metric``, ``name_zh``, ``name_en``, ``unit``, ``who`` (``player`` or ``all players``),
     ``value``, ``num`` (numerator, or the sum of a mean), ``den`` (denominator, or n of a mean), ``den_of``
-    (what ``den`` counts), ``ci_low``, ``ci_high``, ``player`` (the player's id).
+    (what ``den`` counts), ``ci_low``, ``ci_high``, ``player`` (the player's id). Each metric over the hands
+    whose level of record carries what it needs (:data:`pipeline.analytics.levels.NEEDS`: a score sheet's
+    hands have no pongs to count).
     Raises :class:`UnknownPlayer`.
     """
-    base = _base(con)
-    subjects = ((PLAYER, player_row(base, player)), (POPULATION, population_base(base)))
+    levels = queries.player_base_levels(con)
+    player_row(queries.fold(levels), player)  # raises for a player with no replayed hand
+    bases = {needs.id: queries.fold(levels, needs) for needs in {NEEDS[mid] for mid in metrics}}
     rows = []
     for mid in metrics:
         m = METRIC_BY_ID[mid]
-        for who, counts in subjects:
+        base = bases[NEEDS[mid].id]  # the hands whose level carries what the metric needs
+        for who, counts in ((PLAYER, player_row(base, player)), (POPULATION, population_base(base))):
             v = m.value(counts)
             rows.append(
                 {
@@ -286,6 +291,7 @@ CHARTS = (
         prep_player_rates,
         plot_player_rates,
         "The player's rates beside all players' (dots), with 95% Wilson intervals (whiskers).",
+        figures=RATES,
         tall=True,
     ),
     ChartSpec(
@@ -293,7 +299,14 @@ CHARTS = (
         prep_player_means,
         plot_player_means,
         "The player's fan, points and pongs beside all players', with 95% intervals of the mean.",
+        figures=MEANS,
         tall=True,
     ),
-    ChartSpec("fan", prep_player_fan, plot_player_fan, "The player's wins by total fan beside all players' wins."),
+    ChartSpec(
+        "fan",
+        prep_player_fan,
+        plot_player_fan,
+        "The player's wins by total fan beside all players' wins.",
+        figures=("fan_per_win",),
+    ),
 )

@@ -156,6 +156,7 @@ CHARTS = (
         prep_issues_by_code,
         plot_issues_by_code,
         "What the validator found in the stored records, by issue code (schemas/ISSUE_CODES.md).",
+        figures=("issues_by_code",),
         tall=True,
     ),
     ChartSpec(

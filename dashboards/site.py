@@ -36,13 +36,13 @@ from urllib.parse import quote
 import duckdb
 import polars as pl
 
-from dashboards import ChartSpec, overview, player, quality
+from dashboards import ChartSpec, levels_note, overview, player, quality
 from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
 from pipeline.analytics import queries
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.audit import scoring
-from pipeline.audit.collusion import SIGNALS
+from pipeline.audit.collusion import SIGNALS, screen_levels
 from pipeline.report import charts
 from pipeline.report.names import file_stem
 
@@ -103,31 +103,41 @@ def _build(
     player_pages = _player_pages(selected)
     pages = [index, *player_pages.values(), quality_page, audit_page, collusion_page]
 
-    def draw(prefix: str, spec: ChartSpec, *args: Any) -> tuple[pl.DataFrame, charts.Chart]:
-        """Prepare (``spec.prep(*args)``), render and save one chart."""
+    by_level = queries.hands_by_level(con)
+    replayed = {level: c["replayed"] for level, c in by_level.items()}
+
+    def draw(
+        prefix: str, spec: ChartSpec, *args: Any, hands: dict[str, int] = replayed
+    ) -> tuple[pl.DataFrame, charts.Chart]:
+        """Prepare (``spec.prep(*args)``), render and save one chart; its caption says the hands it used by
+        level of record (``hands``: the hands it was computed over, by level)."""
         step(f"{prefix}: {spec.name}")
         df = spec.prep(*args)
         png = charts.render(spec.plot, df, size=spec.size(df), choice=font)
-        chart = charts.Chart(f"{prefix}-{spec.name}", spec.caption, spec.caption, png)
+        note = levels_note(spec.figures, hands)
+        caption = f"{spec.caption} ({note})" if note else spec.caption
+        chart = charts.Chart(f"{prefix}-{spec.name}", caption, caption, png)
         (out / "charts" / f"{chart.name}.png").write_bytes(png)
         return df, chart
 
     # Overview
     body = [font_notice(font), _overview_summary(con, selected, player_pages, quality_page, audit_page, collusion_page)]
     body.append(_tables_section(overview.prep_tables(con)))
+    body.append(_levels_section(by_level))
     body += [_figure(draw("overview", spec, con)[1]) for spec in overview.CHARTS]
     (out / index.file).write_text(_page(index, pages, body, font), encoding="utf-8")
 
     # Players
     for pid, page in player_pages.items():
         body = [_player_summary(con, pid)]
-        body += [_figure(draw(Path(page.file).stem, spec, con, pid)[1]) for spec in player.CHARTS]
+        theirs = {level: c["replayed"] for level, c in queries.hands_by_level(con, pid).items()}
+        body += [_figure(draw(Path(page.file).stem, spec, con, pid, hands=theirs)[1]) for spec in player.CHARTS]
         body.append(_player_table(player.prep_player_table(con, pid)))
         (out / page.file).write_text(_page(page, pages, body, font), encoding="utf-8")
 
     # Data quality
     body = [_table_section("The warehouse", quality.prep_summary(con), {"figure": "figure", "value": "count"})]
-    issues, chart = draw("quality", quality.CHARTS[0], con)
+    issues, chart = draw("quality", quality.CHARTS[0], con, hands={k: c["stored"] for k, c in by_level.items()})
     body += [
         _figure(chart),
         _codes_table("Issues by code", issues, ("code", "severity", "issues", "hands", "share")),
@@ -149,7 +159,7 @@ def _build(
     # Collusion: the screen runs once; the charts and tables arrange its result.
     step("collusion: screen")
     screen = collusion_dash.screen_pairs(con, min_hands=min_hands)
-    body = [_collusion_summary(screen)]
+    body = [_collusion_summary(screen), _collusion_levels(screen_levels(replayed))]
     body += [_figure(draw("collusion", spec, screen)[1]) for spec in collusion_dash.CHARTS]
     body.append(_evidence_section(screen, collusion_dash.prep_evidence(screen)))
     body.append(_pairs_table(collusion_dash.prep_top_pairs(screen)))
@@ -343,6 +353,31 @@ def _fmt(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return "–" if value is None else str(value)
+
+
+def _levels_section(by_level: dict[str, dict[str, int]]) -> str:
+    """The hands by level of record (what each record carries); a figure that cannot use some says so under
+    its chart. Nothing for a warehouse of one level."""
+    if len(by_level) <= 1:
+        return ""
+    counts = ", ".join(f"{_esc(level)} {c['replayed']:,}" for level, c in by_level.items())
+    return (
+        f"<p>Hands by level of record (schemas/XZLOG.md, levels): {counts}. Each chart uses the hands whose "
+        "level carries what it shows and says so under it: a score sheet has wins, kongs and payments but no "
+        "discards or tiles (schemas/METRICS.md lists every figure's levels).</p>"
+    )
+
+
+def _collusion_levels(summary: dict[str, dict[str, Any]]) -> str:
+    """Which levels of record fed each signal of the screen, and which signals no hand could show."""
+    rows = []
+    for signal, entry in summary.items():
+        used = ", ".join(f"{k} {v:,}" for k, v in entry["levels"].items()) or "–"
+        left = ", ".join(f"{k} {v:,}" for k, v in entry["excluded"].items()) or "–"
+        state = f"{entry['n']:,} hands" if entry["available"] else "not available"
+        rows.append(f"<tr><td>{_esc(signal)}</td><td>{state}</td><td>{used}</td><td>{left}</td></tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("signal", "screened on", "hands by level", "levels left out"))
+    return f"<h2>Signals by level of record</h2><table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
 def _tables_section(df: pl.DataFrame) -> str:

@@ -312,3 +312,45 @@ def test_the_collusion_command_says_what_was_not_available(sheets: tuple[Path, P
     )
     pairs = json.loads(js.stdout)
     assert pairs and all(p["signals"]["soft_play"]["levels"] == {} for p in pairs)
+
+
+# ---------------------------------------------------------------------------------------------- the report
+def test_the_player_page_uses_the_levels_of_each_metric(
+    mixed: tuple[Path, dict[str, list[dict[str, Any]]]], answer: dict[str, Any]
+) -> None:
+    from dashboards.player import prep_player_metrics
+
+    _, records = mixed
+    player = records["full"][0]["players"][0]
+    with connect(mixed[0]) as con:
+        df = prep_player_metrics(con, player, ("win_rate", "pongs_per_hand"))
+    mine = {r["metric"]: r for r in df.filter(pl.col("who") == "player").iter_rows(named=True)}
+    everyone = {r["metric"]: r for r in df.filter(pl.col("who") == "all players").iter_rows(named=True)}
+    expected = next(p for p in answer["players"] if p["player"] == player)["metrics"]
+    assert mine["pongs_per_hand"]["den"] == expected["pongs_per_hand"]["n"]  # the sheets left out
+    assert mine["win_rate"]["den"] == expected["win_rate"]["den"]  # the sheets in
+    assert everyone["pongs_per_hand"]["den"] == 35 * 4 and everyone["win_rate"]["den"] == 41 * 4  # seat-hands
+
+
+def test_the_report_says_the_hands_by_level_beside_each_chart(
+    mixed: tuple[Path, dict[str, list[dict[str, Any]]]], tmp_path: Path
+) -> None:
+    from dashboards import levels_note
+    from dashboards.site import build_report
+
+    hands = {"full": 30, "dealt": 5, "settlement": 6}
+    assert levels_note(["hand_length"], hands) == (
+        "n = 35 hands (full 30, dealt 5); excluded: 6 settlement hands (a score sheet has no discards, pongs or draws)"
+    )
+    assert levels_note(["win_rate", "pongs_per_hand"], hands).startswith(
+        "win_rate: n = 41 hands (full 30, dealt 5, settlement 6); pongs_per_hand: n = 35 hands"
+    )
+    index = build_report(mixed[0], tmp_path / "report", top_players=1, min_hands=3)
+    page = index.read_text(encoding="utf-8")
+    assert "Hands by level of record (schemas/XZLOG.md, levels): full 30, dealt 5, settlement 6." in page
+    assert (
+        "Wins by total fan, as computed by the engine before any cap. (n = 41 hands (full 30, dealt 5, settlement 6))"
+        in page
+    )
+    collusion = (index.parent / "collusion.html").read_text(encoding="utf-8")
+    assert "<tr><td>dangerous</td><td>35 hands</td><td>full 30, dealt 5</td><td>settlement 6</td></tr>" in collusion
