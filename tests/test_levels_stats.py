@@ -354,3 +354,45 @@ def test_the_report_says_the_hands_by_level_beside_each_chart(
     )
     collusion = (index.parent / "collusion.html").read_text(encoding="utf-8")
     assert "<tr><td>dangerous</td><td>35 hands</td><td>full 30, dealt 5</td><td>settlement 6</td></tr>" in collusion
+
+
+# ---------------------------------------------------------------------------------------------- observer
+def _as_observer(con: Any, seat: int = 0) -> None:
+    """The warehouse seen as if every hand were an observer's record of ``seat``: the other seats' draws hidden
+    (no observer record can be ingested yet: the level is another change's; this is how its hands would read)."""
+    con.execute("CREATE TEMP VIEW hands AS SELECT * REPLACE ('observer' AS level) FROM memory.main.hands")
+    con.execute(
+        "CREATE TEMP VIEW events AS SELECT * REPLACE "
+        f"(CASE WHEN t = 'draw' AND seat <> {seat} THEN NULL ELSE tile END AS tile) FROM memory.main.events"
+    )
+
+
+def test_an_observers_hands_show_only_its_own_seats_hand(sheets: tuple[Path, Path]) -> None:
+    from pipeline.audit.collusion import chunked_features
+
+    full, _ = sheets
+    with connect(full) as con, WarehouseSource(con) as source:
+        whole = chunked_features(source)
+    with connect(full) as con:
+        _as_observer(con)
+        with WarehouseSource(con) as source:
+            seen = chunked_features(source)
+        answer = stats(con)
+    assert seen.select("hand", "seat_a", "seat_x").equals(whole.select("hand", "seat_a", "seat_x"))
+    mine = pl.col("seat_x") == 0
+    # the public actions: every discard, win and call, as the full records show them
+    assert seen["feed_win"].equals(whole["feed_win"]) and seen["feed_call"].equals(whole["feed_call"])
+    # who could win on a discard needs every hand: nothing; a passed win needs the passer's: seat 0's only
+    assert seen["chosen_danger"].sum() == 0 and seen["base_chosen_danger"].sum() == 0
+    assert seen.filter(~mine)["soft_pass"].sum() == 0 and seen.filter(~mine)["base_soft_pass"].sum() == 0
+    assert seen.filter(mine)["soft_pass"].equals(whole.filter(mine)["soft_pass"])
+    assert whole.filter(~mine)["soft_pass"].sum() > 0  # there was something to hide
+    # the hazard is the rate over the offers it could be seen on: what it expects adds up to what was seen
+    assert seen["base_soft_pass"].sum() == pytest.approx(seen["soft_pass"].sum())
+    assert whole["base_soft_pass"].sum() == pytest.approx(whole["soft_pass"].sum())
+    # stats: a passed win counts for the observer's seat only, pongs for every seat
+    assert answer["metrics"]["passed_wins"]["levels"] == {"observer": 200}  # each hand, its own seat
+    assert answer["metrics"]["pongs_per_hand"]["levels"] == {"observer": 200}
+    seat_hands = sum(p["hands"] for p in answer["players"])
+    excluded = sum(p["excluded"].get("passed_wins", {}).get("observer", 0) for p in answer["players"])
+    assert (seat_hands, excluded) == (800, 600)  # three hidden seats a hand

@@ -285,6 +285,7 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
 
 OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft")  # per offer and opponent still in
 HAZARD_OF = {"feed_win": "won", "feed_call": "called", "chosen_danger": "chosen", "soft_pass": "soft"}
+FEATURE_OF = {outcome: feature for feature, outcome in HAZARD_OF.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,9 +308,10 @@ class Rows:
         return Rows(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
 
 
-def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """Every offer for every opponent x still in with a: the row key ``(hand × 4 + a) × 4 + x``, the wall, and
-    each outcome (1 or 0)."""
+def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every offer for every opponent x still in with a: the row key ``(hand × 4 + a) × 4 + x``, the wall,
+    each outcome (1 or 0), and for each outcome whether the hand's level lets it be seen (:func:`_seen`: an
+    observer's record shows no other seat's hand, so not whether it could have won)."""
     x = np.arange(SEATS, dtype=np.int64)
     a = offers.a[:, None]
     seats = offers.seats[offers.hno] if len(offers.hno) else offers.hno
@@ -327,13 +329,35 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
         "soft": could & (1 - won),
     }
     keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
-    return keys, offers.wall[which], outcome
+    hno = offers.hno[which]
+    usable = {
+        name: _seen(FEATURE_OF[name], offers.level[hno], offers.seen[hno], offers.a[which], opponent)
+        for name in outcome
+        if name in FEATURE_OF
+    }
+    return keys, offers.wall[which], outcome, usable
 
 
-def rows_of(offers: Offers, hazard: np.ndarray | None) -> tuple[Rows, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+def _seen(feature: str, level: np.ndarray, seen: np.ndarray, seat_a: np.ndarray, seat_x: np.ndarray) -> np.ndarray:
+    """Which rows (or offers) of hands at ``level`` (indices into :data:`LEVELS`) can show ``feature``: every
+    one at a level the levels table allows, and at a level allowing only the recording seat's hand, those whose
+    seat named in :data:`_OWN` is one the record shows (``seen``, seat bits)."""
+    every, own = _level_masks()
+    k = FEATURES.index(feature)
+    usable = every[k][level]
+    if feature in _OWN:
+        seat = seat_x if _OWN[feature] == "x" else seat_a
+        usable = usable | (own[k][level] & (((seen >> seat) & 1) == 1))
+    return usable
+
+
+def rows_of(
+    offers: Offers, hazard: np.ndarray | None
+) -> tuple[Rows, np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The pair features of one run of hands (``sql/pair_features.sql``'s rows, in its order) with the baselines
     of ``hazard`` (rate of each of :data:`OUTCOMES` by wall, shape (walls, 6); None: zero baselines), and the
-    expanded offers (row keys, walls, outcomes) the first pass sums the hazard from."""
+    expanded offers (row keys, walls, outcomes, and which can be seen) the first pass sums the hazard from. An
+    offer whose hand's level cannot show a feature neither counts nor expects anything for it."""
     n = len(offers.seats)
     a, x = np.meshgrid(np.arange(SEATS), np.arange(SEATS), indexing="ij")
     slot = (a * SEATS + x).ravel()
@@ -345,28 +369,25 @@ def rows_of(offers: Offers, hazard: np.ndarray | None) -> tuple[Rows, np.ndarray
     hand, which = np.nonzero(valid)
     seat_a, seat_x = slot[which] // SEATS, slot[which] % SEATS
     row_key = (hand * SEATS + seat_a) * SEATS + seat_x
-    keys, walls, outcome = _expand(offers)
+    keys, walls, outcome, seeable = _expand(offers)
     size = n * SEATS * SEATS
     counts = np.zeros((len(row_key), len(FEATURES)))
     exposures = np.ones((len(row_key), len(FEATURES)))
-    every, own = _level_masks()
     level = offers.level[hand]
     for k, f in enumerate(FEATURES):
-        usable = every[k][level]
-        if f in _OWN:
-            seat = seat_x if _OWN[f] == "x" else seat_a
-            usable = usable | (own[k][level] & (((offers.seen[hand] >> seat) & 1) == 1))
+        usable = _seen(f, level, offers.seen[hand], seat_a, seat_x)
         if f in PER_HAND:
             bits = offers.channel if f == "channel" else offers.feed
             counts[:, k] = ((bits[hand] >> (seat_a * SEATS + seat_x)) & 1) * usable
             exposures[:, k] = usable
             continue
-        counts[:, k] = np.bincount(keys, outcome[HAZARD_OF[f]], minlength=size)[row_key]
+        name = HAZARD_OF[f]
+        counts[:, k] = np.bincount(keys, outcome[name] * seeable[name], minlength=size)[row_key]
         if hazard is None or not len(keys):
             exposures[:, k] = 0.0
         else:
-            rate = hazard[:, OUTCOMES.index(HAZARD_OF[f])]
-            exposures[:, k] = np.bincount(keys, rate[walls], minlength=size)[row_key]
+            rate = hazard[:, OUTCOMES.index(name)]
+            exposures[:, k] = np.bincount(keys, rate[walls] * seeable[name], minlength=size)[row_key]
         # a level that cannot show the feature: its rows neither count nor expect anything
         counts[:, k] *= usable
         exposures[:, k] *= usable
@@ -380,7 +401,7 @@ def rows_of(offers: Offers, hazard: np.ndarray | None) -> tuple[Rows, np.ndarray
         exposures=exposures,
         level=level,
     )
-    return rows, keys, walls, outcome
+    return rows, keys, walls, outcome, seeable
 
 
 @dataclass(frozen=True, slots=True)
@@ -534,8 +555,12 @@ class WarehouseSource(FeatureSource):
         self._dir = tempfile.TemporaryDirectory(prefix="xuezhan-collusion-", dir=workdir)
         self.files: list[Path] = []
         hazard = np.zeros((WALLS, len(OUTCOMES)))
+        chances = np.zeros((WALLS, len(OUTCOMES)))  # the offers each outcome could be seen on, by wall
         total: dict[str, np.ndarray] = {}
         by_wall = np.zeros(0)
+        # per outcome, each pair's offers by wall where some could not be seen (an observer's record); kept only
+        # once one such offer is read: until then, and in a warehouse without any, they are by_wall
+        seen_by_wall: dict[str, np.ndarray] = {}
         done = 0
         if on_hands is not None:
             on_hands(0, self.hands)
@@ -548,15 +573,24 @@ class WarehouseSource(FeatureSource):
             path = Path(self._dir.name) / f"run-{k:06d}.npz"
             offers.save(path)
             self.files.append(path)
-            rows, keys, walls, outcome = rows_of(offers, None)
+            rows, keys, walls, outcome, seeable = rows_of(offers, None)
+            everywhere = np.ones(len(walls), dtype=bool)
             for j, name in enumerate(OUTCOMES):
-                hazard[:, j] += np.bincount(walls, outcome[name], minlength=WALLS)[:WALLS]
+                can = seeable.get(name, everywhere)  # "offers" and "could" feed no feature: every offer
+                hazard[:, j] += np.bincount(walls, outcome[name] * can, minlength=WALLS)[:WALLS]
+                chances[:, j] += np.bincount(walls, can, minlength=WALLS)[:WALLS]
             # each offer's pair, by wall: the pair's baseline is its offers at each wall times the hazard there
             row_of_key = np.full(len(offers.seats) * SEATS * SEATS, -1)
             row_of_key[(rows.hand * SEATS + rows.seat_a) * SEATS + rows.seat_x] = np.arange(len(rows.hand))
             pair = rows.a[row_of_key[keys]] * p + rows.x[row_of_key[keys]]
+            before = by_wall
             part_wall = np.bincount(pair * WALLS + walls, minlength=p * p * WALLS).astype(float)
             by_wall = part_wall if not len(by_wall) else by_wall + part_wall
+            for name, can in seeable.items():
+                if name in seen_by_wall or not can.all():
+                    seen = np.bincount(pair * WALLS + walls, can, minlength=p * p * WALLS)
+                    start = seen_by_wall.get(name, before if len(before) else np.zeros(p * p * WALLS))
+                    seen_by_wall[name] = start + seen
             part = _sums_of_rows([rows], players)
             dense = _dense(part, p)
             total = dense if not total else {key: total[key] + v for key, v in dense.items()}
@@ -564,14 +598,15 @@ class WarehouseSource(FeatureSource):
             if on_hands is not None:
                 on_hands(done, self.hands)
         with np.errstate(invalid="ignore", divide="ignore"):
-            rate = hazard / hazard[:, :1]
+            rate = hazard / chances  # per offer it could be seen on (every offer, where every level shows it)
         rate[~np.isfinite(rate)] = 0.0
         self.hazard = rate
         if total:
-            offers_by_wall = by_wall.reshape(p * p, WALLS)
             for k, f in enumerate(FEATURES):
                 if f not in PER_HAND:
-                    total[f"e{k}"] = offers_by_wall @ rate[:, OUTCOMES.index(HAZARD_OF[f])]
+                    name = HAZARD_OF[f]
+                    offers_by_wall = seen_by_wall.get(name, by_wall).reshape(p * p, WALLS)
+                    total[f"e{k}"] = offers_by_wall @ rate[:, OUTCOMES.index(name)]
         self.sums = _pair_sums(total, players)
 
     def chunks(self) -> Iterator[Rows]:
