@@ -223,7 +223,7 @@ def test_the_text_output_shows_what_was_left_out(mixed: tuple[Path, dict[str, li
     done = subprocess.run([*CLI, "stats", "--warehouse", str(mixed[0])], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert "hands by level of record: full 30, dealt 5, settlement 6 (replayed)" in lines
+    assert "levels of record (replayed hands): full 30, dealt 5, settlement 6" in lines
     assert (
         "  pongs_per_hand, hand_length: n 35 (full 30, dealt 5); excluded: 6 settlement hands "
         "(a score sheet has no discards, pongs or draws)"

@@ -207,7 +207,7 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
     levels = player_base_levels(con, by=by, player=player)
     keys = levels.select(_KEYS).unique(maintain_order=True)
     every = fold(levels, None, keys)
-    folded = {n.id: fold(levels, n, keys) for n in {NEEDS[m.id] for m in METRICS}}
+    folded = {n.id: fold(levels, n, keys).to_dicts() for n in {NEEDS[m.id] for m in METRICS}}
     by_row: dict[tuple[str, str], dict[tuple[str, bool], int]] = {}
     for r in levels.select(*_KEYS, *_SPLIT, "hands").iter_rows():
         by_row.setdefault((r[0], r[1]), {})[(r[2], r[3])] = r[4]
@@ -218,7 +218,7 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
         excluded: dict[str, dict[str, int]] = {}
         for m in METRICS:
             needs = NEEDS[m.id]
-            metrics[m.id] = m.value(folded[needs.id].row(i, named=True))
+            metrics[m.id] = m.value(folded[needs.id][i])
             left_out = split(needs, seat_levels)[1]
             if left_out:
                 excluded[m.id] = left_out

@@ -108,7 +108,7 @@ def levels_lines(answer: dict[str, Any]) -> list[str]:
     ...     "metrics": {"win_rate": {"n": 33, "levels": {"full": 30, "settlement": 3}, "excluded": {}},
     ...                 "pongs_per_hand": {"n": 30, "levels": {"full": 30}, "excluded": {"settlement": 3}}}}
     >>> print("\\n".join(levels_lines(answer)))
-    hands by level of record: full 30, settlement 3 (replayed)
+    levels of record (replayed hands): full 30, settlement 3
     every figure uses every level but:
       pongs_per_hand: n 30 (full 30); excluded: 3 settlement hands (a score sheet has no discards, pongs or draws)
     """
@@ -116,7 +116,7 @@ def levels_lines(answer: dict[str, Any]) -> list[str]:
     if not levels:
         return []
     by_level = ", ".join(f"{k} {v['replayed']}" for k, v in levels.items())
-    lines = [f"hands by level of record: {by_level} (replayed)"]
+    lines = [f"levels of record (replayed hands): {by_level}"]
     groups: dict[tuple[str, str], list[str]] = {}
     for figure, c in answer.get("metrics", {}).items():
         if c["excluded"]:
