@@ -67,7 +67,7 @@ def test_the_round_trip_from_a_warehouse(room: tuple[Path, dict[str, list[dict[s
     assert done.returncode == 0 and "+ 0 rejected" in done.stdout, done.stdout
     again = {r["hand_id"]: r for r in map(json.loads, back.read_text(encoding="utf-8").splitlines())}
     written = [*records["full"], *records["dealt"]]
-    assert list(again) == [r["hand_id"] for r in written]  # in the order they were ingested
+    assert list(again) == [r["hand_id"] for r in written]  # by file, then line
     for before in written:
         after = again[before["hand_id"]]
         assert projection(after) == projection(before), before["hand_id"]

@@ -6,7 +6,7 @@ line (``record_sha256``), so a record is read back from its file and shown to be
 written out. Nothing is lost: every hand selected is read back, or is a :class:`Missing` with the reason (the
 file is gone, shorter, changed, or was read from stdin), never passed over in silence.
 
-Files are read one at a time, in the order ingest read them, each once and only as far as the last line
+Files are read one at a time, by path, each once and only as far as the last line
 wanted, so memory holds one record at a time whatever the size of the warehouse.
 """
 
@@ -58,7 +58,7 @@ class Missing:
 def selected(
     con: duckdb.DuckDBPyConnection, *, player: str | None = None, since: dt.datetime | None = None
 ) -> list[Stored]:
-    """The stored hands ``export_hands.sql`` selects, in the order they were read."""
+    """The stored hands ``export_hands.sql`` selects, by source file (its path), then line."""
     rows = con.execute(sql.load_sql("pipeline.analytics", "export_hands"), {"player": player, "since": since})
     return [Stored(*row) for row in rows.fetchall()]
 

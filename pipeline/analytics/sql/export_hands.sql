@@ -1,6 +1,6 @@
 -- export_hands: the stored hands to write back out (xuezhan export --warehouse), with where each came from: the
 -- input file and line ingest read it at and the sha256 of that line, so the record can be read back and shown
--- to be the one stored. In the order they were read (file, line), so that a session's hands stay together.
+-- to be the one stored. By source file (its path), then line: a file's hands in its order, a session's together.
 -- Parameters: $player (only the hands that player sat in; NULL: all), $since (only hands played at or after
 -- this time; NULL: all, hands with no time included).
 -- Check: one row per stored hand that matches.
