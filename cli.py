@@ -1007,13 +1007,11 @@ def replay_command(
 
 @app.command("export")
 def export_command(
+    to: Annotated[str, typer.Option("--to", help="The format to write: mjai.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The output: .jsonl (.mjson), .gz or .zst compressed.")],
     paths: Annotated[
         list[str] | None,
         typer.Argument(help="Files or folders of xzlog/1 records (.jsonl, .jsonl.gz, .jsonl.zst); or --warehouse."),
-    ] = None,
-    to: Annotated[str, typer.Option("--to", help="The format to write: mjai.")] = "",
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="The output: .jsonl (.mjson), .gz or .zst compressed.")
     ] = None,
     warehouse: Annotated[
         Path | None,
@@ -1042,8 +1040,6 @@ def export_command(
 
     if to not in FORMATS_OUT:
         raise fail(f"--to {to!r}: not a format xuezhan writes (formats: {', '.join(FORMATS_OUT)})")
-    if out is None:
-        raise fail("--out is required: the file to write")
     if (warehouse is None) == (not paths):
         raise fail("give either record files or folders, or --warehouse (one of the two)")
     if warehouse is None and (player is not None or since is not None):
