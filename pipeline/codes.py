@@ -265,7 +265,8 @@ _CODES = (
     Code(
         "SETTLE_END",
         "error",
-        "A settlement record's end states do not name exactly the players still in at the end.",
+        "A record's declared end states do not name exactly the players still in at the end (a settlement "
+        "record's), or the hidden hands still in (an observer record's).",
         "`end` lists seat 1, who won at event 2",
     ),
     Code(
@@ -345,8 +346,8 @@ _CODES = (
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}
 
-Level = Literal["full", "dealt", "settlement"]
-LEVELS: tuple[Level, ...] = ("full", "dealt", "settlement")
+Level = Literal["full", "dealt", "observer", "settlement"]
+LEVELS: tuple[Level, ...] = ("full", "dealt", "observer", "settlement")
 # The codes a settlement record (no tiles, no turns) cannot raise: they judge tiles, turns and calls.
 _NEEDS_EVENTS = ("TILE_", "CLAIM_", "WIN_")
 _NEEDS_EVENTS_TOO = ("TURN_ORDER", "TURN_AFTER_WIN", "TURN_INCOMPLETE", "TURN_VOID_FIRST")
@@ -355,6 +356,15 @@ _NEEDS_EVENTS_TOO = ("TURN_ORDER", "TURN_AFTER_WIN", "TURN_INCOMPLETE", "TURN_VO
 NOT_CHECKED: dict[str, tuple[str, ...]] = {
     "full": (),
     "dealt": ("the draw order (no wall)",),
+    "observer": (
+        "the draw order (no wall)",
+        "the hidden hands' tiles: only that each of their actions is possible with the tiles in view (no fifth copy)",
+        "the hidden hands' wins: possible with the tiles in view, valued by their claims",
+        "the hidden hands' passed and compulsory wins (过手胡, 最后四张)",
+        "the void suit (定缺) among the hidden hands' unseen tiles: discarded first, held at the end",
+        "the hidden hands' end states: ready values and flower pigs as declared (end)",
+        "who could have won on each discard (the hidden hands' waits)",
+    ),
     "settlement": (
         "the draw order (no wall)",
         "the tiles: conservation, holding, legal discards and calls",
@@ -370,18 +380,20 @@ def levels_of(code: str) -> tuple[str, ...]:
     """The levels of record at which ``code`` can be raised (schemas/XZLOG.md, levels).
 
     >>> levels_of("TILE_NOT_HELD"), levels_of("TILE_WALL_ORDER"), levels_of("SETTLE_AMOUNT")
-    (('full', 'dealt'), ('full',), ('full', 'dealt', 'settlement'))
-    >>> levels_of("INGEST_CONFLICT")
-    ()
+    (('full', 'dealt', 'observer'), ('full',), ('full', 'dealt', 'observer', 'settlement'))
+    >>> levels_of("TILE_DEAL"), levels_of("SETTLE_END"), levels_of("INGEST_CONFLICT")
+    (('full', 'dealt'), ('observer', 'settlement'), ())
     """
     if code.startswith(("INGEST_", "IMPORT_")):
         return ()  # a reject, not a finding on a record
     if code in ("TILE_WALL", "TILE_WALL_ORDER"):
         return ("full",)
+    if code == "TILE_DEAL":
+        return ("full", "dealt")  # a deal against a wall; an observer sees one hand and no wall
     if code == "SETTLE_END":
-        return ("settlement",)
+        return ("observer", "settlement")  # the declared end states (an observer's, of the hands it did not see)
     if code.startswith(_NEEDS_EVENTS) or code in _NEEDS_EVENTS_TOO:
-        return ("full", "dealt")
+        return ("full", "dealt", "observer")
     return LEVELS
 
 

@@ -22,7 +22,7 @@ from itertools import pairwise
 from typing import Any, Protocol
 
 from pipeline.codes import CODES, NOT_CHECKED, Fault
-from pipeline.game.events import Kong
+from pipeline.game.events import Hu, Kong
 from pipeline.game.record import (
     Claimed,
     Record,
@@ -32,12 +32,13 @@ from pipeline.game.record import (
     parse_result,
     played_at_valid,
 )
-from pipeline.game.settlement import settle_declared
+from pipeline.game.settlement import declared_end, declared_win, settle_declared
 from pipeline.game.start import start_hand
 from pipeline.game.state import HandFacts, HandState, IllegalAction, WinRecord
+from pipeline.rules.fan import Score
 from pipeline.rules.hand import Meld
 from pipeline.rules.ruleset import Override
-from pipeline.rules.settle import Payment
+from pipeline.rules.settle import Payment, SeatEnd
 from pipeline.rules.values import Value
 
 
@@ -483,8 +484,9 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         )
     if record.level == "settlement":
         return _validate_settlement(obj, record, issues, strict)
+    unseen = _Unseen(obj, record) if record.level == "observer" else None
     try:
-        state = _initial_state(record, evidence)
+        state = _initial_state(record, evidence, unseen)
     except IllegalAction as exc:
         return Validation(
             hand_id=hand_id, issues=(Issue.of(exc),), record=record, not_checked=NOT_CHECKED[record.level]
@@ -512,6 +514,11 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
             stopped = True
     state.check_invariants()
     hand = state.facts()
+    not_checked = NOT_CHECKED[record.level]
+    if unseen is not None:
+        not_checked += unseen.notes(state)
+        if state.end_fault is not None:
+            issues.append(Issue("SETTLE_END", state.end_fault))
     for seat, at in hand.compulsory_passes:
         issues.append(
             Issue(
@@ -523,7 +530,11 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         )
     claimed = None
     if not (strict and issues):
-        claimed = _claimed(obj, record, issues)
+        if unseen is not None:
+            claimed = unseen.claimed  # read before the replay: a hidden hand's win is valued by its claim
+            issues.extend(unseen.issues)
+        else:
+            claimed = _claimed(obj, record, issues)
         if claimed is not None and not stopped:
             issues.extend(compare_claims(hand, claimed))
     if strict and issues:
@@ -536,8 +547,51 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         seats=tuple(_seat_facts(record, hand, claimed)),
         claimed=claimed,
         hand=hand,
-        not_checked=NOT_CHECKED[record.level],
+        not_checked=not_checked,
     )
+
+
+class _Unseen:
+    """What an observer record declares of the hands it did not see (schemas/XZLOG.md, levels): each win's
+    value from its claim, the end states, and what taking them leaves unchecked."""
+
+    def __init__(self, obj: dict[str, Any], record: Record) -> None:
+        self.issues: list[Issue] = []
+        self.claimed = _claimed(obj, record, self.issues)
+        rules = record.rules
+        claims = {w.event: w for w in self.claimed.wins} if self.claimed is not None else {}
+        paid = self.claimed.payments if self.claimed is not None else None
+        self.wins: dict[int, Score] = {}
+        self.win_notes: dict[int, list[str]] = {}
+        for index, event in enumerate(record.events):
+            if isinstance(event, Hu) and event.seat != record.observer:
+                notes = [f"the fan of seat {event.seat}'s win at event {index} from its tiles (its hand is hidden)"]
+                self.wins[index] = declared_win(
+                    claims.get(index),
+                    rules,
+                    self_drawn=event.source is None,
+                    index=index,
+                    seat=event.seat,
+                    claimed=paid,
+                    unchecked=notes,
+                )
+                self.win_notes[index] = notes
+        self.kongs = (
+            None if paid is None else frozenset(p.event for p in paid if p.reason == "kong" and p.event is not None)
+        )
+        self.end_notes: list[str] = []
+        self.ends: dict[int, SeatEnd] | None = None
+        if record.ends is not None:
+            self.ends = {e.seat: declared_end(rules, e, paid, self.end_notes) for e in record.ends}
+
+    def notes(self, state: HandState) -> tuple[str, ...]:
+        """What was not checked: the wins and end states valued by the record's declarations."""
+        out: list[str] = []
+        for w in state.wins:
+            out.extend(self.win_notes.get(w.event, ()) if w.score is self.wins.get(w.event) else ())
+        if state.ends and self.ends:
+            out.extend(self.end_notes)
+        return (*out, *state.unchecked)
 
 
 def _validate_settlement(obj: dict[str, Any], record: Record, issues: list[Issue], strict: bool) -> Validation:
@@ -594,8 +648,9 @@ def _penalize(state: HandState, exc: IllegalAction, index: int) -> None:
         state.ledger.penalty(exc.seat, index, everyone=True)
 
 
-def _initial_state(record: Record, evidence: bool) -> HandState:
-    """The record's deal, exchange and void suits, checked (:func:`~pipeline.game.start.start_hand`)."""
+def _initial_state(record: Record, evidence: bool, unseen: _Unseen | None = None) -> HandState:
+    """The record's deal, exchange and void suits, checked (:func:`~pipeline.game.start.start_hand`); an
+    observer record's declarations of the hands it did not see (no collusion evidence: it needs every hand)."""
     exchange = None
     if record.exchange_given is not None:
         exchange = (record.exchange_direction or "cw", record.exchange_given)
@@ -606,7 +661,10 @@ def _initial_state(record: Record, evidence: bool) -> HandState:
         deal=record.deal,
         exchange=exchange,
         que=record.que,
-        evidence=evidence,
+        evidence=evidence and unseen is None,
+        declared_wins=unseen.wins if unseen is not None else None,
+        declared_ends=unseen.ends if unseen is not None else None,
+        declared_kongs=unseen.kongs if unseen is not None else None,
     )
 
 

@@ -39,6 +39,8 @@ class Draw(Value):
         return "draw"
 
     def to_json(self) -> dict[str, Any]:
+        if self.tile < 0:  # an observer record's hidden draw
+            return {"t": "draw", "seat": self.seat}
         return {"t": "draw", "seat": self.seat, "tile": TILE_NAMES[self.tile]}
 
 

@@ -47,6 +47,7 @@ TOP_FIELDS: Final = frozenset(
         "result",
         "level",
         "end",
+        "observer",
     }
 )
 REQUIRED: Final = ("hand_id", "ruleset", "players", "dealer", "events")
@@ -60,9 +61,9 @@ EVENT_FIELDS: Final = {
 RESULT_FIELDS: Final = frozenset({"payments", "deltas", "wins"})
 PAYMENT_FIELDS: Final = frozenset({"from", "to", "amount", "reason", "event"})
 WIN_FIELDS: Final = frozenset({"seat", "event", "fan", "points", "patterns"})
-END_FIELDS: Final = frozenset({"seat", "state", "fan"})
+END_FIELDS: Final = frozenset({"seat", "state", "fan", "void"})
 END_STATES: Final = ("ready", "not_ready", "pig")
-LEVELS: Final = ("full", "dealt", "settlement")
+LEVELS: Final = ("full", "dealt", "observer", "settlement")
 UNKNOWN_TILE: Final = -1  # a settlement record's kong or win whose tile the source did not name
 MAX_CLAIMED_FAN: Final = 64  # above any switch's count: a claim beyond it is not a hand (issue 24: bounded numbers)
 
@@ -117,14 +118,15 @@ class ClaimedWin(Value):
 
 
 class DeclaredEnd(Value):
-    """A player still in at the end, as a settlement record declares it (``end``): ``ready`` with the value
-    ``fan`` of its ready hand for 查大叫 (when given), ``not_ready``, or ``pig`` (花猪)."""
+    """A player still in at the end, as a settlement or observer record declares it (``end``): ``ready`` with the
+    value ``fan`` of its ready hand for 查大叫 (when given), ``not_ready``, or ``pig`` (花猪); ``void``: it owes
+    the profile's ``void_end_penalty`` (it still holds tiles of its void suit)."""
 
     __slots__ = ()
-    _fields = ("seat", "state", "fan")
+    _fields = ("seat", "state", "fan", "void")
 
-    def __init__(self, seat: int, state: str, fan: int | None = None) -> None:
-        self._v = (seat, state, fan)
+    def __init__(self, seat: int, state: str, fan: int | None = None, void: bool = False) -> None:
+        self._v = (seat, state, fan, void)
 
     @property
     def seat(self) -> int:
@@ -137,6 +139,10 @@ class DeclaredEnd(Value):
     @property
     def fan(self) -> int | None:
         return self._v[2]
+
+    @property
+    def void(self) -> bool:
+        return self._v[3]
 
 
 class Claimed(Value):
@@ -185,6 +191,7 @@ class Record(Value):
         "played_at",
         "level",
         "ends",
+        "observer",
     )
 
     def __init__(
@@ -194,9 +201,9 @@ class Record(Value):
         players: tuple[str, ...],
         dealer: int,
         wall: tuple[int, ...] | None,
-        deal: tuple[tuple[int, ...], ...] | None,
+        deal: tuple[tuple[int, ...] | None, ...] | None,
         exchange_direction: str | None,
-        exchange_given: tuple[tuple[int, ...], ...] | None,
+        exchange_given: tuple[tuple[int, ...] | None, ...] | None,
         que: tuple[int | None, ...] | None,
         events: tuple[Event, ...],
         session_id: str | None = None,
@@ -205,6 +212,7 @@ class Record(Value):
         played_at: str | None = None,
         level: str = "full",
         ends: tuple[DeclaredEnd, ...] | None = None,
+        observer: int | None = None,
     ) -> None:
         self._v = (
             hand_id,
@@ -223,6 +231,7 @@ class Record(Value):
             played_at,
             level,
             ends,
+            observer,
         )
 
     @property
@@ -246,7 +255,7 @@ class Record(Value):
         return self._v[4]
 
     @property
-    def deal(self) -> tuple[tuple[int, ...], ...] | None:
+    def deal(self) -> tuple[tuple[int, ...] | None, ...] | None:  # None: a hand an observer did not see
         return self._v[5]
 
     @property
@@ -254,7 +263,7 @@ class Record(Value):
         return self._v[6]
 
     @property
-    def exchange_given(self) -> tuple[tuple[int, ...], ...] | None:
+    def exchange_given(self) -> tuple[tuple[int, ...] | None, ...] | None:
         return self._v[7]
 
     @property
@@ -282,12 +291,16 @@ class Record(Value):
         return self._v[13]
 
     @property
-    def level(self) -> str:  # full (a wall), dealt (a deal, no wall), settlement (no tiles: schemas/XZLOG.md)
+    def level(self) -> str:  # full (a wall), dealt (a deal, no wall), observer (one seat's view), settlement
         return self._v[14]
 
     @property
-    def ends(self) -> tuple[DeclaredEnd, ...] | None:  # a settlement record's declared end states
+    def ends(self) -> tuple[DeclaredEnd, ...] | None:  # the declared end states (settlement, observer records)
         return self._v[15]
+
+    @property
+    def observer(self) -> int | None:  # an observer record's seat: the one hand it sees
+        return self._v[16]
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -457,6 +470,8 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     missing = [k for k in REQUIRED if k not in obj]
     if "wall" not in obj and "deal" not in obj and obj.get("level") != "settlement":
         missing.append("wall or deal (or level: settlement)")
+    elif "observer" in obj and "deal" not in obj and "wall" not in obj:
+        missing.append("deal (an observer record carries its observer's deal)")
     if missing:
         raise RecordError("SCHEMA_FIELD", f"missing field(s): {', '.join(missing)}")
     level = _level(obj)
@@ -477,6 +492,9 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     dealer = _seat(obj["dealer"], "dealer")
     if dealer >= n:
         raise _shape(f"dealer {dealer}: the table seats {n} (0-{n - 1})")
+    observer = _seat(obj["observer"], "observer") if level == "observer" else None
+    if observer is not None and observer >= n:
+        raise _shape(f"observer {observer}: the table seats {n} (0-{n - 1})")
     optional: dict[str, Any] = {}
     for name in ("session_id", "table_id", "played_at"):
         value = obj.get(name)
@@ -496,7 +514,10 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
             raise RecordError("SCHEMA_TYPE", "deal must be a list of 3 or 4 hands")
         if len(raw) != n:
             raise _shape(f"deal holds {len(raw)} hands, but the table seats {n}")
-        deal = tuple(_tiles(hand, f"deal[{i}]", (13, 14)) for i, hand in enumerate(raw))
+        deal = tuple(
+            None if hand is None and observer is not None and i != observer else _tiles(hand, f"deal[{i}]", (13, 14))
+            for i, hand in enumerate(raw)
+        )
     direction = given = None
     if "exchange" in obj:
         ex = obj["exchange"]
@@ -506,7 +527,11 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         if not isinstance(raw_given, list) or len(raw_given) != n:
             raise RecordError("SCHEMA_TYPE", f"exchange.given must hold {n} lists of 3 tiles (one per seat)")
         direction = ex["direction"]
-        given = tuple(_tiles(g, f"exchange.given[{i}]", 3) for i, g in enumerate(raw_given))
+        # an observer did not see what a hidden hand passed: null where that hand's deal is null too
+        given = tuple(
+            None if g is None and deal is not None and deal[i] is None else _tiles(g, f"exchange.given[{i}]", 3)
+            for i, g in enumerate(raw_given)
+        )
     que = None
     if "que" in obj:
         raw_que = obj["que"]
@@ -519,6 +544,8 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     _adopt_event_keys(raw_events)
     if level == "settlement":
         events = tuple([_settlement_event(e, i) for i, e in enumerate(raw_events)])
+    elif observer is not None:
+        events = tuple([_observer_event(e, i, observer) for i, e in enumerate(raw_events)])
     else:
         events = tuple([parse_event(e, i) for i, e in enumerate(raw_events)])
     if n < 4:  # the reader knows seats 0-3; a smaller table has fewer
@@ -540,22 +567,51 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         hand_no=hand_no,
         level=level,
         ends=_ends(obj["end"], n) if "end" in obj else None,
+        observer=observer,
         **optional,
     )
 
 
 def _level(obj: dict[str, Any]) -> str:
     """The record's level: declared (and agreeing with what it carries), or inferred from it."""
-    inferred = "full" if "wall" in obj else "dealt" if "deal" in obj else "settlement"
+    if "wall" in obj:
+        inferred = "full"
+    elif "observer" in obj:
+        inferred = "observer"
+    else:
+        inferred = "dealt" if "deal" in obj else "settlement"
+    if "observer" in obj and inferred != "observer":
+        raise RecordError("SCHEMA_FIELD", "observer names the seat of an observer record, which has no wall")
     declared = obj.get("level")
-    if declared is None:
-        return inferred  # full or dealt: a record with neither a wall nor a deal declares its level
-    if declared != inferred:
-        has = "a wall" if inferred == "full" else "a deal and no wall" if inferred == "dealt" else "no wall and no deal"
+    if declared is not None and declared != inferred:
+        has = _CARRIES[inferred]
         raise RecordError("SCHEMA_FIELD", f"level {declared!r} does not fit a record with {has} ({inferred!r})")
-    if declared != "settlement" and "end" in obj:
-        raise RecordError("SCHEMA_FIELD", "end states are declared by settlement records only: the others are replayed")
-    return declared
+    if inferred not in ("settlement", "observer") and "end" in obj:
+        raise RecordError(
+            "SCHEMA_FIELD", "end states are declared by settlement and observer records only: the others are replayed"
+        )
+    return inferred
+
+
+_CARRIES: Final = {
+    "full": "a wall",
+    "dealt": "a deal, no wall and no observer",
+    "observer": "an observer and no wall",
+    "settlement": "no wall and no deal",
+}
+
+
+def _observer_event(obj: Any, index: int, observer: int) -> Event:
+    """An observer record's event: the draws of the other seats may be hidden (no ``tile``:
+    :data:`UNKNOWN_TILE`); the observer's own are seen."""
+    if type(obj) is dict and obj.get("t") == "draw" and "tile" not in obj:
+        event = _parse_event({**obj, "tile": "1m"}, index)
+        if event.seat == observer:
+            raise RecordError(
+                "SCHEMA_EVENT", f"event {index}: the observer's own draw (seat {observer}) names its tile", event=index
+            )
+        return Draw(event.seat, UNKNOWN_TILE)
+    return parse_event(obj, index)
 
 
 def _settlement_event(obj: Any, index: int) -> Event:
@@ -589,7 +645,10 @@ def _ends(raw: Any, n: int) -> tuple[DeclaredEnd, ...]:
             raise RecordError("SCHEMA_TYPE", f"end[{i}]: state must be ready, not_ready or pig, got {state!r}")
         if fan is not None and (not _is_int(fan) or not 0 <= fan <= MAX_CLAIMED_FAN or state != "ready"):
             raise RecordError("SCHEMA_TYPE", f"end[{i}]: fan is a ready player's value, 0-{MAX_CLAIMED_FAN}")
-        out.append(DeclaredEnd(seat, state, fan))
+        void = e.get("void", False)
+        if not isinstance(void, bool):
+            raise RecordError("SCHEMA_TYPE", f"end[{i}]: void must be true or false")
+        out.append(DeclaredEnd(seat, state, fan, void))
     return tuple(out)
 
 

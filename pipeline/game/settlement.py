@@ -125,7 +125,7 @@ def settle_declared(
                 )
                 break
             declared = wins.get(index)
-            score = _score(
+            score = declared_win(
                 declared,
                 rules,
                 self_drawn=source is None,
@@ -187,7 +187,7 @@ def _close_group(ledger: Ledger, group: list[int], kong: tuple[int, int] | None,
         ledger.gang_shang_pao(kong[0], kong[1], group, records[-1].event)
 
 
-def _score(
+def declared_win(
     declared: ClaimedWin | None,
     rules: RuleSet,
     *,
@@ -237,20 +237,31 @@ def _end(
             )
         )
         return {}
-    out: dict[int, SeatEnd] = {}
-    for e in ends:
-        ready = None
-        if e.state == "ready":
-            fan = e.fan
-            if fan is None:
-                paid = [p.amount for p in claimed or () if p.payee == e.seat and p.reason == "cha_jiao"]
-                unchecked.append(f"the ready value of seat {e.seat} (no fan declared)")
-                amount = max(paid) if paid else 0
-                ready = ReadyValue(amount=amount, fan=-1, win_tile=UNKNOWN_TILE, waits=())
-            else:
-                ready = ReadyValue(amount=rules.points(fan), fan=fan, win_tile=UNKNOWN_TILE, waits=())
-        out[e.seat] = SeatEnd(seat=e.seat, pig=e.state == "pig", ready=ready, wall_end=not three_hu)
+    out = {e.seat: declared_end(rules, e, claimed, unchecked, wall_end=not three_hu) for e in ends}
     if three_hu and not rules.hua_zhu_at_three_hu:
         return out
     ledger.end_of_wall(list(out.values()), winners_staying, three_hu=three_hu)
     return out
+
+
+def declared_end(
+    rules: RuleSet,
+    end: DeclaredEnd,
+    claimed: Sequence[Payment] | None,
+    unchecked: list[str],
+    *,
+    wall_end: bool = True,
+) -> SeatEnd:
+    """A declared end state as the ledger settles it: a ready player's value from its declared fan (without one,
+    from what the claimed 查大叫 payments say it was paid: a claim taken, noted in ``unchecked``)."""
+    ready = None
+    if end.state == "ready":
+        fan = end.fan
+        if fan is None:
+            paid = [p.amount for p in claimed or () if p.payee == end.seat and p.reason == "cha_jiao"]
+            unchecked.append(f"the ready value of seat {end.seat} (no fan declared)")
+            amount = max(paid) if paid else 0
+            ready = ReadyValue(amount=amount, fan=-1, win_tile=UNKNOWN_TILE, waits=())
+        else:
+            ready = ReadyValue(amount=rules.points(fan), fan=fan, win_tile=UNKNOWN_TILE, waits=())
+    return SeatEnd(seat=end.seat, pig=end.state == "pig", ready=ready, void_penalty=end.void, wall_end=wall_end)

@@ -12,17 +12,20 @@ How many tiles are dealt is said here once (:data:`DEAL_SIZE`, :func:`dealt`): "
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from pipeline.game.state import HandState, IllegalAction
+from pipeline.rules.fan import Score
 from pipeline.rules.ruleset import RuleSet
+from pipeline.rules.settle import SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_KINDS, SUITS, TILE_NAMES, counts_of, format_tiles, full_counts
 
 DEAL_SIZE: Final = 13  # tiles each seat is dealt; the dealer takes one more
 DIRECTIONS: Final = ("cw", "ccw", "across")  # 换三张 (schemas/XZLOG.md)
 
 Exchange = tuple[str, Sequence[Sequence[int]]]  # (direction, the three tiles each seat gives)
+SeenExchange = tuple[str, Sequence[Sequence[int] | None]]  # an observer's: None for three tiles it did not see
 
 
 def dealt(players: int) -> int:
@@ -85,10 +88,12 @@ def check_wall(wall: Sequence[int], suits: str = SUITS) -> None:
         )
 
 
-def check_deal(hands: Sequence[Sequence[int]], dealer: int, suits: str = SUITS) -> None:
+def check_deal(hands: Sequence[Sequence[int] | None], dealer: int, suits: str = SUITS) -> None:
     """A deal without its wall: 13 tiles a seat, 14 for the dealer (相公 otherwise), tiles of the suits in play
-    only, no fifth copy."""
+    only, no fifth copy. A hand ``None`` is one an observer's record did not see."""
     for seat, hand in enumerate(hands):
+        if hand is None:
+            continue
         expected = DEAL_SIZE + 1 if seat == dealer else DEAL_SIZE
         if len(hand) != expected:
             code = "TILE_COUNT_SHORT" if len(hand) < expected else "TILE_COUNT_LONG"
@@ -104,13 +109,22 @@ def check_deal(hands: Sequence[Sequence[int]], dealer: int, suits: str = SUITS) 
             raise IllegalAction(
                 "TILE_SUIT", f"seat {seat} is dealt {format_tiles(stray)}: the table plays {suits} only", seat=seat
             )
-    total = counts_of(k for hand in hands for k in hand)
+    _check_copies([k for hand in hands if hand is not None for k in hand], "the deal")
+
+
+def _check_copies(tiles: Sequence[int], where: str) -> None:
+    total = counts_of(tiles)
     for kind in range(NUM_KINDS):
         if total[kind] > COPIES:
-            raise IllegalAction("TILE_FIFTH_COPY", f"the deal holds {total[kind]} copies of {TILE_NAMES[kind]}")
+            raise IllegalAction("TILE_FIFTH_COPY", f"{where} holds {total[kind]} copies of {TILE_NAMES[kind]}")
 
 
-def exchanged(hands: Sequence[Sequence[int]], direction: str, given: Sequence[Sequence[int]]) -> list[list[int]]:
+def exchanged(
+    hands: Sequence[Sequence[int]],
+    direction: str,
+    given: Sequence[Sequence[int] | None],
+    hidden: list[int] | None = None,
+) -> list[list[int]]:
     """The hands after 换三张: each seat gives three tiles of one suit it holds to the seat ``direction``
     names. ``TILE_EXCHANGE`` for tiles of two suits, ``TILE_NOT_HELD`` for a tile the seat was not dealt.
 
@@ -118,22 +132,45 @@ def exchanged(hands: Sequence[Sequence[int]], direction: str, given: Sequence[Se
     >>> hands = [parse_tiles("123m"), parse_tiles("456m"), parse_tiles("789m"), parse_tiles("111p")]
     >>> [format_tiles(h) for h in exchanged(hands, "across", hands)]
     ['789m', '111p', '123m', '456m']
+
+    An observer's record (``hidden``: each seat's unseen tiles, changed in place) may not have seen what a
+    hidden hand gave (``None``: three unseen tiles pass), and a hidden hand gives what it could hold:
+
+    >>> hidden = [0, 3, 3, 3]
+    >>> [format_tiles(h) for h in exchanged([hands[0], [], [], []], "ccw", [hands[0], None, [9, 9, 10], None], hidden)]
+    ['', '123m', '', '112p']
+    >>> hidden
+    [3, 0, 3, 0]
     """
     offset = exchange_offset(direction, len(hands))
     out = [list(hand) for hand in hands]
+    passed = [0] * len(hands)
     for seat, tiles in enumerate(given):
+        if tiles is None:
+            assert hidden is not None, "unseen tiles pass only between hidden hands"
+            hidden[seat] = hidden[seat] - 3
+            passed[(seat + offset) % len(hands)] = 3
+            continue
         if len(tiles) != 3 or len({k // 9 for k in tiles}) != 1:
             raise IllegalAction(
                 "TILE_EXCHANGE", f"seat {seat} gives {format_tiles(tiles)}: not three tiles of one suit", seat=seat
             )
         for kind in tiles:
-            if kind not in out[seat]:
+            if kind in out[seat]:
+                out[seat].remove(kind)
+            elif hidden is not None and hidden[seat]:
+                hidden[seat] = hidden[seat] - 1  # a tile of the hidden hand, seen as it passes
+            else:
                 raise IllegalAction(
                     "TILE_NOT_HELD", f"seat {seat} gives {TILE_NAMES[kind]} it was not dealt", seat=seat
                 )
-            out[seat].remove(kind)
     for seat, tiles in enumerate(given):
-        out[(seat + offset) % len(hands)].extend(tiles)
+        if tiles is not None:
+            out[(seat + offset) % len(hands)].extend(tiles)
+    if hidden is not None:
+        for seat, n in enumerate(passed):
+            hidden[seat] = hidden[seat] + n
+        _check_copies([k for hand in out for k in hand], "the hands after the exchange")
     return out
 
 
@@ -142,14 +179,19 @@ def start_hand(
     *,
     dealer: int,
     wall: Sequence[int] | None = None,
-    deal: Sequence[Sequence[int]] | None = None,
-    exchange: Exchange | None = None,
+    deal: Sequence[Sequence[int] | None] | None = None,
+    exchange: Exchange | SeenExchange | None = None,
     que: Sequence[int | None] | None = None,
     evidence: bool = False,
+    declared_wins: Mapping[int, Score] | None = None,
+    declared_ends: Mapping[int, SeatEnd] | None = None,
+    declared_kongs: frozenset[int] | None = None,
 ) -> HandState:
     """The state at the start of play. Give the full ``wall`` (the deal is then dealt from it, and a ``deal``
     given beside it must agree), or only the ``deal``; then the exchange of three, if any, and the void suits.
-    ``evidence``: see :class:`~pipeline.game.state.HandState`.
+    ``evidence``: see :class:`~pipeline.game.state.HandState`. An observer's ``deal`` holds ``None`` for each
+    hand it did not see, whose tiles play starts with hidden (``declared_wins``, ``declared_ends``, ``declared_kongs``: see
+    :class:`~pipeline.game.state.HandState`).
 
     >>> from pipeline.rules import load_ruleset
     >>> from pipeline.rules.tiles import full_set
@@ -158,23 +200,28 @@ def start_hand(
     (55, 0, 'discard')
     """
     n = rules.players
+    hidden: list[int] | None = None
     if wall is not None:
         check_wall(wall, rules.suits)
         hands = deal_hands(wall, dealer, n)
         if deal is not None:
             for seat in range(n):
-                if sorted(deal[seat]) != sorted(hands[seat]):
+                seen = deal[seat]
+                assert seen is not None, "a record with a wall sees every hand"  # the reader sees to it
+                if sorted(seen) != sorted(hands[seat]):
                     raise IllegalAction(
                         "TILE_DEAL",
                         f"seat {seat}'s deal disagrees with the wall",
                         seat=seat,
                         expected=format_tiles(hands[seat]),
-                        actual=format_tiles(deal[seat]),
+                        actual=format_tiles(seen),
                     )
         pile: list[int] | None = list(wall[dealt(n) :])
     elif deal is not None:
         check_deal(deal, dealer, rules.suits)
-        hands = [list(hand) for hand in deal]
+        hands = [list(hand) if hand is not None else [] for hand in deal]
+        if any(hand is None for hand in deal):
+            hidden = [0 if hand is not None else DEAL_SIZE + (seat == dealer) for seat, hand in enumerate(deal)]
         pile = None
     else:
         raise ValueError("a hand starts from a wall or a deal")
@@ -182,14 +229,25 @@ def start_hand(
         if not rules.exchange_three:
             raise IllegalAction("TILE_EXCHANGE", f"profile {rules.profile!r} plays no exchange of three (换三张)")
         direction, given = exchange
-        hands = exchanged(hands, direction, given)
+        hands = exchanged(hands, direction, given, hidden)
     void: Sequence[int | None] = que if que is not None else (None,) * n
     if que is not None and len(rules.suits) < 3 and any(q is not None for q in que):
         # 定缺 picks one of three suits to shed; with two in play no hand can hold a third
         raise IllegalAction("TILE_VOID", f"no void suit at a table of two suits ({rules.suits}): 定缺 needs three")
     if rules.que_declared and any(q is None for q in void):
         raise IllegalAction("TILE_VOID", f"profile {rules.profile!r} requires every seat to declare a void suit (定缺)")
-    return HandState(rules, dealer=dealer, hands=hands, wall=pile, void=void, evidence=evidence)
+    return HandState(
+        rules,
+        dealer=dealer,
+        hands=hands,
+        wall=pile,
+        void=void,
+        evidence=evidence,
+        hidden=hidden,
+        declared_wins=declared_wins,
+        declared_ends=declared_ends,
+        declared_kongs=declared_kongs,
+    )
 
 
 __all__ = [

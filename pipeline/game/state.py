@@ -21,7 +21,7 @@ Money is settled as the hand goes, in :class:`~pipeline.rules.settle.Ledger`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Final, Literal
 
 from pipeline.codes import Fault
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
@@ -30,6 +30,7 @@ from pipeline.rules.hand import (
     CODE_STEPS,
     Meld,
     code_step,
+    could_win,
     is_legal_win,
     is_win,
     shanten_of_codes,
@@ -44,6 +45,8 @@ from pipeline.rules.hand import (
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
 from pipeline.rules.tiles import COPIES, SUITS, TILE_NAMES, counts_of, format_tiles, full_counts, kinds_of_counts
+
+HIDDEN: Final = -1  # an observer record's draw of a tile it did not see (the reader's UNKNOWN_TILE)
 from pipeline.rules.values import Value
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
@@ -135,6 +138,7 @@ class HandFacts(Value):
         "could_win_at",
         "safe_alternative_at",
         "next_dealer",
+        "unchecked",
     )
 
     def __init__(
@@ -155,6 +159,7 @@ class HandFacts(Value):
         could_win_at: Mapping[int, tuple[int, ...]],
         safe_alternative_at: Mapping[int, bool],
         next_dealer: int,
+        unchecked: tuple[str, ...] = (),
     ) -> None:
         self._v = (
             rules,
@@ -173,6 +178,7 @@ class HandFacts(Value):
             could_win_at,
             safe_alternative_at,
             next_dealer,
+            unchecked,
         )
 
     @property
@@ -242,6 +248,10 @@ class HandFacts(Value):
         return self._v[15]
 
     @property
+    def unchecked(self) -> tuple[str, ...]:  # what the hidden hands of an observer record kept from being checked
+        return self._v[16]
+
+    @property
     def won_out(self) -> bool:
         """The wins ended the hand (all but one won in blood battle; the first win, with every win on its
         tile, in 普通版), not the wall."""
@@ -265,12 +275,25 @@ class HandState:
         wall: Sequence[int] | None = None,
         void: Sequence[int | None] | None = None,
         evidence: bool = False,
+        hidden: Sequence[int] | None = None,
+        declared_wins: Mapping[int, Score] | None = None,
+        declared_ends: Mapping[int, SeatEnd] | None = None,
+        declared_kongs: frozenset[int] | None = None,
     ) -> None:
         """``hands[seat]`` are the kinds each seat holds when play starts (after any exchange);
         ``wall`` is the draw pile still to come, front first (``None`` when the record has no wall).
         ``evidence``: also work out, for every discard somebody could win on, whether the discarder held a
         safe and as good alternative (``safe_alternative_at``, the collusion screen's evidence; ingest asks
-        for it, the simulator and ``validate`` do not)."""
+        for it, the simulator and ``validate`` do not).
+
+        An observer's record (schemas/XZLOG.md, levels) sees one hand: ``hidden[seat]`` more tiles, beside the
+        known ``hands[seat]``, that nobody has seen; a hidden draw adds one. An action shows what it needs of them
+        (a discard, a pong, a kong, a win), as long as no fifth copy comes into view. A win of a hand still
+        holding hidden tiles is checked as possible and valued by ``declared_wins`` (event index → the claimed
+        score); at an empty wall such a hand's state is ``declared_ends``' (``None``: not declared). Whether a
+        hidden hand's added kong after a hidden draw was of the tile drawn (``added_kong_paid = "fresh"``) is
+        the claim's: ``declared_kongs`` are the events the claimed payments pay as kongs (``None``: not
+        itemised, taken as fresh)."""
         n = rules.players
         if len(hands) != n:
             raise ValueError(f"{n} hands, one per seat, not {len(hands)}")
@@ -285,6 +308,13 @@ class HandState:
         self.has_won = [False] * n
         self.won_on: list[list[int]] = [[] for _ in range(n)]  # the tiles each seat has won on
         self.counts = [counts_of(kinds) for kinds in hands]
+        self.hidden = list(hidden) if hidden is not None else [0] * n  # unseen concealed tiles per seat
+        self.declared_wins = declared_wins if declared_wins is not None else {}
+        self.declared_ends = declared_ends
+        self.declared_kongs = declared_kongs
+        self.unchecked: list[str] = []
+        self.end_fault: str | None = None  # declared ends that are not the hidden hands left (SETTLE_END)
+        self.full = full_counts(rules.suits)
         self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
         for counts in self.counts:
             for kind, held in enumerate(counts):
@@ -294,7 +324,7 @@ class HandState:
         self.void = list(void) if void is not None else [None] * n
         self.wall = list(wall) if wall is not None else None
         self.tiles = COPIES * 9 * len(rules.suits)  # not rules.tiles: a property of the interpreted RuleSet
-        self.left = self.tiles - sum(len(h) for h in hands)
+        self.left = self.tiles - sum(len(h) for h in hands) - sum(self.hidden)
         self.drawn = 0
         self.won = [False] * n
         self.wins: list[WinRecord] = []
@@ -324,7 +354,7 @@ class HandState:
         # kept up to date tile by tile: every change goes through _add or _meld.
         self._win_tiles: list[frozenset[int] | None] = [None] * n
         self._codes = [suit_codes(self.counts[seat]) for seat in range(n)]
-        self._sizes = [len(kinds) for kinds in hands]  # concealed tiles per seat
+        self._sizes = [len(kinds) + self.hidden[seat] for seat, kinds in enumerate(hands)]  # concealed tiles per seat
 
     # ------------------------------------------------------------------------------------ queries
     @property
@@ -362,7 +392,7 @@ class HandState:
         cached = self._win_tiles[seat]
         if cached is None:
             melds = self.melds[seat]
-            ready_size = self._sizes[seat] == 13 - 3 * len(melds)
+            ready_size = self._sizes[seat] == 13 - 3 * len(melds) and not self.hidden[seat]  # hidden: not known
             cached = win_tiles_of_codes(self._codes[seat], melds, self.void[seat]) if ready_size else frozenset()
             self._win_tiles[seat] = cached
         return cached
@@ -384,6 +414,20 @@ class HandState:
         self._sizes[seat] = self._sizes[seat] + n
         self._win_tiles[seat] = None
 
+    def _reveal(self, seat: int, tile: int, n: int) -> None:
+        """``n`` of ``seat``'s hidden tiles come into view as ``tile`` (an observer record's hidden hand)."""
+        self.hidden[seat] = self.hidden[seat] - n
+        self._sizes[seat] = self._sizes[seat] - n
+        self.seen[tile] = self.seen[tile] + n
+        self._add(seat, tile, n)
+
+    def _take(self, seat: int, tile: int, n: int) -> None:
+        """``n`` of ``tile`` leave ``seat``'s concealed tiles: the known ones first, then hidden ones shown."""
+        held = self.counts[seat][tile]
+        if held < n:
+            self._reveal(seat, tile, n - held)
+        self._add(seat, tile, -n)
+
     def _meld(self, seat: int, meld: Meld, index: int | None = None) -> None:
         """Add a meld to ``seat`` (or replace the one at ``index``)."""
         if index is None:
@@ -395,6 +439,8 @@ class HandState:
     def _score_win(
         self, seat: int, tile: int, *, self_drawn: bool, rob_kong: bool = False, kong_discard: bool = False
     ) -> Score:
+        if self.hidden[seat]:  # a hand not seen: the claim values it (checked as possible, not as scored)
+            return self._declared_win(seat)
         counts = list(self.counts[seat])
         if not self_drawn:
             counts[tile] = counts[tile] + 1
@@ -413,6 +459,11 @@ class HandState:
             earthly=self._earthly(seat, self_drawn),
         )
         return score(hand, self.rules)
+
+    def _declared_win(self, seat: int) -> Score:
+        declared = self.declared_wins.get(self.index)
+        assert declared is not None, f"no declared value for seat {seat}'s win at event {self.index}"
+        return declared
 
     def _dealers_first_turn(self) -> bool:
         """天胡: nothing has happened yet, or (``heavenly_after_kong``) only the dealer's concealed kongs of its first
@@ -451,6 +502,7 @@ class HandState:
             could_win_at=self.could_win_at,
             safe_alternative_at=self.safe_alternative_at,
             next_dealer=self.next_dealer(),
+            unchecked=tuple(self.unchecked),
         )
 
     def _earthly(self, seat: int, self_drawn: bool) -> bool:
@@ -506,8 +558,10 @@ class HandState:
         return self.next_in(w.source)
 
     def _require_holds(self, seat: int, tile: int, n: int, what: str) -> None:
-        if self.counts[seat][tile] < n:
-            held = self.counts[seat][tile]
+        held = self.counts[seat][tile]
+        if held < n <= held + self.hidden[seat]:
+            self._check_reveal(seat, tile, n - held, what)
+        elif held < n:
             raise IllegalAction(
                 "TILE_NOT_HELD" if n == 1 else "CLAIM_NOT_ALLOWED",
                 f"seat {seat} cannot {what} {TILE_NAMES[tile]}: holds {held}, needs {n}",
@@ -516,10 +570,29 @@ class HandState:
                 actual=str(held),
             )
 
+    def _check_reveal(self, seat: int, tile: int, n: int, what: str) -> None:
+        """May ``n`` of ``seat``'s hidden tiles be ``tile``? Not if that would bring a fifth copy into view, or a
+        tile of a suit the table does not play."""
+        if SUITS[tile // 9] not in self.rules.suits:
+            raise IllegalAction(
+                "TILE_SUIT", f"seat {seat} cannot {what} {TILE_NAMES[tile]}: the table plays {self.rules.suits} only"
+            )
+        if self.seen[tile] + n > COPIES:
+            raise IllegalAction(
+                "TILE_FIFTH_COPY",
+                f"seat {seat} cannot {what} {TILE_NAMES[tile]}: its hand is hidden, and {self.seen[tile]} of the four "
+                f"are already in view elsewhere (it would need {n} more)",
+                seat=seat,
+                expected=f"<= {COPIES - self.seen[tile]} hidden x {TILE_NAMES[tile]}",
+                actual=str(n),
+            )
+
     def _check_draw_tile(self, seat: int, tile: int) -> None:
         # No record reaches an empty wall here: the draw phase needs a kong, which needs a tile left; a window
         # on the last tile has no next drawer. So it is an invariant, not a finding.
         assert self.left > 0, f"seat {seat} draws from an empty wall"
+        if tile == HIDDEN:
+            return  # a draw the observer did not see: only its turn can be checked
         if self.wall is not None:
             expected = self.wall[self.drawn]
             if tile != expected:
@@ -575,8 +648,13 @@ class HandState:
             self._close_window(drawer=seat)  # verify_draw worked out that this seat draws next
         replacement = bool(self.kong_chain)  # only an unrobbed kong leaves a chain to draw after
         self.events.append(event)
-        self._add(seat, tile, 1)
-        self.seen[tile] = self.seen[tile] + 1
+        if tile == HIDDEN:
+            self.hidden[seat] = self.hidden[seat] + 1
+            self._sizes[seat] = self._sizes[seat] + 1
+            self._win_tiles[seat] = None
+        else:
+            self._add(seat, tile, 1)
+            self.seen[tile] = self.seen[tile] + 1
         self.drawn += 1
         self.left -= 1
         self.draws[seat] = self.draws[seat] + 1
@@ -611,7 +689,12 @@ class HandState:
                 actual=seat,
             )
         self._require_holds(seat, tile, 1, "discard")
-        if self.has_won[seat] and tile != self.last_draw and self.rules.after_win_discard == "drawn_only":
+        if (
+            self.has_won[seat]
+            and tile != self.last_draw
+            and self.last_draw != HIDDEN  # a hidden draw: whether it is the tile discarded is not known
+            and self.rules.after_win_discard == "drawn_only"
+        ):
             drew = TILE_NAMES[self.last_draw] if self.last_draw is not None else "nothing"
             raise IllegalAction(
                 "TURN_AFTER_WIN",
@@ -655,7 +738,7 @@ class HandState:
             # event before (last_draw is cleared by every other action).
             self.compulsory_passes.append((seat, index - 1))
         self.events.append(event)
-        self._add(seat, tile, -1)
+        self._take(seat, tile, 1)
         self.rivers[seat].append(tile)
         self.discarded[seat] = True
         if not self.off_void[seat] and tile // 9 != self.void[seat]:  # the bool first: a cheap test, mostly true
@@ -679,6 +762,8 @@ class HandState:
         """Do ``seat``'s tiles already form a win by shape and suits? (The quick part of :meth:`can_hu` for a
         self-drawn win, asked first because a refused :meth:`can_hu` costs an exception.)"""
         counts, melds = self.counts[seat], self.melds[seat]
+        if self.hidden[seat]:
+            return False  # a hidden hand: whether it held a win is not known
         return self._sizes[seat] == 14 - 3 * len(melds) and is_legal_win(counts, melds, self.void[seat])
 
     def _safe_alternative(self, seat: int, tile: int) -> bool:
@@ -762,7 +847,7 @@ class HandState:
         self._close_window(claimed=True)
         self.events.append(event)
         self.rivers[source].pop()
-        self._add(seat, tile, -2)
+        self._take(seat, tile, 2)
         self._meld(seat, Meld("pong", tile, source))
         self._void_meld(seat, tile, len(self.events) - 1)
         self.calls_made = True
@@ -812,7 +897,7 @@ class HandState:
             self._require_holds(seat, tile, 1, "add")
         else:
             raise IllegalAction("SCHEMA_EVENT", f"unknown kong kind {kind!r}", seat=seat)
-        if self.has_won[seat]:
+        if self.has_won[seat] and not self.hidden[seat]:  # a hidden locked hand: its waits are not known
             self._check_kong_after_win(seat, tile, kind)
 
     def _check_kong_after_win(self, seat: int, tile: int, kind: str) -> None:
@@ -861,22 +946,31 @@ class HandState:
             self._close_window(claimed=True)
             self.events.append(event)
             self.rivers[source].pop()
-            self._add(seat, tile, -3)
+            self._take(seat, tile, 3)
             self._meld(seat, Meld("direct", tile, source))
             self.ledger.kong(seat, "direct", index, source=source)
             self._void_meld(seat, tile, index)
             self.kong_chain = [(event, index)]
         elif kind == "concealed":
             self.events.append(event)
-            self._add(seat, tile, -4)
+            self._take(seat, tile, 4)
             self._meld(seat, Meld("concealed", tile))
             self.ledger.kong(seat, "concealed", index)
             self._void_meld(seat, tile, index)
             self.kong_chain.append((event, index))
         else:
             self.events.append(event)
-            self._add(seat, tile, -1)
+            self._take(seat, tile, 1)
             fresh = self.last_draw == tile
+            if self.last_draw == HIDDEN:  # drawn unseen: was the added tile the one drawn? the claim says
+                kongs = self.declared_kongs
+                fresh = kongs is None or index in kongs
+                if self.rules.added_kong_paid == "fresh":
+                    how = "taken as so" if kongs is None else "as the claimed payments say"
+                    self.unchecked.append(
+                        f"whether seat {seat}'s added kong at event {index} was of the tile just drawn "
+                        f"(a hidden draw: {how})"
+                    )
             self.window = _Window(seat, tile, index, fresh=fresh)
             if not self.rules.rob_kong:  # nobody may rob it: the kong stands at once
                 self._stand_added_kong()
@@ -973,7 +1067,10 @@ class HandState:
             raise IllegalAction(
                 "WIN_WRONG_TILE", f"seat {seat} claims a self-drawn win without having drawn", seat=seat
             )
-        if not heavenly and tile != self.last_draw:
+        reveal = 0  # a hidden hand's winning tile, shown by the win
+        if not heavenly and self.last_draw == HIDDEN:
+            reveal = 1  # the tile drawn unseen is the one it wins on
+        elif not heavenly and tile != self.last_draw:
             assert self.last_draw is not None
             raise IllegalAction(
                 "WIN_WRONG_TILE",
@@ -983,16 +1080,23 @@ class HandState:
                 actual=TILE_NAMES[tile],
             )
         if heavenly and self.counts[seat][tile] == 0:
-            raise IllegalAction(
-                "WIN_WRONG_TILE", f"seat {seat} wins on {TILE_NAMES[tile]}, which it does not hold", seat=seat
-            )
-        self._check_winning_hand(seat, tile, self_drawn=True)
+            if not self.hidden[seat]:
+                raise IllegalAction(
+                    "WIN_WRONG_TILE", f"seat {seat} wins on {TILE_NAMES[tile]}, which it does not hold", seat=seat
+                )
+            reveal = 1  # a hidden dealt hand: the tile must be one it could hold
+        if reveal:
+            self._check_reveal(seat, tile, 1, "win on")
+        self._check_winning_hand(seat, tile, self_drawn=True, reveal=reveal)
         return self._score_win(seat, tile, self_drawn=True)
 
-    def _check_winning_hand(self, seat: int, tile: int, *, self_drawn: bool) -> None:
+    def _check_winning_hand(self, seat: int, tile: int, *, self_drawn: bool, reveal: int = 0) -> None:
+        """The size, the suits and the shape of a win; ``reveal``: that many of a hidden hand's tiles are the
+        winning tile. A hand still holding hidden tiles must be one that could win (:func:`could_win`)."""
         counts = list(self.counts[seat])
         if not self_drawn:
             counts[tile] = counts[tile] + 1
+        counts[tile] = counts[tile] + reveal
         melds = self.melds[seat]
         size = self._sizes[seat] + (0 if self_drawn else 1)  # sum(counts), kept up to date by _add
         expected = 14 - 3 * len(melds)
@@ -1009,7 +1113,19 @@ class HandState:
             why = suits_fault(counts, melds, self.void[seat])
             suits = "".join(SUITS[s] for s in sorted(suits_used(counts, melds)))
             raise IllegalAction("WIN_VOID_SUIT", f"seat {seat} declares a win: {why}", seat=seat, actual=suits)
-        if not is_win(counts, melds):
+        hidden = self.hidden[seat] - reveal
+        if hidden:
+            spare = [self.full[k] - self.seen[k] for k in range(27)]
+            spare[tile] = spare[tile] - reveal
+            if not could_win(counts, hidden, melds, self.void[seat], spare):
+                raise IllegalAction(
+                    "WIN_FALSE",
+                    f"诈胡: no {hidden} unseen tiles make a win of seat {seat}'s "
+                    f"{format_tiles(kinds_of_counts(counts))} (with {len(melds)} melds): its hand is hidden, "
+                    "and the tiles in view leave none that could",
+                    seat=seat,
+                )
+        elif not is_win(counts, melds):
             raise IllegalAction(
                 "WIN_FALSE", f"诈胡: seat {seat}'s {format_tiles(kinds_of_counts(counts))} does not win", seat=seat
             )
@@ -1032,7 +1148,9 @@ class HandState:
             self.ledger.win(seat, s, index, kong_feeder=feeder, stays=self.flow)
             self._record_win(seat, index, tile, "self_draw", None, s, order=len(self._win_orders()) + 1)
             self._has_won(seat, tile)
-            self._add(seat, tile, -1)
+            if self.last_draw == HIDDEN:
+                self._reveal(seat, tile, 1)  # the tile drawn unseen, shown by the win
+            self._take(seat, tile, 1)
             self.taken.append(tile)  # the winning tile leaves the hand with the win
             self.kong_chain = []
             self.last_draw = None
@@ -1125,14 +1243,38 @@ class HandState:
         # everybody is in, and those who never won are checked)
         never = [s for s in in_hand if not self.has_won[s]]
         if self.left == 0 and len(self.wins) < self.wins_to_end and len(in_hand) >= 2 and never and not self.ends:
-            self.ends = {s: self.seat_end(s) for s in never}
-            self.ledger.end_of_wall(list(self.ends.values()), [s for s in in_hand if self.has_won[s]])
+            ends = self._seat_ends(never)
+            if ends is not None:
+                self.ends = ends
+                self.ledger.end_of_wall(list(ends.values()), [s for s in in_hand if self.has_won[s]])
         elif self.rules.hua_zhu_at_three_hu and len(in_hand) == 1 and len(self.wins) >= self.wins_to_end:
             # 血战 ended by its third winner: the player left is checked for a flower pig only
             (last,) = in_hand
-            pig = suit_bits(self.counts[last], self.melds[last]) == 7
-            self.ends = {last: SeatEnd(seat=last, pig=pig, ready=None, wall_end=False)}
-            self.ledger.end_of_wall(list(self.ends.values()), [], three_hu=True)
+            ends = self._seat_ends([last])
+            if ends is not None:
+                pig = ends[last].pig
+                self.ends = {last: SeatEnd(seat=last, pig=pig, ready=None, wall_end=False)}
+                self.ledger.end_of_wall(list(self.ends.values()), [], three_hu=True)
+        elif self.declared_ends:
+            self.end_fault = (
+                f"the record declares end states for seats {sorted(self.declared_ends)}, but no end is settled"
+            )
+
+    def _seat_ends(self, seats: list[int]) -> dict[int, SeatEnd] | None:
+        """The end states of ``seats``: from the hands, and for a hand still hidden as the record declares it;
+        ``None`` (noted) when the record does not declare exactly the hidden hands among them."""
+        hidden = [s for s in seats if self.hidden[s]]
+        declared = self.declared_ends
+        if hidden or declared:
+            if declared is None:
+                self.unchecked.append(
+                    f"the end of the wall: seats {hidden} are hidden and the record declares no end states"
+                )
+                return None
+            if sorted(declared) != hidden:
+                self.end_fault = f"the end states name seats {sorted(declared)}, the hidden hands left are {hidden}"
+                return None
+        return {s: declared[s] if declared is not None and s in declared else self.seat_end(s) for s in seats}
 
     def seat_end(self, seat: int) -> SeatEnd:
         """查花猪 / 查大叫 facts of a seat still in at an empty wall: a flower pig holds three suits; a void holder
@@ -1228,7 +1370,7 @@ class HandState:
         if self.phase == "rob" and self.window is not None:
             added = self.window.tile  # the added tile, on its way to the meld or to a robber
             total[added] = total[added] + 1
-        in_play = _total(total)
+        in_play = _total(total) + _total(self.hidden)
         assert in_play + self.left == self.tiles, f"tiles: {in_play} in play + {self.left} in the wall != {self.tiles}"
         full = full_counts(self.rules.suits)
         assert all(total[k] <= full[k] for k in range(27)), "a fifth copy, or a tile of a suit not in play"
@@ -1240,7 +1382,7 @@ class HandState:
             assert total == full, "the tiles in play and in the wall are not the full set"
         for seat, kept in enumerate(self._win_tiles):
             assert self._codes[seat] == suit_codes(self.counts[seat]), f"seat {seat}: codes"
-            assert self._sizes[seat] == _total(self.counts[seat]), f"seat {seat}: hand size"
+            assert self._sizes[seat] == _total(self.counts[seat]) + self.hidden[seat], f"seat {seat}: hand size"
             if kept is not None:
                 self._win_tiles[seat] = None  # work it out afresh
                 assert self.win_tiles(seat) == kept, f"seat {seat}'s kept winning tiles are stale"

@@ -677,3 +677,76 @@ def _combine(key: int) -> int:
         if value < best:
             best = value
     return best
+
+
+# ------------------------------------------------------------------------------------ hidden hands
+def could_win(
+    counts27: Sequence[int], hidden: int, melds: Sequence[Meld], void: int | None, spare: Sequence[int]
+) -> bool:
+    """Could ``hidden`` tiles nobody has seen complete the known concealed tiles ``counts27`` (the winning tile
+    included) and ``melds`` into a legal win, by shape and suits? ``spare[k]`` is how many copies of kind ``k``
+    are not seen anywhere (what a hidden tile may be). The question an observer's record asks of a win by a hand
+    it cannot see (schemas/XZLOG.md, levels); with nothing hidden it is :func:`is_legal_win`'s.
+
+    >>> from pipeline.rules.tiles import counts_of, parse_tiles
+    >>> known = counts_of(parse_tiles("111m444m789m5p"))
+    >>> could_win(known, 4, (), None, [4] * 27)  # 46p 55p, 456p 55p, ...
+    True
+    >>> could_win(known, 4, (), 1, [4] * 27)  # but not with the dots declared void
+    False
+    >>> spare = [4] * 27
+    >>> spare[9:18] = [0] * 9  # every other dot seen elsewhere: the 5p stays alone
+    >>> could_win(known, 4, (), None, spare)
+    False
+    """
+    counts: list[int] = counts27 if isinstance(counts27, list) else list(counts27)  # see suit_codes
+    need = 14 - 3 * len(melds)
+    if sum(counts) + hidden != need:
+        return False
+    bits = suit_bits(counts, melds)
+    for first, second in ((0, 1), (0, 2), (1, 2)):
+        allowed = (1 << first) | (1 << second)
+        if (void is not None and (allowed >> void) & 1) or bits & ~allowed:
+            continue
+        if not melds and _seven_pairs_possible(counts, spare, (first, second)):
+            return True
+        options = _suit_options(counts, spare, second)
+        for tiles, pairs in _suit_options(counts, spare, first):
+            if (need - tiles, 1 - pairs) in options:
+                return True
+    return False
+
+
+def _suit_options(counts: list[int], spare: Sequence[int], suit: int) -> set[tuple[int, int]]:
+    """Every (tiles, pairs) a suit can hold as sets and at most one pair, holding at least its known tiles and
+    at most their spare copies more: rank by rank, the chows begun at the two ranks before carry over."""
+    base = 9 * suit
+    states = {(0, 0, 0, 0)}  # (chows begun at the rank before, chows begun two ranks before, tiles, pairs)
+    for rank in range(9):
+        low = counts[base + rank]
+        high = min(4, low + spare[base + rank])
+        chows = 5 if rank < 7 else 1
+        after: set[tuple[int, int, int, int]] = set()
+        for last, before, tiles, pairs in states:
+            for begun in range(chows):
+                for pung in (0, 1):
+                    for pair in range(2 - pairs):
+                        used = last + before + begun + 3 * pung + 2 * pair
+                        if low <= used <= high and tiles + used <= 14:
+                            after.add((begun, last, tiles + used, pairs + pair))
+        states = after
+    return {(tiles, pairs) for _, _, tiles, pairs in states}
+
+
+def _seven_pairs_possible(counts: list[int], spare: Sequence[int], suits: tuple[int, int]) -> bool:
+    """Could the known tiles and hidden ones of the two ``suits`` make seven pairs (four of a kind is two)?"""
+    low = high = 0
+    for suit in suits:
+        for kind in range(9 * suit, 9 * suit + 9):
+            least = counts[kind] + (counts[kind] & 1)
+            most = min(4, counts[kind] + spare[kind]) & ~1
+            if least > most:
+                return False
+            low += least
+            high += most
+    return low <= 14 <= high
