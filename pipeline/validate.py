@@ -564,7 +564,7 @@ class _Unseen:
         self.wins: dict[int, Score] = {}
         self.win_notes: dict[int, list[str]] = {}
         for index, event in enumerate(record.events):
-            if isinstance(event, Hu) and event.seat != record.observer:
+            if isinstance(event, Hu):  # the observer's too: what it received in an exchange may be unseen
                 notes = [f"the fan of seat {event.seat}'s win at event {index} from its tiles (its hand is hidden)"]
                 self.wins[index] = declared_win(
                     claims.get(index),

@@ -135,6 +135,7 @@ def test_contract_fields_are_all_declared() -> None:
     contract = {"format", "hand_id", "session_id", "hand_no", "table_id", "played_at", "ruleset"}
     contract |= {"players", "dealer", "wall", "deal", "exchange", "que", "events", "result"}
     contract |= {"level", "end"}  # issue 20: levels of record (optional: a record without them reads as before)
+    contract |= {"observer"}  # issue 20: the observer level's seat
     assert set(xzlog_schema()["properties"]) == contract
 
 

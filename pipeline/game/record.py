@@ -469,9 +469,8 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         raise RecordError("SCHEMA_TYPE", f"level must be one of {', '.join(LEVELS)}, got {obj['level']!r}")
     missing = [k for k in REQUIRED if k not in obj]
     if "wall" not in obj and "deal" not in obj and obj.get("level") != "settlement":
-        missing.append("wall or deal (or level: settlement)")
-    elif "observer" in obj and "deal" not in obj and "wall" not in obj:
-        missing.append("deal (an observer record carries its observer's deal)")
+        # an observer record carries its observer's deal
+        missing.append("deal (an observer's)" if "observer" in obj else "wall or deal (or level: settlement)")
     if missing:
         raise RecordError("SCHEMA_FIELD", f"missing field(s): {', '.join(missing)}")
     level = _level(obj)
@@ -588,7 +587,9 @@ def _level(obj: dict[str, Any]) -> str:
         raise RecordError("SCHEMA_FIELD", f"level {declared!r} does not fit a record with {has} ({inferred!r})")
     if inferred not in ("settlement", "observer") and "end" in obj:
         raise RecordError(
-            "SCHEMA_FIELD", "end states are declared by settlement and observer records only: the others are replayed"
+            "SCHEMA_FIELD",
+            "end states are declared by settlement records only (and by observer records, of the hands they do not "
+            "see): the others are replayed",
         )
     return inferred
 

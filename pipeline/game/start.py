@@ -190,8 +190,8 @@ def start_hand(
     """The state at the start of play. Give the full ``wall`` (the deal is then dealt from it, and a ``deal``
     given beside it must agree), or only the ``deal``; then the exchange of three, if any, and the void suits.
     ``evidence``: see :class:`~pipeline.game.state.HandState`. An observer's ``deal`` holds ``None`` for each
-    hand it did not see, whose tiles play starts with hidden (``declared_wins``, ``declared_ends``, ``declared_kongs``: see
-    :class:`~pipeline.game.state.HandState`).
+    hand it did not see, whose tiles play starts with hidden (``declared_wins``, ``declared_ends``,
+    ``declared_kongs``: see :class:`~pipeline.game.state.HandState`).
 
     >>> from pipeline.rules import load_ruleset
     >>> from pipeline.rules.tiles import full_set

@@ -45,9 +45,9 @@ from pipeline.rules.hand import (
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
 from pipeline.rules.tiles import COPIES, SUITS, TILE_NAMES, counts_of, format_tiles, full_counts, kinds_of_counts
+from pipeline.rules.values import Value
 
 HIDDEN: Final = -1  # an observer record's draw of a tile it did not see (the reader's UNKNOWN_TILE)
-from pipeline.rules.values import Value
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
 WinHow = Literal["discard", "self_draw", "rob_kong"]
@@ -379,7 +379,9 @@ class HandState:
         """A compact picture of the state for error messages."""
         hands = " | ".join(
             f"{s}{'*' if self.won[s] else '+' if self.has_won[s] else ''}:"
-            f"{format_tiles(kinds_of_counts(self.counts[s])) or '-'}" + "".join(f" [{m}]" for m in self.melds[s])
+            f"{format_tiles(kinds_of_counts(self.counts[s])) or '-'}"
+            + (f" ?{self.hidden[s]}" if self.hidden[s] else "")  # an observer record's unseen tiles
+            + "".join(f" [{m}]" for m in self.melds[s])
             for s in range(self.n)
         )
         window = f" on {TILE_NAMES[self.window.tile]} from {self.window.source}" if self.window else ""
