@@ -74,7 +74,7 @@ system-deps:
 # simulation-heavy test). Both spread over the machine's cores (pytest-xdist; JOBS=1 for one process).
 COVERAGE_TESTS := tests/test_rules_*.py tests/test_game_*.py tests/test_record_*.py tests/test_validate_*.py \
 	tests/test_xzlog_schema.py tests/test_sample_data.py tests/test_tables_mixed.py tests/test_engine_build.py \
-	tests/test_levels.py tests/corpus pipeline schemas dashboards cli.py
+	tests/test_levels.py tests/test_levels_observer.py tests/corpus pipeline schemas dashboards cli.py
 JOBS ?= auto
 PARALLEL := $(if $(filter 1,$(JOBS)),,-n $(JOBS))
 

@@ -69,7 +69,8 @@ HANDS = pa.schema(
             "level",
             pa.string(),
             "what the record carries, so what could be checked (schemas/XZLOG.md, levels): full (a wall and every "
-            "event) | dealt (the deal and every event, no wall) | settlement (wins, kongs, end states and payments)",
+            "event) | dealt (the deal and every event, no wall) | observer (one seat's view: the other seats' draws "
+            "hidden, their tiles null in events) | settlement (wins, kongs, end states and payments)",
         ),
         _f(
             "not_checked",
@@ -120,12 +121,17 @@ EVENTS = pa.schema(
         _f("t", pa.string(), "draw | discard | pong | kong | hu", False),
         _f("seat", pa.int8(), "acting seat", False),
         _f("player", pa.string(), "acting player"),
-        _f("tile", pa.string(), "tile, e.g. 7p"),
+        _f("tile", pa.string(), "tile, e.g. 7p; null where the record does not name it (an observer's hidden draw)"),
         _f("source", pa.int8(), "seat that supplied the tile (pong, direct kong, hu on a discard or robbed kong)"),
         _f("kind", pa.string(), "kong kind: direct | added | concealed"),
         _f("rob_kong", pa.bool_(), "a win robbing an added kong"),
         _f("wall_left", pa.int16(), "tiles left in the wall after the event"),
-        _f("could_win", pa.list_(pa.int8()), "for a discard or added kong: seats that could have won on that tile"),
+        _f(
+            "could_win",
+            pa.list_(pa.int8()),
+            "for a discard or added kong: seats that could have won on that tile (null at level observer: the hidden "
+            "hands' waits are not known)",
+        ),
         _f(
             "safe_alternative",
             pa.bool_(),

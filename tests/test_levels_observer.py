@@ -10,13 +10,16 @@ to the observer's view of each seat, check they stay clean, and show every mutat
 
 from __future__ import annotations
 
+import copy
+import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_levels import sample, to_dealt
+from test_levels import sample, sheet_records, to_dealt
 from test_validate_properties import PROFILES, play
 
 from pipeline.codes import NOT_CHECKED
@@ -246,6 +249,64 @@ def test_an_observer_at_a_smaller_table_and_a_hidden_draw_elsewhere() -> None:
     dealt["events"][1] = {k: v for k, v in dealt["events"][1].items() if k != "tile"}
     v = validate(dealt)  # a hidden draw in a record that names no observer
     assert codes(v) == ["SCHEMA_EVENT"] and "needs 'seat' and 'tile'" in v.issues[0].message
+
+
+def seat_one(**overrides: Any) -> dict[str, Any]:
+    """The same hand as seat 1 saw it: seat 0's hand hidden now, seat 1's known (its win is scored from it)."""
+    record = observed(observer=1, **overrides)
+    record["deal"] = [None, ["1p", "2p", "3p", "4p", "6p", "3s", "4s", "5s", "7s", "7s", "7s", "8s", "8s"], None, None]
+    return record
+
+
+def test_the_player_left_after_three_wins() -> None:
+    """hua_zhu_at_three_hu: the one left when three have won is checked for a flower pig. Hidden, its state is
+    the record's declaration: declared a pig, it owes each winner 10 (hua_zhu_payees = non_pigs; payments the
+    claim lacks)."""
+    rules = {"profile": "chengdu", "hua_zhu_at_three_hu": True}
+    v = validate(seat_one(ruleset=rules))
+    assert v.ok and "the end of the hand: seats [0] are hidden and the record declares no end states" in v.not_checked
+    assert v.wins[0].score.fan == 1 and "the fan of seat 1's win at event 3 from its tiles" not in str(v.not_checked)
+    assert codes(validate(seat_one(ruleset=rules, end=[{"seat": 0, "state": "not_ready"}]))) == []
+    pig = validate(seat_one(ruleset=rules | {"hua_zhu_payees": "non_pigs"}, end=[{"seat": 0, "state": "pig"}]))
+    assert codes(pig) == ["SETTLE_MISSING"] * 3 and {p.reason for p in pig.payments} >= {"hua_zhu"}
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "end", "words"),
+    [
+        # three have won and nothing is settled at the end (no hua_zhu_at_three_hu): no end state is due
+        ("chengdu", [{"seat": 0, "state": "not_ready"}], "declares end states for seats [0], but no end is settled"),
+        # the hidden hand left is seat 0, not seat 2
+        (
+            {"profile": "chengdu", "hua_zhu_at_three_hu": True},
+            [{"seat": 2, "state": "pig"}],
+            "the end states name seats [2], the hidden hands left are [0]",
+        ),
+    ],
+)
+def test_end_states_that_are_not_the_hidden_hands_left(ruleset: Any, end: list[dict[str, Any]], words: str) -> None:
+    v = validate(seat_one(ruleset=ruleset, end=end))
+    assert codes(v) == ["SETTLE_END"] and words in v.issues[0].message
+
+
+def test_a_wall_end_without_end_states() -> None:
+    """Without end states the hidden hands' 查大叫 and 花猪 are not settled, and the record says so; the claimed
+    end-of-wall payments are then not due (as for a settlement record without them)."""
+    record = next(
+        r
+        for r in sample(30)
+        if validate(r).hand.ends
+        and any(  # type: ignore[union-attr]
+            p["reason"] in ("cha_jiao", "hua_zhu") for p in r["result"]["payments"]
+        )
+    )
+    view = to_observer(record, 0)
+    view.pop("end", None)
+    v = validate(view)
+    assert any(n.startswith("the end of the hand: seats") for n in v.not_checked)
+    assert set(codes(v)) <= {"SETTLE_EXTRA", "SETTLE_MISSING"} and "SETTLE_EXTRA" in codes(v)
+    view["end"] = [{"seat": 1, "state": "pig", "void": "yes"}]
+    assert "void must be true or false" in validate(view).issues[0].message
 
 
 # ------------------------------------------------------------------------------------ the engine, piece by piece
@@ -492,3 +553,43 @@ def test_every_mutation_an_observer_record_can_show_is_caught(name: str) -> None
                 assert found and any(c.startswith(expected) for c in found), (record["hand_id"], observer, name, found)
             assert v.not_checked[: len(OBSERVER_NOT_CHECKED)] == OBSERVER_NOT_CHECKED
     assert tried >= 10
+
+
+# ------------------------------------------------------------------------------------ the warehouse
+def test_a_warehouse_of_every_level(tmp_path: Path) -> None:
+    """Full, dealt, observer and settlement hands in one warehouse: the observer's hands stored with their level,
+    what they could not check, their hidden draws without a tile and no seat named as able to win on a discard
+    (the hidden hands' waits are unknown); stats, the audit and the collusion screen run over all of them."""
+    from pipeline.analytics.queries import connect, stats
+    from pipeline.audit.collusion import screen
+    from pipeline.audit.scoring import audit
+    from pipeline.ingest.run import ingest
+
+    full = sample(20)
+    dealt = [dict(to_dealt(r), hand_id=r["hand_id"] + "-d") for r in full[:5]]
+    observer = [dict(to_observer(r, i % 4), hand_id=r["hand_id"] + "-o") for i, r in enumerate(full[5:15])]
+    wrong = copy.deepcopy(observer[0])
+    wrong["hand_id"] += "-x"
+    wrong["result"]["deltas"][0] += 1  # the one observer hand that does not add up
+    path = tmp_path / "levels.jsonl"
+    records = [*full, *dealt, *observer, wrong, *sheet_records()]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    run = ingest([str(path)], tmp_path / "wh", workers=1)
+    assert run.records_stored == len(records) and run.reconciled
+    con = connect(tmp_path / "wh")
+    levels = dict(con.execute("SELECT level, count(*) FROM hands GROUP BY level").fetchall())
+    assert levels == {"full": 20, "dealt": 5, "observer": 11, "settlement": 3}
+    assert con.execute(
+        "SELECT bool_and(valid = (hand_id NOT LIKE '%-x')), min(len(not_checked)) FROM hands WHERE level = 'observer'"
+    ).fetchall() == [(True, len(OBSERVER_NOT_CHECKED))]
+    hidden = con.execute(
+        "SELECT count(*) FILTER (WHERE t = 'draw' AND tile IS NULL), count(*) FILTER (WHERE could_win IS NOT NULL) "
+        "FROM events JOIN hands USING (hand_id) WHERE level = 'observer'"
+    ).fetchall()[0]
+    assert hidden[0] > 0 and hidden[1] == 0
+    figures = stats(con)
+    assert figures["hands"] >= 30
+    found = audit(con).findings
+    assert sorted(found.filter(found["hand_id"].str.ends_with("-x"))["code"].to_list()) == ["SETTLE_UNBALANCED"]
+    screen(con, min_hands=5)
+    con.close()

@@ -1270,7 +1270,7 @@ class HandState:
         if hidden or declared:
             if declared is None:
                 self.unchecked.append(
-                    f"the end of the wall: seats {hidden} are hidden and the record declares no end states"
+                    f"the end of the hand: seats {hidden} are hidden and the record declares no end states"
                 )
                 return None
             if sorted(declared) != hidden:

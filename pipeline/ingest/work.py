@@ -307,7 +307,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     events = record.events
     n = len(events)
     replayed_upto = len(hand.events) if hand is not None else 0
-    could = hand.could_win_at if hand is not None else {}
+    observer = record.level == "observer"  # the hidden hands' waits are not known: who could win is unknown
+    could = hand.could_win_at if hand is not None and not observer else {}
     safe = hand.safe_alternative_at if hand is not None else {}
     left = wall_after_deal(record.rules)
     settlement = record.level == "settlement"  # no draws, no wall to count: wall_left unknown
@@ -319,7 +320,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         wall_left.append(None if settlement else left)
         if idx in could:
             could_win.append(list(could[idx]))
-        elif isinstance(ev, Discard) and idx < replayed_upto:
+        elif isinstance(ev, Discard) and idx < replayed_upto and not observer:
             could_win.append([])  # a replayed discard nobody could win on
         else:
             could_win.append(None)  # not a discard, or not replayed
