@@ -359,6 +359,7 @@ NOT_CHECKED: dict[str, tuple[str, ...]] = {
     "observer": (
         "the draw order (no wall)",
         "the hidden hands' tiles: only that each of their actions is possible with the tiles in view (no fifth copy)",
+        "a hidden winner's locked hand (血流成河): that it discards the tile it drew, that its kongs keep its waits",
         "the hidden hands' wins: possible with the tiles in view, valued by their claims",
         "the hidden hands' passed and compulsory wins (过手胡, 最后四张)",
         "the void suit (定缺) among the hidden hands' unseen tiles: discarded first, held at the end",

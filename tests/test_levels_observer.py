@@ -326,6 +326,29 @@ def test_could_win_agrees_with_a_known_hand() -> None:
     assert not could_win(odd, 1, (), None, spare)  # three suits
 
 
+two_suit_hands = st.lists(st.integers(0, 17), min_size=14, max_size=14).filter(
+    lambda kinds: max(Counter(kinds).values()) <= 4
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(two_suit_hands, st.integers(0, 14), st.randoms(use_true_random=False))
+def test_could_win_is_a_legal_win_of_the_hidden_tiles_when_there_is_one(
+    kinds: list[int], hidden: int, rng: Any
+) -> None:
+    """Hide ``hidden`` tiles of any 14 tiles: a legal win stays a possible one (its own tiles complete it), and
+    with nothing hidden a possible win is exactly a legal one. A hand of hidden tiles only could always win."""
+    counts = counts_of(kinds)
+    known = list(counts)
+    for kind in rng.sample(kinds, hidden):
+        known[kind] -= 1
+    spare = [4 - n for n in known]
+    if is_legal_win(counts, (), None):
+        assert could_win(known, hidden, (), None, spare)
+    assert could_win(counts, 0, (), None, [4 - n for n in counts]) == is_legal_win(counts, (), None)
+    assert could_win([0] * 27, 14, (), None, [4] * 27)
+
+
 def test_a_hidden_hand_wins_only_with_tiles_it_could_hold() -> None:
     """Seat 1's hand: 123m 456m 789m 111p known and one tile unseen; a win on 5p needs that tile to be a 5p. With
     the observer holding the other three, the 5p discarded is the fourth: no 5p is left."""
@@ -385,6 +408,41 @@ def test_a_heavenly_win_and_a_self_drawn_win_of_hidden_hands() -> None:
     assert raised.value.code == "TILE_FIFTH_COPY"
     state.hu(2, parse_tiles("9p")[0], None)  # but it can be a 9p
     assert state.seen[parse_tiles("9p")[0]] == 1 and state.hidden[2] == 13
+    state.check_invariants()
+
+
+@pytest.mark.parametrize(
+    ("claimed", "paid", "note"),
+    [
+        (None, True, "taken as so"),
+        (frozenset({10}), True, "as the claimed payments say"),
+        (frozenset(), False, "as the claimed payments say"),
+    ],
+)
+def test_an_added_kong_after_a_hidden_draw_is_fresh_as_the_claim_says(
+    claimed: frozenset[int] | None, paid: bool, note: str
+) -> None:
+    """majsoul pays an added kong only when its fourth tile was just drawn; after a draw the observer did not see,
+    whether it was is what the claimed payments say (not itemised: taken as fresh)."""
+    rules = load_ruleset("majsoul")
+    five, nine = parse_tiles("5p")[0], parse_tiles("9s")[0]
+    deal = [parse_tiles("5p1m1m2m2m3m3m4m4m6m6m7m7m8m"), None, None, None]
+    state = start_hand(rules, dealer=0, deal=deal, que=(2, 2, 2, 2), declared_kongs=claimed)
+    state.discard(0, five)
+    state.pong(1, five, 0)
+    state.discard(1, nine)
+    for seat in (2, 3):
+        state.draw(seat, HIDDEN)
+        state.discard(seat, nine)
+    state.draw(0, parse_tiles("9m")[0])
+    state.discard(0, parse_tiles("9m")[0])
+    state.draw(1, HIDDEN)
+    state.kong(1, five, "added")  # event 10, after seat 1's unseen draw
+    state.draw(1, HIDDEN)  # nobody robs it: the kong stands, and its replacement is drawn
+    kong_paid = [p for p in state.ledger.payments if p.reason == "kong" and p.event == 10]
+    assert bool(kong_paid) == paid
+    notes = [n for n in state.unchecked if n.startswith("whether seat 1's added kong at event 10")]
+    assert notes == [f"whether seat 1's added kong at event 10 was of the tile just drawn (a hidden draw: {note})"]
     state.check_invariants()
 
 
