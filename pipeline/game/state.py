@@ -577,7 +577,9 @@ class HandState:
         tile of a suit the table does not play."""
         if SUITS[tile // 9] not in self.rules.suits:
             raise IllegalAction(
-                "TILE_SUIT", f"seat {seat} cannot {what} {TILE_NAMES[tile]}: the table plays {self.rules.suits} only"
+                "TILE_SUIT",
+                f"seat {seat} cannot {what} {TILE_NAMES[tile]}: the table plays {self.rules.suits} only",
+                seat=seat,
             )
         if self.seen[tile] + n > COPIES:
             raise IllegalAction(
