@@ -665,6 +665,7 @@ def _initial_state(record: Record, evidence: bool, unseen: _Unseen | None = None
         declared_wins=unseen.wins if unseen is not None else None,
         declared_ends=unseen.ends if unseen is not None else None,
         declared_kongs=unseen.kongs if unseen is not None else None,
+        shown=record.shown,
     )
 
 

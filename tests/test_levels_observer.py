@@ -251,6 +251,70 @@ def test_an_observer_at_a_smaller_table_and_a_hidden_draw_elsewhere() -> None:
     assert codes(v) == ["SCHEMA_EVENT"] and "needs 'seat' and 'tile'" in v.issues[0].message
 
 
+SEAT_3_SHOWN = ["1m", "1m", "3m", "4m", "5m", "6s", "7s", "8s"]  # 11m 345m 678s, the 5m drawn from the kong
+
+
+def test_a_win_that_shows_the_hand_is_checked_and_scored_from_it() -> None:
+    """Seat 3 shows 11m 345m 678s at its win: scored from the tiles (平胡 + 根 + 杠上花 = 3 fan), its claim
+    compared, and no longer listed as valued by the claim; seat 1 shows its hand on the discard it wins on."""
+    record = observed()
+    record["events"][8]["hand"] = SEAT_3_SHOWN
+    record["events"][3]["hand"] = ["1p", "2p", "3p", "4p", "5p", "6p", "3s", "4s", "5s", "7s", "7s", "7s", "8s", "8s"]
+    v = validate(record)
+    assert v.ok and codes(v) == [] and [p.id for p in v.wins[2].score.patterns] == ["ping_hu", "gen", "gang_shang_hua"]
+    assert not [n for n in v.not_checked if "seat 3's win" in n or "seat 1's win" in n]
+    assert parse_record(record).shown == {
+        3: tuple(parse_tiles("123456p345s77788s")),
+        8: tuple(parse_tiles("11345m678s")),
+    }
+    record["result"]["wins"][2]["fan"] = 4
+    record["result"]["wins"][2].pop("patterns")
+    assert codes(validate(record)) == ["SCORE_FAN"]  # the claim is compared with the tiles now
+
+
+@pytest.mark.parametrize(
+    ("hand", "code"),
+    [
+        (["1m", "1m", "3m", "4m", "6m", "6s", "7s", "8s"], "WIN_WRONG_TILE"),  # no 5m, the tile it wins on
+        (["1m", "1m", "3m", "4m", "5m", "6s", "7s"], "SCHEMA_TYPE"),  # seven tiles: no hand at a win
+        (["1m", "1m", "3m", "4m", "5m", "6s", "7s", "8s", "8s", "8s", "9s"], "TILE_NOT_HELD"),  # 11, it holds 8
+        (["1m", "1m", "3m", "4m", "5m", "9s", "9s", "8s"], "TILE_FIFTH_COPY"),  # three 9s in view already
+        (["1m", "1m", "3m", "4m", "5m", "6s", "7s", "9s"], "WIN_FALSE"),  # shown, and no win
+    ],
+    ids=["no-winning-tile", "seven-tiles", "eleven-tiles", "fifth-9s", "no-win"],
+)
+def test_a_shown_hand_must_be_the_hand(hand: list[str], code: str) -> None:
+    record = observed()
+    record["events"][8]["hand"] = hand
+    v = validate(record)
+    assert codes(v) == [code], v.issues
+
+
+def test_a_shown_hand_must_hold_what_the_hand_is_known_to_hold() -> None:
+    """A hidden dealer's heavenly win shows its fourteen tiles (scored from them); a hand known in part (dealt
+    known, its draws unseen) must show the tiles it is known to hold."""
+    rules = load_ruleset("chengdu")
+    state = start_hand(
+        rules,
+        dealer=1,
+        deal=[parse_tiles("1s1s1s2m2m2m3m3m3m4m4m4m5m"), None, None, None],
+        shown={0: parse_tiles("111m234m567m999m55p")},
+    )
+    state.hu(1, parse_tiles("1m")[0], None)  # 天胡: under chengdu scored as the hand it is, 平胡
+    assert state.hidden[1] == 0 and [p.id for p in state.wins[0].score.patterns] == ["ping_hu"]
+    state = HandState(
+        rules,
+        dealer=0,
+        hands=[parse_tiles("5p5p5p1m2m3m4m5m6m7m8m9m9s9s"), parse_tiles("123m"), [], []],
+        hidden=[0, 10, 13, 13],
+        shown={1: parse_tiles("456m789m111p55p9s9s")},
+    )
+    state.discard(0, parse_tiles("9s")[0])
+    with pytest.raises(IllegalAction) as raised:
+        state.hu(1, parse_tiles("9s")[0], 0)  # its known 1m 2m 3m are not in the hand it shows
+    assert raised.value.code == "TILE_NOT_HELD"
+
+
 def seat_one(**overrides: Any) -> dict[str, Any]:
     """The same hand as seat 1 saw it: seat 0's hand hidden now, seat 1's known (its win is scored from it)."""
     record = observed(observer=1, **overrides)
@@ -651,3 +715,31 @@ def test_a_warehouse_of_every_level(tmp_path: Path) -> None:
     assert sorted(found.filter(found["hand_id"].str.ends_with("-x"))["code"].to_list()) == ["SETTLE_UNBALANCED"]
     screen(con, min_hands=5)
     con.close()
+
+
+# ------------------------------------------------------------------------------------ the JSON Schema
+def test_the_schema_knows_observer_records() -> None:
+    """The normative schema accepts what the reader accepts at level observer, and keeps hidden tiles out of the
+    other levels."""
+    from jsonschema import Draft202012Validator
+
+    from schemas import xzlog_schema
+
+    schema = Draft202012Validator(xzlog_schema())
+    record = observed()
+    record["events"][8]["hand"] = SEAT_3_SHOWN
+    record["end"] = [{"seat": 2, "state": "ready", "fan": 1, "void": False}]
+    assert list(schema.iter_errors(record)) == []
+    dealt = to_dealt(next(r for r in sample(30) if any(e["t"] == "hu" for e in r["events"])))
+    hidden_draw = copy.deepcopy(dealt)
+    next(e for e in hidden_draw["events"] if e["t"] == "draw").pop("tile")
+    null_deal = copy.deepcopy(dealt)
+    null_deal["deal"][1] = None
+    shown = copy.deepcopy(dealt)
+    next(e for e in shown["events"] if e["t"] == "hu")["hand"] = SEAT_3_SHOWN
+    for broken in (hidden_draw, null_deal, shown, observed(level="dealt") | {"observer": None}):
+        assert list(schema.iter_errors(broken)), broken["hand_id"]
+        assert not validate(broken).ok
+    with_wall = observed()
+    with_wall["wall"] = to_dealt(sample(1)[0])["deal"][0] * 8
+    assert list(schema.iter_errors(with_wall)) and not validate(with_wall).ok

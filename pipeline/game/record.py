@@ -192,6 +192,7 @@ class Record(Value):
         "level",
         "ends",
         "observer",
+        "shown",
     )
 
     def __init__(
@@ -213,6 +214,7 @@ class Record(Value):
         level: str = "full",
         ends: tuple[DeclaredEnd, ...] | None = None,
         observer: int | None = None,
+        shown: Mapping[int, tuple[int, ...]] | None = None,
     ) -> None:
         self._v = (
             hand_id,
@@ -232,6 +234,7 @@ class Record(Value):
             level,
             ends,
             observer,
+            shown,
         )
 
     @property
@@ -301,6 +304,10 @@ class Record(Value):
     @property
     def observer(self) -> int | None:  # an observer record's seat: the one hand it sees
         return self._v[16]
+
+    @property
+    def shown(self) -> Mapping[int, tuple[int, ...]] | None:  # an observer's: event index → a winner's shown hand
+        return self._v[17]
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -541,10 +548,11 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     if not isinstance(raw_events, list):
         raise RecordError("SCHEMA_TYPE", "events must be a list")
     _adopt_event_keys(raw_events)
+    shown: dict[int, tuple[int, ...]] = {}  # an observer record's winners' shown hands
     if level == "settlement":
         events = tuple([_settlement_event(e, i) for i, e in enumerate(raw_events)])
     elif observer is not None:
-        events = tuple([_observer_event(e, i, observer) for i, e in enumerate(raw_events)])
+        events = tuple([_observer_event(e, i, observer, shown) for i, e in enumerate(raw_events)])
     else:
         events = tuple([parse_event(e, i) for i, e in enumerate(raw_events)])
     if n < 4:  # the reader knows seats 0-3; a smaller table has fewer
@@ -567,6 +575,7 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         level=level,
         ends=_ends(obj["end"], n) if "end" in obj else None,
         observer=observer,
+        shown=shown if observer is not None else None,
         **optional,
     )
 
@@ -602,9 +611,13 @@ _CARRIES: Final = {
 }
 
 
-def _observer_event(obj: Any, index: int, observer: int) -> Event:
+def _observer_event(obj: Any, index: int, observer: int, shown: dict[int, tuple[int, ...]]) -> Event:
     """An observer record's event: the draws of the other seats may be hidden (no ``tile``:
-    :data:`UNKNOWN_TILE`); the observer's own are seen."""
+    :data:`UNKNOWN_TILE`), the observer's own are seen; a win may show the winner's ``hand`` (its concealed
+    tiles with the winning tile, into ``shown``)."""
+    if type(obj) is dict and obj.get("t") == "hu" and "hand" in obj:
+        shown[index] = _tiles(obj["hand"], f"event {index} hand", (2, 5, 8, 11, 14))
+        obj = {k: v for k, v in obj.items() if k != "hand"}
     if type(obj) is dict and obj.get("t") == "draw" and "tile" not in obj:
         event = _parse_event({**obj, "tile": "1m"}, index)
         if event.seat == observer:

@@ -186,12 +186,13 @@ def start_hand(
     declared_wins: Mapping[int, Score] | None = None,
     declared_ends: Mapping[int, SeatEnd] | None = None,
     declared_kongs: frozenset[int] | None = None,
+    shown: Mapping[int, Sequence[int]] | None = None,
 ) -> HandState:
     """The state at the start of play. Give the full ``wall`` (the deal is then dealt from it, and a ``deal``
     given beside it must agree), or only the ``deal``; then the exchange of three, if any, and the void suits.
     ``evidence``: see :class:`~pipeline.game.state.HandState`. An observer's ``deal`` holds ``None`` for each
     hand it did not see, whose tiles play starts with hidden (``declared_wins``, ``declared_ends``,
-    ``declared_kongs``: see :class:`~pipeline.game.state.HandState`).
+    ``declared_kongs``, ``shown``: see :class:`~pipeline.game.state.HandState`).
 
     >>> from pipeline.rules import load_ruleset
     >>> from pipeline.rules.tiles import full_set
@@ -247,6 +248,7 @@ def start_hand(
         declared_wins=declared_wins,
         declared_ends=declared_ends,
         declared_kongs=declared_kongs,
+        shown=shown,
     )
 
 

@@ -279,6 +279,7 @@ class HandState:
         declared_wins: Mapping[int, Score] | None = None,
         declared_ends: Mapping[int, SeatEnd] | None = None,
         declared_kongs: frozenset[int] | None = None,
+        shown: Mapping[int, Sequence[int]] | None = None,
     ) -> None:
         """``hands[seat]`` are the kinds each seat holds when play starts (after any exchange);
         ``wall`` is the draw pile still to come, front first (``None`` when the record has no wall).
@@ -293,7 +294,8 @@ class HandState:
         score); at an empty wall such a hand's state is ``declared_ends``' (``None``: not declared). Whether a
         hidden hand's added kong after a hidden draw was of the tile drawn (``added_kong_paid = "fresh"``) is
         the claim's: ``declared_kongs`` are the events the claimed payments pay as kongs (``None``: not
-        itemised, taken as fresh)."""
+        itemised, taken as fresh). A win may show the winner's hand (``shown``: event index → its concealed tiles
+        with the winning tile): its hidden tiles come into view, and the win is checked and scored from them."""
         n = rules.players
         if len(hands) != n:
             raise ValueError(f"{n} hands, one per seat, not {len(hands)}")
@@ -312,6 +314,7 @@ class HandState:
         self.declared_wins = declared_wins if declared_wins is not None else {}
         self.declared_ends = declared_ends
         self.declared_kongs = declared_kongs
+        self.shown = shown if shown is not None else {}
         self.unchecked: list[str] = []
         self.end_fault: str | None = None  # declared ends that are not the hidden hands left (SETTLE_END)
         self.full = full_counts(rules.suits)
@@ -1142,6 +1145,9 @@ class HandState:
 
     def _hu(self, event: Hu) -> Hu:
         seat, tile, source = event.seat, event.tile, event.source
+        shown = self.shown.get(self.index)
+        if shown is not None and self.hidden[seat]:
+            self._show(seat, tile, source is None, shown)
         s = self.verify_hu(seat, tile, source, event.rob_kong)
         index = self.index
         if source is None:
@@ -1177,6 +1183,39 @@ class HandState:
         self._record_win(seat, index, tile, "rob_kong" if rob else "discard", source, s, order=order)
         self._has_won(seat, tile)
         return event
+
+    def _show(self, seat: int, tile: int, self_drawn: bool, shown: Sequence[int]) -> None:
+        """A hidden hand shown at its win (``shown``: its concealed tiles with the winning tile): every tile it is
+        known to hold must be there, the rest are its hidden tiles coming into view (no fifth copy). A self-drawn
+        win's unseen draw is the winning tile."""
+        held = counts_of(shown)
+        if self_drawn and self.last_draw == HIDDEN:
+            if not held[tile]:
+                raise IllegalAction(
+                    "WIN_WRONG_TILE",
+                    f"seat {seat} shows a hand without the tile it wins on, {TILE_NAMES[tile]}",
+                    seat=seat,
+                )
+        else:
+            held[tile] = held[tile] - (0 if self_drawn else 1)  # a discard's or a robbed kong's tile was not held
+        size = self._sizes[seat]
+        if sum(held) != size or any(held[k] < self.counts[seat][k] for k in range(27)):
+            raise IllegalAction(
+                "TILE_NOT_HELD",
+                f"seat {seat} shows {format_tiles(shown)} at its win: not the {size} tiles it holds "
+                f"({format_tiles(kinds_of_counts(self.counts[seat]))} and {self.hidden[seat]} unseen)",
+                seat=seat,
+            )
+        for kind in range(27):
+            extra = held[kind] - self.counts[seat][kind]
+            if extra:
+                self._check_reveal(seat, kind, extra, "show")
+        for kind in range(27):
+            extra = held[kind] - self.counts[seat][kind]
+            if extra:
+                self._reveal(seat, kind, extra)
+        if self_drawn and self.last_draw == HIDDEN:
+            self.last_draw = tile  # its unseen draw, now seen
 
     def _has_won(self, seat: int, tile: int) -> None:
         """A win: the winner leaves the hand, except in 血流成河, where it stays with its hand locked."""
