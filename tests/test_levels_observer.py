@@ -23,14 +23,14 @@ from test_levels import sample, sheet_records, to_dealt
 from test_validate_properties import PROFILES, play
 
 from pipeline.codes import NOT_CHECKED
-from pipeline.game.events import Draw
+from pipeline.game.events import Draw, Hu
 from pipeline.game.record import parse_record
 from pipeline.game.start import exchange_offset, exchanged, start_hand
 from pipeline.game.state import HIDDEN, HandState, IllegalAction
 from pipeline.rules.fan import declared_score
 from pipeline.rules.hand import could_win, is_legal_win
 from pipeline.rules.ruleset import load_ruleset
-from pipeline.rules.tiles import counts_of, parse_tiles
+from pipeline.rules.tiles import TILE_NAMES, counts_of, kinds_of_counts, parse_tiles
 from pipeline.validate import validate
 
 OBSERVER_NOT_CHECKED = NOT_CHECKED["observer"]
@@ -40,13 +40,17 @@ def codes(v: Any) -> list[str]:
     return sorted(i.code for i in v.issues)
 
 
-def to_observer(record: dict[str, Any], observer: int = 0) -> dict[str, Any]:
+def to_observer(record: dict[str, Any], observer: int = 0, *, show: bool = False) -> dict[str, Any]:
     """The hand as seat ``observer`` saw it: the other seats' deals ``null`` and their draws without tiles, the
     exchange's tiles it did not see ``null`` (it sees what it gives and what it receives), and the end states of
-    the hidden hands still in at the wall, as the full record's replay found them."""
+    the hidden hands still in at the wall, as the full record's replay found them. ``show``: every win shows the
+    winner's hand."""
     full = validate(record)
     assert full.ok and full.hand is not None
     r = to_dealt(record)
+    if show:
+        for index, hand in _hands_at_wins(record).items():
+            r["events"][index]["hand"] = hand
     n = len(r["players"])
     r["level"] = "observer"
     r["observer"] = observer
@@ -70,6 +74,21 @@ def to_observer(record: dict[str, Any], observer: int = 0) -> dict[str, Any]:
     if ends:
         r["end"] = ends
     return r
+
+
+def _hands_at_wins(record: dict[str, Any]) -> dict[int, list[str]]:
+    """Each winner's concealed tiles with its winning tile, from a replay of the whole record."""
+    rec = parse_record(record)
+    exchange = None if rec.exchange_given is None else (rec.exchange_direction or "cw", rec.exchange_given)
+    state = start_hand(rec.rules, dealer=rec.dealer, wall=rec.wall, exchange=exchange, que=rec.que)
+    out = {}
+    for index, event in enumerate(rec.events):
+        if isinstance(event, Hu):
+            counts = list(state.counts[event.seat])
+            counts[event.tile] += event.source is not None
+            out[index] = [TILE_NAMES[k] for k in kinds_of_counts(counts)]
+        state.apply(event)
+    return out
 
 
 # ------------------------------------------------------------------------------------ hand-written records
@@ -557,6 +576,10 @@ def test_every_observers_view_of_a_random_hand_validates_clean(seed: int, profil
     v = validate(to_observer(record, observer))
     assert v.ok and not v.issues, [f"{i.code}: {i.message}" for i in v.issues]
     assert v.deltas == full.deltas and Counter(v.payments) == Counter(full.payments)
+    shown = validate(to_observer(record, observer, show=True))  # every win scored from the hand it shows
+    assert shown.ok and not shown.issues, [f"{i.code}: {i.message}" for i in shown.issues]
+    assert [w.score for w in shown.wins] == [w.score for w in full.wins] and shown.deltas == full.deltas
+    assert not [n for n in shown.not_checked if "(its hand is hidden)" in n]
 
 
 def _in_view(record: dict[str, Any], index: int) -> Counter[str]:
