@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import pipeline
 from pipeline.codes import CODES
 from pipeline.rules.ruleset import profile_names
 from pipeline.rules.settle import Payment
@@ -163,6 +164,7 @@ def test_every_profile_and_the_switches_are_exercised() -> None:
     assert switches <= overrides
 
 
+@pytest.mark.skipif(pipeline.compiled(), reason="compiled calls are native: the monkeypatch cannot reach them")
 def test_internal_failure_is_an_issue(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug inside the replay becomes an INTERNAL issue on that record; validate() never raises."""
     from pipeline.game.state import HandState
