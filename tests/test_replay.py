@@ -105,9 +105,9 @@ def test_the_command_on_files_and_on_a_warehouse(tmp_path: Path) -> None:
     ("change", "message"),
     [
         ("none", "hand 'nobody' is not in the warehouse"),
-        ("edit", ":10 is no longer the record stored for hand 'settle-payer'"),
-        ("cut", "has no line 10 now: it is no longer the file hand 'settle-payer' came from"),
-        ("move", "which is not there now: give its record file (xuezhan replay HAND_ID FILE)"),
+        ("edit", "cannot be read back: line 10 of "),  # ... is not the line ingested (sha256 ...)
+        ("cut", "settle.jsonl has no line 10 any more (it has changed since it was ingested)"),
+        ("move", "settle.jsonl: No such file or directory; give its record file instead"),
     ],
 )
 def test_a_changed_source_is_said_and_never_replayed(tmp_path: Path, change: str, message: str) -> None:
@@ -221,3 +221,24 @@ def test_the_replay_page_in_a_headless_browser(stored: tuple[Path, Path], tmp_pa
     assert pixels.shape[1] == 1000 and pixels[..., :3].std() > 0.05, "the page is blank"
     red = (pixels[..., 0] > 0.55) & (pixels[..., 1] < 0.2) & (pixels[..., 2] < 0.25)
     assert red.sum() > 200, "the error line is not shown in red"
+
+
+def test_an_observers_record_hidden_draws_and_a_shown_hand() -> None:
+    """Level observer: the hidden seats' deals are '-', their hidden draws are '<seat>+', and a win that shows
+    the winner's hand prints the hand in its note."""
+    import gzip
+
+    from test_levels_observer import to_observer
+
+    with gzip.open(ROOT / "data" / "sample.jsonl.gz", "rt", encoding="utf-8") as f:
+        full = next(r for r in map(json.loads, f) if any(e["t"] == "hu" and e["seat"] != 0 for e in r["events"]))
+    record = to_observer(full, 0, show=True)
+    v = validate(record)
+    text = replay_text(record, v)
+    assert v.ok and "level observer" in text.splitlines()[0] and text.splitlines()[0].endswith("valid")
+    seats = text.splitlines()[2:6]
+    assert seats[0].split()[2] != "-" and all(line.split()[2] == "-" for line in seats[1:])
+    assert re.search(r"\n +\d+  [123]\+ ", text), text  # a hidden draw
+    shown = [line for line in text.splitlines() if "; shows " in line]
+    assert shown and len(shown) == sum(1 for e in record["events"] if e["t"] == "hu" and "hand" in e), text
+    assert all(re.search(r"  \d+h[1-9][mps](<\d)?!? .*win: .*; shows [1-9]", line) for line in shown), shown

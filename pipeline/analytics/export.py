@@ -45,6 +45,7 @@ class Found:
 
     hand: Stored
     record: dict[str, Any]
+    data: bytes  # the line as the file holds it (its sha256 is the stored one)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +57,15 @@ class Missing:
 
 
 def selected(
-    con: duckdb.DuckDBPyConnection, *, player: str | None = None, since: dt.datetime | None = None
+    con: duckdb.DuckDBPyConnection,
+    *,
+    player: str | None = None,
+    since: dt.datetime | None = None,
+    hand_id: str | None = None,
 ) -> list[Stored]:
     """The stored hands ``export_hands.sql`` selects, by source file (its path), then line."""
-    rows = con.execute(sql.load_sql("pipeline.analytics", "export_hands"), {"player": player, "since": since})
+    params = {"player": player, "since": since, "hand_id": hand_id}
+    rows = con.execute(sql.load_sql("pipeline.analytics", "export_hands"), params)
     return [Stored(*row) for row in rows.fetchall()]
 
 
@@ -108,4 +114,4 @@ def _check(hand: Stored, data: bytes, sha256: str, too_long: bool) -> Found | Mi
         return Missing(hand, f"line {hand.source_line} of {hand.source_file} is not JSON: {exc}")
     if not isinstance(record, dict) or record.get("hand_id") != hand.hand_id:
         return Missing(hand, f"line {hand.source_line} of {hand.source_file} is not the record of {hand.hand_id}")
-    return Found(hand, record)
+    return Found(hand, record, data)

@@ -49,6 +49,7 @@ import duckdb
 import orjson
 import polars as pl
 
+from pipeline.analytics.export import Missing, read_back, selected
 from pipeline.analytics.render import csv_frame, printable
 from pipeline.formats.notation import NotationError, format_event, format_payment
 from pipeline.game.start import wall_after_deal
@@ -150,9 +151,10 @@ def _events(record: Mapping[str, Any], v: Validation) -> list[str]:
     rows: list[tuple[str, ...]] = [("#", "event", "player", "wall", "what")]
     notes: dict[int, list[str]] = {}
     for index, event in enumerate(events):
-        try:
-            token = format_event(event)
-        except NotationError:
+        shown = event.get("hand") if isinstance(event, Mapping) and event.get("t") == "hu" else None
+        try:  # a win that shows the winner's hand (an observer's record): the hand goes to the note
+            token = format_event({k: v for k, v in event.items() if k != "hand"} if shown is not None else event)
+        except (NotationError, AttributeError):
             token = repr(event)
         seat = event.get("seat") if isinstance(event, Mapping) else None
         player = players[seat] if isinstance(seat, int) and 0 <= seat < len(players) else "?"
@@ -164,6 +166,8 @@ def _events(record: Mapping[str, Any], v: Validation) -> list[str]:
         if said is not None and (said.fan is not None or said.points is not None):
             claim = f"claimed {said.fan} fan, {_points(said.points)}"
             what += f" ({claim})" if what else claim
+        if shown is not None:
+            what = f"{what}; shows {_tiles(shown)}" if what else f"shows {_tiles(shown)}"
         rows.append((f"{index:>4}", token, player, str(walls.get(index, "")), what.strip()))
         notes[len(rows) - 1] = [f"       {_issue(i)}" for i in at.get(index, [])]
     out = []
@@ -241,24 +245,15 @@ def find_record(paths: Sequence[str], hand_id: str) -> Found:
 
 def stored_record(con: duckdb.DuckDBPyConnection, hand_id: str) -> Found:
     """The record a warehouse stored for ``hand_id``, read back from its source file and line, which must
-    still hold the very bytes stored (their sha256): a moved or edited source is said, never replayed."""
-    rows = con.execute(
-        "SELECT source_file, source_line, record_sha256 FROM hands WHERE hand_id = ?", [hand_id]
-    ).fetchall()
-    if not rows:
+    still hold the very bytes stored (:func:`pipeline.analytics.export.read_back`): a moved or edited source
+    is said, never replayed."""
+    hands = selected(con, hand_id=hand_id)
+    if not hands:
         raise HandNotFound(f"hand {hand_id!r} is not in the warehouse")
-    source, number, digest = rows[0]
-    if source is None or source == "-" or not Path(source).is_file():
-        raise HandNotFound(
-            f"hand {hand_id!r} was read from {source or 'stdin'}, which is not there now: give its record file "
-            "(xuezhan replay HAND_ID FILE)"
-        )
-    for line in read_lines([source]):
-        if line.source_line == number:
-            if line.sha256 != digest:
-                raise HandNotFound(f"{source}:{number} is no longer the record stored for hand {hand_id!r}")
-            return Found(orjson.loads(line.data), source, number, line.data)
-    raise HandNotFound(f"{source} has no line {number} now: it is no longer the file hand {hand_id!r} came from")
+    got = next(read_back(hands[:1]))
+    if isinstance(got, Missing):
+        raise HandNotFound(f"hand {hand_id!r} cannot be read back: {got.reason}; give its record file instead")
+    return Found(got.record, str(got.hand.source_file), int(got.hand.source_line or 0), got.data)
 
 
 # ------------------------------------------------------------------------------------------------ HTML and packs
