@@ -560,6 +560,30 @@ def ingest_command(
         raise typer.Exit(1)
 
 
+@app.command("compact")
+def compact_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory (made by xuezhan ingest).")],
+) -> None:
+    """Rewrite a warehouse's committed batches into one file per table, so that queries open a few large files
+    instead of hundreds of small ones. Crash-safe (a kill leaves the old batches or the compacted ones, never
+    both); the contents, the run counts and what a new ingest takes as already stored stay the same. Ingest
+    does this by itself at the end of a run with many batches; this is for older warehouses.
+
+    Exit 0 when done (also when there was nothing to compact), 2 on a usage error (no warehouse, another
+    ingest writing to it).
+    """
+    from pipeline.ingest.warehouse import Warehouse, WarehouseBusy
+
+    if not (warehouse / "hands").is_dir() or not (warehouse / "warehouse.duckdb").is_file():
+        raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
+    try:
+        with Warehouse(warehouse) as wh:
+            folded = wh.compact()
+    except WarehouseBusy as exc:
+        raise fail(str(exc)) from None
+    typer.echo(f"compacted {plural(folded, 'batch', 'batches')}" if folded else "nothing to compact")
+
+
 @app.command("stats")
 def stats_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],

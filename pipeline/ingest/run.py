@@ -65,6 +65,7 @@ class IngestStats:
     duplicates: int = 0
     conflicts: int = 0
     seconds: float = 0.0
+    compacted: int = 0  # batches folded into one file per table at the end of the run
     rejects_by_code: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -81,6 +82,8 @@ class IngestStats:
         ]
         if self.rejects_by_code:
             lines.append("rejects by code: " + ", ".join(f"{c} {n}" for c, n in sorted(self.rejects_by_code.items())))
+        if self.compacted:
+            lines.append(f"compacted {self.compacted} batches into one file per table")
         return "\n".join(lines)
 
 
@@ -237,6 +240,9 @@ def _ingest(
     stats.seconds = time.perf_counter() - clock
     assert stats.reconciled, stats.text()
     wh.write_run(run_id, row(datetime.now(UTC)))
+    # The run is complete; its many small batch files make every later query slow (each file is opened and
+    # its footer read): fold them into one file per table (its own commit, crash-safe like a batch).
+    stats.compacted = wh.compact_if_many()
     return stats
 
 

@@ -61,6 +61,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -79,6 +80,10 @@ COUNTS = ("lines_read", "records_stored", "records_invalid", "rejects", "duplica
 MANIFEST_SCHEMA = pa.schema(
     [pa.field("batch", pa.string(), nullable=False), ("run_id", pa.string()), *((c, pa.int64()) for c in COUNTS)]
 )
+COMPACTED = "compact-"  # a batch made by compaction: its files hold the rows of many batches, of several runs
+RUN_COUNTS = "counts-"  # a manifest row naming no files: the counts of a run's batches that were compacted
+COMPACT_AFTER = 16  # ingest compacts at the end of a run when more batches than this are not compacted yet
+ROW_GROUP_ROWS = 128 * 1024  # rows per row group of a compacted file (DuckDB reads row groups in parallel)
 
 
 class Encoded:
@@ -129,6 +134,86 @@ def glob_escape(path: str) -> str:
 
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"  # DuckDB views take no bound parameters
+
+
+def has_files(batch: str) -> bool:
+    """Whether a manifest row's batch has files (every batch but the empty start and the run counts rows).
+
+    >>> has_files("20261202T174600-fd9904d9-000001"), has_files(EMPTY_BATCH), has_files("counts-r1")
+    (True, False, False)
+    """
+    return batch != EMPTY_BATCH and not batch.startswith(RUN_COUNTS)
+
+
+def is_run_counts(row: dict[str, object]) -> bool:
+    return str(row["batch"]).startswith(RUN_COUNTS)
+
+
+def fold_counts(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    """The manifest rows' counts summed per run, as ``counts-<run_id>`` rows (runs in the order they first
+    appear; rows without a run or without counts, such as a compacted batch's, add nothing).
+
+    >>> r = dict.fromkeys(COUNTS[1:], 0)
+    >>> fold_counts([{"batch": "b1", "run_id": "r", "lines_read": 2, **r}, {"batch": "b2", "run_id": "r",
+    ...     "lines_read": 3, **r}, {"batch": "c", "run_id": None, **dict.fromkeys(COUNTS)}])[0]["lines_read"]
+    5
+    """
+    sums: dict[str, dict[str, object]] = {}
+    for row in rows:
+        run = row["run_id"]
+        if run is None or all(row[c] is None for c in COUNTS):
+            continue
+        into = sums.setdefault(str(run), {"batch": f"{RUN_COUNTS}{run}", "run_id": run, **dict.fromkeys(COUNTS)})
+        for c in COUNTS:
+            if row[c] is not None:
+                into[c] = int(into[c] or 0) + int(row[c])  # type: ignore[call-overload]
+    return list(sums.values())
+
+
+def merge_files(files: list[Path], schema: pa.Schema, path: Path) -> None:
+    """Write the rows of ``files`` (in order, each conformed to ``schema``: a column it lacks reads as null)
+    into one new Parquet file ``path``, fsynced; row groups of :data:`ROW_GROUP_ROWS` rows. One row group's
+    worth of rows is held at a time."""
+    pending: list[pa.Table] = []
+    held = 0
+    try:
+        with pq.ParquetWriter(path, schema, compression=COMPRESSION) as writer:
+            for f in files:
+                table = conform(pq.read_table(f), schema)
+                pending.append(table)
+                held += table.num_rows
+                if held >= ROW_GROUP_ROWS:
+                    rows = pa.concat_tables(pending)
+                    whole = rows.num_rows - rows.num_rows % ROW_GROUP_ROWS
+                    writer.write_table(rows.slice(0, whole), row_group_size=ROW_GROUP_ROWS)
+                    pending, held = [rows.slice(whole)], rows.num_rows - whole
+            if held or not files:
+                writer.write_table(pa.concat_tables(pending) if pending else schema.empty_table())
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with ``schema``'s columns in its order and types (a column missing from an older file: nulls)."""
+    columns = [
+        table.column(field.name).cast(field.type)
+        if field.name in table.column_names
+        else pa.nulls(len(table), field.type)
+        for field in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def remove(path: Path) -> None:
+    """Remove a file that no manifest names any more (its own function: the crash tests stop a run here)."""
+    path.unlink(missing_ok=True)
 
 
 # What a run turns into exceptions (Ctrl-C, SIGTERM): held back while a commit point and its bookkeeping run.
@@ -315,6 +400,93 @@ class Warehouse:
         except Exception:  # an unreadable manifest names nothing; the original error is the one to raise
             return False
 
+    # ------------------------------------------------------------------------------------ compaction
+    def compact_if_many(self) -> int:
+        """What ingest does at the end of a run (after :meth:`open`): compact when more than
+        :data:`COMPACT_AFTER` committed batches are not compacted yet, folding just those, or everything once
+        the compactions of earlier runs number :data:`COMPACT_AFTER` too. Returns the batches folded."""
+        fresh = len(self._foldable(everything=False))
+        if fresh <= COMPACT_AFTER:
+            return 0
+        return self.compact(everything=len(self._foldable(everything=True)) - fresh >= COMPACT_AFTER)
+
+    def _foldable(self, *, everything: bool) -> list[dict[str, object]]:
+        """The manifest rows of the batches a compaction folds: every batch with files but the empty start;
+        the compacted ones too when ``everything``."""
+        return [
+            row
+            for row in self._committed
+            if has_files(str(row["batch"])) and (everything or not str(row["batch"]).startswith(COMPACTED))
+        ]
+
+    def compact(self, *, everything: bool = True) -> int:
+        """Rewrite the committed batches into one compacted batch: per table one file, the rows in the
+        batches' order (the order they were committed), in row groups of :data:`ROW_GROUP_ROWS`. Returns the
+        number of batches folded (0: fewer than two, nothing to do). Call after :meth:`open` (the lock held).
+
+        ``everything``: fold the batches of earlier compactions too (one file per table in the end); else only
+        the batches committed since (what ingest does at the end of a run: the old rows are not rewritten
+        every run).
+
+        The same commit protocol as a batch: the new files are written into ``_tmp``, fsynced and renamed into
+        their folders (named by no manifest yet, so no view reads them); then one manifest rename drops the
+        folded batches and names the compacted one (the commit point); only then are the folded batches'
+        files removed. A kill before the rename leaves the old batches (and files of a batch named by
+        nothing, removed by the next :meth:`open`); after it, the compacted batch (and the old files, named by
+        nothing now, removed by the next :meth:`open` if not here): never both. The run counts of the folded
+        batches stay in the manifest, one row per run named ``counts-<run_id>`` that names no files, so
+        ``ingest_runs`` of an unfinished run still sums its lines from the manifest.
+
+        A file whose columns are not all in the table's current schema (a column since removed) is left
+        alone: nothing is compacted then (the rows would lose that column)."""
+        folded = self._foldable(everything=everything)
+        if len(folded) < 2:
+            return 0
+        sources = {
+            name: [f for row in folded if (f := self.root / name / f"part-{row['batch']}.parquet").exists()]
+            for name in TABLES
+            if name != "ingest_runs"
+        }
+        for name, files in sources.items():
+            known = set(TABLES[name].names)
+            if any(not set(pq.read_schema(f).names) <= known for f in files):
+                return 0
+        batch = f"{COMPACTED}{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        staged: list[tuple[Path, Path]] = []
+        placed: list[Path] = []
+        committed = False
+        try:
+            for name, files in sources.items():
+                if not files and name != "hands":
+                    continue
+                path = self.tmp / f"{name}-part-{batch}.parquet"
+                staged.append((path, self.root / name / f"part-{batch}.parquet"))
+                merge_files(files, TABLES[name], path)
+            for src, dst in staged:
+                os.replace(src, dst)
+                placed.append(dst)
+            for folder in sorted({dst.parent for _, dst in staged}):
+                fsync_dir(folder)
+            gone = {str(row["batch"]) for row in folded}
+            kept = [row for row in self._committed if row["batch"] not in gone and not is_run_counts(row)]
+            runs = fold_counts([row for row in self._committed if row["batch"] in gone or is_run_counts(row)])
+            rows = [*kept, *runs, {"batch": batch, "run_id": None, **dict.fromkeys(COUNTS)}]
+            with _signals_held():
+                self._write_manifest(rows)
+                committed = True
+                self._committed = rows
+        except BaseException:
+            if not committed and not self._names(batch):
+                for path in placed + [src for src, _ in staged]:
+                    path.unlink(missing_ok=True)
+            raise
+        for files in sources.values():  # committed: the folded batches' files are part of nothing now
+            for f in files:
+                remove(f)
+        for name in sources:
+            fsync_dir(self.root / name)
+        return len(folded)
+
     def write_run(self, run_id: str, row: dict[str, object]) -> None:
         """Write (or replace) the run's row of ``ingest_runs``, durably."""
         table = pa.Table.from_pylist([row], schema=TABLES["ingest_runs"])
@@ -342,8 +514,10 @@ class Warehouse:
             con.register("_old_manifest", pa.Table.from_pylist(self._read_manifest_of_old(), schema=MANIFEST_SCHEMA))
             con.execute("CREATE TEMP TABLE _committed AS SELECT * FROM _old_manifest")
             con.unregister("_old_manifest")
+        batches = [b for (b,) in con.execute("SELECT batch FROM temp._committed").fetchall()]
         for name in TABLES:
-            con.execute(self._view_sql(name, "temp._committed"))
+            files = [f for b in batches if (f := self.root / name / f"part-{b}.parquet").exists()]
+            con.execute(self._view_sql(name, "temp._committed", files if name != "ingest_runs" and files else None))
         return con
 
     def _read_manifest_of_old(self) -> list[dict[str, object]]:
@@ -354,9 +528,16 @@ class Warehouse:
     def _manifest_sql(self) -> str:
         return f"read_parquet({_literal(glob_escape(str(self.manifest_path)))})"
 
-    def _view_sql(self, name: str, committed: str) -> str:
+    def _view_sql(self, name: str, committed: str, files_of: list[Path] | None = None) -> str:
         """The view of table ``name``: its files of the batches in ``committed`` (SQL naming the manifest's
-        rows); ``ingest_runs`` with the counts of an unfinished run from its committed batches."""
+        rows); ``ingest_runs`` with the counts of an unfinished run from its committed batches.
+
+        ``files_of``: the committed files themselves, listed (what :meth:`connect` reads from its snapshot):
+        the view reads just those, and a file removed since (a compaction that committed after the connection
+        was made removes the batches it folded) is an error, never rows silently missing."""
+        if files_of:
+            listed = ", ".join(_literal(glob_escape(str(f))) for f in files_of)
+            return f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{listed}], union_by_name = true)'
         files = f"read_parquet({_literal(self.glob(name))}, union_by_name = true"
         if name == "ingest_runs":
             sums = ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in COUNTS)
