@@ -1,0 +1,300 @@
+"""Compaction (issue 23): the committed batches folded into one file per table through the manifest's commit
+point. A compacted warehouse holds the same rows as the uncompacted one, its runs still reconcile (also an
+unfinished run's, whose counts come from the manifest), a new ingest still knows every stored record and
+reject, and a kill at any step of a compaction leaves the old batches or the compacted ones, never both."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from test_ingest_crash import KILL_AT, assert_readers_see_whole_batches, corpus
+from warehouse_compare import assert_same_warehouse
+
+from pipeline.ingest import warehouse
+from pipeline.ingest.run import ingest
+from pipeline.ingest.warehouse import COMPACT_AFTER, COMPACTED, MANIFEST, RUN_COUNTS, Warehouse
+from schemas.tables import TABLES
+
+XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
+
+
+def manifest(root: Path) -> list[dict]:
+    return pq.read_table(root / MANIFEST).to_pylist()
+
+
+def batch_files(root: Path) -> set[str]:
+    """The batches that have a file in some table folder."""
+    return {p.name[5:-8] for name in TABLES if name != "ingest_runs" for p in (root / name).glob("part-*.parquet")}
+
+
+def files_of(root: Path, table: str) -> list[str]:
+    return sorted(p.name for p in (root / table).glob("part-*.parquet"))
+
+
+def assert_folders_match_manifest(root: Path) -> None:
+    """Every file in a table folder belongs to a batch the manifest names, and every batch with files has its
+    hands file."""
+    named = {r["batch"] for r in manifest(root)}
+    assert batch_files(root) <= named
+    for row in manifest(root):
+        if row["batch"].startswith(RUN_COUNTS):
+            assert row["batch"] not in batch_files(root)  # a counts row names no files
+        else:
+            assert (root / "hands" / f"part-{row['batch']}.parquet").exists()
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """The corpus (124 lines: 120 records, two bad lines, a conflict and a duplicate), the warehouse of one
+    clean run in batches of 40 (not compacted: 4 batches) and the same input in batches of 10 (13 batches:
+    fewer than ingest compacts by itself)."""
+    folder = tmp_path_factory.mktemp("compact")
+    path = corpus(folder, 120)
+    ingest([str(path)], folder / "reference", workers=1, chunk_size=40)
+    stats = ingest([str(path)], folder / "small-batches", workers=1, chunk_size=10)
+    assert stats.compacted == 0 and len(files_of(folder / "small-batches", "hands")) == 14  # and the empty file
+    return path, folder / "reference", folder / "small-batches"
+
+
+def test_a_compacted_warehouse_holds_the_same_rows_and_reconciles(
+    made: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _, reference, small = made
+    root = tmp_path / "wh"
+    shutil.copytree(small, root)
+    before = catalogue(root)
+    with Warehouse(root) as wh:
+        assert wh.compact() == 13
+    for name in TABLES:
+        if name != "ingest_runs":
+            data = [f for f in files_of(root, name) if "empty" not in f]
+            assert len(data) <= 1 and all(f.startswith(f"part-{COMPACTED}") for f in data), (name, data)
+    assert_same_warehouse(root, reference)
+    assert_same_warehouse(root, small)
+    assert catalogue(root) == before  # every table and ingest_runs, as DuckDB on warehouse.duckdb sees them
+    assert_readers_see_whole_batches(root, reference, killed=False)
+    assert_folders_match_manifest(root)
+    (run,) = [r for r in manifest(root) if r["batch"].startswith(RUN_COUNTS)]
+    assert (run["lines_read"], run["records_stored"], run["rejects"], run["duplicates"]) == (124, 120, 3, 1)
+    with Warehouse(root) as wh:
+        assert wh.compact() == 0  # one batch left: nothing to do
+
+
+def catalogue(root: Path) -> dict[str, list[tuple]]:
+    """Every table as DuckDB on warehouse.duckdb reads it, rows sorted."""
+    with duckdb.connect(str(root / "warehouse.duckdb"), read_only=True) as con:
+        return {name: sorted(con.execute(f'SELECT * FROM "{name}"').fetchall(), key=repr) for name in TABLES}
+
+
+def test_after_compaction_a_rerun_stores_nothing_and_a_conflict_is_still_one(
+    made: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """Deduplication reads the stored records and rejects from the compacted files: the same input again is
+    all duplicates; a known hand_id with other content is a conflict; a new record is stored."""
+    path, reference, small = made
+    root = tmp_path / "wh"
+    shutil.copytree(small, root)
+    with Warehouse(root) as wh:
+        wh.compact()
+    again = ingest([str(path)], root, workers=1, chunk_size=40)
+    assert (again.lines_read, again.records_stored, again.rejects, again.duplicates) == (124, 0, 0, 124)
+    assert_same_warehouse(root, reference)
+    with gzip.open(path) as f:
+        record = json.loads(f.readline())
+    edited = {**record, "x_other": 1}
+    fresh = {**record, "hand_id": record["hand_id"] + "-new"}
+    more = tmp_path / "more.jsonl"
+    more.write_text(json.dumps(edited) + "\n" + json.dumps(fresh) + "\n")
+    stats = ingest([str(more)], root, workers=1)
+    assert (stats.records_stored, stats.conflicts, stats.duplicates) == (1, 1, 0)
+    with Warehouse(root).connect() as con:
+        (hands,) = con.execute("SELECT count(*) FROM hands").fetchone()
+        (read, stored, rejects, dup) = con.execute(
+            "SELECT sum(lines_read), sum(records_stored), sum(rejects), sum(duplicates) FROM ingest_runs"
+        ).fetchone()
+    assert hands == 121 == stored and read == stored + rejects + dup
+
+
+def test_ingest_compacts_by_itself_after_many_batches_and_a_second_run_folds_only_its_own(
+    made: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    path, reference, _ = made
+    root = tmp_path / "wh"
+    stats = ingest([str(path)], root, workers=1, chunk_size=5)  # 25 batches: more than COMPACT_AFTER
+    assert stats.compacted == 25 > COMPACT_AFTER and stats.reconciled
+    assert "compacted 25 batches" in stats.text()
+    assert_same_warehouse(root, reference)
+    assert_readers_see_whole_batches(root, reference, killed=False, cli=False)
+    first = files_of(root, "events")
+    assert len(first) == 2  # the empty file and the compacted one
+    extra = tmp_path / "extra.jsonl"
+    extra.write_bytes(b"".join(renamed(line, i) for i, line in enumerate(records(path)[:90])))
+    second = ingest([str(extra)], root, workers=1, chunk_size=5)  # 18 new batches
+    assert second.compacted == 18
+    assert set(first) < set(files_of(root, "events")) and len(files_of(root, "events")) == 3  # its own file
+    with Warehouse(root) as wh:
+        assert wh.compact() == 2  # everything: one file per table
+    assert len(files_of(root, "events")) == 2
+    with Warehouse(root).connect() as con:
+        (hands,) = con.execute("SELECT count(*) FROM hands").fetchone()
+        runs = con.execute("SELECT lines_read, records_stored, rejects, duplicates FROM ingest_runs").fetchall()
+    assert hands == 120 + 90 and sum(r[1] for r in runs) == hands
+    assert all(r[0] == r[1] + r[2] + r[3] for r in runs)
+
+
+def records(path: Path) -> list[bytes]:
+    """The lines of the corpus that are records."""
+    with gzip.open(path) as f:
+        return [line for line in f.read().splitlines() if line.startswith(b"{") and b"hand_id" in line]
+
+
+def renamed(line: bytes, i: int) -> bytes:
+    obj = json.loads(line)
+    obj["hand_id"] = f"{obj['hand_id']}-again-{i}"
+    return json.dumps(obj).encode() + b"\n"
+
+
+def test_an_unfinished_run_still_reconciles_after_compaction_and_a_rerun_completes(
+    made: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """A run killed after its second batch (no finished_at: its counts come from the manifest), then compacted:
+    its counts are the counts row's, readers still warn and reconcile; a rerun completes the warehouse."""
+    path, reference, _ = made
+    root = tmp_path / "wh"
+    done = subprocess.run([sys.executable, "-c", KILL_AT, str(path), str(root), "1"], capture_output=True)
+    assert done.returncode == 9, done.stderr.decode()
+    kept = assert_readers_see_whole_batches(root, reference, killed=True, cli=False)
+    assert kept == 40
+    junk = tmp_path / "junk.jsonl"
+    junk.write_bytes(b"not json\n[1]\n")
+    ingest([str(junk)], root, workers=1, chunk_size=1)  # two batches of another run to fold (rejects only)
+    with Warehouse(root) as wh:
+        assert wh.compact() == 3
+    counts = [r for r in manifest(root) if r["batch"].startswith(RUN_COUNTS)]
+    assert [(r["records_stored"], r["rejects"]) for r in counts] == [(40, 0), (0, 2)]
+    with duckdb.connect(str(root / "warehouse.duckdb"), read_only=True) as con:
+        killed = con.execute("SELECT lines_read, records_stored FROM ingest_runs WHERE finished_at IS NULL").fetchall()
+    assert killed == [(40, 40)]  # from the counts row: the killed run's batch was folded
+    assert assert_readers_see_whole_batches(root, reference, killed=False, cli=False) == 40
+    stats = ingest([str(path)], root, workers=1, chunk_size=40)
+    assert stats.records_stored == 80 and stats.reconciled
+    assert_readers_see_whole_batches(root, reference, killed=False, cli=False)
+
+
+def test_a_connection_made_before_a_compaction_fails_loudly_never_reads_rows_missing(
+    made: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _, _, small = made
+    root = tmp_path / "wh"
+    shutil.copytree(small, root)
+    con = Warehouse(root).connect()
+    assert con.execute("SELECT count(*) FROM hands").fetchone() == (120,)
+    with Warehouse(root) as wh:
+        wh.compact()
+    with pytest.raises(duckdb.IOException):
+        con.execute("SELECT count(*) FROM hands").fetchone()
+    con.close()
+    with Warehouse(root).connect() as fresh:
+        assert fresh.execute("SELECT count(*) FROM hands").fetchone() == (120,)
+
+
+def test_an_older_file_without_a_later_column_is_compacted_with_nulls(tmp_path: Path) -> None:
+    """Schema evolution: a batch file written before a column existed reads as null in that column, compacted
+    or not."""
+    root = tmp_path / "wh"
+    rows = [{"hand_id": f"h{i}", "record_sha256": f"{i:064x}"} for i in range(3)]
+    with Warehouse(root) as wh:
+        for i, row in enumerate(rows):
+            wh.write_batch(f"b{i}", {"hands": pa.Table.from_pylist([row], schema=TABLES["hands"])})
+        old = TABLES["hands"].remove(TABLES["hands"].get_field_index("valid"))
+        pq.write_table(pa.Table.from_pylist([rows[0]], schema=old), root / "hands" / "part-b0.parquet")
+        with wh.connect() as con:
+            before = con.execute("SELECT hand_id, valid FROM hands ORDER BY hand_id").fetchall()
+        assert wh.compact() == 3
+        with wh.connect() as con:
+            assert con.execute("SELECT hand_id, valid FROM hands ORDER BY hand_id").fetchall() == before
+    assert before[0] == ("h0", None)
+
+
+# ---------------------------------------------------------------------------------------- a kill at each step
+COMPACT_KILL_AT = """
+import os, sys
+import pipeline.ingest.warehouse as warehouse
+step, steps = int(sys.argv[2]), [0]
+def hook(real):
+    def step_then(*args, **kwargs):
+        steps[0] += 1
+        if steps[0] == step:
+            os._exit(9)  # as SIGKILL: nothing more runs
+        return real(*args, **kwargs)
+    return step_then
+wh = warehouse.Warehouse(sys.argv[1]).open()
+for name in ("write_durably", "fsync_dir", "merge_files", "remove"):
+    setattr(warehouse, name, hook(getattr(warehouse, name)))
+os.replace = hook(os.replace)
+folded = wh.compact()
+print(folded, steps[0])
+"""
+
+
+def test_a_kill_at_every_step_of_a_compaction_leaves_the_old_batches_or_the_new_never_both(
+    made: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """Each step of a compaction (each file merged, each rename, each folder fsync, the manifest, the removal
+    of the old files): the process is killed there. Readers then see every hand once, reconciled; the next
+    writer's open leaves only files the manifest names; the same content as one clean run; a rerun stores
+    nothing; a compaction again completes it."""
+    path, reference, small = made
+    dry = tmp_path / "dry"
+    shutil.copytree(small, dry)
+    done = subprocess.run([sys.executable, "-c", COMPACT_KILL_AT, str(dry), "0"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    folded, steps = map(int, done.stdout.split())
+    assert folded == 13 and steps > 13 * 5  # the old files' removals are steps too
+    outcomes = set()
+    for step in range(1, steps + 1):
+        root = tmp_path / f"wh-{step}"
+        shutil.copytree(small, root)
+        done = subprocess.run([sys.executable, "-c", COMPACT_KILL_AT, str(root), str(step)], capture_output=True)
+        assert done.returncode == 9, done.stderr.decode()
+        assert assert_readers_see_whole_batches(root, reference, killed=False, cli=False) == 120, step
+        outcomes.add(any(r["batch"].startswith(COMPACTED) for r in manifest(root)))
+        Warehouse(root).open().close()
+        assert_folders_match_manifest(root)
+        assert_same_warehouse(root, reference)
+        shutil.rmtree(root)
+    assert outcomes == {False, True}  # killed before the commit point and after it
+    root = tmp_path / "last"
+    shutil.copytree(small, root)
+    subprocess.run([sys.executable, "-c", COMPACT_KILL_AT, str(root), str(steps - 1)], capture_output=True)
+    again = ingest([str(path)], root, workers=1)
+    assert (again.records_stored, again.duplicates) == (0, 124)
+    with Warehouse(root) as wh:
+        wh.compact()
+    assert_same_warehouse(root, reference)
+    assert_readers_see_whole_batches(root, reference, killed=False, cli=False)
+
+
+# ---------------------------------------------------------------------------------------------- the command
+def test_the_compact_command(made: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    _, reference, small = made
+    root = tmp_path / "wh"
+    shutil.copytree(small, root)
+    done = subprocess.run([XUEZHAN, "compact", "--warehouse", str(root)], capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "compacted 13 batches\n", "")
+    done = subprocess.run([XUEZHAN, "compact", "--warehouse", str(root)], capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "nothing to compact\n")
+    assert_same_warehouse(root, reference)
+    missing = subprocess.run([XUEZHAN, "compact", "--warehouse", str(tmp_path / "no")], capture_output=True, text=True)
+    assert missing.returncode == 2 and missing.stderr.startswith("xuezhan: no warehouse at")
+    assert not (tmp_path / "no").exists()
+    assert warehouse.has_files("compact-x")
