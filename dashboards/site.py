@@ -78,6 +78,7 @@ def build_report(
     ``ValueError``) for a player with no replayed hands; nothing is written then.
     """
     con = queries.connect(warehouse_dir)
+    queries.remember_bases(con)  # the pages share the players' base counts
     try:
         selected = _select_players(con, players, top_players)
         return _build(con, Path(out_dir), selected, min_hands, on_step)

@@ -796,7 +796,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mem-limit-mb", type=float, default=0, help="kill a command above (0: half the memory)")
     parser.add_argument("--out", default="bench-results.json")
     parser.add_argument("--compiled", type=Path, help="a build of the compiled engine (make compiled) to measure too")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"the sections to run, comma-separated, of {','.join(SECTIONS)} (analytics reads ingest's warehouses)",
+    )
+    args = parser.parse_args(argv)
+    chosen = [name for name in args.sections.split(",") if name]
+    if not chosen or any(name not in SECTIONS for name in chosen):
+        parser.error(f"--sections: choose from {','.join(SECTIONS)}")
+    if "analytics" in chosen and "ingest" not in chosen:
+        parser.error("--sections: analytics reads the warehouses the ingest section makes: add ingest")
+    args.sections = chosen
+    return args
 
 
 def _commit() -> str:
@@ -830,20 +842,34 @@ def write_results(path: Path, results: dict[str, Any], checked: list[dict[str, A
     path.write_text(json.dumps({**results, "floors": checked}, indent=2) + "\n")
 
 
+SECTIONS = ("win", "simulate", "validate", "ingest", "analytics")  # --sections, in the order they run
+
+
 def sections(
-    p: Plan, compiled: Path | None, work: Path, results: dict[str, Any]
+    p: Plan, compiled: Path | None, work: Path, results: dict[str, Any], chosen: list[str] | None = None
 ) -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
-    yield "win check: per-suit tables vs plain recursive search", lambda: bench_win_check(p)
-    yield "simulator: hands per second on one core", lambda: bench_simulate(p)
     names = " vs ".join(engines(compiled))
-    yield f"validation vs parse only (orjson), {names}, taking turns", lambda: bench_validate(p, compiled)
     big = label(p.sizes()[1])
-    yield (
-        f"ingest: 1 vs 2 workers ({names}); peak memory {label(p.base)} vs {big} hands",
-        lambda: bench_ingest(p, compiled, work),
-    )
     tiers = ", ".join(label(n) for n in p.sizes())
-    yield f"analytics: stats, collusion, report at {tiers} hands", lambda: bench_analytics(p, compiled, work, results)
+    every = {
+        "win": ("win check: per-suit tables vs plain recursive search", lambda: bench_win_check(p)),
+        "simulate": ("simulator: hands per second on one core", lambda: bench_simulate(p)),
+        "validate": (
+            f"validation vs parse only (orjson), {names}, taking turns",
+            lambda: bench_validate(p, compiled),
+        ),
+        "ingest": (
+            f"ingest: 1 vs 2 workers ({names}); peak memory {label(p.base)} vs {big} hands",
+            lambda: bench_ingest(p, compiled, work),
+        ),
+        "analytics": (
+            f"analytics: stats, collusion, report at {tiers} hands",
+            lambda: bench_analytics(p, compiled, work, results),
+        ),
+    }
+    for name in SECTIONS:
+        if chosen is None or name in chosen:
+            yield every[name]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -864,6 +890,7 @@ def main(argv: list[str] | None = None) -> int:
         "timeout_s": TIMEOUT_S,
         "mem_limit_mb": round(MEM_LIMIT_MB),
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+        "sections": args.sections,
     }
     if args.compiled is not None and compiled is None:
         note = args.compiled / "pipeline" / "_engine.txt"
@@ -872,7 +899,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench {results['date']} commit {results['commit']}; default install: {default}", flush=True)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="xz-bench-") as tmp:
-        for title, fn in sections(p, compiled, Path(tmp), results):
+        for title, fn in sections(p, compiled, Path(tmp), results, args.sections):
             print(f"== {title}", flush=True)
             began = time.perf_counter()
             try:

@@ -175,3 +175,15 @@ def test_hash_files_follows_contents(tmp_path: Path) -> None:
     first = bench.hash_files(tmp_path, [a])
     a.write_text("x = 2\n")
     assert bench.hash_files(tmp_path, [a]) != first
+
+
+def test_sections_are_chosen_by_name_and_analytics_needs_ingest(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.parse_args([]).sections == list(bench.SECTIONS)
+    assert bench.parse_args(["--sections", "ingest,analytics"]).sections == ["ingest", "analytics"]
+    for wrong in ("analytics", "nope", ""):
+        with pytest.raises(SystemExit):
+            bench.parse_args(["--sections", wrong])
+    assert "--sections" in capsys.readouterr().err
+    p = bench.plan(bench.parse_args(["--quick"]))
+    titles = [t for t, _ in bench.sections(p, None, Path("/nonexistent"), {}, ["win", "analytics"])]
+    assert [t.split(":")[0] for t in titles] == ["win check", "analytics"]
