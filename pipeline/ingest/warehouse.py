@@ -6,7 +6,8 @@ Layout under the warehouse directory ``DIR``::
     DIR/hands/part-<batch>.parquet      one file per table per batch (a table with no rows in a batch: none)
     DIR/<table>/...                     player_hands, events, wins, payments, issues, rejects
     DIR/ingest_runs/part-<run>.parquet  one row per run, written when the run starts and again when it ends
-    DIR/_manifest.parquet               the committed batches: one row each (batch id, run, its line counts)
+    DIR/_manifest.parquet               the committed batches: one row each (batch id, run, its line counts);
+                                        rows ``counts-<run>``: the counts of a run's compacted batches
     DIR/spill/<sha256>.line             raw lines too long to keep inline in ``rejects``
     DIR/_tmp/                           files being written (never read)
     DIR/warehouse.duckdb                views over the folders, for any DuckDB client
@@ -36,6 +37,18 @@ every stored hand has its run's row, whenever a run stops. :meth:`Warehouse.conn
 reads the manifest once, when it connects: one snapshot for every query on that connection, even while an
 ingest commits. (A plain DuckDB client reads the manifest per table in a query, so a query running while a
 batch commits may see it in one table and not yet in another; after a kill there is no such moment.)
+
+Compaction (:meth:`Warehouse.compact`). A batch holds at most 500 lines, so a big warehouse has hundreds of
+small files per table, each opened by every query. At the end of a run that left more than
+:data:`COMPACT_AFTER` batches not compacted yet, ingest folds them into one batch ``compact-<time>-<id>``, one
+file per table, the rows in commit order; ``xuezhan compact`` folds everything. It is committed like a batch:
+files through ``_tmp`` into their folders, then one manifest rename that drops the folded batches, names the
+compacted one, and keeps each folded run's counts as a row ``counts-<run id>`` that names no files (so the
+``ingest_runs`` view still sums an unfinished run's lines from the manifest); then the folded files are
+removed (a kill first: they are named by nothing, and the next :meth:`Warehouse.open` removes them). So a
+kill leaves the old batches or the compacted one, never both counted. :meth:`Warehouse.connect` lists its
+snapshot's files in the views (rather than reading the folders): a connection made before a compaction and
+queried after it fails on a missing file, never reads fewer rows.
 
 Paths: a warehouse path holding glob characters (``[``, ``*``, ``?``) is escaped in every pattern.
 
