@@ -230,38 +230,47 @@ COMPACT_KILL_AT = """
 import os, sys
 import pipeline.ingest.warehouse as warehouse
 step, steps = int(sys.argv[2]), [0]
-def hook(real):
+kinds = []
+def hook(kind, real):
     def step_then(*args, **kwargs):
         steps[0] += 1
+        kinds.append(kind)
         if steps[0] == step:
             os._exit(9)  # as SIGKILL: nothing more runs
         return real(*args, **kwargs)
     return step_then
 wh = warehouse.Warehouse(sys.argv[1]).open()
 for name in ("write_durably", "fsync_dir", "merge_files", "remove"):
-    setattr(warehouse, name, hook(getattr(warehouse, name)))
-os.replace = hook(os.replace)
+    setattr(warehouse, name, hook(name, getattr(warehouse, name)))
+os.replace = hook("replace", os.replace)
 folded = wh.compact()
-print(folded, steps[0])
+print(folded, " ".join(kinds))
 """
 
 
-def test_a_kill_at_every_step_of_a_compaction_leaves_the_old_batches_or_the_new_never_both(
+def test_a_kill_at_each_step_of_a_compaction_leaves_the_old_batches_or_the_new_never_both(
     made: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
-    """Each step of a compaction (each file merged, each rename, each folder fsync, the manifest, the removal
-    of the old files): the process is killed there. Readers then see every hand once, reconciled; the next
-    writer's open leaves only files the manifest names; the same content as one clean run; a rerun stores
-    nothing; a compaction again completes it."""
+    """Each step of a compaction (each file merged, each rename, each folder fsync, the manifest; of the old
+    files' removals, alike but for the file, the first and the last): the process is killed there. Readers
+    then see every hand once, reconciled; the next writer's open leaves only files the manifest names; the
+    same content as one clean run; a rerun stores nothing; a compaction again completes it."""
     path, reference, small = made
     dry = tmp_path / "dry"
     shutil.copytree(small, dry)
     done = subprocess.run([sys.executable, "-c", COMPACT_KILL_AT, str(dry), "0"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    folded, steps = map(int, done.stdout.split())
-    assert folded == 13 and steps > 13 * 5  # the old files' removals are steps too
+    folded, *kinds = done.stdout.split()
+    assert int(folded) == 13
+    commit = kinds.index("write_durably") + 2  # the manifest written, then renamed over the old one
+    assert kinds[commit - 1] == "replace" and kinds.count("remove") > 13 * 5  # the old files' removals
+    # every step up to the commit point and just after it; of the removals (each the same step, one file
+    # more), the first and the last; the folders' fsyncs at the end
+    removals = [i + 1 for i, kind in enumerate(kinds) if kind == "remove"]
+    chosen = [*range(1, commit + 3), removals[0], removals[-1], len(kinds)]
+    steps = len(kinds)
     outcomes = set()
-    for step in range(1, steps + 1):
+    for step in sorted(set(chosen)):
         root = tmp_path / f"wh-{step}"
         shutil.copytree(small, root)
         done = subprocess.run([sys.executable, "-c", COMPACT_KILL_AT, str(root), str(step)], capture_output=True)
