@@ -5,8 +5,10 @@ reject, and a kill at any step of a compaction leaves the old batches or the com
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -307,3 +309,53 @@ def test_the_compact_command(made: tuple[Path, Path, Path], tmp_path: Path) -> N
     assert missing.returncode == 2 and missing.stderr.startswith("xuezhan: no warehouse at")
     assert not (tmp_path / "no").exists()
     assert warehouse.has_files("compact-x")
+
+
+@pytest.mark.parametrize("where", ["merge", "rename", "manifest"])
+def test_a_full_disk_in_a_compaction_leaves_the_old_batches_and_no_new_file(
+    made: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """ENOSPC while a compacted file is written, at a rename into a folder, or at the manifest: the error is
+    raised naming the file, the old batches stay committed, and no file of the compacted batch is left."""
+    _, reference, small = made
+    root = tmp_path / "wh"
+    shutil.copytree(small, root)
+    before = manifest(root)
+    calls = {"n": 0}
+
+    def full(*args: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(args[-1]))
+
+    real_merge, real_replace = warehouse.merge_files, os.replace
+
+    def merge(files: list[Path], schema: pa.Schema, path: Path) -> None:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            full(path)
+        real_merge(files, schema, path)
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        calls["n"] += 1
+        if (where == "rename" and calls["n"] == 3) or (where == "manifest" and Path(dst).name == MANIFEST):
+            full(dst)
+        real_replace(src, dst)
+
+    wh = Warehouse(root).open()
+    if where == "merge":
+        monkeypatch.setattr(warehouse, "merge_files", merge)
+    else:
+        monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="No space") as raised:
+        wh.compact()
+    monkeypatch.undo()
+    wh.close()
+    assert raised.value.filename
+    assert manifest(root) == before
+    assert not any(COMPACTED in name for name in batch_files(root))
+    # of the compacted files none is left; a staged manifest may be (the next open clears _tmp, as for a batch)
+    assert all(p.name.startswith("manifest-") for p in (root / "_tmp").iterdir())
+    assert_same_warehouse(root, reference)
+    assert_readers_see_whole_batches(root, reference, killed=False, cli=False)
+    with Warehouse(root) as again:  # once there is room: compacted
+        assert again.compact() == 13
+    assert_same_warehouse(root, reference)
