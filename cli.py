@@ -724,6 +724,7 @@ def audit_command(
 def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
     from pipeline.analytics.queries import connect
     from pipeline.audit.replay import HandNotFound, stored_record, write_pack
+    from pipeline.sql import run_sql
     from pipeline.validate import validate
 
     _output_dir(folder, "--pack")
@@ -733,9 +734,7 @@ def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
                 found = stored_record(con, hand_id)
             except HandNotFound as exc:
                 raise fail(str(exc)) from None
-            issues = con.sql(
-                "SELECT * FROM issues WHERE hand_id = ? ORDER BY event NULLS LAST, code", params=[hand_id]
-            ).pl()
+            issues = run_sql(con, "pipeline.audit", "hand_issues", hand_id=hand_id)
             files = write_pack(folder, found, validate(found.record), issues)
             typer.echo(f"{_shown(hand_id)}: {plural(len(issues), 'issue row')}; wrote {', '.join(map(str, files))}")
 
