@@ -1,7 +1,8 @@
 """The main job end to end on the embedded sample (``make demo``): score the worked hands of the rules, ingest
 the 2,000-hand sample into a warehouse (every line accounted for), import a club's score sheet and ingest its
 settlement records beside them, print the table statistics, the audit (the sheet's hands with it) and the
-collusion screen checked against the sample's ground truth, and build the HTML dashboard.
+collusion screen checked against the sample's ground truth, replay one disputed hand, and build the HTML
+dashboard.
 
 It runs the whole product, the report included (``python -m dashboards.demo``), so it sits with the
 dashboards, at the top of the house: nothing under ``pipeline/`` imports upwards."""
@@ -21,12 +22,14 @@ from dashboards.site import CJK_FONT_PACKAGE, build_report
 from pipeline.analytics.queries import connect, stats
 from pipeline.analytics.render import levels_lines
 from pipeline.audit.collusion import screen
+from pipeline.audit.replay import replay_text, stored_record
 from pipeline.audit.scoring import audit
 from pipeline.formats import Accounting, Converted, write_lines
 from pipeline.formats.sheet import read_sheet
 from pipeline.ingest.run import ingest
 from pipeline.report import charts
 from pipeline.rules import WinHand, load_ruleset, parse_tiles, score
+from pipeline.validate import validate
 
 # The repository: the sample ships in data/, not in the package. `make demo` runs the compiled build (in
 # build/compiled, away from the repository) and names the repository in XUEZHAN_REPO.
@@ -111,6 +114,11 @@ def main() -> int:
         print(f"  {row['money']:>5} points  {row['hand_id']} {row['code']} {row['message'][:100]}")
     clean = sheet_ids - set(findings.findings["hand_id"].to_list())
     print(f"  clean: {', '.join(sorted(clean)) or 'none'}")
+    disputed = sorted(sheet_ids - clean)
+    if disputed:  # one hand replayed, as `xuezhan replay HAND --warehouse W` prints it (docs/REPLAY.md)
+        stored = stored_record(con, disputed[0])
+        print(f"\n== one disputed hand, replayed (xuezhan replay {disputed[0]} --warehouse {warehouse}):")
+        print("\n".join("  " + line for line in replay_text(stored.record, validate(stored.record)).splitlines()))
 
     pairs = screen(con, min_hands=50)
     con.close()

@@ -242,3 +242,22 @@ def test_an_observers_record_hidden_draws_and_a_shown_hand() -> None:
     shown = [line for line in text.splitlines() if "; shows " in line]
     assert shown and len(shown) == sum(1 for e in record["events"] if e["t"] == "hu" and "hand" in e), text
     assert all(re.search(r"  \d+h[1-9][mps](<\d)?!? .*win: .*; shows [1-9]", line) for line in shown), shown
+
+
+def test_wide_names_keep_the_columns_aligned() -> None:
+    """汉字 take two columns in a terminal: the table pads by display width, not by characters."""
+    import unicodedata
+
+    record = find_record([str(SETTLE)], "settle-payer").record
+    record["players"] = ["张三", "李四", "p3", "王五六"]
+    text = replay_text(record, validate(record))
+
+    def column(line: str, cell: str) -> int:  # the display column where ``cell`` starts
+        head = line[: line.index(cell)]
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in head)
+
+    seats = text.splitlines()[2:6]
+    assert (
+        len({column(line, deal) for line, deal in zip(seats, ["235669m", "111444", "333999p", "123456p"], strict=True)})
+        == 1
+    )

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import html
 import json
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -208,9 +209,16 @@ def _deltas(deltas: Sequence[int] | None) -> str:
     return " ".join(str(d) for d in deltas) if deltas is not None else "-"
 
 
+def _width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: wide characters (汉字) take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    widths = [max(_width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell + " " * (w - _width(cell)) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
 
 
 # ------------------------------------------------------------------------------------------------ finding the hand
