@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from itertools import islice
 from pathlib import Path
 
 import duckdb
@@ -35,11 +36,18 @@ def committed(root: Path) -> list[str]:
     return sorted(p.name for p in folder.glob("part-*.parquet") if EMPTY_BATCH not in p.name) if folder.exists() else []
 
 
+def _is_record(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
 def corpus(folder: Path, lines: int) -> Path:
     """The first ``lines`` records of the sample with a few bad lines among them (a reject, a conflict with an
     earlier record, a duplicate), so that every kind of outcome crosses a kill."""
-    with gzip.open(SAMPLE) as f:
-        good = [next(f).rstrip(b"\n") for _ in range(lines)]
+    with gzip.open(SAMPLE) as f:  # records only: the sample's corrupted lines would be rejects of their own
+        good = list(islice((line.rstrip(b"\n") for line in f if _is_record(line)), lines))
     edited = json.dumps({**json.loads(good[5]), "x_edited": True}).encode()
     out = [*good[:100], b"{oops", *good[100:700], edited, *good[700:1200], b"[]", good[3], *good[1200:]]
     path = folder / "corpus.jsonl.gz"

@@ -165,7 +165,10 @@ def sample(n: int = 60) -> list[dict[str, Any]]:
     out = []
     with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
         for line in f:
-            record = json.loads(line)
+            try:
+                record = json.loads(line)
+            except ValueError:  # the sample's corrupted lines (simulate --inject corrupt=...)
+                continue
             if isinstance(record, dict) and record.get("format") == "xzlog/1" and validate(record).ok:
                 out.append(record)
             if len(out) == n:

@@ -111,6 +111,13 @@ class Bot:
         counts, melds = st.counts[self.seat], st.melds[self.seat]
         rng = self.rng
         void_tiles = [d for d in discards if d.tile // 9 == self.void]
+        if void_tiles and self.sees_all and not st.rules.void_discard_first:
+            # it throws its void suit first, but never one that completes a hand while it holds a tile that does not
+            completes = self._danger(st)
+            if all(completes.get(d.tile) for d in void_tiles) and any(not completes.get(d.tile) for d in discards):
+                void_tiles = []
+            else:
+                void_tiles = [d for d in void_tiles if not completes.get(d.tile)] or void_tiles
         if void_tiles and not self.forgetting:
             return min(void_tiles, key=lambda d: (counts[d.tile], rng.random()))
         candidates = [d for d in discards if d.tile // 9 != self.void] or discards
@@ -122,6 +129,11 @@ class Bot:
         work = list(counts)
         best = min(s for s, _ in scored)
         danger = self._danger(st) if (self.style.defense > 0 or self.sees_all) else None
+        if self.sees_all and danger and any(not danger.get(d.tile) for _, d in scored):
+            # it knows which tiles complete a hand: while it holds one that completes none, it never throws one
+            # that does (it never deals in when it can avoid it, whatever that costs its own hand)
+            scored = [(s, d) for s, d in scored if not danger.get(d.tile)]
+            best = min(s for s, _ in scored)
         if danger is not None and any(danger.values()):
             folding = best >= self.style.fold_shanten
             pool = [d for s, d in scored if folding or s <= best + (1 if rng.random() < self.style.defense else 0)]
