@@ -795,6 +795,45 @@ def collusion_command(
             typer.echo(f"      {_shown(e.get('hand_id'))} event {_shown(e.get('event'))}: {_shown(e['why'])}")
 
 
+@app.command("info-cheats")
+def info_cheats_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    fdr: Annotated[
+        float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli).")
+    ] = 0.05,
+    min_discards: Annotated[
+        int, typer.Option("--min-discards", min=1, help="Test players with at least N judged discards.")
+    ] = 300,
+    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
+    top: Annotated[int, typer.Option("--top", min=0, help="Players to list in the table (json lists all).")] = 20,
+) -> None:
+    """Screen every player for play that sees the other hands: too few dangerous discards by choice (a tile an
+    opponent could win on, thrown while a tile nobody could win on was as good) against the other players'
+    spread of rates (beta-binomial, leave one out); hands of level full and dealt only."""
+    from pipeline.analytics.queries import connect
+    from pipeline.audit.information import screen_information
+
+    _records_in(warehouse)
+    with connect(warehouse) as con:
+        results = screen_information(con, fdr=fdr, min_discards=min_discards)
+    if fmt == "json":
+        typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
+        return
+    tested = [r for r in results if r.p is not None]
+    flagged = sum(r.flagged for r in results)
+    typer.echo(
+        f"{plural(len(tested), 'player')} with at least {plural(min_discards, 'judged discard')} screened "
+        f"({len(results) - len(tested)} with fewer listed, not tested); {flagged} flagged at FDR {fdr}"
+    )
+    typer.echo(f"{'player':<16}{'hands':>7}{'discards':>9}{'by choice':>10}{'expected':>10}{'p':>11}{'q':>9}  flag")
+    for r in results[:top]:
+        expected = f"{r.expected:>10.1f}" if r.expected is not None else f"{'–':>10}"
+        p = f"{r.p:>11.2e}" if r.p is not None else f"{'–':>11}"
+        q = f"{r.q:>9.3f}" if r.q is not None else f"{'–':>9}"
+        line = f"{_shown(r.player):<16}{r.hands:>7}{r.discards:>9}{r.dangerous_by_choice:>10}{expected}{p}{q}"
+        typer.echo(f"{line}  YES" if r.flagged else line)
+
+
 @app.command("eval-collusion")
 def eval_collusion_command(
     fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,

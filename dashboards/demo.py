@@ -1,8 +1,8 @@
 """The main job end to end on the embedded sample (``make demo``): score the worked hands of the rules, ingest
 the 2,000-hand sample into a warehouse (every line accounted for), import a club's score sheet and ingest its
-settlement records beside them, print the table statistics, the audit (the sheet's hands with it) and the
-collusion screen checked against the sample's ground truth, replay one disputed hand, and build the HTML
-dashboard.
+settlement records beside them, print the table statistics, the audit (the sheet's hands with it), the
+collusion screen and the information-cheat screen checked against the sample's ground truth, replay one
+disputed hand, and build the HTML dashboard.
 
 It runs the whole product, the report included (``python -m dashboards.demo``), so it sits with the
 dashboards, at the top of the house: nothing under ``pipeline/`` imports upwards."""
@@ -22,6 +22,7 @@ from dashboards.site import CJK_FONT_PACKAGE, build_report
 from pipeline.analytics.queries import connect, stats
 from pipeline.analytics.render import levels_lines
 from pipeline.audit.collusion import screen
+from pipeline.audit.information import screen_information
 from pipeline.audit.replay import replay_text, stored_record
 from pipeline.audit.scoring import audit
 from pipeline.formats import Accounting, Converted, write_lines
@@ -121,6 +122,7 @@ def main() -> int:
         print("\n".join("  " + line for line in replay_text(stored.record, validate(stored.record)).splitlines()))
 
     pairs = screen(con, min_hands=50)
+    seers = screen_information(con)
     con.close()
     flagged = [r for r in pairs if r.flagged]
     truth = [sorted(c["players"]) for c in labels["colluders"]]
@@ -131,6 +133,19 @@ def main() -> int:
     )
     for r in pairs[:3]:
         print(f"  {' & '.join(r.players)}: {r.shared_hands} hands, score {r.score:.2f}, p {r.p:.2e}, q {r.q:.3f}")
+
+    seen = [seer.player for seer in seers if seer.flagged]
+    print(
+        f"\n== information cheats: {sum(seer.p is not None for seer in seers)} players screened; flagged at FDR 0.05: "
+        f"{seen}; planted players who see every hand: {labels['bots']}"
+    )
+    for seer in seers[:3]:
+        if seer.expected is None or seer.p is None or seer.q is None:  # too few judged discards: not tested
+            continue
+        print(
+            f"  {seer.player}: {seer.dangerous_by_choice} dangerous discards by choice in {seer.discards} judged "
+            f"(expected {seer.expected:.1f}), p {seer.p:.2e}, q {seer.q:.3f}"
+        )
 
     index = build_report(warehouse, OUT / "report")
     print(f"\n== dashboard: {index}")
