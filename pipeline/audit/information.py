@@ -21,6 +21,7 @@ judged discards; Benjamini–Yekutieli q-values control the false discovery rate
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,19 +77,10 @@ def beta_binomial_cdf(k: int, n: int, a: float, b: float) -> float:
     if k >= n:
         return 1.0
     log_b_ab = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-    log_n = math.lgamma(n + 1)
-    terms = [
-        log_n
-        - math.lgamma(j + 1)
-        - math.lgamma(n - j + 1)
-        + math.lgamma(j + a)
-        + math.lgamma(n - j + b)
-        - math.lgamma(n + a + b)
-        - log_b_ab
+    return _sum_of_logs(
+        _log_choose(n, j) + math.lgamma(j + a) + math.lgamma(n - j + b) - math.lgamma(n + a + b) - log_b_ab
         for j in range(k + 1)
-    ]
-    top = max(terms)
-    return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+    )
 
 
 def binomial_cdf(k: int, n: int, p: float) -> float:
@@ -97,10 +89,17 @@ def binomial_cdf(k: int, n: int, p: float) -> float:
         return 1.0
     if p >= 1.0:
         return 0.0
-    terms = [
-        math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * math.log(p) + (n - j) * math.log1p(-p)
-        for j in range(k + 1)
-    ]
+    return _sum_of_logs(_log_choose(n, j) + j * math.log(p) + (n - j) * math.log1p(-p) for j in range(k + 1))
+
+
+def _log_choose(n: int, j: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1)
+
+
+def _sum_of_logs(log_terms: Iterable[float]) -> float:
+    """``sum(exp(t))`` of probabilities given as logs, scaled by the largest so that none underflows first;
+    capped at 1 (rounding)."""
+    terms = list(log_terms)
     top = max(terms)
     return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
 

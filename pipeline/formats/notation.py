@@ -37,7 +37,7 @@ the notation raises :class:`NotationError` naming the token and its place, never
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 _TILE = r"[1-9][mps]"
@@ -132,18 +132,23 @@ def format_event(event: Mapping[str, Any]) -> str:
     ):
         token = f"{given['seat']}{op}{tile or ''}" + (f"<{source}" if source is not None else "")
         token += "!" if given.get("rob_kong") is True else ""
-    try:
-        same = token is not None and parse_event(token) == given
-    except NotationError:  # a field out of place: a discarder on a concealed kong, a robbed self-draw, ...
-        same = False
-    if not same:
-        raise NotationError(f"the event {dict(event)!r} cannot be written in the notation")
-    assert token is not None
-    return token
+    # a field out of place (a discarder on a concealed kong, a robbed self-draw) does not read back the same
+    return _read_back(token, lambda t: parse_event(t) == given, f"the event {dict(event)!r}")
 
 
 def format_events(events: Iterable[Mapping[str, Any]]) -> str:
     return " ".join(format_event(e) for e in events)
+
+
+def _read_back(token: str | None, same: Callable[[str], bool], what: str) -> str:
+    """``token`` when it reads back as the object it was written from (``same``), which is how every formatter
+    checks that the notation can carry the object; else :class:`NotationError` naming ``what``."""
+    try:
+        if token is not None and same(token):
+            return token
+    except NotationError:
+        pass
+    raise NotationError(f"{what} cannot be written in the notation")
 
 
 def _is_seat(value: object) -> bool:
@@ -180,13 +185,7 @@ def format_payment(payment: Mapping[str, Any]) -> str:
     token = f"{payment.get('from')}>{'pot' if payee is None else payee}={payment.get('amount')}{payment.get('reason')}"
     if payment.get("event") is not None:
         token += f"@{payment['event']}"
-    try:
-        same = parse_payments(token) == [dict(payment)]
-    except NotationError:
-        same = False
-    if not same:
-        raise NotationError(f"the payment {dict(payment)!r} cannot be written in the notation")
-    return token
+    return _read_back(token, lambda t: parse_payments(t) == [dict(payment)], f"the payment {dict(payment)!r}")
 
 
 def format_payments(payments: Iterable[Mapping[str, Any]]) -> str:
@@ -217,13 +216,7 @@ def format_win(win: Mapping[str, Any]) -> str:
     patterns = win.get("patterns")
     if isinstance(patterns, Sequence) and not isinstance(patterns, str):
         token += "=" + "+".join(str(p) for p in patterns)
-    try:
-        same = parse_wins(token) == [dict(win)]
-    except NotationError:
-        same = False
-    if not same:
-        raise NotationError(f"the claimed win {dict(win)!r} cannot be written in the notation")
-    return token
+    return _read_back(token, lambda t: parse_wins(t) == [dict(win)], f"the claimed win {dict(win)!r}")
 
 
 def format_wins(wins: Iterable[Mapping[str, Any]]) -> str:
