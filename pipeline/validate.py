@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pipeline.codes import CODES, NOT_CHECKED, Fault
 from pipeline.game.events import Hu, Kong
@@ -37,7 +37,7 @@ from pipeline.game.start import start_hand
 from pipeline.game.state import HandFacts, HandState, IllegalAction, WinRecord
 from pipeline.rules.fan import Score
 from pipeline.rules.hand import Meld
-from pipeline.rules.ruleset import Override
+from pipeline.rules.ruleset import Override, RuleSet
 from pipeline.rules.settle import Payment, SeatEnd
 from pipeline.rules.values import Value
 
@@ -547,7 +547,7 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         seats=tuple(_seat_facts(record, hand, claimed)),
         claimed=claimed,
         hand=hand,
-        not_checked=not_checked,
+        not_checked=not_checked + end_notes(hand, claimed),
     )
 
 
@@ -622,7 +622,7 @@ def _validate_settlement(obj: dict[str, Any], record: Record, issues: list[Issue
         seats=tuple(_seat_facts(record, hand, claimed)),
         claimed=claimed,
         hand=hand,
-        not_checked=NOT_CHECKED["settlement"] + tuple(unchecked),
+        not_checked=NOT_CHECKED["settlement"] + tuple(unchecked) + end_notes(hand, claimed),
     )
 
 
@@ -738,7 +738,11 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
         pot = sum(p.amount for p in claimed.payments if p.payee is None)
     else:
         pot = sum(p.amount for p in hand.payments if p.payee is None)
-    if sum(claimed.deltas) != -pot:
+    # an unknown end may owe void penalties to the pot that only itemised payments show
+    pot_known = claimed.payments is not None or not (
+        hand.end_open and hand.rules.void_end_penalty and hand.rules.penalty_to == "pot"
+    )
+    if pot_known and sum(claimed.deltas) != -pot:
         issues.append(
             Issue(
                 "SETTLE_UNBALANCED",
@@ -766,23 +770,67 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
                 )
             )
             unbalanced = True
-    payment_issues = compare_payments(hand.payments, claimed.payments) if claimed.payments is not None else []
+    judged, end_net = _judged_payments(hand, claimed)
+    payment_issues = compare_payments(hand.payments, judged) if judged is not None else []
     issues.extend(payment_issues)
-    if not unbalanced and not payment_issues:
+    if not unbalanced and not payment_issues and not (hand.end_open and judged is None):
         computed = hand.deltas
         for seat in range(len(computed)):
-            if claimed.deltas[seat] != computed[seat]:
+            if claimed.deltas[seat] - end_net[seat] != computed[seat]:
                 issues.append(
                     Issue(
                         "SETTLE_DELTA",
-                        f"seat {seat}: claimed delta {claimed.deltas[seat]}, the rules give {computed[seat]}",
+                        f"seat {seat}: claimed delta {claimed.deltas[seat]}, the rules give "
+                        f"{computed[seat] + end_net[seat]}"
+                        + (f" (with the claimed end of the hand's {end_net[seat]:+d})" if end_net[seat] else ""),
                         seat=seat,
-                        expected=str(computed[seat]),
+                        expected=str(computed[seat] + end_net[seat]),
                         actual=str(claimed.deltas[seat]),
-                        money=abs(claimed.deltas[seat] - computed[seat]),
+                        money=abs(claimed.deltas[seat] - end_net[seat] - computed[seat]),
                     )
                 )
     return issues
+
+
+END_REASONS: Final[frozenset[str]] = frozenset({"hua_zhu", "cha_jiao", "tui_shui"})
+
+
+def _is_end_payment(payment: Payment, rules: RuleSet) -> bool:
+    """Paid at the end of the hand: 查花猪, 查大叫, 退税, and a void penalty at the wall's end (no event)."""
+    return payment.reason in END_REASONS or (
+        payment.reason == "penalty" and payment.event is None and bool(rules.void_end_penalty)
+    )
+
+
+def _judged_payments(hand: HandFacts, claimed: Claimed) -> tuple[tuple[Payment, ...] | None, list[int]]:
+    """The claimed payments the replay can judge, and each seat's net of those it cannot.
+
+    When the hand's end is owed but unknown (:attr:`HandFacts.end_open`: hidden hands or a settlement record
+    without end states), the claimed end-of-hand payments are neither compared nor counted against the deltas:
+    a finding must not rest on what the record could not show. They are listed as not checked instead."""
+    net = [0] * len(claimed.deltas)
+    if claimed.payments is None or not hand.end_open:
+        return claimed.payments, net
+    judged = []
+    for p in claimed.payments:
+        if _is_end_payment(p, hand.rules):
+            net[p.payer] -= p.amount
+            if p.payee is not None:
+                net[p.payee] += p.amount
+        else:
+            judged.append(p)
+    return tuple(judged), net
+
+
+def end_notes(hand: HandFacts, claimed: Claimed | None) -> tuple[str, ...]:
+    """What an unknown end of the hand leaves unjudged in the claim (:func:`_judged_payments`)."""
+    if not hand.end_open or claimed is None:
+        return ()
+    if claimed.payments is None:
+        return ("the claimed deltas (the end of the hand is not known and the payments are not itemised)",)
+    if any(_is_end_payment(p, hand.rules) for p in claimed.payments):
+        return ("the claimed end-of-hand payments (查花猪/查大叫/退税: the end states are not known)",)
+    return ()
 
 
 def _breakdown(win: WinRecord) -> str:

@@ -560,7 +560,42 @@ def test_a_ready_player_without_a_value_and_a_wall_without_end_states() -> None:
     del record["end"]
     v = validate(record)
     assert "the end of the wall (the record declares no end states)" in v.not_checked
-    assert codes(v) == ["SETTLE_EXTRA", "SETTLE_EXTRA"]  # with no end states, no 查大叫 is owed
+    # with no end states the 查大叫 owed is unknown: the claimed ones are not judged (until session 8 they were
+    # SETTLE_EXTRA, a finding the record cannot support), the deltas are judged net of them
+    assert codes(v) == [] and "the claimed end-of-hand payments (查花猪/查大叫/退税: the end states are not known)" in (
+        v.not_checked
+    )
+    record["result"]["deltas"] = [4, 2, -4, -2]
+    assert codes(validate(record)) == ["SETTLE_UNBALANCED"]  # deltas against the claimed payments: still checked
+    record["result"]["payments"][0]["amount"] = 2
+    assert codes(validate(record)) == ["SETTLE_AMOUNT"]  # the 胡 payment is still judged
+    del record["result"]["payments"]
+    v = validate(record)
+    note = "the claimed deltas (the end of the hand is not known and the payments are not itemised)"
+    assert codes(v) == [] and note in v.not_checked
+
+
+def test_an_unknown_end_and_void_penalties_to_the_pot() -> None:
+    """void_end_penalty with penalty_to = pot (as SBR's 48, p. 11): without end states a claimed end-of-wall
+    penalty (no event) is not judged, and without itemised payments the pot itself is unknown, so the deltas'
+    sum is not judged either; with the end known, the same claim is judged."""
+    rules = {"profile": "chengdu", "void_end_penalty": 48, "penalty_to": "pot"}
+    events = [{"t": "hu", "seat": 1, "from": 2}]
+    wins = [{"seat": 1, "event": 0, "patterns": []}]
+    hu = {"from": 2, "to": 1, "amount": 1, "reason": "hu", "event": 0}
+    penalty = {"from": 3, "to": None, "amount": 48, "reason": "penalty"}
+    result = {"payments": [hu, penalty], "deltas": [0, 1, -1, -48], "wins": wins}
+    v = validate(flat(events, wins, rules, result=result))
+    assert codes(v) == [] and any(n.startswith("the claimed end-of-hand payments") for n in v.not_checked)
+    v = validate(flat(events, wins, rules, result={"deltas": [0, 1, -1, -48], "wins": wins}))
+    assert codes(v) == [] and any(n.startswith("the claimed deltas") for n in v.not_checked)
+    v = validate(flat(events, wins, "chengdu", result={"deltas": [0, 1, -1, -48], "wins": wins}))
+    assert codes(v) == ["SETTLE_UNBALANCED"]  # no penalty to the pot in these rules: the sum is still judged
+    v = validate(flat(events, wins, rules, result={"payments": [hu], "deltas": [0, 1, -1, 0], "wins": wins}))
+    assert codes(v) == [] and not any(n.startswith("the claimed") for n in v.not_checked)  # nothing unjudged
+    end = [{"seat": 0, "state": "not_ready"}, {"seat": 2, "state": "not_ready"}, {"seat": 3, "state": "not_ready"}]
+    v = validate(flat(events, wins, rules, result=result, end=end))
+    assert codes(v) == ["SETTLE_EXTRA"]  # the end is known now: seat 3 holds no void tile, and owes no penalty
 
 
 def test_three_winners_and_the_one_left() -> None:

@@ -155,10 +155,12 @@ def settle_declared(
         _close_group(ledger, group, group_kong, records)
     still_in = [s for s in range(n) if ledger.in_hand[s]]
     ends_by_seat: dict[int, SeatEnd] = {}
+    end_open = False
     if not faults:
         if ends is None:
             if len(still_in) >= 2 and not over:
                 unchecked.append("the end of the wall (the record declares no end states)")
+                end_open = True
         else:
             ends_by_seat = _end(ledger, rules, ends, still_in, records, faults, claimed_payments, unchecked)
     facts = HandFacts(
@@ -178,6 +180,7 @@ def settle_declared(
         could_win_at={},
         safe_alternative_at={},
         next_dealer=next_dealer(rules, dealer, records, n),
+        end_open=end_open,
     )
     return facts, faults, unchecked
 

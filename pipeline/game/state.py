@@ -139,6 +139,7 @@ class HandFacts(Value):
         "safe_alternative_at",
         "next_dealer",
         "unchecked",
+        "end_open",
     )
 
     def __init__(
@@ -160,6 +161,7 @@ class HandFacts(Value):
         safe_alternative_at: Mapping[int, bool],
         next_dealer: int,
         unchecked: tuple[str, ...] = (),
+        end_open: bool = False,
     ) -> None:
         self._v = (
             rules,
@@ -179,6 +181,7 @@ class HandFacts(Value):
             safe_alternative_at,
             next_dealer,
             unchecked,
+            end_open,
         )
 
     @property
@@ -250,6 +253,12 @@ class HandFacts(Value):
     @property
     def unchecked(self) -> tuple[str, ...]:  # what the hidden hands of an observer record kept from being checked
         return self._v[16]
+
+    @property
+    def end_open(self) -> bool:
+        """The hand's end is owed but unknown: hidden hands (or a settlement record) without declared end states,
+        so 查花猪/查大叫/退税 and the end's void penalties are not computed, and claims of them cannot be judged."""
+        return self._v[17]
 
     @property
     def won_out(self) -> bool:
@@ -350,6 +359,7 @@ class HandState:
         self.compulsory_passes: list[tuple[int, int]] = []  # (seat, event) of passes in the last four
         self.passed_wins: list[tuple[int, int]] = []  # (seat, event) of every pass of a possible win
         self.ends: dict[int, SeatEnd] = {}  # 查花猪/查大叫 facts of the seats still in at an empty wall
+        self.end_open = False  # an end is owed, but hidden hands without declared end states keep it unknown
         # event index → seats that could win on that tile: every added kong, and the discards someone could win on
         self.could_win_at: dict[int, tuple[int, ...]] = {}
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
@@ -508,6 +518,7 @@ class HandState:
             safe_alternative_at=self.safe_alternative_at,
             next_dealer=self.next_dealer(),
             unchecked=tuple(self.unchecked),
+            end_open=self.end_open,
         )
 
     def _earthly(self, seat: int, self_drawn: bool) -> bool:
@@ -1313,6 +1324,7 @@ class HandState:
                 self.unchecked.append(
                     f"the end of the hand: seats {hidden} are hidden and the record declares no end states"
                 )
+                self.end_open = True
                 return None
             if sorted(declared) != hidden:
                 self.end_fault = f"the end states name seats {sorted(declared)}, the hidden hands left are {hidden}"
