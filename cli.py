@@ -842,20 +842,72 @@ def eval_collusion_command(
     ] = False,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 2,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
+    replicates: Annotated[
+        int, typer.Option("--replicates", min=1, help="Populations per cell (seeds), for the Wilson intervals.")
+    ] = 1,
+    intensity: Annotated[
+        list[float] | None, typer.Option("--intensity", help="Only these intensities (repeat the option).")
+    ] = None,
+    shared: Annotated[
+        list[int] | None, typer.Option("--shared", help="Only these target shared hands (repeat the option).")
+    ] = None,
+    honest: Annotated[int, typer.Option("--honest", min=0, help="Honest populations (3,000 hands each).")] = 4,
     out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
 ) -> None:
-    """Simulate populations with and without colluders and report detection, false discoveries and AUC."""
-    from pipeline.eval_collusion import evaluate, grid, summary, table
+    """Simulate populations with and without colluding pairs; per cell the pairs flagged with a Wilson 95%
+    interval over the replicates, the honest pairs flagged, the false discovery proportion and the AUC."""
+    from pipeline.evaluate import INTENSITIES, SHARED, collusion_grid
+
+    if quick:
+        pops = collusion_grid(seed=seed, intensities=(0.5,), shared=(200,), honest=1, honest_hands=500)
+    else:
+        pops = collusion_grid(
+            seed=seed,
+            intensities=intensity or INTENSITIES,
+            shared=shared or SHARED,
+            honest=honest,
+            replicates=replicates,
+        )
+    _evaluate("collusion", pops, fdr, workers, out, "pairs")
+
+
+@app.command("eval-info-cheats")
+def eval_info_cheats_command(
+    fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
+    hands: Annotated[int, typer.Option("--hands", min=50, help="Hands each planted cheat plays (about).")] = 1000,
+    bots: Annotated[int, typer.Option("--bots", min=1, help="Information cheats planted per population.")] = 1,
+    replicates: Annotated[
+        int, typer.Option("--replicates", min=1, help="Populations with planted cheats (seeds).")
+    ] = 10,
+    honest: Annotated[int, typer.Option("--honest", min=0, help="Honest populations of the same size.")] = 10,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 2,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
+) -> None:
+    """Simulate populations with planted information cheats (simulate --inject bot=N) and honest ones (half
+    with many careful players); report the cheats `info-cheats` flags, with a Wilson 95% interval, and the
+    false discovery proportion of the honest populations."""
+    from pipeline.evaluate import information_grid
+
+    pops = information_grid(seed=seed, hands=hands, bots=bots, replicates=replicates, honest=honest)
+    _evaluate("information", pops, fdr, workers, out, "players")
+
+
+def _evaluate(detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str) -> None:
+    from pipeline.evaluate import evaluate, summary, table
 
     if not 0.0 < fdr < 1.0:
         raise fail(f"--fdr must be in (0, 1), got {fdr}")
     if out is not None:
         _output_file(out, "--out")
-    pops = grid(seed=seed, intensities=(0.5,), shared=(200,), honest=1, honest_hands=500) if quick else grid(seed=seed)
     outcomes = evaluate(
-        pops, fdr=fdr, workers=workers, progress=lambda o: typer.echo(f"  done: {o.population.name}", err=True)
+        pops,
+        detector=detector,
+        fdr=fdr,
+        workers=workers,
+        progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
     )
-    typer.echo(table(outcomes, fdr))
+    typer.echo(table(outcomes, fdr, unit=unit))
     if out is not None:
         out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
 

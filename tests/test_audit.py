@@ -16,7 +16,7 @@ from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit import scoring
 from pipeline.audit.collusion import _poisson_sf, prior_variance, screen, screen_frame
 from pipeline.audit.scoring import FINDING_FIELDS
-from pipeline.eval_collusion import Population, auc, run_population, table
+from pipeline.evaluate import Population, auc, run_population, table
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
@@ -192,7 +192,7 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
 def test_honest_population_with_friends_and_novices_flags_nobody(tmp_path) -> None:
     pop = Population("honest", 500, 0.0, 0, 1, 41, {"aggressive": 0.5, "novice": 0.5})
     outcome = run_population(pop, min_hands=100, workdir=str(tmp_path))
-    assert outcome.colluding == 0 and outcome.flagged_honest == 0 and outcome.honest_pairs > 0
+    assert outcome.planted == 0 and outcome.flagged_honest == 0 and outcome.honest > 0
     assert "honest" in table([outcome], 0.05)
 
 

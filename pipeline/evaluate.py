@@ -1,0 +1,339 @@
+"""Evaluate the cheating screens on simulated populations whose ground truth we know, with replicates.
+
+Each *cell* of an evaluation is one kind of population (an intensity × shared hands of colluding pairs, planted
+information cheats, or honest players only), simulated ``replicates`` times with different seeds. For each
+population: simulate, ingest, screen, and compare what was flagged with the labels. Per cell the table gives
+the planted cheats flagged over every replicate with a Wilson 95% interval, and the honest players (or pairs)
+flagged. Over the honest populations it gives the *false discovery proportion*: with no cheat planted every
+discovery is false, so a population's FDP is 1 when it flags anyone and 0 otherwise, and the share of honest
+populations with any flag (with its Wilson interval, the upper bound is the one to read) estimates the false
+discovery rate the screen runs at. Hard negatives are part of the honest populations: reckless (aggressive)
+and novice players, careful (defensive) ones, and honest friends who share a table as often as colluders do.
+
+It runs the simulator, the ingest and the audit together, so it sits above all three (``xuezhan
+eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit never imports the simulator.
+
+>>> c = Cell("x", hands=100, populations=20, planted=40, flagged_planted=38, honest=500, flagged_honest=1,
+...          with_false=1, discoveries=39)
+>>> c.detection, [round(x, 3) for x in c.detection_interval]
+(0.95, [0.835, 0.986])
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.analytics.queries import connect
+from pipeline.analytics.stats import wilson
+from pipeline.audit.collusion import screen
+from pipeline.audit.information import screen_information
+from pipeline.ingest.run import ingest
+from pipeline.simulate.inject import InjectSpec
+from pipeline.simulate.tables import SimConfig, write
+
+INTENSITIES = (0.1, 0.2, 0.3, 0.5)
+SHARED = (200, 500, 1000, 3000)
+PLAYERS = 8
+PAIRS = 2
+# With 8 players and 2 colluding pairs who join each other's table half the time, a colluding pair plays
+# together in about 0.28 of all hands (measured: 575 of 2,174).
+SHARE = 0.28
+# With 8 players at 4-seat tables each player sits in about half the hands.
+SEATED = 0.5
+HONEST_MIX = {"balanced": 0.2, "aggressive": 0.4, "defensive": 0.1, "novice": 0.3}
+# The hard negatives of the information screen: careful players who rarely throw a dangerous tile.
+CAREFUL_MIX = {"balanced": 0.2, "aggressive": 0.2, "defensive": 0.4, "novice": 0.2}
+
+
+@dataclass(frozen=True, slots=True)
+class Population:
+    name: str  # the cell: replicates share it
+    hands: int
+    intensity: float
+    pairs: int
+    friends: int
+    seed: int
+    styles: dict[str, float] | None = None
+    bots: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One population screened: the planted cheats (pairs or players) and the honest ones, flagged or not."""
+
+    population: Population
+    planted: int
+    flagged_planted: int
+    honest: int
+    flagged_honest: int
+    shared_planted: float  # mean hands of the planted pairs together (of the planted players, for bots)
+    scores: tuple[tuple[float, bool], ...]  # (score, is planted) of every one screened
+
+    @property
+    def discoveries(self) -> int:
+        return self.flagged_planted + self.flagged_honest
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """The replicates of one cell, pooled."""
+
+    name: str
+    hands: int
+    populations: int
+    planted: int
+    flagged_planted: int
+    honest: int
+    flagged_honest: int
+    with_false: int  # populations with at least one false discovery
+    discoveries: int
+
+    @property
+    def detection(self) -> float | None:
+        return self.flagged_planted / self.planted if self.planted else None
+
+    @property
+    def detection_interval(self) -> tuple[float | None, float | None]:
+        return wilson(self.flagged_planted, self.planted)
+
+
+def cells(outcomes: Iterable[Outcome]) -> list[Cell]:
+    """Pool the outcomes by cell, in the order the cells first appear."""
+    groups: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        groups.setdefault(o.population.name, []).append(o)
+    return [
+        Cell(
+            name=name,
+            hands=group[0].population.hands,
+            populations=len(group),
+            planted=sum(o.planted for o in group),
+            flagged_planted=sum(o.flagged_planted for o in group),
+            honest=sum(o.honest for o in group),
+            flagged_honest=sum(o.flagged_honest for o in group),
+            with_false=sum(1 for o in group if o.flagged_honest),
+            discoveries=sum(o.discoveries for o in group),
+        )
+        for name, group in groups.items()
+    ]
+
+
+def collusion_grid(
+    *,
+    seed: int = 1,
+    intensities: Iterable[float] = INTENSITIES,
+    shared: Iterable[int] = SHARED,
+    honest: int = 4,
+    honest_hands: int = 3000,
+    replicates: int = 1,
+) -> list[Population]:
+    """Per intensity × target shared hands, ``replicates`` populations with 2 colluding pairs; ``honest``
+    populations with honest friend pairs and the hard-negative style mix."""
+    out: list[Population] = []
+    for s in shared:
+        for i in intensities:
+            for _ in range(replicates):
+                out.append(Population(f"collude {i} × {s}", round(s / SHARE), i, PAIRS, 0, seed + len(out)))
+    for k in range(honest):
+        out.append(Population("honest", honest_hands, 0.0, 0, 2, seed + 1000 + k, HONEST_MIX))
+    return out
+
+
+def information_grid(
+    *, seed: int = 1, hands: int = 1000, bots: int = 1, replicates: int = 10, honest: int = 10
+) -> list[Population]:
+    """``replicates`` populations with ``bots`` planted information cheats who each play about ``hands``
+    hands, and ``honest`` populations of the same size, half with the careful style mix (hard negatives)."""
+    total = round(hands / SEATED)
+    out = [Population(f"bot × {hands}", total, 0.0, 0, 0, seed + k, HONEST_MIX, bots) for k in range(replicates)]
+    for k in range(honest):
+        mix = CAREFUL_MIX if k % 2 else HONEST_MIX
+        out.append(Population(f"honest × {hands}", total, 0.0, 0, 1, seed + 1000 + k, mix))
+    return out
+
+
+def _simulate(pop: Population, root: Path) -> Any:
+    spec = InjectSpec(collude_pairs=pop.pairs, collude_intensity=pop.intensity, friends=pop.friends, bots=pop.bots)
+    labels = write(
+        SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles),
+        root / "games.jsonl.gz",
+    )
+    ingest([str(root / "games.jsonl.gz")], root / "wh", workers=1)
+    return labels
+
+
+def run_population(
+    pop: Population, *, fdr: float = 0.05, min_hands: int | None = None, workdir: str | None = None
+) -> Outcome:
+    """Simulate, ingest and run the collusion screen on one population."""
+    root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
+    try:
+        labels = _simulate(pop, root)
+        threshold = min_hands if min_hands is not None else min(200, max(50, pop.hands // 10))
+        with connect(root / "wh") as con:
+            results = screen(con, min_hands=threshold, fdr=fdr, evidence=0)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    colluding = {tuple(sorted(c["players"])) for c in labels.colluders}
+    flagged = {r.players for r in results if r.flagged}
+    shared = [r.shared_hands for r in results if r.players in colluding]
+    return Outcome(
+        population=pop,
+        planted=len(colluding),
+        flagged_planted=len(flagged & colluding),
+        honest=sum(1 for r in results if r.players not in colluding),
+        flagged_honest=len(flagged - colluding),
+        shared_planted=sum(shared) / len(shared) if shared else 0.0,
+        scores=tuple((r.score, r.players in colluding) for r in results),
+    )
+
+
+def run_information(pop: Population, *, fdr: float = 0.05, workdir: str | None = None) -> Outcome:
+    """Simulate, ingest and run the information screen (``xuezhan info-cheats``) on one population."""
+    root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
+    try:
+        labels = _simulate(pop, root)
+        with connect(root / "wh") as con:
+            results = screen_information(con, fdr=fdr)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    bots = set(labels.bots)
+    tested = [r for r in results if r.p is not None]
+    flagged = {r.player for r in tested if r.flagged}
+    hands = [r.hands for r in results if r.player in bots]
+    return Outcome(
+        population=pop,
+        planted=len(bots),
+        flagged_planted=len(flagged & bots),
+        honest=sum(1 for r in tested if r.player not in bots),
+        flagged_honest=len(flagged - bots),
+        shared_planted=sum(hands) / len(hands) if hands else 0.0,
+        scores=tuple((-(r.p or 0.0), r.player in bots) for r in tested),
+    )
+
+
+RUNNERS: dict[str, Callable[..., Outcome]] = {"collusion": run_population, "information": run_information}
+
+
+def _run(args: tuple[str, Population, float]) -> Outcome:
+    detector, pop, fdr = args
+    return RUNNERS[detector](pop, fdr=fdr)
+
+
+def auc(scores: Iterable[tuple[float, bool]]) -> float | None:
+    """Probability that a random planted one outscores a random honest one (ties count half)."""
+    pos = [s for s, c in scores if c]
+    neg = [s for s, c in scores if not c]
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def evaluate(
+    populations: list[Population],
+    *,
+    detector: str = "collusion",
+    fdr: float = 0.05,
+    workers: int = 1,
+    progress: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Run ``detector`` (a key of :data:`RUNNERS`) on every population, ``workers`` at a time."""
+    jobs = [(detector, pop, fdr) for pop in populations]
+    outcomes: list[Outcome] = []
+    if workers <= 1:
+        results: Iterable[Outcome] = map(_run, jobs)
+        for outcome in results:
+            outcomes.append(outcome)
+            if progress:
+                progress(outcome)
+        return outcomes
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for outcome in pool.map(_run, jobs):
+            outcomes.append(outcome)
+            if progress:
+                progress(outcome)
+    return outcomes
+
+
+def _rate(num: int, den: int) -> str:
+    if not den:
+        return "-"
+    lo, hi = wilson(num, den)
+    assert lo is not None and hi is not None
+    return f"{num}/{den} = {num / den:.0%} [{lo:.0%}, {hi:.0%}]"
+
+
+def table(outcomes: list[Outcome], fdr: float, *, unit: str = "pairs") -> str:
+    """The Markdown table of the README: per cell, detection with its Wilson 95% interval, the honest ones
+    flagged, the share of populations with a false discovery, and the ranking AUC."""
+    lines = [
+        f"| cell | hands | populations | planted {unit} flagged at FDR {fdr} [95% CI] | honest {unit} flagged "
+        "| populations with a false discovery [95% CI] | AUC |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    by_cell: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        by_cell.setdefault(o.population.name, []).append(o)
+    for c in cells(outcomes):
+        a = auc([s for o in by_cell[c.name] for s in o.scores])
+        lines.append(
+            f"| {c.name} | {c.hands} | {c.populations} | {_rate(c.flagged_planted, c.planted)} | "
+            f"{c.flagged_honest}/{c.honest} | {_rate(c.with_false, c.populations)} | "
+            f"{'-' if a is None else f'{a:.3f}'} |"
+        )
+    honest = [o for o in outcomes if o.planted == 0]
+    if honest:
+        with_false = sum(1 for o in honest if o.flagged_honest)
+        lo, hi = wilson(with_false, len(honest))
+        lines.append(
+            f"\nHonest populations: {sum(o.flagged_honest for o in honest)} false discoveries over {len(honest)} "
+            f"populations ({sum(o.honest for o in honest)} {unit} screened); false discovery proportion "
+            f"{with_false / len(honest):.2f}, 95% CI [{lo:.2f}, {hi:.2f}]."
+        )
+    overall = auc([s for o in outcomes for s in o.scores])
+    if overall is not None:
+        lines.append(f"Pooled ranking AUC over every one screened: {overall:.3f}.")
+    return "\n".join(lines)
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, Any]:
+    """The outcomes and their cells as JSON."""
+    return {
+        "populations": [
+            {
+                "name": o.population.name,
+                "seed": o.population.seed,
+                "hands": o.population.hands,
+                "intensity": o.population.intensity,
+                "planted": o.planted,
+                "flagged_planted": o.flagged_planted,
+                "honest": o.honest,
+                "flagged_honest": o.flagged_honest,
+                "shared_planted": o.shared_planted,
+                "auc": auc(o.scores),
+            }
+            for o in outcomes
+        ],
+        "cells": [
+            {
+                "name": c.name,
+                "populations": c.populations,
+                "planted": c.planted,
+                "flagged_planted": c.flagged_planted,
+                "detection": c.detection,
+                "detection_interval": list(c.detection_interval),
+                "honest": c.honest,
+                "flagged_honest": c.flagged_honest,
+                "populations_with_false": c.with_false,
+                "false_interval": list(wilson(c.with_false, c.populations)),
+            }
+            for c in cells(outcomes)
+        ],
+    }

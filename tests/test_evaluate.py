@@ -1,0 +1,67 @@
+"""The evaluation of the cheating screens (pipeline/evaluate.py): replicates pooled per cell with Wilson
+intervals, the false discovery proportion of honest populations, and both detectors end to end on small
+populations."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from cli import app
+from pipeline.analytics.stats import wilson
+from pipeline.evaluate import Outcome, Population, cells, collusion_grid, information_grid, run_information, table
+
+runner = CliRunner()
+
+
+def outcome(name: str, planted: int, found: int, honest: int, false: int, seed: int = 0) -> Outcome:
+    pop = Population(name, 100, 0.3, 1, 0, seed)
+    scores = tuple([(2.0, True)] * planted + [(1.0, False)] * honest)
+    return Outcome(pop, planted, found, honest, false, 50.0, scores)
+
+
+def test_replicates_pool_per_cell_with_wilson_intervals() -> None:
+    outs = [outcome("a", 2, 2, 20, 0, s) for s in range(9)] + [outcome("a", 2, 1, 20, 1, 9)]
+    outs += [outcome("honest", 0, 0, 28, 0, s) for s in range(19)] + [outcome("honest", 0, 0, 28, 2, 19)]
+    a, honest = cells(outs)
+    assert (a.populations, a.planted, a.flagged_planted, a.flagged_honest, a.with_false) == (10, 20, 19, 1, 1)
+    assert a.detection == 0.95 and a.detection_interval == wilson(19, 20)
+    assert (honest.populations, honest.planted, honest.with_false, honest.discoveries) == (20, 0, 1, 2)
+    assert honest.detection is None
+    text = table(outs, 0.05)
+    lo, hi = wilson(19, 20)
+    assert f"| a | 100 | 10 | 19/20 = 95% [{lo:.0%}, {hi:.0%}] | 1/200 |" in text
+    flo, fhi = wilson(1, 20)
+    assert f"false discovery proportion 0.05, 95% CI [{flo:.2f}, {fhi:.2f}]" in text
+    assert "2 false discoveries over 20 populations (560 pairs screened)" in text
+
+
+def test_grids_give_every_replicate_its_own_seed() -> None:
+    pops = collusion_grid(intensities=(0.3,), shared=(1000,), honest=3, replicates=5)
+    assert [p.name for p in pops] == ["collude 0.3 × 1000"] * 5 + ["honest"] * 3
+    assert len({p.seed for p in pops}) == 8 and all(p.pairs == 2 for p in pops[:5])
+    info = information_grid(hands=500, bots=2, replicates=4, honest=4)
+    assert [p.bots for p in info] == [2] * 4 + [0] * 4 and len({p.seed for p in info}) == 8
+    assert {p.hands for p in info} == {1000}  # 8 players at 4 seats: each plays about half the hands
+    assert info[4].styles != info[5].styles  # half the honest populations are the careful mix
+
+
+def test_a_planted_information_cheat_is_flagged_and_honest_players_are_not(tmp_path) -> None:
+    pop = information_grid(seed=5, hands=300, bots=1, replicates=1, honest=0)[0]
+    out = run_information(pop, workdir=str(tmp_path))
+    assert out.planted == 1 and out.flagged_planted == 1 and out.flagged_honest == 0 and out.honest == 7
+    assert out.shared_planted > 200  # the bot's hands
+    assert sorted(out.scores)[-1][1]  # the bot has the smallest p-value
+    assert list(tmp_path.iterdir()) == []  # the work directory is removed
+
+
+def test_eval_info_cheats_command(tmp_path) -> None:
+    path = tmp_path / "e.json"
+    args = ["eval-info-cheats", "--hands", "150", "--replicates", "1", "--honest", "1", "--workers", "1"]
+    result = runner.invoke(app, [*args, "--out", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "| bot × 150 | 300 | 1 |" in result.stdout and "honest × 150" in result.stdout
+    data = json.loads(path.read_text())
+    assert [c["name"] for c in data["cells"]] == ["bot × 150", "honest × 150"]
+    assert data["cells"][0]["planted"] == 1 and len(data["populations"]) == 2
