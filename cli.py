@@ -793,6 +793,11 @@ def collusion_command(
         )
         for e in r.evidence:
             typer.echo(f"      {_shown(e.get('hand_id'))} event {_shown(e.get('event'))}: {_shown(e['why'])}")
+    from pipeline.audit.collusion import flagged_groups
+
+    for g in flagged_groups(results):
+        team = " & ".join(_shown(p) for p in g.players)
+        typer.echo(f"team: {team} (linked by {g.flagged_pairs} of their {g.pairs} pairs, each flagged)")
 
 
 @app.command("info-cheats")
@@ -852,13 +857,28 @@ def eval_collusion_command(
         list[int] | None, typer.Option("--shared", help="Only these target shared hands (repeat the option).")
     ] = None,
     honest: Annotated[int, typer.Option("--honest", min=0, help="Honest populations (3,000 hands each).")] = 4,
+    team: Annotated[
+        int | None,
+        typer.Option(
+            "--team", min=2, help="Cells of one colluding team of this size instead of 2 pairs (simulate team=K:I)."
+        ),
+    ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
 ) -> None:
-    """Simulate populations with and without colluding pairs; per cell the pairs flagged with a Wilson 95%
-    interval over the replicates, the honest pairs flagged, the false discovery proportion and the AUC."""
-    from pipeline.evaluate import INTENSITIES, SHARED, collusion_grid
+    """Simulate populations with and without colluding pairs (or teams); per cell the pairs (teams) flagged
+    with a Wilson 95% interval over the replicates, the honest pairs flagged, the false discovery proportion
+    and the AUC. A team counts as found when its flagged pairs join all of it."""
+    from pipeline.evaluate import INTENSITIES, SHARED, collusion_grid, team_grid
 
-    if quick:
+    if team is not None:
+        pops = [
+            pop
+            for s in shared or (1000,)
+            for i in intensity or (0.3,)
+            for pop in team_grid(seed=seed, size=team, intensity=i, hands=s, replicates=replicates)
+        ]
+        pops += collusion_grid(seed=seed, shared=(), honest=honest)
+    elif quick:
         pops = collusion_grid(seed=seed, intensities=(0.5,), shared=(200,), honest=1, honest_hands=500)
     else:
         pops = collusion_grid(

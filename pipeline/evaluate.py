@@ -26,12 +26,13 @@ import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import wilson
-from pipeline.audit.collusion import screen
+from pipeline.audit.collusion import PairResult, flagged_groups, screen
 from pipeline.audit.information import screen_information
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
@@ -61,6 +62,7 @@ class Population:
     seed: int
     styles: dict[str, float] | None = None
     bots: int = 0
+    team: int = 0  # the size of a colluding team (pairs = 0 then)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +147,18 @@ def collusion_grid(
     return out
 
 
+def team_grid(
+    *, seed: int = 1, size: int = 3, intensity: float = 0.3, hands: int = 1000, replicates: int = 10
+) -> list[Population]:
+    """``replicates`` populations of 8 players with one colluding team of ``size``, long enough that the team's
+    pairs share about ``hands`` hands."""
+    total = round(hands / SHARE)
+    return [
+        Population(f"team of {size} {intensity} × {hands}", total, intensity, 0, 0, seed + k, team=size)
+        for k in range(replicates)
+    ]
+
+
 def information_grid(
     *, seed: int = 1, hands: int = 1000, bots: int = 1, replicates: int = 10, honest: int = 10
 ) -> list[Population]:
@@ -159,7 +173,14 @@ def information_grid(
 
 
 def _simulate(pop: Population, root: Path) -> Any:
-    spec = InjectSpec(collude_pairs=pop.pairs, collude_intensity=pop.intensity, friends=pop.friends, bots=pop.bots)
+    spec = InjectSpec(
+        collude_pairs=pop.pairs,
+        collude_intensity=pop.intensity if pop.pairs else 0.0,
+        friends=pop.friends,
+        bots=pop.bots,
+        team=pop.team,
+        team_intensity=pop.intensity if pop.team else 0.0,
+    )
     labels = write(
         SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles),
         root / "games.jsonl.gz",
@@ -171,7 +192,9 @@ def _simulate(pop: Population, root: Path) -> Any:
 def run_population(
     pop: Population, *, fdr: float = 0.05, min_hands: int | None = None, workdir: str | None = None
 ) -> Outcome:
-    """Simulate, ingest and run the collusion screen on one population."""
+    """Simulate, ingest and run the collusion screen on one population. The planted ones are the colluding
+    groups: a pair is found when it is flagged, a team when its flagged pairs join all of it
+    (:func:`~pipeline.audit.collusion.flagged_groups`); the honest ones are the pairs outside every group."""
     root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
     try:
         labels = _simulate(pop, root)
@@ -180,18 +203,34 @@ def run_population(
             results = screen(con, min_hands=threshold, fdr=fdr, evidence=0)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    colluding = {tuple(sorted(c["players"])) for c in labels.colluders}
+    groups = [tuple(sorted(c["players"])) for c in labels.colluders]
+    inside = {pair for g in groups for pair in combinations(g, 2)}
     flagged = {r.players for r in results if r.flagged}
-    shared = [r.shared_hands for r in results if r.players in colluding]
+    found = len(found_groups(groups, results))
+    shared = [r.shared_hands for r in results if r.players in inside]
     return Outcome(
         population=pop,
-        planted=len(colluding),
-        flagged_planted=len(flagged & colluding),
-        honest=sum(1 for r in results if r.players not in colluding),
-        flagged_honest=len(flagged - colluding),
+        planted=len(groups),
+        flagged_planted=found,
+        honest=sum(1 for r in results if r.players not in inside),
+        flagged_honest=len(flagged - inside),
         shared_planted=sum(shared) / len(shared) if shared else 0.0,
-        scores=tuple((r.score, r.players in colluding) for r in results),
+        scores=tuple((r.score, r.players in inside) for r in results),
     )
+
+
+def found_groups(groups: Iterable[tuple[str, ...]], results: Iterable[PairResult]) -> list[tuple[str, ...]]:
+    """The colluding groups the screen found: a pair when it is flagged, a team when the flagged pairs join all
+    of its members (:func:`~pipeline.audit.collusion.flagged_groups`).
+
+    >>> r = lambda a, b: PairResult((a, b), 100, 1.0, 0.0, 0.0, True, {}, {}, [])
+    >>> found_groups([("a", "b"), ("c", "d"), ("e", "f", "g")], [r("a", "b"), r("e", "f"), r("f", "g")])
+    [('a', 'b'), ('e', 'f', 'g')]
+    """
+    results = list(results)
+    flagged = {r.players for r in results if r.flagged}
+    teams = [set(g.players) for g in flagged_groups(results)]
+    return [g for g in groups if (g in flagged if len(g) == 2 else any(set(g) <= t for t in teams))]
 
 
 def run_information(pop: Population, *, fdr: float = 0.05, workdir: str | None = None) -> Outcome:

@@ -5,12 +5,26 @@ populations."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli import app
 from pipeline.analytics.stats import wilson
-from pipeline.evaluate import Outcome, Population, cells, collusion_grid, information_grid, run_information, table
+from pipeline.audit.collusion import Group, PairResult, flagged_groups
+from pipeline.evaluate import (
+    Outcome,
+    Population,
+    cells,
+    collusion_grid,
+    found_groups,
+    information_grid,
+    run_information,
+    table,
+)
+from pipeline.simulate.inject import InjectSpec, SpecError
+from pipeline.simulate.tables import SimConfig, write
 
 runner = CliRunner()
 
@@ -65,3 +79,42 @@ def test_eval_info_cheats_command(tmp_path) -> None:
     data = json.loads(path.read_text())
     assert [c["name"] for c in data["cells"]] == ["bot × 150", "honest × 150"]
     assert data["cells"][0]["planted"] == 1 and len(data["populations"]) == 2
+
+
+def test_a_team_of_three_plays_for_each_other(tmp_path) -> None:
+    """team=3:I: three colluders who play for each other (the court case of seed 000: a group against one
+    victim at an automatic table): they sit together, and win on each other's tiles far more often than on
+    anyone else's."""
+    spec = InjectSpec.parse("team=3:0.6", players=8)
+    assert (spec.team, spec.team_intensity, spec.players_needed) == (3, 0.6, 3)
+    assert InjectSpec.parse("collude=1:0.3,team=3", players=8).players_needed == 5
+    with pytest.raises(SpecError, match="at least 2"):
+        InjectSpec.parse("team=1:0.3")
+    out = tmp_path / "team.jsonl"
+    labels = write(SimConfig(hands=400, seed=3, players=8, inject=spec), out)
+    (team,) = [set(c["players"]) for c in labels.colluders]
+    assert len(team) == 3 and labels.colluders[0]["intensity"] == 0.6
+    honest = tmp_path / "honest.jsonl"
+    write(SimConfig(hands=400, seed=3, players=8), honest)
+    # the same three players' wins on each other's tiles, with the team and in the same room without it
+    assert _wins_among(out, team) > 2 * _wins_among(honest, team)
+
+
+def _wins_among(path: Path, team: set[str]) -> int:
+    wins = 0
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        players = record["players"]
+        for e in record["events"]:
+            if e["t"] == "hu" and e.get("from") is not None:
+                wins += players[e["seat"]] in team and players[e["from"]] in team
+    return wins
+
+
+def test_flagged_pairs_join_into_teams() -> None:
+    r = lambda a, b, f: PairResult((a, b), 100, 1.0, 0.0, 0.0, f, {}, {}, [])  # noqa: E731
+    groups = flagged_groups([r("a", "b", True), r("c", "b", True), r("d", "c", True), r("e", "f", True)])
+    assert groups == [Group(("a", "b", "c", "d"), 3)] and groups[0].pairs == 6
+    assert flagged_groups([r("a", "b", True), r("b", "c", False)]) == []
+    found = found_groups([("a", "b", "c"), ("e", "f")], [r("a", "b", True), r("c", "b", True), r("e", "f", False)])
+    assert found == [("a", "b", "c")]

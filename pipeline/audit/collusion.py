@@ -1153,3 +1153,48 @@ def pair_evidence(con: duckdb.DuckDBPyConnection, players: Sequence[str], *, lim
         sql.load_sql("pipeline.audit", "pair_evidence"), {"a": players[0], "b": players[1], "limit": limit}
     ).fetchall()
     return [{"hand_id": h, "event": e, "why": why} for h, e, why in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Players linked by flagged pairs (a connected component of three or more): a team, not only a pair."""
+
+    players: tuple[str, ...]
+    flagged_pairs: int  # of the len(players) choose 2 pairs among them
+
+    @property
+    def pairs(self) -> int:
+        n = len(self.players)
+        return n * (n - 1) // 2
+
+
+def flagged_groups(results: Iterable[PairResult]) -> list[Group]:
+    """The teams the pair screen points at: players joined by flagged pairs, three or more, largest first.
+
+    A team of three who all feed each other shows as three flagged pairs; one that feeds along a chain shows as
+    two, which still joins all three. Only flagged pairs join players, so a group is as controlled as the pairs
+    it is made of (every link is a discovery at the screen's FDR).
+
+    >>> r = lambda a, b, f: PairResult((a, b), 100, 1.0, 0.0, 0.0, f, {}, {}, [])
+    >>> flagged_groups([r("a", "b", True), r("b", "c", True), r("a", "c", False), r("d", "e", True)])
+    [Group(players=('a', 'b', 'c'), flagged_pairs=2)]
+    """
+    parent: dict[str, str] = {}
+
+    def root(p: str) -> str:
+        while parent.setdefault(p, p) != p:
+            p = parent[p]
+        return p
+
+    links = [r.players for r in results if r.flagged]
+    for a, b in links:
+        parent[root(a)] = root(b)
+    members: dict[str, list[str]] = {}
+    for p in list(parent):
+        members.setdefault(root(p), []).append(p)
+    groups = []
+    for team in members.values():
+        if len(team) >= 3:
+            inside = set(team)
+            groups.append(Group(tuple(sorted(team)), sum(1 for a, b in links if a in inside and b in inside)))
+    return sorted(groups, key=lambda g: (-len(g.players), g.players))

@@ -25,9 +25,10 @@ from pipeline.simulate.styles import Player
 
 @dataclass(frozen=True, slots=True)
 class Collusion:
-    """A colluding partner seat and how often the pair plays for each other."""
+    """The seats of a colluder's partners at the table (one for a pair, two or more for a team) and how often
+    they play for each other."""
 
-    partner: int
+    partners: tuple[int, ...]
     intensity: float
 
 
@@ -87,7 +88,7 @@ class Bot:
     def _take_win(self, st: HandState, hu: Hu, *, self_drawn: bool) -> bool:
         if st.left <= 3 or self.sees_all or self.style.take_small_win >= 1.0:
             return True
-        if self.collusion and hu.source == self.collusion.partner:
+        if self.collusion and hu.source in self.collusion.partners:
             return True
         s = st.win_value(self.seat, hu.tile, self_drawn=self_drawn)
         # An aggressive player sometimes lets a plain hand go early, hoping for more.
@@ -203,7 +204,7 @@ class Bot:
             if isinstance(o, (Pong, Kong)):
                 need = 2 if isinstance(o, Pong) else 3
                 eager = self.style.pong if isinstance(o, Pong) else self.style.kong
-                if self.collusion and o.source == self.collusion.partner:
+                if self.collusion and o.source in self.collusion.partners:
                     eager = max(eager, self.collusion.intensity)
                 if rng.random() >= eager:
                     continue
@@ -249,17 +250,21 @@ class Bot:
         return danger
 
     def _feed(self, st: HandState, candidates: Sequence[Discard]) -> Discard | None:
-        """A colluder discards a tile that wins for (or can be ponged by) the partner."""
+        """A colluder discards a tile that wins for (or can be ponged by) a partner still in, partners in seat
+        order: wins first, then pongs."""
         c = self.collusion
-        if c is None or st.won[c.partner]:
+        if c is None:
             return None
+        partners = [p for p in c.partners if not st.won[p]]
         rng = self.rng
-        for d in candidates:
-            if st.can_win_with(c.partner, d.tile) and rng.random() < c.intensity:
-                return d
-        for d in candidates:
-            if st.counts[c.partner][d.tile] >= 2 and rng.random() < c.intensity / 2:
-                return d
+        for partner in partners:
+            for d in candidates:
+                if st.can_win_with(partner, d.tile) and rng.random() < c.intensity:
+                    return d
+        for partner in partners:
+            for d in candidates:
+                if st.counts[partner][d.tile] >= 2 and rng.random() < c.intensity / 2:
+                    return d
         return None
 
 

@@ -8,6 +8,9 @@ Spec (``--inject``), comma-separated ``name=value`` items:
 - ``score_errors=F`` — a fraction ``F`` of records get one scoring error in ``result`` only;
 - ``corrupt=F`` — a fraction ``F`` of records get one corruption of the record itself;
 - ``bot=N`` — ``N`` players see the wall and every hand, and never deal in when they can avoid it;
+- ``team=K:I`` — one team of ``K`` colluders (2 or more; 3 in the court case of seed 000) at intensity ``I``:
+  each plays for every teammate at the table as a colluding pair does, and each teammate joins a table a
+  member sits at with the pair's chance, so the team often holds three seats against one victim;
 - ``friends=N`` — ``N`` honest pairs who sit at the same table as often as colluders do (hard negatives for
   the collusion screen: they play for themselves).
 
@@ -81,6 +84,8 @@ class InjectSpec:
     corrupt: float = 0.0
     bots: int = 0
     friends: int = 0
+    team: int = 0  # the size of the one colluding team (0: none)
+    team_intensity: float = 0.0
 
     @classmethod
     def parse(cls, text: str | None, *, players: int | None = None) -> InjectSpec:
@@ -103,23 +108,30 @@ class InjectSpec:
                     values["bots"] = int(value)
                 elif name == "friends" and sep:
                     values["friends"] = int(value)
+                elif name == "team" and sep:
+                    size, _, intensity = value.partition(":")
+                    values["team"], values["team_intensity"] = int(size), float(intensity or 0.3)
                 else:
                     raise SpecError(
-                        f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N, friends=N)"
+                        f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N, "
+                        "friends=N, team=K:I)"
                     )
             except ValueError as exc:
                 if isinstance(exc, SpecError):
                     raise
                 raise SpecError(f"cannot read {item!r}: {exc}") from None
         spec = cls(**values)
-        for name in ("collude_intensity", "score_errors", "corrupt"):
+        for name in ("collude_intensity", "team_intensity", "score_errors", "corrupt"):
             if not 0.0 <= getattr(spec, name) <= 1.0:
                 raise SpecError(f"{name} must be between 0 and 1")
-        if spec.collude_pairs < 0 or spec.bots < 0 or spec.friends < 0:
+        if spec.collude_pairs < 0 or spec.bots < 0 or spec.friends < 0 or spec.team < 0:
             raise SpecError("counts must not be negative")
+        if spec.team == 1:
+            raise SpecError("a team needs at least 2 players (team=K:I)")
         if players is not None and spec.players_needed > players:
             raise SpecError(
-                f"{text!r} needs {spec.players_needed} distinct players (2 per colluding or friend pair, 1 per bot); "
+                f"{text!r} needs {spec.players_needed} distinct players (2 per colluding or friend pair, 1 per bot, "
+                "K for a team); "
                 f"the pool has {players} (raise --players)"
             )
         return spec
@@ -127,7 +139,7 @@ class InjectSpec:
     @property
     def players_needed(self) -> int:
         """Distinct players the injection takes from the pool."""
-        return 2 * self.collude_pairs + 2 * self.friends + self.bots
+        return 2 * self.collude_pairs + 2 * self.friends + self.bots + self.team
 
 
 @dataclass(frozen=True, slots=True)

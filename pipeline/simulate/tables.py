@@ -125,29 +125,38 @@ class Summary:
 
 def make_labels(
     config: SimConfig,
-) -> tuple[list[Player], list[tuple[Player, Player]], list[tuple[Player, Player]], set[str], Labels]:
-    """The pool, the colluding pairs, the honest friend pairs, the bots, and the labels that name them."""
+) -> tuple[list[Player], list[tuple[Player, ...]], list[tuple[Player, Player]], set[str], dict[str, float], Labels]:
+    """The pool, the colluding groups (the pairs, then the team), the honest friend pairs, the bots, each
+    colluder's intensity, and the labels that name them."""
     rng = random.Random(f"pool-{config.seed}")
     pool = make_pool(config.players, rng, config.styles)
     spec = config.inject
     ids = [p.id for p in pool]
-    wanted = 2 * spec.collude_pairs + 2 * spec.friends + spec.bots
+    wanted = spec.players_needed
     if wanted > len(ids):
         raise ValueError(f"the injection needs {wanted} distinct players; the pool has {len(ids)}")
     chosen = rng.sample(ids, wanted)
     by_id = {p.id: p for p in pool}
-    pairs = [(by_id[chosen[2 * i]], by_id[chosen[2 * i + 1]]) for i in range(spec.collude_pairs)]
+    groups: list[tuple[Player, ...]] = [
+        (by_id[chosen[2 * i]], by_id[chosen[2 * i + 1]]) for i in range(spec.collude_pairs)
+    ]
     start = 2 * spec.collude_pairs
     friends = [(by_id[chosen[start + 2 * i]], by_id[chosen[start + 2 * i + 1]]) for i in range(spec.friends)]
-    bots = set(chosen[start + 2 * spec.friends :])
+    start += 2 * spec.friends
+    bots = set(chosen[start : start + spec.bots])
+    intensity = {p.id: spec.collude_intensity for group in groups for p in group}
+    if spec.team:
+        team = tuple(by_id[i] for i in chosen[start + spec.bots :])
+        groups.append(team)
+        intensity |= {p.id: spec.team_intensity for p in team}
     labels = Labels(
         seed=config.seed,
         players={p.id: {"style": p.style.name, "skill": p.skill} for p in pool},
-        colluders=[{"players": [a.id, b.id], "intensity": spec.collude_intensity} for a, b in pairs],
+        colluders=[{"players": [p.id for p in group], "intensity": intensity[group[0].id]} for group in groups],
         bots=sorted(bots),
         friends=[[a.id, b.id] for a, b in friends],
     )
-    return pool, pairs, friends, bots, labels
+    return pool, groups, friends, bots, intensity, labels
 
 
 def simulate(
@@ -158,9 +167,13 @@ def simulate(
     rules = load_ruleset(config.profile)
     if config.players < rules.players:
         raise ValueError(f"a room needs at least {rules.players} players (a table of profile {config.profile!r})")
-    pool, pairs, friends, bots, labels = make_labels(config)
-    partner = {a.id: b.id for a, b in pairs} | {b.id: a.id for a, b in pairs}
-    companion = partner | {a.id: b.id for a, b in friends} | {b.id: a.id for a, b in friends}
+    pool, groups, friends, bots, intensity, labels = make_labels(config)
+    # each colluder's partners (one in a pair, the others in a team), and each player's companions at the table
+    mates: dict[str, tuple[str, ...]] = {}
+    for group in groups:
+        for p in group:
+            mates[p.id] = tuple(q.id for q in group if q is not p)
+    companion = mates | {a.id: (b.id,) for a, b in friends} | {b.id: (a.id,) for a, b in friends}
 
     def lines() -> Iterator[str]:
         rng = random.Random(config.seed)
@@ -170,13 +183,12 @@ def simulate(
         while made < config.hands:
             table += 1
             players = _seat_table(pool, companion, config.together, rng, rules.players)
-            collusion = {
-                seat: Collusion(
-                    players.index(next(q for q in players if q.id == partner[p.id])), config.inject.collude_intensity
-                )
-                for seat, p in enumerate(players)
-                if p.id in partner and any(q.id == partner[p.id] for q in players)
-            }
+            at_table = {q.id: seat for seat, q in enumerate(players)}
+            collusion = {}
+            for seat, p in enumerate(players):
+                present = tuple(sorted(at_table[m] for m in mates.get(p.id, ()) if m in at_table))
+                if present:
+                    collusion[seat] = Collusion(present, intensity[p.id])
             seating = Seating(tuple(players), collusion, frozenset(s for s, p in enumerate(players) if p.id in bots))
             session_id = f"t{table:04d}-s1"
             dealer = rng.randrange(rules.players)
@@ -217,13 +229,15 @@ def simulate(
 
 
 def _seat_table(
-    pool: list[Player], partner: dict[str, str], together: float, rng: random.Random, seats: int
+    pool: list[Player], companion: dict[str, tuple[str, ...]], together: float, rng: random.Random, seats: int
 ) -> list[Player]:
-    """``seats`` players at random; a colluder's partner joins with probability ``together``."""
+    """``seats`` players at random; each of a colluder's partners (or a friend) joins with probability
+    ``together``."""
     first = rng.choice(pool)
     chosen = [first]
-    if first.id in partner and rng.random() < together:
-        chosen.append(next(p for p in pool if p.id == partner[first.id]))
+    for mate in companion.get(first.id, ()):
+        if rng.random() < together:
+            chosen.append(next(p for p in pool if p.id == mate))
     while len(chosen) < seats:
         p = rng.choice(pool)
         if p not in chosen:
