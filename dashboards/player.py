@@ -310,3 +310,135 @@ CHARTS = (
         figures=("fan_per_win",),
     ),
 )
+
+
+# ---------------------------------------------------------------------------------------------- every player at once
+# The report gives every player a page: what the functions above compute for one player (a fold of the base
+# counts per metric, a query for the fan and one for the levels), these compute once for all of them, so that a
+# page costs string assembly only (thousands of players in seconds).
+_EVERY_SCHEMA = {"player": pl.String, **{k: v for k, v in _SCHEMA.items() if k not in ("name_zh", "name_en", "unit")}}
+
+
+def prep_every_player(con: duckdb.DuckDBPyConnection, metrics: tuple[str, ...] | None = None) -> pl.DataFrame:
+    """Every player's value of each metric (default: every metric of the registry) and the population's, as
+    :func:`prep_player_metrics` gives them for one player: one row per player and metric (``who`` =
+    ``player``), and one per metric for the population (``who`` = ``all players``, ``player`` null).
+
+    Columns: ``player``, ``metric``, ``who``, ``value``, ``num``, ``den``, ``den_of``, ``ci_low``, ``ci_high``;
+    players in id order, metrics in the order given.
+    """
+    chosen = metrics if metrics is not None else tuple(m.id for m in METRICS)
+    levels = queries.player_base_levels(con)
+    bases = {needs.id: queries.fold(levels, needs) for needs in {NEEDS[mid] for mid in chosen}}
+    rows = []
+    for mid in chosen:
+        m = METRIC_BY_ID[mid]
+        base = bases[NEEDS[mid].id]
+        entries = [(PLAYER, r["player"], r) for r in base.sort("player").iter_rows(named=True)]
+        entries.append((POPULATION, None, population_base(base)))
+        for who, pid, counts in entries:
+            v = m.value(counts)
+            rows.append(
+                {
+                    "player": pid,
+                    "metric": m.id,
+                    "who": who,
+                    "value": v["value"],
+                    "num": v.get("num", v.get("sum")),
+                    "den": v.get("den", v.get("n")),
+                    "den_of": m.den,
+                    "ci_low": v.get("ci_low"),
+                    "ci_high": v.get("ci_high"),
+                }
+            )
+    return pl.DataFrame(rows, schema=_EVERY_SCHEMA)
+
+
+def metrics_of(every: pl.DataFrame, player: str) -> pl.DataFrame:
+    """One player's rows of :func:`prep_every_player` beside the population's, in the shape of
+    :func:`prep_player_metrics` (two rows per metric, the player's first). Raises :class:`UnknownPlayer`."""
+    mine = every.filter(pl.col("player") == player)
+    if not mine.height:
+        raise UnknownPlayer(f"no replayed hands of player {player!r} in the warehouse")
+    return _paired(mine, every.filter(pl.col("who") == POPULATION), player)
+
+
+def _paired(mine: pl.DataFrame, everyone: pl.DataFrame, player: str) -> pl.DataFrame:
+    names = pl.DataFrame(
+        {
+            "metric": [m.id for m in METRICS],
+            "name_zh": [m.name_zh for m in METRICS],
+            "name_en": [m.name_en for m in METRICS],
+            "unit": [m.unit for m in METRICS],
+            "order": list(range(len(METRICS))),
+        }
+    )
+    both = pl.concat([mine, everyone]).with_columns(pl.when(pl.col("who") == PLAYER).then(0).otherwise(1).alias("side"))
+    return (
+        both.join(names, on="metric", how="left")
+        .sort(["order", "side"])
+        .select(list(_SCHEMA))
+        .with_columns(pl.lit(player, dtype=pl.String).alias("player"))
+    )
+
+
+def prep_every_player_levels(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every player's hands by level of record (:func:`pipeline.analytics.queries.hands_by_level` of each player,
+    in one query). Columns: ``player``, ``level``, ``stored``, ``replayed``."""
+    return run_sql(con, "players_hands_by_level").select(
+        pl.col("player").cast(pl.String),
+        pl.col("level").cast(pl.String),
+        pl.col("stored").cast(pl.Int64),
+        pl.col("replayed").cast(pl.Int64),
+    )
+
+
+def prep_every_player_fan(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every player's wins by fan, and all players' (``player`` null), as shares of each one's wins.
+
+    Columns: ``player``, ``fan``, ``wins``, ``share``, ``n`` (that side's wins)."""
+    mine = run_sql(con, "players_fan_distribution").select(
+        pl.col("player").cast(pl.String), pl.col("fan").cast(pl.Int64), pl.col("wins").cast(pl.Int64)
+    )
+    everyone = (
+        mine.group_by("fan").agg(pl.col("wins").sum()).with_columns(pl.lit(None, dtype=pl.String).alias("player"))
+    )
+    both = pl.concat([mine, everyone.select(mine.columns)])
+    return (
+        both.with_columns(pl.col("wins").sum().over("player").alias("n"))
+        .with_columns((pl.col("wins") / pl.col("n")).alias("share"))
+        .select("player", "fan", "wins", "share", "n")
+        .sort(["player", "fan"], nulls_last=True)
+    )
+
+
+DIRECTORY_METRICS = ("hands", "win_rate", "deal_in_rate", "net_points_per_hand")
+
+
+def prep_directory(every: pl.DataFrame) -> pl.DataFrame:
+    """The player directory: one row per player with the key figures, by id.
+
+    Columns: ``player``, ``hands``, ``win_rate``, ``win_low``, ``win_high``, ``deal_in_rate``, ``deal_in_low``,
+    ``deal_in_high``, ``wins``, ``deal_in_hands``, ``net`` (total net points), ``per_hand``, ``per_hand_low``,
+    ``per_hand_high`` (95% of the mean per hand).
+    """
+    mine = every.filter(pl.col("who") == PLAYER)
+
+    def side(metric: str, **names: str) -> pl.DataFrame:
+        return mine.filter(pl.col("metric") == metric).select(
+            "player", *(pl.col(src).alias(dst) for dst, src in names.items())
+        )
+
+    out = side("hands", hands="value")
+    for part in (
+        side("win_rate", win_rate="value", win_low="ci_low", win_high="ci_high", wins="num"),
+        side("deal_in_rate", deal_in_rate="value", deal_in_low="ci_low", deal_in_high="ci_high", deal_in_hands="num"),
+        side("net_points_per_hand", net="num", per_hand="value", per_hand_low="ci_low", per_hand_high="ci_high"),
+    ):
+        out = out.join(part, on="player", how="left")
+    return out.with_columns(
+        pl.col("hands").cast(pl.Int64),
+        pl.col("wins").cast(pl.Int64),
+        pl.col("deal_in_hands").cast(pl.Int64),
+        pl.col("net").cast(pl.Int64),
+    ).sort("player")

@@ -1,0 +1,436 @@
+"""What needs attention: the report's first screen, one row per finding, most serious first, each with the
+page and place that holds its evidence.
+
+The findings come from the screens and the audit the report runs anyway (computed once, passed in):
+
+- **high**: the collusion screen's flagged pairs, and the teams they join (:func:`pipeline.audit.collusion.
+  flagged_groups`); the information-cheat screen's flagged players (:mod:`pipeline.audit.information`). Each
+  is a discovery at the screen's false discovery rate: a lead to replay, not a verdict.
+- **medium**: the biggest scoring errors by money (:mod:`pipeline.audit.scoring`: money moved wrongly), and
+  players whose results are far outside the room's range (:func:`prep_unusual_results`).
+- **low**: data quality: stored records that are invalid (by code), input lines that were rejected (by code).
+
+Unusual results are defined so that skill is not a finding. Each player's net points per hand is compared
+with every *other* player's (leave one out, so that the player does not pull the reference): their average,
+and how much players truly differ beyond chance (the between-player variance ``τ²``, fitted by the method of
+moments of DerSimonian and Laird on the others' means and standard errors). The player's result is then
+expected within ``μ ± 1.96 √(τ² + se² + se(μ)²)``: the room's spread of players, the player's own sampling
+error (``se``, from the per-hand sum of squares) and the reference's. ``z`` is the distance in those units,
+``p`` two-sided, ``q`` Benjamini–Yekutieli over the players tested (results in one room are dependent: the
+points one wins, others lose). An unusual result is not an accusation: a far better player than the room, a
+long run of luck on few hands, or a player who is helped, all look alike here.
+
+>>> findings_text(0)
+'Nothing needs attention.'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from dashboards import as_int
+from pipeline.analytics.stats import by_qvalues, normal_sf
+from pipeline.audit.collusion import PairResult, flagged_groups
+from pipeline.audit.information import InfoResult
+from pipeline.audit.scoring import Audit
+
+# The pages the findings link to (dashboards.site writes them under these names).
+INDEX = "index.html"
+PLAYERS = "players.html"
+QUALITY = "quality.html"
+AUDIT = "audit.html"
+COLLUSION = "collusion.html"
+INFORMATION = "information.html"
+
+TOP_ERRORS = 5  # scoring errors listed one by one on the first screen
+AUDIT_ROWS = 30  # rows of the audit page's table, each with an anchor finding-<rank>
+MIN_HANDS = 100  # a player with fewer replayed hands is not tested for an unusual result
+FDR = 0.05
+Z95 = 1.959963984540054
+
+SEVERITIES = ("high", "medium", "low")
+KINDS = {  # kind → (severity, order within the severity, what the kind is called on the page)
+    "team": ("high", 0, "team"),
+    "pair": ("high", 1, "colluding pair?"),
+    "information": ("high", 2, "sees other hands?"),
+    "scoring": ("medium", 3, "scoring error"),
+    "results": ("medium", 4, "unusual result"),
+    "invalid": ("low", 5, "invalid records"),
+    "rejects": ("low", 6, "rejected lines"),
+}
+
+SCHEMA: dict[str, Any] = {
+    "rank": pl.Int64,
+    "severity": pl.String,
+    "kind": pl.String,
+    "label": pl.String,  # the kind as the page names it
+    "players": pl.List(pl.String),
+    "subject": pl.String,
+    "detail": pl.String,
+    "money": pl.Int64,
+    "q": pl.Float64,
+    "evidence": pl.String,  # a file of the report with an anchor: where the evidence is
+    "evidence_text": pl.String,
+}
+
+
+def findings_text(n: int) -> str:
+    """The first line of the findings section."""
+    if not n:
+        return "Nothing needs attention."
+    return f"{n:,} finding{'s' if n != 1 else ''} need{'s' if n == 1 else ''} attention."
+
+
+# ---------------------------------------------------------------------------------------------- unusual results
+_UNUSUAL_SCHEMA: dict[str, Any] = {
+    "player": pl.String,
+    "hands": pl.Int64,
+    "net": pl.Int64,
+    "per_hand": pl.Float64,
+    "se": pl.Float64,
+    "expected": pl.Float64,
+    "spread": pl.Float64,
+    "low": pl.Float64,
+    "high": pl.Float64,
+    "z": pl.Float64,
+    "p": pl.Float64,
+    "q": pl.Float64,
+    "tested": pl.Boolean,
+    "flagged": pl.Boolean,
+}
+
+
+def random_effects(means: np.ndarray, variances: np.ndarray) -> tuple[float, float, float]:
+    """DerSimonian–Laird: ``(μ, τ², var(μ))`` of players' mean results ``means`` with sampling variances
+    ``variances``: ``τ²`` the variance of the players' true means beyond chance (method of moments, at least 0),
+    ``μ`` their random-effects average.
+
+    >>> random_effects(np.array([-3.0, -1.0, 1.0, 3.0]), np.ones(4))  # Q = 20 on 3 df: τ² = (20 − 3) / 3
+    (0.0, 5.666666666666667, 0.6666666666666666)
+    """
+    w = 1.0 / variances
+    fixed = float(np.sum(w * means) / np.sum(w))
+    q = float(np.sum(w * (means - fixed) ** 2))
+    scale = float(np.sum(w) - np.sum(w**2) / np.sum(w))
+    tau2 = max(0.0, (q - (len(means) - 1)) / scale) if scale > 0 else 0.0
+    w_star = 1.0 / (variances + tau2)
+    return float(np.sum(w_star * means) / np.sum(w_star)), tau2, float(1.0 / np.sum(w_star))
+
+
+def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr: float = FDR) -> pl.DataFrame:
+    """Each player's net points per hand against the range the other players give (module docstring).
+
+    ``base``: one row per player with ``player``, ``hands``, ``delta_sum``, ``delta_sq`` (the ``player_base``
+    counts over the hands whose level carries the net points). Players with fewer than ``min_hands`` hands, or
+    whose deltas never varied, are listed but not tested; a test needs three other tested players.
+
+    Columns: ``player``, ``hands``, ``net``, ``per_hand``, ``se`` (of the per-hand mean), ``expected`` (μ of the
+    others), ``spread`` (√τ² of the others), ``low``/``high`` (the 95% range the player's per-hand result is
+    expected in), ``z``, ``p`` (two-sided), ``q`` (Benjamini–Yekutieli over the tested), ``tested``,
+    ``flagged`` (``q ≤ fdr``); flagged first, then by p, then by player.
+    """
+    players = base["player"].to_list()
+    n = base["hands"].cast(pl.Float64).fill_null(0).to_numpy()
+    total = base["delta_sum"].cast(pl.Float64).fill_null(0).to_numpy()
+    squares = base["delta_sq"].cast(pl.Float64).fill_null(0).to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+        var = np.where(n > 1, (squares - n * mean**2) / np.maximum(n - 1, 1), np.nan)
+        v = var / n  # the variance of the player's per-hand mean
+    tested = (n >= max(min_hands, 2)) & (v > 0)
+    rows = []
+    for i, pid in enumerate(players):
+        others = tested.copy()
+        others[i] = False
+        row: dict[str, Any] = {
+            "player": pid,
+            "hands": int(n[i]),
+            "net": int(total[i]),
+            "per_hand": None if math.isnan(mean[i]) else float(mean[i]),
+            "se": float(math.sqrt(v[i])) if v[i] > 0 else None,
+            "tested": False,
+        }
+        if tested[i] and others.sum() >= 3:
+            mu, tau2, var_mu = random_effects(mean[others], v[others])
+            scale = math.sqrt(tau2 + float(v[i]) + var_mu)
+            z = (float(mean[i]) - mu) / scale
+            row |= {
+                "expected": mu,
+                "spread": math.sqrt(tau2),
+                "low": mu - Z95 * scale,
+                "high": mu + Z95 * scale,
+                "z": z,
+                "p": min(1.0, 2.0 * normal_sf(abs(z))),
+                "tested": True,
+            }
+        rows.append(row)
+    df = pl.DataFrame(rows, schema={k: t for k, t in _UNUSUAL_SCHEMA.items() if k not in ("q", "flagged")})
+    p = df["p"].to_numpy()
+    q = np.full(len(p), np.nan)
+    mask = df["tested"].to_numpy()
+    if mask.any():
+        q[mask] = by_qvalues(p[mask].astype(float))
+    df = df.with_columns(pl.Series("q", q, dtype=pl.Float64).fill_nan(None))
+    df = df.with_columns((pl.col("q") <= fdr).fill_null(False).alias("flagged"))
+    return (
+        df.select(list(_UNUSUAL_SCHEMA))
+        .sort(["flagged", "p", "player"], descending=[True, False, False], nulls_last=True)
+        .with_columns(pl.lit(min_hands, dtype=pl.Int64).alias("min_hands"), pl.lit(fdr).alias("fdr"))
+    )
+
+
+# ---------------------------------------------------------------------------------------------- findings
+def _q(q: float | None) -> str:
+    return "–" if q is None else ("< 0.001" if q < 0.0005 else f"{q:.3f}")
+
+
+def _pairs(pairs: Sequence[PairResult], fdr: float) -> list[dict[str, Any]]:
+    rows = []
+    for rank, r in enumerate(pairs, start=1):
+        if not r.flagged:
+            continue
+        a, b = r.players
+        rows.append(
+            {
+                "kind": "pair",
+                "players": [a, b],
+                "subject": f"{a} & {b}",
+                "detail": (
+                    f"the collusion screen flags the pair over {r.shared_hands:,} shared hands: score {r.score:.1f}, "
+                    f"q {_q(r.q)} (false discovery rate {100 * fdr:g}%)"
+                ),
+                "q": r.q,
+                "evidence": f"{COLLUSION}#pair-{rank}",
+                "evidence_text": f"pair #{rank}: signals and hands to replay",
+            }
+        )
+    return rows
+
+
+def _teams(pairs: Sequence[PairResult]) -> list[dict[str, Any]]:
+    rows = []
+    for k, g in enumerate(flagged_groups(pairs), start=1):
+        rows.append(
+            {
+                "kind": "team",
+                "players": list(g.players),
+                "subject": ", ".join(g.players),
+                "detail": (
+                    f"{len(g.players)} players joined by {g.flagged_pairs} of their {g.pairs} pairs flagged by the "
+                    "collusion screen: a team, not only a pair"
+                ),
+                "q": min((r.q for r in pairs if r.flagged and set(r.players) <= set(g.players)), default=None),
+                "evidence": f"{COLLUSION}#team-{k}",
+                "evidence_text": f"team #{k} and its pairs",
+            }
+        )
+    return rows
+
+
+def _information(info: Sequence[InfoResult], fdr: float) -> list[dict[str, Any]]:
+    rows = []
+    for rank, r in enumerate(info, start=1):
+        if not r.flagged:
+            continue
+        expected = "–" if r.expected is None else f"{r.expected:,.1f}"
+        rows.append(
+            {
+                "kind": "information",
+                "players": [r.player],
+                "subject": r.player,
+                "detail": (
+                    f"{r.dangerous_by_choice:,} dangerous discards by choice in {r.discards:,} judged, "
+                    f"{expected} expected from the other players: p {r.p:.1e}, q {_q(r.q)} (false discovery "
+                    f"rate {100 * fdr:g}%)"
+                ),
+                "q": r.q,
+                "evidence": f"{INFORMATION}#info-{rank}",
+                "evidence_text": f"row #{rank} of the information-cheat screen",
+            }
+        )
+    return rows
+
+
+def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
+    f = result.findings.with_row_index("audit_rank", offset=1)
+    errors = f.filter(pl.col("severity") == "error").head(max(0, top))
+    rows = []
+    for r in errors.iter_rows(named=True):
+        where = f"event {r['event']}" if r["event"] is not None else "the whole hand"
+        seat = f", {r['player']}'s seat" if r["player"] is not None else ""
+        rank = int(r["audit_rank"])
+        rows.append(
+            {
+                "kind": "scoring",
+                "players": [r["player"]] if r["player"] is not None else [],
+                "subject": f"hand {r['hand_id']}",
+                "detail": f"{r['code']} at {where}{seat}: {r['message']}",
+                "money": int(r["money"]),
+                "evidence": f"{AUDIT}#finding-{rank}" if rank <= AUDIT_ROWS else AUDIT,
+                "evidence_text": f"finding #{rank} of the audit" if rank <= AUDIT_ROWS else "the audit",
+            }
+        )
+    return rows
+
+
+def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
+    rows = []
+    for r in unusual.filter(pl.col("flagged")).iter_rows(named=True):
+        page = page_of(r["player"])
+        rows.append(
+            {
+                "kind": "results",
+                "players": [r["player"]],
+                "subject": r["player"],
+                "detail": (
+                    f"net {r['per_hand']:+.2f} points per hand over {r['hands']:,} hands, outside the "
+                    f"{r['low']:+.2f} to {r['high']:+.2f} the other players' range gives (z {r['z']:+.1f}, "
+                    f"q {_q(r['q'])}); unusual, not an accusation"
+                ),
+                "q": r["q"],
+                "evidence": f"{page}#results" if page else PLAYERS,
+                "evidence_text": "the player's results" if page else "the player directory",
+            }
+        )
+    return rows
+
+
+def _codes(df: pl.DataFrame, count: str, limit: int = 4) -> str:
+    parts = [f"{c} {n:,}" for c, n in df.select("code", count).head(limit).iter_rows()]
+    more = df.height - limit
+    return ", ".join(parts) + (f" and {more} more code{'s' if more > 1 else ''}" if more > 0 else "")
+
+
+def _quality(counts: dict[str, int], issues: pl.DataFrame, rejects: pl.DataFrame) -> list[dict[str, Any]]:
+    rows = []
+    stored, valid, replayed = counts["hands"], counts["valid_hands"], counts["replayed_hands"]
+    invalid = stored - valid
+    if invalid > 0:
+        errors = issues.filter(pl.col("severity") == "error")
+        stopped = stored - replayed
+        left_out = f"; {stopped:,} stopped before the end and are left out of the statistics" if stopped > 0 else ""
+        rows.append(
+            {
+                "kind": "invalid",
+                "players": [],
+                "subject": f"{invalid:,} of {stored:,} stored records",
+                "detail": (
+                    f"invalid ({100 * invalid / stored:.1f}%){left_out}. Errors by code: {_codes(errors, 'issues')}"
+                ),
+                "evidence": f"{QUALITY}#issues",
+                "evidence_text": "issues by code",
+            }
+        )
+    rejected = as_int(rejects["rejects"].sum()) if rejects.height else 0
+    if rejected > 0:
+        rows.append(
+            {
+                "kind": "rejects",
+                "players": [],
+                "subject": f"{rejected:,} input line{'s' if rejected > 1 else ''}",
+                "detail": f"not stored: no readable xzlog/1 record, or a conflicting hand_id. By code: "
+                f"{_codes(rejects, 'rejects')}",
+                "evidence": f"{QUALITY}#rejects",
+                "evidence_text": "rejects by code",
+            }
+        )
+    return rows
+
+
+def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
+    def key(r: dict[str, Any]) -> tuple[int, float, str]:
+        order = KINDS[r["kind"]][1]
+        strength = -float(r["money"]) if r.get("money") is not None else (r.get("q") or 0.0)
+        return (order, strength, r["subject"])
+
+    ordered = sorted(rows, key=key)
+    full = [
+        {
+            "rank": k,
+            "severity": KINDS[r["kind"]][0],
+            "label": KINDS[r["kind"]][2],
+            "money": None,
+            "q": None,
+            **r,
+        }
+        for k, r in enumerate(ordered, start=1)
+    ]
+    return pl.DataFrame(full, schema=SCHEMA)
+
+
+def prep_findings(
+    *,
+    pairs: Sequence[PairResult],
+    pair_fdr: float,
+    info: Sequence[InfoResult],
+    info_fdr: float,
+    audit: Audit,
+    counts: dict[str, int],
+    issues: pl.DataFrame,
+    rejects: pl.DataFrame,
+    unusual: pl.DataFrame,
+    page_of: Callable[[str], str | None],
+    top_errors: int = TOP_ERRORS,
+) -> pl.DataFrame:
+    """Every finding of the first screen, most serious first (severity, then kind in the order of
+    :data:`KINDS`, then most money or smallest q), one row each.
+
+    ``pairs``: the collusion screen's results, best first (rank k has the anchor ``pair-k`` on the collusion
+    page); ``info``: the information-cheat screen's, in its order (``info-k``); ``audit``: the audit
+    (``finding-k`` for its first :data:`AUDIT_ROWS` rows); ``counts``: the ``warehouse_counts`` row (``hands``,
+    ``valid_hands``, ``replayed_hands``); ``issues`` and ``rejects``: :func:`dashboards.quality.
+    prep_issues_by_code` and ``prep_rejects_by_code``; ``unusual``: :func:`prep_unusual_results`; ``page_of``:
+    the page of a player (None: the player has none).
+
+    Columns: ``rank``, ``severity`` (high, medium, low), ``kind`` (a key of :data:`KINDS`), ``label``,
+    ``players`` (whom it concerns), ``subject``, ``detail``, ``money`` (scoring errors), ``q`` (the screens'),
+    ``evidence`` (page and anchor), ``evidence_text``.
+    """
+    rows = [
+        *_teams(pairs),
+        *_pairs(pairs, pair_fdr),
+        *_information(info, info_fdr),
+        *_scoring(audit, top_errors),
+        *_results(unusual, page_of),
+        *_quality(counts, issues, rejects),
+    ]
+    return _frame(rows)
+
+
+def prep_player_findings(findings: pl.DataFrame, audit_of_player: pl.DataFrame, player: str) -> pl.DataFrame:
+    """One player's findings, for the top of their page: the first screen's rows that concern the player
+    (pairs, teams, the information screen, an unusual result; scoring errors are counted whole below) and one
+    row for all the audit findings on the player's seat (``audit_of_player``: those rows of the audit), whose
+    evidence is the page's own table (``#scoring``). Same columns as :func:`prep_findings`, ranked anew."""
+    mine = findings.filter(pl.col("players").list.contains(player) & (pl.col("kind") != "scoring"))
+    rows = [{k: v for k, v in r.items() if k not in ("rank", "severity", "label")} for r in mine.to_dicts()]
+    if audit_of_player.height:
+        errors = int((audit_of_player["severity"] == "error").sum())
+        money = as_int(audit_of_player["money"].sum())
+        hands = audit_of_player["hand_id"].n_unique()
+        rows.append(
+            {
+                "kind": "scoring",
+                "players": [player],
+                "subject": f"{audit_of_player.height:,} audit finding{'s' if audit_of_player.height > 1 else ''}",
+                "detail": (
+                    f"on the player's seat in {hands:,} hand{'s' if hands > 1 else ''} ({errors:,} errors), "
+                    f"{money:,} points at stake"
+                ),
+                "money": money,
+                "evidence": "#scoring",
+                "evidence_text": "the findings below",
+            }
+        )
+    return _frame(rows)
+
+
+def severity_of(findings: pl.DataFrame) -> str | None:
+    """The most serious severity among ``findings``; None when there is none."""
+    shown = set(findings["severity"].to_list())
+    return next((s for s in SEVERITIES if s in shown), None)
