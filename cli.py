@@ -620,19 +620,23 @@ def report_command(
     ],
     player: Annotated[
         list[str] | None,
-        typer.Option(
-            "--player", help="A player to give a page (repeatable); default: the --top players with most hands."
-        ),
+        typer.Option("--player", help="A player to give a page (repeatable); default: every player."),
     ] = None,
     top: Annotated[
-        int, typer.Option("--top", min=0, help="How many players get a page when --player is not given.")
-    ] = 3,
+        int | None,
+        typer.Option(
+            "--top",
+            min=0,
+            help="Only the N players with most hands get a page (without --player); the directory lists every player.",
+        ),
+    ] = None,
     min_hands: Annotated[
         int, typer.Option("--min-hands", min=1, help="Collusion page: screen pairs with at least N shared hands.")
     ] = 200,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
 ) -> None:
-    """HTML dashboards (overview, players, data quality, audit, collusion); every chart also as a PNG."""
+    """HTML dashboards: what needs attention first, the player directory and a page per player, data quality,
+    the audit, the collusion and information-cheat screens; every chart also as a PNG."""
     from dashboards.site import build_report
 
     _quiet_fonts(quiet=quiet)

@@ -389,6 +389,23 @@ def prep_top_pairs(screen: Screen, *, limit: int = TOP_PAIRS) -> pl.DataFrame:
     )
 
 
+TOP_PAIRS_LARGE = 50  # rows of the pairs table when the heat map cannot show every player
+
+
+def pairs_shown(screen: Screen) -> int:
+    """Rows of the page's pairs table: :data:`TOP_PAIRS`, or :data:`TOP_PAIRS_LARGE` when the room has more
+    players than the heat map shows (the table then carries what the map leaves out), and never fewer than the
+    flagged pairs.
+
+    >>> empty = Screen(200, 200, 0.05, pl.DataFrame({"player_a": ["a"], "player_b": ["b"], "shared_hands": [9]}), ())
+    >>> pairs_shown(empty)
+    15
+    """
+    players = set(screen.shared["player_a"].to_list()) | set(screen.shared["player_b"].to_list())
+    rows = TOP_PAIRS_LARGE if len(players) > MAX_PLAYERS else TOP_PAIRS
+    return max(rows, len(screen.flagged))
+
+
 def plot_top_pairs(df: pl.DataFrame, ax: Axes) -> None:
     f = charts.fonts()
     if not df.height:

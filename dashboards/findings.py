@@ -261,15 +261,15 @@ def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
     errors = f.filter(pl.col("severity") == "error").head(max(0, top))
     rows = []
     for r in errors.iter_rows(named=True):
-        where = f"event {r['event']}" if r["event"] is not None else "the whole hand"
-        seat = f", {r['player']}'s seat" if r["player"] is not None else ""
+        where = f" at event {r['event']}" if r["event"] is not None else ""
+        seat = f" ({r['player']}'s seat)" if r["player"] is not None else ""
         rank = int(r["audit_rank"])
         rows.append(
             {
                 "kind": "scoring",
                 "players": [r["player"]] if r["player"] is not None else [],
                 "subject": f"hand {r['hand_id']}",
-                "detail": f"{r['code']} at {where}{seat}: {r['message']}",
+                "detail": f"{r['code']}{where}{seat}: {r['message']}",
                 "money": int(r["money"]),
                 "evidence": f"{AUDIT}#finding-{rank}" if rank <= AUDIT_ROWS else AUDIT,
                 "evidence_text": f"finding #{rank} of the audit" if rank <= AUDIT_ROWS else "the audit",
@@ -434,3 +434,44 @@ def severity_of(findings: pl.DataFrame) -> str | None:
     """The most serious severity among ``findings``; None when there is none."""
     shown = set(findings["severity"].to_list())
     return next((s for s in SEVERITIES if s in shown), None)
+
+
+def prep_player_flags(findings: pl.DataFrame, audit: Audit, unusual: pl.DataFrame) -> pl.DataFrame:
+    """Per player, what the directory shows of the findings: one row for every player of ``unusual`` (every
+    player with a replayed hand).
+
+    Columns: ``player``, ``flags`` (the labels of the first screen's findings about the player, most serious
+    first, each once), ``severity`` (the most serious, null for none), ``rank`` (3 high, 2 medium, 1 low, 0
+    none: a sort key), ``audit_findings`` and ``audit_money`` (findings on the player's seat and their
+    points), ``z`` and ``q`` (the unusual-result test; null when not tested).
+    """
+    concerned = findings.filter(pl.col("kind") != "scoring").explode("players").drop_nulls("players")
+    flags = concerned.group_by("players").agg(
+        pl.col("label").unique(maintain_order=True).alias("flags"),
+        pl.col("severity").sort_by(pl.col("rank")).first().alias("severity"),
+    )
+    seated = (
+        audit.findings.filter(pl.col("player").is_not_null())
+        .group_by("player")
+        .agg(
+            pl.len().cast(pl.Int64).alias("audit_findings"),
+            pl.col("money").sum().cast(pl.Int64).alias("audit_money"),
+        )
+        .with_columns(pl.col("player").cast(pl.String))
+    )
+    out = (
+        unusual.select("player", "z", "q")
+        .join(flags.rename({"players": "player"}), on="player", how="left")
+        .join(seated, on="player", how="left")
+        .with_columns(
+            pl.col("flags").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+            pl.col("audit_findings").fill_null(0),
+            pl.col("audit_money").fill_null(0),
+        )
+    )
+    weight = pl.col("severity").replace_strict({"high": 3, "medium": 2, "low": 1}, default=0, return_dtype=pl.Int64)
+    return (
+        out.with_columns(weight.alias("rank"))
+        .select("player", "flags", "severity", "rank", "audit_findings", "audit_money", "z", "q")
+        .sort("player")
+    )

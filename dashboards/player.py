@@ -360,10 +360,12 @@ def metrics_of(every: pl.DataFrame, player: str) -> pl.DataFrame:
     mine = every.filter(pl.col("player") == player)
     if not mine.height:
         raise UnknownPlayer(f"no replayed hands of player {player!r} in the warehouse")
-    return _paired(mine, every.filter(pl.col("who") == POPULATION), player)
+    return paired_metrics(mine, every.filter(pl.col("who") == POPULATION), player)
 
 
-def _paired(mine: pl.DataFrame, everyone: pl.DataFrame, player: str) -> pl.DataFrame:
+def paired_metrics(mine: pl.DataFrame, everyone: pl.DataFrame, player: str) -> pl.DataFrame:
+    """A player's rows of :func:`prep_every_player` (``mine``) and the population's (``everyone``) in the shape of
+    :func:`prep_player_metrics`: two rows per metric, the player's first, metrics in the registry's order."""
     names = pl.DataFrame(
         {
             "metric": [m.id for m in METRICS],

@@ -36,14 +36,17 @@ from urllib.parse import quote
 import duckdb
 import polars as pl
 
-from dashboards import ChartSpec, levels_note, overview, player, quality
+from dashboards import ChartSpec, as_int, levels_note, overview, player, quality
 from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
+from dashboards import findings as found_dash
 from pipeline.analytics import queries
+from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.audit import scoring
-from pipeline.audit.collusion import SIGNALS, screen_levels
-from pipeline.report import charts
+from pipeline.audit.collusion import SIGNALS, flagged_groups, screen_levels
+from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult, screen_information
+from pipeline.report import charts, svg
 from pipeline.report.names import file_stem
 
 TITLE = "xuezhan report · 血战到底"
@@ -62,18 +65,20 @@ def build_report(
     out_dir: str | Path,
     *,
     players: list[str] | None = None,
-    top_players: int = 3,
+    top_players: int | None = None,
     min_hands: int = 200,
     on_step: Callable[[str], None] | None = None,
 ) -> Path:
     """Write the report of the warehouse at ``warehouse_dir`` into ``out_dir``; return the path of index.html.
 
-    ``players``: the players who get a page (default: the ``top_players`` players with most replayed hands).
+    ``players``: the players who get a page; default: every player with a replayed hand, or with
+    ``top_players`` the ``top_players`` players with most replayed hands (the directory lists every player
+    still, and links those with a page).
     ``min_hands``: the shared hands a pair needs to be screened for collusion; when no pair of the warehouse
     has that many, the page falls back to a smaller threshold and says which
     (:func:`dashboards.collusion.choose_min_hands`).
-    ``on_step`` is called with the name of each chart before it is drawn, and before the collusion screen
-    runs (progress for the CLI).
+    ``on_step`` is called with the name of each chart before it is drawn, before each screen runs, and before
+    the player pages are written (progress for the CLI).
     Raises ``FileNotFoundError`` without a warehouse and :class:`dashboards.player.UnknownPlayer` (a
     ``ValueError``) for a player with no replayed hands; nothing is written then.
     """
@@ -97,12 +102,14 @@ def _build(
     step = on_step or (lambda _name: None)
     font = charts.fonts()
 
-    index = Page("index.html", "Overview", "Overview")
-    quality_page = Page("quality.html", "Data quality", "Data quality")
-    audit_page = Page("audit.html", "Audit", "Scoring and rule audit")
-    collusion_page = Page("collusion.html", "Collusion", "Collusion screen")
+    index = Page(found_dash.INDEX, "Overview", "What needs attention · overview")
+    directory = Page(found_dash.PLAYERS, "Players", "Players")
+    quality_page = Page(found_dash.QUALITY, "Data quality", "Data quality")
+    audit_page = Page(found_dash.AUDIT, "Audit", "Scoring and rule audit")
+    collusion_page = Page(found_dash.COLLUSION, "Collusion", "Collusion screen")
+    info_page = Page(found_dash.INFORMATION, "Info cheats", "Information-cheat screen")
     player_pages = _player_pages(selected)
-    pages = [index, *player_pages.values(), quality_page, audit_page, collusion_page]
+    pages = [index, directory, quality_page, audit_page, collusion_page, info_page]  # the navigation bar
 
     by_level = queries.hands_by_level(con)
     replayed = {level: c["replayed"] for level, c in by_level.items()}
@@ -121,31 +128,19 @@ def _build(
         (out / "charts" / f"{chart.name}.png").write_bytes(png)
         return df, chart
 
-    # Overview
-    body = [font_notice(font), _overview_summary(con, selected, player_pages, quality_page, audit_page, collusion_page)]
-    body.append(_tables_section(overview.prep_tables(con)))
-    body.append(_levels_section(by_level))
-    body += [_figure(draw("overview", spec, con)[1]) for spec in overview.CHARTS]
-    (out / index.file).write_text(_page(index, pages, body, font), encoding="utf-8")
-
-    # Players
-    for pid, page in player_pages.items():
-        body = [_player_summary(con, pid)]
-        theirs = {level: c["replayed"] for level, c in queries.hands_by_level(con, pid).items()}
-        body += [_figure(draw(Path(page.file).stem, spec, con, pid, hands=theirs)[1]) for spec in player.CHARTS]
-        body.append(_player_table(player.prep_player_table(con, pid)))
-        (out / page.file).write_text(_page(page, pages, body, font), encoding="utf-8")
+    def write(page: Page, body: list[str], here: Page | None = None) -> None:
+        (out / page.file).write_text(_page(page, pages, body, font, here=here), encoding="utf-8")
 
     # Data quality
     body = [_table_section("The warehouse", quality.prep_summary(con), {"figure": "figure", "value": "count"})]
     issues, chart = draw("quality", quality.CHARTS[0], con, hands={k: c["stored"] for k, c in by_level.items()})
     body += [
         _figure(chart),
-        _codes_table("Issues by code", issues, ("code", "severity", "issues", "hands", "share")),
+        _codes_table("Issues by code", issues, ("code", "severity", "issues", "hands", "share"), "issues"),
     ]
     rejects, chart = draw("quality", quality.CHARTS[1], con)
-    body += [_figure(chart), _codes_table("Rejects by code", rejects, ("code", "rejects", "bytes", "share"))]
-    (out / quality_page.file).write_text(_page(quality_page, pages, body, font), encoding="utf-8")
+    body += [_figure(chart), _codes_table("Rejects by code", rejects, ("code", "rejects", "bytes", "share"), "rejects")]
+    write(quality_page, body)
 
     # Audit: the findings are the audit's (pipeline.audit.scoring), computed once for every chart.
     result = scoring.audit(con)
@@ -154,24 +149,65 @@ def _build(
     body += [_figure(draw("audit", by_code, result)[1])]
     body += [_figure(draw("audit", by_month, con, result)[1])]
     body += [_figure(draw("audit", by_player, result)[1])]
-    body.append(_findings_table(audit_dash.prep_top_findings(result)))
-    (out / audit_page.file).write_text(_page(audit_page, pages, body, font), encoding="utf-8")
+    body.append(_findings_table(audit_dash.prep_top_findings(result, limit=found_dash.AUDIT_ROWS)))
+    write(audit_page, body)
 
     # Collusion: the screen runs once; the charts and tables arrange its result.
     step("collusion: screen")
     screen = collusion_dash.screen_pairs(con, min_hands=min_hands)
     body = [_collusion_summary(screen), _collusion_levels(screen_levels(replayed))]
     body += [_figure(draw("collusion", spec, screen)[1]) for spec in collusion_dash.CHARTS]
+    body.append(_teams_section(screen))
     body.append(_evidence_section(screen, collusion_dash.prep_evidence(screen)))
-    body.append(_pairs_table(collusion_dash.prep_top_pairs(screen)))
+    body.append(_pairs_table(collusion_dash.prep_top_pairs(screen, limit=collusion_dash.pairs_shown(screen))))
     body.append(_collusion_method(screen))
-    (out / collusion_page.file).write_text(_page(collusion_page, pages, body, font), encoding="utf-8")
+    write(collusion_page, body)
+
+    # Information cheats
+    step("information: screen")
+    seers = screen_information(con)
+    write(info_page, [_info_summary(seers), _info_table(seers), _info_method()])
+
+    # What needs attention: the findings of every page above, and players' results against the room.
+    step("findings")
+    every = player.prep_every_player(con)
+    net_base = queries.fold(queries.player_base_levels(con), NEEDS["net_points_per_hand"])
+    unusual = found_dash.prep_unusual_results(net_base)
+    found = found_dash.prep_findings(
+        pairs=screen.pairs,
+        pair_fdr=screen.fdr,
+        info=seers,
+        info_fdr=FDR,
+        audit=result,
+        counts=queries.run(con, "warehouse_counts").row(0, named=True),
+        issues=issues,
+        rejects=rejects,
+        unusual=unusual,
+        page_of=lambda pid: player_pages[pid].file if pid in player_pages else None,
+    )
+    flags = found_dash.prep_player_flags(found, result, unusual)
+
+    # Overview
+    body = [font_notice(font), _findings_section(found, unusual, player_pages)]
+    body.append(_overview_summary(con, directory, quality_page, audit_page, collusion_page, info_page))
+    body.append(_tables_section(overview.prep_tables(con)))
+    body.append(_levels_section(by_level))
+    body += [_figure(draw("overview", spec, con)[1]) for spec in overview.CHARTS]
+    write(index, body)
+
+    # The player directory, and a page per selected player (string assembly: no chart, no query per player)
+    step("players")
+    table = player.prep_directory(every).join(flags, on="player", how="left")
+    write(directory, [_directory(table, player_pages, unusual)])
+    parts = _PlayerParts.of(con, every, found, unusual, result, player_pages)
+    for pid, page in player_pages.items():
+        write(page, parts.body(pid), here=directory)
     return out / index.file
 
 
-def _select_players(con: duckdb.DuckDBPyConnection, players: list[str] | None, top: int) -> list[str]:
+def _select_players(con: duckdb.DuckDBPyConnection, players: list[str] | None, top: int | None) -> list[str]:
     if players is None:
-        return player.prep_top_players(con, top)["player"].to_list()
+        return player.prep_top_players(con, 10**9 if top is None else top)["player"].to_list()
     chosen = list(dict.fromkeys(players))
     known = set(player.prep_top_players(con, 10**9)["player"].to_list())
     unknown = [p for p in chosen if p not in known]
@@ -247,54 +283,101 @@ def _figure(chart: charts.Chart) -> str:
 
 def _overview_summary(
     con: duckdb.DuckDBPyConnection,
-    selected: list[str],
-    player_pages: dict[str, Page],
+    directory: Page,
     quality_page: Page,
     audit_page: Page,
     collusion_page: Page,
+    info_page: Page,
 ) -> str:
     counts = queries.run(con, "warehouse_counts").row(0, named=True)
     top = player.prep_top_players(con, 10**9)
     wins = int(overview.prep_fan_distribution(con)["wins"].sum() or 0)
-    links = (
-        ", ".join(
-            f'<a href="{_href(page.file)}">{_esc(pid)}</a> ({_hands(top, pid):,} hands)'
-            for pid, page in player_pages.items()
-        )
-        or "none selected"
-    )
     return (
-        '<section class="summary">'
+        '<section class="summary" id="overview">'
         f"<p><b>{counts['replayed_hands']:,}</b> replayed hands ({counts['hands']:,} stored, "
         f"{counts['valid_hands']:,} valid, {counts['rejects']:,} rejected lines), "
         f"<b>{top.height:,}</b> players, <b>{wins:,}</b> wins. "
         "Statistics count replayed hands only; fan is the engine's total before any cap "
         "(平胡 = 1 fan).</p>"
-        f"<p>Player pages: {links}. "
+        f'<p>Every player: <a href="{_href(directory.file)}">the player directory</a>. '
         f'Data quality: <a href="{_href(quality_page.file)}">issues and rejects</a>. '
         f'Audit: <a href="{_href(audit_page.file)}">scoring differences and rule violations by money</a>. '
-        f'Collusion: <a href="{_href(collusion_page.file)}">the pair screen</a>.</p>'
+        f'Collusion: <a href="{_href(collusion_page.file)}">the pair screen</a>. '
+        f'Information cheats: <a href="{_href(info_page.file)}">the single-player screen</a>.</p>'
         "</section>"
     )
 
 
-def _hands(top: pl.DataFrame, pid: str) -> int:
-    rows = top.filter(pl.col("player") == pid)
-    return int(rows["hands"][0]) if rows.height else 0
+def _link(target: str) -> str:
+    """An href to ``file#anchor`` of the report: the file percent-encoded, the anchor (ours: ASCII) kept.
+
+    >>> _link("collusion.html#pair-1"), _link("#scoring"), _link("player-张.html")
+    ('collusion.html#pair-1', '#scoring', 'player-%E5%BC%A0.html')
+    """
+    file, _, anchor = target.partition("#")
+    return (_href(file) if file else "") + (f"#{_esc(anchor)}" if anchor else "")
 
 
-def _player_summary(con: duckdb.DuckDBPyConnection, pid: str) -> str:
-    df = player.prep_player_metrics(con, pid, ("hands", "win_rate", "deal_in_rate", "net_points_per_hand"))
-    mine = {r["metric"]: r for r in df.filter(pl.col("who") == player.PLAYER).iter_rows(named=True)}
-    net = mine["net_points_per_hand"]
+def _who(pid: str, pages: dict[str, Page]) -> str:
+    """A player's id, linked to their page when they have one."""
+    page = pages.get(pid)
+    return f'<a href="{_href(page.file)}">{_esc(pid)}</a>' if page else _esc(pid)
+
+
+SEVERITY_TEXT = {
+    "high": "flagged by a cheating screen at its false discovery rate: a lead to replay, not a verdict",
+    "medium": "money settled wrongly, or results far outside the room's range",
+    "low": "records that could not be used",
+}
+
+
+def _findings_rows(found: pl.DataFrame, pages: dict[str, Page]) -> str:
+    rows = []
+    for r in found.iter_rows(named=True):
+        names = r["players"] or []
+        if r["kind"] in ("pair", "team", "information", "results") and names:
+            who = (" &amp; " if r["kind"] == "pair" else ", ").join(_who(p, pages) for p in names)
+        else:
+            who = _esc(r["subject"])
+        money = f'<br><span class="n">{r["money"]:,} points</span>' if r["money"] is not None else ""
+        rows.append(
+            f'<tr class="sev-{r["severity"]}"><td class="num">{r["rank"]}</td>'
+            f'<td><span class="sev {r["severity"]}">{r["severity"]}</span></td>'
+            f"<td>{_esc(r['label'])}</td><td>{who}{money}</td><td>{_esc(r['detail'])}</td>"
+            f'<td><a href="{_link(r["evidence"])}">{_esc(r["evidence_text"])}</a></td></tr>'
+        )
+    head = "".join(f"<th>{h}</th>" for h in ("#", "severity", "what", "who / where", "detail", "evidence"))
+    return f'<table class="findings"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _findings_section(found: pl.DataFrame, unusual: pl.DataFrame, pages: dict[str, Page]) -> str:
+    """The first screen of the report: every finding, most serious first, each linking to its evidence."""
+    if not found.height:
+        verdict = (
+            '<p class="verdict ok"><b>Nothing needs attention.</b> No pair or team is flagged by the collusion '
+            "screen, no player by the information-cheat screen, the audit found no scoring error, no player's "
+            "results are outside the room's range, every stored record is valid and every input line was a "
+            "record.</p>"
+        )
+        table = ""
+    else:
+        counts = found["severity"].value_counts()
+        by = {r["severity"]: r["count"] for r in counts.iter_rows(named=True)}
+        split = ", ".join(f"{by[s]:,} {s}" for s in found_dash.SEVERITIES if s in by)
+        verdict = f'<p class="verdict"><b>{_esc(found_dash.findings_text(found.height))}</b> ({split})</p>'
+        table = _findings_rows(found, pages)
+    legend = "; ".join(f'<span class="sev {s}">{s}</span> {_esc(t)}' for s, t in SEVERITY_TEXT.items())
+    tested = int(unusual["tested"].sum()) if unusual.height else 0
+    min_hands = found_dash.MIN_HANDS
     return (
-        '<section class="summary">'
-        f"<p><b>{_esc(pid)}</b>: {int(mine['hands']['value'] or 0):,} replayed hands, "
-        f"won {charts.pct(mine['win_rate']['value'])} of them, "
-        f"dealt in in {charts.pct(mine['deal_in_rate']['value'])}, "
-        f"net {charts.num(net['value'])} points per hand (total {int(net['num'] or 0):+,}). "
-        "Red: the player; dark blue: all players in the warehouse (their counts added up), "
-        "each with its 95% interval.</p></section>"
+        f'<section class="findings" id="findings"><h2>What needs attention</h2>{verdict}{table}'
+        f'<p class="note">Severity: {legend}. Scoring errors: the {found_dash.TOP_ERRORS} biggest by money here, '
+        "every finding on the audit page. Unusual results: each player's net points per hand against the range "
+        "the other players give: their average, how much players truly differ beyond chance (the spread of skill "
+        "is in the reference, so a good player is not unusual), and the player's own sampling error; two-sided "
+        f"p-values, Benjamini–Yekutieli q ≤ {found_dash.FDR:g} over the {tested:,} players with at least "
+        f"{min_hands:,} replayed hands. An unusual result is not an accusation: a far better player, a run of "
+        "luck, or a player who is helped look alike.</p></section>"
     )
 
 
@@ -329,6 +412,284 @@ def _player_table(df: pl.DataFrame) -> str:
         "<th>all players</th><th>definition</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
         '<p class="note">Rates with 95% Wilson intervals, means with 95% normal intervals; n is the '
         "denominator (hands, wins, deal-ins …). Definitions: schemas/METRICS.md.</p></section>"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- players
+def _ci(low: Any, high: Any, share: bool) -> str:
+    span = charts.interval(low, high, charts.pct if share else charts.num)
+    return f' <span class="ci">{_esc(span)}</span>' if span else ""
+
+
+def _badges(flags: list[str] | None, severity: str | None) -> str:
+    return " ".join(f'<span class="badge {_esc(severity or "")}">{_esc(f)}</span>' for f in flags or [])
+
+
+def _num_cell(value: float | int | None, text: str) -> str:
+    v = "" if value is None else f"{value:.6g}" if isinstance(value, float) else str(value)
+    return f'<td class="num" data-v="{v}">{text}</td>'
+
+
+def _directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFrame) -> str:
+    """players.html: every player with a replayed hand, one sortable row each, linked to their page."""
+    heads = (
+        ("player", "text"),
+        ("hands", "num"),
+        ("win rate [95%]", "num"),
+        ("deal-in rate [95%]", "num"),
+        ("net points", "num"),
+        ("per hand [95%]", "num"),
+        ("vs room (z)", "num"),
+        ("audit findings (points)", "num"),
+        ("flags", "num"),
+    )
+    head = "".join(f'<th data-sort="{kind}" class="{kind}" title="sort">{_esc(h)}</th>' for h, kind in heads)
+    rows = []
+    for r in table.iter_rows(named=True):
+        pid = r["player"]
+        flags = _badges(r["flags"], r["severity"])
+        z = r["z"]
+        rows.append(
+            f'<tr class="{"flagged" if r["severity"] == "high" else ""}">'
+            f'<td class="id" data-v="{_esc(pid)}">{_who(pid, pages)}</td>'
+            + _num_cell(r["hands"], f"{r['hands']:,}")
+            + _num_cell(r["win_rate"], charts.pct(r["win_rate"]) + _ci(r["win_low"], r["win_high"], True))
+            + _num_cell(
+                r["deal_in_rate"], charts.pct(r["deal_in_rate"]) + _ci(r["deal_in_low"], r["deal_in_high"], True)
+            )
+            + _num_cell(r["net"], f"{r['net']:+,}" if r["net"] is not None else "–")
+            + _num_cell(
+                r["per_hand"],
+                (f"{r['per_hand']:+.2f}" if r["per_hand"] is not None else "–")
+                + _ci(r["per_hand_low"], r["per_hand_high"], False),
+            )
+            + _num_cell(z, f"{z:+.1f}" if z is not None else "–")
+            + _num_cell(r["audit_findings"], f"{r['audit_findings']:,} ({r['audit_money']:,})")
+            + f'<td data-v="{r["rank"] * 1000 + len(r["flags"] or [])}">{flags}</td></tr>'
+        )
+    shown = len(pages)
+    pages_note = (
+        "every player has a page"
+        if shown == table.height
+        else f"{shown:,} of them have a page (linked); the others are listed here only"
+    )
+    return (
+        f'<section id="directory"><h2>Every player</h2><p>{table.height:,} players with a replayed hand; '
+        f"{_esc(pages_note)}. Click a column heading to sort (again to reverse); type in the box to keep the "
+        'players whose id holds the text.</p><p><input type="search" id="filter" placeholder="filter by player id" '
+        'aria-label="filter by player id"></p>'
+        f'<div class="wide"><table class="sortable directory"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        '<p class="note">Rates: hands won and hands with a deal-in over hands played, 95% Wilson intervals; net '
+        "points: the engine's settlement, per hand with a 95% normal interval. vs room: the unusual-result test's "
+        "z (the player's net per hand against the range the other players give; see What needs attention on the "
+        "overview). Audit findings: on the player's seat, with their points at stake. Flags: the first screen's "
+        "findings about the player.</p></section>"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _PlayerParts:
+    """What every player page is made of, computed once for all players: a page is then string assembly."""
+
+    mine: dict[str, pl.DataFrame]  # player -> their rows of prep_every_player
+    population: pl.DataFrame
+    levels: dict[str, dict[str, int]]  # player -> replayed hands by level
+    fan: dict[str, pl.DataFrame]
+    fan_all: pl.DataFrame
+    unusual: dict[str, dict[str, Any]]
+    found: pl.DataFrame
+    audit: dict[str, pl.DataFrame]  # player -> the audit's findings on their seat
+    pages: dict[str, Page]
+
+    @staticmethod
+    def of(
+        con: duckdb.DuckDBPyConnection,
+        every: pl.DataFrame,
+        found: pl.DataFrame,
+        unusual: pl.DataFrame,
+        result: scoring.Audit,
+        pages: dict[str, Page],
+    ) -> _PlayerParts:
+        def by_player(df: pl.DataFrame, column: str = "player") -> dict[str, pl.DataFrame]:
+            return {str(k[0]): v for k, v in df.partition_by(column, as_dict=True).items() if k[0] is not None}
+
+        levels: dict[str, dict[str, int]] = {}
+        for r in player.prep_every_player_levels(con).iter_rows(named=True):
+            levels.setdefault(r["player"], {})[r["level"]] = r["replayed"]
+        fan = player.prep_every_player_fan(con)
+        return _PlayerParts(
+            mine=by_player(every.filter(pl.col("who") == player.PLAYER)),
+            population=every.filter(pl.col("who") == player.POPULATION),
+            levels=levels,
+            fan=by_player(fan.filter(pl.col("player").is_not_null())),
+            fan_all=fan.filter(pl.col("player").is_null()),
+            unusual={r["player"]: r for r in unusual.iter_rows(named=True)},
+            found=found,
+            audit=by_player(result.findings.filter(pl.col("player").is_not_null())),
+            pages=pages,
+        )
+
+    def body(self, pid: str) -> list[str]:
+        metrics = player.paired_metrics(self.mine[pid], self.population, pid)
+        seat = self.audit.get(pid, pl.DataFrame(schema=dict.fromkeys(("hand_id", "severity", "money"), pl.String)))
+        findings = found_dash.prep_player_findings(self.found, seat, pid)
+        return [
+            _player_banner(pid, findings, self.pages),
+            _player_summary(pid, metrics),
+            _player_figures(metrics, self.levels.get(pid, {})),
+            # The head-to-head table (issue 21 item 3: dashboards.player.prep_head_to_head) goes here.
+            _player_results(self.unusual.get(pid)),
+            _player_fan(self.fan.get(pid), self.fan_all),
+            _player_scoring(seat),
+            _player_table(metrics),
+        ]
+
+
+def _player_banner(pid: str, findings: pl.DataFrame, pages: dict[str, Page]) -> str:
+    """The top of a player's page: whether any finding concerns the player, and each one with its evidence."""
+    severity = found_dash.severity_of(findings)
+    if severity is None:
+        return (
+            f'<section class="banner ok" id="findings"><p>No finding concerns <b>{_esc(pid)}</b>: no screen flags '
+            "the player, no audit finding is on their seat, and their results are within the room's range.</p>"
+            "</section>"
+        )
+    head = (
+        f"{_esc(pid)} is flagged"
+        if severity == "high"
+        else f"{_esc(pid)}: {_esc(found_dash.findings_text(findings.height)).lower().rstrip('.')}"
+    )
+    items = "".join(
+        f'<li><span class="sev {r["severity"]}">{_esc(r["label"])}</span> <b>{_esc(r["subject"])}</b>: '
+        f'{_esc(r["detail"])} — <a href="{_link(r["evidence"])}">{_esc(r["evidence_text"])}</a></li>'
+        for r in findings.iter_rows(named=True)
+    )
+    caveat = " A flag is a reason to replay the hands, not a verdict." if severity == "high" else ""
+    return (
+        f'<section class="banner {severity}" id="findings"><h2>{head}</h2><ul>{items}</ul>'
+        f'<p class="note">Every finding of the report: <a href="{_href(found_dash.INDEX)}">What needs attention</a>.'
+        f"{caveat}</p></section>"
+    )
+
+
+def _player_summary(pid: str, metrics: pl.DataFrame) -> str:
+    mine = {r["metric"]: r for r in metrics.filter(pl.col("who") == player.PLAYER).iter_rows(named=True)}
+    net = mine["net_points_per_hand"]
+    return (
+        '<section class="summary">'
+        f"<p><b>{_esc(pid)}</b>: {int(mine['hands']['value'] or 0):,} replayed hands, "
+        f"won {charts.pct(mine['win_rate']['value'])} of them, "
+        f"dealt in in {charts.pct(mine['deal_in_rate']['value'])}, "
+        f"net {charts.num(net['value'])} points per hand{_ci(net['ci_low'], net['ci_high'], False)} "
+        f"(total {int(net['num'] or 0):+,}).</p></section>"
+    )
+
+
+def _player_figures(metrics: pl.DataFrame, hands: dict[str, int]) -> str:
+    """The key rates and means beside all players', each with its interval drawn (inline SVG)."""
+    rows = []
+    for mid in (*player.RATES, *player.MEANS):
+        m = METRIC_BY_ID[mid]
+        share = m.kind == "rate"
+        pair = metrics.filter(pl.col("metric") == mid)
+        if not pair.height:
+            continue
+        mine = pair.filter(pl.col("who") == player.PLAYER).row(0, named=True)
+        everyone = pair.filter(pl.col("who") == player.POPULATION).row(0, named=True)
+        fmt = charts.pct if share else charts.num
+        strip = svg.interval_strip(
+            (mine["value"], mine["ci_low"], mine["ci_high"]),
+            (everyone["value"], everyone["ci_low"], everyone["ci_high"]),
+            share=share,
+        )
+        word = player.DEN_WORDS.get(mine["den_of"], mine["den_of"] or "")
+        rows.append(
+            f'<tr><td><span class="zh">{_esc(m.name_zh)}</span> {_esc(m.name_en)}'
+            f"{'' if share else f' <span class=n>[{_esc(m.unit)}]</span>'}</td>"
+            f'<td class="num">{fmt(mine["value"])}{_ci(mine["ci_low"], mine["ci_high"], share)} '
+            f'<span class="n">n={int(mine["den"] or 0):,} {_esc(word)}</span></td>'
+            f'<td class="num">{fmt(everyone["value"])}{_ci(everyone["ci_low"], everyone["ci_high"], share)}</td>'
+            f"<td>{strip}</td></tr>"
+        )
+    note = levels_note((*player.RATES, *player.MEANS), hands)
+    return (
+        '<section id="figures"><h2>Key figures beside all players</h2><table class="figures"><thead><tr>'
+        "<th>figure</th><th>player [95%]</th><th>all players [95%]</th>"
+        '<th><span class="key subject">●</span> player <span class="key population">●</span> all players</th>'
+        f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p class="note">Rates with 95% Wilson intervals, '
+        "means with 95% normal intervals; all players: every player's counts added up. Each line is drawn on "
+        f"its own scale, zoomed to the two intervals. {_esc(note)}</p></section>"
+    )
+
+
+def _player_results(row: dict[str, Any] | None) -> str:
+    """The player's net points per hand against the range the other players give (the unusual-result test)."""
+    title = '<section id="results"><h2>Results against the room</h2>'
+    if row is None or not row["tested"]:
+        hands = 0 if row is None else row["hands"]
+        return (
+            f'{title}<p class="note">Not tested: {hands:,} replayed hands (at least {found_dash.MIN_HANDS:,} '
+            "needed), or too few other players to give a range.</p></section>"
+        )
+    verdict = (
+        '<b class="flag">outside the range</b> (an unusual result, not an accusation)'
+        if row["flagged"]
+        else "within the range"
+    )
+    return (
+        f"{title}<p>Net <b>{row['per_hand']:+.2f}</b> points per hand over {row['hands']:,} hands "
+        f"(±{found_dash.Z95 * row['se']:.2f}); the other players give {row['expected']:+.2f} on average, players "
+        f"truly differ by {row['spread']:.2f} (one standard deviation), so a result from {row['low']:+.2f} to "
+        f"{row['high']:+.2f} is within the room's range. This one is {verdict}: z {row['z']:+.2f}, "
+        f"p {row['p']:.2g}, q {row['q']:.2g} (Benjamini–Yekutieli over every player tested).</p></section>"
+    )
+
+
+def _player_fan(mine: pl.DataFrame | None, everyone: pl.DataFrame) -> str:
+    title = '<section id="fan"><h2>Wins by fan</h2>'
+    if mine is None or not mine.height:
+        return f'{title}<p class="note">No win in a replayed hand.</p></section>'
+    got = {r["fan"]: r for r in mine.iter_rows(named=True)}
+    all_ = {r["fan"]: r for r in everyone.iter_rows(named=True)}
+    n, n_all = int(mine["n"][0]), int(everyone["n"][0]) if everyone.height else 0
+    rows = []
+    for fan in range(min(1, *got), max(got) + 1):
+        r, a = got.get(fan), all_.get(fan)
+        share, share_all = (r["share"] if r else 0.0), (a["share"] if a else 0.0)
+        rows.append(
+            f'<tr><td class="num">{fan}</td><td class="num">{r["wins"] if r else 0:,} ({charts.pct(share)})</td>'
+            f'<td class="num">{charts.pct(share_all)}</td><td>{svg.share_bars(share, share_all)}</td></tr>'
+        )
+    return (
+        f"{title}<table class=\"fan\"><thead><tr><th>fan</th><th>player's wins (share)</th><th>all players' "
+        '(share)</th><th><span class="key subject">●</span> player <span class="key population">●</span> all</th>'
+        f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p class="note">The total fan of each win (engine, '
+        f"before any cap; 平胡 = 1): the player's {n:,} wins beside all players' {n_all:,}.</p></section>"
+    )
+
+
+PLAYER_FINDINGS = 20  # audit rows on a player's page
+
+
+def _player_scoring(seat: pl.DataFrame) -> str:
+    """The audit's findings on the player's seat, most money first."""
+    title = '<section id="scoring"><h2>Audit findings on the player\'s seat</h2>'
+    if not seat.height:
+        return f'{title}<p class="note">None.</p></section>'
+    rows = "".join(
+        f'<tr class="{_esc(r["severity"])}"><td class="id">{_esc(r["hand_id"])}</td>'
+        f'<td class="num">{_esc(_fmt(r["event"]))}</td><td class="code">{_esc(r["code"])}</td>'
+        f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"], r["position"])}</td></tr>'
+        for r in seat.head(PLAYER_FINDINGS).iter_rows(named=True)
+    )
+    shown = "all" if seat.height <= PLAYER_FINDINGS else f"the {PLAYER_FINDINGS} with most money of"
+    money = as_int(seat["money"].sum())
+    return (
+        f"{title}<table><thead><tr><th>hand</th><th>event</th><th>code</th><th>money (points)</th><th>message</th>"
+        f'</tr></thead><tbody>{rows}</tbody></table><p class="note">{_esc(shown)} {seat.height:,} findings, '
+        f"{money:,} points at stake. The replay of a hand: <code>xuezhan replay HAND --warehouse WH</code>; every "
+        "finding: <code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
     )
 
 
@@ -404,9 +765,9 @@ def _tables_section(df: pl.DataFrame) -> str:
     )
 
 
-def _codes_table(title: str, df: pl.DataFrame, columns: tuple[str, ...]) -> str:
+def _codes_table(title: str, df: pl.DataFrame, columns: tuple[str, ...], anchor: str) -> str:
     if not df.height:
-        return f'<section><h2>{_esc(title)}</h2><p class="note">None.</p></section>'
+        return f'<section id="{anchor}"><h2>{_esc(title)}</h2><p class="note">None.</p></section>'
     head = "".join(f"<th>{_esc(c)}</th>" for c in (*columns, "meaning"))
     rows = []
     for r in df.iter_rows(named=True):
@@ -419,8 +780,8 @@ def _codes_table(title: str, df: pl.DataFrame, columns: tuple[str, ...]) -> str:
         rows.append("<tr>" + "".join(cells) + "</tr>")
     share_of = "stored hands with the code" if "hands" in columns else "all rejected lines"
     return (
-        f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
-        f'</table><p class="note">share: of {share_of}.</p></section>'
+        f'<section id="{anchor}"><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead>'
+        f'<tbody>{"".join(rows)}</tbody></table><p class="note">share: of {share_of}.</p></section>'
     )
 
 
@@ -473,7 +834,7 @@ def _findings_table(df: pl.DataFrame) -> str:
     for r in df.iter_rows(named=True):
         code = f'<abbr title="{_esc(r["meaning"])}">{_esc(r["code"])}</abbr>' if r["meaning"] else _esc(r["code"])
         rows.append(
-            f'<tr class="{_esc(r["severity"])}"><td class="num">{r["rank"]}</td>'
+            f'<tr class="{_esc(r["severity"])}" id="finding-{r["rank"]}"><td class="num">{r["rank"]}</td>'
             f'<td class="id">{_esc(r["hand_id"])}</td>'
             f'<td class="num">{_esc(_fmt(r["event"]))}</td><td>{code}</td><td>{_esc(_fmt(r["player"]))}</td>'
             f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"], r["position"])}</td></tr>'
@@ -558,8 +919,8 @@ def _evidence_section(screen: collusion_dash.Screen, df: pl.DataFrame) -> str:
             "other signals.</p>"
         )
         parts.append(
-            f'<div class="pair"><h3>#{rank} {_pair(*r.players)}: {r.shared_hands:,} shared hands, score '
-            f"{r.score:.2f}, p = {r.p:.1e}, q = {_esc(collusion_dash.q_text(r.q))}</h3>"
+            f'<div class="pair" id="pair-{rank}"><h3>#{rank} {_pair(*r.players)}: {r.shared_hands:,} shared hands, '
+            f"score {r.score:.2f}, p = {r.p:.1e}, q = {_esc(collusion_dash.q_text(r.q))}</h3>"
             f'<p class="note">Over their shared hands, both directions: {_esc(signals)}. Sitting together: '
             f"×{_esc(_fmt(r.seating.get('ratio')))} of what random seating gives.</p>{table}</div>"
         )
@@ -602,6 +963,103 @@ def _pairs_table(df: pl.DataFrame) -> str:
         "positive when the pair does more of it for each other than for their other opponents in the same "
         "hands. sit together: shared hands / what random seating gives (reported, not scored: friends sit "
         "together and play honestly).</p></section>"
+    )
+
+
+def _teams_section(screen: collusion_dash.Screen) -> str:
+    """The teams the flagged pairs join (three or more players), each with its flagged pairs; nothing when no
+    flagged pairs join three players."""
+    groups = flagged_groups(screen.pairs)
+    if not groups:
+        return ""
+    rank = {r.players: k for k, r in enumerate(screen.pairs, start=1)}
+    parts = []
+    for k, g in enumerate(groups, start=1):
+        inside = set(g.players)
+        links = ", ".join(
+            f'<a href="#pair-{rank[r.players]}">{_pair(*r.players)}</a>'
+            for r in screen.flagged
+            if set(r.players) <= inside
+        )
+        parts.append(
+            f'<div class="team" id="team-{k}"><h3>Team #{k}: {", ".join(_esc(p) for p in g.players)}</h3>'
+            f'<p class="note">{g.flagged_pairs} of their {g.pairs} pairs are flagged: {links}.</p></div>'
+        )
+    return (
+        f'<section id="teams"><h2>Teams</h2>{"".join(parts)}<p class="note">Players joined by flagged pairs, three '
+        "or more: a team feeds more than one partner. Only flagged pairs join players, so a team is as controlled "
+        "as the pairs it is made of.</p></section>"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- information
+def _info_summary(seers: list[InfoResult]) -> str:
+    tested = [r for r in seers if r.p is not None]
+    flagged = [r for r in seers if r.flagged]
+    if not tested:
+        verdict = (
+            f'<p class="verdict"><b>Nothing was screened</b>: no player has {MIN_DISCARDS:,} discards the replay '
+            "can judge (hands of level full or dealt).</p>"
+        )
+    elif not flagged:
+        verdict = (
+            f'<p class="verdict"><b>No player is flagged</b> at a false discovery rate of {_fdr(FDR)}: none of the '
+            f"{len(tested):,} players screened throws dangerous tiles less often than the room's spread allows.</p>"
+        )
+    else:
+        names = ", ".join(_esc(r.player) for r in flagged)
+        verdict = (
+            f'<p class="verdict"><b class="flag">{len(flagged):,} player{"s" if len(flagged) > 1 else ""} '
+            f"flagged</b> of {len(tested):,} screened, at a false discovery rate of {_fdr(FDR)}: {names}. A flag is a "
+            "reason to replay their hands, not a verdict.</p>"
+        )
+    return (
+        f'<section class="summary">{verdict}<p>{len(seers):,} players; {len(seers) - len(tested):,} with fewer '
+        f"than {MIN_DISCARDS:,} judged discards are listed, not tested. Measured on simulated rooms of 8 players, "
+        "the screen found every planted cheat but flagged an honest player in 6 of 80 honest rooms (a false "
+        "discovery proportion of 0.08, above the 0.05 it aims at): in a small room read a flag as a lead.</p>"
+        "</section>"
+    )
+
+
+def _info_table(seers: list[InfoResult]) -> str:
+    if not seers:
+        return '<section><h2>Players</h2><p class="note">No player has a judged discard.</p></section>'
+    heads = ("#", "player", "hands", "judged discards", "dangerous by choice", "rate", "expected", "p", "q", "flag")
+    kinds = ("num", "text", *("num",) * 7, "num")
+    head = "".join(f'<th data-sort="{k}" class="{k}" title="sort">{h}</th>' for h, k in zip(heads, kinds, strict=True))
+    rows = []
+    for k, r in enumerate(seers, start=1):
+        rows.append(
+            f'<tr id="info-{k}" class="{"flagged" if r.flagged else ""}">'
+            + _num_cell(k, str(k))
+            + f'<td class="id" data-v="{_esc(r.player)}">{_esc(r.player)}</td>'
+            + _num_cell(r.hands, f"{r.hands:,}")
+            + _num_cell(r.discards, f"{r.discards:,}")
+            + _num_cell(r.dangerous_by_choice, f"{r.dangerous_by_choice:,}")
+            + _num_cell(r.rate, charts.pct(r.rate, 2))
+            + _num_cell(r.expected, "–" if r.expected is None else f"{r.expected:,.1f}")
+            + _num_cell(r.p, "not tested" if r.p is None else f"{r.p:.2e}")
+            + _num_cell(r.q, "–" if r.q is None else collusion_dash.q_text(r.q))
+            + _num_cell(int(r.flagged), '<b class="flag">yes</b>' if r.flagged else "no")
+            + "</tr>"
+        )
+    return (
+        f'<section id="players"><h2>Players</h2><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f'<tbody>{"".join(rows)}</tbody></table><p class="note">Flagged first, then by p. Click a heading to '
+        "sort.</p></section>"
+    )
+
+
+def _info_method() -> str:
+    return (
+        '<section><h2>How the screen works</h2><p class="note">A player who sees the other hands never throws a '
+        "tile that completes an opponent's hand while holding one that completes none; honest players cannot "
+        "know, and now and then do. Per player: the discards the replay can judge (hands of level full or dealt) "
+        "and the dangerous discards by choice among them, compared with a beta-binomial fitted by the method of "
+        "moments to every other player's counts (leave one out; the spread of honest players' rates is in the "
+        "null). The p-value is the lower tail; q-values are Benjamini–Yekutieli over the players tested. "
+        "Details: pipeline/audit/information.py.</p></section>"
     )
 
 
@@ -676,6 +1134,40 @@ abbr { text-decoration: underline dotted; cursor: help; }
 td { overflow-wrap: anywhere; }
 td.id { min-width: 9em; }
 details summary { cursor: pointer; font-size: 12px; }
+section.findings { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 4px 16px 8px; }
+section.findings h2 { margin: 10px 0 4px; }
+p.verdict.ok { color: #1e7b34; }
+span.sev { display: inline-block; border-radius: 3px; padding: 0 6px; font-size: 12px; color: #fff;
+           white-space: nowrap; }
+table.findings td:nth-child(4) { min-width: 10em; }
+td.code { white-space: nowrap; }
+div.wide { overflow-x: auto; }
+table.directory span.ci { display: block; }
+span.sev.high { background: var(--accent); }
+span.sev.medium { background: #d48806; }
+span.sev.low { background: #7a8794; }
+tr.sev-high td { background: #fbeeee; }
+span.badge { display: inline-block; border-radius: 3px; padding: 0 5px; margin: 1px 2px 1px 0; font-size: 11px;
+             border: 1px solid #7a8794; color: #445; white-space: nowrap; }
+span.badge.high { border-color: var(--accent); color: var(--accent); }
+span.badge.medium { border-color: #d48806; color: #9a6200; }
+section.banner { border-radius: 6px; padding: 4px 16px; margin-bottom: 14px; border: 1px solid var(--line);
+                 background: #fff; }
+section.banner.high { border: 2px solid var(--accent); background: #fdf3f2; }
+section.banner.medium { border: 2px solid #e6a23c; background: #fff8ec; }
+section.banner h2 { margin: 10px 0 4px; font-size: 17px; }
+section.banner.high h2 { color: var(--accent); }
+section.banner ul { margin: 6px 0; padding-left: 20px; }
+section.banner li { margin: 3px 0; }
+table.sortable th { cursor: pointer; user-select: none; white-space: nowrap; }
+table.sortable th[aria-sort="ascending"]::after { content: " ▲"; font-size: 10px; }
+table.sortable th[aria-sort="descending"]::after { content: " ▼"; font-size: 10px; }
+th.num { text-align: right; }
+input#filter { font: inherit; padding: 4px 8px; width: 260px; border: 1px solid #b8c2cc; border-radius: 4px; }
+table.figures td, table.fan td { vertical-align: middle; }
+svg.strip, svg.bars { display: block; }
+span.key.subject { color: #c0392b; }
+span.key.population { color: #34495e; }
 span.pos { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-all; }
 """
 
@@ -696,9 +1188,56 @@ MARKER = """
 """
 
 
-def _page(page: Page, pages: list[Page], body: list[str], font: charts.Fonts) -> str:
-    here = ' class="here"'
-    nav = "".join(f'<a href="{_href(p.file)}"{here if p.file == page.file else ""}>{_esc(p.nav)}</a>' for p in pages)
+# Sorts a table.sortable by the heading clicked (numbers by their data-v, biggest first on the first click; text
+# in order), empty cells last either way; and keeps the directory's rows whose player id holds the filter's text.
+SORTER = """
+(function () {
+  function key(cell) {
+    var v = cell.getAttribute("data-v");
+    return v === null ? cell.textContent.trim() : v;
+  }
+  function sortBy(table, col, th) {
+    var numeric = th.getAttribute("data-sort") === "num";
+    var was = th.getAttribute("aria-sort");
+    var dir = was ? (was === "descending" ? 1 : -1) : (numeric ? -1 : 1);
+    var heads = table.tHead.rows[0].cells;
+    for (var i = 0; i < heads.length; i++) { heads[i].removeAttribute("aria-sort"); }
+    th.setAttribute("aria-sort", dir < 0 ? "descending" : "ascending");
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = key(a.cells[col]), y = key(b.cells[col]);
+      if (x === "" || y === "") { return x === y ? 0 : (x === "" ? 1 : -1); }
+      if (numeric) { return (parseFloat(x) - parseFloat(y)) * dir; }
+      return x.localeCompare(y) * dir;
+    });
+    for (var r = 0; r < rows.length; r++) { body.appendChild(rows[r]); }
+  }
+  var tables = document.querySelectorAll("table.sortable");
+  Array.prototype.forEach.call(tables, function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
+      th.addEventListener("click", function () { sortBy(table, col, th); });
+    });
+  });
+  var filter = document.getElementById("filter");
+  if (filter) {
+    filter.addEventListener("input", function () {
+      var text = filter.value.toLowerCase();
+      var rows = document.querySelectorAll("table.directory tbody tr");
+      Array.prototype.forEach.call(rows, function (row) {
+        row.style.display = key(row.cells[0]).toLowerCase().indexOf(text) >= 0 ? "" : "none";
+      });
+    });
+  }
+})();
+"""
+SCRIPT = MARKER + SORTER  # the one script of every page
+
+
+def _page(page: Page, pages: list[Page], body: list[str], font: charts.Fonts, *, here: Page | None = None) -> str:
+    """The whole HTML file of ``page``: ``pages`` in the navigation bar, ``here`` (default ``page``) marked."""
+    mark, current = ' class="here"', (here or page).file
+    nav = "".join(f'<a href="{_href(p.file)}"{mark if p.file == current else ""}>{_esc(p.nav)}</a>' for p in pages)
     fonts_note = (
         f"Chart labels drawn with {font.cjk_family}."
         if font.cjk
@@ -714,6 +1253,6 @@ def _page(page: Page, pages: list[Page], body: list[str], font: charts.Fonts) ->
         f"<header><h1>{_esc(TITLE)} — {_esc(page.title)}</h1><nav>{nav}</nav></header>"
         f"<main>{''.join(body)}</main>"
         f"<footer>Made by xuezhan from the warehouse's replayed hands. {_esc(fonts_note)}</footer>"
-        f"<script>{MARKER}</script>"
+        f"<script>{SCRIPT}</script>"
         "</body></html>\n"
     )
