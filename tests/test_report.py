@@ -33,11 +33,12 @@ OVERVIEW_CHARTS = (
     "deal_in_by_player",
     "net_points_by_player",
 )
-PLAYER_CHARTS = ("rates", "means", "fan")
+PLAYER_SECTIONS = ("findings", "figures", "results", "fan", "scoring")  # every player page, no chart image
 QUALITY_CHARTS = ("issues_by_code", "rejects_by_code")
 AUDIT_CHARTS = ("money_by_code", "findings_by_month", "money_by_player")
 COLLUSION_CHARTS = ("pair_matrix", "top_pairs")
-FIXED_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html"}
+FIXED_PAGES = {"index.html", "players.html", "quality.html", "audit.html", "collusion.html", "information.html"}
+CHART_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html"}
 CJK_CHAR = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
 
@@ -62,20 +63,25 @@ def report(warehouse, tmp_path_factory) -> Path:
 
 
 def _top3(warehouse: Path) -> list[str]:
+    return _everyone(warehouse)[:3]
+
+
+def _everyone(warehouse: Path) -> list[str]:
+    """Every player with a replayed hand, most hands first."""
     base = queries.player_base(queries.connect(warehouse))
-    return base.sort(["hands", "player"], descending=[True, False])["player"].head(3).to_list()
+    return base.sort(["hands", "player"], descending=[True, False])["player"].to_list()
 
 
 # ---------------------------------------------------------------------------------------------- files
 def test_build_report_writes_pages_and_every_chart_as_png(report, warehouse):
     out = report.parent
     assert report == out / "index.html"
-    players = _top3(warehouse)
+    players = _everyone(warehouse)
+    assert len(players) == 8  # every player gets a page by default
     pages = {*FIXED_PAGES, *(page_file(p) for p in players)}
     assert {p.name for p in out.glob("*.html")} == pages
     expected = {f"overview-{c}.png" for c in OVERVIEW_CHARTS} | {f"quality-{c}.png" for c in QUALITY_CHARTS}
     expected |= {f"audit-{c}.png" for c in AUDIT_CHARTS} | {f"collusion-{c}.png" for c in COLLUSION_CHARTS}
-    expected |= {f"{Path(page_file(p)).stem}-{c}.png" for p in players for c in PLAYER_CHARTS}
     assert {p.name for p in (out / "charts").iterdir()} == expected
     for png in (out / "charts").iterdir():
         data = png.read_bytes()
@@ -88,7 +94,8 @@ def test_pages_are_self_contained(report):
     for page in report.parent.glob("*.html"):
         text = page.read_text(encoding="utf-8")
         srcs = re.findall(r'\ssrc="([^"]*)"', text)
-        assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs), page
+        assert all(s.startswith("data:image/png;base64,") for s in srcs), page
+        assert bool(srcs) == (page.name in CHART_PAGES), page  # player pages draw inline SVG, no image
         assert "<link" not in text and "@import" not in text and "url(" not in text, page
         assert not re.search(r"https?://", text), page
         hrefs = re.findall(r'href="([^"]*)"', text)
@@ -99,9 +106,7 @@ def test_pages_are_self_contained(report):
 def test_index_links_every_page_and_embeds_the_overview(report, warehouse):
     text = report.read_text(encoding="utf-8")
     assert text.count("<img ") == len(OVERVIEW_CHARTS)
-    for p in _top3(warehouse):
-        assert f'href="{page_file(p)}"' in text
-    for page in ("quality.html", "audit.html", "collusion.html"):
+    for page in ("players.html", "quality.html", "audit.html", "collusion.html", "information.html"):
         assert text.count(f'href="{page}"') == 2, page  # in the navigation and in the summary
     embedded = re.findall(r'<img src="data:image/png;base64,([^"]+)"', text)
     import base64
@@ -124,8 +129,11 @@ def test_audit_page(report, warehouse):
     assert findings.height > 0  # the fixture injects faults
     top = findings.row(0, named=True)
     assert f"<b>{findings.height:,}</b> findings" in text and "points at stake" in text
-    rows = re.findall(r'<tr class="(?:error|warning)"><td class="num">(\d+)</td><td class="id">([^<]+)</td>', text)
-    assert rows[0] == ("1", top["hand_id"]) and len(rows) == min(30, findings.height)
+    rows = re.findall(
+        r'<tr class="(?:error|warning)" id="finding-(\d+)"><td class="num">(\d+)</td><td class="id">([^<]+)</td>', text
+    )
+    assert rows[0] == ("1", "1", top["hand_id"]) and len(rows) == min(30, findings.height)
+    assert all(a == b for a, b, _ in rows)  # the anchor the first screen links to is the finding's rank
     assert f'<abbr title="{CODES[top["code"]].meaning}' in text  # hover a code for its meaning
 
 
@@ -165,9 +173,13 @@ def test_flagged_pairs_and_their_hands_on_the_page():
 def test_player_page(report, warehouse):
     first = _top3(warehouse)[0]
     text = (report.parent / page_file(first)).read_text(encoding="utf-8")
-    assert text.count("<img ") == len(PLAYER_CHARTS)
+    assert "<img " not in text and text.count('<svg class="strip"') == 11  # six rates and five means
     assert f"<b>{first}</b>" in text
     assert "胡牌率" in text and "win rate" in text and "all players" in text
+    for section in PLAYER_SECTIONS:
+        assert f'id="{section}"' in text, section
+    assert text.index('id="findings"') < text.index('id="figures"')  # the findings open the page
+    assert '<a href="players.html" class="here">Players</a>' in text  # a player page is under Players
 
 
 def test_chosen_players_no_players_and_min_hands(warehouse, tmp_path):
@@ -176,8 +188,12 @@ def test_chosen_players_no_players_and_min_hands(warehouse, tmp_path):
     assert {p.name for p in index.parent.glob("*.html")} == {*FIXED_PAGES, page_file(chosen)}
     index = build_report(warehouse, tmp_path / "none", top_players=0, min_hands=10)
     assert {p.name for p in index.parent.glob("*.html")} == FIXED_PAGES
+    directory = (index.parent / "players.html").read_text(encoding="utf-8")
+    assert directory.count('<td class="id" data-v=') == 8 and "player-" not in directory  # listed, no page
     collusion = (index.parent / "collusion.html").read_text(encoding="utf-8")
     assert "Threshold: at least 10 shared hands, as asked;" in collusion
+    index = build_report(warehouse, tmp_path / "two", top_players=2)
+    assert {p.name for p in index.parent.glob("player-*.html")} == {page_file(p) for p in _top3(warehouse)[:2]}
 
 
 def test_unknown_player_writes_nothing(warehouse, tmp_path):
@@ -198,18 +214,18 @@ def test_empty_warehouse(tmp_path):
     charts_written = len(OVERVIEW_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS)
     assert len(list((tmp_path / "out" / "charts").glob("*.png"))) == charts_written
     assert "<b>No findings</b>" in (index.parent / "audit.html").read_text(encoding="utf-8")
+    assert "<b>Nothing needs attention.</b>" in index.read_text(encoding="utf-8")
     assert "<b>Nothing was screened</b>" in (index.parent / "collusion.html").read_text(encoding="utf-8")
 
 
 def test_progress_names_every_chart(warehouse, tmp_path):
     steps: list[str] = []
     build_report(warehouse, tmp_path / "out", top_players=1, on_step=steps.append)
-    charts_drawn = (
-        len(OVERVIEW_CHARTS) + len(PLAYER_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS)
-    )
-    assert len(steps) == charts_drawn + 1  # and the collusion screen
-    assert steps[0] == "overview: fan_distribution" and steps[-1] == "collusion: top_pairs"
-    assert "collusion: screen" in steps
+    charts_drawn = len(OVERVIEW_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS)
+    assert len(steps) == charts_drawn + 4  # the two screens, the findings and the player pages
+    assert steps[0] == "quality: issues_by_code" and steps[-1] == "players"
+    for step in ("collusion: screen", "information: screen", "findings", "overview: fan_distribution"):
+        assert step in steps
 
 
 def test_page_file_names():
@@ -267,7 +283,7 @@ def test_no_font_notice_when_a_cjk_font_exists(warehouse, tmp_path, detected_fon
     index = build_report(warehouse, tmp_path / "out", top_players=1)
     text = index.read_text(encoding="utf-8")
     assert 'id="font-notice"' not in text and "fonts-noto-cjk" not in text
-    assert _main_starts_with(text).startswith('<section class="summary">')
+    assert _main_starts_with(text).startswith('<section class="findings" id="findings">')
     assert f"Chart labels drawn with {family}." in text
 
 

@@ -54,10 +54,12 @@ MAX_NAME_BYTES = 143  # eCryptfs' limit, the lowest of the common file systems (
 TAGS = {
     *("html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "nav", "main", "footer"),
     *("section", "div", "p", "b", "a", "span", "code", "abbr", "details", "summary", "figure", "figcaption"),
-    *("img", "table", "thead", "tbody", "tr", "th", "td", "script"),
+    *("img", "table", "thead", "tbody", "tr", "th", "td", "script", "ul", "li", "br", "input"),
+    *("svg", "line", "circle", "rect"),  # the player pages' inline intervals (numbers only)
 }
 ATTRIBUTES = {"charset", "name", "content", "lang", "class", "id", "href", "src", "alt", "width", "height", "title"}
-ATTRIBUTES |= {"data-images", "role"}
+ATTRIBUTES |= {"data-images", "role", "data-v", "data-sort", "type", "placeholder", "aria-label"}
+ATTRIBUTES |= {"viewbox", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "fill", "stroke", "stroke-width"}
 
 
 def visible(text: str) -> str:
@@ -166,7 +168,7 @@ def test_every_player_gets_a_page_of_a_bounded_distinct_name(report):
 
 def test_no_id_brings_an_element_an_attribute_or_a_script(report):
     pages = _pages(report)
-    assert len(pages) == 4 + len(PLAYERS)
+    assert len(pages) == 6 + len(PLAYERS)
     for name, (text, page) in pages.items():
         for tag, attrs in page.tags:
             assert tag in TAGS, (name, tag)
@@ -174,7 +176,7 @@ def test_no_id_brings_an_element_an_attribute_or_a_script(report):
             assert all(not (v or "").lstrip().lower().startswith("javascript:") for v in attrs.values()), name
             if tag == "img":
                 assert (attrs["src"] or "").startswith("data:image/png;base64,"), name
-        assert page.scripts == [site.MARKER], name  # the page's own script, nothing else
+        assert page.scripts == [site.SCRIPT], name  # the page's own script, nothing else
         assert "data-pwned" not in {a for _, attrs in page.tags for a in attrs}
         for pid in PLAYERS:
             if HOSTILE_TEXT.search(pid):
@@ -188,8 +190,8 @@ def test_every_id_is_shown_escaped(report):
     for pid in PLAYERS:
         _, page = pages[page_file(pid)]
         assert visible(pid) in page.joined(), pid  # the player's page names them whole
-        _, index = pages["index.html"]
-        assert visible(pid) in index.joined(), pid  # and the overview links it
+        _, directory = pages["players.html"]
+        assert visible(pid) in directory.joined(), pid  # and the directory links it
     audit_text = pages["audit.html"][1].joined()
     assert audit_text.count(HAND) >= 1 and ("H" * 300 + HAND) in audit_text  # hand ids in the findings
     collusion = pages["collusion.html"][1].joined()
@@ -199,6 +201,8 @@ def test_every_id_is_shown_escaped(report):
 
 
 def test_every_link_resolves_to_a_file_of_the_report(report):
+    """Every link names a file of the report, and an anchor (#...) only one that its page holds: an element id
+    of the report's own making (ASCII, no id from the data)."""
     pages = _pages(report)
     linked = set()
     for name, (_, page) in pages.items():
@@ -206,9 +210,13 @@ def test_every_link_resolves_to_a_file_of_the_report(report):
         assert hrefs, name
         for href in hrefs:
             parts = urlsplit(href)
-            assert not parts.scheme and not parts.netloc and not parts.query and not parts.fragment, (name, href)
-            target = (report / unquote(parts.path)).resolve()
+            assert not parts.scheme and not parts.netloc and not parts.query, (name, href)
+            target = (report / unquote(parts.path)).resolve() if parts.path else (report / name).resolve()
             assert target.is_relative_to(report.resolve()) and target.is_file(), (name, href)
+            if parts.fragment:
+                assert re.fullmatch(r"[a-z]+(-\d+)?", parts.fragment), (name, href)
+                ids = {a.get("id") for _, a in pages[target.name][1].tags}
+                assert parts.fragment in ids, (name, href)
             linked.add(target.name)
     assert {page_file(p) for p in PLAYERS} <= linked
 
