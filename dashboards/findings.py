@@ -6,8 +6,9 @@ The findings come from the screens and the audit the report runs anyway (compute
 - **high**: the collusion screen's flagged pairs, and the teams they join (:func:`pipeline.audit.collusion.
   flagged_groups`); the information-cheat screen's flagged players (:mod:`pipeline.audit.information`). Each
   is a discovery at the screen's false discovery rate: a lead to replay, not a verdict.
-- **medium**: the biggest scoring errors by money (:mod:`pipeline.audit.scoring`: money moved wrongly), and
-  players whose results are far outside the room's range (:func:`prep_unusual_results`).
+- **medium**: the audit's biggest errors by money (:mod:`pipeline.audit.scoring`: scoring and settlement errors,
+  the points they move; rule violations, the points settled in their hand), and players whose results are far
+  outside the room's range (:func:`prep_unusual_results`).
 - **low**: data quality: stored records that are invalid (by code), input lines that were rejected (by code).
 
 Unusual results are defined so that skill is not a finding. Each player's net points per hand is compared
@@ -264,9 +265,11 @@ def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
         where = f" at event {r['event']}" if r["event"] is not None else ""
         seat = f" ({r['player']}'s seat)" if r["player"] is not None else ""
         rank = int(r["audit_rank"])
+        money_code = r["code"].startswith(("SCORE_", "SETTLE_"))
         rows.append(
             {
                 "kind": "scoring",
+                "label": "scoring error" if money_code else "rule violation",
                 "players": [r["player"]] if r["player"] is not None else [],
                 "subject": f"hand {r['hand_id']}",
                 "detail": f"{r['code']}{where}{seat}: {r['message']}",
@@ -353,7 +356,7 @@ def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
         {
             "rank": k,
             "severity": KINDS[r["kind"]][0],
-            "label": KINDS[r["kind"]][2],
+            "label": KINDS[r["kind"]][2],  # unless the row names itself (a rule violation among the audit's)
             "money": None,
             "q": None,
             **r,

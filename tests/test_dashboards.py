@@ -209,8 +209,9 @@ def _reject(line: int, code: str, size: int) -> dict:
     }
 
 
-def tiny_warehouse(root: Path) -> Path:
-    """Write the four hands of the module docstring into a warehouse at ``root``."""
+def tiny_warehouse(root: Path, rename: dict[str, str] | None = None) -> Path:
+    """Write the four hands of the module docstring into a warehouse at ``root`` (the players renamed by
+    ``rename``, e.g. to Chinese names)."""
     four = ["pA", "pB", "pC", "pD"]
     hands = [
         _hand("H1", four, winners=3, outcome="won_out", valid=False, issues=2),
@@ -265,6 +266,11 @@ def tiny_warehouse(root: Path) -> Path:
         _reject(6, "SCHEMA_JSON", 20),
         _reject(7, "INGEST_CONFLICT", 100),
     ]
+    if rename:
+        for h in hands:
+            h["players"] = [rename.get(p, p) for p in h["players"]]
+        for r in (*seats, *wins):
+            r["player"] = rename.get(r["player"], r["player"])
     rows = {"hands": hands, "player_hands": seats, "wins": wins, "issues": issues, "rejects": rejects}
     wh = Warehouse(root).open()
     wh.write_batch("tiny", {name: pa.Table.from_pylist(r, schema=TABLES[name]) for name, r in rows.items()})
@@ -650,6 +656,8 @@ def test_sql_files_are_models_with_a_header():
         "player_fan_distribution",
         "quality_summary",
         "hands_by_month",
+        "players_hands_by_level",
+        "players_fan_distribution",
     ):
         text = load_sql("dashboards", name)
         assert text.startswith(f"-- {name}:"), name
