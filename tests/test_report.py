@@ -480,3 +480,112 @@ def test_the_font_search_logs_no_findfont_noise() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert "findfont" not in done.stderr
+
+
+def _dom_attr(dom: str, name: str) -> str:
+    found = re.search(rf'{name}="([^"]*)"', dom)
+    assert found, name
+    return found.group(1)
+
+
+def test_findings_open_the_index_in_a_headless_browser(report, warehouse, tmp_path):
+    """The first screen, as Chromium builds and draws it: What needs attention comes first (after the font
+    notice, where there is one), with one row per finding and its severity badges drawn in their colours."""
+    from dashboards import findings, quality
+    from dashboards.collusion import screen_pairs
+    from pipeline.analytics.levels import NEEDS
+    from pipeline.audit.information import screen_information
+
+    chromium = _chromium()
+    done = _browse(chromium, tmp_path / "profile-dom", "--dump-dom", report.resolve().as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    main = done.stdout.split("<main>", 1)[1]
+    if main.startswith('<section class="notice"'):
+        main = main.split("</section>", 1)[1]
+    assert main.startswith('<section class="findings" id="findings"><h2>What needs attention</h2>')
+    section = main.split("</section>", 1)[0]
+    with queries.connect(warehouse) as con:
+        screen = screen_pairs(con)
+        expected = findings.prep_findings(
+            pairs=screen.pairs,
+            pair_fdr=screen.fdr,
+            info=screen_information(con),
+            info_fdr=0.05,
+            audit=audit(con),
+            counts=queries.run(con, "warehouse_counts").row(0, named=True),
+            issues=quality.prep_issues_by_code(con),
+            rejects=quality.prep_rejects_by_code(con),
+            unusual=findings.prep_unusual_results(
+                queries.fold(queries.player_base_levels(con), NEEDS["net_points_per_hand"])
+            ),
+            page_of=page_file,
+        )
+    assert expected.height >= 3  # scoring errors, invalid records, the two junk lines
+    assert section.count('<tr class="sev-') == expected.height
+    assert f"<b>{expected.height} findings need attention.</b>" in section
+    assert 'href="quality.html#rejects"' in section and 'href="audit.html#finding-1"' in section
+
+    shot = tmp_path / "first-screen.png"
+    done = _browse(
+        chromium, tmp_path / "profile-shot", "--window-size=1200,900", f"--screenshot={shot}", report.resolve().as_uri()
+    )
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    pixels = matplotlib.image.imread(str(shot))[..., :3]
+    medium = abs(pixels - [0xD4 / 255, 0x88 / 255, 0x06 / 255]).max(axis=-1) < 0.04  # the medium badge
+    low = abs(pixels - [0x7A / 255, 0x87 / 255, 0x94 / 255]).max(axis=-1) < 0.04  # the low badge
+    assert medium.sum() > 200 and low.sum() > 100, "the severity badges are not on the first screen"
+
+
+def test_the_directory_sorts_and_filters_in_a_headless_browser(report, warehouse, tmp_path):
+    """players.html's own script, driven through the DOM in Chromium: a click on "net points" sorts the rows
+    by net points, biggest first, a second click reverses them; the filter keeps the ids holding its text."""
+    from dashboards import player
+
+    chromium = _chromium()
+    page = (report.parent / "players.html").read_text(encoding="utf-8")
+    probe = """<script>
+    (function () {
+      function order() {
+        return Array.prototype.map.call(document.querySelectorAll("table.directory tbody tr"), function (r) {
+          return r.cells[0].getAttribute("data-v");
+        }).join(" ");
+      }
+      var th = document.querySelectorAll("table.directory thead th")[4];
+      th.click();
+      document.body.setAttribute("data-down", order());
+      document.body.setAttribute("data-sort-down", th.getAttribute("aria-sort"));
+      th.click();
+      document.body.setAttribute("data-up", order());
+      var filter = document.getElementById("filter");
+      filter.value = "p003";
+      filter.dispatchEvent(new Event("input"));
+      var shown = Array.prototype.filter.call(document.querySelectorAll("table.directory tbody tr"), function (r) {
+        return r.style.display !== "none";
+      });
+      document.body.setAttribute("data-shown", String(shown.length));
+    })();
+    </script></body>"""
+    driven = tmp_path / "players.html"
+    driven.write_text(page.replace("</body>", probe, 1), encoding="utf-8")
+    done = _browse(chromium, tmp_path / "profile-sort", "--dump-dom", driven.resolve().as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    with queries.connect(warehouse) as con:
+        d = player.prep_directory(player.prep_every_player(con))
+    down = d.sort(["net", "player"], descending=[True, False])["player"].to_list()
+    up = d.sort(["net", "player"], descending=[False, False])["player"].to_list()
+    assert _dom_attr(done.stdout, "data-down").split(" ") == down
+    assert _dom_attr(done.stdout, "data-sort-down") == "descending"
+    assert _dom_attr(done.stdout, "data-up").split(" ") == up
+    assert _dom_attr(done.stdout, "data-shown") == "1"
+
+    shot = tmp_path / "directory.png"
+    done = _browse(
+        chromium,
+        tmp_path / "profile-dir",
+        "--window-size=1200,900",
+        f"--screenshot={shot}",
+        (report.parent / "players.html").resolve().as_uri(),
+    )
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    pixels = matplotlib.image.imread(str(shot))[..., :3]
+    assert pixels.shape[1] == 1200 and pixels.std() > 0.05, "the directory's screenshot is blank"
