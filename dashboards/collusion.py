@@ -36,6 +36,7 @@ from pipeline.report import charts
 FALLBACKS = (100, 50, 20)  # thresholds tried, largest first, when no pair reaches the one asked for
 MAX_PLAYERS = 30  # rows and columns of the heat map
 TOP_PAIRS = 15  # bars of the top-pairs chart, rows of the page's pairs table
+LABELLED = 8  # heat-map cells written on: the flagged pairs and this many of the best other scored pairs
 EVIDENCE = 5  # hands shown per flagged pair
 
 # Heat-map colours of the cells that carry no score.
@@ -182,6 +183,7 @@ _MATRIX_SCHEMA = {
     "status": pl.String,  # flagged | screened | no_signal | below
     "score": pl.Float64,
     "q": pl.Float64,
+    "label": pl.Boolean,
 }
 
 
@@ -199,18 +201,22 @@ def _shown_players(screen: Screen, limit: int) -> list[str]:
     return sorted(ranked[: max(0, limit)])
 
 
-def prep_pair_matrix(screen: Screen, *, limit: int = MAX_PLAYERS) -> pl.DataFrame:
+def prep_pair_matrix(screen: Screen, *, limit: int = MAX_PLAYERS, labelled: int = LABELLED) -> pl.DataFrame:
     """Every pair among the players the heat map shows (at most ``limit``: players of screened pairs, those
     of flagged and high-scoring pairs first), one row per pair that shared a replayed hand.
 
     Columns: ``player_a`` < ``player_b``, ``shared_hands``, ``status`` (``flagged``, ``screened``,
     ``no_signal``: screened but no signal varied enough to score, ``below``: fewer than ``min_hands`` shared
-    hands), ``score`` and ``q`` (screened pairs); and for the whole screen: ``min_hands``, ``requested``,
+    hands), ``score`` and ``q`` (screened pairs), ``label`` (the cell is written on: a flagged pair, or one of
+    the ``labelled`` best other scored pairs; every other cell is colour only, readable at any size); and for
+    the whole screen: ``min_hands``, ``requested``,
     ``fdr``, ``players_shown``, ``players_total`` (players with a shared hand), ``n_pairs`` (pairs with a
     shared hand), ``n_screened`` (pairs with a score), ``n_flagged``.
     """
     shown = set(_shown_players(screen, limit))
     results = {r.players: r for r in screen.pairs}
+    best = [r.players for r in screen.pairs if not r.flagged][: max(0, labelled)]
+    written = {r.players for r in screen.pairs if r.flagged} | set(best)
     rows = []
     for a, b, n in screen.shared.iter_rows():
         if a not in shown or b not in shown:
@@ -228,6 +234,7 @@ def prep_pair_matrix(screen: Screen, *, limit: int = MAX_PLAYERS) -> pl.DataFram
                 "status": status,
                 "score": None if r is None else r.score,
                 "q": None if r is None else r.q,
+                "label": (a, b) in written,
             }
         )
     everyone = set(screen.shared["player_a"].to_list()) | set(screen.shared["player_b"].to_list())
@@ -286,8 +293,7 @@ def plot_pair_matrix(df: pl.DataFrame, ax: Axes) -> None:
     cmap = colormaps["RdBu_r"]
     grey = {"below": BELOW, "no_signal": NO_SIGNAL}
     image = np.ones((size, size, 4))
-    annotate = size <= 24
-    fontsize = 7.5 if size <= 10 else 6 if size <= 16 else 4.8
+    fontsize = 7.5 if size <= 10 else 6.5 if size <= 16 else 5.5
     for r in df.iter_rows(named=True):
         i, j = at[r["player_a"]], at[r["player_b"]]
         colour = cmap(norm(r["score"])) if r["score"] is not None else to_rgba(grey[r["status"]])
@@ -295,8 +301,8 @@ def plot_pair_matrix(df: pl.DataFrame, ax: Axes) -> None:
         for y, x in ((i, j), (j, i)):
             if r["status"] == "flagged":
                 ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.8))
-            if annotate:
-                text = f"{r['score']:.1f}\n{r['shared_hands']}" if r["score"] is not None else f"{r['shared_hands']}"
+            if r["label"]:
+                text = f"{r['score']:.1f}\n{r['shared_hands']}"
                 dark = r["score"] is not None and abs(norm(r["score"]) - 0.5) > 0.33
                 ax.text(
                     x,
@@ -314,7 +320,12 @@ def plot_pair_matrix(df: pl.DataFrame, ax: Axes) -> None:
     ax.set_yticks(range(size), labels, fontsize=7 if size > 16 else 8.5)
     ax.grid(False)
     ax.set_title(title, fontsize=10.5)
-    ax.set_xlabel("player (cell: pair score above, n = shared hands below)" if annotate else "player")
+    written = int(df["label"].sum())
+    ax.set_xlabel(
+        f"player; the {written} flagged and best-scoring pairs written on (pair score above, n = shared hands below)"
+        if written
+        else "player"
+    )
     ax.set_ylabel("player")
     mappable = ScalarMappable(norm=norm, cmap=cmap)
     bar = ax.get_figure().colorbar(mappable, ax=ax, shrink=0.8, pad=0.02)  # type: ignore[union-attr]

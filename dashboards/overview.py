@@ -95,15 +95,20 @@ def plot_fan_distribution(df: pl.DataFrame, ax: Axes) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- patterns
+DOMINANT = 0.5  # a pattern in at least half the wins, and twice the next, is set apart from the bars
+
+
 def prep_pattern_frequency(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Wins carrying each scoring pattern, most frequent first.
 
-    Columns: ``pattern`` (id), ``name_zh``, ``name_en``, ``wins``, ``share`` (of all wins), ``n`` (wins).
+    Columns: ``pattern`` (id), ``name_zh``, ``name_en``, ``wins``, ``share`` (of all wins), ``n`` (wins),
+    ``apart`` (the chart states its share instead of drawing it: a pattern in at least :data:`DOMINANT` of the
+    wins and twice as many as the next, as 平胡 is, in every normal win, would squeeze every other bar flat).
     """
     n = int(queries.run(con, "fan_distribution")["wins"].sum() or 0)
     df = queries.run(con, "pattern_frequency")
     names = [pattern_names(p) for p in df["pattern"].to_list()]
-    return pl.DataFrame(
+    out = pl.DataFrame(
         {
             "pattern": df["pattern"].to_list(),
             "name_zh": [zh for zh, _ in names],
@@ -115,6 +120,9 @@ def prep_pattern_frequency(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         (pl.col("wins") / n if n else pl.lit(None, dtype=pl.Float64)).alias("share"),
         pl.lit(n, dtype=pl.Int64).alias("n"),
     )
+    wins = out["wins"].to_list()
+    dominant = bool(n) and len(wins) > 1 and wins[0] >= DOMINANT * n and wins[0] >= 2 * wins[1]
+    return out.with_columns(pl.Series("apart", [dominant and i == 0 for i in range(out.height)], dtype=pl.Boolean))
 
 
 def plot_pattern_frequency(df: pl.DataFrame, ax: Axes) -> None:
@@ -124,14 +132,19 @@ def plot_pattern_frequency(df: pl.DataFrame, ax: Axes) -> None:
     if not df.height or not n:
         charts.empty(ax, title, "no wins")
         return
-    rows = df.reverse()  # most frequent on top
+    apart = df.filter(pl.col("apart"))
+    if apart.height:
+        a = apart.row(0, named=True)
+        name = f.both(a["name_zh"], a["name_en"]) if f.cjk else f"{a['name_en']} ({_pinyin(a['pattern'])})"
+        title += f"\n{name}: {a['wins']:,} wins ({charts.pct(a['share'])}), not drawn; the others to scale"
+    rows = df.filter(~pl.col("apart")).reverse()  # most frequent on top
     labels = [
         f.both(zh, en) if f.cjk else f"{en} ({_pinyin(p)})"
         for p, zh, en in zip(rows["pattern"], rows["name_zh"], rows["name_en"], strict=True)
     ]
     bars = ax.barh(labels, rows["share"].to_list(), color=charts.NEUTRAL, height=0.65)
     ax.bar_label(bars, labels=[f"{w:,}" for w in rows["wins"].to_list()], fontsize=8, padding=2)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=10.5 if apart.height else None)
     ax.set_xlabel(
         "share of wins (a win carries several patterns; 平胡 is in every normal win)"
         if f.cjk
@@ -398,7 +411,7 @@ def plot_deal_in_by_player(df: pl.DataFrame, ax: Axes) -> None:
 
 
 def prep_net_points_by_player(con: duckdb.DuckDBPyConnection, *, limit: int = MAX_PLAYERS) -> pl.DataFrame:
-    """Net points (engine's settlement) of the ``limit`` players with most hands, highest first.
+    """Net points (engine's settlement) of the ``limit`` players with most hands, best per hand first.
 
     Columns: ``player``, ``hands``, ``net`` (total), ``per_hand``, ``ci_low``, ``ci_high`` (95% of the mean
     per hand), ``players`` (players in the warehouse), ``all_net`` (every player's total: 0 when every hand
@@ -429,7 +442,7 @@ def prep_net_points_by_player(con: duckdb.DuckDBPyConnection, *, limit: int = MA
     }
     return (
         pl.DataFrame(rows, schema=schema)
-        .sort(["net", "player"], descending=[True, False])
+        .sort(["per_hand", "player"], descending=[True, False], nulls_last=True)
         .with_columns(
             pl.lit(base.height, dtype=pl.Int64).alias("players"),
             pl.lit(as_int(base["delta_sum"].sum()), dtype=pl.Int64).alias("all_net"),
@@ -438,27 +451,41 @@ def prep_net_points_by_player(con: duckdb.DuckDBPyConnection, *, limit: int = MA
 
 
 def plot_net_points_by_player(df: pl.DataFrame, ax: Axes) -> None:
-    title = "Net points by player (engine's settlement)"
+    title = "Net points per hand by player (engine's settlement), 95% intervals"
     if not df.height:
         charts.empty(ax, title, "no players")
         return
     f = charts.fonts()
-    rows = df.reverse()  # biggest winner on top
+    rows = df.reverse()  # best per hand on top
     labels = [f"{f.safe(p)} (n={h:,})" for p, h in zip(rows["player"], rows["hands"], strict=True)]
-    nets = rows["net"].to_list()
-    colours = [charts.NEUTRAL if v >= 0 else charts.SUBJECT for v in nets]
-    bars = ax.barh(labels, nets, color=colours, height=0.65)
-    ax.bar_label(
-        bars,
-        labels=[f"{v:+,} ({charts.num(p, 2)}/hand)" for v, p in zip(nets, rows["per_hand"], strict=True)],
-        fontsize=7.5,
-        padding=3,
+    per_hand = rows["per_hand"].fill_null(0.0).to_list()
+    colours = [charts.NEUTRAL if v >= 0 else charts.SUBJECT for v in per_hand]
+    y = list(range(rows.height))
+    ax.errorbar(
+        per_hand,
+        y,
+        xerr=charts.whiskers(rows["per_hand"], rows["ci_low"], rows["ci_high"]),
+        fmt="none",
+        ecolor="#555555",
+        elinewidth=1.1,
+        capsize=2.5,
     )
+    ax.scatter(per_hand, y, color=colours, s=22, zorder=3)
+    for yy, v, high, net in zip(y, per_hand, rows["ci_high"].to_list(), rows["net"].to_list(), strict=True):
+        ax.annotate(
+            f"{v:+.2f}/hand, {net:+,} total",
+            (high if high is not None else v, yy),
+            xytext=(5, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=7,
+        )
+    ax.set_yticks(y, labels)
     ax.axvline(0, color="#333333", linewidth=0.8)
     ax.set_title(f"{title}\n{_shown(df)}", fontsize=10.5)
-    ax.set_xlabel("net points over all hands played (n = hands played; per hand in the label)")
+    ax.set_xlabel("net points per hand played (dot), 95% normal interval (whiskers); n = hands played")
     ax.grid(axis="y", visible=False)
-    ax.margins(x=0.25, y=0.01)
+    ax.margins(x=0.3, y=0.02)
 
 
 CHARTS = (
@@ -505,7 +532,7 @@ CHARTS = (
         "net_points_by_player",
         prep_net_points_by_player,
         plot_net_points_by_player,
-        "Net points by player over all hands played (the engine's settlement).",
+        "Net points per hand by player with 95% intervals, and each one's total (the engine's settlement).",
         figures=("net_points_per_hand",),
         tall=True,
     ),

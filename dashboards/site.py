@@ -166,7 +166,7 @@ def _build(
     # Information cheats
     step("information: screen")
     seers = screen_information(con)
-    write(info_page, [_info_summary(seers), _info_table(seers), _info_method()])
+    write(info_page, [_info_summary(seers), _info_table(seers, player_pages), _info_method()])
 
     # What needs attention: the findings of every page above, and players' results against the room.
     step("findings")
@@ -435,12 +435,12 @@ def _directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFram
     heads = (
         ("player", "text"),
         ("hands", "num"),
-        ("win rate [95%]", "num"),
-        ("deal-in rate [95%]", "num"),
+        ("win rate", "num"),
+        ("deal-in rate", "num"),
         ("net points", "num"),
-        ("per hand [95%]", "num"),
-        ("vs room (z)", "num"),
-        ("audit findings (points)", "num"),
+        ("per hand", "num"),
+        ("vs room", "num"),
+        ("audit", "num"),
         ("flags", "num"),
     )
     head = "".join(f'<th data-sort="{kind}" class="{kind}" title="sort">{_esc(h)}</th>' for h, kind in heads)
@@ -464,7 +464,7 @@ def _directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFram
                 + _ci(r["per_hand_low"], r["per_hand_high"], False),
             )
             + _num_cell(z, f"{z:+.1f}" if z is not None else "–")
-            + _num_cell(r["audit_findings"], f"{r['audit_findings']:,} ({r['audit_money']:,})")
+            + _num_cell(r["audit_findings"], f"{r['audit_findings']:,} <span class=n>({r['audit_money']:,} pts)</span>")
             + f'<td data-v="{r["rank"] * 1000 + len(r["flags"] or [])}">{flags}</td></tr>'
         )
     shown = len(pages)
@@ -480,11 +480,11 @@ def _directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFram
         'aria-label="filter by player id"></p>'
         f'<div class="wide"><table class="sortable directory"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
-        '<p class="note">Rates: hands won and hands with a deal-in over hands played, 95% Wilson intervals; net '
-        "points: the engine's settlement, per hand with a 95% normal interval. vs room: the unusual-result test's "
-        "z (the player's net per hand against the range the other players give; see What needs attention on the "
-        "overview). Audit findings: on the player's seat, with their points at stake. Flags: the first screen's "
-        "findings about the player.</p></section>"
+        '<p class="note">Rates: hands won and hands with a deal-in over hands played, with 95% Wilson intervals; '
+        "net points: the engine's settlement, per hand with a 95% normal interval. vs room: the unusual-result "
+        "test's z (the player's net per hand against the range the other players give; see What needs attention "
+        "on the overview). Audit: findings on the player's seat, with their points at stake. Flags: the first "
+        "screen's findings about the player.</p></section>"
     )
 
 
@@ -1022,7 +1022,7 @@ def _info_summary(seers: list[InfoResult]) -> str:
     )
 
 
-def _info_table(seers: list[InfoResult]) -> str:
+def _info_table(seers: list[InfoResult], pages: dict[str, Page]) -> str:
     if not seers:
         return '<section><h2>Players</h2><p class="note">No player has a judged discard.</p></section>'
     heads = ("#", "player", "hands", "judged discards", "dangerous by choice", "rate", "expected", "p", "q", "flag")
@@ -1033,7 +1033,7 @@ def _info_table(seers: list[InfoResult]) -> str:
         rows.append(
             f'<tr id="info-{k}" class="{"flagged" if r.flagged else ""}">'
             + _num_cell(k, str(k))
-            + f'<td class="id" data-v="{_esc(r.player)}">{_esc(r.player)}</td>'
+            + f'<td class="id" data-v="{_esc(r.player)}">{_who(r.player, pages)}</td>'
             + _num_cell(r.hands, f"{r.hands:,}")
             + _num_cell(r.discards, f"{r.discards:,}")
             + _num_cell(r.dangerous_by_choice, f"{r.dangerous_by_choice:,}")

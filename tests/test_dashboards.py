@@ -356,6 +356,18 @@ def test_pattern_frequency(con):
         ("gen", "根", "roots", 1, 0.25, 4),
         ("qing_yi_se", "清一色", "full flush", 1, 0.25, 4),
     ]
+    # 平胡 in every win, four times the next: stated apart, not drawn, so that the other bars are readable
+    assert df["apart"].to_list() == [True, False, False]
+    texts = _draw(overview.plot_pattern_frequency, df, charts.Fonts(cjk_family=None))
+    assert any("plain hand (ping hu): 4 wins (100.0%), not drawn" in t for t in texts)
+    assert "plain hand (ping hu)" not in texts and "roots (gen)" in texts  # no bar for it, one for the others
+
+
+def test_pattern_frequency_without_a_dominant_pattern(con):
+    df = overview.prep_pattern_frequency(con).with_columns(pl.Series("wins", [2, 1, 1]))
+    assert not overview.prep_pattern_frequency(con).filter(pl.col("pattern") != "ping_hu")["apart"].any()
+    texts = _draw(overview.plot_pattern_frequency, df.with_columns(pl.lit(False).alias("apart")), charts.Fonts(None))
+    assert "plain hand (ping hu)" in texts and not any("not drawn" in t for t in texts)
 
 
 def test_pattern_names_of_special_and_unknown_ids():
@@ -420,6 +432,9 @@ def test_net_points_by_player(con):
         ("pC", 3, -9),
     ]
     assert df["all_net"][0] == 0
+    assert df["per_hand"].to_list() == sorted(df["per_hand"].to_list(), reverse=True)  # best per hand first
+    texts = _draw(overview.plot_net_points_by_player, df, charts.Fonts(cjk_family=None))
+    assert "+2.00/hand, +6 total" in texts and "-3.00/hand, -9 total" in texts
     pa_row = df.filter(pl.col("player") == "pA").row(0, named=True)
     mean, low, high = mean_interval(4, 3 * 3 + 1 + 2 * 2, 3)  # deltas +3, -1, +2
     assert close(pa_row["per_hand"], mean) and close(pa_row["ci_low"], low) and close(pa_row["ci_high"], high)
@@ -637,7 +652,8 @@ def test_chinese_labels_with_a_cjk_font(con):
     if not choice.cjk:
         pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")
     texts = _draw(overview.plot_pattern_frequency, overview.prep_pattern_frequency(con), choice)
-    assert "平胡 plain hand" in texts and "清一色 full flush" in texts
+    assert "清一色 full flush" in texts  # a bar's label
+    assert any("平胡 plain hand: 4 wins (100.0%), not drawn" in t for t in texts)  # set apart, in the title
     texts = _draw(player.plot_player_rates, player.prep_player_rates(con, "pA"), choice)
     assert any(t.startswith("花猪率 flower-pig rate") for t in texts)
     charts.render(overview.plot_outcomes, overview.prep_outcomes(con), choice=choice)  # no GlyphError
@@ -864,6 +880,25 @@ def test_pair_matrix():
     assert (first["min_hands"], first["requested"], first["fdr"]) == (100, 200, 0.05)
     assert (first["players_shown"], first["players_total"], first["n_pairs"]) == (4, 4, 6)
     assert (first["n_screened"], first["n_flagged"], first["q"]) == (3, 1, 0.001)
+
+
+def test_pair_matrix_writes_on_the_flagged_and_best_cells_only():
+    every = collusion_dash.prep_pair_matrix(_screen())
+    assert rows(every, "player_a", "player_b", "label") == [
+        ("pA", "pB", True),
+        ("pA", "pC", True),
+        ("pA", "pD", False),  # below the threshold: colour only
+        ("pB", "pC", True),
+        ("pB", "pD", False),  # screened without a score
+        ("pC", "pD", False),
+    ]
+    one = collusion_dash.prep_pair_matrix(_screen(), labelled=1)  # the flagged pair and the best other one
+    assert one.filter(pl.col("label"))["player_b"].to_list() == ["pB", "pC"]
+    assert rows(one.filter(pl.col("label")), "player_a") == [("pA",), ("pB",)]
+    texts = _draw(collusion_dash.plot_pair_matrix, one, charts.Fonts(cjk_family=None))
+    assert "4.0\n300" in texts and "1.0\n120" in texts and "-0.5\n250" not in texts
+    assert not any(t in texts for t in ("40", "10", "150"))  # unscored cells carry no text
+    assert any("the 2 flagged and best-scoring pairs written on" in t for t in texts)
 
 
 def test_pair_matrix_keeps_the_players_of_the_strongest_pairs():
