@@ -2,7 +2,7 @@
 the 2,000-hand sample into a warehouse (every line accounted for), import a club's score sheet and ingest its
 settlement records beside them, print the table statistics, the audit (the sheet's hands with it), the
 collusion screen and the information-cheat screen checked against the sample's ground truth, replay one
-disputed hand, and build the HTML dashboard.
+disputed hand, build the HTML dashboard and print its first screen, what needs attention.
 
 It runs the whole product, the report included (``python -m dashboards.demo``), so it sits with the
 dashboards, at the top of the house: nothing under ``pipeline/`` imports upwards."""
@@ -13,12 +13,14 @@ import json
 import os
 import shutil
 from pathlib import Path
+from textwrap import shorten
 
 import orjson
 import polars as pl
 
 import pipeline
-from dashboards.site import CJK_FONT_PACKAGE, build_report
+from dashboards.findings import FINDINGS_JSON, findings_text
+from dashboards.site import CJK_FONT_PACKAGE, build_report, page_file
 from pipeline.analytics.queries import connect, stats
 from pipeline.analytics.render import levels_lines
 from pipeline.audit.collusion import screen
@@ -155,6 +157,15 @@ def main() -> int:
 
     index = build_report(warehouse, OUT / "report")
     print(f"\n== dashboard: {index}")
+    found = json.loads((index.parent / FINDINGS_JSON).read_text(encoding="utf-8"))
+    print(f"\n== what needs attention (the report's first screen): {findings_text(len(found))}")
+    for f in found:
+        print(f"  {f['rank']:>2} {f['severity']:<6} {f['label']:<17} {f['subject']}: {shorten(f['detail'], 100)}")
+        print(f"     evidence: {index.parent / f['evidence']}")
+    suspects = sorted({p for f in found if f["severity"] == "high" for p in f["players"]})
+    if suspects:
+        print(f"  a flagged player's page opens with their findings: {index.parent / page_file(suspects[0])}")
+    print(f"  every player: {index.parent / 'players.html'}")
     if not charts.fonts().cjk:
         print(
             "  no CJK font was found: the charts use English or pinyin labels, and the report says so at the top; "

@@ -47,6 +47,7 @@ QUALITY = "quality.html"
 AUDIT = "audit.html"
 COLLUSION = "collusion.html"
 INFORMATION = "information.html"
+FINDINGS_JSON = "findings.json"  # the first screen's frame, beside index.html
 
 TOP_ERRORS = 5  # scoring errors listed one by one on the first screen
 AUDIT_ROWS = 30  # rows of the audit page's table, each with an anchor finding-<rank>

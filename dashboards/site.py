@@ -1,22 +1,33 @@
-"""The site: the HTML report of a warehouse, assembled from the dashboards: an overview page, a page per selected
-player, a data-quality page, the scoring audit and the collusion screen.
+"""The site: the HTML report of a warehouse, assembled from the dashboards: what needs attention and an overview,
+a player directory and a page per player, a data-quality page, the scoring audit, the collusion screen and the
+information-cheat screen.
 
 The report opens one DuckDB connection on the warehouse; every dashboard, the audit and the collusion screen
 run on it.
 
 Layout under ``out_dir``::
 
-    index.html                 overview: fan, patterns, outcomes, flower pigs, deal-in and net points
-    player-<id>.html           one per selected player: their tendencies beside all players'
+    index.html                 what needs attention (every finding, most serious first, linked to its evidence),
+                               then the overview: fan, patterns, outcomes, flower pigs, deal-in and net points
+    findings.json              the same findings, one object each (dashboards.findings.prep_findings)
+    players.html               the player directory: every player, sortable, linked to their page
+    player-<id>.html           one per player (or per selected player): their findings, tendencies beside all
+                               players' (inline SVG intervals), results against the room, audit findings
     quality.html               validator issues and rejected lines by code
     audit.html                 the audit's findings by money: by code, month and player; the top findings
-    collusion.html             the pair screen: heat map of pair scores, top pairs, flagged pairs' hands
-    charts/<page>-<chart>.png  every chart as a PNG file
+    collusion.html             the pair screen: heat map of pair scores, teams, flagged pairs' hands, top pairs
+    information.html           the information-cheat screen, one row per player
+    charts/<page>-<chart>.png  every chart as a PNG file (the overview, quality, audit and collusion pages')
 
-Each HTML file stands alone: styles and a small script inline, charts embedded as base64 PNG, no fetch of any
-kind (the pages link to each other and to the PNG files, nothing more). The inline script marks every
-``<img>`` with ``data-loaded="true"`` once it has decoded (``naturalWidth > 0``) and the ``<body>`` with
-``data-images="loaded/total"``, so a headless browser's ``--dump-dom`` shows whether the page rendered.
+Each HTML file stands alone: styles and a small script inline, charts embedded as base64 PNG or drawn as inline
+SVG, no fetch of any kind (the pages link to each other and to the PNG files, nothing more). The inline script
+marks every ``<img>`` with ``data-loaded="true"`` once it has decoded (``naturalWidth > 0``) and the ``<body>``
+with ``data-images="loaded/total"``, so a headless browser's ``--dump-dom`` shows whether the page rendered; it
+also sorts a ``table.sortable`` by the heading clicked and filters the directory by player id.
+
+Cost: the pages with charts draw about twenty matplotlib figures in all; a player's page draws none (its
+figures are computed for every player at once, its intervals are SVG strings), so thousands of players add
+seconds, not minutes.
 
 >>> build_report("warehouse", "report", players=["p001"])  # doctest: +SKIP
 PosixPath('report/index.html')
@@ -186,6 +197,7 @@ def _build(
         page_of=lambda pid: player_pages[pid].file if pid in player_pages else None,
     )
     flags = found_dash.prep_player_flags(found, result, unusual)
+    (out / found_dash.FINDINGS_JSON).write_text(found.write_json(), encoding="utf-8")  # for scripts and the demo
 
     # Overview
     body = [font_notice(font), _findings_section(found, unusual, player_pages)]

@@ -3,6 +3,7 @@ and the pages opened in a real headless browser (Debian's chromium)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -83,6 +84,9 @@ def test_build_report_writes_pages_and_every_chart_as_png(report, warehouse):
     expected = {f"overview-{c}.png" for c in OVERVIEW_CHARTS} | {f"quality-{c}.png" for c in QUALITY_CHARTS}
     expected |= {f"audit-{c}.png" for c in AUDIT_CHARTS} | {f"collusion-{c}.png" for c in COLLUSION_CHARTS}
     assert {p.name for p in (out / "charts").iterdir()} == expected
+    found = json.loads((out / "findings.json").read_text(encoding="utf-8"))  # the first screen, for scripts
+    assert [f["rank"] for f in found] == list(range(1, len(found) + 1)) and found
+    assert report.read_text(encoding="utf-8").count('<tr class="sev-') == len(found)
     for png in (out / "charts").iterdir():
         data = png.read_bytes()
         assert data.startswith(PNG_MAGIC), png
