@@ -420,6 +420,7 @@ def prep_player_findings(findings: pl.DataFrame, audit_of_player: pl.DataFrame, 
         rows.append(
             {
                 "kind": "scoring",
+                "label": "audit findings",
                 "players": [player],
                 "subject": f"{audit_of_player.height:,} audit finding{'s' if audit_of_player.height > 1 else ''}",
                 "detail": (

@@ -242,6 +242,7 @@ def test_a_players_findings(con, found):
         ("scoring", "1 audit finding", "#scoring"),  # H4's TURN_ORDER on pB's seat, 10 points
     ]
     assert mine["detail"][3] == "on the player's seat in 1 hand (1 errors), 10 points at stake"
+    assert mine["label"][3] == "audit findings" and mine["severity"].to_list() == ["high"] * 3 + ["medium"]
     assert findings.severity_of(mine) == "high"
     pe = findings.prep_player_findings(found, result.findings.filter(pl.col("player") == "pE"), "pE")
     assert pe["kind"].to_list() == ["results"] and findings.severity_of(pe) == "medium"
