@@ -593,3 +593,25 @@ def test_the_directory_sorts_and_filters_in_a_headless_browser(report, warehouse
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     pixels = matplotlib.image.imread(str(shot))[..., :3]
     assert pixels.shape[1] == 1200 and pixels.std() > 0.05, "the directory's screenshot is blank"
+
+
+def test_directory_of_chinese_ids_links_readable_page_names(tmp_path):
+    """Chinese player ids: the directory lists them as they are and links pages named readably
+    (``player-张三-<digest>.html``, pipeline/report/names.py), which exist and name the player."""
+    from test_dashboards import tiny_warehouse
+
+    names = {"pA": "张三", "pB": "李四", "pC": "王五", "pD": "赵六", "pE": "钱七"}
+    index = build_report(tiny_warehouse(tmp_path / "wh", rename=names), tmp_path / "out", min_hands=1)
+    directory = (index.parent / "players.html").read_text(encoding="utf-8")
+    for name in names.values():
+        file = page_file(name)
+        assert re.fullmatch(rf"player-{name}-[0-9a-f]{{8}}\.html", file)
+        assert (index.parent / file).is_file()
+        assert f'<a href="{site_href(file)}">{name}</a>' in directory
+        assert f"<b>{name}</b>" in (index.parent / file).read_text(encoding="utf-8")
+
+
+def site_href(file: str) -> str:
+    from urllib.parse import quote
+
+    return quote(file)
