@@ -112,8 +112,8 @@ def random_effects(means: np.ndarray, variances: np.ndarray) -> tuple[float, flo
     ``variances``: ``τ²`` the variance of the players' true means beyond chance (method of moments, at least 0),
     ``μ`` their random-effects average.
 
-    >>> random_effects(np.array([-3.0, -1.0, 1.0, 3.0]), np.ones(4))  # Q = 20 on 3 df: τ² = (20 − 3) / 3
-    (0.0, 5.666666666666667, 0.6666666666666666)
+    >>> random_effects(np.array([-3.0, -1.0, 1.0, 3.0]), np.ones(4))  # Q = 20 on 3 df: τ² = 17/3, var(μ) = (1 + τ²)/4
+    (0.0, 5.666666666666667, 1.6666666666666667)
     """
     w = 1.0 / variances
     fixed = float(np.sum(w * means) / np.sum(w))
