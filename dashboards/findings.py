@@ -411,7 +411,11 @@ def prep_player_findings(findings: pl.DataFrame, audit_of_player: pl.DataFrame, 
     (pairs, teams, the information screen, an unusual result; scoring errors are counted whole below) and one
     row for all the audit findings on the player's seat (``audit_of_player``: those rows of the audit), whose
     evidence is the page's own table (``#scoring``). Same columns as :func:`prep_findings`, ranked anew."""
-    mine = findings.filter(pl.col("players").list.contains(player) & (pl.col("kind") != "scoring"))
+    mine = (  # most players have none: an empty frame skips the filter (a page among thousands)
+        findings.filter(pl.col("players").list.contains(player) & (pl.col("kind") != "scoring"))
+        if findings.height
+        else findings
+    )
     rows = [{k: v for k, v in r.items() if k not in ("rank", "severity", "label")} for r in mine.to_dicts()]
     if audit_of_player.height:
         errors = int((audit_of_player["severity"] == "error").sum())

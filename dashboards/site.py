@@ -401,14 +401,23 @@ def _cell(value: Any, low: Any, high: Any, share: bool) -> str:
     return f'{fmt(value)} <span class="ci">{_esc(span)}</span>' if span else fmt(value)
 
 
-def _player_table(df: pl.DataFrame) -> str:
+Lookup = dict[tuple[str, str], dict[str, Any]]  # (metric, who) -> that row of the player's metrics
+
+
+def _lookup(df: pl.DataFrame) -> Lookup:
+    """The rows of a player's metrics (:func:`dashboards.player.prep_player_metrics`' columns) by metric and
+    side: a page reads a dozen of them, and a dictionary look-up costs nothing beside a frame filter."""
+    return {(r["metric"], r["who"]): r for r in df.iter_rows(named=True)}
+
+
+def _player_table(rows_of: Lookup) -> str:
     """Every metric: the player's value [95%] (n) beside all players'."""
     rows = []
-    for mid in dict.fromkeys(df["metric"].to_list()):
+    for mid in dict.fromkeys(metric for metric, _ in rows_of):
         m = METRIC_BY_ID[mid]
         cells = []
         for who in (player.PLAYER, player.POPULATION):
-            r = df.filter((pl.col("metric") == mid) & (pl.col("who") == who)).row(0, named=True)
+            r = rows_of[(mid, who)]
             if m.kind == "count":
                 cells.append(f"{charts.num(r['value'])}")
             else:
@@ -504,13 +513,14 @@ def _directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFram
 class _PlayerParts:
     """What every player page is made of, computed once for all players: a page is then string assembly."""
 
-    mine: dict[str, pl.DataFrame]  # player -> their rows of prep_every_player
-    population: pl.DataFrame
+    mine: dict[str, Lookup]  # player -> their rows of prep_every_player
+    population: Lookup
     levels: dict[str, dict[str, int]]  # player -> replayed hands by level
     fan: dict[str, pl.DataFrame]
     fan_all: pl.DataFrame
     unusual: dict[str, dict[str, Any]]
-    found: pl.DataFrame
+    found: dict[str, pl.DataFrame]  # player -> the first screen's rows that name them
+    none: pl.DataFrame  # no row of the first screen
     audit: dict[str, pl.DataFrame]  # player -> the audit's findings on their seat
     pages: dict[str, Page]
 
@@ -530,22 +540,29 @@ class _PlayerParts:
         for r in player.prep_every_player_levels(con).iter_rows(named=True):
             levels.setdefault(r["player"], {})[r["level"]] = r["replayed"]
         fan = player.prep_every_player_fan(con)
+        mine: dict[str, Lookup] = {}
+        for r in every.filter(pl.col("who") == player.PLAYER).iter_rows(named=True):
+            mine.setdefault(r["player"], {})[(r["metric"], r["who"])] = r
         return _PlayerParts(
-            mine=by_player(every.filter(pl.col("who") == player.PLAYER)),
-            population=every.filter(pl.col("who") == player.POPULATION),
+            mine=mine,
+            population=_lookup(every.filter(pl.col("who") == player.POPULATION)),
             levels=levels,
             fan=by_player(fan.filter(pl.col("player").is_not_null())),
             fan_all=fan.filter(pl.col("player").is_null()),
             unusual={r["player"]: r for r in unusual.iter_rows(named=True)},
-            found=found,
+            found={
+                who: rows.drop("who")
+                for who, rows in by_player(found.with_columns(who=pl.col("players")).explode("who"), "who").items()
+            },
+            none=found.head(0),
             audit=by_player(result.findings.filter(pl.col("player").is_not_null())),
             pages=pages,
         )
 
     def body(self, pid: str) -> list[str]:
-        metrics = player.paired_metrics(self.mine[pid], self.population, pid)
+        metrics = {**self.population, **self.mine[pid]}
         seat = self.audit.get(pid, pl.DataFrame(schema=dict.fromkeys(("hand_id", "severity", "money"), pl.String)))
-        findings = found_dash.prep_player_findings(self.found, seat, pid)
+        findings = found_dash.prep_player_findings(self.found.get(pid, self.none), seat, pid)
         return [
             _player_banner(pid, findings, self.pages),
             _player_summary(pid, metrics),
@@ -585,8 +602,8 @@ def _player_banner(pid: str, findings: pl.DataFrame, pages: dict[str, Page]) -> 
     )
 
 
-def _player_summary(pid: str, metrics: pl.DataFrame) -> str:
-    mine = {r["metric"]: r for r in metrics.filter(pl.col("who") == player.PLAYER).iter_rows(named=True)}
+def _player_summary(pid: str, metrics: Lookup) -> str:
+    mine = {metric: r for (metric, who), r in metrics.items() if who == player.PLAYER}
     net = mine["net_points_per_hand"]
     return (
         '<section class="summary">'
@@ -598,17 +615,15 @@ def _player_summary(pid: str, metrics: pl.DataFrame) -> str:
     )
 
 
-def _player_figures(metrics: pl.DataFrame, hands: dict[str, int]) -> str:
+def _player_figures(metrics: Lookup, hands: dict[str, int]) -> str:
     """The key rates and means beside all players', each with its interval drawn (inline SVG)."""
     rows = []
     for mid in (*player.RATES, *player.MEANS):
         m = METRIC_BY_ID[mid]
         share = m.kind == "rate"
-        pair = metrics.filter(pl.col("metric") == mid)
-        if not pair.height:
+        if (mid, player.PLAYER) not in metrics:
             continue
-        mine = pair.filter(pl.col("who") == player.PLAYER).row(0, named=True)
-        everyone = pair.filter(pl.col("who") == player.POPULATION).row(0, named=True)
+        mine, everyone = metrics[(mid, player.PLAYER)], metrics[(mid, player.POPULATION)]
         fmt = charts.pct if share else charts.num
         strip = svg.interval_strip(
             (mine["value"], mine["ci_low"], mine["ci_high"]),

@@ -615,3 +615,30 @@ def site_href(file: str) -> str:
     from urllib.parse import quote
 
     return quote(file)
+
+
+def test_a_flagged_players_page_says_so_first_and_links_the_evidence(warehouse, tmp_path, monkeypatch):
+    """The collusion screen flags p001 & p002 (a screen stood in for the real one, which flags nobody in 100
+    hands): the first screen lists the pair, p001's page opens with "p001 is flagged" and the pair's link, and
+    the collusion page holds the anchor; p003's page says no finding concerns it, or lists only audit findings."""
+    from dashboards import collusion as collusion_dash
+    from pipeline.audit.collusion import SIGNALS, PairResult
+
+    signals = {s: {"observed": 3.0, "expected": 1.5, "ratio_shrunk": 1.0, "z": 2.5} for s in SIGNALS}
+    pair = PairResult(("p001", "p002"), 40, 5.0, 1e-6, 1e-4, True, signals, {"ratio": 1.0}, [])
+    shared = pl.DataFrame({"player_a": ["p001"], "player_b": ["p002"], "shared_hands": [40]})
+    screen = collusion_dash.Screen(200, 20, 0.05, shared, (pair,))
+    monkeypatch.setattr(collusion_dash, "screen_pairs", lambda con, min_hands=200: screen)
+    index = build_report(warehouse, tmp_path / "out")
+    first = index.read_text(encoding="utf-8").split('id="findings"', 1)[1].split("</section>", 1)[0]
+    assert '<td><a href="player-p001.html">p001</a> &amp; <a href="player-p002.html">p002</a></td>' in first
+    assert '<a href="collusion.html#pair-1">pair #1: signals and hands to replay</a>' in first
+    page = (index.parent / "player-p001.html").read_text(encoding="utf-8")
+    banner = page.split("<main>", 1)[1].split("</section>", 1)[0]
+    assert banner.startswith('<section class="banner high" id="findings"><h2>p001 is flagged</h2>')
+    assert '<a href="collusion.html#pair-1">' in banner and "<b>p001 &amp; p002</b>" in banner
+    assert 'id="pair-1"' in (index.parent / "collusion.html").read_text(encoding="utf-8")
+    other = (index.parent / "player-p003.html").read_text(encoding="utf-8").split("<main>", 1)[1]
+    assert "is flagged" not in other.split("</section>", 1)[0]
+    directory = (index.parent / "players.html").read_text(encoding="utf-8")
+    assert directory.count('<span class="badge high">colluding pair?</span>') == 2
