@@ -485,7 +485,12 @@ def _directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFram
                 + _ci(r["per_hand_low"], r["per_hand_high"], False),
             )
             + _num_cell(z, f"{z:+.1f}" if z is not None else "–")
-            + _num_cell(r["audit_findings"], f"{r['audit_findings']:,} <span class=n>({r['audit_money']:,} pts)</span>")
+            + _num_cell(
+                r["audit_findings"],
+                f"{r['audit_findings']:,} <span class=n>({r['audit_money']:,} pts)</span>"
+                if r["audit_findings"]
+                else "0",
+            )
             + f'<td data-v="{r["rank"] * 1000 + len(r["flags"] or [])}">{flags}</td></tr>'
         )
     shown = len(pages)
