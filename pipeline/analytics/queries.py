@@ -10,13 +10,16 @@ from typing import Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from pipeline import sql
 from pipeline.analytics.groups import check_group
 from pipeline.analytics.levels import LEVELS, NEEDS, TABLE_FIGURES, Needs, coverage, split
 from pipeline.analytics.metrics import METRICS
+from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope, ScopeError
 from pipeline.analytics.stats import mean_interval, wilson
 from pipeline.ingest.warehouse import Warehouse
+from schemas.tables import TABLES
 
 _WARNED: set[str] = set()  # incomplete runs this process has warned of
 # Connections whose player_base_levels answers are kept (see remember_bases), with the results by (by, player)
@@ -25,21 +28,34 @@ _BASES: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[tuple[str, str
 )
 
 
-def connect(warehouse_dir: str | Path, *, warn: bool = True) -> duckdb.DuckDBPyConnection:
+def connect(warehouse_dir: str | Path, *, scope: Scope | None = None, warn: bool = True) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the warehouse's tables as views (read-only on the Parquet files; the batches
     committed when it connects), for the analytics, the audit and the dashboards to share; the caller closes
     it (``with connect(d) as con:``). When the warehouse's last ingest run did not finish (interrupted,
     killed, failed, or still running), one warning line goes to stderr, once per process (``warn=False``: none).
 
-    Raises ``FileNotFoundError`` when there is no warehouse at ``warehouse_dir``."""
+    ``scope`` (:class:`pipeline.analytics.scope.Scope`): every table's view holds only the rows of the hands in
+    scope (``rejects`` and ``ingest_runs``, which belong to no stored hand, stay whole), and the macro
+    ``local_time(played_at, utc_offset)`` that every date and month goes through reads the scope's time zone
+    (default: each record's own offset). The unfiltered views are in the schema ``stored``. A column a table
+    gained after the warehouse was written (``hands.utc_offset``) reads as null.
+
+    Raises ``FileNotFoundError`` when there is no warehouse at ``warehouse_dir`` and
+    :class:`pipeline.analytics.scope.ScopeError` for a time zone DuckDB does not know."""
     root = Path(warehouse_dir)
     if not (root / "hands").is_dir():
         raise FileNotFoundError(f"no warehouse at {root} (run xuezhan ingest first)")
+    scope = scope or EVERYTHING
     wh = Warehouse(root)
-    con = wh.connect()
-    # Every query reads the footers of every Parquet file of the tables it names; committed files never change
-    # (each batch has its own), so they are read once per connection, not once per query.
-    con.execute("SET parquet_metadata_cache = true")
+    con = wh.connect(schema=STORED)
+    try:
+        # Every query reads the footers of every Parquet file of the tables it names; committed files never
+        # change (each batch has its own), so they are read once per connection, not once per query.
+        con.execute("SET parquet_metadata_cache = true")
+        _scoped_views(con, scope)
+    except BaseException:
+        con.close()
+        raise
     last = wh.last_run() if warn else None
     if last is not None and not last[1] and last[0] not in _WARNED:
         _WARNED.add(last[0])  # once per process: a command may connect more than once
@@ -49,6 +65,34 @@ def connect(warehouse_dir: str | Path, *, warn: bool = True) -> duckdb.DuckDBPyC
             file=sys.stderr,
         )
     return con
+
+
+STORED = "stored"  # the schema of the unfiltered views (Warehouse.connect's)
+_DUCK_TYPES = {pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INTEGER", pa.int64(): "BIGINT"}
+
+
+def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
+    """The views the analytics read, in the default schema over ``stored``'s: the rows of the hands in scope
+    (every row without a scope), with the columns of :data:`schemas.tables.TABLES` an older warehouse lacks
+    as nulls; and the ``local_time`` macro in the scope's time zone."""
+    con.execute("SET VARIABLE xuezhan_tz = ?", [scope.tz])
+    con.execute(sql.load_sql("pipeline.analytics", "local_time"))
+    if scope.tz is not None:
+        try:  # zoneinfo knew it (Scope checks); DuckDB's own zone database must too
+            con.execute("SELECT timezone(getvariable('xuezhan_tz'), TIMESTAMPTZ '2000-01-01 00:00:00+00')")
+        except duckdb.Error:
+            raise ScopeError(f"--tz {scope.tz!r}: not a time zone DuckDB knows") from None
+    if scope.filters:
+        con.execute("CREATE TEMP TABLE _scope AS " + sql.load_sql("pipeline.analytics", "scope_hands"), scope.params())
+    for name, schema in TABLES.items():
+        have = {row[0] for row in con.execute(f'DESCRIBE "{STORED}"."{name}"').fetchall()}
+        missing = ", ".join(
+            f'CAST(NULL AS {_DUCK_TYPES.get(f.type, "VARCHAR")}) AS "{f.name}"' for f in schema if f.name not in have
+        )
+        where = " WHERE hand_id IN (SELECT hand_id FROM temp._scope)" if scope.filters and name not in WHOLE else ""
+        con.execute(
+            f'CREATE VIEW "{name}" AS SELECT *{", " + missing if missing else ""} FROM "{STORED}"."{name}"{where}'
+        )
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:
