@@ -1,5 +1,5 @@
 -- scope_hands: the hands an analysis covers (pipeline/analytics/scope.py), from the whole warehouse's hands
--- (stored.hands: the connection's unfiltered view); every table's view then keeps the rows of these hands.
+-- (run before the views are filtered); every table's view then keeps the rows of these hands.
 -- Parameters: $table (hands.table_id), $player (the hands that player sat in), $profile (hands.profile), each
 -- NULL for any; $since_at / $until_at (UTC moments: a bound given with its offset) and $since_local /
 -- $until_local (local wall times: a bound given as a date or a time without offset, compared with each hand's
@@ -7,7 +7,7 @@
 -- midnight). A hand without played_at is outside any time bound.
 -- Check: a subset of hands; every filter NULL gives every hand.
 SELECT hand_id
-FROM stored.hands
+FROM hands
 WHERE ($table IS NULL OR table_id = $table)
     AND ($player IS NULL OR list_contains(players, $player))
     AND ($profile IS NULL OR profile = $profile)
