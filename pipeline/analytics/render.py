@@ -204,7 +204,8 @@ def _player_wins_lines(own: dict[str, Any] | None) -> list[str]:
     name = printable(own["player"])
     fans = ", ".join(f"{k}: {v}" for k, v in own["fan_distribution"].items()) or "none"
     patterns = ", ".join(f"{own['pattern_names'][k]} {v}" for k, v in own["pattern_frequency"].items()) or "none"
-    return [f"{name}'s wins by total fan ({own['wins']} wins): {fans}", f"{name}'s patterns: {patterns}"]
+    wins = f"{own['wins']} win{'' if own['wins'] == 1 else 's'}"
+    return [f"{name}'s wins by total fan ({wins}): {fans}", f"{name}'s patterns: {patterns}"]
 
 
 def _interval(value: float | None, low: float | None, high: float | None, digits: int) -> str:
