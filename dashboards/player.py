@@ -300,6 +300,42 @@ def prep_head_to_head(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFra
     return frame.with_columns(pl.lit(player, dtype=pl.String).alias("player"))
 
 
+def plot_head_to_head(df: pl.DataFrame, ax: Axes) -> None:
+    """Net points per hand against each opponent (dot) with its 95% interval (whiskers), most hands together
+    on top; each label says the hands together and the deal-ins both ways."""
+    f = charts.fonts()
+    if not df.height:
+        charts.empty(ax, "Head to head", "no opponents")
+        return
+    name = f.safe(str(df["player"][0]))
+    k = df.height
+    ys = list(range(k - 1, -1, -1))
+    values = df["net_per_hand"]
+    shown = [v if v is not None else float("nan") for v in values.to_list()]
+    ax.errorbar(
+        shown,
+        ys,
+        xerr=charts.whiskers(values, df["net_low"], df["net_high"]),
+        fmt="o",
+        color=charts.SUBJECT,
+        ecolor=charts.SUBJECT,
+        elinewidth=1.4,
+        capsize=3,
+        markersize=5,
+    )
+    labels = [
+        f"{f.safe(str(r['opponent']))}\n(n={r['hands']:,} hands; "
+        f"{r['deal_ins_to']} deal-ins to, {r['wins_from']} wins from)"
+        for r in df.iter_rows(named=True)
+    ]
+    ax.set_yticks(ys, labels)
+    ax.set_ylim(-0.7, k - 0.3)
+    ax.axvline(0, color="#333333", linewidth=0.8)
+    ax.set_title(f"Head to head: {name}'s net points per hand against each opponent, 95% intervals")
+    ax.set_xlabel(f"points {name} won from the opponent minus points paid to them, per hand together")
+    ax.grid(axis="y", visible=False)
+
+
 # ---------------------------------------------------------------------------------------------- over time
 ROLLING_WINDOW = 50
 _ROLLING: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -389,6 +425,25 @@ def plot_rolling(df: pl.DataFrame, ax: Axes) -> None:
     ax.set_ylim(0, 1)
     ax.legend(loc="upper right")
 
+
+# Charts of the player page not in CHARTS yet (the page's layout is the report's): for dashboards.site to add.
+HEAD_TO_HEAD_CHART = ChartSpec(
+    "head-to-head",
+    prep_head_to_head,
+    plot_head_to_head,
+    "The player's net points per hand against each opponent, with 95% intervals of the mean; deal-ins to and "
+    "wins from each in the labels.",
+    figures=("net_points_per_hand", "deal_in_rate"),
+    tall=True,
+)
+ROLLING_CHART = ChartSpec(
+    "rolling",
+    prep_rolling,
+    plot_rolling,
+    f"The player's win and deal-in rates over their last {ROLLING_WINDOW} hands, in the order played, with 95% "
+    "Wilson bands.",
+    figures=("win_rate", "deal_in_rate"),
+)
 
 CHARTS = (
     ChartSpec(

@@ -23,7 +23,7 @@ import polars as pl
 import pytest
 import room_fixture
 
-from dashboards.player import ROLLING_WINDOW, plot_rolling, prep_head_to_head, prep_rolling
+from dashboards.player import HEAD_TO_HEAD_CHART, ROLLING_CHART, ROLLING_WINDOW, prep_head_to_head, prep_rolling
 from pipeline.analytics import queries
 from pipeline.analytics.render import HEAD_TO_HEAD_CSV
 from pipeline.analytics.scope import Scope
@@ -215,13 +215,18 @@ def test_rolling_rates_order_and_edges(room: Path) -> None:
     assert ROLLING_WINDOW == 50
 
 
-def test_the_rolling_chart_draws(room: Path) -> None:
+def test_the_charts_draw(room: Path) -> None:
     with queries.connect(room) as con:
-        df = prep_rolling(con, "p1", window=2)
-        empty = prep_rolling(con, "nobody")
-    for frame in (df, empty):
-        png = charts.render(plot_rolling, frame, size=(8.0, 4.2), choice=charts.fonts())
+        frames = [
+            (HEAD_TO_HEAD_CHART, prep_head_to_head(con, "p1")),
+            (HEAD_TO_HEAD_CHART, prep_head_to_head(con, "nobody")),
+            (ROLLING_CHART, prep_rolling(con, "p1", window=2)),
+            (ROLLING_CHART, prep_rolling(con, "nobody")),
+        ]
+    for spec, frame in frames:
+        png = charts.render(spec.plot, frame, size=spec.size(frame), choice=charts.fonts())
         assert png.startswith(b"\x89PNG")
+    assert HEAD_TO_HEAD_CHART.prep is prep_head_to_head and ROLLING_CHART.prep is prep_rolling
 
 
 # -------------------------------------------------------------------------------- a simulated room
