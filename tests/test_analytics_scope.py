@@ -143,11 +143,13 @@ def test_months_are_the_records_local_months_or_the_zone_asked_for(room: Path) -
 def test_a_warehouse_from_before_the_offset_reads_as_utc(room: Path, tmp_path: Path) -> None:
     old = tmp_path / "old"
     shutil.copytree(room, old)
-    for f in (old / "hands").glob("*.parquet"):  # as written before the column existed
+    for f in (old / "hands").glob("*.parquet"):  # as written before the columns existed (a list one too)
         table = pq.read_table(f)
-        pq.write_table(table.drop_columns(["utc_offset"]), f)
+        pq.write_table(table.drop_columns(["utc_offset", "not_checked"]), f)
     with queries.connect(old) as con:
         assert {o for (o,) in con.execute("SELECT utc_offset FROM hands").fetchall()} == {None}
+        types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE hands)").fetchall())
+        assert (types["utc_offset"], types["not_checked"]) == ("SMALLINT", "VARCHAR[]")  # nulls of their type
         assert _months(con, "p1") == {"2026-10": 2, "2026-11": 2}
     assert hand_ids(old, Scope(since="2026-11-01")) == ["h3", "h5"]
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 from pipeline import sql
 from pipeline.analytics.groups import check_group
@@ -68,7 +67,6 @@ def connect(warehouse_dir: str | Path, *, scope: Scope | None = None, warn: bool
 
 
 STORED = "stored"  # the schema of the unfiltered views (Warehouse.connect's)
-_DUCK_TYPES = {pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INTEGER", pa.int64(): "BIGINT"}
 
 
 def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
@@ -85,8 +83,11 @@ def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
     views = {}
     for name, schema in TABLES.items():
         have = {row[0] for row in con.execute(f'DESCRIBE "{STORED}"."{name}"').fetchall()}
+        empty = con.from_arrow(schema.empty_table())  # DuckDB's names for the Arrow types
         missing = "".join(
-            f', CAST(NULL AS {_DUCK_TYPES.get(f.type, "VARCHAR")}) AS "{f.name}"' for f in schema if f.name not in have
+            f', CAST(NULL AS {kind}) AS "{column}"'
+            for column, kind in zip(empty.columns, map(str, empty.types), strict=True)
+            if column not in have
         )
         views[name] = f'CREATE OR REPLACE VIEW "{name}" AS SELECT *{missing} FROM "{STORED}"."{name}"'
         con.execute(views[name])
