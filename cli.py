@@ -8,7 +8,6 @@ Never a traceback: :class:`_Guarded` turns what a command lets through into that
 
 from __future__ import annotations
 
-import datetime as dt
 import errno
 import json
 import os
@@ -244,6 +243,83 @@ def _records_in(warehouse: Path) -> None:
         raise fail(f"cannot read the warehouse {warehouse}: {str(exc).splitlines()[0]}") from None
     if not row or not row[0]:
         raise fail(f"no records in the warehouse {warehouse} (nothing was stored: see its rejects)")
+
+
+# The filters of the analysis commands (pipeline/analytics/scope.py): one Scope, applied by the connection.
+_ZONE = "each record's local time, or --tz's"
+SinceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        help=f"Only hands played on or after this date or time (2026-11-01, 2026-11-01T20:00, or with an offset "
+        f"2026-11-01T20:00:00+08:00); a date or a time without offset is in {_ZONE}.",
+    ),
+]
+UntilOption = Annotated[
+    str | None,
+    typer.Option(
+        "--until",
+        help="Only hands played up to this date (the whole day) or before this time; read as --since is.",
+    ),
+]
+TableOption = Annotated[str | None, typer.Option("--table", help="Only hands played at this table (table_id).")]
+ProfileOption = Annotated[str | None, typer.Option("--profile", help="Only hands of this rule profile (chengdu).")]
+TzOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tz",
+        help="Dates and months in this time zone (an IANA name such as Asia/Shanghai, or UTC) instead of each "
+        "record's own offset (a record without one reads as UTC).",
+    ),
+]
+PlayerFilter = Annotated[str | None, typer.Option("--player", help="Only the hands this player sat in.")]
+
+
+def _scope(
+    *,
+    since: str | None = None,
+    until: str | None = None,
+    table: str | None = None,
+    player: str | None = None,
+    profile: str | None = None,
+    tz: str | None = None,
+) -> Any:
+    """The :class:`~pipeline.analytics.scope.Scope` of the options, or one line and exit 2 when they cannot be
+    read (a date that does not parse, an unknown time zone, --since after --until)."""
+    from pipeline.analytics.scope import Scope, ScopeError
+
+    try:
+        return Scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
+    except ScopeError as exc:
+        raise fail(str(exc)) from None
+
+
+def _hands_in_scope(warehouse: Path, scope: Any) -> int:
+    """The stored hands in ``scope`` (after :func:`_records_in`): none is one line and exit 1 (the filters
+    left nothing to analyse); an unknown time zone one line and exit 2."""
+    from dataclasses import replace
+
+    from pipeline.analytics.queries import connect
+    from pipeline.analytics.scope import ScopeError
+
+    try:
+        with connect(warehouse, scope=scope, warn=False) as con:
+            row = con.execute("SELECT count(*) FROM hands").fetchone()
+    except ScopeError as exc:
+        raise fail(str(exc)) from None
+    hands = int(row[0]) if row else 0
+    if not hands:
+        if scope.player is not None and not replace(scope, player=None).filters:
+            raise fail(f"no hands of player {scope.player!r} in {warehouse}", code=1)
+        raise fail(f"no stored hand of {warehouse} is in scope ({scope.describe()})", code=1)
+    return hands
+
+
+def _scope_line(scope: Any) -> list[str]:
+    """The text outputs' first line under a filter (:func:`pipeline.analytics.render.scope_lines`)."""
+    from pipeline.analytics.render import scope_lines
+
+    return scope_lines(scope.as_dict())
 
 
 @app.command("score")
@@ -587,21 +663,56 @@ def compact_command(
 @app.command("stats")
 def stats_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
-    player: Annotated[str | None, typer.Option("--player", help="Only this player.")] = None,
+    player: Annotated[
+        str | None,
+        typer.Option(
+            "--player",
+            help="Only this player: their figures, their own wins by fan and pattern, over the hands they sat in "
+            "(the table figures too).",
+        ),
+    ] = None,
     by: Annotated[
-        groups.Group, typer.Option("--by", help=f"Split each player's figures by {groups.choices()}.")
+        groups.Split,
+        typer.Option(
+            "--by",
+            help=f"Split each player's figures by {groups.choices()} (opponent, with --player: head to head, one "
+            "row per opponent).",
+        ),
     ] = "all",
     fmt: Annotated[Literal["table", "json", "csv"], typer.Option("--format", help="table, json or csv.")] = "table",
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
 ) -> None:
-    """Player and table statistics with sample sizes and 95% intervals (definitions: schemas/METRICS.md)."""
+    """Player and table statistics with sample sizes and 95% intervals (definitions: schemas/METRICS.md).
+    --by opponent --player P: P's head-to-head table, one row per opponent."""
     from pipeline.analytics import queries
-    from pipeline.analytics.render import stats_csv, stats_table
+    from pipeline.analytics.render import head_to_head_csv, head_to_head_table, stats_csv, stats_table
 
+    scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
+    if by == "opponent" and player is None:
+        raise fail("--by opponent needs --player (whose opponents)")
     _records_in(warehouse)
+    _hands_in_scope(warehouse, scope)
     try:
-        answer = queries.warehouse_stats(warehouse, by=by, player=player)
+        if by == "opponent":
+            assert player is not None
+            with queries.connect(warehouse, scope=scope) as con:
+                h2h = {"scope": scope.as_dict(), **queries.head_to_head(con, player)}
+        else:
+            answer = queries.warehouse_stats(warehouse, by=by, player=player, scope=scope)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
+    if by == "opponent":
+        if fmt == "json":
+            typer.echo(json.dumps(h2h, ensure_ascii=False))
+        elif fmt == "csv":
+            _write_data(head_to_head_csv(h2h))
+        else:
+            typer.echo(head_to_head_table(h2h))
+        return
     if player is not None and not answer["players"]:
         raise fail(f"no hands of player {player!r} in {warehouse}", code=1)
     if fmt == "json":
@@ -634,13 +745,22 @@ def report_command(
         int, typer.Option("--min-hands", min=1, help="Collusion page: screen pairs with at least N shared hands.")
     ] = 200,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
 ) -> None:
     """HTML dashboards: what needs attention first, the player directory and a page per player, data quality,
-    the audit, the collusion and information-cheat screens; every chart also as a PNG."""
+    the audit, the collusion and information-cheat screens; every chart also as a PNG. --since, --until, --table
+    and --profile restrict every page to those hands (--player here names the pages: to look at the hands one
+    player sat in, see stats --player)."""
     from dashboards.site import build_report
 
     _quiet_fonts(quiet=quiet)
+    scope = _scope(since=since, until=until, table=table, profile=profile, tz=tz)
     _records_in(warehouse)  # before any page is written
+    _hands_in_scope(warehouse, scope)
     _output_dir(out, "--out")
     try:
         index = build_report(
@@ -650,6 +770,7 @@ def report_command(
             top_players=top,
             min_hands=min_hands,
             on_step=None if quiet else (lambda step: typer.echo(step, err=True)),
+            scope=scope,
         )
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
@@ -672,6 +793,12 @@ def audit_command(
         Path | None,
         typer.Option("--pack", help="With --hand: write each hand's dispute pack into this folder (docs/REPLAY.md)."),
     ] = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    player: PlayerFilter = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
 ) -> None:
     """Every scoring difference and rule violation, with the hand and event that prove it, ranked by money.
     With --hand and --pack: a dispute pack per hand (the replay as text and HTML, the record's line as its
@@ -681,13 +808,15 @@ def audit_command(
 
     if pack is not None and not hands:
         raise fail("--pack needs --hand (the hands to pack)")
+    scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     if pack is not None:
         assert hands is not None
         _dispute_packs(warehouse, hands, pack)
         return
+    _hands_in_scope(warehouse, scope)
     try:
-        with connect(warehouse) as con:
+        with connect(warehouse, scope=scope) as con:
             result = audit(con)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
@@ -704,6 +833,8 @@ def audit_command(
         _write_data(csv_frame(result.findings.select(*FINDING_FIELDS, "table_id", "month")).write_csv())
         return
     findings = result.findings
+    for line in _scope_line(scope):
+        typer.echo(line)
     typer.echo(
         f"{plural(findings.height, 'finding')} in {plural(findings['hand_id'].n_unique(), 'hand')}, "
         f"{plural(int(findings['money'].sum() or 0), 'point')} at stake"
@@ -755,14 +886,23 @@ def collusion_command(
     fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
     top: Annotated[int, typer.Option("--top", min=0, help="Pairs to list in the table (json lists all).")] = 20,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    player: PlayerFilter = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
 ) -> None:
-    """Screen every pair of players for collusion; flagged pairs come with the hands that prove it."""
+    """Screen every pair of players for collusion; flagged pairs come with the hands that prove it. With a
+    filter, the screen (its population rates too) is over the hands in scope only."""
     from pipeline.analytics.queries import connect, hands_by_level
     from pipeline.audit.collusion import levels_lines, screen, screen_levels
 
+    scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
+    _hands_in_scope(warehouse, scope)
     try:
-        with connect(warehouse) as con, _progress("collusion: reading the hands", quiet) as bar:
+        with connect(warehouse, scope=scope) as con, _progress("collusion: reading the hands", quiet) as bar:
             fed = screen_levels({level: c["replayed"] for level, c in hands_by_level(con).items()})
             stage = ""
 
@@ -781,6 +921,8 @@ def collusion_command(
         typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
         return
     flagged = sum(r.flagged for r in results)
+    for line in _scope_line(scope):
+        typer.echo(line)
     typer.echo(
         f"{plural(len(results), 'pair')} with at least {plural(min_hands, 'shared hand')} screened; "
         f"{flagged} flagged at FDR {fdr}"
@@ -815,21 +957,32 @@ def info_cheats_command(
     ] = 300,
     fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
     top: Annotated[int, typer.Option("--top", min=0, help="Players to list in the table (json lists all).")] = 20,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    player: PlayerFilter = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
 ) -> None:
     """Screen every player for play that sees the other hands: too few dangerous discards by choice (a tile an
     opponent could win on, thrown while a tile nobody could win on was as good) against the other players'
-    spread of rates (beta-binomial, leave one out); hands of level full and dealt only."""
+    spread of rates (beta-binomial, leave one out); hands of level full and dealt only. With a filter, over
+    the hands in scope only."""
     from pipeline.analytics.queries import connect
     from pipeline.audit.information import screen_information
 
+    scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
-    with connect(warehouse) as con:
+    _hands_in_scope(warehouse, scope)
+    with connect(warehouse, scope=scope) as con:
         results = screen_information(con, fdr=fdr, min_discards=min_discards)
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
         return
     tested = [r for r in results if r.p is not None]
     flagged = sum(r.flagged for r in results)
+    for line in _scope_line(scope):
+        typer.echo(line)
     typer.echo(
         f"{plural(len(tested), 'player')} with at least {plural(min_discards, 'judged discard')} screened "
         f"({len(results) - len(tested)} with fewer listed, not tested); {flagged} flagged at FDR {fdr}"
@@ -1157,20 +1310,22 @@ def export_command(
             "--warehouse", help="Export the hands of this warehouse, read back from their sources (sha256 checked)."
         ),
     ] = None,
-    player: Annotated[str | None, typer.Option("--player", help="--warehouse: only the hands of this player.")] = None,
-    since: Annotated[
-        str | None,
-        typer.Option("--since", help="--warehouse: only hands played at or after this date or time (RFC 3339)."),
-    ] = None,
+    player: PlayerFilter = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Write records in another format: mjai, one event per line, a game per session (docs/FORMATS.md says what
     mjai cannot carry). A record it cannot carry (a table of three, a settlement record with no deal, a line
     that is not a record) is skipped and listed; the last line accounts for every input line.
 
-    With --warehouse, the warehouse's hands (or --player's, or those played --since) are read back from the
-    files they were ingested from, each checked against the sha256 stored with it: a file moved or changed
-    since is a skipped hand with the reason, and the last line accounts for every hand selected."""
+    With --warehouse, the warehouse's hands (or those the filters keep: --player, --since, --until, --table,
+    --profile) are read back from the files they were ingested from, each checked against the sha256 stored
+    with it: a file moved or changed since is a skipped hand with the reason, and the last line accounts for
+    every hand selected."""
     import orjson
 
     from pipeline.formats import write_lines as write_out
@@ -1180,8 +1335,10 @@ def export_command(
         raise fail(f"--to {to!r}: not a format xuezhan writes (formats: {', '.join(FORMATS_OUT)})")
     if (warehouse is None) == (not paths):
         raise fail("give either record files or folders, or --warehouse (one of the two)")
-    if warehouse is None and (player is not None or since is not None):
-        raise fail("--player and --since select the hands of a --warehouse")
+    filters = {"--player": player, "--since": since, "--until": until, "--table": table, "--profile": profile}
+    if warehouse is None and any(v is not None for v in [*filters.values(), tz]):
+        raise fail(f"{', '.join([*filters, '--tz'])} select the hands of a --warehouse")
+    scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     counts = Counter[str]()
     skipped: list[str] = []
     where = [""]  # the input of the record write_mjai is on (it calls on_skip before reading the next)
@@ -1202,7 +1359,7 @@ def export_command(
             yield orjson.dumps(event)
 
     if warehouse is not None:
-        _export_warehouse(warehouse, out, player, since, quiet, stream, skip, where, counts)
+        _export_warehouse(warehouse, out, scope, quiet, stream, skip, where, counts)
         typer.echo(f"wrote {plural(counts['written'], 'hand')} ({plural(counts['events'], 'event')}) to {out}")
         typer.echo(
             f"hands selected {counts['selected']} = {counts['written']} written + {counts['skipped']} skipped"
@@ -1246,8 +1403,7 @@ def export_command(
 def _export_warehouse(
     warehouse: Path,
     out: Path,
-    player: str | None,
-    since: str | None,
+    scope: Any,
     quiet: bool,
     stream: Callable[[Iterator[dict[str, Any]], _Bar], Iterator[bytes]],
     skip: Callable[[object], None],
@@ -1257,24 +1413,15 @@ def _export_warehouse(
     """``export --warehouse``: the selected hands read back from their sources (pipeline/analytics/export.py)."""
     from pipeline.analytics.export import Found, read_back, selected
     from pipeline.analytics.queries import connect
+    from pipeline.analytics.scope import ScopeError
     from pipeline.formats import write_lines as write_out
 
-    start = None
-    if since is not None:
-        try:
-            start = dt.datetime.fromisoformat(since)
-        except ValueError:
-            raise fail(
-                f"--since {since!r}: not a date or an RFC 3339 time (2026-11-01, 2026-11-01T20:00:00+08:00)"
-            ) from None
-        if start.tzinfo is None:
-            start = start.replace(tzinfo=dt.UTC)  # played_at is stored in UTC
     _records_in(warehouse)
     _output_file(out, "--out")
     try:
-        with connect(warehouse) as con:
-            hands = selected(con, player=player, since=start)
-    except FileNotFoundError as exc:
+        with connect(warehouse, scope=scope) as con:
+            hands = selected(con)
+    except (FileNotFoundError, ScopeError) as exc:
         raise fail(str(exc)) from None
     counts["selected"] = len(hands)
 

@@ -167,7 +167,7 @@ def plot_findings_by_month(df: pl.DataFrame, ax: Axes) -> None:
     if df.height > 8:
         ax.tick_params(axis="x", labelsize=7, labelrotation=90)
     ax.set_title(title)
-    ax.set_xlabel("month of play (UTC); n = stored hands that month; whiskers: 95% Wilson")
+    ax.set_xlabel("month of play (local time); n = stored hands that month; whiskers: 95% Wilson")
     ax.set_ylabel("share of the month's stored hands")
     charts.percent_axis(ax, "y")
     top = max([0.0, *df["ci_high"].drop_nulls().to_list(), *df["share"].drop_nulls().to_list()])

@@ -13,10 +13,11 @@ import duckdb
 import polars as pl
 from matplotlib.axes import Axes
 
-from dashboards import ChartSpec, as_int, population_base, run_sql
+from dashboards import ChartSpec, as_int, population_base
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID, METRICS
+from pipeline.analytics.stats import wilson
 from pipeline.report import charts
 
 RATES = (
@@ -224,7 +225,7 @@ def prep_player_fan(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame
     Columns: ``fan``, ``who``, ``wins``, ``share``, ``n`` (that side's wins), ``player``. Every fan from 1 (or
     the lowest seen) to the highest seen appears on both sides.
     """
-    mine = run_sql(con, "player_fan_distribution", player=player)
+    mine = queries.run(con, "player_fan_distribution", player=player)
     everyone = queries.run(con, "fan_distribution")
     seen = mine["fan"].to_list() + everyone["fan"].to_list()
     schema = {
@@ -284,6 +285,165 @@ def plot_player_fan(df: pl.DataFrame, ax: Axes) -> None:
     charts.percent_axis(ax, "y")
     ax.legend()
 
+
+# ---------------------------------------------------------------------------------------------- head to head
+def prep_head_to_head(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
+    """The player against each opponent they sat with, one row per opponent, most hands together first: hands
+    together, points won from and lost to them, the net and the net per hand (normal 95% interval), the deal-ins
+    to them and the wins on their discards, each as a share of the hands together (Wilson 95%).
+
+    Columns: :data:`pipeline.analytics.queries.HEAD_TO_HEAD` (``opponent``, ``hands``, ``won_from``,
+    ``lost_to``, ``net``, ``net_per_hand``, ``net_low``, ``net_high``, ``deal_ins_to``, ``deal_in_hands``,
+    ``deal_in_rate``, ``deal_in_low``, ``deal_in_high``, ``wins_from``, ``win_hands``, ``win_rate``,
+    ``win_low``, ``win_high``), and ``player``. No row for a player with no replayed hand."""
+    frame = queries.head_to_head_frame(con, player)
+    return frame.with_columns(pl.lit(player, dtype=pl.String).alias("player"))
+
+
+def plot_head_to_head(df: pl.DataFrame, ax: Axes) -> None:
+    """Net points per hand against each opponent (dot) with its 95% interval (whiskers), most hands together
+    on top; each label says the hands together and the deal-ins both ways."""
+    f = charts.fonts()
+    if not df.height:
+        charts.empty(ax, "Head to head", "no opponents")
+        return
+    name = f.safe(str(df["player"][0]))
+    k = df.height
+    ys = list(range(k - 1, -1, -1))
+    values = df["net_per_hand"]
+    shown = [v if v is not None else float("nan") for v in values.to_list()]
+    ax.errorbar(
+        shown,
+        ys,
+        xerr=charts.whiskers(values, df["net_low"], df["net_high"]),
+        fmt="o",
+        color=charts.SUBJECT,
+        ecolor=charts.SUBJECT,
+        elinewidth=1.4,
+        capsize=3,
+        markersize=5,
+    )
+    labels = [
+        f"{f.safe(str(r['opponent']))}\n(n={r['hands']:,} hands; "
+        f"{r['deal_ins_to']} deal-ins to, {r['wins_from']} wins from)"
+        for r in df.iter_rows(named=True)
+    ]
+    ax.set_yticks(ys, labels)
+    ax.set_ylim(-0.7, k - 0.3)
+    ax.axvline(0, color="#333333", linewidth=0.8)
+    ax.set_title(f"Head to head: {name}'s net points per hand against each opponent, 95% intervals")
+    ax.set_xlabel(f"points {name} won from the opponent minus points paid to them, per hand together")
+    ax.grid(axis="y", visible=False)
+
+
+# ---------------------------------------------------------------------------------------------- over time
+ROLLING_WINDOW = 50
+_ROLLING: dict[str, pl.DataType | type[pl.DataType]] = {
+    "n": pl.Int64,
+    "hand_id": pl.String,
+    "played_local": pl.Datetime("us"),
+    "won": pl.Boolean,
+    "dealt_in": pl.Boolean,
+    "window": pl.Int64,
+    "wins": pl.Int64,
+    "win_rate": pl.Float64,
+    "win_low": pl.Float64,
+    "win_high": pl.Float64,
+    "deal_in_hands": pl.Int64,
+    "deal_in_rate": pl.Float64,
+    "deal_in_low": pl.Float64,
+    "deal_in_high": pl.Float64,
+}
+
+
+def prep_rolling(con: duckdb.DuckDBPyConnection, player: str, window: int = ROLLING_WINDOW) -> pl.DataFrame:
+    """The player's win rate and deal-in rate over their hands in the order played, each over the last
+    ``window`` hands (fewer at the start: the first rows are over the hands so far), with Wilson 95% bands.
+
+    One row per replayed hand of the player (``sql/player_hand_series.sql``: by time, then session and hand
+    number). Columns: ``n`` (1, 2, … the hand's place), ``hand_id``, ``played_local`` (local wall time),
+    ``won``, ``dealt_in`` (at least one win on the player's discard), ``window`` (the hands the rates are
+    over: ``min(n, window)``), ``wins``, ``win_rate``, ``win_low``, ``win_high``, ``deal_in_hands``,
+    ``deal_in_rate``, ``deal_in_low``, ``deal_in_high``, and ``player``.
+    Raises ``ValueError`` for a window under 1."""
+    if window < 1:
+        raise ValueError(f"window must be at least 1 hand, got {window}")
+    series = queries.run(con, "player_hand_series", player=player)
+    if not series.height:
+        return pl.DataFrame(schema=_ROLLING).with_columns(pl.lit(player, dtype=pl.String).alias("player"))
+    counted = series.with_columns(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("n"),
+        pl.col("won").cast(pl.Int64).rolling_sum(window, min_samples=1).alias("wins"),
+        pl.col("dealt_in").cast(pl.Int64).rolling_sum(window, min_samples=1).alias("deal_in_hands"),
+    ).with_columns(pl.min_horizontal(pl.col("n"), pl.lit(window, dtype=pl.Int64)).alias("window"))
+    rows = []
+    for r in counted.iter_rows(named=True):
+        den = r["window"]
+        win_low, win_high = wilson(r["wins"], den)
+        deal_low, deal_high = wilson(r["deal_in_hands"], den)
+        rows.append(
+            {
+                **{k: r[k] for k in ("n", "hand_id", "played_local", "won", "dealt_in", "window", "wins")},
+                "win_rate": r["wins"] / den,
+                "win_low": win_low,
+                "win_high": win_high,
+                "deal_in_hands": r["deal_in_hands"],
+                "deal_in_rate": r["deal_in_hands"] / den,
+                "deal_in_low": deal_low,
+                "deal_in_high": deal_high,
+            }
+        )
+    return pl.DataFrame(rows, schema=_ROLLING).with_columns(pl.lit(player, dtype=pl.String).alias("player"))
+
+
+def plot_rolling(df: pl.DataFrame, ax: Axes) -> None:
+    """Two lines over the player's hands in order, win rate and deal-in rate over the last hands, each in a
+    Wilson 95% band; the first hands (a window not yet full) are drawn dashed."""
+    f = charts.fonts()
+    if not df.height:
+        charts.empty(ax, "Win and deal-in rate over time", "no hands")
+        return
+    name = f.safe(str(df["player"][0]))
+    window = as_int(df["window"].max())
+    x = df["n"].to_list()
+    full = [w == window for w in df["window"].to_list()]
+    for rate, low, high, colour, label in (
+        ("win_rate", "win_low", "win_high", charts.SUBJECT, f.both("胡牌率", "win rate")),
+        ("deal_in_rate", "deal_in_low", "deal_in_high", charts.POPULATION, f.both("点炮率", "deal-in rate")),
+    ):
+        ax.fill_between(x, df[low].to_list(), df[high].to_list(), color=colour, alpha=0.18, linewidth=0)
+        ys = df[rate].to_list()
+        nan = float("nan")  # a gap in the line
+        ax.plot(x, [y if ok else nan for y, ok in zip(ys, full, strict=True)], color=colour, label=label)
+        # the dashed start runs up to the first full window, so the two parts join
+        start = [y if not ok or n == window else nan for y, ok, n in zip(ys, full, x, strict=True)]
+        ax.plot(x, start, color=colour, linestyle="--")
+    ax.set_title(f"{name}: win and deal-in rate over the last {window:,} hands, 95% Wilson bands")
+    ax.set_xlabel(f"the player's hands in the order played (n = {df.height:,}); dashed: fewer than {window} so far")
+    ax.set_ylabel("share of the window's hands")
+    charts.percent_axis(ax, "y")
+    ax.set_ylim(0, 1)
+    ax.legend(loc="upper right")
+
+
+# Charts of the player page not in CHARTS yet (the page's layout is the report's): for dashboards.site to add.
+HEAD_TO_HEAD_CHART = ChartSpec(
+    "head-to-head",
+    prep_head_to_head,
+    plot_head_to_head,
+    "The player's net points per hand against each opponent, with 95% intervals of the mean; deal-ins to and "
+    "wins from each in the labels.",
+    figures=("net_points_per_hand", "deal_in_rate"),
+    tall=True,
+)
+ROLLING_CHART = ChartSpec(
+    "rolling",
+    prep_rolling,
+    plot_rolling,
+    f"The player's win and deal-in rates over their last {ROLLING_WINDOW} hands, in the order played, with 95% "
+    "Wilson bands.",
+    figures=("win_rate", "deal_in_rate"),
+)
 
 CHARTS = (
     ChartSpec(

@@ -54,6 +54,7 @@ from dashboards import findings as found_dash
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.analytics.scope import Scope
 from pipeline.audit import scoring
 from pipeline.audit.collusion import SIGNALS, flagged_groups, screen_levels
 from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult, screen_information
@@ -79,6 +80,7 @@ def build_report(
     top_players: int | None = None,
     min_hands: int = 200,
     on_step: Callable[[str], None] | None = None,
+    scope: Scope | None = None,
 ) -> Path:
     """Write the report of the warehouse at ``warehouse_dir`` into ``out_dir``; return the path of index.html.
 
@@ -89,11 +91,11 @@ def build_report(
     has that many, the page falls back to a smaller threshold and says which
     (:func:`dashboards.collusion.choose_min_hands`).
     ``on_step`` is called with the name of each chart before it is drawn, before each screen runs, and before
-    the player pages are written (progress for the CLI).
+    the player pages are written (progress for the CLI). ``scope``: the hands every page covers (default: all).
     Raises ``FileNotFoundError`` without a warehouse and :class:`dashboards.player.UnknownPlayer` (a
     ``ValueError``) for a player with no replayed hands; nothing is written then.
     """
-    con = queries.connect(warehouse_dir)
+    con = queries.connect(warehouse_dir, scope=scope)  # scope: every page over the hands in it
     queries.remember_bases(con)  # the pages share the players' base counts
     try:
         selected = _select_players(con, players, top_players)

@@ -31,6 +31,13 @@ HANDS = pa.schema(
         _f("hand_no", pa.int32(), "hand number within the session"),
         _f("table_id", pa.string(), "table the hand was played at"),
         _f("played_at", pa.timestamp("us", tz="UTC"), "when the hand was played (UTC)"),
+        _f(
+            "utc_offset",
+            pa.int16(),
+            "the UTC offset the record wrote played_at with, in minutes east (+08:00: 480; Z: 0): the record's own "
+            "time zone, which dates and months use; null when it gave none (read as UTC) or in a warehouse made "
+            "before the column",
+        ),
         _f("profile", pa.string(), "rule profile name"),
         _f("ruleset", pa.string(), "the record's ruleset as JSON (profile plus overrides)"),
         _f("players", pa.list_(pa.string()), "player ids by seat (0-3, or 0-2 at a table of three)"),

@@ -23,7 +23,11 @@ def _group(by: str) -> pl.Expr:
         "seat": pl.col("seat").cast(pl.String),
         "dealer": pl.when(pl.col("dealer")).then(pl.lit("dealer")).otherwise(pl.lit("not dealer")),
         "profile": pl.col("profile"),
-        "month": pl.col("played_at").dt.convert_time_zone("UTC").dt.strftime("%Y-%m"),
+        # the hand's local month: UTC plus the offset its record wrote (hands.utc_offset, null: UTC)
+        "month": (
+            pl.col("played_at").dt.convert_time_zone("UTC").dt.replace_time_zone(None)
+            + pl.duration(minutes=pl.col("utc_offset").fill_null(0))
+        ).dt.strftime("%Y-%m"),
     }
     assert tuple(groups) == GROUPS, "a group of stats --by is missing here"
     return groups[check_group(by)].alias("grp")
@@ -31,7 +35,14 @@ def _group(by: str) -> pl.Expr:
 
 def player_base(warehouse_dir: str | Path, *, by: str = "all", player: str | None = None) -> pl.DataFrame:
     """The same base counts as ``sql/player_base.sql``, one row per player and group, in the same order."""
-    ph = scan(warehouse_dir, "player_hands").filter(pl.col("replayed")).with_columns(_group(by))
+    offsets = scan(warehouse_dir, "hands").select("hand_id", "utc_offset")
+    ph = (
+        scan(warehouse_dir, "player_hands")
+        .filter(pl.col("replayed"))
+        .join(offsets, on="hand_id", how="left")
+        .with_columns(_group(by))
+        .drop("utc_offset")
+    )
     if player is not None:
         ph = ph.filter(pl.col("player") == player)
     deal_in = (

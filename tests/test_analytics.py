@@ -767,10 +767,13 @@ def test_bad_by_is_refused(con, warehouse: Path) -> None:
 
 # -------------------------------------------------------------------------------- --by and --player
 def test_the_groups_of_stats_by() -> None:
-    assert GROUPS[0] == "all" and choices() == "seat, dealer, profile or month"
+    # --by also takes opponent (one player's head-to-head table), which is no split of the base counts
+    assert GROUPS[0] == "all" and choices() == "seat, dealer, profile, month or opponent"
     assert [check_group(g) for g in GROUPS] == list(GROUPS)
-    with pytest.raises(ValueError, match="--by takes seat, dealer, profile or month, got 'weekday'"):
+    with pytest.raises(ValueError, match="--by takes seat, dealer, profile, month or opponent, got 'weekday'"):
         check_group("weekday")
+    with pytest.raises(ValueError, match="got 'opponent'"):
+        check_group("opponent")
 
 
 @pytest.mark.parametrize("by", GROUPS[1:])

@@ -519,7 +519,7 @@ def test_player_fan(con):
         (3, "all players", 1, 4),
     ]
     assert df.filter(pl.col("who") == "player")["share"].to_list() == [0.0, 0.0, 1.0]
-    assert run_sql(con, "player_fan_distribution", player="pA")["wins"].to_list() == [1]  # H4 is not replayed
+    assert queries.run(con, "player_fan_distribution", player="pA")["wins"].to_list() == [1]  # H4 is not replayed
 
 
 # ---------------------------------------------------------------------------------------------- quality
@@ -669,7 +669,6 @@ def test_sql_files_are_models_with_a_header():
     for name in (
         "hua_zhu_per_hand",
         "rejects_by_code",
-        "player_fan_distribution",
         "quality_summary",
         "hands_by_month",
         "players_hands_by_level",

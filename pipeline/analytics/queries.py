@@ -15,8 +15,10 @@ from pipeline import sql
 from pipeline.analytics.groups import check_group
 from pipeline.analytics.levels import LEVELS, NEEDS, TABLE_FIGURES, Needs, coverage, split
 from pipeline.analytics.metrics import METRICS
+from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope, ScopeError
 from pipeline.analytics.stats import mean_interval, wilson
 from pipeline.ingest.warehouse import Warehouse
+from schemas.tables import TABLES
 
 _WARNED: set[str] = set()  # incomplete runs this process has warned of
 # Connections whose player_base_levels answers are kept (see remember_bases), with the results by (by, player)
@@ -25,21 +27,34 @@ _BASES: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[tuple[str, str
 )
 
 
-def connect(warehouse_dir: str | Path, *, warn: bool = True) -> duckdb.DuckDBPyConnection:
+def connect(warehouse_dir: str | Path, *, scope: Scope | None = None, warn: bool = True) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the warehouse's tables as views (read-only on the Parquet files; the batches
     committed when it connects), for the analytics, the audit and the dashboards to share; the caller closes
     it (``with connect(d) as con:``). When the warehouse's last ingest run did not finish (interrupted,
     killed, failed, or still running), one warning line goes to stderr, once per process (``warn=False``: none).
 
-    Raises ``FileNotFoundError`` when there is no warehouse at ``warehouse_dir``."""
+    ``scope`` (:class:`pipeline.analytics.scope.Scope`): every table's view holds only the rows of the hands in
+    scope (``rejects`` and ``ingest_runs``, which belong to no stored hand, stay whole), and the macro
+    ``local_time(played_at, utc_offset)`` that every date and month goes through reads the scope's time zone
+    (default: each record's own offset). The unfiltered views are in the schema ``stored``. A column a table
+    gained after the warehouse was written (``hands.utc_offset``) reads as null.
+
+    Raises ``FileNotFoundError`` when there is no warehouse at ``warehouse_dir`` and
+    :class:`pipeline.analytics.scope.ScopeError` for a time zone DuckDB does not know."""
     root = Path(warehouse_dir)
     if not (root / "hands").is_dir():
         raise FileNotFoundError(f"no warehouse at {root} (run xuezhan ingest first)")
+    scope = scope or EVERYTHING
     wh = Warehouse(root)
-    con = wh.connect()
-    # Every query reads the footers of every Parquet file of the tables it names; committed files never change
-    # (each batch has its own), so they are read once per connection, not once per query.
-    con.execute("SET parquet_metadata_cache = true")
+    con = wh.connect(schema=STORED)
+    try:
+        # Every query reads the footers of every Parquet file of the tables it names; committed files never
+        # change (each batch has its own), so they are read once per connection, not once per query.
+        con.execute("SET parquet_metadata_cache = true")
+        _scoped_views(con, scope)
+    except BaseException:
+        con.close()
+        raise
     last = wh.last_run() if warn else None
     if last is not None and not last[1] and last[0] not in _WARNED:
         _WARNED.add(last[0])  # once per process: a command may connect more than once
@@ -49,6 +64,38 @@ def connect(warehouse_dir: str | Path, *, warn: bool = True) -> duckdb.DuckDBPyC
             file=sys.stderr,
         )
     return con
+
+
+STORED = "stored"  # the schema of the unfiltered views (Warehouse.connect's)
+
+
+def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
+    """The views the analytics read, in the default schema over ``stored``'s: the rows of the hands in scope
+    (every row without a scope), with the columns of :data:`schemas.tables.TABLES` an older warehouse lacks
+    as nulls; and the ``local_time`` macro in the scope's time zone."""
+    con.execute("SET VARIABLE xuezhan_tz = ?", [scope.tz])
+    con.execute(sql.load_sql("pipeline.analytics", "local_time"))
+    if scope.tz is not None:
+        try:  # zoneinfo knew it (Scope checks); DuckDB's own zone database must too
+            con.execute("SELECT timezone(getvariable('xuezhan_tz'), TIMESTAMPTZ '2000-01-01 00:00:00+00')")
+        except duckdb.Error:
+            raise ScopeError(f"--tz {scope.tz!r}: not a time zone DuckDB knows") from None
+    views = {}
+    for name, schema in TABLES.items():
+        have = {row[0] for row in con.execute(f'DESCRIBE "{STORED}"."{name}"').fetchall()}
+        empty = con.from_arrow(schema.empty_table())  # DuckDB's names for the Arrow types
+        missing = "".join(
+            f', CAST(NULL AS {kind}) AS "{column}"'
+            for column, kind in zip(empty.columns, map(str, empty.types), strict=True)
+            if column not in have
+        )
+        views[name] = f'CREATE OR REPLACE VIEW "{name}" AS SELECT *{missing} FROM "{STORED}"."{name}"'
+        con.execute(views[name])
+    if scope.filters:  # the hands in scope, from the whole warehouse's; then every view keeps just those
+        con.execute("CREATE TEMP TABLE _scope AS " + sql.load_sql("pipeline.analytics", "scope_hands"), scope.params())
+        for name in TABLES:
+            if name not in WHOLE:
+                con.execute(views[name] + " WHERE hand_id IN (SELECT hand_id FROM temp._scope)")
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:
@@ -223,7 +270,11 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
     ``levels`` are the player's hands by level, and ``excluded`` names each metric that left some out, with
     their levels (``{"pongs_per_hand": {"settlement": 3}}``); ``metrics`` says per metric, over all the hands
     shown, how many it used (``n``), by level (``levels``), which it left out (``excluded``) and what it needs
-    (``needs``), the table figures' too; ``levels`` counts the stored and replayed hands by level."""
+    (``needs``), the table figures' too; ``levels`` counts the stored and replayed hands by level.
+
+    With ``player``, ``table`` also holds ``player_wins`` (:func:`player_wins`): that player's own wins by fan
+    and pattern (the rest of ``table`` is every hand of the connection: on a connection scoped to the
+    player's hands, every win at their tables)."""
     levels = player_base_levels(con, by=by, player=player)
     keys = levels.select(_KEYS).unique(maintain_order=True)
     every = fold(levels, None, keys)
@@ -253,6 +304,8 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
             entry[by] = row["grp"]
         players.append(entry)
     table = table_figures(con)
+    if player is not None:
+        table["player_wins"] = player_wins(con, player)
     warehouse = hands_by_level(con)
     mine = warehouse if player is None else hands_by_level(con, player)
     shown = _by_level(mine, "replayed")
@@ -270,8 +323,117 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
     }
 
 
-def warehouse_stats(warehouse_dir: str | Path, *, by: str = "all", player: str | None = None) -> dict[str, Any]:
+def warehouse_stats(
+    warehouse_dir: str | Path, *, by: str = "all", player: str | None = None, scope: Scope | None = None
+) -> dict[str, Any]:
     """:func:`stats` of the warehouse at ``warehouse_dir``, on a connection opened and closed here (for a caller
-    that has nothing else to run on it: the ``stats`` command, the demo, the bench)."""
-    with connect(warehouse_dir) as con:
-        return stats(con, by=by, player=player)
+    that has nothing else to run on it: the ``stats`` command, the demo, the bench), over the hands in
+    ``scope`` (the answer's ``scope``: its filters, ``null`` each when not given)."""
+    scope = scope or EVERYTHING
+    with connect(warehouse_dir, scope=scope) as con:
+        return {"scope": scope.as_dict(), **stats(con, by=by, player=player)}
+
+
+def player_wins(con: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]:
+    """One player's own wins: ``{"player", "wins", "fan_distribution": {fan: wins}, "pattern_frequency":
+    {pattern: wins}, "pattern_names": {pattern: 中文}}`` (replayed hands; the fan in the Chinese count)."""
+    fan = run(con, "player_fan_distribution", player=player)
+    patterns = run(con, "player_pattern_frequency", player=player)
+    return {
+        "player": player,
+        "wins": int(fan["wins"].sum() or 0),
+        "fan_distribution": {str(r["fan"]): r["wins"] for r in fan.iter_rows(named=True)},
+        "pattern_frequency": {r["pattern"]: r["wins"] for r in patterns.iter_rows(named=True)},
+        "pattern_names": {r["pattern"]: r["name_zh"] for r in patterns.iter_rows(named=True)},
+    }
+
+
+# ---------------------------------------------------------------------------------------------- head to head
+HEAD_TO_HEAD = {
+    "opponent": pl.String,
+    "hands": pl.Int64,
+    "won_from": pl.Int64,
+    "lost_to": pl.Int64,
+    "net": pl.Int64,
+    "net_per_hand": pl.Float64,
+    "net_low": pl.Float64,
+    "net_high": pl.Float64,
+    "deal_ins_to": pl.Int64,
+    "deal_in_hands": pl.Int64,
+    "deal_in_rate": pl.Float64,
+    "deal_in_low": pl.Float64,
+    "deal_in_high": pl.Float64,
+    "wins_from": pl.Int64,
+    "win_hands": pl.Int64,
+    "win_rate": pl.Float64,
+    "win_low": pl.Float64,
+    "win_high": pl.Float64,
+}
+
+
+def head_to_head_frame(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
+    """``player`` against each opponent they sat with (``sql/head_to_head.sql``), one row per opponent, most
+    hands together first, with intervals: the net points per hand together (``net_per_hand``, normal 95%
+    interval of the mean over the hands together, ``net_low``/``net_high``); the share of those hands in which
+    ``player`` dealt in to the opponent (``deal_in_rate``) and won on the opponent's discard (``win_rate``),
+    each with its Wilson 95% interval. Columns: :data:`HEAD_TO_HEAD`."""
+    rows = []
+    for r in run(con, "head_to_head", player=player).iter_rows(named=True):
+        hands = int(r["hands"])
+        mean, low, high = mean_interval(r["net_sum"], r["net_sq"], hands)
+        deal_low, deal_high = wilson(r["deal_in_hands"], hands)
+        win_low, win_high = wilson(r["win_hands"], hands)
+        rows.append(
+            {
+                "opponent": r["opponent"],
+                "hands": hands,
+                "won_from": r["won_from"],
+                "lost_to": r["lost_to"],
+                "net": r["net_sum"],
+                "net_per_hand": mean,
+                "net_low": low,
+                "net_high": high,
+                "deal_ins_to": r["deal_ins_to"],
+                "deal_in_hands": r["deal_in_hands"],
+                "deal_in_rate": r["deal_in_hands"] / hands if hands else None,
+                "deal_in_low": deal_low,
+                "deal_in_high": deal_high,
+                "wins_from": r["wins_from"],
+                "win_hands": r["win_hands"],
+                "win_rate": r["win_hands"] / hands if hands else None,
+                "win_low": win_low,
+                "win_high": win_high,
+            }
+        )
+    return pl.DataFrame(rows, schema=HEAD_TO_HEAD)
+
+
+def head_to_head(con: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]:
+    """The ``stats --player P --by opponent --format json`` contract: ``{"player", "hands", "opponents":
+    [{"opponent", "hands", "won_from", "lost_to", "net", "net_per_hand": {"value", "n", "ci_low", "ci_high"},
+    "deal_ins_to", "deal_in_rate": {"value", "num", "den", "ci_low", "ci_high"}, "wins_from", "win_rate":
+    {...}}]}``: :func:`head_to_head_frame` (``hands``: the player's hands played to the end)."""
+    frame = head_to_head_frame(con, player)
+    mine = player_base(con, player=player)
+    opponents = [
+        {
+            "opponent": r["opponent"],
+            "hands": r["hands"],
+            "won_from": r["won_from"],
+            "lost_to": r["lost_to"],
+            "net": r["net"],
+            "net_per_hand": {
+                "value": r["net_per_hand"],
+                "n": r["hands"],
+                "ci_low": r["net_low"],
+                "ci_high": r["net_high"],
+                "unit": "points",
+            },
+            "deal_ins_to": r["deal_ins_to"],
+            "deal_in_rate": _rate(r["deal_in_hands"], r["hands"]),
+            "wins_from": r["wins_from"],
+            "win_rate": _rate(r["win_hands"], r["hands"]),
+        }
+        for r in frame.iter_rows(named=True)
+    ]
+    return {"player": player, "hands": int(mine["hands"].sum() or 0), "opponents": opponents}

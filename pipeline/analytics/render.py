@@ -12,6 +12,7 @@ import polars as pl
 
 from pipeline.analytics.levels import NEEDS, excluded_text
 from pipeline.analytics.metrics import METRICS
+from pipeline.analytics.scope import Scope
 
 # what a spreadsheet reads as a formula at the start of a cell (OWASP's CSV injection list)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -92,8 +93,10 @@ def counts_line(answer: dict[str, Any]) -> str:
     """
     t = answer["table"]
     stored, valid, replayed = t["stored_hands"], t["valid_hands"], t["replayed_hands"]
+    scoped = Scope(**answer["scope"]).filters if answer.get("scope") else False
+    rejects = f"{t['rejects']} in the whole warehouse" if scoped else t["rejects"]  # no hand: no scope
     return (
-        f"hands {answer['hands']} (stored {stored}, valid {valid}, rejects {t['rejects']}): "
+        f"hands {answer['hands']} (stored {stored}, valid {valid}, rejects {rejects}): "
         f"stored {stored} = valid {valid} + invalid {stored - valid}; statistics over the {replayed} replayed "
         f"to the end ({stored - replayed} stopped before it), issues over all {stored} stored"
     )
@@ -145,9 +148,13 @@ def stats_table(answer: dict[str, Any]) -> str:
     lines = ["\t".join(r) for r in rows]
     lines += [
         "",
+        *scope_lines(answer.get("scope")),
         counts_line(answer),
         *levels_lines(answer),
-        "fan distribution (wins by total fan): " + ", ".join(f"{k}: {v}" for k, v in t["fan_distribution"].items()),
+        *_player_wins_lines(t.get("player_wins")),
+        ("fan distribution (wins by total fan)" if "player_wins" not in t else "every win at their tables, by fan")
+        + ": "
+        + ", ".join(f"{k}: {v}" for k, v in t["fan_distribution"].items()),
         "patterns: " + ", ".join(f"{t['pattern_names'][k]} {v}" for k, v in t["pattern_frequency"].items()),
         ("winners per hand" if len(t["tables"]) <= 1 else "winners per hand (every table)")
         + ": "
@@ -164,6 +171,151 @@ def stats_table(answer: dict[str, Any]) -> str:
     if t["issues_by_code"]:
         lines.append("issues: " + ", ".join(f"{k} {v['issues']}" for k, v in t["issues_by_code"].items()))
     return "\n".join(lines)
+
+
+def scope_lines(scope: dict[str, Any] | None) -> list[str]:
+    """What the output covers under a filter (the ``scope`` of a JSON answer), and what a filter cannot
+    apply to; nothing without one.
+
+    >>> scope_lines({"player": "p1", "tz": None})
+    ['scope: hands where p1 sat (rejected lines and ingest runs belong to no hand: not filtered)']
+    >>> scope_lines({"tz": "UTC"}), scope_lines(None)
+    (['dates and months in time zone UTC'], [])
+    """
+    if not scope:
+        return []
+    s = Scope(**scope)
+    if not s.filters:
+        return [] if s.tz is None else [f"dates and months in time zone {s.tz}"]
+    return [f"scope: {s.describe()} (rejected lines and ingest runs belong to no hand: not filtered)"]
+
+
+def _player_wins_lines(own: dict[str, Any] | None) -> list[str]:
+    """``stats --player P``: P's own wins by fan and pattern (the lines after them are every win of the hands).
+
+    >>> print("\\n".join(_player_wins_lines({"player": "p1", "wins": 3, "fan_distribution": {"1": 2, "3": 1},
+    ...     "pattern_frequency": {"ping_hu": 3, "qing_yi_se": 1}, "pattern_names": {"ping_hu": "平胡",
+    ...     "qing_yi_se": "清一色"}})))
+    p1's wins by total fan (3 wins): 1: 2, 3: 1
+    p1's patterns: 平胡 3, 清一色 1
+    """
+    if own is None:
+        return []
+    name = printable(own["player"])
+    fans = ", ".join(f"{k}: {v}" for k, v in own["fan_distribution"].items()) or "none"
+    patterns = ", ".join(f"{own['pattern_names'][k]} {v}" for k, v in own["pattern_frequency"].items()) or "none"
+    wins = f"{own['wins']} win{'' if own['wins'] == 1 else 's'}"
+    return [f"{name}'s wins by total fan ({wins}): {fans}", f"{name}'s patterns: {patterns}"]
+
+
+def _interval(value: float | None, low: float | None, high: float | None, digits: int) -> str:
+    if value is None:
+        return "-"
+    span = f" [{low:.{digits}f},{high:.{digits}f}]" if low is not None and high is not None else ""
+    return f"{value:.{digits}f}{span}"
+
+
+def head_to_head_table(answer: dict[str, Any]) -> str:
+    """``stats --player P --by opponent`` as a terminal table: one row per opponent (most hands together
+    first), tab-separated like ``stats``, then what the columns mean."""
+    head = [
+        "opponent",
+        "hands",
+        "won from",
+        "lost to",
+        "net",
+        "net/hand [95%]",
+        "deal-ins to",
+        "deal-in rate [95%]",
+        "wins from",
+        "win-from rate [95%]",
+    ]
+    rows = [head]
+    for o in answer["opponents"]:
+        net = o["net_per_hand"]
+        rows.append(
+            [
+                printable(o["opponent"]),
+                str(o["hands"]),
+                str(o["won_from"]),
+                str(o["lost_to"]),
+                f"{o['net']:+d}",
+                _interval(net["value"], net["ci_low"], net["ci_high"], 2),
+                str(o["deal_ins_to"]),
+                _cell(o["deal_in_rate"]),
+                str(o["wins_from"]),
+                _cell(o["win_rate"]),
+            ]
+        )
+    name = printable(answer["player"])
+    return "\n".join(
+        [
+            f"{name} head to head: {answer['hands']} hands played to the end, {len(answer['opponents'])} opponents",
+            *scope_lines(answer.get("scope")),
+            *("\t".join(r) for r in rows),
+            "",
+            f"won from / lost to: points {name} received from / paid to that opponent (every payment between them);"
+            " net/hand: mean over the hands together, normal 95% interval",
+            f"deal-ins to: that opponent's wins on {name}'s discard; wins from: {name}'s wins on theirs; rates: "
+            "share of the hands together with at least one, Wilson 95%",
+        ]
+    )
+
+
+HEAD_TO_HEAD_CSV = (
+    "player",
+    "opponent",
+    "hands",
+    "won_from",
+    "lost_to",
+    "net",
+    "net_per_hand",
+    "net_per_hand_low",
+    "net_per_hand_high",
+    "deal_ins_to",
+    "deal_in_hands",
+    "deal_in_rate",
+    "deal_in_rate_low",
+    "deal_in_rate_high",
+    "wins_from",
+    "win_hands",
+    "win_rate",
+    "win_rate_low",
+    "win_rate_high",
+)
+
+
+def head_to_head_csv(answer: dict[str, Any]) -> str:
+    """One row per opponent: :data:`HEAD_TO_HEAD_CSV`."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(HEAD_TO_HEAD_CSV)
+    for o in answer["opponents"]:
+        net, deal, win = o["net_per_hand"], o["deal_in_rate"], o["win_rate"]
+        w.writerow(
+            [
+                csv_cell(answer["player"]),
+                csv_cell(o["opponent"]),
+                o["hands"],
+                o["won_from"],
+                o["lost_to"],
+                o["net"],
+                net["value"],
+                net["ci_low"],
+                net["ci_high"],
+                o["deal_ins_to"],
+                deal["num"],
+                deal["value"],
+                deal["ci_low"],
+                deal["ci_high"],
+                o["wins_from"],
+                win["num"],
+                win["value"],
+                win["ci_low"],
+                win["ci_high"],
+            ]
+        )
+    return out.getvalue()
 
 
 def stats_csv(answer: dict[str, Any]) -> str:

@@ -764,6 +764,21 @@ def played_at_time(text: str | None) -> datetime | None:
     return moment.astimezone(UTC)
 
 
+def played_at_offset(text: str | None) -> int | None:
+    """The UTC offset ``played_at`` was written with, in minutes east of UTC (``+08:00`` is 480, ``Z`` 0): the
+    record's own time zone, which :func:`played_at_time` folds away. ``None`` when the time has no offset (it is
+    read as UTC, but the record did not say so) or is no date-time.
+
+    >>> played_at_offset("2026-11-01T20:15:00+08:00"), played_at_offset("2026-11-01T20:15:00-03:30")
+    (480, -210)
+    >>> played_at_offset("2026-11-01T20:15:00Z"), played_at_offset("2026-11-01 20:15"), played_at_offset(None)
+    (0, None, None)
+    """
+    moment = _moment(text)
+    offset = None if moment is None else moment.utcoffset()
+    return None if offset is None else int(offset.total_seconds()) // 60
+
+
 def played_at_valid(text: str) -> bool:
     """Is ``text`` an RFC 3339 date-time (what :func:`played_at_time` reads)? The validator's cheap question."""
     return _moment(text) is not None

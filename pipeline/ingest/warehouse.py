@@ -516,10 +516,13 @@ class Warehouse:
         """The DuckDB pattern of a table's files (the warehouse path escaped)."""
         return glob_escape(str(self.root / table)) + "/*.parquet"
 
-    def connect(self) -> duckdb.DuckDBPyConnection:
+    def connect(self, *, schema: str | None = None) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with every table as a view over its committed files, the manifest
-        read once (a snapshot for the connection's life)."""
+        read once (a snapshot for the connection's life). ``schema``: create the views in that (new) schema
+        instead of the default one (the analytics put filtered views of the same names in front of them)."""
         con = duckdb.connect()
+        if schema is not None:
+            con.execute(f'CREATE SCHEMA "{schema}"')
         con.execute("SET enable_progress_bar = false")  # our commands draw their own progress
         if self.manifest_path.exists():
             con.execute(f"CREATE TEMP TABLE _committed AS SELECT * FROM {self._manifest_sql()}")
@@ -530,7 +533,8 @@ class Warehouse:
         batches = [b for (b,) in con.execute("SELECT batch FROM temp._committed").fetchall()]
         for name in TABLES:
             files = [f for b in batches if (f := self.root / name / f"part-{b}.parquet").exists()]
-            con.execute(self._view_sql(name, "temp._committed", files if name != "ingest_runs" and files else None))
+            listed = files if name != "ingest_runs" and files else None
+            con.execute(self._view_sql(name, "temp._committed", listed, schema=schema))
         return con
 
     def _read_manifest_of_old(self) -> list[dict[str, object]]:
@@ -541,26 +545,30 @@ class Warehouse:
     def _manifest_sql(self) -> str:
         return f"read_parquet({_literal(glob_escape(str(self.manifest_path)))})"
 
-    def _view_sql(self, name: str, committed: str, files_of: list[Path] | None = None) -> str:
+    def _view_sql(
+        self, name: str, committed: str, files_of: list[Path] | None = None, *, schema: str | None = None
+    ) -> str:
         """The view of table ``name``: its files of the batches in ``committed`` (SQL naming the manifest's
         rows); ``ingest_runs`` with the counts of an unfinished run from its committed batches.
 
         ``files_of``: the committed files themselves, listed (what :meth:`connect` reads from its snapshot):
         the view reads just those, and a file removed since (a compaction that committed after the connection
-        was made removes the batches it folded) is an error, never rows silently missing."""
+        was made removes the batches it folded) is an error, never rows silently missing. ``schema``: the
+        schema the view is created in (default: the connection's)."""
+        view = f'"{name}"' if schema is None else f'"{schema}"."{name}"'
         if files_of:
             listed = ", ".join(_literal(glob_escape(str(f))) for f in files_of)
-            return f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{listed}], union_by_name = true)'
+            return f"CREATE VIEW {view} AS SELECT * FROM read_parquet([{listed}], union_by_name = true)"
         files = f"read_parquet({_literal(self.glob(name))}, union_by_name = true"
         if name == "ingest_runs":
             sums = ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in COUNTS)
             replace = ", ".join(f"if(r.finished_at IS NULL, coalesce(b.{c}, 0), r.{c}) AS {c}" for c in COUNTS)
             return (
-                f'CREATE VIEW "{name}" AS SELECT r.* REPLACE ({replace}) FROM {files}) AS r '
+                f"CREATE VIEW {view} AS SELECT r.* REPLACE ({replace}) FROM {files}) AS r "
                 f"LEFT JOIN (SELECT run_id, {sums} FROM {committed} GROUP BY run_id) AS b ON r.run_id = b.run_id"
             )
         return (
-            f"CREATE VIEW \"{name}\" AS SELECT * EXCLUDE (_file) FROM {files}, filename = '_file') "
+            f"CREATE VIEW {view} AS SELECT * EXCLUDE (_file) FROM {files}, filename = '_file') "
             f"WHERE parse_filename(_file) IN (SELECT 'part-' || batch || '.parquet' FROM {committed})"
         )
 

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
-from pipeline.game.record import played_at_time
+from pipeline.game.record import played_at_offset, played_at_time
 from pipeline.game.start import wall_after_deal
 from pipeline.ingest.read import RawLine
 from pipeline.ingest.warehouse import Encoded
@@ -250,6 +250,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         hand_no=record.hand_no,
         table_id=record.table_id,
         played_at=played_at,
+        utc_offset=played_at_offset(record.played_at),
         profile=record.rules.profile,
         ruleset=json.dumps(obj.get("ruleset"), ensure_ascii=False, sort_keys=True),
         players=list(players),

@@ -21,8 +21,8 @@ seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count 
             WHEN 'seat' THEN CAST(ph.seat AS VARCHAR)
             WHEN 'dealer' THEN CASE WHEN ph.dealer THEN 'dealer' ELSE 'not dealer' END
             WHEN 'profile' THEN ph.profile
-            -- played_at is UTC; strftime on a TIMESTAMPTZ would use the session's TimeZone (the machine's)
-            WHEN 'month' THEN strftime(timezone('UTC', ph.played_at), '%Y-%m')
+            -- the month of the hand's local time (the record's own offset, or --tz: local_time.sql)
+            WHEN 'month' THEN strftime(local_time(h.played_at, h.utc_offset), '%Y-%m')
             ELSE 'all'
         END AS grp,
         -- a hand stored before levels were recorded carried at least a deal and every event (no score sheets)

@@ -2,6 +2,7 @@
 -- money: for a scoring or settlement difference, the points it moves (the validator's issues.money);
 -- for a rule violation, the points the source system settled in that hand (the money its verdict rests on).
 -- position: the replay's state where a rule violation stopped it (null for other findings).
+-- month: of the hand's local time (the record's own offset, or --tz: pipeline/analytics/sql/local_time.sql).
 -- Ranked by money at stake, then hand and event.
 WITH
 stake AS (  -- claimed money per hand: what the winners of the claimed settlement took
@@ -13,7 +14,7 @@ stake AS (  -- claimed money per hand: what the winners of the claimed settlemen
 found AS (  -- source: issues with their hand's context
     SELECT
         i.hand_id, i.code, i.severity, i.event, i.seat, i.expected, i.actual, i.message, i.money, i.position,
-        h.table_id, h.played_at, h.players
+        h.table_id, h.played_at, h.utc_offset, h.players
     FROM issues AS i
     JOIN hands AS h ON h.hand_id = i.hand_id
 ),
@@ -33,6 +34,6 @@ priced AS (  -- logic
 
 SELECT  -- final
     hand_id, code, severity, event, seat, player, expected, actual, money_at_stake AS money, message, position,
-    table_id, strftime(timezone('UTC', played_at), '%Y-%m') AS month
+    table_id, strftime(local_time(played_at, utc_offset), '%Y-%m') AS month
 FROM priced
 ORDER BY money DESC, hand_id, event NULLS FIRST, code

@@ -1,5 +1,5 @@
--- player_fan_distribution: one player's wins by total fan (engine, before the cap), replayed hands only, in the
--- Chinese count (plain hand 1 fan); the same definition as the analytics model fan_distribution, for $player.
+-- player_fan_distribution: one player's ($player) wins by total fan (engine, before the cap), replayed hands
+-- only, in the Chinese count (plain hand 1 fan); the same definition as fan_distribution, for one winner.
 -- Check: the counts add up to the player's wins in player_base.
 WITH
 source AS (
