@@ -839,6 +839,63 @@ def info_cheats_command(
         typer.echo(f"{line}  YES" if r.flagged else line)
 
 
+@app.command("deals")
+def deals_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    fdr: Annotated[
+        float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli, per kind).")
+    ] = 0.05,
+    min_hands: Annotated[int, typer.Option("--min-hands", min=1, help="Test groups with at least N dealt hands.")] = 20,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--kind", help="Only these kinds of group: player, seat, table, session (repeat the option)."),
+    ] = None,
+    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
+    top: Annotated[
+        int, typer.Option("--top", min=0, help="Groups to list per kind in the table (json lists all).")
+    ] = 10,
+) -> None:
+    """Screen players, table seats, tables and sessions for stacked deals: starting hands closer to ready than a
+    fair wall deals (the sum of the deals' shanten against its exact distribution under fair shuffles); hands of
+    level full and dealt only."""
+    from pipeline.analytics.queries import connect
+    from pipeline.audit.deals import KINDS, screen_deals
+
+    kinds = tuple(kind or KINDS)
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise fail(f"--kind: unknown {', '.join(unknown)} (known: {', '.join(KINDS)})")
+    _records_in(warehouse)
+    with connect(warehouse) as con:
+        results = screen_deals(con, fdr=fdr, min_hands=min_hands, kinds=kinds)
+    if fmt == "json":
+        typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
+        return
+    for k in kinds:
+        lines = [r for r in results if r.kind == k]
+        tested = [r for r in lines if r.p is not None]
+        typer.echo(
+            f"{k}: {len(tested)} with at least {plural(min_hands, 'dealt hand')} screened "
+            f"({len(lines) - len(tested)} with fewer not tested); {sum(r.flagged for r in lines)} flagged at FDR {fdr}"
+        )
+        if not lines:
+            continue
+        head = f"  {'group':<22}{'hands':>7}{'shanten':>9}{'fair':>7}{'z':>7}{'p':>11}{'q':>9}"
+        typer.echo(f"{head}{'suited':>8}{'fair':>7}  flag")
+        for r in lines[:top]:
+            p = f"{r.p:>11.2e}" if r.p is not None else f"{'–':>11}"
+            q = f"{r.q:>9.3f}" if r.q is not None else f"{'–':>9}"
+            suited = f"{r.suited:>8.2f}{r.suited_expected:>7.2f}" if r.suited is not None else f"{'–':>8}{'–':>7}"
+            fair = r.expected / r.hands
+            line = f"  {_shown(r.group):<22}{r.hands:>7}{r.mean:>9.2f}{fair:>7.2f}{r.z:>7.1f}{p}{q}{suited}"
+            typer.echo(f"{line}  YES" if r.flagged else line)
+            for e in r.evidence:
+                typer.echo(
+                    f"      {_shown(e['hand_id'])} seat {e['seat']} ({_shown(e['player'])}"
+                    f"{', dealer' if e['dealer'] else ''}): dealt {e['shanten']} from ready"
+                )
+
+
 @app.command("eval-collusion")
 def eval_collusion_command(
     fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
