@@ -970,6 +970,56 @@ def eval_info_cheats_command(
     _evaluate("information", pops, fdr, workers, out, "players")
 
 
+@app.command("eval-deals")
+def eval_deals_command(
+    fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
+    hands: Annotated[int, typer.Option("--hands", min=50, help="Hands each stacked player plays (about).")] = 500,
+    intensity: Annotated[
+        list[float] | None,
+        typer.Option("--intensity", help="Share of the stacker's hands stacked (repeat the option; default 0.4)."),
+    ] = None,
+    stackers: Annotated[int, typer.Option("--stackers", min=1, help="Stacked players per population.")] = 1,
+    replicates: Annotated[int, typer.Option("--replicates", min=1, help="Populations per intensity (seeds).")] = 25,
+    honest: Annotated[int, typer.Option("--honest", min=0, help="Honest populations of the same size.")] = 25,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
+) -> None:
+    """Simulate populations with stacked deals (simulate --inject stack=N:I) and honest ones; report the
+    stacked players `deals` flags, with a Wilson 95% interval, the honest players flagged and the false
+    discovery proportion of the honest populations, and the sessions flagged."""
+    from pipeline.evaluate import deals_grid, evaluate, session_lines, summary, table
+
+    if not 0.0 < fdr < 1.0:
+        raise fail(f"--fdr must be in (0, 1), got {fdr}")
+    if out is not None:
+        _output_file(out, "--out")
+    for i in intensity or ():
+        if not 0.0 < i <= 1.0:
+            raise fail(f"--intensity must be in (0, 1], got {i}")
+    pops = deals_grid(
+        seed=seed,
+        hands=hands,
+        intensities=intensity or (0.4,),
+        stackers=stackers,
+        replicates=replicates,
+        honest=honest,
+    )
+    # _evaluate's steps, with the sessions' table after the players' (and in the JSON)
+    outcomes = evaluate(
+        pops,
+        detector="deals",
+        fdr=fdr,
+        workers=workers,
+        progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
+    )
+    typer.echo(table(outcomes, fdr, unit="players"))
+    typer.echo("")
+    typer.echo(session_lines(outcomes))
+    if out is not None:
+        out.write_text(json.dumps(summary(outcomes) | {"sessions": session_lines(outcomes)}, indent=1) + "\n")
+
+
 def _evaluate(detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str) -> None:
     from pipeline.evaluate import evaluate, summary, table
 
