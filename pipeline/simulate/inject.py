@@ -175,8 +175,9 @@ def stack_deals(
     tiles (提牌, 搓牌) to give one of them better tiles. Such a team cannot choose every tile of every deal: a
     lifted tile is swapped for one already built into the wall, and a rigged machine or a hand that builds the
     wall works on some hands and not others. So the stacked hand is what a fair shuffle deals, improved by a
-    choice between it and a second random hand from the same wall (about one step of shanten in three hands
-    of four that are stacked at a table of three suits), in a share ``I`` of the player's hands; the wall stays
+    choice between it and a second random hand from the same wall, in a share ``I`` of the player's hands (at a
+    table of three suits the second hand is the better in 31% of stacked deals, and the stacked deal is 0.39 of
+    a step of shanten better than a fair one on average: pipeline/audit/deals.py); the wall stays
     a permutation of the tiles, so the record is legal and conserves every tile (the validator passes it), and
     nothing in play changes but the tiles.
 
