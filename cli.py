@@ -859,7 +859,7 @@ def deals_command(
     fair wall deals (the sum of the deals' shanten against its exact distribution under fair shuffles); hands of
     level full and dealt only."""
     from pipeline.analytics.queries import connect
-    from pipeline.audit.deals import KINDS, screen_deals
+    from pipeline.audit.deals import KINDS, NoDealScores, screen_deals
 
     kinds = tuple(kind or KINDS)
     unknown = [k for k in kinds if k not in KINDS]
@@ -867,9 +867,18 @@ def deals_command(
         raise fail(f"--kind: unknown {', '.join(unknown)} (known: {', '.join(KINDS)})")
     _records_in(warehouse)
     with connect(warehouse) as con:
-        results = screen_deals(con, fdr=fdr, min_hands=min_hands, kinds=kinds)
+        try:
+            results = screen_deals(con, fdr=fdr, min_hands=min_hands, kinds=kinds)
+        except NoDealScores as exc:
+            raise fail(str(exc)) from None
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
+        return
+    if not results:
+        typer.echo(
+            "no dealt hand to screen: deals are known in hands of level full and dealt only (and hands stored "
+            "before ingest kept their deals' shanten have none: ingest their sources into a new warehouse)"
+        )
         return
     for k in kinds:
         lines = [r for r in results if r.kind == k]

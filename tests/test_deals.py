@@ -10,6 +10,7 @@ import random
 from math import comb
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -26,7 +27,7 @@ from pipeline.audit.deal_null import (
     suit_classes,
     suited_counts,
 )
-from pipeline.audit.deals import group_test, screen_deals
+from pipeline.audit.deals import NoDealScores, group_test, screen_deals
 from pipeline.evaluate import DealOutcome, deals_grid, run_deals
 from pipeline.game.start import deal_hands
 from pipeline.ingest.run import ingest
@@ -258,6 +259,15 @@ def test_hands_without_a_deal_are_not_screened(tmp_path: Path) -> None:
     with connect(tmp_path / "wh") as con:
         assert con.sql("SELECT count(deal_shanten) FROM player_hands").fetchall()[0][0] == 0
         assert screen_deals(con) == []
+    done = runner.invoke(app, ["deals", "--warehouse", str(tmp_path / "wh")])
+    assert done.exit_code == 0 and done.stdout.startswith("no dealt hand to screen")
+
+
+def test_a_warehouse_older_than_the_deal_scores_is_said_so() -> None:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE player_hands (hand_id VARCHAR, seat TINYINT, player VARCHAR)")
+    with pytest.raises(NoDealScores, match="ingest its sources into a new warehouse"):
+        screen_deals(con)
 
 
 # ---------------------------------------------------------------------------------------------- evaluation

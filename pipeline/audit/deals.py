@@ -55,6 +55,10 @@ FDR = 0.05
 EVIDENCE = 5
 
 
+class NoDealScores(ValueError):
+    """The warehouse's tables predate the deal scores (``player_hands.deal_shanten``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class GroupTest:
     """The test of one group's hands: the observed sum of starting shanten against fair deals."""
@@ -135,6 +139,12 @@ def screen_deals(
     """The screen of the warehouse behind ``con``: per kind of group (in :data:`KINDS` order), flagged first,
     then by p-value; the untested groups last. Each flagged group carries its ``evidence`` best-dealt hands."""
     null = load()
+    columns = {row[0] for row in con.sql("DESCRIBE player_hands").fetchall()}
+    if "deal_shanten" not in columns:
+        raise NoDealScores(
+            "the warehouse was made before ingest kept each deal's shanten (player_hands.deal_shanten): ingest its "
+            "sources into a new warehouse to screen their deals"
+        )
     frame = sql.run_sql(con, "pipeline.audit", "deal_groups")
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for row in frame.iter_rows(named=True):
