@@ -186,6 +186,27 @@ def test_stacked_records_are_valid_and_labelled(room: tuple[Path, Path, dict[str
     assert all(records[s["hand_id"]]["players"][s["seat"]] == stacker for s in stacked)
 
 
+def test_a_table_of_three_with_two_suits_is_stacked_and_scored(tmp_path: Path) -> None:
+    """sanren_liangfang: three players, 筒 and 条 only. Stacked records validate; the deal scores use the two-suit
+    tables (no void to choose, no suited count)."""
+    out = tmp_path / "three.jsonl"
+    write(SimConfig(hands=24, seed=4, players=6, profile="sanren_liangfang", inject=InjectSpec.parse("stack=1:1")), out)
+    assert all(validate(json.loads(line)).ok for line in out.read_text().splitlines())
+    ingest([str(out)], tmp_path / "wh", workers=1)
+    with connect(tmp_path / "wh") as con:
+        rows = con.sql("SELECT count(*), count(deal_shanten), count(deal_suited) FROM player_hands").fetchall()
+        assert rows == [(72, 72, 0)]
+        shapes = con.sql("SELECT DISTINCT suits, size FROM (" + _deal_groups() + ") ORDER BY size").fetchall()
+        assert shapes == [(2, 13), (2, 14)]
+        assert {r.kind for r in screen_deals(con)} == {"player", "seat", "table", "session"}
+
+
+def _deal_groups() -> str:
+    from pipeline.sql import load_sql
+
+    return load_sql("pipeline.audit", "deal_groups")
+
+
 def test_a_run_without_stacking_labels_as_before(tmp_path: Path) -> None:
     write(SimConfig(hands=3, seed=1, players=8), tmp_path / "x.jsonl")
     assert "stackers" not in json.loads((tmp_path / "x.labels.json").read_text())
