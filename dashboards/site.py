@@ -11,6 +11,8 @@ Layout under ``out_dir``::
     quality.html               validator issues and rejected lines by code
     audit.html                 the audit's findings by money: by code, month and player; the top findings
     collusion.html             the pair screen: heat map of pair scores, top pairs, flagged pairs' hands
+    deals.html                 the stacked-deal screen: flagged players, seats, tables and sessions, each
+                               evidence hand replayed
     charts/<page>-<chart>.png  every chart as a PNG file
 
 Each HTML file stands alone: styles and a small script inline, charts embedded as base64 PNG, no fetch of any
@@ -39,6 +41,7 @@ import polars as pl
 from dashboards import ChartSpec, levels_note, overview, player, quality
 from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
+from dashboards import deals as deals_dash
 from pipeline.analytics import queries
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.audit import scoring
@@ -101,8 +104,9 @@ def _build(
     quality_page = Page("quality.html", "Data quality", "Data quality")
     audit_page = Page("audit.html", "Audit", "Scoring and rule audit")
     collusion_page = Page("collusion.html", "Collusion", "Collusion screen")
+    deals_page = Page("deals.html", "Deals", "Stacked deals")
     player_pages = _player_pages(selected)
-    pages = [index, *player_pages.values(), quality_page, audit_page, collusion_page]
+    pages = [index, *player_pages.values(), quality_page, audit_page, collusion_page, deals_page]
 
     by_level = queries.hands_by_level(con)
     replayed = {level: c["replayed"] for level, c in by_level.items()}
@@ -166,6 +170,13 @@ def _build(
     body.append(_pairs_table(collusion_dash.prep_top_pairs(screen)))
     body.append(_collusion_method(screen))
     (out / collusion_page.file).write_text(_page(collusion_page, pages, body, font), encoding="utf-8")
+
+    # Stacked deals: the screen runs once; each flagged group's hands are replayed from their sources.
+    step("deals: screen")
+    deals = deals_dash.screen(con)
+    body = [_deals_summary(deals), _deals_evidence(deals_dash.prep_evidence(con, deals))]
+    body += [_deals_table(deals_dash.prep_top(deals)), _deals_method()]
+    (out / deals_page.file).write_text(_page(deals_page, pages, body, font), encoding="utf-8")
     return out / index.file
 
 
@@ -619,6 +630,78 @@ def _collusion_method(screen: collusion_dash.Screen) -> str:
         f"pair score, p = 1 − Φ(score); pairs are flagged by Benjamini–Yekutieli q ≤ {_fdr(screen.fdr)} "
         "(valid when pairs share players). Pairs with fewer shared hands than the threshold are not "
         "screened. Details: pipeline/audit/collusion.py.</p></section>"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- stacked deals
+def _deals_summary(s: deals_dash.Screen) -> str:
+    rate = _fdr(s.fdr)
+    tested = [r for r in s.results if r.p is not None]
+    if not tested:
+        why = s.note or (
+            "no player, seat, table or session has enough hands whose deal is known (levels full and dealt)"
+        )
+        verdict = f'<p class="verdict"><b>Nothing was screened</b>: {_esc(why)}.</p>'
+    elif not s.flagged:
+        verdict = (
+            f'<p class="verdict"><b>Nothing is flagged</b> at a false discovery rate of {rate}: no player, seat, '
+            f"table or session of the {len(tested):,} screened was dealt better hands than fair walls deal.</p>"
+        )
+    else:
+        names = ", ".join(f"{_esc(r.kind)} {_esc(r.group)}" for r in s.flagged)
+        verdict = (
+            f'<p class="verdict"><b class="flag">{len(s.flagged):,} flagged</b> of {len(tested):,} screened, at '
+            f"a false discovery rate of {rate} per kind: {names}. A flag is a reason to replay the hands below, "
+            "not a verdict.</p>"
+        )
+    return f'<section class="summary">{verdict}</section>'
+
+
+def _deals_evidence(df: pl.DataFrame) -> str:
+    title = "Flagged groups and their best deals, replayed"
+    if not df.height:
+        return f'<section><h2>{_esc(title)}</h2><p class="note">Nothing flagged: no hands to show.</p></section>'
+    parts = []
+    for (kind, group), hands in df.group_by(["kind", "group"], maintain_order=True):
+        items = "".join(
+            f'<details><summary><span class="id">{_esc(h["hand_id"])}</span> seat {h["seat"]} '
+            f"({_esc(h['player'])}{', dealer' if h['dealer'] else ''}): dealt {h['shanten']} from ready</summary>"
+            f"<pre>{_esc(h['replay'])}</pre></details>"
+            for h in hands.iter_rows(named=True)
+        )
+        parts.append(f"<div><h3>{_esc(kind)} {_esc(group)}</h3>{items}</div>")
+    return (
+        f'<section><h2>{_esc(title)}</h2>{"".join(parts)}<p class="note">Each hand as <code>xuezhan replay '
+        "HAND --warehouse W</code> prints it, read back from the line it was ingested from.</p></section>"
+    )
+
+
+def _deals_table(df: pl.DataFrame) -> str:
+    title = "Top groups of each kind"
+    if not df.height:
+        return ""
+    rows = "".join(
+        f'<tr><td>{_esc(r["kind"])}</td><td class="id">{_esc(r["group"])}</td><td class="num">{r["hands"]:,}</td>'
+        f'<td class="num">{r["mean"]:.2f}</td><td class="num">{r["fair"]:.2f}</td><td class="num">{r["z"]:+.1f}</td>'
+        f'<td class="num">{r["p"]:.1e}</td><td class="num">{r["q"]:.3f}</td><td>{"YES" if r["flagged"] else ""}</td>'
+        "</tr>"
+        for r in df.iter_rows(named=True)
+    )
+    return (
+        f"<section><h2>{_esc(title)}</h2><table><thead><tr><th>kind</th><th>group</th><th>dealt hands</th>"
+        "<th>mean shanten</th><th>fair</th><th>z</th><th>p</th><th>q</th><th>flag</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
+def _deals_method() -> str:
+    return (
+        '<section><h2>How the screen works</h2><p class="note">Each dealt hand is scored by its starting shanten '
+        "(tile changes from ready; at a table of three suits the best over the suit to declare void). With a fair "
+        "shuffle a seat's 13 tiles (the dealer's 14) are a random subset of the wall, so the distribution of that "
+        "score is known exactly, whoever plays; a group's sum is compared with the exact distribution of the sum "
+        "of as many fair deals (lower tail), and groups are flagged by Benjamini–Yekutieli q within each kind. "
+        "Only hands of level full or dealt carry their deal. Details: pipeline/audit/deals.py.</p></section>"
     )
 
 

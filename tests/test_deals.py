@@ -33,7 +33,7 @@ from pipeline.game.start import deal_hands
 from pipeline.ingest.run import ingest
 from pipeline.rules.hand import deal_shanten
 from pipeline.rules.ruleset import load_ruleset
-from pipeline.rules.tiles import KIND_BY_NAME, counts_of, full_set
+from pipeline.rules.tiles import KIND_BY_NAME, counts_of, full_set, parse_tiles
 from pipeline.simulate.inject import InjectSpec, SpecError, stack_deals
 from pipeline.simulate.tables import SimConfig, write
 from pipeline.validate import validate
@@ -250,6 +250,44 @@ def test_the_stacker_is_flagged_with_hands_to_replay(room: tuple[Path, Path, dic
     done = runner.invoke(app, ["replay", hand, "--warehouse", str(warehouse)])
     assert done.exit_code in (0, 1), done.output
     assert hand in done.stdout
+
+
+def test_the_report_replays_the_flagged_players_best_deals(
+    room: tuple[Path, Path, dict[str, object]], tmp_path: Path
+) -> None:
+    from dashboards.site import build_report
+
+    warehouse, _, labels = room
+    stacker = labels["stackers"][0]["player"]  # type: ignore[index]
+    page = (build_report(warehouse, tmp_path / "report", players=[]).parent / "deals.html").read_text()
+    assert "1 flagged</b>" in page and f"player {stacker}" in page
+    with connect(warehouse) as con:
+        top = next(r for r in screen_deals(con) if r.flagged)
+    for e in top.evidence:  # each hand is there, replayed from its source line
+        assert f'<span class="id">{e["hand_id"]}</span>' in page
+    assert page.count("<details>") == 5 and page.count("<pre>") == 5
+    pre = page.split("<pre>")[1].split("</pre>")[0]
+    hand = top.evidence[0]
+    row = next(line for line in pre.splitlines() if line.startswith(f"{hand['seat']:>4}  {stacker}"))
+    dealt = parse_tiles(row.split()[2])  # the deal the wall gave the stacker, in tile notation
+    assert len(dealt) == (14 if hand["dealer"] else 13)
+    assert deal_shanten(counts_of(dealt), choose_void=True) == hand["shanten"]
+
+
+def test_the_replay_of_a_record_with_a_wall_shows_what_it_deals(room: tuple[Path, Path, dict[str, object]]) -> None:
+    from pipeline.audit.replay import replay_text
+    from pipeline.rules.tiles import format_tiles
+
+    _, out, _ = room
+    record = json.loads(out.read_text().splitlines()[3])
+    text = replay_text(record, validate(record))
+    hands = deal_hands([KIND_BY_NAME[t] for t in record["wall"]], record["dealer"], 4)
+    for seat, player in enumerate(record["players"]):
+        assert f"{seat:>4}  {player:<6}  {format_tiles(hands[seat])}" in text
+    short = dict(record, wall=record["wall"][:40])  # too short to deal from: no deal shown, the validator says why
+    text = replay_text(short, validate(short))
+    assert "SCHEMA_TYPE: wall must hold 72 or 108 tiles" in text
+    assert f"   0  {record['players'][0]:<6}  -" in text
 
 
 def test_the_deals_command(room: tuple[Path, Path, dict[str, object]]) -> None:

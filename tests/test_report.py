@@ -37,7 +37,7 @@ PLAYER_CHARTS = ("rates", "means", "fan")
 QUALITY_CHARTS = ("issues_by_code", "rejects_by_code")
 AUDIT_CHARTS = ("money_by_code", "findings_by_month", "money_by_player")
 COLLUSION_CHARTS = ("pair_matrix", "top_pairs")
-FIXED_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html"}
+FIXED_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html", "deals.html"}
 CJK_CHAR = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
 

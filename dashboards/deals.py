@@ -1,0 +1,93 @@
+"""The stacked-deal dashboard: the screen of :mod:`pipeline.audit.deals` (players, table seats, tables and
+sessions dealt better hands than fair walls deal), its flagged groups with each evidence hand replayed, and the
+top groups of each kind. No chart: the screen's figures are a handful of numbers per group.
+
+The screen runs once per report (:func:`screen`); the data steps arrange its result. A warehouse made before
+ingest kept the deal scores has nothing to screen, and the page says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import polars as pl
+
+from pipeline.audit.deals import KINDS, DealResult, NoDealScores, screen_deals
+from pipeline.audit.replay import HandNotFound, replay_text, stored_record
+from pipeline.validate import validate
+
+TOP = 10  # rows per kind of the page's table
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    """The screen's result for the page, and why it is empty when it is."""
+
+    results: list[DealResult]
+    fdr: float
+    note: str | None = None  # why nothing was screened
+
+    @property
+    def flagged(self) -> list[DealResult]:
+        return [r for r in self.results if r.flagged]
+
+
+def screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05) -> Screen:
+    """The stacked-deal screen of the warehouse behind ``con``."""
+    try:
+        return Screen(screen_deals(con, fdr=fdr), fdr)
+    except NoDealScores as exc:
+        return Screen([], fdr, str(exc))
+
+
+def prep_top(s: Screen, per_kind: int = TOP) -> pl.DataFrame:
+    """The best ``per_kind`` tested groups of each kind (flagged first, then by p-value), one row each."""
+    rows = []
+    for kind in KINDS:
+        tested = [r for r in s.results if r.kind == kind and r.p is not None]
+        for r in tested[:per_kind]:
+            rows.append(
+                {
+                    "kind": kind,
+                    "group": r.group,
+                    "hands": r.hands,
+                    "mean": r.mean,
+                    "fair": r.expected / r.hands,
+                    "z": r.z,
+                    "p": r.p,
+                    "q": r.q,
+                    "flagged": r.flagged,
+                }
+            )
+    schema = {
+        "kind": pl.String,
+        "group": pl.String,
+        "hands": pl.Int64,
+        "mean": pl.Float64,
+        "fair": pl.Float64,
+        "z": pl.Float64,
+        "p": pl.Float64,
+        "q": pl.Float64,
+        "flagged": pl.Boolean,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def prep_evidence(con: duckdb.DuckDBPyConnection, s: Screen) -> pl.DataFrame:
+    """Each flagged group's best-dealt hands, each with its replay (as ``xuezhan replay HAND --warehouse W``
+    prints it, read back from its source line) or the reason it cannot be read back."""
+    rows = []
+    for r in s.flagged:
+        for e in r.evidence:
+            try:
+                found = stored_record(con, e["hand_id"])
+                replay = replay_text(found.record, validate(found.record))
+            except HandNotFound as exc:
+                replay = str(exc)
+            rows.append({"kind": r.kind, "group": r.group, **{k: e[k] for k in _EVIDENCE}, "replay": replay})
+    schema = {"kind": pl.String, "group": pl.String, **_EVIDENCE, "replay": pl.String}
+    return pl.DataFrame(rows, schema=schema)
+
+
+_EVIDENCE = {"hand_id": pl.String, "seat": pl.Int64, "player": pl.String, "dealer": pl.Boolean, "shanten": pl.Int64}
