@@ -1,6 +1,6 @@
 """The stacked-deal dashboard: the screen of :mod:`pipeline.audit.deals` (players, table seats, tables and
 sessions dealt better hands than fair walls deal), its flagged groups with each evidence hand replayed, and the
-top groups of each kind. No chart: the screen's figures are a handful of numbers per group.
+top groups of each kind; one chart, each screened player's mean starting shanten against fair deals'.
 
 The screen runs once per report (:func:`screen`); the data steps arrange its result. A warehouse made before
 ingest kept the deal scores has nothing to screen, and the page says so.
@@ -12,12 +12,16 @@ from dataclasses import dataclass
 
 import duckdb
 import polars as pl
+from matplotlib.axes import Axes
 
+from dashboards import ChartSpec
 from pipeline.audit.deals import KINDS, DealResult, NoDealScores, screen_deals
 from pipeline.audit.replay import HandNotFound, replay_text, stored_record
+from pipeline.report import charts
 from pipeline.validate import validate
 
 TOP = 10  # rows per kind of the page's table
+PLAYERS_SHOWN = 30  # bars of the players' chart
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +95,65 @@ def prep_evidence(con: duckdb.DuckDBPyConnection, s: Screen) -> pl.DataFrame:
 
 
 _EVIDENCE = {"hand_id": pl.String, "seat": pl.Int64, "player": pl.String, "dealer": pl.Boolean, "shanten": pl.Int64}
+
+
+def prep_players(s: Screen, top: int = PLAYERS_SHOWN) -> pl.DataFrame:
+    """The screened players with the lowest p-values (at most ``top``), best-dealt first: their dealt hands, mean
+    starting shanten, what fair deals of the same shapes give on average, z and whether flagged."""
+    tested = sorted((r for r in s.results if r.kind == "player" and r.p is not None), key=lambda r: r.z)[:top]
+    return pl.DataFrame(
+        [
+            {
+                "player": r.group,
+                "hands": r.hands,
+                "mean": r.mean,
+                "fair": r.expected / r.hands,
+                "z": r.z,
+                "flagged": r.flagged,
+            }
+            for r in tested
+        ],
+        schema={
+            "player": pl.String,
+            "hands": pl.Int64,
+            "mean": pl.Float64,
+            "fair": pl.Float64,
+            "z": pl.Float64,
+            "flagged": pl.Boolean,
+        },
+    )
+
+
+def plot_players(df: pl.DataFrame, ax: Axes) -> None:
+    """Each player's mean starting shanten minus fair deals' (negative: dealt better than chance), flagged
+    players in red, with the dealt hands beside each bar."""
+    if not df.height:
+        ax.text(0.5, 0.5, "no player screened", ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    f = charts.fonts()
+    rows = df.reverse()  # the best-dealt player at the top
+    diff = (rows["mean"] - rows["fair"]).to_list()
+    colours = [charts.SUBJECT if flag else charts.NEUTRAL for flag in rows["flagged"].to_list()]
+    ax.barh(range(rows.height), diff, color=colours, height=0.65)
+    ax.set_yticks(range(rows.height), labels=[f.safe(p) for p in rows["player"].to_list()])
+    for i, (d, n) in enumerate(zip(diff, rows["hands"].to_list(), strict=True)):
+        ax.text(d, i, f" n {n:,} ", va="center", ha="left" if d >= 0 else "right", fontsize=8)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("mean starting shanten − fair deals' (tile changes from ready)")
+    ax.set_title("Players' deals against fair walls (red: flagged)")
+    low, high = min(0.0, *diff), max(0.0, *diff)
+    pad = 0.35 * (high - low) + 0.05
+    ax.set_xlim(low - pad, high + pad)
+
+
+CHARTS = (
+    ChartSpec(
+        "players",
+        prep_players,
+        plot_players,
+        "Each screened player's mean starting shanten less what fair deals of the same shapes give (negative: "
+        "dealt better hands than chance); n: the player's dealt hands.",
+        tall=True,
+    ),
+)

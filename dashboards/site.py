@@ -174,7 +174,9 @@ def _build(
     # Stacked deals: the screen runs once; each flagged group's hands are replayed from their sources.
     step("deals: screen")
     deals = deals_dash.screen(con)
-    body = [_deals_summary(deals), _deals_evidence(deals_dash.prep_evidence(con, deals))]
+    body = [_deals_summary(deals)]
+    body += [_figure(draw("deals", spec, deals)[1]) for spec in deals_dash.CHARTS]
+    body.append(_deals_evidence(deals_dash.prep_evidence(con, deals)))
     body += [_deals_table(deals_dash.prep_top(deals)), _deals_method()]
     (out / deals_page.file).write_text(_page(deals_page, pages, body, font), encoding="utf-8")
     return out / index.file
@@ -666,7 +668,7 @@ def _deals_evidence(df: pl.DataFrame) -> str:
         items = "".join(
             f'<details><summary><span class="id">{_esc(h["hand_id"])}</span> seat {h["seat"]} '
             f"({_esc(h['player'])}{', dealer' if h['dealer'] else ''}): dealt {h['shanten']} from ready</summary>"
-            f"<pre>{_esc(h['replay'])}</pre></details>"
+            f'<div class="replay">{_esc(h["replay"])}</div></details>'
             for h in hands.iter_rows(named=True)
         )
         parts.append(f"<div><h3>{_esc(kind)} {_esc(group)}</h3>{items}</div>")
@@ -760,6 +762,8 @@ td { overflow-wrap: anywhere; }
 td.id { min-width: 9em; }
 details summary { cursor: pointer; font-size: 12px; }
 span.pos { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-all; }
+div.replay { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; white-space: pre;
+             overflow-x: auto; margin: 4px 0 10px; }
 """
 
 # Marks each image once decoded, and the body with loaded/total: a headless browser's --dump-dom shows it.

@@ -265,8 +265,8 @@ def test_the_report_replays_the_flagged_players_best_deals(
         top = next(r for r in screen_deals(con) if r.flagged)
     for e in top.evidence:  # each hand is there, replayed from its source line
         assert f'<span class="id">{e["hand_id"]}</span>' in page
-    assert page.count("<details>") == 5 and page.count("<pre>") == 5
-    pre = page.split("<pre>")[1].split("</pre>")[0]
+    assert page.count("<details>") == 5 and page.count('<div class="replay">') == 5 and "<img " in page
+    pre = page.split('<div class="replay">')[1].split("</div>")[0]
     hand = top.evidence[0]
     row = next(line for line in pre.splitlines() if line.startswith(f"{hand['seat']:>4}  {stacker}"))
     dealt = parse_tiles(row.split()[2])  # the deal the wall gave the stacker, in tile notation

@@ -37,6 +37,7 @@ PLAYER_CHARTS = ("rates", "means", "fan")
 QUALITY_CHARTS = ("issues_by_code", "rejects_by_code")
 AUDIT_CHARTS = ("money_by_code", "findings_by_month", "money_by_player")
 COLLUSION_CHARTS = ("pair_matrix", "top_pairs")
+DEALS_CHARTS = ("players",)
 FIXED_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html", "deals.html"}
 CJK_CHAR = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
@@ -76,6 +77,7 @@ def test_build_report_writes_pages_and_every_chart_as_png(report, warehouse):
     expected = {f"overview-{c}.png" for c in OVERVIEW_CHARTS} | {f"quality-{c}.png" for c in QUALITY_CHARTS}
     expected |= {f"audit-{c}.png" for c in AUDIT_CHARTS} | {f"collusion-{c}.png" for c in COLLUSION_CHARTS}
     expected |= {f"{Path(page_file(p)).stem}-{c}.png" for p in players for c in PLAYER_CHARTS}
+    expected |= {f"deals-{c}.png" for c in DEALS_CHARTS}
     assert {p.name for p in (out / "charts").iterdir()} == expected
     for png in (out / "charts").iterdir():
         data = png.read_bytes()
@@ -196,20 +198,27 @@ def test_empty_warehouse(tmp_path):
     index = build_report(tmp_path / "wh", tmp_path / "out")
     assert {p.name for p in index.parent.glob("*.html")} == FIXED_PAGES
     charts_written = len(OVERVIEW_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS)
+    charts_written += len(DEALS_CHARTS)
     assert len(list((tmp_path / "out" / "charts").glob("*.png"))) == charts_written
     assert "<b>No findings</b>" in (index.parent / "audit.html").read_text(encoding="utf-8")
     assert "<b>Nothing was screened</b>" in (index.parent / "collusion.html").read_text(encoding="utf-8")
+    assert "<b>Nothing was screened</b>" in (index.parent / "deals.html").read_text(encoding="utf-8")
 
 
 def test_progress_names_every_chart(warehouse, tmp_path):
     steps: list[str] = []
     build_report(warehouse, tmp_path / "out", top_players=1, on_step=steps.append)
     charts_drawn = (
-        len(OVERVIEW_CHARTS) + len(PLAYER_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS)
+        len(OVERVIEW_CHARTS)
+        + len(PLAYER_CHARTS)
+        + len(QUALITY_CHARTS)
+        + len(AUDIT_CHARTS)
+        + len(COLLUSION_CHARTS)
+        + len(DEALS_CHARTS)
     )
-    assert len(steps) == charts_drawn + 1  # and the collusion screen
-    assert steps[0] == "overview: fan_distribution" and steps[-1] == "collusion: top_pairs"
-    assert "collusion: screen" in steps
+    assert len(steps) == charts_drawn + 2  # and the collusion and deal screens
+    assert steps[0] == "overview: fan_distribution" and steps[-1] == "deals: players"
+    assert "collusion: screen" in steps and "deals: screen" in steps
 
 
 def test_page_file_names():
