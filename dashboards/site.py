@@ -1,5 +1,5 @@
 """The site: the HTML report of a warehouse, assembled from the dashboards: an overview page, a page per selected
-player, a data-quality page, the scoring audit and the collusion screen.
+player, a data-quality page, the scoring audit, the collusion screen and the stacked-deal screen.
 
 The report opens one DuckDB connection on the warehouse; every dashboard, the audit and the collusion screen
 run on it.
