@@ -996,6 +996,72 @@ def info_cheats_command(
         typer.echo(f"{line}  YES" if r.flagged else line)
 
 
+@app.command("deals")
+def deals_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    fdr: Annotated[
+        float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli, per kind).")
+    ] = 0.05,
+    min_hands: Annotated[int, typer.Option("--min-hands", min=1, help="Test groups with at least N dealt hands.")] = 20,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--kind", help="Only these kinds of group: player, seat, table, session (repeat the option)."),
+    ] = None,
+    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
+    top: Annotated[
+        int, typer.Option("--top", min=0, help="Groups to list per kind in the table (json lists all).")
+    ] = 10,
+) -> None:
+    """Screen players, table seats, tables and sessions for stacked deals: starting hands closer to ready than a
+    fair wall deals (the sum of the deals' shanten against its exact distribution under fair shuffles); hands of
+    level full and dealt only."""
+    from pipeline.analytics.queries import connect
+    from pipeline.audit.deals import KINDS, NoDealScores, screen_deals
+
+    kinds = tuple(kind or KINDS)
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise fail(f"--kind: unknown {', '.join(unknown)} (known: {', '.join(KINDS)})")
+    _records_in(warehouse)
+    with connect(warehouse) as con:
+        try:
+            results = screen_deals(con, fdr=fdr, min_hands=min_hands, kinds=kinds)
+        except NoDealScores as exc:
+            raise fail(str(exc)) from None
+    if fmt == "json":
+        typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
+        return
+    if not results:
+        typer.echo(
+            "no dealt hand to screen: deals are known in hands of level full and dealt only (and hands stored "
+            "before ingest kept their deals' shanten have none: ingest their sources into a new warehouse)"
+        )
+        return
+    for k in kinds:
+        lines = [r for r in results if r.kind == k]
+        tested = [r for r in lines if r.p is not None]
+        typer.echo(
+            f"{k}: {len(tested)} with at least {plural(min_hands, 'dealt hand')} screened "
+            f"({len(lines) - len(tested)} with fewer not tested); {sum(r.flagged for r in lines)} flagged at FDR {fdr}"
+        )
+        if not lines:
+            continue
+        head = f"  {'group':<22}{'hands':>7}{'shanten':>9}{'fair':>7}{'z':>7}{'p':>11}{'q':>9}"
+        typer.echo(f"{head}{'suited':>8}{'fair':>7}  flag")
+        for r in lines[:top]:
+            p = f"{r.p:>11.2e}" if r.p is not None else f"{'–':>11}"
+            q = f"{r.q:>9.3f}" if r.q is not None else f"{'–':>9}"
+            suited = f"{r.suited:>8.2f}{r.suited_expected:>7.2f}" if r.suited is not None else f"{'–':>8}{'–':>7}"
+            fair = r.expected / r.hands
+            line = f"  {_shown(r.group):<22}{r.hands:>7}{r.mean:>9.2f}{fair:>7.2f}{r.z:>7.1f}{p}{q}{suited}"
+            typer.echo(f"{line}  YES" if r.flagged else line)
+            for e in r.evidence:
+                typer.echo(
+                    f"      {_shown(e['hand_id'])} seat {e['seat']} ({_shown(e['player'])}"
+                    f"{', dealer' if e['dealer'] else ''}): dealt {e['shanten']} from ready"
+                )
+
+
 @app.command("eval-collusion")
 def eval_collusion_command(
     fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
@@ -1068,6 +1134,56 @@ def eval_info_cheats_command(
 
     pops = information_grid(seed=seed, hands=hands, bots=bots, replicates=replicates, honest=honest)
     _evaluate("information", pops, fdr, workers, out, "players")
+
+
+@app.command("eval-deals")
+def eval_deals_command(
+    fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
+    hands: Annotated[int, typer.Option("--hands", min=50, help="Hands each stacked player plays (about).")] = 500,
+    intensity: Annotated[
+        list[float] | None,
+        typer.Option("--intensity", help="Share of the stacker's hands stacked (repeat the option; default 0.4)."),
+    ] = None,
+    stackers: Annotated[int, typer.Option("--stackers", min=1, help="Stacked players per population.")] = 1,
+    replicates: Annotated[int, typer.Option("--replicates", min=1, help="Populations per intensity (seeds).")] = 25,
+    honest: Annotated[int, typer.Option("--honest", min=0, help="Honest populations of the same size.")] = 25,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
+) -> None:
+    """Simulate populations with stacked deals (simulate --inject stack=N:I) and honest ones; report the
+    stacked players `deals` flags, with a Wilson 95% interval, the honest players flagged and the false
+    discovery proportion of the honest populations, and the sessions flagged."""
+    from pipeline.evaluate import deals_grid, evaluate, session_lines, summary, table
+
+    if not 0.0 < fdr < 1.0:
+        raise fail(f"--fdr must be in (0, 1), got {fdr}")
+    if out is not None:
+        _output_file(out, "--out")
+    for i in intensity or ():
+        if not 0.0 < i <= 1.0:
+            raise fail(f"--intensity must be in (0, 1], got {i}")
+    pops = deals_grid(
+        seed=seed,
+        hands=hands,
+        intensities=intensity or (0.4,),
+        stackers=stackers,
+        replicates=replicates,
+        honest=honest,
+    )
+    # _evaluate's steps, with the sessions' table after the players' (and in the JSON)
+    outcomes = evaluate(
+        pops,
+        detector="deals",
+        fdr=fdr,
+        workers=workers,
+        progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
+    )
+    typer.echo(table(outcomes, fdr, unit="players"))
+    typer.echo("")
+    typer.echo(session_lines(outcomes))
+    if out is not None:
+        out.write_text(json.dumps(summary(outcomes) | {"sessions": session_lines(outcomes)}, indent=1) + "\n")
 
 
 def _evaluate(detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str) -> None:

@@ -1,4 +1,5 @@
-"""The report's dashboards, one module each: ``overview``, ``player``, ``quality``, ``audit``, ``collusion``.
+"""The report's dashboards, one module each: ``overview``, ``player``, ``quality``, ``audit``, ``collusion``,
+``deals``.
 
 Every chart is two steps:
 

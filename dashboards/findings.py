@@ -37,6 +37,7 @@ import polars as pl
 from dashboards import as_int
 from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit.collusion import PairResult, flagged_groups
+from pipeline.audit.deals import DealResult
 from pipeline.audit.information import InfoResult
 from pipeline.audit.scoring import Audit
 
@@ -47,6 +48,7 @@ QUALITY = "quality.html"
 AUDIT = "audit.html"
 COLLUSION = "collusion.html"
 INFORMATION = "information.html"
+DEALS = "deals.html"
 FINDINGS_JSON = "findings.json"  # the first screen's frame, beside index.html
 
 TOP_ERRORS = 5  # scoring errors listed one by one on the first screen
@@ -60,10 +62,11 @@ KINDS = {  # kind → (severity, order within the severity, what the kind is cal
     "team": ("high", 0, "team"),
     "pair": ("high", 1, "colluding pair?"),
     "information": ("high", 2, "sees other hands?"),
-    "scoring": ("medium", 3, "scoring error"),
-    "results": ("medium", 4, "unusual result"),
-    "invalid": ("low", 5, "invalid records"),
-    "rejects": ("low", 6, "rejected lines"),
+    "deals": ("high", 3, "stacked deals?"),
+    "scoring": ("medium", 4, "scoring error"),
+    "results": ("medium", 5, "unusual result"),
+    "invalid": ("low", 6, "invalid records"),
+    "rejects": ("low", 7, "rejected lines"),
 }
 
 SCHEMA: dict[str, Any] = {
@@ -258,6 +261,26 @@ def _information(info: Sequence[InfoResult], fdr: float) -> list[dict[str, Any]]
     return rows
 
 
+def _deals(deals: Sequence[DealResult], fdr: float) -> list[dict[str, Any]]:
+    rows = []
+    for rank, r in enumerate((r for r in deals if r.flagged), start=1):
+        rows.append(
+            {
+                "kind": "deals",
+                "players": [r.group] if r.kind == "player" else [],
+                "subject": f"{r.kind} {r.group}",
+                "detail": (
+                    f"dealt {r.mean:.2f} steps from ready on average over {r.hands:,} hands, fair deals "
+                    f"{r.expected / r.hands:.2f}: z {r.z:+.1f}, q {_q(r.q)} (false discovery rate {100 * fdr:g}%)"
+                ),
+                "q": r.q,
+                "evidence": f"{DEALS}#deal-{rank}",
+                "evidence_text": f"flagged group #{rank} of the stacked-deal screen, its best deals replayed",
+            }
+        )
+    return rows
+
+
 def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
     f = result.findings.with_row_index("audit_rank", offset=1)
     errors = f.filter(pl.col("severity") == "error").head(max(0, top))
@@ -373,6 +396,8 @@ def prep_findings(
     pair_fdr: float,
     info: Sequence[InfoResult],
     info_fdr: float,
+    deals: Sequence[DealResult] = (),
+    deals_fdr: float = 0.05,
     audit: Audit,
     counts: dict[str, int],
     issues: pl.DataFrame,
@@ -385,7 +410,8 @@ def prep_findings(
     :data:`KINDS`, then most money or smallest q), one row each.
 
     ``pairs``: the collusion screen's results, best first (rank k has the anchor ``pair-k`` on the collusion
-    page); ``info``: the information-cheat screen's, in its order (``info-k``); ``audit``: the audit
+    page); ``info``: the information-cheat screen's, in its order (``info-k``); ``deals``: the stacked-deal
+    screen's, in its order (the k-th flagged group has the anchor ``deal-k`` on the deals page); ``audit``: the audit
     (``finding-k`` for its first :data:`AUDIT_ROWS` rows); ``counts``: the ``warehouse_counts`` row (``hands``,
     ``valid_hands``, ``replayed_hands``); ``issues`` and ``rejects``: :func:`dashboards.quality.
     prep_issues_by_code` and ``prep_rejects_by_code``; ``unusual``: :func:`prep_unusual_results`; ``page_of``:
@@ -399,6 +425,7 @@ def prep_findings(
         *_teams(pairs),
         *_pairs(pairs, pair_fdr),
         *_information(info, info_fdr),
+        *_deals(deals, deals_fdr),
         *_scoring(audit, top_errors),
         *_results(unusual, page_of),
         *_quality(counts, issues, rejects),

@@ -1,6 +1,6 @@
 """The site: the HTML report of a warehouse, assembled from the dashboards: what needs attention and an overview,
-a player directory and a page per player, a data-quality page, the scoring audit, the collusion screen and the
-information-cheat screen.
+a player directory and a page per player, a data-quality page, the scoring audit, the collusion screen, the
+information-cheat screen and the stacked-deal screen.
 
 The report opens one DuckDB connection on the warehouse; every dashboard, the audit and the collusion screen
 run on it.
@@ -17,7 +17,9 @@ Layout under ``out_dir``::
     audit.html                 the audit's findings by money: by code, month and player; the top findings
     collusion.html             the pair screen: heat map of pair scores, teams, flagged pairs' hands, top pairs
     information.html           the information-cheat screen, one row per player
-    charts/<page>-<chart>.png  every chart as a PNG file (the overview, quality, audit and collusion pages')
+    deals.html                 the stacked-deal screen: flagged players, seats, tables and sessions, each
+                               evidence hand replayed
+    charts/<page>-<chart>.png  every chart as a PNG file (the overview, quality, audit, collusion and deals pages')
 
 Each HTML file stands alone: styles and a small script inline, charts embedded as base64 PNG or drawn as inline
 SVG, no fetch of any kind (the pages link to each other and to the PNG files, nothing more). The inline script
@@ -50,6 +52,7 @@ import polars as pl
 from dashboards import ChartSpec, as_int, levels_note, overview, player, quality
 from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
+from dashboards import deals as deals_dash
 from dashboards import findings as found_dash
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
@@ -121,8 +124,9 @@ def _build(
     audit_page = Page(found_dash.AUDIT, "Audit", "Scoring and rule audit")
     collusion_page = Page(found_dash.COLLUSION, "Collusion", "Collusion screen")
     info_page = Page(found_dash.INFORMATION, "Info cheats", "Information-cheat screen")
+    deals_page = Page(found_dash.DEALS, "Deals", "Stacked deals")
     player_pages = _player_pages(selected)
-    pages = [index, directory, quality_page, audit_page, collusion_page, info_page]  # the navigation bar
+    pages = [index, directory, quality_page, audit_page, collusion_page, info_page, deals_page]  # the navigation bar
 
     by_level = queries.hands_by_level(con)
     replayed = {level: c["replayed"] for level, c in by_level.items()}
@@ -181,6 +185,15 @@ def _build(
     seers = screen_information(con)
     write(info_page, [_info_summary(seers), _info_table(seers, player_pages), _info_method()])
 
+    # Stacked deals: the screen runs once; each flagged group's hands are replayed from their sources.
+    step("deals: screen")
+    deals = deals_dash.screen(con)
+    body = [_deals_summary(deals)]
+    body += [_figure(draw("deals", spec, deals)[1]) for spec in deals_dash.CHARTS]
+    body.append(_deals_evidence(deals_dash.prep_evidence(con, deals)))
+    body += [_deals_table(deals_dash.prep_top(deals)), _deals_method()]
+    write(deals_page, body)
+
     # What needs attention: the findings of every page above, and players' results against the room.
     step("findings")
     every = player.prep_every_player(con)
@@ -191,6 +204,8 @@ def _build(
         pair_fdr=screen.fdr,
         info=seers,
         info_fdr=FDR,
+        deals=deals.results,
+        deals_fdr=deals.fdr,
         audit=result,
         counts=queries.run(con, "warehouse_counts").row(0, named=True),
         issues=issues,
@@ -1114,6 +1129,78 @@ def _collusion_method(screen: collusion_dash.Screen) -> str:
     )
 
 
+# ---------------------------------------------------------------------------------------------- stacked deals
+def _deals_summary(s: deals_dash.Screen) -> str:
+    rate = _fdr(s.fdr)
+    tested = [r for r in s.results if r.p is not None]
+    if not tested:
+        why = s.note or (
+            "no player, seat, table or session has enough hands whose deal is known (levels full and dealt)"
+        )
+        verdict = f'<p class="verdict"><b>Nothing was screened</b>: {_esc(why)}.</p>'
+    elif not s.flagged:
+        verdict = (
+            f'<p class="verdict"><b>Nothing is flagged</b> at a false discovery rate of {rate}: no player, seat, '
+            f"table or session of the {len(tested):,} screened was dealt better hands than fair walls deal.</p>"
+        )
+    else:
+        names = ", ".join(f"{_esc(r.kind)} {_esc(r.group)}" for r in s.flagged)
+        verdict = (
+            f'<p class="verdict"><b class="flag">{len(s.flagged):,} flagged</b> of {len(tested):,} screened, at '
+            f"a false discovery rate of {rate} per kind: {names}. A flag is a reason to replay the hands below, "
+            "not a verdict.</p>"
+        )
+    return f'<section class="summary">{verdict}</section>'
+
+
+def _deals_evidence(df: pl.DataFrame) -> str:
+    title = "Flagged groups and their best deals, replayed"
+    if not df.height:
+        return f'<section><h2>{_esc(title)}</h2><p class="note">Nothing flagged: no hands to show.</p></section>'
+    parts = []
+    for (k, kind, group), hands in df.group_by(["rank", "kind", "group"], maintain_order=True):
+        items = "".join(
+            f'<details><summary><span class="id">{_esc(h["hand_id"])}</span> seat {h["seat"]} '
+            f"({_esc(h['player'])}{', dealer' if h['dealer'] else ''}): dealt {h['shanten']} from ready</summary>"
+            f'<div class="replay">{_esc(h["replay"])}</div></details>'
+            for h in hands.iter_rows(named=True)
+        )
+        parts.append(f'<div id="deal-{k}"><h3>{_esc(kind)} {_esc(group)}</h3>{items}</div>')
+    return (
+        f'<section><h2>{_esc(title)}</h2>{"".join(parts)}<p class="note">Each hand as <code>xuezhan replay '
+        "HAND --warehouse W</code> prints it, read back from the line it was ingested from.</p></section>"
+    )
+
+
+def _deals_table(df: pl.DataFrame) -> str:
+    title = "Top groups of each kind"
+    if not df.height:
+        return ""
+    rows = "".join(
+        f'<tr><td>{_esc(r["kind"])}</td><td class="id">{_esc(r["group"])}</td><td class="num">{r["hands"]:,}</td>'
+        f'<td class="num">{r["mean"]:.2f}</td><td class="num">{r["fair"]:.2f}</td><td class="num">{r["z"]:+.1f}</td>'
+        f'<td class="num">{r["p"]:.1e}</td><td class="num">{r["q"]:.3f}</td><td>{"YES" if r["flagged"] else ""}</td>'
+        "</tr>"
+        for r in df.iter_rows(named=True)
+    )
+    return (
+        f"<section><h2>{_esc(title)}</h2><table><thead><tr><th>kind</th><th>group</th><th>dealt hands</th>"
+        "<th>mean shanten</th><th>fair</th><th>z</th><th>p</th><th>q</th><th>flag</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
+def _deals_method() -> str:
+    return (
+        '<section><h2>How the screen works</h2><p class="note">Each dealt hand is scored by its starting shanten '
+        "(tile changes from ready; at a table of three suits the best over the suit to declare void). With a fair "
+        "shuffle a seat's 13 tiles (the dealer's 14) are a random subset of the wall, so the distribution of that "
+        "score is known exactly, whoever plays; a group's sum is compared with the exact distribution of the sum "
+        "of as many fair deals (lower tail), and groups are flagged by Benjamini–Yekutieli q within each kind. "
+        "Only hands of level full or dealt carry their deal. Details: pipeline/audit/deals.py.</p></section>"
+    )
+
+
 # ---------------------------------------------------------------------------------------------- the page
 CJK_FONT_PACKAGE = "fonts-noto-cjk"
 
@@ -1203,6 +1290,8 @@ svg.strip, svg.bars { display: block; }
 span.key.subject { color: #c0392b; }
 span.key.population { color: #34495e; }
 span.pos { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-all; }
+div.replay { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; white-space: pre;
+             overflow-x: auto; margin: 4px 0 10px; }
 """
 
 # Marks each image once decoded, and the body with loaded/total: a headless browser's --dump-dom shows it.

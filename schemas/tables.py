@@ -118,6 +118,19 @@ PLAYER_HANDS = pa.schema(
         _f("compulsory_passes", pa.int8(), "passes of a compulsory win in the last four tiles (最后四张必须胡)"),
         _f("delta", pa.int64(), "net points computed by the engine"),
         _f("claimed_delta", pa.int64(), "net points the source system claimed (null without a result)"),
+        _f(
+            "deal_shanten",
+            pa.int8(),
+            "向听 of the tiles the seat was dealt (before 换三张), the best over the void suit at a table of three "
+            "suits: the stacked-deal screen's score (pipeline/audit/deals.py); null unless the record has every "
+            "hand (levels full and dealt) and its deal is legal",
+        ),
+        _f(
+            "deal_suited",
+            pa.int8(),
+            "tiles the seat was dealt outside its shortest suit (what it keeps after declaring that suit void); "
+            "null at a table of two suits and where deal_shanten is",
+        ),
     ]
 )
 

@@ -38,8 +38,17 @@ PLAYER_SECTIONS = ("findings", "figures", "results", "fan", "scoring")  # every 
 QUALITY_CHARTS = ("issues_by_code", "rejects_by_code")
 AUDIT_CHARTS = ("money_by_code", "findings_by_month", "money_by_player")
 COLLUSION_CHARTS = ("pair_matrix", "top_pairs")
-FIXED_PAGES = {"index.html", "players.html", "quality.html", "audit.html", "collusion.html", "information.html"}
-CHART_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html"}
+FIXED_PAGES = {
+    "index.html",
+    "players.html",
+    "quality.html",
+    "audit.html",
+    "collusion.html",
+    "information.html",
+    "deals.html",
+}
+CHART_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html", "deals.html"}
+DEALS_CHARTS = ("players",)
 CJK_CHAR = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
 
@@ -83,6 +92,7 @@ def test_build_report_writes_pages_and_every_chart_as_png(report, warehouse):
     assert {p.name for p in out.glob("*.html")} == pages
     expected = {f"overview-{c}.png" for c in OVERVIEW_CHARTS} | {f"quality-{c}.png" for c in QUALITY_CHARTS}
     expected |= {f"audit-{c}.png" for c in AUDIT_CHARTS} | {f"collusion-{c}.png" for c in COLLUSION_CHARTS}
+    expected |= {f"deals-{c}.png" for c in DEALS_CHARTS}
     assert {p.name for p in (out / "charts").iterdir()} == expected
     found = json.loads((out / "findings.json").read_text(encoding="utf-8"))  # the first screen, for scripts
     assert [f["rank"] for f in found] == list(range(1, len(found) + 1)) and found
@@ -216,19 +226,23 @@ def test_empty_warehouse(tmp_path):
     index = build_report(tmp_path / "wh", tmp_path / "out")
     assert {p.name for p in index.parent.glob("*.html")} == FIXED_PAGES
     charts_written = len(OVERVIEW_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS)
+    charts_written += len(DEALS_CHARTS)
     assert len(list((tmp_path / "out" / "charts").glob("*.png"))) == charts_written
     assert "<b>No findings</b>" in (index.parent / "audit.html").read_text(encoding="utf-8")
     assert "<b>Nothing needs attention.</b>" in index.read_text(encoding="utf-8")
     assert "<b>Nothing was screened</b>" in (index.parent / "collusion.html").read_text(encoding="utf-8")
+    assert "<b>Nothing was screened</b>" in (index.parent / "deals.html").read_text(encoding="utf-8")
 
 
 def test_progress_names_every_chart(warehouse, tmp_path):
     steps: list[str] = []
     build_report(warehouse, tmp_path / "out", top_players=1, on_step=steps.append)
-    charts_drawn = len(OVERVIEW_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS)
-    assert len(steps) == charts_drawn + 4  # the two screens, the findings and the player pages
+    charts_drawn = (
+        len(OVERVIEW_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS) + len(DEALS_CHARTS)
+    )
+    assert len(steps) == charts_drawn + 5  # the three screens, the findings and the player pages
     assert steps[0] == "quality: issues_by_code" and steps[-1] == "players"
-    for step in ("collusion: screen", "information: screen", "findings", "overview: fan_distribution"):
+    for step in ("collusion: screen", "information: screen", "deals: screen", "findings", "overview: fan_distribution"):
         assert step in steps
 
 

@@ -168,7 +168,9 @@ def test_every_player_gets_a_page_of_a_bounded_distinct_name(report):
 
 def test_no_id_brings_an_element_an_attribute_or_a_script(report):
     pages = _pages(report)
-    assert len(pages) == 6 + len(PLAYERS)
+    assert len(pages) == 7 + len(
+        PLAYERS
+    )  # index, players, quality, audit, collusion, information, deals and the players
     for name, (text, page) in pages.items():
         for tag, attrs in page.tags:
             assert tag in TAGS, (name, tag)

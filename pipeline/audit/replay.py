@@ -44,7 +44,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import duckdb
 import orjson
@@ -53,7 +53,7 @@ import polars as pl
 from pipeline.analytics.export import Missing, read_back, selected
 from pipeline.analytics.render import csv_frame, printable
 from pipeline.formats.notation import NotationError, format_event, format_payment
-from pipeline.game.start import wall_after_deal
+from pipeline.game.start import DEAL_SIZE, deal_hands, wall_after_deal
 from pipeline.ingest.read import read_lines
 from pipeline.report.names import file_stem
 from pipeline.rules.tiles import format_tiles, parse_tiles
@@ -104,9 +104,20 @@ def _tiles(value: object) -> str:
         return " ".join(str(t) for t in value) if isinstance(value, list) else "-"
 
 
+def _dealt(record: Mapping[str, Any], seats: int) -> object:
+    """The record's deal, or, for a record with a wall and no deal (level full), the hands the wall deals (as
+    :func:`~pipeline.game.start.deal_hands` deals them: the stacked-deal screen's evidence is the deal)."""
+    deal, wall, dealer = record.get("deal"), record.get("wall"), record.get("dealer")
+    if deal is not None or not isinstance(wall, list) or not isinstance(dealer, int) or not 0 <= dealer < seats:
+        return deal
+    if len(wall) <= DEAL_SIZE * seats:  # too short to deal from: the validator says so
+        return None
+    return deal_hands(cast(list[int], wall), dealer, seats)  # slices of the wall's tile names
+
+
 def _seats(record: Mapping[str, Any]) -> list[str]:
     players = _players(record)
-    deal, que = record.get("deal"), record.get("que")
+    deal, que = _dealt(record, len(players)), record.get("que")
     exchange = record.get("exchange")
     given = exchange.get("given") if isinstance(exchange, Mapping) else None
     rows = [("seat", "player", "deal", "given", "void")]

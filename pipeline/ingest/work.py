@@ -19,10 +19,11 @@ import pyarrow as pa
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
 from pipeline.game.record import played_at_offset, played_at_time
-from pipeline.game.start import wall_after_deal
+from pipeline.game.start import deal_hands, wall_after_deal
 from pipeline.ingest.read import RawLine
 from pipeline.ingest.warehouse import Encoded
-from pipeline.rules.tiles import SUITS, TILE_NAMES
+from pipeline.rules.hand import deal_shanten
+from pipeline.rules.tiles import SUITS, TILE_NAMES, counts_of
 from pipeline.validate import Validation, validate_lines
 from schemas.tables import TABLES
 
@@ -275,7 +276,9 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         not_checked=list(v.not_checked),
         _rec=rec,
     )
+    deals = _deal_scores(record) if hand is not None else {}
     for f in v.seats:
+        scores = deals.get(f.seat, (None, None))
         rows.add(
             "player_hands",
             hand_id=hand_id,
@@ -303,6 +306,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             compulsory_passes=f.compulsory_passes,
             delta=f.delta,
             claimed_delta=f.claimed_delta,
+            deal_shanten=scores[0],
+            deal_suited=scores[1],
             _rec=rec,
         )
     events = record.events
@@ -385,6 +390,31 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             source_line=line.source_line,
             _rec=rec,
         )
+
+
+def _deal_scores(record: Any) -> dict[int, tuple[int, int | None]]:
+    """Per seat, the starting shanten and the tiles outside the shortest suit of its deal (player_hands'
+    deal_shanten, deal_suited), where the record has every hand (levels full and dealt) and its start replayed."""
+    if record.level not in ("full", "dealt"):
+        return {}
+    rules = record.rules
+    n = rules.players
+    if record.wall is not None:
+        hands: list[Any] = deal_hands(record.wall, record.dealer, n)
+    elif record.deal is not None:
+        hands = list(record.deal)
+    else:
+        return {}
+    three = len(rules.suits) == 3
+    out: dict[int, tuple[int, int | None]] = {}
+    for seat in range(n):
+        tiles = hands[seat]
+        if tiles is None:
+            continue
+        counts = counts_of(list(tiles))
+        suited = len(tiles) - min(sum(counts[9 * s : 9 * s + 9]) for s in range(3)) if three else None
+        out[seat] = (deal_shanten(counts, choose_void=three), suited)
+    return out
 
 
 def _payments(rows: Rows, hand_id: str, players: Sequence[str], side: str, payments: Iterable[Any], rec: int) -> None:

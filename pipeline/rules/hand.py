@@ -660,6 +660,41 @@ def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int 
     return out
 
 
+def deal_shanten(counts27: Sequence[int], *, choose_void: bool) -> int:
+    """向听 of a dealt hand as Sichuan plays it: a win holds at most two suits, so at a table of three suits
+    (``choose_void``) the best over the suit the player will declare void (its tiles must go whatever happens);
+    at a table of two suits the plain :func:`shanten`. The score the stacked-deal screen compares with random
+    deals (pipeline/audit/deals.py).
+
+    >>> from pipeline.rules.tiles import counts_of, parse_tiles
+    >>> hand = counts_of(parse_tiles("123m456m789m11p12s"))
+    >>> shanten(hand), deal_shanten(hand, choose_void=True)  # ready on 3s, but with three suits: the 11p or the 12s go
+    (0, 1)
+    >>> deal_shanten(counts_of(parse_tiles("1122334455667p")), choose_void=False)
+    0
+    """
+    if not choose_void:
+        return shanten(counts27)
+    codes = suit_codes(counts27)
+    return min(shanten_of_codes(codes, 0, void) for void in range(3))
+
+
+def suit_shape(code: int) -> int:
+    """All :func:`shanten_of_codes` reads of one suit of code ``code``: its block options (as an id of this
+    process) and its pairs. Suits of one shape give every hand the same shanten, which is what lets the exact
+    distribution of a random deal's shanten be summed over a few hundred shapes per suit instead of every hand
+    (pipeline/audit/deal_null.py).
+
+    >>> from pipeline.rules.tiles import counts_of, parse_tiles
+    >>> [suit_codes(counts_of(parse_tiles(t)))[0] for t in ("123m", "456m", "112m")]
+    [73, 37376, 10]
+    >>> suit_shape(73) == suit_shape(37376) != suit_shape(10)
+    True
+    """
+    entry = _CODE_BLOCKS.get(code)
+    return entry if entry is not None else _code_blocks(code)
+
+
 def _combine(key: int) -> int:
     """The standard-shape shanten of a packed key of :func:`shanten_of_codes`: the meld count, then the
     block options of each suit held."""

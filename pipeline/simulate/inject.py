@@ -11,6 +11,8 @@ Spec (``--inject``), comma-separated ``name=value`` items:
 - ``team=K:I`` — one team of ``K`` colluders (2 or more; 3 in the court case of seed 000) at intensity ``I``:
   each plays for every teammate at the table as a colluding pair does, and each teammate joins a table a
   member sits at with the pair's chance, so the team often holds three seats against one victim;
+- ``stack=N:I`` — ``N`` players whose deals are stacked (the wall arranged for them) in a share ``I`` of their
+  hands (:func:`stack_deals`: the better of two deals);
 - ``friends=N`` — ``N`` honest pairs who sit at the same table as often as colluders do (hard negatives for
   the collusion screen: they play for themselves).
 
@@ -46,9 +48,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.game.start import deal_hands
+from pipeline.game.start import DEAL_SIZE, deal_hands, dealt
+from pipeline.rules.hand import deal_shanten
 from pipeline.rules.ruleset import RuleSet
-from pipeline.rules.tiles import KIND_BY_NAME, TILE_NAMES
+from pipeline.rules.tiles import KIND_BY_NAME, TILE_NAMES, counts_of
 from pipeline.simulate.play import PlayedHand
 
 SCORE_KINDS = (
@@ -86,6 +89,8 @@ class InjectSpec:
     friends: int = 0
     team: int = 0  # the size of the one colluding team (0: none)
     team_intensity: float = 0.0
+    stack: int = 0  # players whose deals are stacked
+    stack_intensity: float = 0.0  # the share of their hands stacked
 
     @classmethod
     def parse(cls, text: str | None, *, players: int | None = None) -> InjectSpec:
@@ -106,6 +111,9 @@ class InjectSpec:
                     values[name] = float(value)
                 elif name == "bot" and sep:
                     values["bots"] = int(value)
+                elif name == "stack" and sep:
+                    count, _, intensity = value.partition(":")
+                    values["stack"], values["stack_intensity"] = int(count), float(intensity or 0.5)
                 elif name == "friends" and sep:
                     values["friends"] = int(value)
                 elif name == "team" and sep:
@@ -114,24 +122,24 @@ class InjectSpec:
                 else:
                     raise SpecError(
                         f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N, "
-                        "friends=N, team=K:I)"
+                        "friends=N, team=K:I, stack=N:I)"
                     )
             except ValueError as exc:
                 if isinstance(exc, SpecError):
                     raise
                 raise SpecError(f"cannot read {item!r}: {exc}") from None
         spec = cls(**values)
-        for name in ("collude_intensity", "team_intensity", "score_errors", "corrupt"):
+        for name in ("collude_intensity", "team_intensity", "stack_intensity", "score_errors", "corrupt"):
             if not 0.0 <= getattr(spec, name) <= 1.0:
                 raise SpecError(f"{name} must be between 0 and 1")
-        if spec.collude_pairs < 0 or spec.bots < 0 or spec.friends < 0 or spec.team < 0:
+        if min(spec.collude_pairs, spec.bots, spec.friends, spec.team, spec.stack) < 0:
             raise SpecError("counts must not be negative")
         if spec.team == 1:
             raise SpecError("a team needs at least 2 players (team=K:I)")
         if players is not None and spec.players_needed > players:
             raise SpecError(
                 f"{text!r} needs {spec.players_needed} distinct players (2 per colluding or friend pair, 1 per bot, "
-                "K for a team); "
+                "K for a team, 1 per stacked player); "
                 f"the pool has {players} (raise --players)"
             )
         return spec
@@ -139,7 +147,7 @@ class InjectSpec:
     @property
     def players_needed(self) -> int:
         """Distinct players the injection takes from the pool."""
-        return 2 * self.collude_pairs + 2 * self.friends + self.bots + self.team
+        return 2 * self.collude_pairs + 2 * self.friends + self.bots + self.team + self.stack
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +158,57 @@ class Fault:
 
     def as_dict(self) -> dict[str, Any]:
         return {"hand_id": self.hand_id, "kind": self.kind, "event": self.event}
+
+
+# ---------------------------------------------------------------------------------------------- stacked deals
+def stack_deals(
+    wall: list[int], dealer: int, rng: random.Random, *, rules: RuleSet, stacked: dict[int, float]
+) -> tuple[int, ...]:
+    """Stack the deal of each seat of ``stacked`` (seat → the share of its hands stacked) in the shuffled
+    ``wall``, in place: in that share of hands, as many tiles as the seat is dealt are taken from random places
+    of the rest of the wall (the draws), and when those make a better starting hand
+    (:func:`~pipeline.rules.hand.deal_shanten`), the two sets change places. The better of two deals; the seats
+    whose deal was arranged so are returned (a second deal no better leaves the wall as it was, but the seat is
+    still named: the labels say which hands were rigged, not which came out better).
+
+    Why this model: the seeds' court case (seed 000) is a team at an automatic table who lifted and rubbed
+    tiles (提牌, 搓牌) to give one of them better tiles. Such a team cannot choose every tile of every deal: a
+    lifted tile is swapped for one already built into the wall, and a rigged machine or a hand that builds the
+    wall works on some hands and not others. So the stacked hand is what a fair shuffle deals, improved by a
+    choice between it and a second random hand from the same wall, in a share ``I`` of the player's hands (at a
+    table of three suits the second hand is the better in 31% of stacked deals, and the stacked deal is 0.39 of
+    a step of shanten better than a fair one on average: pipeline/audit/deals.py); the wall stays
+    a permutation of the tiles, so the record is legal and conserves every tile (the validator passes it), and
+    nothing in play changes but the tiles.
+
+    >>> from pipeline.rules.ruleset import load_ruleset
+    >>> from pipeline.rules.tiles import full_set
+    >>> wall = full_set()
+    >>> random.Random(3).shuffle(wall)
+    >>> before = sorted(wall)
+    >>> stack_deals(wall, 0, random.Random(5), rules=load_ruleset("chengdu"), stacked={2: 1.0})
+    (2,)
+    >>> sorted(wall) == before
+    True
+    """
+    n = rules.players
+    choose_void = len(rules.suits) == 3
+    done: list[int] = []
+    for seat, share in sorted(stacked.items()):
+        if rng.random() >= share:
+            continue
+        done.append(seat)
+        k = (seat - dealer) % n
+        mine = list(range(DEAL_SIZE * k, DEAL_SIZE * k + DEAL_SIZE))
+        if seat == dealer:
+            mine.append(DEAL_SIZE * n)
+        other = rng.sample(range(dealt(n), len(wall)), len(mine))
+        now = deal_shanten(counts_of(wall[i] for i in mine), choose_void=choose_void)
+        alternative = deal_shanten(counts_of(wall[i] for i in other), choose_void=choose_void)
+        if alternative < now:
+            for i, j in zip(mine, other, strict=True):
+                wall[i], wall[j] = wall[j], wall[i]
+    return tuple(done)
 
 
 # ---------------------------------------------------------------------------------------------- scoring errors

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ class PlayedHand:
     wall: tuple[int, ...]
     exchange: Exchange | None
     que: tuple[int, ...] | None  # None at a two-suit table
+    stacked: tuple[int, ...] = ()  # seats whose deal the wall was arranged for (simulate --inject stack=N:I)
 
     def fresh_state(self) -> HandState:
         """A new state at the start of play, to replay the record's events on."""
@@ -54,11 +55,15 @@ def play_hand(
     hand_no: int | None = None,
     table_id: str | None = None,
     played_at: str | None = None,
+    arrange: Callable[[list[int], int, random.Random], tuple[int, ...]] | None = None,
 ) -> PlayedHand:
-    """Shuffle, deal, exchange, declare voids, play to the end."""
+    """Shuffle, deal, exchange, declare voids, play to the end. ``arrange`` (a stacked deal,
+    :func:`pipeline.simulate.inject.stack_deals`) may rearrange the shuffled wall in place before the deal,
+    given the dealer, and returns the seats it arranged for; without it the random stream is the same."""
     n = rules.players
     wall = full_set(rules.suits)
     rng.shuffle(wall)
+    stacked = arrange(wall, dealer, rng) if arrange is not None else ()
     bots = [
         Bot(p, seat, rng, collusion=seating.collusion.get(seat), sees_all=seat in seating.cheaters)
         for seat, p in enumerate(seating.players)
@@ -92,7 +97,7 @@ def play_hand(
         deltas=hand.deltas,
         wins=wins,
     )
-    return PlayedHand(record, hand, tuple(wall), exchange, que)
+    return PlayedHand(record, hand, tuple(wall), exchange, que, stacked)
 
 
 def run_hand(st: HandState, bots: Sequence[Bot]) -> None:

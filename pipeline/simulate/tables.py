@@ -7,6 +7,7 @@ byte. :func:`write` puts them in a file (``.jsonl``, ``.jsonl.gz`` or ``.jsonl.z
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import json
@@ -22,7 +23,7 @@ import zstandard
 
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.simulate.bots import Collusion
-from pipeline.simulate.inject import Fault, InjectSpec, corrupt_record, inject_score_error
+from pipeline.simulate.inject import Fault, InjectSpec, corrupt_record, inject_score_error, stack_deals
 from pipeline.simulate.play import PlayedHand, Seating, play_hand
 from pipeline.simulate.styles import Player, make_pool
 
@@ -51,9 +52,13 @@ class Labels:
     bots: list[str]
     friends: list[list[str]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    stackers: list[dict[str, Any]] = field(default_factory=list)  # {"player", "intensity"}: stack=N:I
+    stacked: list[dict[str, Any]] = field(default_factory=list)  # {"hand_id", "seat", "player"}: the rigged deals
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """The labels file's content; ``stackers`` and ``stacked`` only when deals were stacked (so a file
+        made without stacking reads as it always did)."""
+        out = {
             "seed": self.seed,
             "players": self.players,
             "colluders": self.colluders,
@@ -61,6 +66,9 @@ class Labels:
             "friends": self.friends,
             "faults": [f.as_dict() for f in self.faults],
         }
+        if self.stackers:
+            out |= {"stackers": self.stackers, "stacked": self.stacked}
+        return out
 
 
 @dataclass
@@ -145,16 +153,19 @@ def make_labels(
     start += 2 * spec.friends
     bots = set(chosen[start : start + spec.bots])
     intensity = {p.id: spec.collude_intensity for group in groups for p in group}
+    start += spec.bots
     if spec.team:
-        team = tuple(by_id[i] for i in chosen[start + spec.bots :])
+        team = tuple(by_id[i] for i in chosen[start : start + spec.team])
         groups.append(team)
         intensity |= {p.id: spec.team_intensity for p in team}
+    start += spec.team
     labels = Labels(
         seed=config.seed,
         players={p.id: {"style": p.style.name, "skill": p.skill} for p in pool},
         colluders=[{"players": [p.id for p in group], "intensity": intensity[group[0].id]} for group in groups],
         bots=sorted(bots),
         friends=[[a.id, b.id] for a, b in friends],
+        stackers=[{"player": i, "intensity": spec.stack_intensity} for i in sorted(chosen[start:])],
     )
     return pool, groups, friends, bots, intensity, labels
 
@@ -174,6 +185,7 @@ def simulate(
         for p in group:
             mates[p.id] = tuple(q.id for q in group if q is not p)
     companion = mates | {a.id: (b.id,) for a, b in friends} | {b.id: (a.id,) for a, b in friends}
+    stackers = {s["player"]: s["intensity"] for s in labels.stackers}
 
     def lines() -> Iterator[str]:
         rng = random.Random(config.seed)
@@ -190,6 +202,8 @@ def simulate(
                 if present:
                     collusion[seat] = Collusion(present, intensity[p.id])
             seating = Seating(tuple(players), collusion, frozenset(s for s, p in enumerate(players) if p.id in bots))
+            stacked = {s: stackers[p.id] for s, p in enumerate(players) if p.id in stackers}
+            arrange = functools.partial(stack_deals, rules=rules, stacked=stacked) if stacked else None
             session_id = f"t{table:04d}-s1"
             dealer = rng.randrange(rules.players)
             for hand_no in range(1, config.session_hands + 1):
@@ -207,8 +221,13 @@ def simulate(
                     hand_no=hand_no,
                     table_id=f"t{table:04d}",
                     played_at=clock.isoformat(),
+                    arrange=arrange,
                 )
                 made += 1
+                for seat in played.stacked:
+                    labels.stacked.append(
+                        {"hand_id": played.record["hand_id"], "seat": seat, "player": players[seat].id}
+                    )
                 if summary is not None:
                     summary.add(played, seating)
                 dealer = played.hand.next_dealer

@@ -1,0 +1,215 @@
+"""Stacked deals: a screen for players, table seats, tables and sessions dealt better hands than a fair wall deals.
+
+A stacked deal (the seeds' court case, seed 000: a team at an automatic table lifting and rubbing tiles, 提牌
+and 搓牌, to rig the wall) leaves its mark where the record keeps the wall or the deal (levels full and dealt):
+the hands the favoured player is dealt start closer to ready than chance allows. The score of a dealt hand is
+its starting shanten (:func:`~pipeline.rules.hand.deal_shanten`: tile changes from ready, the best over the void
+suit at a table of three suits), stored at ingest as ``player_hands.deal_shanten``.
+
+**The null is exact, not fitted.** With a fair shuffle a seat's 13 tiles (the dealer's 14) are a uniformly
+random subset of the wall, whoever sits there and whatever the other hands hold; the distribution of their
+shanten is a count of subsets (:mod:`pipeline.audit.deal_null`, exact integers per number of suits in play and
+deal size). Unlike the collusion and information screens, no honest player's style enters it: a careful or a
+reckless player is dealt the same tiles, so honest players cannot be hard negatives here, and the screen needs
+no population to compare with: one player's hands are enough.
+
+**The test.** Per group (a player; a seat of a table, for an automatic table rigged for one place; a table; a
+session) the sum of its hands' starting shanten is compared with the exact distribution of the sum of as many
+fair deals of the same shapes (the convolution of the per-hand distributions: hands are independent, the walls
+being shuffled anew). The p-value is the lower tail ``P(S <= s)``: exact, so valid at any size, and
+conservative where the sum is discrete. q-values are Benjamini–Yekutieli within each kind of group (a player's
+hands are also their tables' and sessions': the tests are dependent). Groups with fewer than ``min_hands``
+dealt hands are not tested.
+
+**Power.** A fair deal's shanten has mean 3.21 and sd 0.74 (13 tiles, three suits). A deal stacked as the
+simulator does it (the better of two random deals, ``simulate --inject stack=N:I``) is better in 31% of stacked
+hands and 0.39 of a step better on average, so a player stacked in a share ``I`` of ``n`` hands is
+``0.39·I·√n / 0.74`` standard errors below the null: at ``I = 0.4`` over 500 hands, 4.7; at 0.3, 3.5; the
+number of hands needed grows as ``1 / I²``.
+
+**Evidence.** Each flagged group lists its best-dealt hands (``xuezhan replay HAND --warehouse W`` shows each
+deal) and, beside the shanten, the mean tiles outside the shortest suit against a fair deal's, as context.
+
+>>> r = group_test([("3x13", 400), ("3x14", 100)], 1506)  # 500 hands, 60 steps of shanten better than fair
+>>> round(r.expected, 1), round(r.z, 2), f"{r.p:.1e}"
+(1566.1, -3.6, '1.9e-04')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from pipeline import sql
+from pipeline.analytics.stats import by_qvalues
+from pipeline.audit.deal_null import DealNull, key, load, lower_tail
+
+KINDS = ("player", "seat", "table", "session")
+MIN_HANDS = 20
+FDR = 0.05
+EVIDENCE = 5
+
+
+class NoDealScores(ValueError):
+    """The warehouse's tables predate the deal scores (``player_hands.deal_shanten``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTest:
+    """The test of one group's hands: the observed sum of starting shanten against fair deals."""
+
+    hands: int
+    shanten: int
+    expected: float
+    sd: float
+    p: float
+
+    @property
+    def z(self) -> float:
+        return (self.shanten - self.expected) / self.sd if self.sd else 0.0
+
+
+def group_test(shapes: Sequence[tuple[str, int]], shanten: int, null: DealNull | None = None) -> GroupTest:
+    """The exact test of a group whose hands are ``shapes`` (``(key, how many)``, :func:`~pipeline.audit.
+    deal_null.key`) and whose starting shanten sum to ``shanten``."""
+    null = null or load()
+    mean = var = 0.0
+    for name, n in shapes:
+        pmf = null.pmf(name)
+        values = np.arange(len(pmf)) - 1
+        m = float(np.dot(pmf, values))
+        mean += n * m
+        var += n * (float(np.dot(pmf, values**2)) - m * m)
+    p = lower_tail(null, shapes, shanten)
+    return GroupTest(sum(n for _, n in shapes), shanten, mean, math.sqrt(var), p)
+
+
+@dataclass(frozen=True, slots=True)
+class DealResult:
+    """One group's line of the screen."""
+
+    kind: str  # player | seat | table | session
+    group: str
+    hands: int
+    shanten: int  # the sum of its hands' starting shanten
+    expected: float  # what fair deals of the same shapes give, on average
+    z: float
+    p: float | None  # None: fewer than min_hands hands, not tested
+    suited: float | None  # mean tiles outside the shortest suit (tables of three suits)
+    suited_expected: float | None
+    q: float | None = None
+    flagged: bool = False
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def mean(self) -> float:
+        return self.shanten / self.hands if self.hands else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "group": self.group,
+            "hands": self.hands,
+            "shanten": self.shanten,
+            "mean_shanten": self.mean,
+            "expected_mean": self.expected / self.hands if self.hands else None,
+            "z": self.z,
+            "p": self.p,
+            "q": self.q,
+            "flagged": self.flagged,
+            "suited": self.suited,
+            "suited_expected": self.suited_expected,
+            "evidence": self.evidence,
+        }
+
+
+def screen_deals(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    fdr: float = FDR,
+    min_hands: int = MIN_HANDS,
+    evidence: int = EVIDENCE,
+    kinds: Iterable[str] = KINDS,
+) -> list[DealResult]:
+    """The screen of the warehouse behind ``con``: per kind of group (in :data:`KINDS` order), flagged first,
+    then by p-value; the untested groups last. Each flagged group carries its ``evidence`` best-dealt hands."""
+    null = load()
+    columns = {row[0] for row in con.sql("DESCRIBE player_hands").fetchall()}
+    if "deal_shanten" not in columns:
+        raise NoDealScores(
+            "the warehouse was made before ingest kept each deal's shanten (player_hands.deal_shanten): ingest its "
+            "sources into a new warehouse to screen their deals"
+        )
+    frame = sql.run_sql(con, "pipeline.audit", "deal_groups")
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in frame.iter_rows(named=True):
+        g = groups.setdefault(
+            (row["kind"], row["grp"]), {"shapes": [], "shanten": 0, "suited": 0, "suited_hands": 0, "suited_exp": 0.0}
+        )
+        name = key(row["suits"], row["size"])
+        g["shapes"].append((name, row["hands"]))
+        g["shanten"] += row["shanten"]
+        g["suited"] += row["suited"]
+        g["suited_hands"] += row["suited_hands"]
+        g["suited_exp"] += row["suited_hands"] * (null.suited_mean(name) or 0.0)
+    out: list[DealResult] = []
+    for kind in kinds:
+        lines: list[DealResult] = []
+        for (k, name), g in sorted(groups.items()):
+            if k != kind:
+                continue
+            t = group_test(g["shapes"], g["shanten"], null)
+            n_suited = g["suited_hands"]
+            lines.append(
+                DealResult(
+                    kind=kind,
+                    group=name,
+                    hands=t.hands,
+                    shanten=t.shanten,
+                    expected=t.expected,
+                    z=t.z,
+                    p=t.p if t.hands >= min_hands else None,
+                    suited=g["suited"] / n_suited if n_suited else None,
+                    suited_expected=g["suited_exp"] / n_suited if n_suited else None,
+                )
+            )
+        out.extend(_corrected(con, lines, fdr, evidence))
+    return out
+
+
+def _corrected(con: duckdb.DuckDBPyConnection, lines: list[DealResult], fdr: float, evidence: int) -> list[DealResult]:
+    """One kind's lines with their Benjamini–Yekutieli q-values, flags and evidence, in the screen's order."""
+    tested = [r for r in lines if r.p is not None]
+    q_values = by_qvalues(np.array([r.p for r in tested], dtype=float)).tolist() if tested else []
+    qs = {r.group: q for r, q in zip(tested, q_values, strict=True)}
+    out = []
+    for r in lines:
+        q = qs.get(r.group)
+        flagged = q is not None and q <= fdr
+        shown: list[dict[str, Any]] = []
+        if flagged and evidence:
+            shown = sql.run_sql(
+                con, "pipeline.audit", "deal_evidence", kind=r.kind, grp=r.group, limit=evidence
+            ).to_dicts()
+        out.append(
+            DealResult(
+                r.kind,
+                r.group,
+                r.hands,
+                r.shanten,
+                r.expected,
+                r.z,
+                r.p,
+                r.suited,
+                r.suited_expected,
+                q,
+                flagged,
+                shown,
+            )
+        )
+    return sorted(out, key=lambda r: (not r.flagged, r.p if r.p is not None else 2.0, r.group))
