@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 from matplotlib.axes import Axes
 
-from dashboards import ChartSpec, as_int, population_base
+from dashboards import ChartSpec, as_int, population_base, run_sql
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID, METRICS
