@@ -1011,10 +1011,16 @@ def deals_command(
     top: Annotated[
         int, typer.Option("--top", min=0, help="Groups to list per kind in the table (json lists all).")
     ] = 10,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    player: PlayerFilter = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
 ) -> None:
     """Screen players, table seats, tables and sessions for stacked deals: starting hands closer to ready than a
     fair wall deals (the sum of the deals' shanten against its exact distribution under fair shuffles); hands of
-    level full and dealt only."""
+    level full and dealt only. With a filter, over the hands in scope only."""
     from pipeline.analytics.queries import connect
     from pipeline.audit.deals import KINDS, NoDealScores, screen_deals
 
@@ -1022,8 +1028,10 @@ def deals_command(
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise fail(f"--kind: unknown {', '.join(unknown)} (known: {', '.join(KINDS)})")
+    scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
-    with connect(warehouse) as con:
+    _hands_in_scope(warehouse, scope)
+    with connect(warehouse, scope=scope) as con:
         try:
             results = screen_deals(con, fdr=fdr, min_hands=min_hands, kinds=kinds)
         except NoDealScores as exc:
@@ -1031,6 +1039,8 @@ def deals_command(
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
         return
+    for line in _scope_line(scope):
+        typer.echo(line)
     if not results:
         typer.echo(
             "no dealt hand to screen: deals are known in hands of level full and dealt only (and hands stored "

@@ -307,6 +307,17 @@ def test_the_deals_command(room: tuple[Path, Path, dict[str, object]]) -> None:
     assert set(rows[0]) >= {"kind", "group", "hands", "p", "q", "z", "evidence", "expected_mean"}
     done = runner.invoke(app, ["deals", "--warehouse", str(warehouse), "--kind", "room"])
     assert done.exit_code == 2 and "unknown room" in done.output
+    # the filters of every screen: the hands the stacker sat in, and a table nobody played at
+    whole = {r["group"]: r["hands"] for r in rows if r["kind"] == "player"}
+    done = runner.invoke(app, ["deals", "--warehouse", str(warehouse), "--player", stacker, "--format", "json"])
+    assert done.exit_code == 0, done.output
+    mine = {r["group"]: r["hands"] for r in json.loads(done.stdout) if r["kind"] == "player"}
+    assert mine[stacker] == whole[stacker]  # every hand of the stacker is in its own scope
+    assert all(mine[p] <= whole[p] for p in mine) and sum(mine.values()) < sum(whole.values())
+    done = runner.invoke(app, ["deals", "--warehouse", str(warehouse), "--player", stacker, "--kind", "player"])
+    assert done.exit_code == 0 and done.stdout.startswith("scope: ")
+    done = runner.invoke(app, ["deals", "--warehouse", str(warehouse), "--table", "no-such-table"])
+    assert done.exit_code == 1 and "in scope" in done.output
 
 
 def test_hands_without_a_deal_are_not_screened(tmp_path: Path) -> None:
