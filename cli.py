@@ -839,6 +839,12 @@ def info_cheats_command(
         typer.echo(f"{line}  YES" if r.flagged else line)
 
 
+CACHE_HELP = (
+    "Keep each population's games and warehouse in this folder and read them from it next time instead of "
+    "simulating again (one folder per version of the simulator)."
+)
+
+
 @app.command("eval-collusion")
 def eval_collusion_command(
     fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
@@ -864,6 +870,7 @@ def eval_collusion_command(
         ),
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
+    cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
 ) -> None:
     """Simulate populations with and without colluding pairs (or teams); per cell the pairs (teams) flagged
     with a Wilson 95% interval over the replicates, the honest pairs flagged, the false discovery proportion
@@ -888,7 +895,7 @@ def eval_collusion_command(
             honest=honest,
             replicates=replicates,
         )
-    _evaluate("collusion", pops, fdr, workers, out, "pairs")
+    _evaluate("collusion", pops, fdr, workers, out, "pairs", cache)
 
 
 @app.command("eval-info-cheats")
@@ -903,6 +910,7 @@ def eval_info_cheats_command(
     workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 2,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
     out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
+    cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
 ) -> None:
     """Simulate populations with planted information cheats (simulate --inject bot=N) and honest ones (half
     with many careful players); report the cheats `info-cheats` flags, with a Wilson 95% interval, and the
@@ -910,10 +918,12 @@ def eval_info_cheats_command(
     from pipeline.evaluate import information_grid
 
     pops = information_grid(seed=seed, hands=hands, bots=bots, replicates=replicates, honest=honest)
-    _evaluate("information", pops, fdr, workers, out, "players")
+    _evaluate("information", pops, fdr, workers, out, "players", cache)
 
 
-def _evaluate(detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str) -> None:
+def _evaluate(
+    detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str, cache: Path | None = None
+) -> None:
     from pipeline.evaluate import evaluate, summary, table
 
     if not 0.0 < fdr < 1.0:
@@ -926,6 +936,7 @@ def _evaluate(detector: str, pops: list[Any], fdr: float, workers: int, out: Pat
         fdr=fdr,
         workers=workers,
         progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
+        cache=None if cache is None else str(cache),
     )
     typer.echo(table(outcomes, fdr, unit=unit))
     if out is not None:

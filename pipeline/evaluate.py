@@ -21,10 +21,13 @@ eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -36,7 +39,7 @@ from pipeline.audit.collusion import PairResult, flagged_groups, screen
 from pipeline.audit.information import screen_information
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
-from pipeline.simulate.tables import SimConfig, write
+from pipeline.simulate.tables import SimConfig, labels_path, write
 
 INTENSITIES = (0.1, 0.2, 0.3, 0.5)
 SHARED = (200, 500, 1000, 3000)
@@ -172,7 +175,13 @@ def information_grid(
     return out
 
 
-def _simulate(pop: Population, root: Path) -> Any:
+def _simulate(pop: Population, root: Path) -> dict[str, Any]:
+    """Simulate ``pop`` into ``root`` and ingest it into ``root / "wh"``; the labels (as
+    ``OUT.labels.json`` holds them). A ``root`` that already holds both (a cache) is read, not simulated again."""
+    games = root / "games.jsonl.gz"
+    if (root / "wh").is_dir() and labels_path(games).is_file():
+        return dict(json.loads(labels_path(games).read_text(encoding="utf-8")))
+    shutil.rmtree(root / "wh-partial", ignore_errors=True)
     spec = InjectSpec(
         collude_pairs=pop.pairs,
         collude_intensity=pop.intensity if pop.pairs else 0.0,
@@ -181,29 +190,46 @@ def _simulate(pop: Population, root: Path) -> Any:
         team=pop.team,
         team_intensity=pop.intensity if pop.team else 0.0,
     )
-    labels = write(
-        SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles),
-        root / "games.jsonl.gz",
-    )
-    ingest([str(root / "games.jsonl.gz")], root / "wh", workers=1)
-    return labels
+    labels = write(SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles), games)
+    ingest([str(games)], root / "wh-partial", workers=1)
+    (root / "wh-partial").rename(root / "wh")  # a cached warehouse is whole or absent
+    return labels.as_dict()
+
+
+@contextmanager
+def _population_dir(pop: Population, workdir: str | None, cache: str | None) -> Iterator[Path]:
+    """Where ``pop`` is simulated: a folder of ``cache`` named by the population (kept, so that a screen can be
+    measured again on the same populations without simulating them), or a temporary one of ``workdir``."""
+    if cache is not None:
+        key = hashlib.sha256(repr(pop).encode()).hexdigest()[:16]
+        root = Path(cache) / f"seed{pop.seed}-{key}"
+        root.mkdir(parents=True, exist_ok=True)
+        yield root
+        return
+    root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def run_population(
-    pop: Population, *, fdr: float = 0.05, min_hands: int | None = None, workdir: str | None = None
+    pop: Population,
+    *,
+    fdr: float = 0.05,
+    min_hands: int | None = None,
+    workdir: str | None = None,
+    cache: str | None = None,
 ) -> Outcome:
     """Simulate, ingest and run the collusion screen on one population. The planted ones are the colluding
     groups: a pair is found when it is flagged, a team when its flagged pairs join all of it
     (:func:`~pipeline.audit.collusion.flagged_groups`); the honest ones are the pairs outside every group."""
-    root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
-    try:
+    with _population_dir(pop, workdir, cache) as root:
         labels = _simulate(pop, root)
         threshold = min_hands if min_hands is not None else min(200, max(50, pop.hands // 10))
         with connect(root / "wh") as con:
             results = screen(con, min_hands=threshold, fdr=fdr, evidence=0)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    groups = [tuple(sorted(c["players"])) for c in labels.colluders]
+    groups = [tuple(sorted(c["players"])) for c in labels["colluders"]]
     inside = {pair for g in groups for pair in combinations(g, 2)}
     flagged = {r.players for r in results if r.flagged}
     found = len(found_groups(groups, results))
@@ -233,16 +259,15 @@ def found_groups(groups: Iterable[tuple[str, ...]], results: Iterable[PairResult
     return [g for g in groups if (g in flagged if len(g) == 2 else any(set(g) <= t for t in teams))]
 
 
-def run_information(pop: Population, *, fdr: float = 0.05, workdir: str | None = None) -> Outcome:
+def run_information(
+    pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None
+) -> Outcome:
     """Simulate, ingest and run the information screen (``xuezhan info-cheats``) on one population."""
-    root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
-    try:
+    with _population_dir(pop, workdir, cache) as root:
         labels = _simulate(pop, root)
         with connect(root / "wh") as con:
             results = screen_information(con, fdr=fdr)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    bots = set(labels.bots)
+    bots = set(labels["bots"])
     tested = [r for r in results if r.p is not None]
     flagged = {r.player for r in tested if r.flagged}
     hands = [r.hands for r in results if r.player in bots]
@@ -260,9 +285,9 @@ def run_information(pop: Population, *, fdr: float = 0.05, workdir: str | None =
 RUNNERS: dict[str, Callable[..., Outcome]] = {"collusion": run_population, "information": run_information}
 
 
-def _run(args: tuple[str, Population, float]) -> Outcome:
-    detector, pop, fdr = args
-    return RUNNERS[detector](pop, fdr=fdr)
+def _run(args: tuple[str, Population, float, str | None]) -> Outcome:
+    detector, pop, fdr, cache = args
+    return RUNNERS[detector](pop, fdr=fdr, cache=cache)
 
 
 def auc(scores: Iterable[tuple[float, bool]]) -> float | None:
@@ -282,9 +307,13 @@ def evaluate(
     fdr: float = 0.05,
     workers: int = 1,
     progress: Callable[[Outcome], None] | None = None,
+    cache: str | None = None,
 ) -> list[Outcome]:
-    """Run ``detector`` (a key of :data:`RUNNERS`) on every population, ``workers`` at a time."""
-    jobs = [(detector, pop, fdr) for pop in populations]
+    """Run ``detector`` (a key of :data:`RUNNERS`) on every population, ``workers`` at a time; with ``cache``
+    (a folder) each population's simulated games and warehouse are kept there and read again by a later run
+    instead of simulated (a population is named by all its fields, seed included; a cache holds one version of
+    the simulator's play)."""
+    jobs = [(detector, pop, fdr, cache) for pop in populations]
     outcomes: list[Outcome] = []
     if workers <= 1:
         results: Iterable[Outcome] = map(_run, jobs)
