@@ -35,8 +35,9 @@ from typing import Any
 
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import wilson
-from pipeline.audit.collusion import PairResult, flagged_groups, screen
+from pipeline.audit.collusion import PairResult, WarehouseSource, flagged_groups, screen_source
 from pipeline.audit.information import screen_information
+from pipeline.audit.teams import TeamResult, screen_teams
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, labels_path, write
@@ -79,10 +80,17 @@ class Outcome:
     flagged_honest: int
     shared_planted: float  # mean hands of the planted pairs together (of the planted players, for bots)
     scores: tuple[tuple[float, bool], ...]  # (score, is planted) of every one screened
+    honest_groups: int = 0  # groups of the team screen whose null holds (at most one player of each planted group)
+    flagged_honest_groups: int = 0  # of them, reported as teams
 
     @property
     def discoveries(self) -> int:
-        return self.flagged_planted + self.flagged_honest
+        return self.flagged_planted + self.flagged_honest + self.flagged_honest_groups
+
+    @property
+    def false(self) -> int:
+        """False discoveries: honest pairs (players) flagged, and honest groups reported as teams."""
+        return self.flagged_honest + self.flagged_honest_groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +106,8 @@ class Cell:
     flagged_honest: int
     with_false: int  # populations with at least one false discovery
     discoveries: int
+    honest_groups: int = 0
+    flagged_honest_groups: int = 0
 
     @property
     def detection(self) -> float | None:
@@ -122,8 +132,10 @@ def cells(outcomes: Iterable[Outcome]) -> list[Cell]:
             flagged_planted=sum(o.flagged_planted for o in group),
             honest=sum(o.honest for o in group),
             flagged_honest=sum(o.flagged_honest for o in group),
-            with_false=sum(1 for o in group if o.flagged_honest),
+            with_false=sum(1 for o in group if o.false),
             discoveries=sum(o.discoveries for o in group),
+            honest_groups=sum(o.honest_groups for o in group),
+            flagged_honest_groups=sum(o.flagged_honest_groups for o in group),
         )
         for name, group in groups.items()
     ]
@@ -221,19 +233,23 @@ def run_population(
     workdir: str | None = None,
     cache: str | None = None,
 ) -> Outcome:
-    """Simulate, ingest and run the collusion screen on one population. The planted ones are the colluding
-    groups: a pair is found when it is flagged, a team when its flagged pairs join all of it
-    (:func:`~pipeline.audit.collusion.flagged_groups`); the honest ones are the pairs outside every group."""
+    """Simulate, ingest and run the collusion screen, pairs and teams of three (``xuezhan collusion``), on one
+    population. The planted ones are the colluding groups: a pair is found when it is flagged, a team when the
+    team screen reports it or its flagged pairs join all of it (:func:`found_groups`); the honest ones are the
+    pairs outside every group, and the groups of three whose null holds (at most one player of each planted
+    group: a group with two colluders in it is one whose null is false)."""
     with _population_dir(pop, workdir, cache) as root:
         labels = _simulate(pop, root)
         threshold = min_hands if min_hands is not None else min(200, max(50, pop.hands // 10))
-        with connect(root / "wh") as con:
-            results = screen(con, min_hands=threshold, fdr=fdr, evidence=0)
+        with connect(root / "wh") as con, WarehouseSource(con) as source:
+            results = screen_source(source, con, min_hands=threshold, fdr=fdr, evidence=0)
+            teams = screen_teams(source, min_hands=threshold, fdr=fdr)
     groups = [tuple(sorted(c["players"])) for c in labels["colluders"]]
     inside = {pair for g in groups for pair in combinations(g, 2)}
     flagged = {r.players for r in results if r.flagged}
-    found = len(found_groups(groups, results))
+    found = len(found_groups(groups, results, teams))
     shared = [r.shared_hands for r in results if r.players in inside]
+    null_holds = [t for t in teams if all(len(set(t.players) & set(g)) < 2 for g in groups)]
     return Outcome(
         population=pop,
         planted=len(groups),
@@ -242,21 +258,34 @@ def run_population(
         flagged_honest=len(flagged - inside),
         shared_planted=sum(shared) / len(shared) if shared else 0.0,
         scores=tuple((r.score, r.players in inside) for r in results),
+        honest_groups=len(null_holds),
+        flagged_honest_groups=sum(1 for t in null_holds if t.reported),
     )
 
 
-def found_groups(groups: Iterable[tuple[str, ...]], results: Iterable[PairResult]) -> list[tuple[str, ...]]:
-    """The colluding groups the screen found: a pair when it is flagged, a team when the flagged pairs join all
-    of its members (:func:`~pipeline.audit.collusion.flagged_groups`).
+def found_groups(
+    groups: Iterable[tuple[str, ...]], results: Iterable[PairResult], teams: Iterable[TeamResult] = ()
+) -> list[tuple[str, ...]]:
+    """The colluding groups the screen found: a pair when it is flagged, a team when the team screen reports
+    exactly its players (``teams``) or the flagged pairs join all of them
+    (:func:`~pipeline.audit.collusion.flagged_groups`).
 
     >>> r = lambda a, b: PairResult((a, b), 100, 1.0, 0.0, 0.0, True, {}, {}, [])
     >>> found_groups([("a", "b"), ("c", "d"), ("e", "f", "g")], [r("a", "b"), r("e", "f"), r("f", "g")])
     [('a', 'b'), ('e', 'f', 'g')]
+    >>> t = TeamResult(("c", "d", "h"), 100, 9.0, 0.0, 0.0, True, {}, reported=True)
+    >>> found_groups([("c", "d", "h"), ("e", "f", "g")], [], [t])
+    [('c', 'd', 'h')]
     """
     results = list(results)
     flagged = {r.players for r in results if r.flagged}
-    teams = [set(g.players) for g in flagged_groups(results)]
-    return [g for g in groups if (g in flagged if len(g) == 2 else any(set(g) <= t for t in teams))]
+    joined = [set(g.players) for g in flagged_groups(results)]
+    reported = {tuple(sorted(t.players)) for t in teams if t.reported}
+    return [
+        g
+        for g in groups
+        if (g in flagged if len(g) == 2 else tuple(sorted(g)) in reported or any(set(g) <= t for t in joined))
+    ]
 
 
 def run_information(
@@ -341,10 +370,12 @@ def _rate(num: int, den: int) -> str:
 def table(outcomes: list[Outcome], fdr: float, *, unit: str = "pairs") -> str:
     """The Markdown table of the README: per cell, detection with its Wilson 95% interval, the honest ones
     flagged, the share of populations with a false discovery, and the ranking AUC."""
+    groups = any(o.honest_groups for o in outcomes)
     lines = [
         f"| cell | hands | populations | planted {unit} flagged at FDR {fdr} [95% CI] | honest {unit} flagged "
-        "| populations with a false discovery [95% CI] | AUC |",
-        "|---|---|---|---|---|---|---|",
+        + ("| honest groups of three reported as teams " if groups else "")
+        + "| populations with a false discovery [95% CI] | AUC |",
+        "|---|---|---|---|---|---|---|" + ("---|" if groups else ""),
     ]
     by_cell: dict[str, list[Outcome]] = {}
     for o in outcomes:
@@ -353,16 +384,21 @@ def table(outcomes: list[Outcome], fdr: float, *, unit: str = "pairs") -> str:
         a = auc([s for o in by_cell[c.name] for s in o.scores])
         lines.append(
             f"| {c.name} | {c.hands} | {c.populations} | {_rate(c.flagged_planted, c.planted)} | "
-            f"{c.flagged_honest}/{c.honest} | {_rate(c.with_false, c.populations)} | "
+            f"{c.flagged_honest}/{c.honest} | "
+            + (f"{c.flagged_honest_groups}/{c.honest_groups} | " if groups else "")
+            + f"{_rate(c.with_false, c.populations)} | "
             f"{'-' if a is None else f'{a:.3f}'} |"
         )
     honest = [o for o in outcomes if o.planted == 0]
     if honest:
-        with_false = sum(1 for o in honest if o.flagged_honest)
+        with_false = sum(1 for o in honest if o.false)
         lo, hi = wilson(with_false, len(honest))
+        screened = f"{sum(o.honest for o in honest)} {unit}" + (
+            f" and {sum(o.honest_groups for o in honest)} groups of three" if groups else ""
+        )
         lines.append(
-            f"\nHonest populations: {sum(o.flagged_honest for o in honest)} false discoveries over {len(honest)} "
-            f"populations ({sum(o.honest for o in honest)} {unit} screened); false discovery proportion "
+            f"\nHonest populations: {sum(o.false for o in honest)} false discoveries over {len(honest)} "
+            f"populations ({screened} screened); false discovery proportion "
             f"{with_false / len(honest):.2f}, 95% CI [{lo:.2f}, {hi:.2f}]."
         )
     overall = auc([s for o in outcomes for s in o.scores])
@@ -384,6 +420,8 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
                 "flagged_planted": o.flagged_planted,
                 "honest": o.honest,
                 "flagged_honest": o.flagged_honest,
+                "honest_groups": o.honest_groups,
+                "flagged_honest_groups": o.flagged_honest_groups,
                 "shared_planted": o.shared_planted,
                 "auc": auc(o.scores),
             }
@@ -399,6 +437,8 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
                 "detection_interval": list(c.detection_interval),
                 "honest": c.honest,
                 "flagged_honest": c.flagged_honest,
+                "honest_groups": c.honest_groups,
+                "flagged_honest_groups": c.flagged_honest_groups,
                 "populations_with_false": c.with_false,
                 "false_interval": list(wilson(c.with_false, c.populations)),
             }
