@@ -752,9 +752,14 @@ def collusion_command(
     top: Annotated[int, typer.Option("--top", min=0, help="Pairs to list in the table (json lists all).")] = 20,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
-    """Screen every pair of players for collusion; flagged pairs come with the hands that prove it."""
+    """Screen every pair of players for collusion, and every group of three as a group (teams); flagged pairs
+    and reported teams come with the hands that prove it, then the victim view: who pays whom beyond what the
+    opponent takes from the others at those tables, and what each player pays with a reported team at the
+    table against without it (the table's lines; --format json lists the pairs)."""
     from pipeline.analytics.queries import connect, hands_by_level
-    from pipeline.audit.collusion import levels_lines, screen, screen_levels
+    from pipeline.audit.collusion import levels_lines, screen_levels
+    from pipeline.audit.teams import screen_pairs_and_teams
+    from pipeline.audit.victims import victim_view
 
     _records_in(warehouse)
     try:
@@ -770,7 +775,10 @@ def collusion_command(
                     bar.stage(label, total=total, unit=step)
                 bar.set(done, total)
 
-            results = screen(con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None)
+            results, teams = screen_pairs_and_teams(
+                con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None
+            )
+            victims = victim_view(con, teams=[t.players for t in teams if t.reported], min_hands=min_hands, fdr=fdr)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     if fmt == "json":
@@ -798,6 +806,34 @@ def collusion_command(
     for g in flagged_groups(results):
         team = " & ".join(_shown(p) for p in g.players)
         typer.echo(f"team: {team} (linked by {g.flagged_pairs} of their {g.pairs} pairs, each flagged)")
+    reported = [t for t in teams if t.reported]
+    typer.echo(
+        f"groups of three screened as groups: {len(teams)}; {plural(len(reported), 'team')} reported at FDR {fdr}"
+    )
+    for t in reported:
+        z = " ".join(f"{k}={v['z']:+.1f}" for k, v in t.signals.items())
+        team = " & ".join(_shown(p) for p in t.players)
+        typer.echo(f"team: {team}  {t.hands} hands  score {t.score:.2f}  p {t.p:.2e}  q {t.q:.3f}  {z}")
+        for e in t.evidence:
+            typer.echo(f"      {_shown(e.get('hand_id'))} event {_shown(e.get('event'))}: {_shown(e['why'])}")
+    flagged_victims = [v for v in victims if v.flagged]
+    typer.echo(f"victims (lose far more to someone than their other opponents take): {len(flagged_victims)}")
+    for v in flagged_victims:
+        for loss in v.losses:
+            if loss.flagged:
+                typer.echo(
+                    f"victim: {_shown(v.player)} paid {_shown(loss.opponent)} {loss.net:+d} net over "
+                    f"{plural(loss.hands, 'shared hand')}, {loss.excess:+.0f} beyond what that opponent takes "
+                    f"from the others at those tables (z {loss.z:.1f}, q {loss.q:.3f})"
+                )
+        for tl in v.teams:
+            if tl.flagged:
+                team = " & ".join(_shown(p) for p in tl.team)
+                typer.echo(
+                    f"victim: {_shown(v.player)} pays {tl.with_per_hand:+.1f} per hand with two or more of {team} "
+                    f"at the table ({tl.with_hands} hands), {tl.without_per_hand:+.1f} with none "
+                    f"({tl.without_hands} hands) (z {tl.z:.1f}, q {tl.q:.3f})"
+                )
 
 
 @app.command("info-cheats")

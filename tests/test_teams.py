@@ -9,7 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from cli import app
 from pipeline.analytics.queries import connect
 from pipeline.audit.collusion import FEATURES, SIGNALS, Fit, Rows, WarehouseSource, by_signal, expected_counts
 from pipeline.audit.teams import (
@@ -21,6 +23,7 @@ from pipeline.audit.teams import (
     group_scores,
     screen_teams,
 )
+from pipeline.audit.victims import victim_view
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
@@ -169,3 +172,21 @@ def test_an_honest_room_reports_no_team(tmp_path: Path) -> None:
     with connect(warehouse) as con, WarehouseSource(con) as source:
         results = screen_teams(source, min_hands=150)
     assert len(results) > 30 and not any(r.flagged or r.reported for r in results)
+
+
+def test_the_collusion_command_prints_the_team_its_evidence_and_the_victim_view(
+    team_room: tuple[Path, dict[str, object]],
+) -> None:
+    warehouse, labels = team_room
+    (planted,) = [sorted(c["players"]) for c in labels["colluders"]]  # type: ignore[union-attr]
+    out = CliRunner().invoke(app, ["collusion", "--warehouse", str(warehouse), "--min-hands", "150", "--quiet"])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert any(line.startswith("groups of three screened as groups: ") and "1 team reported" in line for line in lines)
+    (team,) = [i for i, line in enumerate(lines) if line.startswith(f"team: {' & '.join(planted)}  ")]
+    assert "won" in lines[team + 1] and lines[team + 1].startswith("      ")  # a hand to replay
+    assert any(line.startswith("victims (") for line in lines)
+    with connect(warehouse) as con:
+        victims = victim_view(con, teams=[tuple(planted)], min_hands=150)
+    # every player outside the team has its line with the team, and none of the team has one
+    assert {v.player for v in victims if v.teams} == set(labels["players"]) - set(planted)  # type: ignore[arg-type]

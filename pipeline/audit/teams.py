@@ -54,23 +54,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
+import duckdb
 import numpy as np
 
 from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit.collusion import (
+    CHUNK_HANDS,
     SEATS,
     SIGNALS,
     FeatureSource,
     Fit,
+    PairResult,
     PairSums,
+    Progress,
     Rows,
+    WarehouseSource,
     by_signal,
     expected_counts,
     fit_rates,
+    pair_evidence,
+    screen_source,
 )
 
 K = len(SIGNALS)
@@ -220,6 +227,7 @@ class TeamResult:
     signals: dict[str, dict[str, Any]]
     reported: bool = False  # flagged, and not explained by a better flagged group it shares a pair with
     z: float = 0.0  # the score on the empirical null
+    evidence: list[dict[str, Any]] = field(default_factory=list)  # hands to replay (reported teams)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -232,6 +240,7 @@ class TeamResult:
             "flagged": self.flagged,
             "reported": self.reported,
             "signals": self.signals,
+            "evidence": self.evidence,
         }
 
 
@@ -346,3 +355,31 @@ def screen_teams(source: FeatureSource, *, size: int = 3, min_hands: int = 200, 
             rest = [u for u in teams if u != t]
             fit = fit_rates(sums, internal_pairs(rest))
             own[g] = _results(group_moments(source, fit, [groups[g]], [groups[index[u]] for u in rest]), players)[0]
+
+
+def screen_pairs_and_teams(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    min_hands: int = 200,
+    fdr: float = 0.05,
+    evidence: int = 5,
+    progress: Progress | None = None,
+    chunk_hands: int = CHUNK_HANDS,
+) -> tuple[list[PairResult], list[TeamResult]]:
+    """The pair screen (:func:`~pipeline.audit.collusion.screen`) and the team screen of groups of three over
+    one reading of the warehouse behind ``con``; each reported team comes with up to ``evidence`` hands per
+    pair inside it to replay (wins and calls one made on another's tile)."""
+    on_hands = None if progress is None else (lambda done, total: progress("hands", done, total))
+    with WarehouseSource(con, chunk_hands, on_hands) as source:
+        pairs = screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
+        teams = screen_teams(source, min_hands=min_hands, fdr=fdr)
+    if evidence:
+        teams = [
+            replace(
+                t, evidence=[e for pair in combinations(t.players, 2) for e in pair_evidence(con, pair, limit=evidence)]
+            )
+            if t.reported
+            else t
+            for t in teams
+        ]
+    return pairs, teams
