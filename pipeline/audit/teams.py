@@ -12,7 +12,8 @@ a scale of 3.6, inside which the team's scores of 5–8 sink.
 **The statistic.** For a candidate group ``G`` (every group of ``size`` players who sat together pairwise in
 at least ``min_hands`` hands), per hand and member ``a`` at the table with ``m`` of its ``n`` opponents in ``G``
 (``0 < m < n``): the sum of ``a``'s *directed* residuals (count − expectation of the fitted rates, per signal:
-feeding, dangerous discards by choice, passed wins, 查叫/花猪 money) toward its ``m`` fellow members, less ``m``
+feeding, dangerous discards by choice, passed wins; :data:`GROUP_SIGNALS` says why not the 查叫/花猪 money) toward
+its ``m`` fellow members, less ``m``
 times their mean over all ``n`` opponents. The group's statistic sums this over hands and members; its
 signals' z-scores are combined with their null correlation into one score, as a pair's are.
 
@@ -176,14 +177,26 @@ def group_moments(
     return out
 
 
+# The signals a group's score combines: what a member does in play for another (feeding, dangerous discards by
+# choice, passed wins), not the end of the wall's 查叫 / 花猪 money (``channel``), which the pair screen keeps.
+# Who pays whom there is decided by who is ready and who is a flower pig at the end, a joint state the
+# multiplicative rates do not model: three novices at one table pay each other far more than their rates say
+# (measured on the honest rooms of ``xuezhan eval-collusion --team 3``: channel z up to 6.4 for groups of three
+# novices, the top group of 2 rooms in 12), while a team that feeds itself ends its hands early and shows a
+# channel z of -2 to -3 (every one of 8 team rooms). It is reported with the others, not scored.
+GROUP_SIGNALS = ("feeding", "dangerous", "soft_play")
+_SCORED = np.array([name in GROUP_SIGNALS for name in SIGNALS])
+
+
 def group_scores(moments: GroupMoments) -> np.ndarray:
-    """Each group's score: the signals' z-scores summed and scaled by their null correlation (as a pair's)."""
+    """Each group's score: the z-scores of :data:`GROUP_SIGNALS` summed and scaled by their null correlation
+    (as a pair's)."""
     out = np.zeros(len(moments.groups))
     for g in range(len(moments.groups)):
         cov = moments.cov[g]
         var = np.diag(cov)
         # as a pair's: a signal is evidence only where the raw counts differ among the opponents in enough draws
-        live = (var > 1e-9) & (moments.draws[g] >= 5)
+        live = _SCORED & (var > 1e-9) & (moments.draws[g] >= 5)
         if not live.any():
             continue
         sd = np.sqrt(var[live])
