@@ -778,6 +778,7 @@ def collusion_command(
             results, teams = screen_pairs_and_teams(
                 con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None
             )
+            teams = [t for t in teams if len(t.players) >= 3]  # the pairs: the pair screen's lines above
             victims = victim_view(con, teams=[t.players for t in teams if t.reported], min_hands=min_hands, fdr=fdr)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None

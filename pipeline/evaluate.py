@@ -249,7 +249,8 @@ def run_population(
     flagged = {r.players for r in results if r.flagged}
     found = len(found_groups(groups, results, teams))
     shared = [r.shared_hands for r in results if r.players in inside]
-    null_holds = [t for t in teams if all(len(set(t.players) & set(g)) < 2 for g in groups)]
+    # groups of three (the team screen's pairs only explain groups: the pair screen judges pairs)
+    null_holds = [t for t in teams if len(t.players) >= 3 and all(len(set(t.players) & set(g)) < 2 for g in groups)]
     return Outcome(
         population=pop,
         planted=len(groups),

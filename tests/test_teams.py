@@ -121,6 +121,23 @@ def test_a_group_whose_members_feed_each_other_scores_high_and_a_random_one_does
     assert team_score > 5 and abs(other) < 3
 
 
+def test_a_colluding_pair_with_an_honest_third_is_the_pair_not_a_team() -> None:
+    rng = np.random.default_rng(6)
+    fit = _fit(6, rng)
+    rows = _as_fitted(_rows(rng, 600), fit, rng)
+    pair = np.isin(rows.a, [0, 1]) & np.isin(rows.x, [0, 1])
+    fed = rows.counts.copy()
+    fed[pair, FEATURES.index("feed_win")] += rng.poisson(0.8, size=int(pair.sum()))
+    groups = [(0, 1), (0, 1, 2), (0, 1, 3), (2, 3, 4)]
+    moments = GroupMoments.zeros(groups)
+    moments.add(Rows(**{**{f: getattr(rows, f) for f in Rows.__slots__}, "counts": fed}), fit, 6)
+    scores = group_scores(moments)
+    assert scores[0] > 5 and scores[0] > max(scores[1], scores[2])
+    names = [tuple(f"p{i}" for i in g) for g in groups]
+    results = [TeamResult(n, 100, float(v), 1.0, 1.0, False, {}) for n, v in zip(names, scores, strict=True)]
+    assert [r.players for r in _with_q(results, 0.05) if r.reported] == [("p0", "p1")]
+
+
 def test_end_of_the_wall_money_alone_does_not_make_a_team() -> None:
     """The 查叫 / 花猪 money among three players is reported, not scored (GROUP_SIGNALS: three novices pay each
     other far more than the rates say, honestly)."""
@@ -179,15 +196,17 @@ def test_a_team_of_three_is_reported_as_a_team(team_room: tuple[Path, dict[str, 
     with connect(warehouse) as con, WarehouseSource(con) as source:
         results = screen_teams(source, min_hands=150)
         groups = candidate_groups(source.sums, 3, 150)
-    assert len(groups) == 56  # every three of the 8 sat together often enough
+    assert len(groups) == 56 and len(candidate_groups(source.sums, 2, 150)) == 28  # all sat together enough
     reported = [r for r in results if r.reported]
-    assert [r.players for r in reported] == [planted]
+    assert [r.players for r in reported] == [planted]  # not one of its pairs: the three score better
     team = reported[0]
     assert team.q <= 0.05 and team.signals["feeding"]["z"] > 3
     assert team.signals["feeding"]["observed"] > team.signals["feeding"]["expected"]
     # a group sharing a pair with the team is explained by it: not tested again
     assert all(len(set(r.players) & set(planted)) < 2 for r in results if r is not team)
-    assert len(results) == 1 + 10 + 3 * 10  # the team, the groups of honest players, those with one teammate
+    threes = [r for r in results if len(r.players) == 3]
+    assert len(threes) == 1 + 10 + 3 * 10  # the team, the groups of honest players, those with one teammate
+    assert len(results) - len(threes) == 28 - 3  # the pairs but the team's own
 
 
 def test_an_honest_room_reports_no_team(tmp_path: Path) -> None:

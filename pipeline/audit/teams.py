@@ -9,8 +9,9 @@ centring) positive: honest pairs score about +2, a teammate's pairs with honest 
 pair screen's empirical null (median and 1.48 × MAD over all pairs, most of which touch the team) widens to
 a scale of 3.6, inside which the team's scores of 5–8 sink.
 
-**The statistic.** For a candidate group ``G`` (every group of ``size`` players who sat together pairwise in
-at least ``min_hands`` hands), per hand and member ``a`` at the table with ``m`` of its ``n`` opponents in ``G``
+**The statistic.** For a candidate group ``G`` (every pair and every group of three players who sat together
+pairwise in at least ``min_hands`` hands: a pair is a candidate so that a colluding pair with an honest third is
+the pair, not a team), per hand and member ``a`` at the table with ``m`` of its ``n`` opponents in ``G``
 (``0 < m < n``): the sum of ``a``'s *directed* residuals (count − expectation of the fitted rates, per signal:
 feeding, dangerous discards by choice, passed wins; :data:`GROUP_SIGNALS` says why not the 查叫/花猪 money) toward
 its ``m`` fellow members, less ``m``
@@ -338,15 +339,20 @@ def _clear(players: tuple[str, ...], teams: Iterable[tuple[str, ...]]) -> bool:
 MAX_TEAMS = 5  # rounds of the forward selection: teams found in one room, at most
 
 
-def screen_teams(source: FeatureSource, *, size: int = 3, min_hands: int = 200, fdr: float = 0.05) -> list[TeamResult]:
-    """Screen every group of ``size`` players who all shared at least ``min_hands`` hands pairwise; results
-    best first. A forward selection (see the module's docstring): each round refits the rates without the
-    pairs inside the teams found so far and screens every group again; the best reported group that is not
-    one of them joins them, judged on rates refitted without the *other* teams only; it stops when none is
-    left."""
+def screen_teams(
+    source: FeatureSource, *, sizes: Sequence[int] = (2, 3), min_hands: int = 200, fdr: float = 0.05
+) -> list[TeamResult]:
+    """Screen every group of each of ``sizes`` players who all shared at least ``min_hands`` hands pairwise;
+    results best first. Pairs are candidates too, scored the same way, so that a colluding pair and an honest
+    third player are not reported as a team: the pair scores better (the third player's links add nothing but
+    noise), and a group sharing two players with a better reported one is not reported.
+
+    A forward selection (see the module's docstring): each round refits the rates without the pairs inside
+    the teams found so far and screens every group again; the best reported group that is not one of them
+    joins them, judged on rates refitted without the *other* teams only; it stops when none is left."""
     sums = source.sums
     players = sums.players
-    groups = candidate_groups(sums, size, min_hands)
+    groups = [g for size in sizes for g in candidate_groups(sums, size, min_hands)]
     if not groups:
         return []
     index = {tuple(players[i] for i in team): g for g, team in enumerate(groups)}
@@ -391,7 +397,7 @@ def screen_pairs_and_teams(
             replace(
                 t, evidence=[e for pair in combinations(t.players, 2) for e in pair_evidence(con, pair, limit=evidence)]
             )
-            if t.reported
+            if t.reported and len(t.players) >= 3
             else t
             for t in teams
         ]
