@@ -1,7 +1,7 @@
 """Evaluate the cheating screens on simulated populations whose ground truth we know, with replicates.
 
-Each *cell* of an evaluation is one kind of population (an intensity × shared hands of colluding pairs, planted
-information cheats, or honest players only), simulated ``replicates`` times with different seeds. For each
+Each *cell* of an evaluation is one kind of population (an intensity × shared hands of colluding pairs, one team
+of colluders, planted information cheats, or honest players only), simulated ``replicates`` times with different seeds. For each
 population: simulate, ingest, screen, and compare what was flagged with the labels. Per cell the table gives
 the planted cheats flagged over every replicate with a Wilson 95% interval, and the honest players (or pairs)
 flagged. Over the honest populations it gives the *false discovery proportion*: with no cheat planted every

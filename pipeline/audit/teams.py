@@ -47,9 +47,11 @@ pair: that is the contamination above. Three steps make it hold, in a forward se
    share at most one player with every team found, which the team cannot inflate; a group that shares a pair
    with a team found is explained by it and not tested again. Benjamini–Yekutieli over the groups tested.
 
-Measured on the simulated rooms (``xuezhan eval-collusion --team 3``, the README has the table): the team's
-score is 7–10, the groups whose null holds centre near 0 with a spread of about 1, and honest rooms' groups
-look like draws of a standard normal.
+Measured (``xuezhan eval-collusion --team 3 --replicates 20 --honest 24``, rooms of 8; the README has the
+table): the team of three at intensity 0.3 over about 1,000 shared hands is reported in 20 of 20 rooms (95% CI
+84–100%), no group of three whose null holds is reported there (0 of 788) nor in 24 honest rooms (0 of 1,344;
+rooms with a false discovery 0 of 24, CI 0–14%). In the honest rooms the groups' scores have mean −0.01 and sd
+0.86 (12 rooms); the 8 first teams score 8.9–12.0.
 """
 
 from __future__ import annotations
