@@ -1,14 +1,14 @@
 """Evaluate the cheating screens on simulated populations whose ground truth we know, with replicates.
 
-Each *cell* of an evaluation is one kind of population (an intensity × shared hands of colluding pairs, one team
-of colluders, planted information cheats, or honest players only), simulated ``replicates`` times with different seeds. For each
-population: simulate, ingest, screen, and compare what was flagged with the labels. Per cell the table gives
-the planted cheats flagged over every replicate with a Wilson 95% interval, and the honest players (or pairs)
-flagged. Over the honest populations it gives the *false discovery proportion*: with no cheat planted every
+Each *cell* of an evaluation is one kind of population (an intensity × shared hands of colluding pairs, one team of
+colluders, planted information cheats, or honest players only), simulated ``replicates`` times with different
+seeds. For each population: simulate, ingest, screen, and compare what was flagged with the labels. Per cell the
+table gives the planted cheats flagged over every replicate with a Wilson 95% interval, and the honest players (or
+pairs) flagged. Over the honest populations it gives the *false discovery proportion*: with no cheat planted every
 discovery is false, so a population's FDP is 1 when it flags anyone and 0 otherwise, and the share of honest
 populations with any flag (with its Wilson interval, the upper bound is the one to read) estimates the false
-discovery rate the screen runs at. Hard negatives are part of the honest populations: reckless (aggressive)
-and novice players, careful (defensive) ones, and honest friends who share a table as often as colluders do.
+discovery rate the screen runs at. Hard negatives are part of the honest populations: reckless (aggressive) and
+novice players, careful (defensive) ones, and honest friends who share a table as often as colluders do.
 
 It runs the simulator, the ingest and the audit together, so it sits above all three (``xuezhan
 eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit never imports the simulator.

@@ -1,4 +1,4 @@
-"""Teams: colluders screened as groups, and the victim view.
+"""Teams: colluders screened as groups (whom they play against: :mod:`pipeline.audit.victims`).
 
 A team of three at a four-seat table (the court case of seed 000: a group recruited one victim to an
 automatic table) hides from the pair screen (:mod:`pipeline.audit.collusion`), although its pairs rank at the
@@ -11,12 +11,11 @@ a scale of 3.6, inside which the team's scores of 5–8 sink.
 
 **The statistic.** For a candidate group ``G`` (every pair and every group of three players who sat together
 pairwise in at least ``min_hands`` hands: a pair is a candidate so that a colluding pair with an honest third is
-the pair, not a team), per hand and member ``a`` at the table with ``m`` of its ``n`` opponents in ``G``
-(``0 < m < n``): the sum of ``a``'s *directed* residuals (count − expectation of the fitted rates, per signal:
-feeding, dangerous discards by choice, passed wins; :data:`GROUP_SIGNALS` says why not the 查叫/花猪 money) toward
-its ``m`` fellow members, less ``m``
-times their mean over all ``n`` opponents. The group's statistic sums this over hands and members; its
-signals' z-scores are combined with their null correlation into one score, as a pair's are.
+the pair, not a team), per hand and member ``a`` at the table with ``m`` of its ``n`` opponents in ``G`` (``0 < m <
+n``): the sum of ``a``'s *directed* residuals (count − expectation of the fitted rates, per signal: feeding,
+dangerous discards by choice, passed wins; :data:`GROUP_SIGNALS` says why not the 查叫/花猪 money) toward its ``m``
+fellow members, less ``m`` times their mean over all ``n`` opponents. The group's statistic sums this over hands
+and members; its signals' z-scores are combined with their null correlation into one score, as a pair's are.
 
 **Its null.** ``H0(G)``: no member of ``G`` treats the other members differently from its other opponents,
 given the rates. Then, in each hand, which ``m`` of ``a``'s opponents are the members is exchangeable: a draw
