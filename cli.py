@@ -893,10 +893,15 @@ def collusion_command(
     profile: ProfileOption = None,
     tz: TzOption = None,
 ) -> None:
-    """Screen every pair of players for collusion; flagged pairs come with the hands that prove it. With a
-    filter, the screen (its population rates too) is over the hands in scope only."""
+    """Screen every pair of players for collusion, and every group of three as a group (teams); flagged pairs
+    and reported teams come with the hands that prove it, then the victim view: who pays whom beyond what the
+    opponent takes from the others at those tables, and what each player pays with a reported team at the
+    table against without it (the table's lines; --format json lists the pairs). With a filter, the screen (its
+    population rates too) is over the hands in scope only."""
     from pipeline.analytics.queries import connect, hands_by_level
-    from pipeline.audit.collusion import levels_lines, screen, screen_levels
+    from pipeline.audit.collusion import levels_lines, screen_levels
+    from pipeline.audit.teams import screen_pairs_and_teams
+    from pipeline.audit.victims import victim_view
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
@@ -914,7 +919,11 @@ def collusion_command(
                     bar.stage(label, total=total, unit=step)
                 bar.set(done, total)
 
-            results = screen(con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None)
+            results, teams = screen_pairs_and_teams(
+                con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None
+            )
+            teams = [t for t in teams if len(t.players) >= 3]  # the pairs: the pair screen's lines above
+            victims = victim_view(con, teams=[t.players for t in teams if t.reported], min_hands=min_hands, fdr=fdr)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     if fmt == "json":
@@ -944,6 +953,34 @@ def collusion_command(
     for g in flagged_groups(results):
         team = " & ".join(_shown(p) for p in g.players)
         typer.echo(f"team: {team} (linked by {g.flagged_pairs} of their {g.pairs} pairs, each flagged)")
+    reported = [t for t in teams if t.reported]
+    typer.echo(
+        f"groups of three screened as groups: {len(teams)}; {plural(len(reported), 'team')} reported at FDR {fdr}"
+    )
+    for t in reported:
+        z = " ".join(f"{k}={v['z']:+.1f}" for k, v in t.signals.items())
+        team = " & ".join(_shown(p) for p in t.players)
+        typer.echo(f"team: {team}  {t.hands} hands  score {t.score:.2f}  p {t.p:.2e}  q {t.q:.3f}  {z}")
+        for e in t.evidence:
+            typer.echo(f"      {_shown(e.get('hand_id'))} event {_shown(e.get('event'))}: {_shown(e['why'])}")
+    flagged_victims = [v for v in victims if v.flagged]
+    typer.echo(f"victims (lose far more to someone than their other opponents take): {len(flagged_victims)}")
+    for v in flagged_victims:
+        for loss in v.losses:
+            if loss.flagged:
+                typer.echo(
+                    f"victim: {_shown(v.player)} paid {_shown(loss.opponent)} {loss.net:+d} net over "
+                    f"{plural(loss.hands, 'shared hand')}, {loss.excess:+.0f} beyond what that opponent takes "
+                    f"from the others at those tables (z {loss.z:.1f}, q {loss.q:.3f})"
+                )
+        for tl in v.teams:
+            if tl.flagged:
+                team = " & ".join(_shown(p) for p in tl.team)
+                typer.echo(
+                    f"victim: {_shown(v.player)} pays {tl.with_per_hand:+.1f} per hand with two or more of {team} "
+                    f"at the table ({tl.with_hands} hands), {tl.without_per_hand:+.1f} with none "
+                    f"({tl.without_hands} hands) (z {tl.z:.1f}, q {tl.q:.3f})"
+                )
 
 
 @app.command("info-cheats")
@@ -1072,6 +1109,12 @@ def deals_command(
                 )
 
 
+CACHE_HELP = (
+    "Keep each population's games and warehouse in this folder and read them from it next time instead of "
+    "simulating again (one folder per version of the simulator)."
+)
+
+
 @app.command("eval-collusion")
 def eval_collusion_command(
     fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
@@ -1097,6 +1140,7 @@ def eval_collusion_command(
         ),
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
+    cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
 ) -> None:
     """Simulate populations with and without colluding pairs (or teams); per cell the pairs (teams) flagged
     with a Wilson 95% interval over the replicates, the honest pairs flagged, the false discovery proportion
@@ -1121,7 +1165,7 @@ def eval_collusion_command(
             honest=honest,
             replicates=replicates,
         )
-    _evaluate("collusion", pops, fdr, workers, out, "pairs")
+    _evaluate("collusion", pops, fdr, workers, out, "pairs", cache)
 
 
 @app.command("eval-info-cheats")
@@ -1136,6 +1180,7 @@ def eval_info_cheats_command(
     workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 2,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
     out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
+    cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
 ) -> None:
     """Simulate populations with planted information cheats (simulate --inject bot=N) and honest ones (half
     with many careful players); report the cheats `info-cheats` flags, with a Wilson 95% interval, and the
@@ -1143,7 +1188,7 @@ def eval_info_cheats_command(
     from pipeline.evaluate import information_grid
 
     pops = information_grid(seed=seed, hands=hands, bots=bots, replicates=replicates, honest=honest)
-    _evaluate("information", pops, fdr, workers, out, "players")
+    _evaluate("information", pops, fdr, workers, out, "players", cache)
 
 
 @app.command("eval-deals")
@@ -1196,7 +1241,9 @@ def eval_deals_command(
         out.write_text(json.dumps(summary(outcomes) | {"sessions": session_lines(outcomes)}, indent=1) + "\n")
 
 
-def _evaluate(detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str) -> None:
+def _evaluate(
+    detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str, cache: Path | None = None
+) -> None:
     from pipeline.evaluate import evaluate, summary, table
 
     if not 0.0 < fdr < 1.0:
@@ -1209,6 +1256,7 @@ def _evaluate(detector: str, pops: list[Any], fdr: float, workers: int, out: Pat
         fdr=fdr,
         workers=workers,
         progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
+        cache=None if cache is None else str(cache),
     )
     typer.echo(table(outcomes, fdr, unit=unit))
     if out is not None:

@@ -1,14 +1,14 @@
 """Evaluate the cheating screens on simulated populations whose ground truth we know, with replicates.
 
-Each *cell* of an evaluation is one kind of population (an intensity × shared hands of colluding pairs, planted
-information cheats, or honest players only), simulated ``replicates`` times with different seeds. For each
-population: simulate, ingest, screen, and compare what was flagged with the labels. Per cell the table gives
-the planted cheats flagged over every replicate with a Wilson 95% interval, and the honest players (or pairs)
-flagged. Over the honest populations it gives the *false discovery proportion*: with no cheat planted every
+Each *cell* of an evaluation is one kind of population (an intensity × shared hands of colluding pairs, one team of
+colluders, planted information cheats, or honest players only), simulated ``replicates`` times with different
+seeds. For each population: simulate, ingest, screen, and compare what was flagged with the labels. Per cell the
+table gives the planted cheats flagged over every replicate with a Wilson 95% interval, and the honest players (or
+pairs) flagged. Over the honest populations it gives the *false discovery proportion*: with no cheat planted every
 discovery is false, so a population's FDP is 1 when it flags anyone and 0 otherwise, and the share of honest
 populations with any flag (with its Wilson interval, the upper bound is the one to read) estimates the false
-discovery rate the screen runs at. Hard negatives are part of the honest populations: reckless (aggressive)
-and novice players, careful (defensive) ones, and honest friends who share a table as often as colluders do.
+discovery rate the screen runs at. Hard negatives are part of the honest populations: reckless (aggressive) and
+novice players, careful (defensive) ones, and honest friends who share a table as often as colluders do.
 
 It runs the simulator, the ingest and the audit together, so it sits above all three (``xuezhan
 eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit never imports the simulator.
@@ -21,10 +21,13 @@ eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -32,11 +35,12 @@ from typing import Any
 
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import wilson
-from pipeline.audit.collusion import PairResult, flagged_groups, screen
+from pipeline.audit.collusion import PairResult, WarehouseSource, flagged_groups, screen_source
 from pipeline.audit.information import screen_information
+from pipeline.audit.teams import TeamResult, screen_teams
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
-from pipeline.simulate.tables import SimConfig, write
+from pipeline.simulate.tables import SimConfig, labels_path, write
 
 INTENSITIES = (0.1, 0.2, 0.3, 0.5)
 SHARED = (200, 500, 1000, 3000)
@@ -76,10 +80,17 @@ class Outcome:
     flagged_honest: int
     shared_planted: float  # mean hands of the planted pairs together (of the planted players, for bots)
     scores: tuple[tuple[float, bool], ...]  # (score, is planted) of every one screened
+    honest_groups: int = 0  # groups of the team screen whose null holds (at most one player of each planted group)
+    flagged_honest_groups: int = 0  # of them, reported as teams
 
     @property
     def discoveries(self) -> int:
-        return self.flagged_planted + self.flagged_honest
+        return self.flagged_planted + self.flagged_honest + self.flagged_honest_groups
+
+    @property
+    def false(self) -> int:
+        """False discoveries: honest pairs (players) flagged, and honest groups reported as teams."""
+        return self.flagged_honest + self.flagged_honest_groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +106,8 @@ class Cell:
     flagged_honest: int
     with_false: int  # populations with at least one false discovery
     discoveries: int
+    honest_groups: int = 0
+    flagged_honest_groups: int = 0
 
     @property
     def detection(self) -> float | None:
@@ -119,8 +132,10 @@ def cells(outcomes: Iterable[Outcome]) -> list[Cell]:
             flagged_planted=sum(o.flagged_planted for o in group),
             honest=sum(o.honest for o in group),
             flagged_honest=sum(o.flagged_honest for o in group),
-            with_false=sum(1 for o in group if o.flagged_honest),
+            with_false=sum(1 for o in group if o.false),
             discoveries=sum(o.discoveries for o in group),
+            honest_groups=sum(o.honest_groups for o in group),
+            flagged_honest_groups=sum(o.flagged_honest_groups for o in group),
         )
         for name, group in groups.items()
     ]
@@ -172,7 +187,13 @@ def information_grid(
     return out
 
 
-def _simulate(pop: Population, root: Path) -> Any:
+def _simulate(pop: Population, root: Path) -> dict[str, Any]:
+    """Simulate ``pop`` into ``root`` and ingest it into ``root / "wh"``; the labels (as
+    ``OUT.labels.json`` holds them). A ``root`` that already holds both (a cache) is read, not simulated again."""
+    games = root / "games.jsonl.gz"
+    if (root / "wh").is_dir() and labels_path(games).is_file():
+        return dict(json.loads(labels_path(games).read_text(encoding="utf-8")))
+    shutil.rmtree(root / "wh-partial", ignore_errors=True)
     spec = InjectSpec(
         collude_pairs=pop.pairs,
         collude_intensity=pop.intensity if pop.pairs else 0.0,
@@ -181,33 +202,55 @@ def _simulate(pop: Population, root: Path) -> Any:
         team=pop.team,
         team_intensity=pop.intensity if pop.team else 0.0,
     )
-    labels = write(
-        SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles),
-        root / "games.jsonl.gz",
-    )
-    ingest([str(root / "games.jsonl.gz")], root / "wh", workers=1)
-    return labels
+    labels = write(SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles), games)
+    ingest([str(games)], root / "wh-partial", workers=1)
+    (root / "wh-partial").rename(root / "wh")  # a cached warehouse is whole or absent
+    return labels.as_dict()
+
+
+@contextmanager
+def _population_dir(pop: Population, workdir: str | None, cache: str | None) -> Iterator[Path]:
+    """Where ``pop`` is simulated: a folder of ``cache`` named by the population (kept, so that a screen can be
+    measured again on the same populations without simulating them), or a temporary one of ``workdir``."""
+    if cache is not None:
+        key = hashlib.sha256(repr(pop).encode()).hexdigest()[:16]
+        root = Path(cache) / f"seed{pop.seed}-{key}"
+        root.mkdir(parents=True, exist_ok=True)
+        yield root
+        return
+    root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def run_population(
-    pop: Population, *, fdr: float = 0.05, min_hands: int | None = None, workdir: str | None = None
+    pop: Population,
+    *,
+    fdr: float = 0.05,
+    min_hands: int | None = None,
+    workdir: str | None = None,
+    cache: str | None = None,
 ) -> Outcome:
-    """Simulate, ingest and run the collusion screen on one population. The planted ones are the colluding
-    groups: a pair is found when it is flagged, a team when its flagged pairs join all of it
-    (:func:`~pipeline.audit.collusion.flagged_groups`); the honest ones are the pairs outside every group."""
-    root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
-    try:
+    """Simulate, ingest and run the collusion screen, pairs and teams of three (``xuezhan collusion``), on one
+    population. The planted ones are the colluding groups: a pair is found when it is flagged, a team when the
+    team screen reports it or its flagged pairs join all of it (:func:`found_groups`); the honest ones are the
+    pairs outside every group, and the groups of three whose null holds (at most one player of each planted
+    group: a group with two colluders in it is one whose null is false)."""
+    with _population_dir(pop, workdir, cache) as root:
         labels = _simulate(pop, root)
         threshold = min_hands if min_hands is not None else min(200, max(50, pop.hands // 10))
-        with connect(root / "wh") as con:
-            results = screen(con, min_hands=threshold, fdr=fdr, evidence=0)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    groups = [tuple(sorted(c["players"])) for c in labels.colluders]
+        with connect(root / "wh") as con, WarehouseSource(con) as source:
+            results = screen_source(source, con, min_hands=threshold, fdr=fdr, evidence=0)
+            teams = screen_teams(source, min_hands=threshold, fdr=fdr)
+    groups = [tuple(sorted(c["players"])) for c in labels["colluders"]]
     inside = {pair for g in groups for pair in combinations(g, 2)}
     flagged = {r.players for r in results if r.flagged}
-    found = len(found_groups(groups, results))
+    found = len(found_groups(groups, results, teams))
     shared = [r.shared_hands for r in results if r.players in inside]
+    # groups of three (the team screen's pairs only explain groups: the pair screen judges pairs)
+    null_holds = [t for t in teams if len(t.players) >= 3 and all(len(set(t.players) & set(g)) < 2 for g in groups)]
     return Outcome(
         population=pop,
         planted=len(groups),
@@ -216,33 +259,45 @@ def run_population(
         flagged_honest=len(flagged - inside),
         shared_planted=sum(shared) / len(shared) if shared else 0.0,
         scores=tuple((r.score, r.players in inside) for r in results),
+        honest_groups=len(null_holds),
+        flagged_honest_groups=sum(1 for t in null_holds if t.reported),
     )
 
 
-def found_groups(groups: Iterable[tuple[str, ...]], results: Iterable[PairResult]) -> list[tuple[str, ...]]:
-    """The colluding groups the screen found: a pair when it is flagged, a team when the flagged pairs join all
-    of its members (:func:`~pipeline.audit.collusion.flagged_groups`).
+def found_groups(
+    groups: Iterable[tuple[str, ...]], results: Iterable[PairResult], teams: Iterable[TeamResult] = ()
+) -> list[tuple[str, ...]]:
+    """The colluding groups the screen found: a pair when it is flagged, a team when the team screen reports
+    exactly its players (``teams``) or the flagged pairs join all of them
+    (:func:`~pipeline.audit.collusion.flagged_groups`).
 
     >>> r = lambda a, b: PairResult((a, b), 100, 1.0, 0.0, 0.0, True, {}, {}, [])
     >>> found_groups([("a", "b"), ("c", "d"), ("e", "f", "g")], [r("a", "b"), r("e", "f"), r("f", "g")])
     [('a', 'b'), ('e', 'f', 'g')]
+    >>> t = TeamResult(("c", "d", "h"), 100, 9.0, 0.0, 0.0, True, {}, reported=True)
+    >>> found_groups([("c", "d", "h"), ("e", "f", "g")], [], [t])
+    [('c', 'd', 'h')]
     """
     results = list(results)
     flagged = {r.players for r in results if r.flagged}
-    teams = [set(g.players) for g in flagged_groups(results)]
-    return [g for g in groups if (g in flagged if len(g) == 2 else any(set(g) <= t for t in teams))]
+    joined = [set(g.players) for g in flagged_groups(results)]
+    reported = {tuple(sorted(t.players)) for t in teams if t.reported}
+    return [
+        g
+        for g in groups
+        if (g in flagged if len(g) == 2 else tuple(sorted(g)) in reported or any(set(g) <= t for t in joined))
+    ]
 
 
-def run_information(pop: Population, *, fdr: float = 0.05, workdir: str | None = None) -> Outcome:
+def run_information(
+    pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None
+) -> Outcome:
     """Simulate, ingest and run the information screen (``xuezhan info-cheats``) on one population."""
-    root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
-    try:
+    with _population_dir(pop, workdir, cache) as root:
         labels = _simulate(pop, root)
         with connect(root / "wh") as con:
             results = screen_information(con, fdr=fdr)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    bots = set(labels.bots)
+    bots = set(labels["bots"])
     tested = [r for r in results if r.p is not None]
     flagged = {r.player for r in tested if r.flagged}
     hands = [r.hands for r in results if r.player in bots]
@@ -260,9 +315,9 @@ def run_information(pop: Population, *, fdr: float = 0.05, workdir: str | None =
 RUNNERS: dict[str, Callable[..., Outcome]] = {"collusion": run_population, "information": run_information}
 
 
-def _run(args: tuple[str, Population, float]) -> Outcome:
-    detector, pop, fdr = args
-    return RUNNERS[detector](pop, fdr=fdr)
+def _run(args: tuple[str, Population, float, str | None]) -> Outcome:
+    detector, pop, fdr, cache = args
+    return RUNNERS[detector](pop, fdr=fdr, cache=cache)
 
 
 def auc(scores: Iterable[tuple[float, bool]]) -> float | None:
@@ -282,9 +337,13 @@ def evaluate(
     fdr: float = 0.05,
     workers: int = 1,
     progress: Callable[[Outcome], None] | None = None,
+    cache: str | None = None,
 ) -> list[Outcome]:
-    """Run ``detector`` (a key of :data:`RUNNERS`) on every population, ``workers`` at a time."""
-    jobs = [(detector, pop, fdr) for pop in populations]
+    """Run ``detector`` (a key of :data:`RUNNERS`) on every population, ``workers`` at a time; with ``cache``
+    (a folder) each population's simulated games and warehouse are kept there and read again by a later run
+    instead of simulated (a population is named by all its fields, seed included; a cache holds one version of
+    the simulator's play)."""
+    jobs = [(detector, pop, fdr, cache) for pop in populations]
     outcomes: list[Outcome] = []
     if workers <= 1:
         results: Iterable[Outcome] = map(_run, jobs)
@@ -312,10 +371,12 @@ def _rate(num: int, den: int) -> str:
 def table(outcomes: list[Outcome], fdr: float, *, unit: str = "pairs") -> str:
     """The Markdown table of the README: per cell, detection with its Wilson 95% interval, the honest ones
     flagged, the share of populations with a false discovery, and the ranking AUC."""
+    groups = any(o.honest_groups for o in outcomes)
     lines = [
         f"| cell | hands | populations | planted {unit} flagged at FDR {fdr} [95% CI] | honest {unit} flagged "
-        "| populations with a false discovery [95% CI] | AUC |",
-        "|---|---|---|---|---|---|---|",
+        + ("| honest groups of three reported as teams " if groups else "")
+        + "| populations with a false discovery [95% CI] | AUC |",
+        "|---|---|---|---|---|---|---|" + ("---|" if groups else ""),
     ]
     by_cell: dict[str, list[Outcome]] = {}
     for o in outcomes:
@@ -324,16 +385,21 @@ def table(outcomes: list[Outcome], fdr: float, *, unit: str = "pairs") -> str:
         a = auc([s for o in by_cell[c.name] for s in o.scores])
         lines.append(
             f"| {c.name} | {c.hands} | {c.populations} | {_rate(c.flagged_planted, c.planted)} | "
-            f"{c.flagged_honest}/{c.honest} | {_rate(c.with_false, c.populations)} | "
+            f"{c.flagged_honest}/{c.honest} | "
+            + (f"{c.flagged_honest_groups}/{c.honest_groups} | " if groups else "")
+            + f"{_rate(c.with_false, c.populations)} | "
             f"{'-' if a is None else f'{a:.3f}'} |"
         )
     honest = [o for o in outcomes if o.planted == 0]
     if honest:
-        with_false = sum(1 for o in honest if o.flagged_honest)
+        with_false = sum(1 for o in honest if o.false)
         lo, hi = wilson(with_false, len(honest))
+        screened = f"{sum(o.honest for o in honest)} {unit}" + (
+            f" and {sum(o.honest_groups for o in honest)} groups of three" if groups else ""
+        )
         lines.append(
-            f"\nHonest populations: {sum(o.flagged_honest for o in honest)} false discoveries over {len(honest)} "
-            f"populations ({sum(o.honest for o in honest)} {unit} screened); false discovery proportion "
+            f"\nHonest populations: {sum(o.false for o in honest)} false discoveries over {len(honest)} "
+            f"populations ({screened} screened); false discovery proportion "
             f"{with_false / len(honest):.2f}, 95% CI [{lo:.2f}, {hi:.2f}]."
         )
     overall = auc([s for o in outcomes for s in o.scores])
@@ -355,6 +421,8 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
                 "flagged_planted": o.flagged_planted,
                 "honest": o.honest,
                 "flagged_honest": o.flagged_honest,
+                "honest_groups": o.honest_groups,
+                "flagged_honest_groups": o.flagged_honest_groups,
                 "shared_planted": o.shared_planted,
                 "auc": auc(o.scores),
             }
@@ -370,6 +438,8 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
                 "detection_interval": list(c.detection_interval),
                 "honest": c.honest,
                 "flagged_honest": c.flagged_honest,
+                "honest_groups": c.honest_groups,
+                "flagged_honest_groups": c.flagged_honest_groups,
                 "populations_with_false": c.with_false,
                 "false_interval": list(wilson(c.with_false, c.populations)),
             }

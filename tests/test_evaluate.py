@@ -5,12 +5,14 @@ populations."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from pipeline import evaluate
 from pipeline.analytics.stats import wilson
 from pipeline.audit.collusion import Group, PairResult, flagged_groups
 from pipeline.evaluate import (
@@ -118,3 +120,21 @@ def test_flagged_pairs_join_into_teams() -> None:
     assert flagged_groups([r("a", "b", True), r("b", "c", False)]) == []
     found = found_groups([("a", "b", "c"), ("e", "f")], [r("a", "b", True), r("c", "b", True), r("e", "f", False)])
     assert found == [("a", "b", "c")]
+
+
+def test_a_cache_keeps_each_population_and_reads_it_again(tmp_path, monkeypatch) -> None:
+    """--cache: a population simulated once is screened again from its folder, not simulated; another seed is
+    another population."""
+    pop = information_grid(seed=5, hands=150, bots=1, replicates=1, honest=0)[0]
+    first = run_information(pop, cache=str(tmp_path))
+    (folder,) = tmp_path.iterdir()
+    assert (folder / "wh").is_dir() and (folder / "games.labels.json").is_file()
+
+    def no_simulation(*args: object, **kwargs: object) -> None:
+        raise AssertionError("simulated again")
+
+    monkeypatch.setattr(evaluate, "write", no_simulation)
+    assert run_information(pop, cache=str(tmp_path)) == first
+    with pytest.raises(AssertionError, match="simulated again"):
+        run_information(replace(pop, seed=6), cache=str(tmp_path))
+    assert len(list(tmp_path.iterdir())) == 2 and not (tmp_path / "wh-partial").exists()

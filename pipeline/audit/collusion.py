@@ -756,11 +756,7 @@ class Moments:
         if not len(rows.hand):
             return
         rev = _reverse(rows)
-        with np.errstate(invalid="ignore"):
-            rate = fit.give[:, rows.a].T * fit.take[:, rows.x].T
-            rate = np.where(fit.overall > 0, rate / np.where(fit.overall > 0, fit.overall, 1.0), 0.0)
-            expected = rows.exposures * rate
-        expected[np.isnan(expected)] = 0.0
+        expected = expected_counts(rows, fit)
         residual = rows.counts - expected
         res = np.stack([residual[:, idx].sum(axis=1) for idx in _SIGNAL_FEATURES], axis=1)
         raw = np.stack([rows.counts[:, idx].sum(axis=1) for idx in _SIGNAL_FEATURES], axis=1)
@@ -792,6 +788,21 @@ class Moments:
         first = rows.hand[starts] * players + rows.a[starts]
         self.hands += np.bincount(np.unique(first) % players, minlength=players)
         self.slots += np.bincount(rows.a, minlength=players)
+
+
+def expected_counts(rows: Rows, fit: Fit) -> np.ndarray:
+    """What ``fit`` expects of each row and feature: its exposure × ``give[a] × take[x] / overall``."""
+    with np.errstate(invalid="ignore"):
+        rate = fit.give[:, rows.a].T * fit.take[:, rows.x].T
+        rate = np.where(fit.overall > 0, rate / np.where(fit.overall > 0, fit.overall, 1.0), 0.0)
+        expected = rows.exposures * rate
+    expected[np.isnan(expected)] = 0.0
+    return np.asarray(expected)
+
+
+def by_signal(values: np.ndarray) -> np.ndarray:
+    """Per row, the features of each signal of :data:`SIGNALS` summed: shape (rows, K)."""
+    return np.stack([values[:, idx].sum(axis=1) for idx in _SIGNAL_FEATURES], axis=1)
 
 
 def _keys(rows: Rows) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,405 @@
+"""Teams: colluders screened as groups (whom they play against: :mod:`pipeline.audit.victims`).
+
+A team of three at a four-seat table (the court case of seed 000: a group recruited one victim to an
+automatic table) hides from the pair screen (:mod:`pipeline.audit.collusion`), although its pairs rank at the
+top. Measured on simulated rooms of 8 with one team of three at intensity 0.3: every teammate's feeding lifts
+its own fitted giving and taking rates, so an honest player's expected feeding toward a teammate is too high,
+its residuals toward teammates negative, and toward the other honest players (by contrast, after the per-hand
+centring) positive: honest pairs score about +2, a teammate's pairs with honest players about −3, and the
+pair screen's empirical null (median and 1.48 × MAD over all pairs, most of which touch the team) widens to
+a scale of 3.6, inside which the team's scores of 5–8 sink.
+
+**The statistic.** For a candidate group ``G`` (every pair and every group of three players who sat together
+pairwise in at least ``min_hands`` hands: a pair is a candidate so that a colluding pair with an honest third is
+the pair, not a team), per hand and member ``a`` at the table with ``m`` of its ``n`` opponents in ``G`` (``0 < m <
+n``): the sum of ``a``'s *directed* residuals (count − expectation of the fitted rates, per signal: feeding,
+dangerous discards by choice, passed wins; :data:`GROUP_SIGNALS` says why not the 查叫/花猪 money) toward its ``m``
+fellow members, less ``m`` times their mean over all ``n`` opponents. The group's statistic sums this over hands
+and members; its signals' z-scores are combined with their null correlation into one score, as a pair's are.
+
+**Its null.** ``H0(G)``: no member of ``G`` treats the other members differently from its other opponents,
+given the rates. Then, in each hand, which ``m`` of ``a``'s opponents are the members is exchangeable: a draw
+of ``m`` of the ``n`` residuals without replacement, whose sum has an exact mean (``m`` × their mean: the
+statistic's term is centred on it) and an exact covariance (``m (n − m) / (n − 1)`` × their covariance with
+divisor ``n``). Summed over thousands of independent hands it is close to normal, so ``p = 1 − Φ(score)``. A
+hand where every opponent of ``a`` is a member (``m = n``) carries no contrast and adds nothing, however
+often it happens: the null never compares a team with itself. (The draws of two members in one hand are
+treated as independent, as the pair screen treats its two directions; the honest rooms below are the check.)
+
+**Is the null valid under the alternative?** Not for the groups *next to* a team, with rates fitted on every
+pair: that is the contamination above. Three steps make it hold, in a forward selection:
+
+1. *Rates without the teams found.* A round screens every group with the giving and taking rates refitted
+   without the pairs inside the teams found so far (:func:`~pipeline.audit.collusion.fit_rates`' exclude), so
+   that a teammate's rates toward honest players are its rates toward honest players. The best group the
+   round reports (BY at ``fdr`` on the theoretical null) that shares at most one player with each team found
+   joins them; rounds stop when none is left (at most :data:`MAX_TEAMS`). A team is itself judged on rates
+   refitted without the *other* teams only, never without its own pairs: leaving a group out of its own
+   baseline would favour flagging it (the pair screen measured that).
+2. *Suspected partners out of the opponents.* A teammate of a team found sits in many groups with honest
+   players; its draws there compare the honest members with its partners, whose feeding makes every honest
+   opponent look shunned (such groups scored about −2.5). Its partners not in the group are left out of its
+   opponents (:class:`GroupMoments`' ``partners``): the relabelling is over the opponents it is not known to
+   play for. Measured: those groups then centre on 0.
+3. *The empirical null on groups whose null holds.* The scores are put on an empirical null (median, never
+   below 0; 1.4826 × MAD, never below 1: it can only make the screen more cautious) fitted on the groups that
+   share at most one player with every team found, which the team cannot inflate; a group that shares a pair
+   with a team found is explained by it and not tested again. Benjamini–Yekutieli over the groups tested.
+
+Measured (``xuezhan eval-collusion --team 3 --replicates 20 --honest 24``, rooms of 8; the README has the
+table): the team of three at intensity 0.3 over about 1,000 shared hands is reported in 20 of 20 rooms (95% CI
+84–100%), no group of three whose null holds is reported there (0 of 788) nor in 24 honest rooms (0 of 1,344;
+rooms with a false discovery 0 of 24, CI 0–14%). In the honest rooms the groups' scores have mean −0.01 and sd
+0.86 (12 rooms); the 8 first teams score 8.9–12.0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from pipeline.analytics.stats import by_qvalues, normal_sf
+from pipeline.audit.collusion import (
+    CHUNK_HANDS,
+    SEATS,
+    SIGNALS,
+    FeatureSource,
+    Fit,
+    PairResult,
+    PairSums,
+    Progress,
+    Rows,
+    WarehouseSource,
+    by_signal,
+    expected_counts,
+    fit_rates,
+    pair_evidence,
+    screen_source,
+)
+
+K = len(SIGNALS)
+
+
+@dataclass(slots=True)
+class GroupMoments:
+    """Per candidate group (codes of players), summed over the hands and members: the excess of the signals
+    toward the group's other members over the relabelling null's mean (``excess``, (groups, K)), its null
+    covariance (``cov``, (groups, K, K)), the (hand, member) draws that could vary (``draws``), the raw counts
+    and expectations toward the other members (``raw``, ``expected``), and the hands with two members or more
+    at the table (``hands``)."""
+
+    groups: list[tuple[int, ...]]
+    excess: np.ndarray
+    cov: np.ndarray
+    draws: np.ndarray
+    raw: np.ndarray
+    expected: np.ndarray
+    hands: np.ndarray
+
+    @staticmethod
+    def zeros(groups: list[tuple[int, ...]]) -> GroupMoments:
+        g = len(groups)
+        return GroupMoments(
+            groups,
+            np.zeros((g, K)),
+            np.zeros((g, K, K)),
+            np.zeros((g, K)),
+            np.zeros((g, K)),
+            np.zeros((g, K)),
+            np.zeros(g),
+        )
+
+    def add(self, rows: Rows, fit: Fit, players: int, partners: np.ndarray | None = None) -> None:
+        """Fold in the hands of ``rows``, their directed residuals under ``fit``.
+
+        Per hand and member ``a`` of a group with ``m`` of its ``n`` opponents in the group, the null relabels
+        which ``m`` opponents are members: a uniform draw of ``m`` of the ``n`` directed residuals ``a → x``,
+        without replacement, whose sum has mean ``m × mean`` and covariance ``m (n − m) / (n − 1) × S`` (``S``
+        the residuals' covariance over the ``n`` opponents, divisor ``n``). ``partners`` (players × players)
+        marks the teams already found: a member's partner in such a team who is not in the group is left out
+        of its opponents (its feeding would make every other opponent look shunned)."""
+        if not len(rows.hand):
+            return
+        expected = by_signal(expected_counts(rows, fit))
+        raw = by_signal(rows.counts)
+        residual = raw - expected
+        member = np.zeros(players, dtype=bool)
+        for g, team in enumerate(self.groups):
+            member[:] = False
+            member[list(team)] = True
+            use = member[rows.a]
+            if partners is not None:
+                use &= ~(partners[rows.a, rows.x] & ~member[rows.x])
+            at = np.flatnonzero(use)
+            if not len(at):
+                continue
+            key = rows.hand[at] * SEATS + rows.seat_a[at]  # (hand, a): rows are ordered by it
+            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+            sizes = np.diff(np.r_[starts, len(at)])
+            which = np.repeat(np.arange(len(starts)), sizes)
+            n = sizes.astype(float)
+            res, got = residual[at], raw[at]
+            mean = np.add.reduceat(res, starts, axis=0) / n[:, None]
+            centred = res - mean[which]
+            inside = member[rows.x[at]]
+            m = np.bincount(which, inside, minlength=len(starts)).astype(float)
+            live = (m > 0) & (m < n)
+            if not live.any():
+                continue
+            spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
+            varies = np.maximum.reduceat(got, starts, axis=0) != np.minimum.reduceat(got, starts, axis=0)
+            drawn = np.add.reduceat(np.where(inside[:, None], centred, 0.0), starts, axis=0)
+            factor = np.where(live, m * (n - m) / np.maximum(n - 1, 1), 0.0)
+            self.excess[g] += drawn[live].sum(axis=0)
+            self.cov[g] += np.einsum("i,ijk->jk", factor, spread)
+            self.draws[g] += varies[live].sum(axis=0)
+            self.raw[g] += got[inside].sum(axis=0)
+            self.expected[g] += expected[at][inside].sum(axis=0)
+            self.hands[g] += len(np.unique(rows.hand[at][inside]))
+
+
+def group_moments(
+    source: FeatureSource, fit: Fit, groups: list[tuple[int, ...]], teams: Sequence[tuple[int, ...]] = ()
+) -> GroupMoments:
+    """:class:`GroupMoments` of ``groups`` over every hand of ``source``, the partners of ``teams`` (codes)
+    left out of each other's opponents where they are not in the group."""
+    p = len(source.sums.players)
+    partners = np.zeros((p, p), dtype=bool)
+    for t in teams:
+        partners[np.ix_(list(t), list(t))] = True
+    out = GroupMoments.zeros(groups)
+    for rows in source.chunks():
+        out.add(rows, fit, p, partners if teams else None)
+    return out
+
+
+# The signals a group's score combines: what a member does in play for another (feeding, dangerous discards by
+# choice, passed wins), not the end of the wall's 查叫 / 花猪 money (``channel``), which the pair screen keeps.
+# Who pays whom there is decided by who is ready and who is a flower pig at the end, a joint state the
+# multiplicative rates do not model: three novices at one table pay each other far more than their rates say
+# (measured on the honest rooms of ``xuezhan eval-collusion --team 3``: channel z up to 6.4 for groups of three
+# novices, the top group of 2 rooms in 12), while a team that feeds itself ends its hands early and shows a
+# channel z of -2 to -3 (every one of 8 team rooms). It is reported with the others, not scored.
+GROUP_SIGNALS = ("feeding", "dangerous", "soft_play")
+_SCORED = np.array([name in GROUP_SIGNALS for name in SIGNALS])
+
+
+def group_scores(moments: GroupMoments) -> np.ndarray:
+    """Each group's score: the z-scores of :data:`GROUP_SIGNALS` summed and scaled by their null correlation
+    (as a pair's)."""
+    out = np.zeros(len(moments.groups))
+    for g in range(len(moments.groups)):
+        cov = moments.cov[g]
+        var = np.diag(cov)
+        # as a pair's: a signal is evidence only where the raw counts differ among the opponents in enough draws
+        live = _SCORED & (var > 1e-9) & (moments.draws[g] >= 5)
+        if not live.any():
+            continue
+        sd = np.sqrt(var[live])
+        z = moments.excess[g][live] / sd
+        corr = cov[np.ix_(live, live)] / np.outer(sd, sd)
+        out[g] = float(z.sum() / math.sqrt(max(float(corr.sum()), 1e-12)))
+    return out
+
+
+def candidate_groups(sums: PairSums, size: int, min_hands: int) -> list[tuple[int, ...]]:
+    """Every group of ``size`` players (codes into ``sums.players``) each pair of whom shared at least
+    ``min_hands`` hands."""
+    shared = {(int(a), int(x)): int(h) for a, x, h in zip(sums.a, sums.x, sums.hands, strict=True) if a < x}
+    linked: dict[int, set[int]] = {}
+    for (a, x), h in shared.items():
+        if h >= min_hands:
+            linked.setdefault(a, set()).add(x)
+            linked.setdefault(x, set()).add(a)
+    out = []
+    for team in combinations(sorted(linked), size):
+        if all(b in linked[a] for a, b in combinations(team, 2)):
+            out.append(team)
+    return out
+
+
+def internal_pairs(groups: Iterable[tuple[str, ...]]) -> frozenset[tuple[str, str]]:
+    """The pairs inside each of ``groups``, each as (lower id, higher id)."""
+    return frozenset(tuple(sorted(pair)) for g in groups for pair in combinations(g, 2))  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True)
+class TeamResult:
+    """One candidate group of the team screen."""
+
+    players: tuple[str, ...]
+    hands: int  # hands where two or more of them sat at one table
+    score: float
+    p: float
+    q: float
+    flagged: bool
+    signals: dict[str, dict[str, Any]]
+    reported: bool = False  # flagged, and not explained by a better flagged group it shares a pair with
+    z: float = 0.0  # the score on the empirical null
+    evidence: list[dict[str, Any]] = field(default_factory=list)  # hands to replay (reported teams)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "players": list(self.players),
+            "hands": self.hands,
+            "score": round(self.score, 4),
+            "z": round(self.z, 4),
+            "p": self.p,
+            "q": self.q,
+            "flagged": self.flagged,
+            "reported": self.reported,
+            "signals": self.signals,
+            "evidence": self.evidence,
+        }
+
+
+def _results(moments: GroupMoments, players: Sequence[str], only: set[int] | None = None) -> dict[int, TeamResult]:
+    scores = group_scores(moments)
+    out = {}
+    for g, team in enumerate(moments.groups):
+        if only is not None and g not in only:
+            continue
+        sd = np.sqrt(np.clip(np.diag(moments.cov[g]), 1e-12, None))
+        signals = {
+            name: {
+                "observed": float(moments.raw[g, k]),
+                "expected": round(float(moments.expected[g, k]), 3),
+                "z": round(float(moments.excess[g, k] / sd[k]) if moments.draws[g, k] >= 5 else 0.0, 3),
+            }
+            for k, name in enumerate(SIGNALS)
+        }
+        score = float(scores[g])
+        out[g] = TeamResult(
+            tuple(players[i] for i in team), int(moments.hands[g]), score, normal_sf(score), 1.0, False, signals
+        )
+    return out
+
+
+EMPIRICAL_NULL_GROUPS = 20  # groups needed to put the scores on an empirical null
+
+
+def empirical_null(scores: np.ndarray) -> tuple[float, float]:
+    """``(centre, scale)`` of the scores of groups whose null is taken to hold: the median, never below 0,
+    and 1.4826 × the median absolute deviation, never below 1 (so that it can only make the screen more
+    cautious); ``(0, 1)`` with fewer than :data:`EMPIRICAL_NULL_GROUPS`.
+
+    >>> empirical_null(np.arange(-10.0, 11.0))  # median 0, median absolute deviation 5
+    (0.0, 7.413)
+    >>> empirical_null(np.zeros(5))
+    (0.0, 1.0)
+    """
+    if len(scores) < EMPIRICAL_NULL_GROUPS:
+        return 0.0, 1.0
+    centre = float(np.median(scores))
+    scale = 1.4826 * float(np.median(np.abs(scores - centre)))
+    return max(0.0, centre), round(max(1.0, scale), 6)
+
+
+def _with_q(results: list[TeamResult], fdr: float, teams: Sequence[tuple[str, ...]] | None = None) -> list[TeamResult]:
+    """Benjamini–Yekutieli q-values over every candidate group, flags, and which flagged groups are reported:
+    best first, a flagged group sharing two or more players with a better reported one is not (its pair is
+    the better group's). With ``teams`` (the teams found), the p-values are on the empirical null of the groups
+    sharing at most one player with each of them, the teams themselves left out (:func:`empirical_null`);
+    without, on the theoretical one."""
+    if not results:
+        return results
+    scores = np.array([r.score for r in results])
+    centre, scale = 0.0, 1.0
+    if teams is not None:
+        clear = [r.players not in teams and _clear(r.players, teams) for r in results]
+        centre, scale = empirical_null(scores[np.array(clear, dtype=bool)])
+    z = (scores - centre) / scale
+    p = np.array([normal_sf(float(v)) for v in z])
+    q = by_qvalues(p)
+    out = sorted(
+        (
+            replace(r, z=float(zi), p=float(pi), q=float(qi), flagged=bool(qi <= fdr))
+            for r, zi, pi, qi in zip(results, z, p, q, strict=True)
+        ),
+        key=lambda r: (r.p, -r.score, r.players),
+    )
+    reported: list[set[str]] = []
+    for i, r in enumerate(out):
+        if r.flagged and all(len(set(r.players) & other) < 2 for other in reported):
+            reported.append(set(r.players))
+            out[i] = replace(r, reported=True)
+    return out
+
+
+def _clear(players: tuple[str, ...], teams: Iterable[tuple[str, ...]]) -> bool:
+    """Does the group share at most one player with each of ``teams``?"""
+    return all(len(set(players) & set(t)) < 2 for t in teams)
+
+
+MAX_TEAMS = 5  # rounds of the forward selection: teams found in one room, at most
+
+
+def screen_teams(
+    source: FeatureSource, *, sizes: Sequence[int] = (2, 3), min_hands: int = 200, fdr: float = 0.05
+) -> list[TeamResult]:
+    """Screen every group of each of ``sizes`` players who all shared at least ``min_hands`` hands pairwise;
+    results best first. Pairs are candidates too, scored the same way, so that a colluding pair and an honest
+    third player are not reported as a team: the pair scores better (the third player's links add nothing but
+    noise), and a group sharing two players with a better reported one is not reported.
+
+    A forward selection (see the module's docstring): each round refits the rates without the pairs inside
+    the teams found so far and screens every group again; the best reported group that is not one of them
+    joins them, judged on rates refitted without the *other* teams only; it stops when none is left."""
+    sums = source.sums
+    players = sums.players
+    groups = [g for size in sizes for g in candidate_groups(sums, size, min_hands)]
+    if not groups:
+        return []
+    index = {tuple(players[i] for i in team): g for g, team in enumerate(groups)}
+    teams: list[tuple[str, ...]] = []
+    own: dict[int, TeamResult] = {}  # each team judged without the other teams' pairs
+    while True:
+        codes = [groups[index[t]] for t in teams]
+        results = _results(group_moments(source, fit_rates(sums, internal_pairs(teams)), groups, codes), players)
+        results.update(own)
+        ranked = _with_q(list(results.values()), fdr)
+        new = next((r for r in ranked if r.reported and r.players not in teams and _clear(r.players, teams)), None)
+        if new is None or len(teams) >= MAX_TEAMS:
+            # a group sharing a pair with a team found is explained by it: not tested again
+            final = [r for r in results.values() if r.players in teams or _clear(r.players, teams)]
+            return _with_q(final, fdr, teams)
+        teams.append(new.players)
+        for t in teams:  # the teams' own judgements change as the others' pairs leave their rates
+            g = index[t]
+            rest = [u for u in teams if u != t]
+            fit = fit_rates(sums, internal_pairs(rest))
+            own[g] = _results(group_moments(source, fit, [groups[g]], [groups[index[u]] for u in rest]), players)[0]
+
+
+def screen_pairs_and_teams(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    min_hands: int = 200,
+    fdr: float = 0.05,
+    evidence: int = 5,
+    progress: Progress | None = None,
+    chunk_hands: int = CHUNK_HANDS,
+) -> tuple[list[PairResult], list[TeamResult]]:
+    """The pair screen (:func:`~pipeline.audit.collusion.screen`) and the team screen of groups of three over
+    one reading of the warehouse behind ``con``; each reported team comes with up to ``evidence`` hands per
+    pair inside it to replay (wins and calls one made on another's tile)."""
+    on_hands = None if progress is None else (lambda done, total: progress("hands", done, total))
+    with WarehouseSource(con, chunk_hands, on_hands) as source:
+        pairs = screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
+        teams = screen_teams(source, min_hands=min_hands, fdr=fdr)
+    if evidence:
+        teams = [
+            replace(
+                t, evidence=[e for pair in combinations(t.players, 2) for e in pair_evidence(con, pair, limit=evidence)]
+            )
+            if t.reported and len(t.players) >= 3
+            else t
+            for t in teams
+        ]
+    return pairs, teams

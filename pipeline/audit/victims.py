@@ -1,0 +1,239 @@
+"""The victim view: players who lose far more than their play predicts, and to whom.
+
+A team plays *against* someone: the court case of seed 000 is a group that recruited one victim. The pair and
+team screens find the players who play for each other; this view names the players they take the money from,
+by the engine's own settlement (``sql/net_flows.sql``: per hand and ordered pair at the table, what ``a`` paid
+``x`` net of what ``x`` paid ``a``).
+
+**To whom** (every player, with or without a team found). A player's own play sets how much it loses at a
+table (a novice pays everybody); a strong opponent takes from everybody. So per hand the net ``a → x`` is
+compared with what ``x`` takes on average from an opponent (``x``'s strength, over every hand), and that
+residual with the residuals of ``a``'s other opponents at the same table: under "no opponent plays against
+``a``", which opponent it is is exchangeable, the relabelling null of the pair screen with one opponent drawn
+of ``n``: the excess over the hand's mean has mean 0 and variance the residuals' variance (divisor ``n``).
+Summed over the shared hands, ``z`` is close to normal; Benjamini–Yekutieli over every ordered pair screened.
+A table where all of ``a``'s opponents are one team shows no contrast here: the next view sees it.
+
+**With a team** (``teams``, from :func:`~pipeline.audit.teams.screen_teams`): each other player's net points per
+hand at tables with two or more of the team against tables with none of it (a Welch difference of means, its
+``z``, BY over the players): the victim's own results without the team are what its play predicts. The
+tables differ in who else sits there, so this compares; it does not prove.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from pipeline import sql
+from pipeline.analytics.stats import by_qvalues, normal_sf
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """What a player paid one opponent over their shared hands."""
+
+    opponent: str
+    hands: int
+    net: int  # points paid net of points received, over the shared hands
+    excess: float  # beyond the opponent's strength and the player's other opponents at those tables
+    z: float
+    p: float
+    q: float = 1.0
+    flagged: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "opponent": self.opponent,
+            "hands": self.hands,
+            "net": self.net,
+            "excess": round(self.excess, 2),
+            "z": round(self.z, 3),
+            "p": self.p,
+            "q": self.q,
+            "flagged": self.flagged,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TeamLoss:
+    """A player's net points per hand at tables with two or more of a team, and at tables with none of it."""
+
+    team: tuple[str, ...]
+    with_hands: int
+    with_per_hand: float  # net points paid per hand (positive: lost)
+    without_hands: int
+    without_per_hand: float
+    z: float
+    p: float
+    q: float = 1.0
+    flagged: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "team": list(self.team),
+            "with_hands": self.with_hands,
+            "with_per_hand": round(self.with_per_hand, 3),
+            "without_hands": self.without_hands,
+            "without_per_hand": round(self.without_per_hand, 3),
+            "z": round(self.z, 3),
+            "p": self.p,
+            "q": self.q,
+            "flagged": self.flagged,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    """One player's line: hands, net points paid per hand, and to whom (``losses``, most excessive first; the
+    team lines, ``teams``, one per team found the player is not in)."""
+
+    player: str
+    hands: int
+    per_hand: float
+    losses: list[Loss] = field(default_factory=list)
+    teams: list[TeamLoss] = field(default_factory=list)
+
+    @property
+    def flagged(self) -> bool:
+        return any(x.flagged for x in self.losses) or any(t.flagged for t in self.teams)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "player": self.player,
+            "hands": self.hands,
+            "per_hand": round(self.per_hand, 3),
+            "flagged": self.flagged,
+            "losses": [x.as_dict() for x in self.losses],
+            "teams": [t.as_dict() for t in self.teams],
+        }
+
+
+def victim_view(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    teams: Sequence[tuple[str, ...]] = (),
+    min_hands: int = 200,
+    fdr: float = 0.05,
+) -> list[Victim]:
+    """The victim view of the warehouse behind ``con`` (``sql/net_flows.sql``); see the module docstring."""
+    return victims_of(sql.run_sql(con, "pipeline.audit", "net_flows"), teams=teams, min_hands=min_hands, fdr=fdr)
+
+
+def victims_of(
+    flows: pl.DataFrame, *, teams: Sequence[tuple[str, ...]] = (), min_hands: int = 200, fdr: float = 0.05
+) -> list[Victim]:
+    """The victim view of ``flows`` (``hand_id``, ``payer``, ``payee``, ``net``: every ordered pair at each
+    table): players flagged first, then by net points paid per hand, most first."""
+    if flows.is_empty():
+        return []
+    flows = flows.sort("hand_id", "payer", "payee")
+    players = sorted(set(flows["payer"].to_list()))
+    code = {p: i for i, p in enumerate(players)}
+    n_players = len(players)
+    hand = flows["hand_id"].rle_id().cast(pl.Int64).to_numpy()
+    a = flows["payer"].replace_strict(code, return_dtype=pl.Int64).to_numpy()
+    x = flows["payee"].replace_strict(code, return_dtype=pl.Int64).to_numpy()
+    net = flows["net"].cast(pl.Float64).to_numpy()
+
+    key = hand * n_players + a  # (hand, a): rows are ordered by it
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    sizes = np.diff(np.r_[starts, len(key)])
+    which = np.repeat(np.arange(len(starts)), sizes)
+    pair = a * n_players + x
+    size = n_players * n_players
+    shared = np.bincount(pair, minlength=size)
+    total = np.bincount(pair, net, minlength=size)
+    screened = np.flatnonzero(shared >= max(1, min_hands))
+
+    def judge(left_out: set[int]) -> dict[int, tuple[float, float]]:
+        """Each screened ordered pair's (excess, z), with the opponents' strengths (what each takes from an
+        opponent in a hand, on average) fitted without the rows of the pairs ``left_out``, both ways."""
+        keep = ~(np.isin(pair, list(left_out)) | np.isin(x * n_players + a, list(left_out)))
+        strength = np.bincount(x[keep], net[keep], minlength=n_players) / np.maximum(
+            np.bincount(x[keep], minlength=n_players), 1
+        )
+        residual = np.where(keep, net - strength[x], 0.0)
+        # the pairs left out are left out of each other's opponents too (the partner a pays is not one of the
+        # opponents the others are compared with)
+        n = np.add.reduceat(keep.astype(float), starts)
+        centred = np.where(keep, residual - (np.add.reduceat(residual, starts) / np.maximum(n, 1))[which], 0.0)
+        spread = np.add.reduceat(centred**2, starts) / np.maximum(n, 1)
+        excess = np.bincount(pair, centred, minlength=size)
+        variance = np.bincount(pair, np.where(keep, spread[which], 0.0), minlength=size)
+        return {
+            int(k): (float(excess[k]), float(excess[k] / math.sqrt(variance[k]))) for k in screened if variance[k] > 0
+        }
+
+    # As the pair screen: a first pass flags; a pair that pays one opponent far more lifts that opponent's
+    # strength and so makes everyone else's payments to it look small, and theirs to their other opponents
+    # large: the second pass fits the strengths without the flagged pairs, each of which is judged without the
+    # others only.
+    first = judge(set())
+    flagged = _flagged(first, fdr)
+    judged_z = judge(flagged) if flagged else first
+    for k in flagged:
+        i, j = divmod(k, n_players)
+        judged_z[k] = judge(flagged - {k, j * n_players + i}).get(k, first[k])
+    q = by_qvalues(np.array([normal_sf(z) for _, z in judged_z.values()])) if judged_z else np.zeros(0)
+    judged: dict[int, list[Loss]] = {}
+    for (k, (excess_k, z)), qi in zip(judged_z.items(), q, strict=True):
+        i, j = divmod(k, n_players)
+        loss = Loss(players[j], int(shared[k]), int(total[k]), excess_k, z, normal_sf(z), float(qi), bool(qi <= fdr))
+        judged.setdefault(i, []).append(loss)
+
+    per_hand = flows.group_by("hand_id", "payer").agg(pl.col("net").sum()).rename({"payer": "player"})
+    team_lines = _team_losses(flows, per_hand, teams, fdr)
+    out = []
+    for i, player in enumerate(players):
+        mine = per_hand.filter(pl.col("player") == player)["net"].cast(pl.Float64).to_numpy()
+        lines = sorted(judged.get(i, []), key=lambda loss: (loss.p, -loss.z, loss.opponent))
+        average = float(mine.mean()) if len(mine) else 0.0
+        out.append(Victim(player, len(mine), average, lines, team_lines.get(player, [])))
+    return sorted(out, key=lambda v: (not v.flagged, -v.per_hand, v.player))
+
+
+def _flagged(judged: dict[int, tuple[float, float]], fdr: float) -> set[int]:
+    keys = list(judged)
+    q = by_qvalues(np.array([normal_sf(judged[k][1]) for k in keys])) if keys else np.zeros(0)
+    return {k for k, qi in zip(keys, q, strict=True) if qi <= fdr}
+
+
+def _team_losses(
+    flows: pl.DataFrame, per_hand: pl.DataFrame, teams: Sequence[tuple[str, ...]], fdr: float
+) -> dict[str, list[TeamLoss]]:
+    """Per player outside each team: net paid per hand with two or more of it at the table, and with none."""
+    if not teams:
+        return {}
+    seated = flows.select("hand_id", pl.col("payer").alias("player")).unique()
+    lines: list[tuple[str, TeamLoss]] = []
+    for team in teams:
+        count = seated.group_by("hand_id").agg(pl.col("player").is_in(list(team)).sum().alias("members"))
+        rows = per_hand.join(count, on="hand_id").filter(~pl.col("player").is_in(list(team)))
+        for player in sorted(set(rows["player"].to_list())):
+            mine = rows.filter(pl.col("player") == player)
+            near = mine.filter(pl.col("members") >= 2)["net"].cast(pl.Float64).to_numpy()
+            away = mine.filter(pl.col("members") == 0)["net"].cast(pl.Float64).to_numpy()
+            if len(near) < 2 or len(away) < 2:
+                continue
+            se = math.sqrt(near.var(ddof=1) / len(near) + away.var(ddof=1) / len(away))
+            z = float((near.mean() - away.mean()) / se) if se > 0 else 0.0
+            lines.append(
+                (
+                    player,
+                    TeamLoss(
+                        tuple(team), len(near), float(near.mean()), len(away), float(away.mean()), z, normal_sf(z)
+                    ),
+                )
+            )
+    q = by_qvalues(np.array([t.p for _, t in lines])) if lines else np.zeros(0)
+    out: dict[str, list[TeamLoss]] = {}
+    for (player, t), qi in zip(lines, q, strict=True):
+        out.setdefault(player, []).append(replace(t, q=float(qi), flagged=bool(qi <= fdr)))
+    return out
