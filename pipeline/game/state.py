@@ -39,8 +39,9 @@ from pipeline.rules.hand import (
     suits_fault,
     suits_ok,
     suits_used,
+    tiles_of_mask,
+    win_mask_of_codes,
     win_tiles,
-    win_tiles_of_codes,
 )
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
@@ -365,7 +366,7 @@ class HandState:
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
         # Each seat's winning tiles, kept until its hand changes, and the code of each of its suits (hand.suit_codes),
         # kept up to date tile by tile: every change goes through _add or _meld.
-        self._win_tiles: list[frozenset[int] | None] = [None] * n
+        self._win_masks = [-1] * n  # each seat's winning tiles as bits (hand.win_mask_of_codes); -1: not known
         self._codes = [suit_codes(self.counts[seat]) for seat in range(n)]
         self._sizes = [len(kinds) + self.hidden[seat] for seat, kinds in enumerate(hands)]  # concealed tiles per seat
 
@@ -401,25 +402,28 @@ class HandState:
         return f"ev{self.index} {self.phase} turn={self.turn}{window} left={self.left} || {hands}"
 
     def win_tiles(self, seat: int) -> frozenset[int]:
-        """The tiles that would complete ``seat``'s hand, by shape and suits (empty unless it holds 13 − 3·melds).
+        """The tiles that would complete ``seat``'s hand, by shape and suits (empty unless it holds 13 − 3·melds)."""
+        return tiles_of_mask(self.win_mask(seat))
 
-        Asked for three seats on every discard, so it is kept per seat until that seat's hand changes."""
-        cached = self._win_tiles[seat]
-        if cached is None:
+    def win_mask(self, seat: int) -> int:
+        """:meth:`win_tiles` as bits (``1 << kind``). Asked for three seats on every discard, so it is kept per
+        seat until that seat's hand changes."""
+        mask = self._win_masks[seat]
+        if mask < 0:
             melds = self.melds[seat]
             ready_size = self._sizes[seat] == 13 - 3 * len(melds) and not self.hidden[seat]  # hidden: not known
-            cached = win_tiles_of_codes(self._codes[seat], melds, self.void[seat]) if ready_size else frozenset()
-            self._win_tiles[seat] = cached
-        return cached
+            mask = win_mask_of_codes(self._codes[seat], melds, self.void[seat]) if ready_size else 0
+            self._win_masks[seat] = mask
+        return mask
 
     def can_win_with(self, seat: int, tile: int) -> bool:
         """Would ``tile`` complete ``seat``'s hand, by shape and suits?"""
-        kept = self._win_tiles[seat]
-        if kept is None:
+        mask = self._win_masks[seat]
+        if mask < 0:
             if not self._codes[seat][tile // 9]:
                 return False  # a lone tile of a suit not held completes nothing: no need to work the set out yet
-            kept = self.win_tiles(seat)
-        return tile in kept
+            mask = self.win_mask(seat)
+        return (mask >> tile) & 1 == 1
 
     def _add(self, seat: int, tile: int, n: int) -> None:
         """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
@@ -427,7 +431,7 @@ class HandState:
         counts[tile] = counts[tile] + n  # not ``+=``: see setup.py on indexed updates
         codes[suit] = codes[suit] + n * CODE_STEPS[tile]
         self._sizes[seat] = self._sizes[seat] + n
-        self._win_tiles[seat] = None
+        self._win_masks[seat] = -1
 
     def _reveal(self, seat: int, tile: int, n: int) -> None:
         """``n`` of ``seat``'s hidden tiles come into view as ``tile`` (an observer record's hidden hand)."""
@@ -449,7 +453,7 @@ class HandState:
             self.melds[seat].append(meld)
         else:
             self.melds[seat][index] = meld
-        self._win_tiles[seat] = None
+        self._win_masks[seat] = -1
 
     def _score_win(
         self, seat: int, tile: int, *, self_drawn: bool, rob_kong: bool = False, kong_discard: bool = False
@@ -669,7 +673,7 @@ class HandState:
         if tile == HIDDEN:
             self.hidden[seat] = self.hidden[seat] + 1
             self._sizes[seat] = self._sizes[seat] + 1
-            self._win_tiles[seat] = None
+            self._win_masks[seat] = -1
         else:
             self._add(seat, tile, 1)
             self.seen[tile] = self.seen[tile] + 1
@@ -796,9 +800,12 @@ class HandState:
         counts[tile] = counts[tile] + 1  # back to the hand the choice was made from
         codes[tile // 9] = codes[tile // 9] + code_step(tile)
         void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
-        dangerous = set().union(*(self.win_tiles(o) for o in range(self.n) if o != seat and not self.won[o]))
+        dangerous = 0  # the tiles an opponent still in wins on, as bits
+        for o in range(self.n):
+            if o != seat and not self.won[o]:
+                dangerous |= self.win_mask(o)
         for k in range(27):
-            if k == tile or not counts[k] or (void_first and k // 9 != void) or k in dangerous:
+            if k == tile or not counts[k] or (void_first and k // 9 != void) or (dangerous >> k) & 1:
                 continue
             suit, step = k // 9, code_step(k)
             codes[suit] = codes[suit] - step
@@ -1435,12 +1442,12 @@ class HandState:
             for k in rest:
                 total[k] = total[k] + 1
             assert total == full, "the tiles in play and in the wall are not the full set"
-        for seat, kept in enumerate(self._win_tiles):
+        for seat, kept in enumerate(self._win_masks):
             assert self._codes[seat] == suit_codes(self.counts[seat]), f"seat {seat}: codes"
             assert self._sizes[seat] == _total(self.counts[seat]) + self.hidden[seat], f"seat {seat}: hand size"
-            if kept is not None:
-                self._win_tiles[seat] = None  # work it out afresh
-                assert self.win_tiles(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
+            if kept >= 0:
+                self._win_masks[seat] = -1  # work it out afresh
+                assert self.win_mask(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
         assert self.ledger.in_hand == [not won for won in self.won], "the ledger and the state disagree on who is in"
         self.ledger.deltas()
 
