@@ -429,7 +429,9 @@ class HandState:
         """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
         counts, codes, suit = self.counts[seat], self._codes[seat], tile // 9
         counts[tile] = counts[tile] + n  # not ``+=``: see setup.py on indexed updates
-        codes[suit] = codes[suit] + n * CODE_STEPS[tile]
+        # one tile (a draw, a discard) without a product: mypyc multiplies a negative int on its slow, boxed path
+        step = CODE_STEPS[tile]
+        codes[suit] = codes[suit] + step if n == 1 else codes[suit] - step if n == -1 else codes[suit] + n * step
         self._sizes[seat] = self._sizes[seat] + n
         self._win_masks[seat] = -1
 
@@ -668,7 +670,6 @@ class HandState:
         self.verify_draw(seat, tile)
         if self.phase in ("claim", "rob"):
             self._close_window(drawer=seat)  # verify_draw worked out that this seat draws next
-        replacement = bool(self.kong_chain)  # only an unrobbed kong leaves a chain to draw after
         self.events.append(event)
         if tile == HIDDEN:
             self.hidden[seat] = self.hidden[seat] + 1
@@ -681,9 +682,7 @@ class HandState:
         self.left -= 1
         self.draws[seat] = self.draws[seat] + 1
         self.passed_fan[seat] = None
-        self.last_draw = tile
-        if not replacement:
-            self.kong_chain = []
+        self.last_draw = tile  # the kong chain stays: empty, unless this draw replaces an unrobbed kong
         self.phase = "discard"
         self.turn = seat
         return event
@@ -775,7 +774,8 @@ class HandState:
             self.could_win_at[index] = tuple(could)
             if self.evidence:
                 self.safe_alternative_at[index] = self._safe_alternative(seat, tile)
-        self.kong_chain = []
+        if self.kong_chain:  # a new empty list only when there was a chain (not one per discard)
+            self.kong_chain = []
         self.last_draw = None
         self.phase = "claim"
         return event
