@@ -371,31 +371,38 @@ def parse_event(obj: Any, index: int) -> Event:
 
     Nine events in ten are a draw or a discard of exactly ``t``, ``seat`` and ``tile``; those that are also
     well formed are answered here, with the shared values of :data:`~pipeline.game.events.DRAWS` and
-    :data:`~pipeline.game.events.DISCARDS`. Everything else (and every error) goes through
-    :func:`_parse_event`, whose answer for the common case is equal.
+    :data:`~pipeline.game.events.DISCARDS`, and so are pongs (``from`` too). Everything else (and every error)
+    goes through :func:`_parse_event`, whose answer for these is equal.
     """
-    if type(obj) is dict and len(obj) == 3:
+    if type(obj) is dict and 3 <= len(obj) <= 4:
         keys = _EVENT_KEYS
         t, seat = obj.get(keys[0]), obj.get(keys[1])
         if type(t) is str and type(seat) is int and 0 <= seat <= 3:
             kind = kind_of_name(obj.get(keys[2]))
             if kind >= 0:
-                if t == "draw":
-                    return DRAWS[seat][kind]
-                if t == "discard":
-                    return DISCARDS[seat][kind]
+                if len(obj) == 3:
+                    if t == "draw":
+                        return DRAWS[seat][kind]
+                    if t == "discard":
+                        return DISCARDS[seat][kind]
+                elif t == "pong":
+                    source = obj.get(keys[3])
+                    if type(source) is int and 0 <= source <= 3:
+                        return Pong(seat, kind, source)
     return _parse_event(obj, index)
 
 
-# The keys parse_event looks up: "t", "seat" and "tile", as the key objects of the record being read. orjson hands
-# out one str object per distinct key (its key cache), never this module's literals, and a dictionary finds a key
-# given as the very object it holds by identity, where an equal literal is compared character by character.
-_EVENT_KEYS: Final[list[str]] = ["t", "seat", "tile"]
+# The keys parse_event looks up: "t", "seat", "tile" and "from", as the key objects of the record being read. orjson
+# hands out one str object per distinct key (its key cache), never this module's literals, and a dictionary finds a
+# key given as the very object it holds by identity, where an equal literal is compared character by character.
+_EVENT_KEYS: Final[list[str]] = ["t", "seat", "tile", "from"]
 
 
 def _adopt_event_keys(events: list[Any]) -> None:
     """Make :data:`_EVENT_KEYS` the key objects of the first event of ``events`` (once per record: a key
-    object of another reader, or of an earlier record, still finds its equal, only by comparing characters)."""
+    object of another reader, or of an earlier record, still finds its equal, only by comparing characters).
+    ``from``, in no first event, stays the key object of the last record whose first event had one (orjson's
+    key cache most often hands out the same object for it)."""
     first = events[0] if events else None
     if type(first) is dict:
         for key in first:
@@ -403,7 +410,7 @@ def _adopt_event_keys(events: list[Any]) -> None:
                 _EVENT_KEYS[PLAIN_KEYS.index(key)] = key
 
 
-PLAIN_KEYS: Final = ("t", "seat", "tile")
+PLAIN_KEYS: Final = ("t", "seat", "tile", "from")
 
 
 def _parse_event(obj: Any, index: int) -> Event:
