@@ -109,7 +109,8 @@ class _Window:
         self.source = source
         self.tile = tile
         self.event = event
-        self.could_win: dict[int, Score | None] = {}  # seat → score, computed on demand
+        # seat → score, computed on demand; None while nobody could win (most discards: no dictionary built)
+        self.could_win: dict[int, Score | None] | None = None
         self.winners: tuple[int, ...] = ()  # a tuple: most windows have none, and () is never allocated
         self.kong_discard = kong_event is not None  # the discard came right after its player's kong (杠上炮)
         self.kong_event = kong_event  # that kong's event, for 呼叫转移
@@ -541,17 +542,17 @@ class HandState:
         return w is not None and w.event == 0 and isinstance(self.events[0], Discard) and w.source == self.dealer
 
     def _window_score(self, seat: int) -> Score:
-        assert self.window is not None
-        cached = self.window.could_win.get(seat)
+        w = self.window
+        assert w is not None
+        could = w.could_win
+        cached = could.get(seat) if could is not None else None
         if cached is None:
             cached = self._score_win(
-                seat,
-                self.window.tile,
-                self_drawn=False,
-                rob_kong=self.phase == "rob",
-                kong_discard=self.window.kong_discard,
+                seat, w.tile, self_drawn=False, rob_kong=self.phase == "rob", kong_discard=w.kong_discard
             )
-            self.window.could_win[seat] = cached
+            if could is None:  # a hidden hand's win: its tiles did not say it could
+                could = w.could_win = {}
+            could[seat] = cached
         return cached
 
     # ------------------------------------------------------------------------------------ checks
@@ -765,13 +766,14 @@ class HandState:
         if not self.off_void[seat] and tile // 9 != self.void[seat]:  # the bool first: a cheap test, mostly true
             self.off_void[seat] = True
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
-        self.window = _Window(seat, tile, index, kong_event=kong_event)
-        could = self.window.could_win
+        self.window = window = _Window(seat, tile, index, kong_event=kong_event)
         for other in range(self.n):
             if other != seat and not self.won[other] and self.can_win_with(other, tile):
-                could[other] = None
-        if could:
-            self.could_win_at[index] = tuple(could)
+                if window.could_win is None:
+                    window.could_win = {}
+                window.could_win[other] = None
+        if window.could_win is not None:
+            self.could_win_at[index] = tuple(window.could_win)
             if self.evidence:
                 self.safe_alternative_at[index] = self._safe_alternative(seat, tile)
         if self.kong_chain:  # a new empty list only when there was a chain (not one per discard)
@@ -1005,6 +1007,7 @@ class HandState:
                 self.turn = seat
                 self.last_draw = None
                 return event
+            self.window.could_win = {}  # every added kong is listed in could_win_at, robbed or not
             for other in range(self.n):
                 if other != seat and not self.won[other] and self.can_win_with(other, tile):
                     self.window.could_win[other] = None
@@ -1256,7 +1259,7 @@ class HandState:
         ``drawer`` when the caller has already worked out who draws next)."""
         w = self.window
         assert w is not None
-        for seat in w.could_win:
+        for seat in w.could_win or ():
             if seat in w.winners:
                 continue
             s = self._window_score(seat)
@@ -1393,7 +1396,7 @@ class HandState:
             return []
         moves: list[Event] = []
         rob = self.phase == "rob"
-        if seat in w.could_win and self.can_hu(seat, w.tile, w.source, rob):
+        if w.could_win is not None and seat in w.could_win and self.can_hu(seat, w.tile, w.source, rob):
             moves.append(Hu(seat, w.tile, w.source, rob_kong=rob))
         if not rob:
             if self.can_pong(seat, w.tile, w.source):
@@ -1422,7 +1425,8 @@ class HandState:
         total = [0] * 27
         for s in range(self.n):
             for k, held in enumerate(self.counts[s]):
-                total[k] = total[k] + held
+                if held:  # most kinds are not held: no store
+                    total[k] = total[k] + held
             for m in self.melds[s]:
                 total[m.tile] = total[m.tile] + m.size
             for k in self.rivers[s]:
