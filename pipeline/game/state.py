@@ -332,7 +332,8 @@ class HandState:
         self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
         for counts in self.counts:
             for kind, held in enumerate(counts):
-                self.seen[kind] = self.seen[kind] + held
+                if held:  # most kinds are not held: no store
+                    self.seen[kind] = self.seen[kind] + held
         self.melds: list[list[Meld]] = [[] for _ in range(n)]
         self.rivers: list[list[int]] = [[] for _ in range(n)]
         self.void = list(void) if void is not None else [None] * n
