@@ -511,11 +511,15 @@ def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = Non
     break the suit rule. Empty when the hand is not ready.
     """
     expected = 13 - 3 * len(melds)
-    total = sum(counts27)
+    held = full_counts(counts27, melds)
+    counts: list[int] = counts27 if isinstance(counts27, list) else list(counts27)  # see suit_codes
+    total = 0
+    for n in counts:  # walked natively: sum() of a Sequence is a generic call over boxed ints
+        total += n
     if total != expected:
         raise TileError(f"{total} concealed tiles with {len(melds)} melds (a ready hand holds {expected})")
-    held = full_counts(counts27, melds)
-    return sorted(kind for kind in win_tiles(counts27, melds, void) if held[kind] < COPIES)
+    mask = win_mask_of_codes(suit_codes(counts), melds, void)
+    return [kind for kind in range(NUM_KINDS) if (mask >> kind) & 1 and held[kind] < COPIES]
 
 
 def is_standard_recursive(counts27: Sequence[int]) -> bool:
