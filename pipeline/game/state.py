@@ -1260,16 +1260,17 @@ class HandState:
         ``drawer`` when the caller has already worked out who draws next)."""
         w = self.window
         assert w is not None
-        for seat in w.could_win or ():
-            if seat in w.winners:
-                continue
-            s = self._window_score(seat)
-            self.passed_wins.append((seat, w.event))
-            prior = self.passed_fan[seat]
-            barred = self.rules.pass_win_rule and prior is not None and s.fan <= prior  # 过手胡: it may not win here
-            if self.rules.must_win_last_four and self.left <= 3 and not barred:
-                self.compulsory_passes.append((seat, w.event))
-            self.passed_fan[seat] = s.fan if prior is None else max(prior, s.fan)
+        if w.could_win is not None:  # a test, not a loop over "or ()": a generic iteration per window
+            for seat in w.could_win:
+                if seat in w.winners:
+                    continue
+                s = self._window_score(seat)
+                self.passed_wins.append((seat, w.event))
+                prior = self.passed_fan[seat]
+                barred = self.rules.pass_win_rule and prior is not None and s.fan <= prior  # 过手胡: it may not win
+                if self.rules.must_win_last_four and self.left <= 3 and not barred:
+                    self.compulsory_passes.append((seat, w.event))
+                self.passed_fan[seat] = s.fan if prior is None else max(prior, s.fan)
         was_rob = self.phase == "rob"
         if w.winners and w.kong_discard and w.kong_event is not None:
             kong = self.events[w.kong_event]
