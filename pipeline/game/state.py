@@ -312,6 +312,7 @@ class HandState:
             raise ValueError(f"{n} hands, one per seat, not {len(hands)}")
         self.rules = rules
         self.n = n  # seats; kept here because the hot path reads it (a RuleSet attribute is an interpreted look-up)
+        self._void_first = rules.void_discard_first  # the same: asked on most discards
         self.dealer = dealer
         self.evidence = evidence
         # the hand ends once this many have won: all but one in 血战, the first win (and its 一炮多响) in 普通版;
@@ -730,7 +731,7 @@ class HandState:
         if (
             void is not None
             and tile // 9 != void
-            and self.rules.void_discard_first  # the switch after the cheap tests: an interpreted look-up
+            and self._void_first
             and any(self.counts[seat][void * 9 : void * 9 + 9])
         ):
             raise IllegalAction(
