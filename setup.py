@@ -30,6 +30,14 @@ How the compiled modules are written, so that mypyc keeps them native (each meas
 - ``sum()`` of a list and ``any(seq[a:b])`` are generic calls, several times a native loop;
 - orjson's dictionaries hold their own key objects: a look-up with a string literal compares characters, a
   look-up with the dictionary's own key object is found by identity (the record reader adopts them);
+- a product with a negative operand (``n * step`` with ``n = -1``) leaves the native path for a boxed multiply
+  (mypyc's overflow guard is an unsigned compare): add or subtract instead;
+- a call with ``**a_dictionary`` is a generic call (16k instructions to build a record): name the arguments;
+- walking a dictionary's items costs about 100 instructions an item, more than looking up a few keys with the
+  dictionary's own key objects; a set or dictionary keyed by ints costs some 220 instructions a look-up (hash,
+  probes, and a comparison of the int objects);
+- a set of a few small ints (a hand's winning tiles) is an int of bits: built, tested and kept without an
+  allocation;
 - a frozen dataclass built on the hot path keeps an interpreted ``__init__`` (~8k instructions for 5 fields):
   the engine's values are :class:`~pipeline.rules.values.Value` classes instead; and a frozen dataclass of a
   compiled module cannot be unpickled (its ``__setstate__`` assigns fields): what crosses processes is a

@@ -24,6 +24,13 @@ Sections:
   records (parse a block, validate it; the other engine the same block; the order alternates), so a slow
   spell of the machine weighs on both engines and on both sides of each ratio alike. Rates are per CPU
   second of the measuring process (a busy second core does not count against it; wall clock beside);
+- instructions per record (``valgrind --tool=callgrind``, skipped with a note where valgrind is missing): the
+  same parse and validation as the section before, counted in instructions, which do not depend on how busy the
+  machine is (wall and CPU time do, several-fold on a shared machine): records 1,000-1,499 of the corpus after the
+  1,000 before them (the compiled engine; the pure one: 1,000-1,099 after 200), parse alone, parse and validate,
+  their ratio, and the compiled engine's validation by stage (:data:`STAGES`: read, replay, settle, compare, and
+  the rest). orjson's count is not its cost's share natively: under valgrind it cannot use the vector
+  instructions it picks on the real processor, so the instruction ratio reads lower than the time ratio;
 - ingest (``xuezhan ingest``) end to end with 1 and 2 workers, each engine, on the base corpus; peak
   memory of the process tree (sampled from /proc, and the main process's own peak from the kernel) at
   the base size and 10× it, 2 workers, the default install;
@@ -65,7 +72,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -564,6 +571,157 @@ def bench_validate(p: Plan, compiled: Path | None) -> dict[str, Any]:
     return out
 
 
+# The instruction counts: the validating child's turn, under callgrind (valgrind), which counts the instructions the
+# process executes, the same however busy the machine. It validates the records before the measured block (warm
+# memos), then parses the block, then parses and validates it; os.sched_yield, called nowhere else, marks where
+# one part ends (callgrind's --dump-before writes each part to its own file).
+INSTRUCTIONS_CHILD = """\
+import gzip, os, sys
+import orjson
+from pipeline.validate import validate
+path, warm, first, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+lines = []
+with gzip.open(path, "rb") as f:
+    for line in f:
+        lines.append(line.rstrip(b"\\n"))
+        if len(lines) >= first + count:
+            break
+for line in lines[first - warm : first]:
+    assert validate(orjson.loads(line)).ok, "a simulated record did not validate"
+block = lines[first:]
+os.sched_yield()
+for line in block:
+    orjson.loads(line)
+os.sched_yield()
+bad = 0
+for line in block:
+    bad += not validate(orjson.loads(line)).ok
+os.sched_yield()
+assert bad == 0, f"{bad} simulated records did not validate"
+"""
+INSTRUCTIONS_FIRST = 1_000  # the measured block's first record; the records before it are validated first (memos warm)
+# Records validated before the measured block, and in it, per engine (--quick: a fifth of the block): the pure engine
+# executes six times the instructions, and callgrind runs it some fifty times slower than natively
+INSTRUCTIONS_RECORDS = {"compiled": (1_000, 500), "pure": (200, 100)}
+
+# The stages of the compiled engine's validation, each the instructions of the functions it calls (callgrind's
+# inclusive cost of each, by its mypyc symbol); the pure engine's functions run in the interpreter, which callgrind
+# cannot tell apart, so it has its totals only. "rest": the validation's own steps, building and freeing its result.
+STAGES: Final[dict[str, tuple[str, ...]]] = {
+    "read": ("CPyDef_record___parse_record", "CPyDef_record___played_at_valid"),  # the record object → Record
+    "replay": (  # the deal, every event through the hand state (the ledger settles as it goes), the end
+        "CPyDef_validate____initial_state",
+        "CPyDef_state___HandState___apply",
+        "CPyDef_state___HandState___close",
+    ),
+    "settle": ("CPyDef_state___HandState___check_invariants", "CPyDef_state___HandState___facts"),  # invariants, facts
+    "compare": (  # the claimed result read and compared, the per-seat facts
+        "CPyDef_validate____claimed",
+        "CPyDef_validate___compare_claims",
+        "CPyDef_validate____seat_facts",
+        "CPyDef_validate___end_notes",
+    ),
+}
+
+
+def callgrind_costs(path: Path) -> tuple[int, dict[str, int]]:
+    """A callgrind output file's total instructions and each function's inclusive instructions (what its calls
+    from other functions cost; written with ``--compress-strings=no``).
+
+    >>> d = Path(tempfile.mkdtemp()) / "cg.out"
+    >>> _ = d.write_text("events: Ir\\nfn=main\\n0 5\\ncfn=f\\ncalls=2 0\\n0 30\\nfn=f\\n0 30\\ntotals: 35\\n")
+    >>> callgrind_costs(d)
+    (35, {'f': 30})
+    """
+    total = 0
+    inclusive: dict[str, int] = {}
+    fn = callee = ""
+    after_call = False
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("fn="):
+                fn, after_call = line[3:].strip(), False
+            elif line.startswith("cfn="):
+                callee = line[4:].strip()
+            elif line.startswith("calls="):
+                after_call = True
+            elif line.startswith("totals:"):
+                total = int(line.split()[1])
+            elif after_call and line[:1].isdigit():
+                if callee != fn:  # a recursive call is inside its caller's cost already
+                    inclusive[callee] = inclusive.get(callee, 0) + int(line.split()[1])
+                after_call = False
+    return total, inclusive
+
+
+def stage_figures(engine: str, records: int, parse: int, validate: int, inclusive: dict[str, int]) -> dict[str, Any]:
+    """The instruction figures per record: parsing (orjson, and freeing what it built), validating (beside the
+    parse), their ratio and, where the functions have symbols (the compiled engine), each stage of :data:`STAGES`.
+
+    >>> f = stage_figures("compiled", 2, 200, 1000, {"CPyDef_record___parse_record": 300})
+    >>> f["compiled_instructions_per_record_read"], f["compiled_instructions_per_record_rest"]
+    (150, 250)
+    >>> f["compiled_instructions_validate_parse_ratio"], f["compiled_instructions_per_record_validate"]
+    (5.0, 400)
+    >>> len(stage_figures("pure", 2, 200, 1000, {}))  # no symbols: no stages
+    3
+    """
+    out: dict[str, Any] = {
+        f"{engine}_instructions_per_record_parse": round(parse / records),
+        f"{engine}_instructions_per_record_validate": round((validate - parse) / records),
+        f"{engine}_instructions_validate_parse_ratio": round(validate / parse, 2),
+    }
+    if any(name.startswith("CPyDef_") for name in inclusive):
+        staged = 0
+        for stage, names in STAGES.items():
+            cost = sum(inclusive.get(name, 0) for name in names)
+            out[f"{engine}_instructions_per_record_{stage}"] = round(cost / records)
+            staged += cost
+        out[f"{engine}_instructions_per_record_rest"] = round((validate - parse - staged) / records)
+    return out
+
+
+def bench_instructions(p: Plan, compiled: Path | None) -> dict[str, Any]:
+    """Instructions per record, parse and validate, each engine (callgrind); the compiled engine's by stage."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return {"instructions": "valgrind not found (apt-get install valgrind)"}
+    path = tier_corpus(p, 1)
+    out: dict[str, Any] = {}
+    for name in engines(compiled):
+        warm, count = INSTRUCTIONS_RECORDS[name]
+        count = count // 5 if p.quick else count
+        out[f"{name}_instructions_records"] = f"{INSTRUCTIONS_FIRST}-{INSTRUCTIONS_FIRST + count - 1}"
+        with tempfile.TemporaryDirectory(prefix="xz-bench-cg-") as tmp:
+            cmd = [
+                valgrind,
+                "--tool=callgrind",
+                "--dump-before=sched_yield",
+                "--compress-strings=no",
+                "--compress-pos=no",
+                f"--callgrind-out-file={tmp}/cg.out",
+                sys.executable,
+                "-P",
+                "-c",
+                _assert_engine(name) + INSTRUCTIONS_CHILD,
+                str(path),
+                str(warm),
+                str(INSTRUCTIONS_FIRST),
+                str(count),
+            ]
+            env = {**engine_env(name, compiled), "PYTHONHASHSEED": "0"}  # the same dictionaries, run after run
+            done = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=TIMEOUT_S)
+            parts = [Path(tmp) / f"cg.out.{k}" for k in (2, 3)]
+            if done.returncode != 0 or not all(part.exists() for part in parts):
+                tail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+                out[f"{name}_instructions"] = f"failed: {tail[-300:]}"
+                continue
+            parse, _ = callgrind_costs(parts[0])
+            validate, inclusive = callgrind_costs(parts[1])
+            out.update(stage_figures(name, count, parse, validate, inclusive))
+    return out
+
+
 def _stored_hands(warehouse: Path) -> int:
     from pipeline.ingest.warehouse import Warehouse
 
@@ -842,7 +1000,7 @@ def write_results(path: Path, results: dict[str, Any], checked: list[dict[str, A
     path.write_text(json.dumps({**results, "floors": checked}, indent=2) + "\n")
 
 
-SECTIONS = ("win", "simulate", "validate", "ingest", "analytics")  # --sections, in the order they run
+SECTIONS = ("win", "simulate", "validate", "instructions", "ingest", "analytics")  # --sections, in the order they run
 
 
 def sections(
@@ -857,6 +1015,10 @@ def sections(
         "validate": (
             f"validation vs parse only (orjson), {names}, taking turns",
             lambda: bench_validate(p, compiled),
+        ),
+        "instructions": (
+            f"instructions per record (callgrind), {names}: parse, validate and the stages",
+            lambda: bench_instructions(p, compiled),
         ),
         "ingest": (
             f"ingest: 1 vs 2 workers ({names}); peak memory {label(p.base)} vs {big} hands",

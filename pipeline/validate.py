@@ -968,6 +968,7 @@ def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> lis
             [e for e in record.events if isinstance(e, Kong) and e.seat == seat] if declared else hand.melds[seat]
         )
         win = wins.get(seat)
+        pongs, direct, added, concealed = _meld_counts(melds)
         ready = pig = None
         end = hand.ends.get(seat)
         if end is not None:
@@ -986,10 +987,10 @@ def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> lis
                 deal_ins=deal_ins[seat],
                 ready_at_end=ready,
                 hua_zhu=bool(pig),
-                pongs=sum(1 for m in melds if m.kind == "pong"),
-                kongs_direct=sum(1 for m in melds if m.kind == "direct"),
-                kongs_added=sum(1 for m in melds if m.kind == "added"),
-                kongs_concealed=sum(1 for m in melds if m.kind == "concealed"),
+                pongs=pongs,
+                kongs_direct=direct,
+                kongs_added=added,
+                kongs_concealed=concealed,
                 passed_wins=passes[seat],
                 compulsory_passes=compulsory[seat],
                 delta=hand.deltas[seat],
@@ -997,6 +998,26 @@ def _seat_facts(record: Record, hand: HandFacts, claimed: Claimed | None) -> lis
             )
         )
     return out
+
+
+def _meld_counts(melds: Sequence[Meld | Kong]) -> tuple[int, int, int, int]:
+    """How many of ``melds`` are pongs, direct, added and concealed kongs (one walk, not four sums).
+
+    >>> _meld_counts([Meld("pong", 0), Kong(1, 5, "concealed"), Meld("added", 9, 2)])
+    (1, 0, 1, 1)
+    """
+    pongs = direct = added = concealed = 0
+    for m in melds:
+        kind = m.kind
+        if kind == "pong":
+            pongs += 1
+        elif kind == "direct":
+            direct += 1
+        elif kind == "added":
+            added += 1
+        else:
+            concealed += 1
+    return pongs, direct, added, concealed
 
 
 # ---------------------------------------------------------------------------------------------- sessions

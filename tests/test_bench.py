@@ -187,3 +187,29 @@ def test_sections_are_chosen_by_name_and_analytics_needs_ingest(capsys: pytest.C
     p = bench.plan(bench.parse_args(["--quick"]))
     titles = [t for t, _ in bench.sections(p, None, Path("/nonexistent"), {}, ["win", "analytics"])]
     assert [t.split(":")[0] for t in titles] == ["win check", "analytics"]
+
+
+def test_instructions_need_valgrind(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench.shutil, "which", lambda name: None)
+    assert bench.bench_instructions(_plan("--quick"), None) == {
+        "instructions": "valgrind not found (apt-get install valgrind)"
+    }
+
+
+def test_callgrind_costs_are_inclusive_and_stages_add_up(tmp_path: Path) -> None:
+    """The parts of a callgrind file the instructions section reads: the total, and what each function's calls cost
+    (a recursive call counted once); the stages of the compiled engine and what is left."""
+    out = tmp_path / "cg.out"
+    out.write_text(
+        "events: Ir\nfn=main\n0 10\ncfn=CPyDef_record___parse_record\ncalls=1 0\n0 40\n"
+        "cfn=CPyDef_state___HandState___apply\ncalls=3 0\n0 90\n"
+        "fn=CPyDef_state___HandState___apply\n0 60\ncfn=CPyDef_state___HandState___apply\ncalls=1 0\n0 30\n"
+        "fn=CPyDef_record___parse_record\n0 40\ntotals: 140\n"
+    )
+    total, inclusive = bench.callgrind_costs(out)
+    assert total == 140 and inclusive == {"CPyDef_record___parse_record": 40, "CPyDef_state___HandState___apply": 90}
+    figures = bench.stage_figures("compiled", 1, 20, 160, inclusive)
+    assert figures["compiled_instructions_per_record_read"] == 40
+    assert figures["compiled_instructions_per_record_replay"] == 90
+    assert figures["compiled_instructions_per_record_rest"] == 160 - 20 - 40 - 90
+    assert figures["compiled_instructions_validate_parse_ratio"] == 8.0

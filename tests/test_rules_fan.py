@@ -530,3 +530,34 @@ def test_the_convention_is_stated() -> None:
 def test_pattern_ids_are_unique_and_named() -> None:
     ids = [p.id for p in PATTERNS]
     assert len(ids) == len(set(ids)) and all(p.name_zh and p.name_en for p in PATTERNS)
+
+
+@pytest.mark.parametrize("profile", ["chengdu", "app", "sbr", "majsoul", "xueliu"])
+@pytest.mark.parametrize(
+    ("concealed", "tile", "melds", "flags"),
+    [
+        ("111m444m789m456p7p", "7p", (), {}),
+        ("123m789m123s789s9m", "9m", (), {"self_drawn": True}),
+        ("11m22m99m44p66p88p9p", "9p", (), {"last_tile": True}),
+        ("1111m99m44p66p88p9p", "9p", (), {"self_drawn": True, "after_kong": True}),
+        ("222m555m888m5s", "5s", (("pong", "2s"),), {"kong_discard": True}),
+        ("123456789m1p", "1p", (("direct", "5p"),), {"rob_kong": True}),
+        ("9p", "9p", (("pong", "1m"), ("added", "9m"), ("concealed", "1p"), ("pong", "3p")), {}),
+    ],
+)
+def test_a_score_is_each_pattern_s_count_of_its_best_reading(
+    profile: str, concealed: str, tile: str, melds: tuple[tuple[str, str], ...], flags: dict[str, bool]
+) -> None:
+    """score() adds up what Pattern.count gives each pattern (its units read once per rule set, the patterns worth
+    nothing not asked): the breakdown of the reading worth the most, in the patterns' order."""
+    from pipeline.rules.hand import readings
+
+    rules = load_ruleset(profile)
+    hand = WinHand.of(concealed, win_tile=tile, melds=[meld(k, t) for k, t in melds], **flags)
+    best: list[tuple[str, int]] = []
+    for reading in readings(hand.counts27, hand.melds):
+        counted = [(p.id, n) for p in PATTERNS if (n := p.count(hand, reading, rules))]
+        if sum(n for _, n in counted) > sum(n for _, n in best) or not best:
+            best = counted
+    assert [(h.id, h.fan) for h in score(hand, rules).patterns] == best
+    assert score(hand, CHENGDU) == score(hand, CHENGDU)  # the units of one rule set, then another's, then again

@@ -521,7 +521,7 @@ def test_a_suit_code_moves_by_one_step_a_tile_and_decodes_to_the_counts(
     counts = tuple(counts27[suit * 9 : suit * 9 + 9])
     assert tuple((code >> (3 * rank)) & 7 for rank in range(9)) == counts and _suit_size(code) == sum(counts)
     # the ranks that make the suit whole, by the table's definition
-    assert _near_whole().get(code, ()) == tuple(r for r in range(9) if code + code_step(r) in WHOLE_CODES)
+    assert _near_whole().get(code, 0) == sum(1 << r for r in range(9) if code + code_step(r) in WHOLE_CODES)
 
 
 def test_shanten_after_discarding_a_suits_only_tile() -> None:

@@ -371,39 +371,48 @@ def parse_event(obj: Any, index: int) -> Event:
 
     Nine events in ten are a draw or a discard of exactly ``t``, ``seat`` and ``tile``; those that are also
     well formed are answered here, with the shared values of :data:`~pipeline.game.events.DRAWS` and
-    :data:`~pipeline.game.events.DISCARDS`. Everything else (and every error) goes through
-    :func:`_parse_event`, whose answer for the common case is equal.
+    :data:`~pipeline.game.events.DISCARDS`, and so are pongs (``from`` too). Everything else (and every error)
+    goes through :func:`_parse_event`, whose answer for these is equal.
     """
-    if type(obj) is dict and len(obj) == 3:
+    if type(obj) is dict and 3 <= len(obj) <= 4:
         keys = _EVENT_KEYS
         t, seat = obj.get(keys[0]), obj.get(keys[1])
         if type(t) is str and type(seat) is int and 0 <= seat <= 3:
             kind = kind_of_name(obj.get(keys[2]))
             if kind >= 0:
-                if t == "draw":
-                    return DRAWS[seat][kind]
-                if t == "discard":
-                    return DISCARDS[seat][kind]
+                if len(obj) == 3:
+                    if t == "draw":
+                        return DRAWS[seat][kind]
+                    if t == "discard":
+                        return DISCARDS[seat][kind]
+                elif t == "pong":
+                    source = obj.get(keys[3])
+                    if type(source) is int and 0 <= source <= 3:
+                        return Pong(seat, kind, source)
     return _parse_event(obj, index)
 
 
-# The keys parse_event looks up: "t", "seat" and "tile", as the key objects of the record being read. orjson hands
-# out one str object per distinct key (its key cache), never this module's literals, and a dictionary finds a key
-# given as the very object it holds by identity, where an equal literal is compared character by character.
-_EVENT_KEYS: Final[list[str]] = ["t", "seat", "tile"]
+# The keys parse_event looks up: "t", "seat", "tile" and "from", as the key objects of the record being read. orjson
+# hands out one str object per distinct key (its key cache), never this module's literals, and a dictionary finds a
+# key given as the very object it holds by identity, where an equal literal is compared character by character.
+_EVENT_KEYS: Final[list[str]] = ["t", "seat", "tile", "from"]
 
 
 def _adopt_event_keys(events: list[Any]) -> None:
     """Make :data:`_EVENT_KEYS` the key objects of the first event of ``events`` (once per record: a key
-    object of another reader, or of an earlier record, still finds its equal, only by comparing characters)."""
+    object of another reader, or of an earlier record, still finds its equal, only by comparing characters).
+    ``from``, in no first event, stays the key object of the last record whose first event had one (orjson's
+    key cache most often hands out the same object for it)."""
     first = events[0] if events else None
     if type(first) is dict:
         for key in first:
-            if key in PLAIN_KEYS:
-                _EVENT_KEYS[PLAIN_KEYS.index(key)] = key
+            at = _PLAIN_AT.get(key, -1)  # a look-up by the key's cached hash, not a comparison with each name
+            if at >= 0:
+                _EVENT_KEYS[at] = key
 
 
-PLAIN_KEYS: Final = ("t", "seat", "tile")
+PLAIN_KEYS: Final = ("t", "seat", "tile", "from")
+_PLAIN_AT: Final[dict[object, int]] = {key: at for at, key in enumerate(PLAIN_KEYS)}
 
 
 def _parse_event(obj: Any, index: int) -> Event:
@@ -501,12 +510,9 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
     observer = _seat(obj["observer"], "observer") if level == "observer" else None
     if observer is not None and observer >= n:
         raise _shape(f"observer {observer}: the table seats {n} (0-{n - 1})")
-    optional: dict[str, Any] = {}
-    for name in ("session_id", "table_id", "played_at"):
-        value = obj.get(name)
-        if value is not None and not isinstance(value, str):
-            raise RecordError("SCHEMA_TYPE", f"{name} must be a string")
-        optional[name] = value
+    session_id = _optional_str(obj, "session_id")
+    table_id = _optional_str(obj, "table_id")
+    played_at = _optional_str(obj, "played_at")
     hand_no = obj.get("hand_no")
     if hand_no is not None and (not _is_int(hand_no) or hand_no < 1):
         raise RecordError("SCHEMA_TYPE", f"hand_no must be a whole number >= 1, got {hand_no!r}")
@@ -576,8 +582,19 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         ends=_ends(obj["end"], n) if "end" in obj else None,
         observer=observer,
         shown=shown if observer is not None else None,
-        **optional,
+        session_id=session_id,
+        table_id=table_id,
+        played_at=played_at,
     )
+
+
+def _optional_str(obj: dict[str, Any], name: str) -> str | None:
+    """An optional string field (named in the call to :class:`Record`, not passed as ``**`` a dictionary: that
+    call is generic, several times the cost of building the record)."""
+    value = obj.get(name)
+    if value is not None and not isinstance(value, str):
+        raise RecordError("SCHEMA_TYPE", f"{name} must be a string")
+    return value
 
 
 def _level(obj: dict[str, Any]) -> str:
@@ -671,6 +688,18 @@ def _shape(message: str, event: int | None = None) -> RecordError:
     return RecordError("SCHEMA_SHAPE", message, event=event)
 
 
+_ABSENT: Final = object()  # a field a payment does not have (parse_result)
+
+
+def _any_absent(*values: object) -> bool:
+    """Is any of ``values`` :data:`_ABSENT`? (By identity: ``in`` would compare each value with it.)"""
+    return any(v is _ABSENT for v in values)
+
+
+def _or_none(value: Any) -> Any:
+    return None if value is _ABSENT else value
+
+
 def parse_result(obj: Any, players: int = 4) -> Claimed:
     """The claimed ``result`` object of a hand at a table of ``players`` → :class:`Claimed`; :class:`RecordError`
     (``SCHEMA_RESULT``) otherwise."""
@@ -689,15 +718,14 @@ def parse_result(obj: Any, players: int = 4) -> Claimed:
     for i, p in enumerate(payments or ()):
         if not isinstance(p, dict):
             raise bad(f"payment {i} is not an object")
-        if _unknown(p, PAYMENT_FIELDS):
-            raise bad(f"payment {i}: unknown field(s) {', '.join(_unknown(p, PAYMENT_FIELDS))}")
-        payer, payee, amount, reason, event = (
-            p.get("from"),
-            p.get("to"),
-            p.get("amount"),
-            p.get("reason"),
-            p.get("event"),
-        )
+        payer, payee, amount = p.get("from", _ABSENT), p.get("to", _ABSENT), p.get("amount", _ABSENT)
+        reason, event = p.get("reason", _ABSENT), p.get("event", _ABSENT)
+        if len(p) != len(PAYMENT_FIELDS) or _any_absent(payer, payee, amount, reason, event):
+            # not exactly the five fields (most payments are): another one is an error, a missing one reads as null
+            if _unknown(p, PAYMENT_FIELDS):
+                raise bad(f"payment {i}: unknown field(s) {', '.join(_unknown(p, PAYMENT_FIELDS))}")
+            payer, payee, amount = _or_none(payer), _or_none(payee), _or_none(amount)
+            reason, event = _or_none(reason), _or_none(event)
         to_pot = payee is None and reason == "penalty"  # a penalty that leaves the table (penalty_to = "pot")
         if not (_is_int(payer) and 0 <= payer < players and (to_pot or (_is_int(payee) and 0 <= payee < players))):
             raise bad(f"payment {i}: from and to must be seats 0-{players - 1} (to: null for a penalty to the pot)")

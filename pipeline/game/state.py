@@ -39,8 +39,9 @@ from pipeline.rules.hand import (
     suits_fault,
     suits_ok,
     suits_used,
+    tiles_of_mask,
+    win_mask_of_codes,
     win_tiles,
-    win_tiles_of_codes,
 )
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import Ledger, Payment, SeatEnd
@@ -108,7 +109,8 @@ class _Window:
         self.source = source
         self.tile = tile
         self.event = event
-        self.could_win: dict[int, Score | None] = {}  # seat → score, computed on demand
+        # seat → score, computed on demand; None while nobody could win (most discards: no dictionary built)
+        self.could_win: dict[int, Score | None] | None = None
         self.winners: tuple[int, ...] = ()  # a tuple: most windows have none, and () is never allocated
         self.kong_discard = kong_event is not None  # the discard came right after its player's kong (杠上炮)
         self.kong_event = kong_event  # that kong's event, for 呼叫转移
@@ -310,6 +312,7 @@ class HandState:
             raise ValueError(f"{n} hands, one per seat, not {len(hands)}")
         self.rules = rules
         self.n = n  # seats; kept here because the hot path reads it (a RuleSet attribute is an interpreted look-up)
+        self._void_first = rules.void_discard_first  # the same: asked on most discards
         self.dealer = dealer
         self.evidence = evidence
         # the hand ends once this many have won: all but one in 血战, the first win (and its 一炮多响) in 普通版;
@@ -330,7 +333,8 @@ class HandState:
         self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
         for counts in self.counts:
             for kind, held in enumerate(counts):
-                self.seen[kind] = self.seen[kind] + held
+                if held:  # most kinds are not held: no store
+                    self.seen[kind] = self.seen[kind] + held
         self.melds: list[list[Meld]] = [[] for _ in range(n)]
         self.rivers: list[list[int]] = [[] for _ in range(n)]
         self.void = list(void) if void is not None else [None] * n
@@ -365,7 +369,7 @@ class HandState:
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
         # Each seat's winning tiles, kept until its hand changes, and the code of each of its suits (hand.suit_codes),
         # kept up to date tile by tile: every change goes through _add or _meld.
-        self._win_tiles: list[frozenset[int] | None] = [None] * n
+        self._win_masks = [-1] * n  # each seat's winning tiles as bits (hand.win_mask_of_codes); -1: not known
         self._codes = [suit_codes(self.counts[seat]) for seat in range(n)]
         self._sizes = [len(kinds) + self.hidden[seat] for seat, kinds in enumerate(hands)]  # concealed tiles per seat
 
@@ -401,33 +405,38 @@ class HandState:
         return f"ev{self.index} {self.phase} turn={self.turn}{window} left={self.left} || {hands}"
 
     def win_tiles(self, seat: int) -> frozenset[int]:
-        """The tiles that would complete ``seat``'s hand, by shape and suits (empty unless it holds 13 − 3·melds).
+        """The tiles that would complete ``seat``'s hand, by shape and suits (empty unless it holds 13 − 3·melds)."""
+        return tiles_of_mask(self.win_mask(seat))
 
-        Asked for three seats on every discard, so it is kept per seat until that seat's hand changes."""
-        cached = self._win_tiles[seat]
-        if cached is None:
+    def win_mask(self, seat: int) -> int:
+        """:meth:`win_tiles` as bits (``1 << kind``). Asked for three seats on every discard, so it is kept per
+        seat until that seat's hand changes."""
+        mask = self._win_masks[seat]
+        if mask < 0:
             melds = self.melds[seat]
             ready_size = self._sizes[seat] == 13 - 3 * len(melds) and not self.hidden[seat]  # hidden: not known
-            cached = win_tiles_of_codes(self._codes[seat], melds, self.void[seat]) if ready_size else frozenset()
-            self._win_tiles[seat] = cached
-        return cached
+            mask = win_mask_of_codes(self._codes[seat], melds, self.void[seat]) if ready_size else 0
+            self._win_masks[seat] = mask
+        return mask
 
     def can_win_with(self, seat: int, tile: int) -> bool:
         """Would ``tile`` complete ``seat``'s hand, by shape and suits?"""
-        kept = self._win_tiles[seat]
-        if kept is None:
+        mask = self._win_masks[seat]
+        if mask < 0:
             if not self._codes[seat][tile // 9]:
                 return False  # a lone tile of a suit not held completes nothing: no need to work the set out yet
-            kept = self.win_tiles(seat)
-        return tile in kept
+            mask = self.win_mask(seat)
+        return (mask >> tile) & 1 == 1
 
     def _add(self, seat: int, tile: int, n: int) -> None:
         """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
         counts, codes, suit = self.counts[seat], self._codes[seat], tile // 9
         counts[tile] = counts[tile] + n  # not ``+=``: see setup.py on indexed updates
-        codes[suit] = codes[suit] + n * CODE_STEPS[tile]
+        # one tile (a draw, a discard) without a product: mypyc multiplies a negative int on its slow, boxed path
+        step = CODE_STEPS[tile]
+        codes[suit] = codes[suit] + step if n == 1 else codes[suit] - step if n == -1 else codes[suit] + n * step
         self._sizes[seat] = self._sizes[seat] + n
-        self._win_tiles[seat] = None
+        self._win_masks[seat] = -1
 
     def _reveal(self, seat: int, tile: int, n: int) -> None:
         """``n`` of ``seat``'s hidden tiles come into view as ``tile`` (an observer record's hidden hand)."""
@@ -449,7 +458,7 @@ class HandState:
             self.melds[seat].append(meld)
         else:
             self.melds[seat][index] = meld
-        self._win_tiles[seat] = None
+        self._win_masks[seat] = -1
 
     def _score_win(
         self, seat: int, tile: int, *, self_drawn: bool, rob_kong: bool = False, kong_discard: bool = False
@@ -535,17 +544,17 @@ class HandState:
         return w is not None and w.event == 0 and isinstance(self.events[0], Discard) and w.source == self.dealer
 
     def _window_score(self, seat: int) -> Score:
-        assert self.window is not None
-        cached = self.window.could_win.get(seat)
+        w = self.window
+        assert w is not None
+        could = w.could_win
+        cached = could.get(seat) if could is not None else None
         if cached is None:
             cached = self._score_win(
-                seat,
-                self.window.tile,
-                self_drawn=False,
-                rob_kong=self.phase == "rob",
-                kong_discard=self.window.kong_discard,
+                seat, w.tile, self_drawn=False, rob_kong=self.phase == "rob", kong_discard=w.kong_discard
             )
-            self.window.could_win[seat] = cached
+            if could is None:  # a hidden hand's win: its tiles did not say it could
+                could = w.could_win = {}
+            could[seat] = cached
         return cached
 
     # ------------------------------------------------------------------------------------ checks
@@ -664,12 +673,11 @@ class HandState:
         self.verify_draw(seat, tile)
         if self.phase in ("claim", "rob"):
             self._close_window(drawer=seat)  # verify_draw worked out that this seat draws next
-        replacement = bool(self.kong_chain)  # only an unrobbed kong leaves a chain to draw after
         self.events.append(event)
         if tile == HIDDEN:
             self.hidden[seat] = self.hidden[seat] + 1
             self._sizes[seat] = self._sizes[seat] + 1
-            self._win_tiles[seat] = None
+            self._win_masks[seat] = -1
         else:
             self._add(seat, tile, 1)
             self.seen[tile] = self.seen[tile] + 1
@@ -677,9 +685,7 @@ class HandState:
         self.left -= 1
         self.draws[seat] = self.draws[seat] + 1
         self.passed_fan[seat] = None
-        self.last_draw = tile
-        if not replacement:
-            self.kong_chain = []
+        self.last_draw = tile  # the kong chain stays: empty, unless this draw replaces an unrobbed kong
         self.phase = "discard"
         self.turn = seat
         return event
@@ -725,7 +731,7 @@ class HandState:
         if (
             void is not None
             and tile // 9 != void
-            and self.rules.void_discard_first  # the switch after the cheap tests: an interpreted look-up
+            and self._void_first
             and any(self.counts[seat][void * 9 : void * 9 + 9])
         ):
             raise IllegalAction(
@@ -762,16 +768,18 @@ class HandState:
         if not self.off_void[seat] and tile // 9 != self.void[seat]:  # the bool first: a cheap test, mostly true
             self.off_void[seat] = True
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
-        self.window = _Window(seat, tile, index, kong_event=kong_event)
-        could = self.window.could_win
+        self.window = window = _Window(seat, tile, index, kong_event=kong_event)
         for other in range(self.n):
             if other != seat and not self.won[other] and self.can_win_with(other, tile):
-                could[other] = None
-        if could:
-            self.could_win_at[index] = tuple(could)
+                if window.could_win is None:
+                    window.could_win = {}
+                window.could_win[other] = None
+        if window.could_win is not None:
+            self.could_win_at[index] = tuple(window.could_win)
             if self.evidence:
                 self.safe_alternative_at[index] = self._safe_alternative(seat, tile)
-        self.kong_chain = []
+        if self.kong_chain:  # a new empty list only when there was a chain (not one per discard)
+            self.kong_chain = []
         self.last_draw = None
         self.phase = "claim"
         return event
@@ -796,9 +804,12 @@ class HandState:
         counts[tile] = counts[tile] + 1  # back to the hand the choice was made from
         codes[tile // 9] = codes[tile // 9] + code_step(tile)
         void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
-        dangerous = set().union(*(self.win_tiles(o) for o in range(self.n) if o != seat and not self.won[o]))
+        dangerous = 0  # the tiles an opponent still in wins on, as bits
+        for o in range(self.n):
+            if o != seat and not self.won[o]:
+                dangerous |= self.win_mask(o)
         for k in range(27):
-            if k == tile or not counts[k] or (void_first and k // 9 != void) or k in dangerous:
+            if k == tile or not counts[k] or (void_first and k // 9 != void) or (dangerous >> k) & 1:
                 continue
             suit, step = k // 9, code_step(k)
             codes[suit] = codes[suit] - step
@@ -998,6 +1009,7 @@ class HandState:
                 self.turn = seat
                 self.last_draw = None
                 return event
+            self.window.could_win = {}  # every added kong is listed in could_win_at, robbed or not
             for other in range(self.n):
                 if other != seat and not self.won[other] and self.can_win_with(other, tile):
                     self.window.could_win[other] = None
@@ -1249,16 +1261,17 @@ class HandState:
         ``drawer`` when the caller has already worked out who draws next)."""
         w = self.window
         assert w is not None
-        for seat in w.could_win:
-            if seat in w.winners:
-                continue
-            s = self._window_score(seat)
-            self.passed_wins.append((seat, w.event))
-            prior = self.passed_fan[seat]
-            barred = self.rules.pass_win_rule and prior is not None and s.fan <= prior  # 过手胡: it may not win here
-            if self.rules.must_win_last_four and self.left <= 3 and not barred:
-                self.compulsory_passes.append((seat, w.event))
-            self.passed_fan[seat] = s.fan if prior is None else max(prior, s.fan)
+        if w.could_win is not None:  # a test, not a loop over "or ()": a generic iteration per window
+            for seat in w.could_win:
+                if seat in w.winners:
+                    continue
+                s = self._window_score(seat)
+                self.passed_wins.append((seat, w.event))
+                prior = self.passed_fan[seat]
+                barred = self.rules.pass_win_rule and prior is not None and s.fan <= prior  # 过手胡: it may not win
+                if self.rules.must_win_last_four and self.left <= 3 and not barred:
+                    self.compulsory_passes.append((seat, w.event))
+                self.passed_fan[seat] = s.fan if prior is None else max(prior, s.fan)
         was_rob = self.phase == "rob"
         if w.winners and w.kong_discard and w.kong_event is not None:
             kong = self.events[w.kong_event]
@@ -1386,7 +1399,7 @@ class HandState:
             return []
         moves: list[Event] = []
         rob = self.phase == "rob"
-        if seat in w.could_win and self.can_hu(seat, w.tile, w.source, rob):
+        if w.could_win is not None and seat in w.could_win and self.can_hu(seat, w.tile, w.source, rob):
             moves.append(Hu(seat, w.tile, w.source, rob_kong=rob))
         if not rob:
             if self.can_pong(seat, w.tile, w.source):
@@ -1415,7 +1428,8 @@ class HandState:
         total = [0] * 27
         for s in range(self.n):
             for k, held in enumerate(self.counts[s]):
-                total[k] = total[k] + held
+                if held:  # most kinds are not held: no store
+                    total[k] = total[k] + held
             for m in self.melds[s]:
                 total[m.tile] = total[m.tile] + m.size
             for k in self.rivers[s]:
@@ -1435,12 +1449,12 @@ class HandState:
             for k in rest:
                 total[k] = total[k] + 1
             assert total == full, "the tiles in play and in the wall are not the full set"
-        for seat, kept in enumerate(self._win_tiles):
+        for seat, kept in enumerate(self._win_masks):
             assert self._codes[seat] == suit_codes(self.counts[seat]), f"seat {seat}: codes"
             assert self._sizes[seat] == _total(self.counts[seat]) + self.hidden[seat], f"seat {seat}: hand size"
-            if kept is not None:
-                self._win_tiles[seat] = None  # work it out afresh
-                assert self.win_tiles(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
+            if kept >= 0:
+                self._win_masks[seat] = -1  # work it out afresh
+                assert self.win_mask(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
         assert self.ledger.in_hand == [not won for won in self.won], "the ledger and the state disagree on who is in"
         self.ledger.deltas()
 

@@ -319,6 +319,21 @@ PATTERNS: Final[tuple[Pattern, ...]] = (
     ),
 )
 PATTERN_BY_ID = {p.id: p for p in PATTERNS}
+
+# The units of PATTERNS under the rule set scored last (rule sets are shared: one per distinct set of switches), so
+# that a score reads each pattern's unit from the interpreted RuleSet once per rule set, not once per win.
+_UNITS_OF: Final[list[RuleSet | None]] = [None]
+_UNITS: Final[list[tuple[int, ...]]] = [()]
+
+
+def _units(rules: RuleSet) -> tuple[int, ...]:
+    """``Pattern.unit(rules)`` of every pattern, in order."""
+    if _UNITS_OF[0] is not rules:
+        _UNITS[0] = tuple(p.unit(rules) for p in PATTERNS)
+        _UNITS_OF[0] = rules
+    return _UNITS[0]
+
+
 SPECIAL_NAMES: Final = {"tian_hu": ("天胡", "heavenly hand"), "di_hu": ("地胡", "earthly hand")}
 
 
@@ -409,13 +424,19 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
         raise NotAWin("the tiles do not form four sets and a pair, nor seven pairs")
     best: tuple[PatternHit, ...] = ()
     best_fan = -1
+    units = _units(rules)
     for reading in found:
-        hits = tuple(
-            PatternHit(p.id, p.name_zh, p.name_en, n) for p in PATTERNS if (n := p.count(hand, reading, rules))
-        )
-        total = sum(h.fan for h in hits)
+        hits: list[PatternHit] = []
+        total = 0
+        for i, p in enumerate(PATTERNS):
+            unit = units[i]
+            if unit:  # Pattern.count, without asking a pattern the rules make worth nothing whether it occurs
+                n = p.occurs(hand, reading, rules)
+                if n:
+                    hits.append(PatternHit(p.id, p.name_zh, p.name_en, n * unit))
+                    total += n * unit
         if total > best_fan:
-            best, best_fan = hits, total
+            best, best_fan = tuple(hits), total
     title_zh, title_en = _title(best)
     special = "tian_hu" if hand.heavenly else "di_hu" if hand.earthly else None
     mode = rules.heavenly if hand.heavenly else rules.earthly if hand.earthly else "normal"

@@ -379,23 +379,20 @@ def suit_codes(counts27: Sequence[int]) -> list[int]:
     return codes
 
 
-_NEAR_WHOLE: Final[dict[int, tuple[int, ...]]] = {}  # filled on first use by _near_whole
+_NEAR_WHOLE: Final[dict[int, int]] = {}  # filled on first use by _near_whole
 
 
-def _near_whole() -> dict[int, tuple[int, ...]]:
-    """Suit code → the ranks (0–8) one more tile of which makes the suit whole: every code one tile short of
-    a :data:`WHOLE_CODES` code (about 90,000 of them, sharing a few hundred distinct answers), worked out once
-    on first use: the winning tiles of a hand are then a look-up for the one suit that takes the tile."""
+def _near_whole() -> dict[int, int]:
+    """Suit code → the ranks (0–8) one more tile of which makes the suit whole, as bits (``1 << rank``): every
+    code one tile short of a :data:`WHOLE_CODES` code (about 90,000 of them), worked out once on first use: the
+    winning tiles of a hand are then a look-up for the one suit that takes the tile. Bits, not a tuple of ranks:
+    a hand's winning tiles are one int (:func:`win_mask_of_codes`), built and tested without a set."""
     if not _NEAR_WHOLE:
-        near: dict[int, list[int]] = {}
         for whole in WHOLE_CODES:
             for rank in range(9):
                 if (whole >> (3 * rank)) & 7:
-                    near.setdefault(whole - (1 << (3 * rank)), []).append(rank)
-        shared: dict[tuple[int, ...], tuple[int, ...]] = {}
-        for code, ranks in near.items():
-            answer = tuple(sorted(ranks))
-            _NEAR_WHOLE[code] = shared.setdefault(answer, answer)
+                    code = whole - (1 << (3 * rank))
+                    _NEAR_WHOLE[code] = _NEAR_WHOLE.get(code, 0) | (1 << rank)
     return _NEAR_WHOLE
 
 
@@ -427,7 +424,28 @@ def win_tiles(counts27: Sequence[int], melds: Sequence[Meld], void: int | None =
 
 def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None = None) -> frozenset[int]:
     """:func:`win_tiles` from the three suits' :func:`suit_codes` (a caller that keeps them up to date saves
-    the counting). The suit rule and "two suits short of whole" (most hands) are told by the codes alone."""
+    the counting)."""
+    return tiles_of_mask(win_mask_of_codes(codes, melds, void))
+
+
+def tiles_of_mask(mask: int) -> frozenset[int]:
+    """The kinds whose bits (``1 << kind``) are set in ``mask``.
+
+    >>> sorted(tiles_of_mask(0b101 << 9))
+    [9, 11]
+    """
+    return frozenset(kind for kind in range(NUM_KINDS) if (mask >> kind) & 1)
+
+
+def win_mask_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None = None) -> int:
+    """:func:`win_tiles_of_codes` as bits, ``1 << kind`` for each winning kind: what the hand state keeps per seat
+    and tests a discard against, with no set built. The suit rule and "two suits short of whole" (most hands)
+    are told by the codes alone.
+
+    >>> from pipeline.rules.tiles import counts_of, parse_tiles
+    >>> bin(win_mask_of_codes(suit_codes(counts_of(parse_tiles("1114447m456777p"))), []))
+    '0b1000000'
+    """
     held = 0  # the suits held, concealed or melded, as bits
     for suit in range(3):
         if codes[suit]:
@@ -436,7 +454,7 @@ def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None
         for meld in melds:
             held |= 1 << (meld.tile // 9)
     if held == 7 or (void is not None and (held >> void) & 1):
-        return _NONE  # 缺一门: three suits, or the void suit, can never win
+        return 0  # 缺一门: three suits, or the void suit, can never win
     # The codes as the int objects the list holds: read as ints, mypyc would unbox them, and box them again (a
     # new object above 256) for every set or dict look-up.
     boxed = cast(list[object], codes)
@@ -444,49 +462,46 @@ def win_tiles_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None
     for suit in range(3):
         if codes[suit] and boxed[suit] not in WHOLE_CODES:
             if broken >= 0:  # two suits short of whole: no sets and a pair, perhaps seven pairs
-                return _NONE if melds else _seven_pairs_wait(codes)
+                return 0 if melds else _seven_pairs_mask(codes)
             broken = suit
-    sizes = [_suit_size(codes[0]), _suit_size(codes[1]), _suit_size(codes[2])]
     pairs = 0  # whole suits holding the pair
     for suit in range(3):
-        if suit != broken and sizes[suit] % 3 == 2:
+        if suit != broken and _suit_size(codes[suit]) % 3 == 2:
             pairs += 1
-    out: set[int] = set()
+    near = cast(dict[object, int], _near_whole())
+    out = 0
     for suit in range(3):
         if broken >= 0 and suit != broken:
             continue  # the one broken suit must take the tile
-        n = sizes[suit] % 3
+        n = _suit_size(codes[suit]) % 3
         others_pairs = pairs - (1 if suit != broken and n == 2 else 0)
         if (n == 1 and others_pairs == 0) or (n == 2 and others_pairs == 1):
-            for rank in _near_whole().get(boxed[suit], ()):  # type: ignore[call-overload]
-                out.add(suit * 9 + rank)
+            out |= near.get(boxed[suit], 0) << (9 * suit)
     if not melds:
-        out.update(_seven_pairs_wait(codes))
-    return frozenset(out)
+        out |= _seven_pairs_mask(codes)
+    return out
 
 
 _LOW_BITS: Final = 0o111111111  # the low bit of each rank's count in a suit code: set where a rank is held oddly
 
 
-def _seven_pairs_wait(codes: list[int]) -> frozenset[int]:
-    """七对: six pairs (a four counting two) and a single wait on the single's kind: exactly one kind held an
-    odd number of times, told by the codes' low bits (one suit with one such bit, ``odd & (odd - 1) == 0``)."""
+def _seven_pairs_mask(codes: list[int]) -> int:
+    """七对: six pairs (a four counting two) and a single wait on the single's kind (as its bit): exactly one kind
+    held an odd number of times, told by the codes' low bits (one suit with one such bit, ``odd & (odd - 1) ==
+    0``)."""
     single = -1
     for suit in range(3):
         odd = codes[suit] & _LOW_BITS
         if odd:
             if single >= 0 or odd & (odd - 1):
-                return _NONE  # two kinds held an odd number of times
+                return 0  # two kinds held an odd number of times
             rank = 0
             while odd > 1:
                 odd >>= 3
                 rank += 1
             single = suit * 9 + rank
     assert single >= 0, "thirteen tiles and no kind held an odd number of times"
-    return frozenset((single,))
-
-
-_NONE: Final[frozenset[int]] = frozenset()
+    return 1 << single
 
 
 def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:
@@ -496,11 +511,15 @@ def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = Non
     break the suit rule. Empty when the hand is not ready.
     """
     expected = 13 - 3 * len(melds)
-    total = sum(counts27)
+    held = full_counts(counts27, melds)
+    counts: list[int] = counts27 if isinstance(counts27, list) else list(counts27)  # see suit_codes
+    total = 0
+    for n in counts:  # walked natively: sum() of a Sequence is a generic call over boxed ints
+        total += n
     if total != expected:
         raise TileError(f"{total} concealed tiles with {len(melds)} melds (a ready hand holds {expected})")
-    held = full_counts(counts27, melds)
-    return sorted(kind for kind in win_tiles(counts27, melds, void) if held[kind] < COPIES)
+    mask = win_mask_of_codes(suit_codes(counts), melds, void)
+    return [kind for kind in range(NUM_KINDS) if (mask >> kind) & 1 and held[kind] < COPIES]
 
 
 def is_standard_recursive(counts27: Sequence[int]) -> bool:
