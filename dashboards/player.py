@@ -300,6 +300,13 @@ def prep_head_to_head(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFra
     return frame.with_columns(pl.lit(player, dtype=pl.String).alias("player"))
 
 
+def prep_every_head_to_head(con: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
+    """:func:`prep_head_to_head` of every player with a replayed hand at once (one query: the report's player
+    pages), by player; each frame equal to ``prep_head_to_head(con, player)``."""
+    every = queries.head_to_head_frame(con, None)
+    return {str(k[0]): v for k, v in every.partition_by("player", as_dict=True, maintain_order=True).items()}
+
+
 def plot_head_to_head(df: pl.DataFrame, ax: Axes) -> None:
     """Net points per hand against each opponent (dot) with its 95% interval (whiskers), most hands together
     on top; each label says the hands together and the deal-ins both ways."""
@@ -368,32 +375,52 @@ def prep_rolling(con: duckdb.DuckDBPyConnection, player: str, window: int = ROLL
     Raises ``ValueError`` for a window under 1."""
     if window < 1:
         raise ValueError(f"window must be at least 1 hand, got {window}")
-    series = queries.run(con, "player_hand_series", player=player)
+    return _rolling(queries.run(con, "player_hand_series", player=player), window)
+
+
+def prep_every_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW) -> dict[str, pl.DataFrame]:
+    """:func:`prep_rolling` of every player with a replayed hand at once (one query: the report's player pages),
+    by player; each frame equal to ``prep_rolling(con, player, window)``."""
+    if window < 1:
+        raise ValueError(f"window must be at least 1 hand, got {window}")
+    rolled = _rolling(queries.run(con, "player_hand_series", player=None), window)
+    return {str(k[0]): v for k, v in rolled.partition_by("player", as_dict=True, maintain_order=True).items()}
+
+
+def _rolling(series: pl.DataFrame, window: int) -> pl.DataFrame:
+    """The rolling counts and Wilson bands of ``player_hand_series`` rows, player by player (rows in order)."""
     if not series.height:
-        return pl.DataFrame(schema=_ROLLING).with_columns(pl.lit(player, dtype=pl.String).alias("player"))
+        return pl.DataFrame(schema={**_ROLLING, "player": pl.String})
+    by = "player"
     counted = series.with_columns(
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("n"),
-        pl.col("won").cast(pl.Int64).rolling_sum(window, min_samples=1).alias("wins"),
-        pl.col("dealt_in").cast(pl.Int64).rolling_sum(window, min_samples=1).alias("deal_in_hands"),
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(by).alias("n"),
+        pl.col("won").cast(pl.Int64).rolling_sum(window, min_samples=1).over(by).alias("wins"),
+        pl.col("dealt_in").cast(pl.Int64).rolling_sum(window, min_samples=1).over(by).alias("deal_in_hands"),
     ).with_columns(pl.min_horizontal(pl.col("n"), pl.lit(window, dtype=pl.Int64)).alias("window"))
-    rows = []
-    for r in counted.iter_rows(named=True):
-        den = r["window"]
-        win_low, win_high = wilson(r["wins"], den)
-        deal_low, deal_high = wilson(r["deal_in_hands"], den)
-        rows.append(
-            {
-                **{k: r[k] for k in ("n", "hand_id", "played_local", "won", "dealt_in", "window", "wins")},
-                "win_rate": r["wins"] / den,
-                "win_low": win_low,
-                "win_high": win_high,
-                "deal_in_hands": r["deal_in_hands"],
-                "deal_in_rate": r["deal_in_hands"] / den,
-                "deal_in_low": deal_low,
-                "deal_in_high": deal_high,
-            }
+    # a window holds at most `window` hands, so few (count, window) pairs occur: stats.wilson once for each
+    pairs = pl.concat(
+        [
+            counted.select(pl.col("wins").alias("num"), pl.col("window").alias("den")),
+            counted.select(pl.col("deal_in_hands").alias("num"), pl.col("window").alias("den")),
+        ]
+    ).unique()
+    bands = pl.DataFrame(
+        [(num, den, *wilson(num, den)) for num, den in pairs.iter_rows()],
+        schema={"num": pl.Int64, "den": pl.Int64, "low": pl.Float64, "high": pl.Float64},
+        orient="row",
+    )
+    win_band = bands.rename({"num": "wins", "den": "window", "low": "win_low", "high": "win_high"})
+    deal_band = bands.rename({"num": "deal_in_hands", "den": "window", "low": "deal_in_low", "high": "deal_in_high"})
+    return (
+        counted.join(win_band, on=["wins", "window"], how="left", maintain_order="left")
+        .join(deal_band, on=["deal_in_hands", "window"], how="left", maintain_order="left")
+        .with_columns(
+            (pl.col("wins") / pl.col("window")).alias("win_rate"),
+            (pl.col("deal_in_hands") / pl.col("window")).alias("deal_in_rate"),
         )
-    return pl.DataFrame(rows, schema=_ROLLING).with_columns(pl.lit(player, dtype=pl.String).alias("player"))
+        .select(*_ROLLING, "player")
+        .cast({**_ROLLING, "player": pl.String})  # type: ignore[arg-type]
+    )
 
 
 def plot_rolling(df: pl.DataFrame, ax: Axes) -> None:

@@ -271,3 +271,23 @@ def test_rolling_rates_add_up_to_the_players_rates(simulated: Path) -> None:
     assert (last["window"], last["wins"], last["deal_in_hands"]) == (row["hands"], row["wins"], row["deal_in_hands"])
     assert df.filter(pl.col("played_local").is_null()).height == 0
     assert df["played_local"].is_sorted()
+
+
+def test_every_players_tables_at_once_equal_each_players_alone(simulated: Path, room: Path) -> None:
+    """The report's player pages take head to head and the rolling rates of every player from one query each
+    (prep_every_head_to_head, prep_every_rolling): the same frames as one player's, player by player."""
+    from polars.testing import assert_frame_equal
+
+    from dashboards.player import prep_every_head_to_head, prep_every_rolling
+
+    for warehouse in (simulated, room):
+        with queries.connect(warehouse) as con:
+            players = queries.player_base(con)["player"].to_list()
+            every_h2h, every_rolling = prep_every_head_to_head(con), prep_every_rolling(con, window=7)
+            assert sorted(every_h2h) == sorted(every_rolling) == sorted(players)
+            for p in players:
+                assert_frame_equal(every_h2h[p], prep_head_to_head(con, p).select(every_h2h[p].columns))
+                assert_frame_equal(every_rolling[p], prep_rolling(con, p, window=7))
+            with pytest.raises(ValueError, match="window must be at least 1"):
+                prep_every_rolling(con, window=0)
+    assert every_rolling["p1"]["n"].to_list() == [1, 2, 3, 4]  # the room's p1: numbered from 1, player by player

@@ -371,9 +371,10 @@ HEAD_TO_HEAD = {
 }
 
 
-def head_to_head_frame(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
+def head_to_head_frame(con: duckdb.DuckDBPyConnection, player: str | None) -> pl.DataFrame:
     """``player`` against each opponent they sat with (``sql/head_to_head.sql``), one row per opponent, most
-    hands together first, with intervals: the net points per hand together (``net_per_hand``, normal 95%
+    hands together first (``player`` ``None``: every player's rows, by player, with a ``player`` column first),
+    with intervals: the net points per hand together (``net_per_hand``, normal 95%
     interval of the mean over the hands together, ``net_low``/``net_high``); the share of those hands in which
     ``player`` dealt in to the opponent (``deal_in_rate``) and won on the opponent's discard (``win_rate``),
     each with its Wilson 95% interval. Columns: :data:`HEAD_TO_HEAD`."""
@@ -385,6 +386,7 @@ def head_to_head_frame(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFr
         win_low, win_high = wilson(r["win_hands"], hands)
         rows.append(
             {
+                "player": r["player"],
                 "opponent": r["opponent"],
                 "hands": hands,
                 "won_from": r["won_from"],
@@ -405,7 +407,8 @@ def head_to_head_frame(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFr
                 "win_high": win_high,
             }
         )
-    return pl.DataFrame(rows, schema=HEAD_TO_HEAD)
+    every = pl.DataFrame(rows, schema={"player": pl.String, **HEAD_TO_HEAD})
+    return every if player is None else every.drop("player")
 
 
 def head_to_head(con: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]:

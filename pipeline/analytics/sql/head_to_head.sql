@@ -1,4 +1,5 @@
--- head_to_head: one player ($player) against each player they sat with, over the hands both played to the end
+-- head_to_head: one player ($player; NULL: every player, the report's player pages) against each player they
+-- sat with, over the hands both played to the end
 -- (player_hands.replayed: a stopped replay's payments and wins are partial). Every level of record counts:
 -- the wins (who, on whose tile) and the payments are what every level states (pipeline/analytics/levels.py,
 -- claims).
@@ -11,19 +12,20 @@
 --   deal_ins_to    wins of the opponent on $player's discard or robbed kong (点炮 to them), deal_in_hands the
 --                  hands with at least one
 --   wins_from      wins of $player on the opponent's discard or robbed kong, win_hands the hands with one
--- Ordered by hands together (most first), then opponent.
+--   player         whose row it is ($player, or each player when $player is NULL)
+-- Ordered by player, then hands together (most first), then opponent.
 -- Checks: won_from - lost_to = net_sum; deal_in_hands <= deal_ins_to; deal_in_hands <= hands; summed over the
 -- opponents, deal_ins_to is the player's deal_ins (player_base) and won_from - lost_to their delta_sum when no
 -- point went to the pot.
 WITH
 mine AS (  -- source: the hands $player played to the end, and their seat
-    SELECT hand_id, seat
+    SELECT hand_id, seat, player
     FROM player_hands
-    WHERE player = $player AND replayed
+    WHERE ($player IS NULL OR player = $player) AND replayed
 ),
 
 together AS (  -- renamed: one row per hand and opponent, with both seats
-    SELECT m.hand_id, m.seat AS my_seat, o.player AS opponent, o.seat AS their_seat
+    SELECT m.hand_id, m.player, m.seat AS my_seat, o.player AS opponent, o.seat AS their_seat
     FROM mine AS m
     JOIN player_hands AS o ON o.hand_id = m.hand_id AND o.seat <> m.seat
 ),
@@ -31,17 +33,19 @@ together AS (  -- renamed: one row per hand and opponent, with both seats
 money AS (  -- logic: what each paid the other in each hand
     SELECT
         t.hand_id,
+        t.player,
         t.opponent,
         coalesce(sum(p.amount) FILTER (WHERE p.payer = t.their_seat AND p.payee = t.my_seat), 0) AS won_from,
         coalesce(sum(p.amount) FILTER (WHERE p.payer = t.my_seat AND p.payee = t.their_seat), 0) AS lost_to
     FROM together AS t
     LEFT JOIN payments AS p ON p.hand_id = t.hand_id AND p.side = 'computed'
-    GROUP BY t.hand_id, t.opponent
+    GROUP BY t.hand_id, t.player, t.opponent
 ),
 
 claims AS (  -- logic: the wins on each other's tiles in each hand
     SELECT
         t.hand_id,
+        t.player,
         t.opponent,
         count(w.seat) FILTER (
             WHERE w.seat = t.their_seat AND w.source = t.my_seat AND w.how IN ('discard', 'rob_kong')
@@ -51,10 +55,11 @@ claims AS (  -- logic: the wins on each other's tiles in each hand
         ) AS wins_from
     FROM together AS t
     LEFT JOIN wins AS w ON w.hand_id = t.hand_id
-    GROUP BY t.hand_id, t.opponent
+    GROUP BY t.hand_id, t.player, t.opponent
 )
 
 SELECT  -- final
+    m.player,
     m.opponent,
     count(*) AS hands,
     sum(m.won_from)::BIGINT AS won_from,
@@ -66,6 +71,6 @@ SELECT  -- final
     sum(c.wins_from)::BIGINT AS wins_from,
     count(*) FILTER (WHERE c.wins_from > 0) AS win_hands
 FROM money AS m
-JOIN claims AS c ON c.hand_id = m.hand_id AND c.opponent = m.opponent
-GROUP BY m.opponent
-ORDER BY hands DESC, m.opponent
+JOIN claims AS c ON c.hand_id = m.hand_id AND c.player = m.player AND c.opponent = m.opponent
+GROUP BY m.player, m.opponent
+ORDER BY m.player, hands DESC, m.opponent

@@ -1,15 +1,17 @@
--- player_hand_series: one player's ($player) hands played to the end, in the order they were played (by
--- played_at; hands without a time last; then session, hand number and hand_id), with whether they won and
+-- player_hand_series: one player's ($player; NULL: every player's, the report's player pages) hands played to
+-- the end, player by player in the order they were played (by played_at; hands without a time last; then
+-- session, hand number and hand_id), with whether they won and
 -- whether they dealt in (at least one win on their discard or robbed kong): the rolling rates' rows.
 -- played_local: the hand's local wall time (local_time.sql). Every level of record counts (claims).
 -- Check: one row per replayed player_hands row of $player; sum(won) = player_base.wins,
 -- sum(dealt_in) = player_base.deal_in_hands.
 SELECT
+    ph.player,
     ph.hand_id,
     local_time(h.played_at, h.utc_offset) AS played_local,
     ph.won,
     ph.deal_ins > 0 AS dealt_in
 FROM player_hands AS ph
 JOIN hands AS h ON h.hand_id = ph.hand_id
-WHERE ph.player = $player AND ph.replayed
-ORDER BY h.played_at NULLS LAST, h.session_id NULLS LAST, h.hand_no NULLS LAST, ph.hand_id
+WHERE ($player IS NULL OR ph.player = $player) AND ph.replayed
+ORDER BY ph.player, h.played_at NULLS LAST, h.session_id NULLS LAST, h.hand_no NULLS LAST, ph.hand_id
