@@ -419,7 +419,6 @@ def _rolling(series: pl.DataFrame, window: int) -> pl.DataFrame:
             (pl.col("deal_in_hands") / pl.col("window")).alias("deal_in_rate"),
         )
         .select(*_ROLLING, "player")
-        .cast({**_ROLLING, "player": pl.String})  # type: ignore[arg-type]
     )
 
 

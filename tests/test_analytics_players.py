@@ -290,4 +290,5 @@ def test_every_players_tables_at_once_equal_each_players_alone(simulated: Path, 
                 assert_frame_equal(every_rolling[p], prep_rolling(con, p, window=7))
             with pytest.raises(ValueError, match="window must be at least 1"):
                 prep_every_rolling(con, window=0)
+    assert every_rolling["p1"].schema == prep_rolling(queries.connect(room), "nobody").schema  # the empty one's
     assert every_rolling["p1"]["n"].to_list() == [1, 2, 3, 4]  # the room's p1: numbered from 1, player by player
