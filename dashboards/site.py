@@ -12,7 +12,8 @@ Layout under ``out_dir``::
     findings.json              the same findings, one object each (dashboards.findings.prep_findings)
     players.html               the player directory: every player, sortable, linked to their page
     player-<id>.html           one per player (or per selected player): their findings, tendencies beside all
-                               players' (inline SVG intervals), results against the room, audit findings
+                               players' (inline SVG intervals), head to head against every opponent, win and
+                               deal-in rates over time (inline SVG), results against the room, audit findings
     quality.html               validator issues and rejected lines by code
     audit.html                 the audit's findings by money: by code, month and player; the top findings
     collusion.html             the pair screen: heat map of pair scores, teams, flagged pairs' hands, top pairs
@@ -57,7 +58,7 @@ from dashboards import findings as found_dash
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
-from pipeline.analytics.scope import Scope
+from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope
 from pipeline.audit import scoring
 from pipeline.audit.collusion import SIGNALS, flagged_groups, screen_levels
 from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult, screen_information
@@ -102,7 +103,7 @@ def build_report(
     queries.remember_bases(con)  # the pages share the players' base counts
     try:
         selected = _select_players(con, players, top_players)
-        return _build(con, Path(out_dir), selected, min_hands, on_step)
+        return _build(con, Path(out_dir), selected, min_hands, on_step, scope or EVERYTHING)
     finally:
         con.close()
 
@@ -113,6 +114,7 @@ def _build(
     selected: list[str],
     min_hands: int,
     on_step: Callable[[str], None] | None,
+    scope: Scope,
 ) -> Path:
     (out / "charts").mkdir(parents=True, exist_ok=True)
     step = on_step or (lambda _name: None)
@@ -146,10 +148,11 @@ def _build(
         return df, chart
 
     def write(page: Page, body: list[str], here: Page | None = None) -> None:
-        (out / page.file).write_text(_page(page, pages, body, font, here=here), encoding="utf-8")
+        (out / page.file).write_text(_page(page, pages, body, font, here=here, scope=scope), encoding="utf-8")
 
     # Data quality
-    body = [_table_section("The warehouse", quality.prep_summary(con), {"figure": "figure", "value": "count"})]
+    body = [_whole_note(scope)] if scope.filters else []
+    body += [_table_section("The warehouse", quality.prep_summary(con), {"figure": "figure", "value": "count"})]
     issues, chart = draw("quality", quality.CHARTS[0], con, hands={k: c["stored"] for k, c in by_level.items()})
     body += [
         _figure(chart),
@@ -544,6 +547,8 @@ class _PlayerParts:
     found: dict[str, pl.DataFrame]  # player -> the first screen's rows that name them
     none: pl.DataFrame  # no row of the first screen
     audit: dict[str, pl.DataFrame]  # player -> the audit's findings on their seat
+    opponents: dict[str, pl.DataFrame]  # player -> head to head (dashboards.player.prep_head_to_head)
+    rolling: dict[str, pl.DataFrame]  # player -> rolling rates (dashboards.player.prep_rolling)
     pages: dict[str, Page]
 
     @staticmethod
@@ -578,6 +583,8 @@ class _PlayerParts:
             },
             none=found.head(0),
             audit=by_player(result.findings.filter(pl.col("player").is_not_null())),
+            opponents=player.prep_every_head_to_head(con),
+            rolling=player.prep_every_rolling(con),
             pages=pages,
         )
 
@@ -589,7 +596,8 @@ class _PlayerParts:
             _player_banner(pid, findings, self.pages),
             _player_summary(pid, metrics),
             _player_figures(metrics, self.levels.get(pid, {})),
-            # The head-to-head table (issue 21 item 3: dashboards.player.prep_head_to_head) goes here.
+            _player_opponents(pid, self.opponents.get(pid), self.pages),
+            _player_over_time(self.rolling.get(pid)),
             _player_results(self.unusual.get(pid)),
             _player_fan(self.fan.get(pid), self.fan_all),
             _player_scoring(seat),
@@ -669,6 +677,77 @@ def _player_figures(metrics: Lookup, hands: dict[str, int]) -> str:
         f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p class="note">Rates with 95% Wilson intervals, '
         "means with 95% normal intervals; all players: every player's counts added up. Each line is drawn on "
         f"its own scale, zoomed to the two intervals. {_esc(note)}</p></section>"
+    )
+
+
+def _player_opponents(pid: str, df: pl.DataFrame | None, pages: dict[str, Page]) -> str:
+    """Head to head: the player against every opponent they sat with, one sortable row each, linked to the
+    opponent's page (:func:`dashboards.player.prep_head_to_head`)."""
+    title = '<section id="opponents"><h2>Head to head</h2>'
+    if df is None or not df.height:
+        return f'{title}<p class="note">No opponent in a replayed hand.</p></section>'
+    heads = (
+        ("opponent", "text"),
+        ("hands together", "num"),
+        ("won from", "num"),
+        ("lost to", "num"),
+        ("net", "num"),
+        ("net per hand [95%]", "num"),
+        ("deal-ins to", "num"),
+        ("deal-in rate [95%]", "num"),
+        ("wins from", "num"),
+        ("win-from rate [95%]", "num"),
+    )
+    head = "".join(f'<th data-sort="{kind}" class="{kind}" title="sort">{_esc(h)}</th>' for h, kind in heads)
+    rows = []
+    for r in df.iter_rows(named=True):
+        rows.append(
+            f'<tr><td class="id" data-v="{_esc(r["opponent"])}">{_who(r["opponent"], pages)}</td>'
+            + _num_cell(r["hands"], f"{r['hands']:,}")
+            + _num_cell(r["won_from"], f"{r['won_from']:,}")
+            + _num_cell(r["lost_to"], f"{r['lost_to']:,}")
+            + _num_cell(r["net"], f"{r['net']:+,}")
+            + _num_cell(
+                r["net_per_hand"],
+                (f"{r['net_per_hand']:+.2f}" if r["net_per_hand"] is not None else "–")
+                + _ci(r["net_low"], r["net_high"], False),
+            )
+            + _num_cell(r["deal_ins_to"], f"{r['deal_ins_to']:,}")
+            + _num_cell(r["deal_in_rate"], _cell(r["deal_in_rate"], r["deal_in_low"], r["deal_in_high"], True))
+            + _num_cell(r["wins_from"], f"{r['wins_from']:,}")
+            + _num_cell(r["win_rate"], _cell(r["win_rate"], r["win_low"], r["win_high"], True))
+            + "</tr>"
+        )
+    name = _esc(pid)
+    return (
+        f"{title}<p>{name} against each of the {df.height:,} players they sat with, most hands together first. "
+        'Click a heading to sort.</p><div class="wide"><table class="sortable opponents">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<p class="note">Over the replayed hands both played to the end. Won from / lost to: the points {name} '
+        "received from / paid to that opponent (every payment between them: wins, kongs, the end-of-hand checks, "
+        "penalties); net per hand: the mean over the hands together with a 95% normal interval. Deal-ins to: the "
+        f"opponent's wins on {name}'s discard; wins from: {name}'s wins on the opponent's; rates: the share of the "
+        "hands together with at least one, with 95% Wilson intervals. The same table as "
+        "<code>xuezhan stats --player P --by opponent</code>.</p></section>"
+    )
+
+
+def _player_over_time(df: pl.DataFrame | None) -> str:
+    """The rolling win and deal-in rates over the player's hands in order, in their Wilson bands (inline SVG
+    from :func:`dashboards.player.prep_rolling`, drawn as :func:`dashboards.player.plot_rolling` draws them)."""
+    title = '<section id="over-time"><h2>Over time</h2>'
+    if df is None or not df.height:
+        return f'{title}<p class="note">No replayed hand.</p></section>'
+    window = player.ROLLING_WINDOW
+    chart = svg.rolling_lines(df.to_dicts(), window=window)
+    days = df["played_local"].drop_nulls().dt.strftime("%Y-%m-%d").to_list()
+    span = f" They were played from {min(days)} to {max(days)} (local dates)." if days else ""
+    return (
+        f'{title}<p><span class="key subject">●</span> win rate <span class="key population">●</span> deal-in '
+        f"rate, each over the player's last {window} hands, across their {df.height:,} replayed hands in the "
+        f'order played.</p><figure class="rolling">{chart}</figure><p class="note">Shaded: 95% Wilson bands. '
+        f"Dashed: the first {window - 1} hands, where the rates are over the hands so far (fewer than {window}); "
+        f"the x axis counts the player's hands, not days.{span}</p></section>"
     )
 
 
@@ -1229,6 +1308,7 @@ body { margin: 0; color: var(--ink); background: #f6f8fa;
        line-height: 1.45; }
 header { background: #1f2d3a; color: #fff; padding: 14px 28px; }
 header h1 { margin: 0 0 6px; font-size: 20px; }
+header p.scope { margin: 0 0 6px; color: #f5d76e; font-size: 14px; }
 nav a { color: #cfe3f5; margin-right: 14px; text-decoration: none; }
 nav a.here { color: #fff; font-weight: bold; border-bottom: 2px solid var(--accent); }
 main { max-width: 1000px; margin: 0 auto; padding: 18px 28px 40px; overflow-wrap: break-word; }
@@ -1287,6 +1367,8 @@ th.num { text-align: right; }
 input#filter { font: inherit; padding: 4px 8px; width: 260px; border: 1px solid #b8c2cc; border-radius: 4px; }
 table.figures td, table.fan td { vertical-align: middle; }
 svg.strip, svg.bars { display: block; }
+svg.rolling { display: block; max-width: 100%; height: auto; }
+figure.rolling { margin: 8px 0; }
 span.key.subject { color: #c0392b; }
 span.key.population { color: #34495e; }
 span.pos { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-all; }
@@ -1357,8 +1439,45 @@ SORTER = """
 SCRIPT = MARKER + SORTER  # the one script of every page
 
 
-def _page(page: Page, pages: list[Page], body: list[str], font: charts.Fonts, *, here: Page | None = None) -> str:
-    """The whole HTML file of ``page``: ``pages`` in the navigation bar, ``here`` (default ``page``) marked."""
+def scope_text(scope: Scope) -> str:
+    """What a report's every page says it covers, in its header: ``""`` for a report of every hand.
+
+    >>> first, rest = scope_text(Scope(table="t1", tz="UTC")).split("; ")
+    >>> first
+    'This report covers only the hands at table t1 (dates and months in time zone UTC)'
+    >>> scope_text(Scope(tz="Asia/Shanghai")), scope_text(Scope())
+    ('Every hand; dates and months in time zone Asia/Shanghai.', '')
+    """
+    zone = f"dates and months in time zone {scope.tz}"
+    if not scope.filters:
+        return "" if scope.tz is None else f"Every hand; {zone}."
+    words = scope.describe()
+    if scope.tz is not None and scope.since is None and scope.until is None:  # describe names the zone with a time
+        words += f" ({zone})"
+    return f"This report covers only the {words}; the rejected lines are the whole warehouse's."
+
+
+def _whole_note(scope: Scope) -> str:
+    """The quality page's first words under a filter: which of its figures the filter cannot apply to."""
+    return (
+        '<section class="banner scope" id="scope"><p>The stored hands, their issues and the replayed hands here are '
+        f"the {_esc(scope.describe())}. The rejected lines (and the ingest runs) are the whole warehouse's: a "
+        "line ingest rejected stored no hand, so it has no table, player or time to filter by "
+        f"({', '.join(WHOLE)}).</p></section>"
+    )
+
+
+def _page(
+    page: Page,
+    pages: list[Page],
+    body: list[str],
+    font: charts.Fonts,
+    *,
+    here: Page | None = None,
+    scope: Scope = EVERYTHING,
+) -> str:
+    """The whole HTML file of ``page``: ``pages`` in the navigation bar, ``here`` (default ``page``) marked, and
+    under the title the hands the report covers when ``scope`` filters them or sets the time zone."""
     mark, current = ' class="here"', (here or page).file
     nav = "".join(f'<a href="{_href(p.file)}"{mark if p.file == current else ""}>{_esc(p.nav)}</a>' for p in pages)
     fonts_note = (
@@ -1367,13 +1486,15 @@ def _page(page: Page, pages: list[Page], body: list[str], font: charts.Fonts, *,
         else "No CJK font was installed when this report was built: chart labels use English or pinyin "
         "names (install fonts-noto-cjk for Chinese)."
     )
+    words = scope_text(scope)
+    covers = f'<p class="scope" id="scope-line">{_esc(words)}</p>' if words else ""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_esc(page.title)} · {_esc(TITLE)}</title><style>{STYLE}</style></head>"
         '<body data-images="pending">'
-        f"<header><h1>{_esc(TITLE)} — {_esc(page.title)}</h1><nav>{nav}</nav></header>"
+        f"<header><h1>{_esc(TITLE)} — {_esc(page.title)}</h1>{covers}<nav>{nav}</nav></header>"
         f"<main>{''.join(body)}</main>"
         f"<footer>Made by xuezhan from the warehouse's replayed hands. {_esc(fonts_note)}</footer>"
         f"<script>{SCRIPT}</script>"

@@ -7,13 +7,17 @@ test_analytics_players.py works them out); the pages are built from it by build_
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import room_fixture
 
 from dashboards import player
+from dashboards.site import build_report, page_file
 from pipeline.analytics import queries
+from pipeline.analytics.scope import Scope
 from pipeline.report import svg
 
 
@@ -87,3 +91,110 @@ def test_rolling_lines_zoom_thin_and_edges() -> None:
         [{**row(n, 1), "win_low": None, "win_high": None, "win_rate": None} for n in (1, 2)], window=1
     )
     assert unknown.count("<polygon") == 1 and len(_polylines(unknown)) == 1  # the deal-in line only
+
+
+# ---------------------------------------------------------------------------------------------- the player page
+@pytest.fixture(scope="module")
+def report(room: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_report(room, tmp_path_factory.mktemp("report") / "out").parent
+
+
+def _section(page: str, anchor: str) -> str:
+    start = page.index(f'<section id="{anchor}">')
+    return page[start : page.index("</section>", start)]
+
+
+def _cells(row: str) -> list[str]:
+    """The text of each cell of a table row (markup dropped)."""
+    return [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+
+
+def test_the_player_page_shows_head_to_head_by_hand(report: Path) -> None:
+    page = (report / page_file("p1")).read_text(encoding="utf-8")
+    assert "<img" not in page  # no chart image on a player page: their figures are strings
+    order = [page.index(f'<section id="{a}">') for a in ("figures", "opponents", "over-time", "results")]
+    assert order == sorted(order)
+    section = _section(page, "opponents")
+    assert '<table class="sortable opponents">' in section and section.count('data-sort="num"') == 9
+    rows = re.findall(r"<tr><td.*?</tr>", section)
+    # test_analytics_players.P1, worked out by hand from the room's payments
+    assert [_cells(r)[:7] for r in rows] == [
+        ["p2", "4", "2", "5", "-3", "-0.75 [-1.69, 0.19]", "2"],
+        ["p3", "3", "2", "1", "+1", "+0.33 [-1.40, 2.06]", "1"],
+        ["p4", "3", "0", "2", "-2", "-0.67 [-1.97, 0.64]", "0"],
+        ["p5", "2", "0", "1", "-1", "-0.50 [-1.48, 0.48]", "1"],
+    ]
+    # deal-ins to p2 in 2 of 4 hands, Wilson [15.0%, 85.0%]; p1 won on p3's discard in 1 of 3
+    assert _cells(rows[0])[7:] == ["50.0% [15.0%, 85.0%]", "0", "0.0% [0.0%, 49.0%]"]
+    assert _cells(rows[1])[8:] == ["1", "33.3% [6.1%, 79.2%]"]
+    for opponent, row in zip(("p2", "p3", "p4", "p5"), rows, strict=True):
+        assert f'<a href="{page_file(opponent)}">{opponent}</a>' in row and (report / page_file(opponent)).exists()
+    assert 'data-v="-0.75"' in rows[0]  # sorts by the number, not its text
+
+
+def test_the_player_page_draws_the_rates_over_time(report: Path, room: Path) -> None:
+    page = (report / page_file("p1")).read_text(encoding="utf-8")
+    section = _section(page, "over-time")
+    with queries.connect(room) as con:
+        rolling = player.prep_rolling(con, "p1")
+    assert svg.rolling_lines(rolling.to_dicts(), window=player.ROLLING_WINDOW) in section
+    assert section.count("<polyline") == 2  # four hands, fewer than the window: both lines dashed only
+    assert "across their 4 replayed hands" in section
+    assert "played from 2026-10-31 to 2026-11-02 (local dates)" in section  # h1 local 31 Oct, h5 2 Nov (UTC)
+    p5 = (report / page_file("p5")).read_text(encoding="utf-8")  # h4 has no time: the dates of the others
+    assert "played from 2026-11-01 to 2026-11-02" in _section(p5, "over-time")
+
+
+# ---------------------------------------------------------------------------------------------- the scope
+def test_every_page_of_a_scoped_report_says_its_scope(room: Path, tmp_path: Path) -> None:
+    out = build_report(room, tmp_path / "t1", scope=Scope(table="t1")).parent
+    line = (
+        '<p class="scope" id="scope-line">This report covers only the hands at table t1; the rejected lines are '
+        "the whole warehouse&#x27;s.</p>"
+    )
+    pages = sorted(out.glob("*.html"))
+    assert len(pages) >= 7 + 4  # the fixed pages and a page for each of p1..p4 (p5 sat at t1 in h4 too)
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert text.count(line) == 1 and text.index(line) < text.index("<nav>"), page.name
+    quality = (out / "quality.html").read_text(encoding="utf-8")
+    note = quality.split('<section class="banner scope" id="scope"><p>', 1)[1].split("</section>", 1)[0]
+    assert quality.index('id="scope"') < quality.index("<h2>The warehouse</h2>")  # the page's first words
+    assert note.startswith("The stored hands, their issues and the replayed hands here are the hands at table t1.")
+    assert "The rejected lines (and the ingest runs) are the whole warehouse's" in note
+    # the pages are over t1's hands only: p1 and p2 sat together in h1 and h2 there (h3 is t2's, h5 t3's)
+    p1 = (out / page_file("p1")).read_text(encoding="utf-8")
+    first = re.findall(r"<tr><td.*?</tr>", _section(p1, "opponents"))[0]
+    assert _cells(first)[:2] == ["p2", "2"]
+
+
+def test_a_report_of_every_hand_says_no_scope_and_a_zone_alone_says_the_zone(
+    report: Path, room: Path, tmp_path: Path
+) -> None:
+    for page in report.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert 'class="scope"' not in text and 'id="scope"' not in text, page.name
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from cli import app; app(prog_name='xuezhan')",
+            "report",
+            "--warehouse",
+            str(room),
+            "--out",
+            str(tmp_path / "utc"),
+            "--tz",
+            "UTC",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode in (0, 1), done.stderr  # 1: the room has findings
+    index = (tmp_path / "utc" / "index.html").read_text(encoding="utf-8")
+    assert '<p class="scope" id="scope-line">Every hand; dates and months in time zone UTC.</p>' in index
+    assert 'id="scope"' not in (tmp_path / "utc" / "quality.html").read_text(encoding="utf-8").replace(
+        'id="scope-line"', ""
+    )
