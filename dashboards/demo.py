@@ -2,7 +2,8 @@
 the 2,000-hand sample into a warehouse (every line accounted for), import a club's score sheet and ingest its
 settlement records beside them, print the table statistics, the audit (the sheet's hands with it), the
 collusion screen and the information-cheat screen checked against the sample's ground truth, replay one
-disputed hand, build the HTML dashboard and print its first screen, what needs attention.
+disputed hand, build the HTML dashboard and print its first screen, what needs attention, and the head-to-head
+table of a player of the flagged pair.
 
 It runs the whole product, the report included (``python -m dashboards.demo``), so it sits with the
 dashboards, at the top of the house: nothing under ``pipeline/`` imports upwards."""
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import unicodedata
 from pathlib import Path
 from textwrap import shorten
 
@@ -21,8 +23,8 @@ import polars as pl
 import pipeline
 from dashboards.findings import FINDINGS_JSON, findings_text
 from dashboards.site import CJK_FONT_PACKAGE, build_report, page_file
-from pipeline.analytics.queries import connect, stats
-from pipeline.analytics.render import levels_lines
+from pipeline.analytics.queries import connect, head_to_head, stats
+from pipeline.analytics.render import head_to_head_table, levels_lines
 from pipeline.audit.collusion import screen
 from pipeline.audit.information import screen_information
 from pipeline.audit.replay import replay_text, stored_record
@@ -166,12 +168,47 @@ def main() -> int:
     if suspects:
         print(f"  a flagged player's page opens with their findings: {index.parent / page_file(suspects[0])}")
     print(f"  every player: {index.parent / 'players.html'}")
+    pair = next((f["players"] for f in found if f["kind"] == "pair"), None)
+    if pair:  # the head-to-head table of a flagged player's page, as `xuezhan stats --by opponent` prints it
+        who, partner = pair
+        with connect(warehouse) as con:
+            h2h = head_to_head(con, who)
+        print(f"\n== head to head of {who}, flagged with {partner} (xuezhan stats --player {who} --by opponent):")
+        for line in _aligned(head_to_head_table(h2h)).splitlines():
+            print(f"  {line}{'   <- the flagged partner' if line.split(' ', 1)[0] == partner else ''}".rstrip())
     if not charts.fonts().cjk:
         print(
             "  no CJK font was found: the charts use English or pinyin labels, and the report says so at the top; "
             f"for Chinese labels: sudo apt-get install {CJK_FONT_PACKAGE}, then make demo again"
         )
     return 0
+
+
+def _aligned(text: str) -> str:
+    """The tab-separated rows of a terminal table padded into columns (by display width: a Chinese id takes
+    two cells), the other lines as they are.
+
+    >>> print(_aligned("a\\tbb\\n张三\\tc\\nnote"))
+    a     bb
+    张三  c
+    note
+    """
+    rows = [line.split("\t") for line in text.splitlines()]
+    widths: dict[int, int] = {}
+    for cells in rows:
+        if len(cells) > 1:
+            for i, cell in enumerate(cells):
+                widths[i] = max(widths.get(i, 0), _width(cell))
+    return "\n".join(
+        "  ".join(cell + " " * (widths[i] - _width(cell)) for i, cell in enumerate(cells)).rstrip()
+        if len(cells) > 1
+        else cells[0]
+        for cells in rows
+    )
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 if __name__ == "__main__":
