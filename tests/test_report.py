@@ -34,7 +34,7 @@ OVERVIEW_CHARTS = (
     "deal_in_by_player",
     "net_points_by_player",
 )
-PLAYER_SECTIONS = ("findings", "figures", "results", "fan", "scoring")  # every player page, no chart image
+PLAYER_SECTIONS = ("findings", "figures", "opponents", "over-time", "results", "fan", "scoring")  # no chart image
 QUALITY_CHARTS = ("issues_by_code", "rejects_by_code")
 AUDIT_CHARTS = ("money_by_code", "findings_by_month", "money_by_player")
 COLLUSION_CHARTS = ("pair_matrix", "top_pairs")
@@ -656,3 +656,70 @@ def test_a_flagged_players_page_says_so_first_and_links_the_evidence(warehouse, 
     assert "is flagged" not in other.split("</section>", 1)[0]
     directory = (index.parent / "players.html").read_text(encoding="utf-8")
     assert directory.count('<span class="badge high">colluding pair?</span>') == 2
+
+
+def test_a_player_page_in_a_headless_browser(report, warehouse, tmp_path):
+    """A player's page in Chromium: the head-to-head table holds a row per opponent, linked to their pages, and
+    sorts by a clicked heading (the page's own script); the rates-over-time curve is laid out at its size with
+    its two bands and lines; on a screenshot of those two sections the curve's lines and bands are drawn in
+    their colours where the DOM puts the chart."""
+    from dashboards import player
+    from pipeline.report import svg
+
+    chromium = _chromium()
+    first = _top3(warehouse)[0]
+    with queries.connect(warehouse) as con:
+        h2h = player.prep_head_to_head(con, first)
+        rolling = player.prep_rolling(con, first)
+    page = (report.parent / page_file(first)).read_text(encoding="utf-8")
+    # the two sections alone on the first screen, and a probe that drives and measures them
+    alone = "<style>main > section:not(#opponents):not(#over-time) { display: none; }</style>"
+    probe = """<script>
+    (function () {
+      var table = document.querySelector("#opponents table.opponents");
+      function order() {
+        return Array.prototype.map.call(table.tBodies[0].rows, function (r) {
+          return r.cells[0].getAttribute("data-v");
+        }).join(" ");
+      }
+      document.body.setAttribute("data-first", order());
+      document.body.setAttribute("data-links", String(table.querySelectorAll("tbody td.id a[href]").length));
+      table.tHead.rows[0].cells[4].click();  // net
+      document.body.setAttribute("data-by-net", order());
+      var box = document.querySelector("#over-time svg.rolling").getBoundingClientRect();
+      document.body.setAttribute("data-chart", [box.left, box.top, box.width, box.height].map(Math.round).join(" "));
+      document.body.setAttribute("data-shapes", document.querySelectorAll("#over-time polygon").length + " " +
+        document.querySelectorAll("#over-time polyline").length);
+    })();
+    </script></body>"""
+    driven = tmp_path / "player.html"
+    driven.write_text(page.replace("<main>", "<main>" + alone, 1).replace("</body>", probe, 1), encoding="utf-8")
+    size = "--window-size=1200,1100"
+    done = _browse(chromium, tmp_path / "profile-player", size, "--dump-dom", driven.resolve().as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    assert _dom_attr(dom, "data-first").split(" ") == h2h["opponent"].to_list()  # most hands together first
+    assert _dom_attr(dom, "data-links") == str(h2h.height)  # every opponent has a page in this report
+    by_net = h2h.sort(["net", "opponent"], descending=[True, False])["opponent"].to_list()
+    assert _dom_attr(dom, "data-by-net").split(" ") == by_net
+    left, top, width, height = map(int, _dom_attr(dom, "data-chart").split(" "))
+    assert (width, height) == (640, 180)
+    lines = svg.rolling_lines(rolling.to_dicts(), window=player.ROLLING_WINDOW).count("<polyline")
+    assert _dom_attr(dom, "data-shapes") == f"2 {lines}" and lines >= 2
+
+    shot = tmp_path / "player.png"
+    done = _browse(chromium, tmp_path / "profile-shot", size, f"--screenshot={shot}", driven.resolve().as_uri())
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    if os.environ.get("XUEZHAN_KEEP_SHOTS"):  # to look at it: the screenshot kept where the variable says
+        shutil.copy(shot, Path(os.environ["XUEZHAN_KEEP_SHOTS"]) / "player-page.png")
+    pixels = matplotlib.image.imread(str(shot))[..., :3]
+    assert top + height <= pixels.shape[0], "the chart is not on the first screen"
+    chart = pixels[top : top + height, left : left + width]
+
+    def near(colour: tuple[int, int, int], tint: float = 1.0, tolerance: float = 0.1) -> int:
+        rgb = [1 - tint + tint * c / 255 for c in colour]  # the colour at `tint` opacity over white
+        return int((abs(chart - rgb).max(axis=-1) < tolerance).sum())
+
+    win, deal = (0xC0, 0x39, 0x2B), (0x34, 0x49, 0x5E)
+    assert near(win, tolerance=0.2) > 150 and near(deal, tolerance=0.2) > 150, "the lines are not drawn"
+    assert near(win, 0.18, 0.04) > 1000 and near(deal, 0.18, 0.04) > 1000, "the bands are not drawn"

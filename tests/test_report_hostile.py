@@ -56,10 +56,12 @@ TAGS = {
     *("section", "div", "p", "b", "a", "span", "code", "abbr", "details", "summary", "figure", "figcaption"),
     *("img", "table", "thead", "tbody", "tr", "th", "td", "script", "ul", "li", "br", "input"),
     *("svg", "line", "circle", "rect"),  # the player pages' inline intervals (numbers only)
+    *("polygon", "polyline", "text"),  # their rates over time: bands, lines and the axes' numbers
 }
 ATTRIBUTES = {"charset", "name", "content", "lang", "class", "id", "href", "src", "alt", "width", "height", "title"}
 ATTRIBUTES |= {"data-images", "role", "data-v", "data-sort", "type", "placeholder", "aria-label"}
 ATTRIBUTES |= {"viewbox", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "fill", "stroke", "stroke-width"}
+ATTRIBUTES |= {"points", "fill-opacity", "stroke-dasharray", "text-anchor", "font-size"}
 
 
 def visible(text: str) -> str:
@@ -178,6 +180,8 @@ def test_no_id_brings_an_element_an_attribute_or_a_script(report):
             assert all(not (v or "").lstrip().lower().startswith("javascript:") for v in attrs.values()), name
             if tag == "img":
                 assert (attrs["src"] or "").startswith("data:image/png;base64,"), name
+        for label in re.findall(r"<text [^>]*>(.*?)</text>", text):  # an SVG's words are the axes' numbers
+            assert re.fullmatch(r"[\d,]+%?", label), (name, label)
         assert page.scripts == [site.SCRIPT], name  # the page's own script, nothing else
         assert "data-pwned" not in {a for _, attrs in page.tags for a in attrs}
         for pid in PLAYERS:

@@ -31,7 +31,7 @@ def _polylines(chart: str) -> list[tuple[str, str, bool]]:
     return [
         (m.group(1), m.group(2), m.group(3) is not None)
         for m in re.finditer(
-            r'<polyline points="([^"]*)" fill="none" stroke="([^"]*)" stroke-width="1.6"( stroke-dasharray="4 3")?/>',
+            r'<polyline points="([^"]*)" fill="none" stroke="([^"]*)" stroke-width="2"( stroke-dasharray="4 3")?/>',
             chart,
         )
     ]

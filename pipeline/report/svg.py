@@ -121,7 +121,7 @@ def rolling_lines(
     >>> rows = [{"n": 1, "window": 1, "r": 0.0, "lo": 0.0, "hi": 0.5}, {"n": 2, "window": 2, "r": 0.5, "lo": 0.25,
     ...         "hi": 0.75}]
     >>> chart = rolling_lines(rows, window=2, bands=[("r", "lo", "hi", "#000")], width=100, height=60)
-    >>> 'points="36.0,42.0 92.0,20.8" fill="none" stroke="#000" stroke-width="1.6" stroke-dasharray' in chart
+    >>> 'points="36.0,42.0 92.0,20.8" fill="none" stroke="#000" stroke-width="2" stroke-dasharray' in chart
     True
     """
     if not rows:
@@ -166,7 +166,7 @@ def rolling_lines(
         for line, dash in ((start, ' stroke-dasharray="4 3"'), (full, "")):
             if len(line) > 1:
                 parts.append(
-                    f'<polyline points="{points(line)}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>'
+                    f'<polyline points="{points(line)}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
                 )
         if len(kept) == 1 and kept[0][rate] is not None:  # one hand: a dot, as no line can be drawn
             parts.append(f'<circle cx="{_num(x(first))}" cy="{_num(y(kept[0][rate]))}" r="2.5" fill="{colour}"/>')
