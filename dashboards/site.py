@@ -688,7 +688,7 @@ def _player_opponents(pid: str, df: pl.DataFrame | None, pages: dict[str, Page])
         return f'{title}<p class="note">No opponent in a replayed hand.</p></section>'
     heads = (
         ("opponent", "text"),
-        ("hands together", "num"),
+        ("hands", "num"),
         ("won from", "num"),
         ("lost to", "num"),
         ("net", "num"),
@@ -710,12 +710,16 @@ def _player_opponents(pid: str, df: pl.DataFrame | None, pages: dict[str, Page])
             + _num_cell(
                 r["net_per_hand"],
                 (f"{r['net_per_hand']:+.2f}" if r["net_per_hand"] is not None else "–")
+                + "<br>"
                 + _ci(r["net_low"], r["net_high"], False),
             )
             + _num_cell(r["deal_ins_to"], f"{r['deal_ins_to']:,}")
-            + _num_cell(r["deal_in_rate"], _cell(r["deal_in_rate"], r["deal_in_low"], r["deal_in_high"], True))
+            + _num_cell(
+                r["deal_in_rate"],
+                charts.pct(r["deal_in_rate"]) + "<br>" + _ci(r["deal_in_low"], r["deal_in_high"], True),
+            )
             + _num_cell(r["wins_from"], f"{r['wins_from']:,}")
-            + _num_cell(r["win_rate"], _cell(r["win_rate"], r["win_low"], r["win_high"], True))
+            + _num_cell(r["win_rate"], charts.pct(r["win_rate"]) + "<br>" + _ci(r["win_low"], r["win_high"], True))
             + "</tr>"
         )
     name = _esc(pid)
@@ -1369,6 +1373,7 @@ table.figures td, table.fan td { vertical-align: middle; }
 svg.strip, svg.bars { display: block; }
 svg.rolling { display: block; max-width: 100%; height: auto; }
 figure.rolling { margin: 8px 0; }
+table.opponents th { white-space: normal; vertical-align: bottom; }
 span.key.subject { color: #c0392b; }
 span.key.population { color: #34495e; }
 span.pos { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-all; }
