@@ -1466,8 +1466,8 @@ def _whole_note(scope: Scope) -> str:
     """The quality page's first words under a filter: which of its figures the filter cannot apply to."""
     return (
         '<section class="banner scope" id="scope"><p>The stored hands, their issues and the replayed hands here are '
-        f"the {_esc(scope.describe())}. The rejected lines (and the ingest runs) are the whole warehouse's: a "
-        "line ingest rejected stored no hand, so it has no table, player or time to filter by "
+        f"the {_esc(scope.describe())}. The rejected lines, and the ingest runs with their lines read, are the "
+        "whole warehouse's: a line ingest rejected stored no hand, so it has no table, player or time to filter by "
         f"({', '.join(WHOLE)}).</p></section>"
     )
 

@@ -161,7 +161,7 @@ def test_every_page_of_a_scoped_report_says_its_scope(room: Path, tmp_path: Path
     note = quality.split('<section class="banner scope" id="scope"><p>', 1)[1].split("</section>", 1)[0]
     assert quality.index('id="scope"') < quality.index("<h2>The warehouse</h2>")  # the page's first words
     assert note.startswith("The stored hands, their issues and the replayed hands here are the hands at table t1.")
-    assert "The rejected lines (and the ingest runs) are the whole warehouse's" in note
+    assert "The rejected lines, and the ingest runs with their lines read, are the whole warehouse's" in note
     # the pages are over t1's hands only: p1 and p2 sat together in h1 and h2 there (h3 is t2's, h5 t3's)
     p1 = (out / page_file("p1")).read_text(encoding="utf-8")
     first = re.findall(r"<tr><td.*?</tr>", _section(p1, "opponents"))[0]
