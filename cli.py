@@ -1204,6 +1204,7 @@ def eval_deals_command(
     honest: Annotated[int, typer.Option("--honest", min=0, help="Honest populations of the same size.")] = 25,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
+    cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
 ) -> None:
     """Simulate populations with stacked deals (simulate --inject stack=N:I) and honest ones; report the
@@ -1230,6 +1231,7 @@ def eval_deals_command(
     outcomes = evaluate(
         pops,
         detector="deals",
+        cache=None if cache is None else str(cache),
         fdr=fdr,
         workers=workers,
         progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),

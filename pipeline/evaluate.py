@@ -194,6 +194,7 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
     if (root / "wh").is_dir() and labels_path(games).is_file():
         return dict(json.loads(labels_path(games).read_text(encoding="utf-8")))
     shutil.rmtree(root / "wh-partial", ignore_errors=True)
+    stack = pop.stack if isinstance(pop, StackedPopulation) else 0
     spec = InjectSpec(
         collude_pairs=pop.pairs,
         collude_intensity=pop.intensity if pop.pairs else 0.0,
@@ -201,6 +202,8 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
         bots=pop.bots,
         team=pop.team,
         team_intensity=pop.intensity if pop.team else 0.0,
+        stack=stack,
+        stack_intensity=pop.intensity if stack else 0.0,
     )
     labels = write(SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles), games)
     ingest([str(games)], root / "wh-partial", workers=1)
@@ -494,28 +497,19 @@ def deals_grid(
     return out
 
 
-def run_deals(pop: Population, *, fdr: float = 0.05, workdir: str | None = None) -> Outcome:
+def run_deals(pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None) -> Outcome:
     """Simulate, ingest and run the stacked-deal screen (``xuezhan deals``) on one population: the planted
     players are the stackers, the planted sessions those with a stacked deal."""
     import math
 
     from pipeline.audit.deals import screen_deals
 
-    stack = pop.stack if isinstance(pop, StackedPopulation) else 0
-    root = Path(tempfile.mkdtemp(prefix="xz-eval-", dir=workdir))
-    try:
-        spec = InjectSpec(friends=pop.friends, stack=stack, stack_intensity=pop.intensity if stack else 0.0)
-        labels = write(
-            SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles),
-            root / "games.jsonl.gz",
-        )
-        ingest([str(root / "games.jsonl.gz")], root / "wh", workers=1)
+    with _population_dir(pop, workdir, cache) as root:
+        labels = _simulate(pop, root)
         with connect(root / "wh") as con:
             results = screen_deals(con, fdr=fdr, kinds=("player", "session"), evidence=0)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    stackers = {s["player"] for s in labels.stackers}
-    rigged = {h["hand_id"].rsplit("-h", 1)[0] for h in labels.stacked}
+    stackers = {s["player"] for s in labels.get("stackers", [])}
+    rigged = {h["hand_id"].rsplit("-h", 1)[0] for h in labels.get("stacked", [])}
     players = [r for r in results if r.kind == "player" and r.p is not None]
     sessions = [r for r in results if r.kind == "session" and r.p is not None]
     hands = [r.hands for r in players if r.group in stackers]

@@ -44,7 +44,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 import duckdb
 import orjson
@@ -112,7 +112,7 @@ def _dealt(record: Mapping[str, Any], seats: int) -> object:
         return deal
     if len(wall) <= DEAL_SIZE * seats:  # too short to deal from: the validator says so
         return None
-    return deal_hands(cast(list[int], wall), dealer, seats)  # slices of the wall's tile names
+    return deal_hands(wall, dealer, seats)  # slices of the wall's tile names
 
 
 def _seats(record: Mapping[str, Any]) -> list[str]:

@@ -13,7 +13,7 @@ How many tiles are dealt is said here once (:data:`DEAL_SIZE`, :func:`dealt`): "
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.fan import Score
@@ -59,9 +59,13 @@ def exchange_offset(direction: str, players: int) -> int:
     raise IllegalAction("TILE_EXCHANGE", f"no exchange {direction!r} at a table of {players}")
 
 
-def deal_hands(wall: Sequence[int], dealer: int, players: int = 4) -> list[list[int]]:
+_T = TypeVar("_T")
+
+
+def deal_hands(wall: Sequence[_T], dealer: int, players: int = 4) -> list[list[_T]]:
     """The starting hands dealt from a full ``wall``, by seat: seat ``(dealer + k) % players`` receives
-    ``wall[13k : 13k + 13]`` and the dealer's fourteenth tile is ``wall[13 × players]``.
+    ``wall[13k : 13k + 13]`` and the dealer's fourteenth tile is ``wall[13 × players]``. The wall's items are
+    dealt as they are: tile ids for the engine, a record's tile names for the replay's page.
 
     >>> from pipeline.rules.tiles import full_set
     >>> hands = deal_hands(full_set(), dealer=1)
@@ -70,7 +74,7 @@ def deal_hands(wall: Sequence[int], dealer: int, players: int = 4) -> list[list[
     >>> [len(h) for h in deal_hands(full_set("ps"), dealer=2, players=3)]
     [13, 13, 14]
     """
-    hands: list[list[int]] = [[] for _ in range(players)]
+    hands: list[list[_T]] = [[] for _ in range(players)]
     for k in range(players):
         hands[(dealer + k) % players] = list(wall[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE])
     hands[dealer].append(wall[players * DEAL_SIZE])
