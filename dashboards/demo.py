@@ -26,6 +26,7 @@ from dashboards.site import CJK_FONT_PACKAGE, build_report, page_file
 from pipeline.analytics.queries import connect, head_to_head, stats
 from pipeline.analytics.render import head_to_head_table, levels_lines
 from pipeline.audit.collusion import screen
+from pipeline.audit.deals import screen_deals
 from pipeline.audit.information import screen_information
 from pipeline.audit.replay import replay_text, stored_record
 from pipeline.audit.scoring import audit
@@ -127,6 +128,7 @@ def main() -> int:
 
     pairs = screen(con, min_hands=50)
     seers = screen_information(con)
+    dealt = [r for r in screen_deals(con) if r.kind == "player" and r.p is not None]
     con.close()
     flagged = [r for r in pairs if r.flagged]
     truth = [sorted(c["players"]) for c in labels["colluders"]]
@@ -155,6 +157,17 @@ def main() -> int:
         print(
             f"  {seer.player}: {seer.dangerous_by_choice} dangerous discards by choice in {seer.discards} judged "
             f"(expected {seer.expected:.1f}), p {seer.p:.2e}, q {seer.q:.3f}"
+        )
+
+    best = min(dealt, key=lambda r: r.p or 1.0, default=None)
+    print(
+        f"\n== stacked deals: {len(dealt)} players screened (starting shanten against fair walls); flagged at FDR "
+        f"0.05: {[r.group for r in dealt if r.flagged]}; planted stackers: {labels.get('stackers', [])}"
+    )
+    if best is not None:
+        print(
+            f"  best dealt: {best.group}: {best.hands} hands, mean {best.mean:.2f} steps from ready, fair deals "
+            f"{best.expected / best.hands:.2f}, p {best.p:.2e}, q {best.q:.3f}"
         )
 
     index = build_report(warehouse, OUT / "report")
