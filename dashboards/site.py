@@ -60,7 +60,7 @@ from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope
 from pipeline.audit import scoring
-from pipeline.audit.collusion import SIGNALS, flagged_groups, screen_levels
+from pipeline.audit.collusion import SIGNALS, screen_levels
 from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult, screen_information
 from pipeline.report import charts, svg
 from pipeline.report.names import file_stem
@@ -177,7 +177,10 @@ def _build(
     screen = collusion_dash.screen_pairs(con, min_hands=min_hands)
     body = [_collusion_summary(screen), _collusion_levels(screen_levels(replayed))]
     body += [_figure(draw("collusion", spec, screen)[1]) for spec in collusion_dash.CHARTS]
-    body.append(_teams_section(screen))
+    body.append(
+        _teams_section(screen, collusion_dash.prep_teams(screen), collusion_dash.prep_team_evidence(con, screen))
+    )
+    body.append(_victims_section(collusion_dash.prep_victims(screen), player_pages))
     body.append(_evidence_section(screen, collusion_dash.prep_evidence(screen)))
     body.append(_pairs_table(collusion_dash.prep_top_pairs(screen, limit=collusion_dash.pairs_shown(screen))))
     body.append(_collusion_method(screen))
@@ -205,6 +208,8 @@ def _build(
     found = found_dash.prep_findings(
         pairs=screen.pairs,
         pair_fdr=screen.fdr,
+        teams=screen.teams,
+        victims=collusion_dash.prep_victims(screen),
         info=seers,
         info_fdr=FDR,
         deals=deals.results,
@@ -1098,29 +1103,76 @@ def _pairs_table(df: pl.DataFrame) -> str:
     )
 
 
-def _teams_section(screen: collusion_dash.Screen) -> str:
-    """The teams the flagged pairs join (three or more players), each with its flagged pairs; nothing when no
-    flagged pairs join three players."""
-    groups = flagged_groups(screen.pairs)
-    if not groups:
-        return ""
-    rank = {r.players: k for k, r in enumerate(screen.pairs, start=1)}
+def _teams_section(screen: collusion_dash.Screen, teams: pl.DataFrame, evidence: pl.DataFrame) -> str:
+    """The teams the group screen reports (:func:`dashboards.collusion.prep_teams`), each with its hands replayed
+    (anchors ``team-k``, as the findings link them)."""
+    title = "Teams: groups of three screened as groups"
+    if not teams.height:
+        return (
+            f'<section id="teams"><h2>{_esc(title)}</h2><p class="note">No team is reported at a false discovery '
+            f"rate of {_fdr(screen.fdr)}.</p></section>"
+        )
     parts = []
-    for k, g in enumerate(groups, start=1):
-        inside = set(g.players)
-        links = ", ".join(
-            f'<a href="#pair-{rank[r.players]}">{_pair(*r.players)}</a>'
-            for r in screen.flagged
-            if set(r.players) <= inside
+    for t in teams.iter_rows(named=True):
+        k = t["rank"]
+        signals = "; ".join(
+            f"{collusion_dash.SIGNAL_NAMES[s][0]} z {t[f'{s}_z']:+.1f}" for s in collusion_dash.TEAM_SIGNALS
+        )
+        items = "".join(
+            f'<details><summary><span class="id">{_esc(h["hand_id"])}</span> event {h["event"]}: {_esc(h["why"])}'
+            f'</summary><div class="replay">{_esc(h["replay"])}</div></details>'
+            for h in evidence.filter(pl.col("rank") == k).iter_rows(named=True)
         )
         parts.append(
-            f'<div class="team" id="team-{k}"><h3>Team #{k}: {", ".join(_esc(p) for p in g.players)}</h3>'
-            f'<p class="note">{g.flagged_pairs} of their {g.pairs} pairs are flagged: {links}.</p></div>'
+            f'<div class="team" id="team-{k}"><h3>Team #{k}: {", ".join(_esc(p) for p in t["players"])}</h3>'
+            f'<p class="note">{t["hands"]:,} hands with two or more of them at one table; score {t["score"]:.2f} '
+            f"(z {t['z']:.2f} on the empirical null), p = {t['p']:.1e}, q = {_esc(collusion_dash.q_text(t['q']))}. "
+            f"Signals toward each other against their other opponents: {_esc(signals)}.</p>"
+            + (items or '<p class="note">No win or call of one on another\'s tile to replay.</p>')
+            + "</div>"
         )
     return (
-        f'<section id="teams"><h2>Teams</h2>{"".join(parts)}<p class="note">Players joined by flagged pairs, three '
-        "or more: a team feeds more than one partner. Only flagged pairs join players, so a team is as controlled "
-        "as the pairs it is made of.</p></section>"
+        f'<section id="teams"><h2>{_esc(title)}</h2>{"".join(parts)}<p class="note">Every group of three who sat '
+        "together pairwise is screened as a group: what each member does for the others against what it does for "
+        "its other opponents at the same tables (an exact relabelling null), on rates fitted without the teams "
+        "already found; Benjamini–Yekutieli over the groups. Hands: wins and calls one member made on another's "
+        "tile, each as <code>xuezhan replay HAND --warehouse W</code> prints it. Details: pipeline/audit/teams.py."
+        "</p></section>"
+    )
+
+
+def _victims_section(df: pl.DataFrame, pages: dict[str, Page]) -> str:
+    """The victim view's flagged lines (:func:`dashboards.collusion.prep_victims`), anchors ``victim-k``, each
+    player linked to their page."""
+    title = "Victims: who pays whom beyond what that opponent takes from others"
+    if not df.height:
+        return f'<section id="victims"><h2>{_esc(title)}</h2><p class="note">No player is flagged.</p></section>'
+    rows = []
+    for r in df.iter_rows(named=True):
+        to = ", ".join(_who(p, pages) for p in r["to"])
+        if r["kind"] == "team":
+            what = (
+                f"pays {r['with_per_hand']:+.1f} a hand with two or more of the team at the table ({r['hands']:,} "
+                f"hands), {r['without_per_hand']:+.1f} with none of it ({r['without_hands']:,} hands)"
+            )
+        else:
+            what = (
+                f"paid {r['net']:+,} net over {r['hands']:,} shared hands, {r['excess']:+,.0f} beyond what that "
+                "opponent takes from the others at those tables"
+            )
+        rows.append(
+            f'<tr id="victim-{r["rank"]}"><td class="num">{r["rank"]}</td><td class="id">{_who(r["player"], pages)}'
+            f'</td><td class="id">{to}</td><td>{_esc(what)}</td><td class="num">{r["z"]:.1f}</td>'
+            f'<td class="num">{_esc(collusion_dash.q_text(r["q"]))}</td></tr>'
+        )
+    return (
+        f'<section id="victims"><h2>{_esc(title)}</h2><table><thead><tr><th>#</th><th>player</th><th>loses to</th>'
+        f"<th>what</th><th>z</th><th>q</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p class="note">Per hand, what a player pays an opponent (the engine\'s settlement) less what that '
+        "opponent takes from an opponent on average, against the player's other opponents at the same table; with "
+        "a reported team, the player's points per hand with two or more of it at the table against with none "
+        "(the tables differ in who else sits there: this compares, it does not prove). Benjamini–Yekutieli. "
+        "Details: pipeline/audit/victims.py.</p></section>"
     )
 
 
