@@ -307,8 +307,8 @@ def _information(info: Sequence[InfoResult], fdr: float) -> list[dict[str, Any]]
                     f"rate {100 * fdr:g}%)"
                 ),
                 "q": r.q,
-                "evidence": f"{INFORMATION}#info-{rank}",
-                "evidence_text": f"row #{rank} of the information-cheat screen",
+                "evidence": f"{INFORMATION}#info-{rank}-hands",
+                "evidence_text": f"player #{rank} of the information-cheat screen: hands to replay",
             }
         )
     return rows

@@ -55,6 +55,7 @@ from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
 from dashboards import deals as deals_dash
 from dashboards import findings as found_dash
+from dashboards import information as info_dash
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
@@ -189,7 +190,9 @@ def _build(
     # Information cheats
     step("information: screen")
     seers = screen_information(con)
-    write(info_page, [_info_summary(seers), _info_table(seers, player_pages), _info_method()])
+    body = [_info_summary(seers), _info_table(seers, player_pages)]
+    body += [_info_evidence(seers, info_dash.prep_evidence(con, seers), player_pages), _info_method()]
+    write(info_page, body)
 
     # Stacked deals: the screen runs once; each flagged group's hands are replayed from their sources.
     step("deals: screen")
@@ -1225,13 +1228,44 @@ def _info_table(seers: list[InfoResult], pages: dict[str, Page]) -> str:
             + _num_cell(r.expected, "–" if r.expected is None else f"{r.expected:,.1f}")
             + _num_cell(r.p, "not tested" if r.p is None else f"{r.p:.2e}")
             + _num_cell(r.q, "–" if r.q is None else collusion_dash.q_text(r.q))
-            + _num_cell(int(r.flagged), '<b class="flag">yes</b>' if r.flagged else "no")
+            + _num_cell(int(r.flagged), f'<a href="#info-{k}-hands"><b class="flag">yes</b></a>' if r.flagged else "no")
             + "</tr>"
         )
     return (
         f'<section id="players"><h2>Players</h2><table class="sortable"><thead><tr>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table><p class="note">Flagged first, then by p. Click a heading to '
         "sort.</p></section>"
+    )
+
+
+def _info_evidence(seers: list[InfoResult], df: pl.DataFrame, pages: dict[str, Page]) -> str:
+    """Each flagged player's hands to replay (:func:`dashboards.information.prep_evidence`), anchors
+    ``info-k-hands`` (``info-k``: the player's row)."""
+    title = "Flagged players and the hands to replay"
+    flagged = [(k, r) for k, r in enumerate(seers, start=1) if r.flagged]
+    if not flagged:
+        note = '<p class="note">No player is flagged: no hands to show.</p>'
+        return f'<section id="hands"><h2>{_esc(title)}</h2>{note}</section>'
+    parts = []
+    for k, r in flagged:
+        hands = df.filter(pl.col("rank") == k)
+        items = "".join(
+            f'<details><summary><span class="id">{_esc(h["hand_id"])}</span>: {h["dodges"]} discard'
+            f"{'s' if h['dodges'] != 1 else ''} dodged a win ({_esc(h['what'])})</summary>"
+            f'<div class="replay">{_esc(h["replay"])}</div></details>'
+            for h in hands.iter_rows(named=True)
+        )
+        parts.append(
+            f'<div id="info-{k}-hands"><h3><a href="#info-{k}">#{k}</a> {_who(r.player, pages)}</h3>'
+            + (items or '<p class="note">No hand read back shows a dodged win.</p>')
+            + "</div>"
+        )
+    return (
+        f'<section id="hands"><h2>{_esc(title)}</h2>{"".join(parts)}<p class="note">Hands where the player threw a '
+        "tile nobody could win on while holding one an opponent still in could win on whose discard would have "
+        "left its hand as close to ready: the choice a player who sees the hands always makes, and the screen "
+        "counts the absence of the other. Most such discards first, each hand as <code>xuezhan replay HAND "
+        "--warehouse W</code> prints it; seats count from 0.</p></section>"
     )
 
 
