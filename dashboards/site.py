@@ -16,8 +16,8 @@ Layout under ``out_dir``::
                                deal-in rates over time (inline SVG), results against the room, audit findings
     quality.html               validator issues and rejected lines by code
     audit.html                 the audit's findings by money: by code, month and player; the top findings
-    collusion.html             the pair screen: heat map of pair scores, teams, flagged pairs' hands, top pairs
-    information.html           the information-cheat screen, one row per player
+    collusion.html             the pair and team screens: heat map of pair scores, teams and victims, hands replayed
+    information.html           the information-cheat screen, one row per player, flagged players' hands replayed
     deals.html                 the stacked-deal screen: flagged players, seats, tables and sessions, each
                                evidence hand replayed
     charts/<page>-<chart>.png  every chart as a PNG file (the overview, quality, audit, collusion and deals pages')
@@ -342,7 +342,7 @@ def _overview_summary(
         f'<p>Every player: <a href="{_href(directory.file)}">the player directory</a>. '
         f'Data quality: <a href="{_href(quality_page.file)}">issues and rejects</a>. '
         f'Audit: <a href="{_href(audit_page.file)}">scoring differences and rule violations by money</a>. '
-        f'Collusion: <a href="{_href(collusion_page.file)}">the pair screen</a>. '
+        f'Collusion: <a href="{_href(collusion_page.file)}">the pair and team screens, and victims</a>. '
         f'Information cheats: <a href="{_href(info_page.file)}">the single-player screen</a>.</p>'
         "</section>"
     )
