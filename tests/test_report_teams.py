@@ -24,6 +24,7 @@ from pipeline.audit.replay import stored_record
 from pipeline.audit.victims import Victim, victims_of
 from pipeline.game.record import parse_record
 from pipeline.ingest.run import ingest
+from pipeline.rules.tiles import kind_of_name
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
 
@@ -193,6 +194,7 @@ def test_a_dodge_is_a_safe_discard_while_a_dangerous_tile_as_good_was_held(
             for d in found:  # the warehouse says the same: the bot's discard, nobody could win on it
                 assert by_idx[d.event] == ("discard", bot, 0) and d.seat == seat
                 assert d.held and d.thrown not in d.held and d.waiting and seat not in d.waiting
+                assert record.que is None or kind_of_name(d.thrown) // 9 != record.que[seat]  # not its void suit
     # a record without every hand (here: a settlement) has none
     settled = {
         "format": "xzlog/1",

@@ -294,9 +294,10 @@ def screen_counts(
 @dataclass(frozen=True, slots=True)
 class Dodge:
     """A safe discard made while holding a dangerous tile that was as good: ``seat`` threw ``thrown`` (no
-    opponent still in could win on it) at event ``event`` while it held ``held``, tiles an opponent still in
-    (``waiting``) could win on, whose discard would have left its hand as close to ready. The behaviour the
-    screen counts the absence of, seen from the other side: what a player who sees the hands does."""
+    opponent still in could win on it, and not of its void suit: every player throws those first) at event
+    ``event`` while it held ``held``, tiles an opponent still in (``waiting``) could win on, whose discard would
+    have left its hand as close to ready. The behaviour the screen counts the absence of, seen from the other
+    side: what a player who sees the hands does."""
 
     event: int
     seat: int
@@ -341,10 +342,10 @@ def _dodge(state: HandState, index: int, seat: int, tile: int) -> Dodge | None:
     dangerous = 0
     for mask in waits.values():
         dangerous |= mask
-    if not dangerous or (dangerous >> tile) & 1:
-        return None  # nobody is ready, or the discard is itself dangerous
-    counts = list(state.counts[seat])
     melds, void = len(state.melds[seat]), state.void[seat]
+    if not dangerous or (dangerous >> tile) & 1 or tile // 9 == void:
+        return None  # nobody is ready, the discard is itself dangerous, or of the void suit (anyone throws those)
+    counts = list(state.counts[seat])
 
     def after(k: int) -> int:
         counts[k] -= 1
