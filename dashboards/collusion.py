@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -31,7 +32,12 @@ from dashboards import ChartSpec, as_int
 from pipeline.analytics.stats import by_levels, normal_isf
 from pipeline.audit import collusion
 from pipeline.audit.collusion import SIGNALS, PairResult
+from pipeline.audit.replay import HandNotFound, replay_text, stored_record
+from pipeline.audit.teams import GROUP_SIGNALS as TEAM_SIGNALS
+from pipeline.audit.teams import TeamResult, pairs_and_teams
+from pipeline.audit.victims import Victim, victim_view
 from pipeline.report import charts
+from pipeline.validate import validate
 
 FALLBACKS = (100, 50, 20)  # thresholds tried, largest first, when no pair reaches the one asked for
 MAX_PLAYERS = 30  # rows and columns of the heat map
@@ -58,7 +64,9 @@ class Screen:
 
     ``shared``: every pair that shared a replayed hand (``player_a < player_b``, ``shared_hands``);
     ``pairs``: the screen's results, best first; ``requested`` the threshold asked for, ``min_hands`` the one
-    used; ``fdr`` the false discovery rate of the flags.
+    used; ``fdr`` the false discovery rate of the flags; ``groups``: the group screen's results
+    (:mod:`pipeline.audit.teams`, pairs and groups of three, best first); ``victims``: the victim view
+    (:mod:`pipeline.audit.victims`) with the reported teams.
     """
 
     requested: int
@@ -66,6 +74,13 @@ class Screen:
     fdr: float
     shared: pl.DataFrame
     pairs: tuple[PairResult, ...]
+    groups: tuple[TeamResult, ...] = ()
+    victims: tuple[Victim, ...] = ()
+
+    @property
+    def teams(self) -> tuple[TeamResult, ...]:
+        """The teams the group screen reports (three players or more), best first: team ``k`` of the page."""
+        return tuple(t for t in self.groups if t.reported and len(t.players) >= 3)
 
     @property
     def flagged(self) -> tuple[PairResult, ...]:
@@ -154,15 +169,29 @@ def screen_features(
 
 
 def screen_pairs(
-    con: duckdb.DuckDBPyConnection, *, min_hands: int = 200, fdr: float = 0.05, evidence: int = EVIDENCE
+    con: duckdb.DuckDBPyConnection,
+    *,
+    min_hands: int = 200,
+    fdr: float = 0.05,
+    evidence: int = EVIDENCE,
+    teams: bool = True,
 ) -> Screen:
-    """The collusion screen of the warehouse behind ``con``, as the page shows it: the warehouse is read a run
-    of hands at a time (:class:`pipeline.audit.collusion.WarehouseSource`), never whole."""
+    """The collusion screen of the warehouse behind ``con``, as the page shows it: the pair screen and the group
+    screen of teams over one reading of the warehouse, a run of hands at a time
+    (:class:`pipeline.audit.collusion.WarehouseSource`, :func:`pipeline.audit.teams.pairs_and_teams`), then the
+    victim view with the reported teams (``teams=False``: the pair screen alone)."""
     with collusion.WarehouseSource(con) as source:
         shared = source.sums.shared()
         used = choose_min_hands(shared["shared_hands"].to_list(), min_hands)
-        pairs = collusion.screen_source(source, con, min_hands=used, fdr=fdr, evidence=evidence)
-    return Screen(requested=min_hands, min_hands=used, fdr=fdr, shared=shared, pairs=tuple(pairs))
+        if teams:
+            pairs, groups = pairs_and_teams(source, con, min_hands=used, fdr=fdr, evidence=evidence)
+        else:
+            pairs, groups = collusion.screen_source(source, con, min_hands=used, fdr=fdr, evidence=evidence), []
+    s = Screen(requested=min_hands, min_hands=used, fdr=fdr, shared=shared, pairs=tuple(pairs), groups=tuple(groups))
+    if not teams:
+        return s
+    victims = victim_view(con, teams=[t.players for t in s.teams], min_hands=used, fdr=fdr)
+    return Screen(s.requested, s.min_hands, s.fdr, s.shared, s.pairs, s.groups, tuple(victims))
 
 
 def critical_scores(m: int, fdr: float) -> list[float | None]:
@@ -536,3 +565,122 @@ CHARTS = (
         tall=True,
     ),
 )
+
+
+# ---------------------------------------------------------------------------------------------- teams and victims
+def replay_of(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
+    """A hand as ``xuezhan replay HAND --warehouse W`` prints it, read back from its source line, or the reason it
+    cannot be read back."""
+    try:
+        found = stored_record(con, hand_id)
+        return replay_text(found.record, validate(found.record))
+    except HandNotFound as exc:
+        return str(exc)
+
+
+def prep_teams(screen: Screen) -> pl.DataFrame:
+    """The teams the group screen reports, best first (``rank``: team ``k`` of the page): members, hands with two
+    or more of them at one table, score, its z on the empirical null, p, q and each signal's z."""
+    rows = [
+        {
+            "rank": k,
+            "players": list(t.players),
+            "hands": t.hands,
+            "score": t.score,
+            "z": t.z,
+            "p": t.p,
+            "q": t.q,
+            **{f"{s}_z": float(t.signals.get(s, {}).get("z", float("nan"))) for s in TEAM_SIGNALS},
+        }
+        for k, t in enumerate(screen.teams, start=1)
+    ]
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+        "rank": pl.Int64,
+        "players": pl.List(pl.String),
+        "hands": pl.Int64,
+        "score": pl.Float64,
+        "z": pl.Float64,
+        "p": pl.Float64,
+        "q": pl.Float64,
+        **{f"{s}_z": pl.Float64 for s in TEAM_SIGNALS},
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def prep_team_evidence(con: duckdb.DuckDBPyConnection, screen: Screen) -> pl.DataFrame:
+    """Each reported team's hands to replay (wins and calls one member made on another's tile, per pair inside
+    it), each with its replay (:func:`replay_of`). Columns: ``rank`` (the team's), ``hand_id``, ``event``,
+    ``why``, ``replay``."""
+    rows = [
+        {
+            "rank": k,
+            "hand_id": e["hand_id"],
+            "event": e["event"],
+            "why": e["why"],
+            "replay": replay_of(con, e["hand_id"]),
+        }
+        for k, t in enumerate(screen.teams, start=1)
+        for e in t.evidence
+    ]
+    schema = {"rank": pl.Int64, "hand_id": pl.String, "event": pl.Int64, "why": pl.String, "replay": pl.String}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def prep_victims(screen: Screen) -> pl.DataFrame:
+    """The victim view's flagged lines, one row each (``rank``: the anchor ``victim-k`` of the page), most
+    significant first: ``kind`` "opponent" (``player`` paid ``to`` ``net`` points over ``hands`` shared hands,
+    ``excess`` beyond what that opponent takes from the player's other opponents at those tables) or "team"
+    (``player`` pays ``with_per_hand`` per hand over ``hands`` hands with two or more of the team ``to`` at the
+    table, ``without_per_hand`` over ``without_hands`` with none of it); ``z`` and ``q``."""
+    rows: list[dict[str, Any]] = []
+    for v in screen.victims:
+        for x in v.losses:
+            if x.flagged:
+                rows.append(
+                    {
+                        "kind": "opponent",
+                        "player": v.player,
+                        "to": [x.opponent],
+                        "hands": x.hands,
+                        "net": x.net,
+                        "excess": x.excess,
+                        "with_per_hand": None,
+                        "without_per_hand": None,
+                        "without_hands": None,
+                        "z": x.z,
+                        "q": x.q,
+                    }
+                )
+        for t in v.teams:
+            if t.flagged:
+                rows.append(
+                    {
+                        "kind": "team",
+                        "player": v.player,
+                        "to": list(t.team),
+                        "hands": t.with_hands,
+                        "net": None,
+                        "excess": None,
+                        "with_per_hand": t.with_per_hand,
+                        "without_per_hand": t.without_per_hand,
+                        "without_hands": t.without_hands,
+                        "z": t.z,
+                        "q": t.q,
+                    }
+                )
+    rows.sort(key=lambda r: (r["q"], -r["z"], r["player"]))
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+        "rank": pl.Int64,
+        "kind": pl.String,
+        "player": pl.String,
+        "to": pl.List(pl.String),
+        "hands": pl.Int64,
+        "net": pl.Int64,
+        "excess": pl.Float64,
+        "with_per_hand": pl.Float64,
+        "without_per_hand": pl.Float64,
+        "without_hands": pl.Int64,
+        "z": pl.Float64,
+        "q": pl.Float64,
+    }
+    return pl.DataFrame([{"rank": k, **r} for k, r in enumerate(rows, start=1)], schema=schema)

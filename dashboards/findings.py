@@ -6,9 +6,10 @@ The findings come from the screens and the audit the report runs anyway (compute
 - **high**: the collusion screen's flagged pairs, and the teams they join (:func:`pipeline.audit.collusion.
   flagged_groups`); the information-cheat screen's flagged players (:mod:`pipeline.audit.information`). Each
   is a discovery at the screen's false discovery rate: a lead to replay, not a verdict.
-- **medium**: the audit's biggest errors by money (:mod:`pipeline.audit.scoring`: scoring and settlement errors,
-  the points they move; rule violations, the points settled in their hand), and players whose results are far
-  outside the room's range (:func:`prep_unusual_results`).
+- **medium**: the victim view's players who lose to a player or a team beyond what their play predicts
+  (:mod:`pipeline.audit.victims`); the audit's biggest errors by money (:mod:`pipeline.audit.scoring`: scoring
+  and settlement errors, the points they move; rule violations, the points settled in their hand), and players
+  whose results are far outside the room's range (:func:`prep_unusual_results`).
 - **low**: data quality: stored records that are invalid (by code), input lines that were rejected (by code).
 
 Unusual results are defined so that skill is not a finding. Each player's net points per hand is compared
@@ -40,6 +41,7 @@ from pipeline.audit.collusion import PairResult, flagged_groups
 from pipeline.audit.deals import DealResult
 from pipeline.audit.information import InfoResult
 from pipeline.audit.scoring import Audit
+from pipeline.audit.teams import TeamResult
 
 # The pages the findings link to (dashboards.site writes them under these names).
 INDEX = "index.html"
@@ -64,9 +66,10 @@ KINDS = {  # kind → (severity, order within the severity, what the kind is cal
     "information": ("high", 2, "sees other hands?"),
     "deals": ("high", 3, "stacked deals?"),
     "scoring": ("medium", 4, "scoring error"),
-    "results": ("medium", 5, "unusual result"),
-    "invalid": ("low", 6, "invalid records"),
-    "rejects": ("low", 7, "rejected lines"),
+    "victim": ("medium", 5, "loses to a player or team"),
+    "results": ("medium", 6, "unusual result"),
+    "invalid": ("low", 7, "invalid records"),
+    "rejects": ("low", 8, "rejected lines"),
 }
 
 SCHEMA: dict[str, Any] = {
@@ -217,6 +220,56 @@ def _pairs(pairs: Sequence[PairResult], fdr: float) -> list[dict[str, Any]]:
     return rows
 
 
+def _group_teams(teams: Sequence[TeamResult]) -> list[dict[str, Any]]:
+    """The teams the group screen reports (three players or more), team ``k`` of the collusion page."""
+    rows = []
+    for k, t in enumerate((t for t in teams if t.reported and len(t.players) >= 3), start=1):
+        rows.append(
+            {
+                "kind": "team",
+                "players": list(t.players),
+                "subject": ", ".join(t.players),
+                "detail": (
+                    f"the group screen reports {len(t.players)} players as a team over {t.hands:,} hands with two or "
+                    f"more of them at one table: score {t.score:.1f}, q {_q(t.q)}"
+                ),
+                "q": t.q,
+                "evidence": f"{COLLUSION}#team-{k}",
+                "evidence_text": f"team #{k}: signals and hands to replay",
+            }
+        )
+    return rows
+
+
+def _victims(victims: pl.DataFrame) -> list[dict[str, Any]]:
+    """The victim view's flagged lines (:func:`dashboards.collusion.prep_victims`), line ``k`` anchored
+    ``victim-k`` on the collusion page."""
+    rows = []
+    for r in victims.iter_rows(named=True):
+        if r["kind"] == "team":
+            detail = (
+                f"pays {r['with_per_hand']:+.1f} points a hand with two or more of the team at the table "
+                f"({r['hands']:,} hands), {r['without_per_hand']:+.1f} with none of it"
+            )
+        else:
+            detail = (
+                f"paid {r['net']:+,} points over {r['hands']:,} shared hands, {r['excess']:+,.0f} beyond what that "
+                "opponent takes from the others at those tables"
+            )
+        rows.append(
+            {
+                "kind": "victim",
+                "players": [r["player"], *r["to"]],
+                "subject": f"{r['player']} loses to {', '.join(r['to'])}",
+                "detail": f"{detail}: z {r['z']:.1f}, q {_q(r['q'])}",
+                "q": r["q"],
+                "evidence": f"{COLLUSION}#victim-{r['rank']}",
+                "evidence_text": f"victim line #{r['rank']} of the collusion page",
+            }
+        )
+    return rows
+
+
 def _teams(pairs: Sequence[PairResult]) -> list[dict[str, Any]]:
     rows = []
     for k, g in enumerate(flagged_groups(pairs), start=1):
@@ -254,8 +307,8 @@ def _information(info: Sequence[InfoResult], fdr: float) -> list[dict[str, Any]]
                     f"rate {100 * fdr:g}%)"
                 ),
                 "q": r.q,
-                "evidence": f"{INFORMATION}#info-{rank}",
-                "evidence_text": f"row #{rank} of the information-cheat screen",
+                "evidence": f"{INFORMATION}#info-{rank}-hands",
+                "evidence_text": f"player #{rank} of the information-cheat screen: hands to replay",
             }
         )
     return rows
@@ -394,6 +447,8 @@ def prep_findings(
     *,
     pairs: Sequence[PairResult],
     pair_fdr: float,
+    teams: Sequence[TeamResult] | None = None,
+    victims: pl.DataFrame | None = None,
     info: Sequence[InfoResult],
     info_fdr: float,
     deals: Sequence[DealResult] = (),
@@ -410,20 +465,23 @@ def prep_findings(
     :data:`KINDS`, then most money or smallest q), one row each.
 
     ``pairs``: the collusion screen's results, best first (rank k has the anchor ``pair-k`` on the collusion
-    page); ``info``: the information-cheat screen's, in its order (``info-k``); ``deals``: the stacked-deal
-    screen's, in its order (the k-th flagged group has the anchor ``deal-k`` on the deals page); ``audit``: the audit
-    (``finding-k`` for its first :data:`AUDIT_ROWS` rows); ``counts``: the ``warehouse_counts`` row (``hands``,
-    ``valid_hands``, ``replayed_hands``); ``issues`` and ``rejects``: :func:`dashboards.quality.
-    prep_issues_by_code` and ``prep_rejects_by_code``; ``unusual``: :func:`prep_unusual_results`; ``page_of``:
-    the page of a player (None: the player has none).
+    page); ``teams``: the group screen's results (:mod:`pipeline.audit.teams`; its reported teams of three or more,
+    ``team-k``; None: the teams the flagged pairs join instead); ``victims``: :func:`dashboards.collusion.
+    prep_victims` (``victim-k``); ``info``: the information-cheat screen's, in its order (``info-k``);
+    ``deals``: the stacked-deal screen's, in its order (the k-th flagged group has the anchor ``deal-k`` on the
+    deals page); ``audit``: the audit (``finding-k`` for its first :data:`AUDIT_ROWS` rows); ``counts``: the
+    ``warehouse_counts`` row (``hands``, ``valid_hands``, ``replayed_hands``); ``issues`` and ``rejects``:
+    :func:`dashboards.quality.prep_issues_by_code` and ``prep_rejects_by_code``; ``unusual``:
+    :func:`prep_unusual_results`; ``page_of``: the page of a player (None: the player has none).
 
     Columns: ``rank``, ``severity`` (high, medium, low), ``kind`` (a key of :data:`KINDS`), ``label``,
     ``players`` (whom it concerns), ``subject``, ``detail``, ``money`` (scoring errors), ``q`` (the screens'),
     ``evidence`` (page and anchor), ``evidence_text``.
     """
     rows = [
-        *_teams(pairs),
+        *(_teams(pairs) if teams is None else _group_teams(teams)),
         *_pairs(pairs, pair_fdr),
+        *([] if victims is None else _victims(victims)),
         *_information(info, info_fdr),
         *_deals(deals, deals_fdr),
         *_scoring(audit, top_errors),

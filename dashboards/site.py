@@ -16,8 +16,8 @@ Layout under ``out_dir``::
                                deal-in rates over time (inline SVG), results against the room, audit findings
     quality.html               validator issues and rejected lines by code
     audit.html                 the audit's findings by money: by code, month and player; the top findings
-    collusion.html             the pair screen: heat map of pair scores, teams, flagged pairs' hands, top pairs
-    information.html           the information-cheat screen, one row per player
+    collusion.html             the pair and team screens: heat map of pair scores, teams and victims, hands replayed
+    information.html           the information-cheat screen, one row per player, flagged players' hands replayed
     deals.html                 the stacked-deal screen: flagged players, seats, tables and sessions, each
                                evidence hand replayed
     charts/<page>-<chart>.png  every chart as a PNG file (the overview, quality, audit, collusion and deals pages')
@@ -55,12 +55,13 @@ from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
 from dashboards import deals as deals_dash
 from dashboards import findings as found_dash
+from dashboards import information as info_dash
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope
 from pipeline.audit import scoring
-from pipeline.audit.collusion import SIGNALS, flagged_groups, screen_levels
+from pipeline.audit.collusion import SIGNALS, screen_levels
 from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult, screen_information
 from pipeline.report import charts, svg
 from pipeline.report.names import file_stem
@@ -177,7 +178,10 @@ def _build(
     screen = collusion_dash.screen_pairs(con, min_hands=min_hands)
     body = [_collusion_summary(screen), _collusion_levels(screen_levels(replayed))]
     body += [_figure(draw("collusion", spec, screen)[1]) for spec in collusion_dash.CHARTS]
-    body.append(_teams_section(screen))
+    body.append(
+        _teams_section(screen, collusion_dash.prep_teams(screen), collusion_dash.prep_team_evidence(con, screen))
+    )
+    body.append(_victims_section(collusion_dash.prep_victims(screen), player_pages))
     body.append(_evidence_section(screen, collusion_dash.prep_evidence(screen)))
     body.append(_pairs_table(collusion_dash.prep_top_pairs(screen, limit=collusion_dash.pairs_shown(screen))))
     body.append(_collusion_method(screen))
@@ -186,7 +190,9 @@ def _build(
     # Information cheats
     step("information: screen")
     seers = screen_information(con)
-    write(info_page, [_info_summary(seers), _info_table(seers, player_pages), _info_method()])
+    body = [_info_summary(seers), _info_table(seers, player_pages)]
+    body += [_info_evidence(seers, info_dash.prep_evidence(con, seers), player_pages), _info_method()]
+    write(info_page, body)
 
     # Stacked deals: the screen runs once; each flagged group's hands are replayed from their sources.
     step("deals: screen")
@@ -205,6 +211,8 @@ def _build(
     found = found_dash.prep_findings(
         pairs=screen.pairs,
         pair_fdr=screen.fdr,
+        teams=screen.teams,
+        victims=collusion_dash.prep_victims(screen),
         info=seers,
         info_fdr=FDR,
         deals=deals.results,
@@ -334,7 +342,7 @@ def _overview_summary(
         f'<p>Every player: <a href="{_href(directory.file)}">the player directory</a>. '
         f'Data quality: <a href="{_href(quality_page.file)}">issues and rejects</a>. '
         f'Audit: <a href="{_href(audit_page.file)}">scoring differences and rule violations by money</a>. '
-        f'Collusion: <a href="{_href(collusion_page.file)}">the pair screen</a>. '
+        f'Collusion: <a href="{_href(collusion_page.file)}">the pair and team screens, and victims</a>. '
         f'Information cheats: <a href="{_href(info_page.file)}">the single-player screen</a>.</p>'
         "</section>"
     )
@@ -1098,29 +1106,76 @@ def _pairs_table(df: pl.DataFrame) -> str:
     )
 
 
-def _teams_section(screen: collusion_dash.Screen) -> str:
-    """The teams the flagged pairs join (three or more players), each with its flagged pairs; nothing when no
-    flagged pairs join three players."""
-    groups = flagged_groups(screen.pairs)
-    if not groups:
-        return ""
-    rank = {r.players: k for k, r in enumerate(screen.pairs, start=1)}
+def _teams_section(screen: collusion_dash.Screen, teams: pl.DataFrame, evidence: pl.DataFrame) -> str:
+    """The teams the group screen reports (:func:`dashboards.collusion.prep_teams`), each with its hands replayed
+    (anchors ``team-k``, as the findings link them)."""
+    title = "Teams: groups of three screened as groups"
+    if not teams.height:
+        return (
+            f'<section id="teams"><h2>{_esc(title)}</h2><p class="note">No team is reported at a false discovery '
+            f"rate of {_fdr(screen.fdr)}.</p></section>"
+        )
     parts = []
-    for k, g in enumerate(groups, start=1):
-        inside = set(g.players)
-        links = ", ".join(
-            f'<a href="#pair-{rank[r.players]}">{_pair(*r.players)}</a>'
-            for r in screen.flagged
-            if set(r.players) <= inside
+    for t in teams.iter_rows(named=True):
+        k = t["rank"]
+        signals = "; ".join(
+            f"{collusion_dash.SIGNAL_NAMES[s][0]} z {t[f'{s}_z']:+.1f}" for s in collusion_dash.TEAM_SIGNALS
+        )
+        items = "".join(
+            f'<details><summary><span class="id">{_esc(h["hand_id"])}</span> event {h["event"]}: {_esc(h["why"])}'
+            f'</summary><div class="replay">{_esc(h["replay"])}</div></details>'
+            for h in evidence.filter(pl.col("rank") == k).iter_rows(named=True)
         )
         parts.append(
-            f'<div class="team" id="team-{k}"><h3>Team #{k}: {", ".join(_esc(p) for p in g.players)}</h3>'
-            f'<p class="note">{g.flagged_pairs} of their {g.pairs} pairs are flagged: {links}.</p></div>'
+            f'<div class="team" id="team-{k}"><h3>Team #{k}: {", ".join(_esc(p) for p in t["players"])}</h3>'
+            f'<p class="note">{t["hands"]:,} hands with two or more of them at one table; score {t["score"]:.2f} '
+            f"(z {t['z']:.2f} on the empirical null), p = {t['p']:.1e}, q = {_esc(collusion_dash.q_text(t['q']))}. "
+            f"Signals toward each other against their other opponents: {_esc(signals)}.</p>"
+            + (items or '<p class="note">No win or call of one on another\'s tile to replay.</p>')
+            + "</div>"
         )
     return (
-        f'<section id="teams"><h2>Teams</h2>{"".join(parts)}<p class="note">Players joined by flagged pairs, three '
-        "or more: a team feeds more than one partner. Only flagged pairs join players, so a team is as controlled "
-        "as the pairs it is made of.</p></section>"
+        f'<section id="teams"><h2>{_esc(title)}</h2>{"".join(parts)}<p class="note">Every group of three who sat '
+        "together pairwise is screened as a group: what each member does for the others against what it does for "
+        "its other opponents at the same tables (an exact relabelling null), on rates fitted without the teams "
+        "already found; Benjamini–Yekutieli over the groups. Hands: wins and calls one member made on another's "
+        "tile, each as <code>xuezhan replay HAND --warehouse W</code> prints it. Details: pipeline/audit/teams.py."
+        "</p></section>"
+    )
+
+
+def _victims_section(df: pl.DataFrame, pages: dict[str, Page]) -> str:
+    """The victim view's flagged lines (:func:`dashboards.collusion.prep_victims`), anchors ``victim-k``, each
+    player linked to their page."""
+    title = "Victims: who pays whom beyond what that opponent takes from others"
+    if not df.height:
+        return f'<section id="victims"><h2>{_esc(title)}</h2><p class="note">No player is flagged.</p></section>'
+    rows = []
+    for r in df.iter_rows(named=True):
+        to = ", ".join(_who(p, pages) for p in r["to"])
+        if r["kind"] == "team":
+            what = (
+                f"pays {r['with_per_hand']:+.1f} a hand with two or more of the team at the table ({r['hands']:,} "
+                f"hands), {r['without_per_hand']:+.1f} with none of it ({r['without_hands']:,} hands)"
+            )
+        else:
+            what = (
+                f"paid {r['net']:+,} net over {r['hands']:,} shared hands, {r['excess']:+,.0f} beyond what that "
+                "opponent takes from the others at those tables"
+            )
+        rows.append(
+            f'<tr id="victim-{r["rank"]}"><td class="num">{r["rank"]}</td><td class="id">{_who(r["player"], pages)}'
+            f'</td><td class="id">{to}</td><td>{_esc(what)}</td><td class="num">{r["z"]:.1f}</td>'
+            f'<td class="num">{_esc(collusion_dash.q_text(r["q"]))}</td></tr>'
+        )
+    return (
+        f'<section id="victims"><h2>{_esc(title)}</h2><table><thead><tr><th>#</th><th>player</th><th>loses to</th>'
+        f"<th>what</th><th>z</th><th>q</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p class="note">Per hand, what a player pays an opponent (the engine\'s settlement) less what that '
+        "opponent takes from an opponent on average, against the player's other opponents at the same table; with "
+        "a reported team, the player's points per hand with two or more of it at the table against with none "
+        "(the tables differ in who else sits there: this compares, it does not prove). Benjamini–Yekutieli. "
+        "Details: pipeline/audit/victims.py.</p></section>"
     )
 
 
@@ -1173,13 +1228,44 @@ def _info_table(seers: list[InfoResult], pages: dict[str, Page]) -> str:
             + _num_cell(r.expected, "–" if r.expected is None else f"{r.expected:,.1f}")
             + _num_cell(r.p, "not tested" if r.p is None else f"{r.p:.2e}")
             + _num_cell(r.q, "–" if r.q is None else collusion_dash.q_text(r.q))
-            + _num_cell(int(r.flagged), '<b class="flag">yes</b>' if r.flagged else "no")
+            + _num_cell(int(r.flagged), f'<a href="#info-{k}-hands"><b class="flag">yes</b></a>' if r.flagged else "no")
             + "</tr>"
         )
     return (
         f'<section id="players"><h2>Players</h2><table class="sortable"><thead><tr>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table><p class="note">Flagged first, then by p. Click a heading to '
         "sort.</p></section>"
+    )
+
+
+def _info_evidence(seers: list[InfoResult], df: pl.DataFrame, pages: dict[str, Page]) -> str:
+    """Each flagged player's hands to replay (:func:`dashboards.information.prep_evidence`), anchors
+    ``info-k-hands`` (``info-k``: the player's row)."""
+    title = "Flagged players and the hands to replay"
+    flagged = [(k, r) for k, r in enumerate(seers, start=1) if r.flagged]
+    if not flagged:
+        note = '<p class="note">No player is flagged: no hands to show.</p>'
+        return f'<section id="hands"><h2>{_esc(title)}</h2>{note}</section>'
+    parts = []
+    for k, r in flagged:
+        hands = df.filter(pl.col("rank") == k)
+        items = "".join(
+            f'<details><summary><span class="id">{_esc(h["hand_id"])}</span>: {h["dodges"]} discard'
+            f"{'s' if h['dodges'] != 1 else ''} dodged a win ({_esc(h['what'])})</summary>"
+            f'<div class="replay">{_esc(h["replay"])}</div></details>'
+            for h in hands.iter_rows(named=True)
+        )
+        parts.append(
+            f'<div id="info-{k}-hands"><h3><a href="#info-{k}">#{k}</a> {_who(r.player, pages)}</h3>'
+            + (items or '<p class="note">No hand read back shows a dodged win.</p>')
+            + "</div>"
+        )
+    return (
+        f'<section id="hands"><h2>{_esc(title)}</h2>{"".join(parts)}<p class="note">Hands where the player threw a '
+        "tile nobody could win on while holding one an opponent still in could win on whose discard would have "
+        "left its hand as close to ready: the choice a player who sees the hands always makes, and the screen "
+        "counts the absence of the other. Most such discards first, each hand as <code>xuezhan replay HAND "
+        "--warehouse W</code> prints it; seats count from 0.</p></section>"
     )
 
 

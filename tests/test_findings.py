@@ -174,7 +174,7 @@ def test_findings_of_the_tiny_warehouse_by_hand(found):
         (1, "high", "team", "team", "pA, pB, pC", None, "collusion.html#team-1"),
         (2, "high", "pair", "colluding pair?", "pA & pB", None, "collusion.html#pair-1"),
         (3, "high", "pair", "colluding pair?", "pB & pC", None, "collusion.html#pair-2"),
-        (4, "high", "information", "sees other hands?", "pD", None, "information.html#info-1"),
+        (4, "high", "information", "sees other hands?", "pD", None, "information.html#info-1-hands"),
         (5, "medium", "scoring", "rule violation", "hand H4", 10, "audit.html#finding-1"),
         (6, "medium", "scoring", "scoring error", "hand H1", 4, "audit.html#finding-2"),
         (7, "medium", "scoring", "scoring error", "hand H1", 2, "audit.html#finding-4"),

@@ -45,6 +45,12 @@ import numpy as np
 
 from pipeline import sql
 from pipeline.analytics.stats import by_qvalues
+from pipeline.game.events import Discard
+from pipeline.game.record import Record, RecordError, parse_record
+from pipeline.game.start import start_hand
+from pipeline.game.state import HandState, IllegalAction
+from pipeline.rules.hand import shanten
+from pipeline.rules.tiles import TILE_NAMES
 
 MIN_DISCARDS = 300  # about 30 hands: below this a player is listed, not tested
 FDR = 0.05
@@ -282,3 +288,102 @@ def screen_counts(
         q = next(q_values)
         out.append(InfoResult(r.player, r.hands, r.discards, r.dangerous_by_choice, r.expected, r.p, q, q <= fdr))
     return sorted(out, key=lambda r: (not r.flagged, r.p if r.p is not None else 2.0, r.player))
+
+
+# ---------------------------------------------------------------------------------------------- evidence
+@dataclass(frozen=True, slots=True)
+class Dodge:
+    """A safe discard made while holding a dangerous tile that was as good: ``seat`` threw ``thrown`` (no
+    opponent still in could win on it, and not of its void suit: every player throws those first) at event
+    ``event`` while it held ``held``, tiles an opponent still in (``waiting``) could win on, whose discard would
+    have left its hand as close to ready. The behaviour the screen counts the absence of, seen from the other
+    side: what a player who sees the hands does."""
+
+    event: int
+    seat: int
+    thrown: str
+    held: tuple[str, ...]
+    waiting: tuple[int, ...]
+
+    def text(self) -> str:
+        seats = ", ".join(str(o) for o in self.waiting)
+        return f"event {self.event}: threw {self.thrown} holding {' '.join(self.held)} (seat {seats} could win on it)"
+
+
+def dodges(record: Record, seat: int) -> list[Dodge]:
+    """``seat``'s :class:`Dodge` discards in ``record`` (a parsed record of level full or dealt: every hand is
+    known; others have none), found by replaying it; the replay stops at an illegal action."""
+    if record.level not in ("full", "dealt"):
+        return []
+    exchange = None
+    if record.exchange_given is not None:
+        exchange = (record.exchange_direction or "cw", record.exchange_given)
+    try:
+        state = start_hand(
+            record.rules, dealer=record.dealer, wall=record.wall, deal=record.deal, exchange=exchange, que=record.que
+        )
+    except IllegalAction:
+        return []
+    found = []
+    for index, event in enumerate(record.events):
+        if isinstance(event, Discard) and event.seat == seat:
+            dodge = _dodge(state, index, seat, event.tile)
+            if dodge is not None:
+                found.append(dodge)
+        try:
+            state.apply(event)
+        except IllegalAction:
+            break
+    return found
+
+
+def _dodge(state: HandState, index: int, seat: int, tile: int) -> Dodge | None:
+    waits = {o: state.win_mask(o) for o in range(state.n) if o != seat and not state.won[o]}
+    dangerous = 0
+    for mask in waits.values():
+        dangerous |= mask
+    melds, void = len(state.melds[seat]), state.void[seat]
+    if not dangerous or (dangerous >> tile) & 1 or tile // 9 == void:
+        return None  # nobody is ready, the discard is itself dangerous, or of the void suit (anyone throws those)
+    counts = list(state.counts[seat])
+
+    def after(k: int) -> int:
+        counts[k] -= 1
+        value = shanten(counts, melds, void)
+        counts[k] += 1
+        return value
+
+    actual = after(tile)
+    held = [k for k in range(27) if counts[k] and (dangerous >> k) & 1 and state.can_discard(seat, k)]
+    good = [k for k in held if after(k) <= actual]
+    if not good:
+        return None
+    waiting = tuple(o for o, mask in waits.items() if any((mask >> k) & 1 for k in good))
+    return Dodge(index, seat, TILE_NAMES[tile], tuple(TILE_NAMES[k] for k in good), waiting)
+
+
+EVIDENCE = 5  # hands shown per flagged player
+CANDIDATES = 40  # hands replayed per flagged player to choose them from
+
+
+def best_dodges(
+    con: duckdb.DuckDBPyConnection, player: str, *, limit: int = EVIDENCE, candidates: int = CANDIDATES
+) -> list[tuple[str, list[Dodge]]]:
+    """The hands that show ``player``'s avoidance best: up to ``limit`` hands (``hand_id``, its dodges), most
+    dodges first. Candidates are the ``candidates`` hands with most safe discards while somebody was ready
+    (``sql/info_candidates.sql``), each read back from its source and replayed (:func:`dodges`); a hand that
+    cannot be read back is skipped."""
+    from pipeline.audit.replay import HandNotFound, stored_record  # the replay reads sources: only when asked
+
+    rows = sql.run_sql(con, "pipeline.audit", "info_candidates", player=player, limit=candidates)
+    found = []
+    for hand_id in rows["hand_id"].to_list():
+        try:
+            record = parse_record(stored_record(con, hand_id).record)
+        except (HandNotFound, RecordError):
+            continue
+        if player in record.players:
+            seen = dodges(record, record.players.index(player))
+            if seen:
+                found.append((hand_id, seen))
+    return sorted(found, key=lambda h: (-len(h[1]), h[0]))[:limit]

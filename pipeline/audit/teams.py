@@ -391,8 +391,22 @@ def screen_pairs_and_teams(
     pair inside it to replay (wins and calls one made on another's tile)."""
     on_hands = None if progress is None else (lambda done, total: progress("hands", done, total))
     with WarehouseSource(con, chunk_hands, on_hands) as source:
-        pairs = screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
-        teams = screen_teams(source, min_hands=min_hands, fdr=fdr)
+        return pairs_and_teams(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
+
+
+def pairs_and_teams(
+    source: FeatureSource,
+    con: duckdb.DuckDBPyConnection,
+    *,
+    min_hands: int = 200,
+    fdr: float = 0.05,
+    evidence: int = 5,
+    progress: Progress | None = None,
+) -> tuple[list[PairResult], list[TeamResult]]:
+    """:func:`screen_pairs_and_teams` on an open ``source`` (the report chooses its threshold from the source's
+    shared hands first: :func:`dashboards.collusion.screen_pairs`)."""
+    pairs = screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
+    teams = screen_teams(source, min_hands=min_hands, fdr=fdr)
     if evidence:
         teams = [
             replace(
