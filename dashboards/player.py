@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from dashboards import ChartSpec, as_int, population_base, run_sql
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
-from pipeline.analytics.metrics import METRIC_BY_ID, METRICS
+from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, Metric
 from pipeline.analytics.stats import wilson
 from pipeline.report import charts
 
@@ -81,6 +81,19 @@ def prep_top_players(con: duckdb.DuckDBPyConnection, n: int) -> pl.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------- metrics
+def _value_cells(m: Metric, v: dict[str, Any]) -> dict[str, Any]:
+    """A metric's value as the metric frames' cells (a rate's ``num``/``den``, a mean's ``sum``/``n``)."""
+    return {
+        "metric": m.id,
+        "value": v["value"],
+        "num": v.get("num", v.get("sum")),
+        "den": v.get("den", v.get("n")),
+        "den_of": m.den,
+        "ci_low": v.get("ci_low"),
+        "ci_high": v.get("ci_high"),
+    }
+
+
 def prep_player_metrics(con: duckdb.DuckDBPyConnection, player: str, metrics: tuple[str, ...] = RATES) -> pl.DataFrame:
     """The player's and the population's value of each metric, in the order given: two rows per metric.
 
@@ -99,22 +112,8 @@ def prep_player_metrics(con: duckdb.DuckDBPyConnection, player: str, metrics: tu
         m = METRIC_BY_ID[mid]
         base = bases[NEEDS[mid].id]  # the hands whose level carries what the metric needs
         for who, counts in ((PLAYER, player_row(base, player)), (POPULATION, population_base(base))):
-            v = m.value(counts)
-            rows.append(
-                {
-                    "metric": m.id,
-                    "name_zh": m.name_zh,
-                    "name_en": m.name_en,
-                    "unit": m.unit,
-                    "who": who,
-                    "value": v["value"],
-                    "num": v.get("num", v.get("sum")),
-                    "den": v.get("den", v.get("n")),
-                    "den_of": m.den,
-                    "ci_low": v.get("ci_low"),
-                    "ci_high": v.get("ci_high"),
-                }
-            )
+            cells = _value_cells(m, m.value(counts))
+            rows.append({**cells, "name_zh": m.name_zh, "name_en": m.name_en, "unit": m.unit, "who": who})
     return pl.DataFrame(rows, schema=_SCHEMA).with_columns(pl.lit(player, dtype=pl.String).alias("player"))
 
 
@@ -524,20 +523,7 @@ def prep_every_player(con: duckdb.DuckDBPyConnection, metrics: tuple[str, ...] |
         entries = [(PLAYER, r["player"], r) for r in base.sort("player").iter_rows(named=True)]
         entries.append((POPULATION, None, population_base(base)))
         for who, pid, counts in entries:
-            v = m.value(counts)
-            rows.append(
-                {
-                    "player": pid,
-                    "metric": m.id,
-                    "who": who,
-                    "value": v["value"],
-                    "num": v.get("num", v.get("sum")),
-                    "den": v.get("den", v.get("n")),
-                    "den_of": m.den,
-                    "ci_low": v.get("ci_low"),
-                    "ci_high": v.get("ci_high"),
-                }
-            )
+            rows.append({**_value_cells(m, m.value(counts)), "player": pid, "who": who})
     return pl.DataFrame(rows, schema=_EVERY_SCHEMA)
 
 
