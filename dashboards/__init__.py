@@ -29,6 +29,8 @@ from matplotlib.axes import Axes
 
 from pipeline import sql
 from pipeline.analytics.levels import NEEDS, coverage, excluded_text
+from pipeline.audit.replay import HandNotFound, replay_text, stored_record
+from pipeline.validate import validate
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:
@@ -90,3 +92,13 @@ def levels_note(figures: Iterable[str], hands: Mapping[str, int]) -> str:
     if len(clauses) <= 1:
         return next(iter(clauses), "")
     return "; ".join(f"{', '.join(names)}: {text}" for text, names in clauses.items())
+
+
+def replay_of(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
+    """A hand as ``xuezhan replay HAND --warehouse W`` prints it, read back from its source line, or the reason it
+    cannot be read back (every page's evidence hands)."""
+    try:
+        found = stored_record(con, hand_id)
+        return replay_text(found.record, validate(found.record))
+    except HandNotFound as exc:
+        return str(exc)

@@ -28,16 +28,14 @@ from matplotlib.colors import TwoSlopeNorm, to_rgba
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from dashboards import ChartSpec, as_int
+from dashboards import ChartSpec, as_int, replay_of
 from pipeline.analytics.stats import by_levels, normal_isf
 from pipeline.audit import collusion
 from pipeline.audit.collusion import SIGNALS, PairResult
-from pipeline.audit.replay import HandNotFound, replay_text, stored_record
 from pipeline.audit.teams import GROUP_SIGNALS as TEAM_SIGNALS
 from pipeline.audit.teams import TeamResult, pairs_and_teams
 from pipeline.audit.victims import Victim, victim_view
 from pipeline.report import charts
-from pipeline.validate import validate
 
 FALLBACKS = (100, 50, 20)  # thresholds tried, largest first, when no pair reaches the one asked for
 MAX_PLAYERS = 30  # rows and columns of the heat map
@@ -568,16 +566,6 @@ CHARTS = (
 
 
 # ---------------------------------------------------------------------------------------------- teams and victims
-def replay_of(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
-    """A hand as ``xuezhan replay HAND --warehouse W`` prints it, read back from its source line, or the reason it
-    cannot be read back."""
-    try:
-        found = stored_record(con, hand_id)
-        return replay_text(found.record, validate(found.record))
-    except HandNotFound as exc:
-        return str(exc)
-
-
 def prep_teams(screen: Screen) -> pl.DataFrame:
     """The teams the group screen reports, best first (``rank``: team ``k`` of the page): members, hands with two
     or more of them at one table, score, its z on the empirical null, p, q and each signal's z."""

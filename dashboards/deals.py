@@ -14,11 +14,9 @@ import duckdb
 import polars as pl
 from matplotlib.axes import Axes
 
-from dashboards import ChartSpec
+from dashboards import ChartSpec, replay_of
 from pipeline.audit.deals import KINDS, DealResult, NoDealScores, screen_deals
-from pipeline.audit.replay import HandNotFound, replay_text, stored_record
 from pipeline.report import charts
-from pipeline.validate import validate
 
 TOP = 10  # rows per kind of the page's table
 PLAYERS_SHOWN = 30  # bars of the players' chart
@@ -84,13 +82,8 @@ def prep_evidence(con: duckdb.DuckDBPyConnection, s: Screen) -> pl.DataFrame:
     rows = []
     for rank, r in enumerate(s.flagged, start=1):  # rank: the group's anchor deal-<rank> on the page
         for e in r.evidence:
-            try:
-                found = stored_record(con, e["hand_id"])
-                replay = replay_text(found.record, validate(found.record))
-            except HandNotFound as exc:
-                replay = str(exc)
             row = {"rank": rank, "kind": r.kind, "group": r.group, **{k: e[k] for k in _EVIDENCE}}
-            rows.append({**row, "replay": replay})
+            rows.append({**row, "replay": replay_of(con, e["hand_id"])})
     schema = {"rank": pl.Int64, "kind": pl.String, "group": pl.String, **_EVIDENCE, "replay": pl.String}
     return pl.DataFrame(rows, schema=schema)
 

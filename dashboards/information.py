@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import duckdb
 import polars as pl
 
-from dashboards.collusion import replay_of
+from dashboards import replay_of
 from pipeline.audit.information import EVIDENCE, InfoResult, best_dodges
 
 
