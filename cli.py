@@ -138,6 +138,18 @@ def _write_data(text: str) -> None:
     sys.stdout.write(text)
 
 
+def _emit(
+    fmt: str, answer: dict[str, Any], *, csv: Callable[[dict[str, Any]], str], table: Callable[[dict[str, Any]], str]
+) -> None:
+    """Print ``answer`` as ``fmt`` asks: json as it is, csv byte for byte, a table for people."""
+    if fmt == "json":
+        typer.echo(json.dumps(answer, ensure_ascii=False))
+    elif fmt == "csv":
+        _write_data(csv(answer))
+    else:
+        typer.echo(table(answer))
+
+
 def _shown(value: object) -> str:
     """A value from the records (an id, a message quoting one) as the table formats print it: ``–`` for none,
     control and format characters (a terminal escape, a bidirectional override) as ``\\uXXXX``
@@ -706,21 +718,11 @@ def stats_command(
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     if by == "opponent":
-        if fmt == "json":
-            typer.echo(json.dumps(h2h, ensure_ascii=False))
-        elif fmt == "csv":
-            _write_data(head_to_head_csv(h2h))
-        else:
-            typer.echo(head_to_head_table(h2h))
+        _emit(fmt, h2h, csv=head_to_head_csv, table=head_to_head_table)
         return
     if player is not None and not answer["players"]:
         raise fail(f"no hands of player {player!r} in {warehouse}", code=1)
-    if fmt == "json":
-        typer.echo(json.dumps(answer, ensure_ascii=False))
-    elif fmt == "csv":
-        _write_data(stats_csv(answer))
-    else:
-        typer.echo(stats_table(answer))
+    _emit(fmt, answer, csv=stats_csv, table=stats_table)
 
 
 @app.command("report")
