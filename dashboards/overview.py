@@ -62,7 +62,7 @@ def prep_fan_distribution(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
     Columns: ``fan``, ``wins``, ``share`` (of all wins), ``n`` (wins in replayed hands).
     """
-    df = queries.run(con, "fan_distribution")
+    df = queries.run(con, "fan_distribution", player=None)
     n = as_int(df["wins"].sum())
     if not df.height:
         return pl.DataFrame(schema={"fan": pl.Int64, "wins": pl.Int64, "share": pl.Float64, "n": pl.Int64})
@@ -105,8 +105,8 @@ def prep_pattern_frequency(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     ``apart`` (the chart states its share instead of drawing it: a pattern in at least :data:`DOMINANT` of the
     wins and twice as many as the next, as 平胡 is, in every normal win, would squeeze every other bar flat).
     """
-    n = int(queries.run(con, "fan_distribution")["wins"].sum() or 0)
-    df = queries.run(con, "pattern_frequency")
+    n = int(queries.run(con, "fan_distribution", player=None)["wins"].sum() or 0)
+    df = queries.run(con, "pattern_frequency", player=None)
     names = [pattern_names(p) for p in df["pattern"].to_list()]
     out = pl.DataFrame(
         {

@@ -224,8 +224,8 @@ def prep_player_fan(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame
     Columns: ``fan``, ``who``, ``wins``, ``share``, ``n`` (that side's wins), ``player``. Every fan from 1 (or
     the lowest seen) to the highest seen appears on both sides.
     """
-    mine = queries.run(con, "player_fan_distribution", player=player)
-    everyone = queries.run(con, "fan_distribution")
+    mine = queries.run(con, "fan_distribution", player=player)
+    everyone = queries.run(con, "fan_distribution", player=None)
     seen = mine["fan"].to_list() + everyone["fan"].to_list()
     schema = {
         "fan": pl.Int64,

@@ -77,7 +77,7 @@ def test_engines_agree_for_one_player(con, warehouse: Path) -> None:
 
 
 def test_fan_distribution_agrees(con, warehouse: Path) -> None:
-    sql = queries.run(con, "fan_distribution")
+    sql = queries.run(con, "fan_distribution", player=None)
     polars = frames.fan_distribution(warehouse)
     assert sql["fan"].to_list() == polars["fan"].to_list()
     assert sql["wins"].to_list() == polars["wins"].to_list()
@@ -110,8 +110,8 @@ def test_checks_beside_the_sql(con) -> None:
     assert base["delta_sum"].sum() == 0  # money is conserved
     wins = one(con, "SELECT count(*) FROM wins JOIN hands USING (hand_id) WHERE replayed")
     assert base["wins"].sum() == wins
-    assert queries.run(con, "fan_distribution")["wins"].sum() == wins
-    patterns = dict(queries.run(con, "pattern_frequency").select("pattern", "wins").iter_rows())
+    assert queries.run(con, "fan_distribution", player=None)["wins"].sum() == wins
+    patterns = dict(queries.run(con, "pattern_frequency", player=None).select("pattern", "wins").iter_rows())
     assert patterns["ping_hu"] <= wins
     discard_wins = one(
         con, "SELECT count(*) FROM wins JOIN hands USING (hand_id) WHERE replayed AND how IN ('discard', 'rob_kong')"

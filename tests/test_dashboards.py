@@ -519,7 +519,7 @@ def test_player_fan(con):
         (3, "all players", 1, 4),
     ]
     assert df.filter(pl.col("who") == "player")["share"].to_list() == [0.0, 0.0, 1.0]
-    assert queries.run(con, "player_fan_distribution", player="pA")["wins"].to_list() == [1]  # H4 is not replayed
+    assert queries.run(con, "fan_distribution", player="pA")["wins"].to_list() == [1]  # H4 is not replayed
 
 
 # ---------------------------------------------------------------------------------------------- quality

@@ -170,8 +170,8 @@ def _by_level(counts: dict[str, dict[str, int]], key: str) -> dict[tuple[str, bo
 
 def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """The table-level part of ``stats``."""
-    fan = run(con, "fan_distribution")
-    patterns = run(con, "pattern_frequency")
+    fan = run(con, "fan_distribution", player=None)
+    patterns = run(con, "pattern_frequency", player=None)
     outcomes = run(con, "outcomes").row(0, named=True)
     length = run(con, "hand_length", levels=list(NEEDS["hand_length"].usable())).row(0, named=True)
     by_table = run(con, "outcomes_by_table")
@@ -337,8 +337,8 @@ def warehouse_stats(
 def player_wins(con: duckdb.DuckDBPyConnection, player: str) -> dict[str, Any]:
     """One player's own wins: ``{"player", "wins", "fan_distribution": {fan: wins}, "pattern_frequency":
     {pattern: wins}, "pattern_names": {pattern: 中文}}`` (replayed hands; the fan in the Chinese count)."""
-    fan = run(con, "player_fan_distribution", player=player)
-    patterns = run(con, "player_pattern_frequency", player=player)
+    fan = run(con, "fan_distribution", player=player)
+    patterns = run(con, "pattern_frequency", player=player)
     return {
         "player": player,
         "wins": int(fan["wins"].sum() or 0),
