@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import combinations_with_replacement
-from typing import Final, Literal, cast
+from typing import Final, Literal
 
 from pipeline.rules.tiles import COPIES, NUM_KINDS, SUITS, TileError, rank_of, tile_name
 from pipeline.rules.values import Value
@@ -379,21 +379,31 @@ def suit_codes(counts27: Sequence[int]) -> list[int]:
     return codes
 
 
-_NEAR_WHOLE: Final[dict[int, int]] = {}  # filled on first use by _near_whole
+_SUIT_INFO: Final[dict[int, int]] = {}  # filled on first use by _suit_info
+_WHOLE: Final = 4  # a _suit_info bit: the code is whole
+_NEAR_SHIFT: Final = 3  # _suit_info's bits from this one up: the near-whole ranks
 
 
-def _near_whole() -> dict[int, int]:
-    """Suit code → the ranks (0–8) one more tile of which makes the suit whole, as bits (``1 << rank``): every
-    code one tile short of a :data:`WHOLE_CODES` code (about 90,000 of them), worked out once on first use: the
-    winning tiles of a hand are then a look-up for the one suit that takes the tile. Bits, not a tuple of ranks:
-    a hand's winning tiles are one int (:func:`win_mask_of_codes`), built and tested without a set."""
-    if not _NEAR_WHOLE:
+def _suit_info() -> dict[int, int]:
+    """Suit code → what a hand's winning tiles need to know of that suit, in one int: its size modulo 3 (bits
+    0–1), whether it is whole (bit 2, :data:`WHOLE_CODES`), and the ranks (0–8) one more tile of which makes it
+    whole, as bits from bit 3 (``1 << rank``): every whole code and every code one tile short of one (about
+    100,000 of them), worked out once on first use. A code that is neither is not here (0): not whole, and no
+    tile makes it whole. One look-up a suit held answers :func:`win_mask_of_suits`, with no set built."""
+    if not _SUIT_INFO:
         for whole in WHOLE_CODES:
+            _SUIT_INFO[whole] = _SUIT_INFO.get(whole, 0) | _WHOLE | _suit_size(whole) % 3
             for rank in range(9):
                 if (whole >> (3 * rank)) & 7:
                     code = whole - (1 << (3 * rank))
-                    _NEAR_WHOLE[code] = _NEAR_WHOLE.get(code, 0) | (1 << rank)
-    return _NEAR_WHOLE
+                    _SUIT_INFO[code] = _SUIT_INFO.get(code, 0) | (1 << (rank + _NEAR_SHIFT)) | _suit_size(code) % 3
+    return _SUIT_INFO
+
+
+def _near_whole() -> dict[int, int]:
+    """Suit code → the ranks (0–8) one more tile of which makes the suit whole, as bits (``1 << rank``): the
+    near-whole part of :func:`_suit_info`, for the codes that have one."""
+    return {code: info >> _NEAR_SHIFT for code, info in _suit_info().items() if info >> _NEAR_SHIFT}
 
 
 def _suit_size(code: int) -> int:
@@ -438,70 +448,99 @@ def tiles_of_mask(mask: int) -> frozenset[int]:
 
 
 def win_mask_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None = None) -> int:
-    """:func:`win_tiles_of_codes` as bits, ``1 << kind`` for each winning kind: what the hand state keeps per seat
-    and tests a discard against, with no set built. The suit rule and "two suits short of whole" (most hands)
-    are told by the codes alone.
+    """:func:`win_tiles_of_codes` as bits, ``1 << kind`` for each winning kind, with no set built: what
+    :func:`win_mask_of_suits` answers from the codes and the melds' suits.
 
     >>> from pipeline.rules.tiles import counts_of, parse_tiles
     >>> bin(win_mask_of_codes(suit_codes(counts_of(parse_tiles("1114447m456777p"))), []))
     '0b1000000'
     """
-    held = 0  # the suits held, concealed or melded, as bits
-    for suit in range(3):
-        if codes[suit]:
-            held |= 1 << suit
-    if melds:  # most hands have none: no iterator built over an empty Sequence
-        for meld in melds:
-            held |= 1 << (meld.tile // 9)
+    meld_suits = 0
+    for meld in melds:
+        meld_suits |= 1 << (meld.tile // 9)
+    return win_mask_of_suits(codes[0], codes[1], codes[2], meld_suits, len(melds) > 0, void)
+
+
+def win_mask_of_suits(m: int, p: int, s: int, meld_suits: int, melded: bool, void: int | None) -> int:
+    """The winning tiles as bits (``1 << kind``) of a hand of ``13 - 3·melds`` concealed tiles whose suits'
+    codes (:func:`suit_codes`) are ``m``, ``p`` and ``s``, with melds (``melded``) of the suits ``meld_suits``
+    (bits, ``1 << suit``): what the hand state keeps per seat, in native ints, and tests a discard against.
+    The suit rule and "two suits short of whole" (most hands) are told by the codes alone; otherwise one
+    :func:`_suit_info` look-up a suit held.
+
+    >>> bin(win_mask_of_suits(0o1003003, 0o3111000, 0, 0, False, None))  # 1114447m 456777p
+    '0b1000000'
+    """
+    held = meld_suits
+    if m:
+        held |= 1
+    if p:
+        held |= 2
+    if s:
+        held |= 4
     if held == 7 or (void is not None and (held >> void) & 1):
         return 0  # 缺一门: three suits, or the void suit, can never win
-    # The codes as the int objects the list holds: read as ints, mypyc would unbox them, and box them again (a
-    # new object above 256) for every set or dict look-up.
-    boxed = cast(list[object], codes)
+    info = _suit_info()
+    a = info.get(m, 0) if m else 0
+    b = info.get(p, 0) if p else 0
+    c = info.get(s, 0) if s else 0
     broken = -1  # the one suit that is not whole (sets and at most one pair), if any
-    for suit in range(3):
-        if codes[suit] and boxed[suit] not in WHOLE_CODES:
-            if broken >= 0:  # two suits short of whole: no sets and a pair, perhaps seven pairs
-                return 0 if melds else _seven_pairs_mask(codes)
-            broken = suit
-    pairs = 0  # whole suits holding the pair
-    for suit in range(3):
-        if suit != broken and _suit_size(codes[suit]) % 3 == 2:
-            pairs += 1
-    near = cast(dict[object, int], _near_whole())
+    if m and not a & _WHOLE:
+        broken = 0
+    if p and not b & _WHOLE:
+        if broken >= 0:  # two suits short of whole: no sets and a pair, perhaps seven pairs
+            return 0 if melded else _seven_pairs_of_suits(m, p, s)
+        broken = 1
+    if s and not c & _WHOLE:
+        if broken >= 0:
+            return 0 if melded else _seven_pairs_of_suits(m, p, s)
+        broken = 2
+    # A whole suit's size is 0 or 2 modulo 3: 2 holds the pair. The tile joins the broken suit if there is one,
+    # else any suit: a suit of 3k + 1 tiles takes it as its pair when no other suit holds one, a suit of 3k + 2
+    # as a set when another suit holds the pair.
+    pairs = (a & 3 == 2 and broken != 0) + (b & 3 == 2 and broken != 1) + (c & 3 == 2 and broken != 2)
     out = 0
-    for suit in range(3):
-        if broken >= 0 and suit != broken:
-            continue  # the one broken suit must take the tile
-        n = _suit_size(codes[suit]) % 3
-        others_pairs = pairs - (1 if suit != broken and n == 2 else 0)
-        if (n == 1 and others_pairs == 0) or (n == 2 and others_pairs == 1):
-            out |= near.get(boxed[suit], 0) << (9 * suit)
-    if not melds:
-        out |= _seven_pairs_mask(codes)
+    if broken < 0 or broken == 0:
+        out |= _takes(a, pairs)
+    if broken < 0 or broken == 1:
+        out |= _takes(b, pairs) << 9
+    if broken < 0 or broken == 2:
+        out |= _takes(c, pairs) << 18
+    if not melded:
+        out |= _seven_pairs_of_suits(m, p, s)
     return out
+
+
+def _takes(info: int, pairs: int) -> int:
+    """The ranks a suit of :func:`_suit_info` ``info`` takes to complete the hand, as bits, given the ``pairs``
+    held by the whole suits (its own counted if it is one)."""
+    n = info & 3
+    if n == 1 and pairs == 0:
+        return info >> _NEAR_SHIFT
+    if n == 2 and pairs == 1 + (info & _WHOLE != 0):
+        return info >> _NEAR_SHIFT
+    return 0
 
 
 _LOW_BITS: Final = 0o111111111  # the low bit of each rank's count in a suit code: set where a rank is held oddly
 
 
-def _seven_pairs_mask(codes: list[int]) -> int:
+def _seven_pairs_of_suits(m: int, p: int, s: int) -> int:
     """七对: six pairs (a four counting two) and a single wait on the single's kind (as its bit): exactly one kind
     held an odd number of times, told by the codes' low bits (one suit with one such bit, ``odd & (odd - 1) ==
     0``)."""
-    single = -1
-    for suit in range(3):
-        odd = codes[suit] & _LOW_BITS
-        if odd:
-            if single >= 0 or odd & (odd - 1):
-                return 0  # two kinds held an odd number of times
-            rank = 0
-            while odd > 1:
-                odd >>= 3
-                rank += 1
-            single = suit * 9 + rank
-    assert single >= 0, "thirteen tiles and no kind held an odd number of times"
-    return 1 << single
+    odd_m, odd_p, odd_s = m & _LOW_BITS, p & _LOW_BITS, s & _LOW_BITS
+    if (odd_m != 0) + (odd_p != 0) + (odd_s != 0) != 1:
+        assert odd_m or odd_p or odd_s, "thirteen tiles and no kind held an odd number of times"
+        return 0  # two kinds held an odd number of times
+    odd, base = (odd_m, 0) if odd_m else (odd_p, 9) if odd_p else (odd_s, 18)
+    if odd & (odd - 1):
+        return 0
+    rank = 0
+    while odd > 1:
+        odd >>= 3
+        rank += 1
+    return 1 << (base + rank)
 
 
 def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:
