@@ -611,10 +611,11 @@ class HandState:
             return w.source  # the kong stands: its player draws the replacement
         if self.left == 0:
             return None
-        if w.winners:
-            n = self.n
-            last = max(w.winners, key=lambda s: (s - w.source) % n)
-            return self.next_in(last)
+        if w.winners:  # after the last winner in turn order from the discarder (no lambda: a closure built per call)
+            n, farthest = self.n, 0
+            for s in w.winners:
+                farthest = max(farthest, (s - w.source) % n)
+            return self.next_in((w.source + farthest) % n)
         return self.next_in(w.source)
 
     def _require_holds(self, seat: int, tile: int, n: int, what: str) -> None:

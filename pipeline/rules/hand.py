@@ -373,8 +373,10 @@ def suit_codes(counts27: Sequence[int]) -> list[int]:
     for suit in range(3):
         base = 9 * suit
         code = 0
-        for rank in range(8, -1, -1):
-            code = (code << 3) | counts[base + rank]
+        for rank in range(9):
+            held = counts[base + rank]
+            if held:  # most kinds are not held: no shift
+                code |= held << (3 * rank)
         codes.append(code)
     return codes
 
