@@ -402,6 +402,81 @@ def _suit_info() -> dict[int, int]:
     return _SUIT_INFO
 
 
+# The same facts in a dense table, for the codes of suits holding at most four of a rank (every hand's): two bytes
+# (low, high) at twice the code's base-5 index (:func:`suit_index`): a look-up is the index worked out (a few
+# shifts) and two byte reads, where a dictionary keyed by ints costs some 350 instructions (the code boxed, hashed,
+# found and compared, the box freed).
+INDEX_STEPS: Final[tuple[int, ...]] = tuple(5 ** (kind % 9) for kind in range(NUM_KINDS))  # a tile's index step
+_DENSE: Final[list[bytes]] = []  # filled on first use by _dense
+
+
+def _index_part(ranks: int, scale: int) -> list[int]:
+    """The base-5 index (times ``scale``) of every ``ranks`` 3-bit counts, or :data:`_NO_INDEX` if one is above 4."""
+    out: list[int] = []
+    for bits in range(8**ranks):
+        index = 0
+        for rank in range(ranks - 1, -1, -1):
+            held = (bits >> (3 * rank)) & 7
+            index = index * 5 + held if index >= 0 and held <= COPIES else _NO_INDEX
+        out.append(index * scale if index >= 0 else _NO_INDEX)
+    return out
+
+
+_NO_INDEX: Final = -(5**9)  # below any sum of a valid part and another part: the sum stays negative
+# A suit code's index in two list reads, ranks 1-5 (the low 15 bits) and 6-9, instead of nine digits converted
+_INDEX_LOW: Final[list[int]] = _index_part(5, 1)
+_INDEX_HIGH: Final[list[int]] = _index_part(4, 5**5)
+
+
+def suit_index(code: int) -> int:
+    """The base-5 index of a suit code (rank ``r`` held ``n`` times adds ``n·5**r``), or -1 if a rank is held more
+    than four times: the suit's place in the dense table of :func:`suit_info`.
+
+    >>> suit_index(0o21), suit_index(0o5), suit_index(0o500000000), suit_index(0), suit_index(1 << 27)
+    (11, -1, -1, 0, -1)
+    """
+    if code >> 27:
+        return -1  # more than seven of the ninth rank
+    index = _INDEX_LOW[code & 0o77777] + _INDEX_HIGH[code >> 15]
+    return index if index >= 0 else -1
+
+
+def _dense() -> bytes:
+    """:func:`_suit_info` as the dense table (see :data:`INDEX_STEPS`), worked out once on first use."""
+    if not _DENSE:
+        table = bytearray(2 * 5**9)
+        for whole in WHOLE_CODES:  # the table's codes (some hold five of a rank, for a code one short of them)
+            index = suit_index(whole)
+            if index >= 0:
+                _or_info(table, index, _WHOLE | _suit_size(whole) % 3)
+            for rank in range(9):
+                if (whole >> (3 * rank)) & 7:  # one of this rank fewer is near whole
+                    code = whole - (1 << (3 * rank))
+                    near = index - 5**rank if index >= 0 else suit_index(code)
+                    if near >= 0:
+                        _or_info(table, near, (1 << (rank + _NEAR_SHIFT)) | _suit_size(code) % 3)
+        _DENSE.append(bytes(table))
+    return _DENSE[0]
+
+
+def _or_info(table: bytearray, index: int, info: int) -> None:
+    table[2 * index] |= info & 255
+    table[2 * index + 1] |= info >> 8
+
+
+def suit_info(code: int, index: int) -> int:
+    """:func:`_suit_info` of the suit code ``code`` whose :func:`suit_index` is ``index`` (from the dense table,
+    unless ``index`` is -1).
+
+    >>> suit_info(0o111, suit_index(0o111)) == _suit_info()[0o111]
+    True
+    """
+    if index >= 0:
+        table = _dense()
+        return table[2 * index] | table[2 * index + 1] << 8
+    return _suit_info().get(code, 0)
+
+
 def _near_whole() -> dict[int, int]:
     """Suit code → the ranks (0–8) one more tile of which makes the suit whole, as bits (``1 << rank``): the
     near-whole part of :func:`_suit_info`, for the codes that have one."""
@@ -468,7 +543,7 @@ def win_mask_of_suits(m: int, p: int, s: int, meld_suits: int, melded: bool, voi
     codes (:func:`suit_codes`) are ``m``, ``p`` and ``s``, with melds (``melded``) of the suits ``meld_suits``
     (bits, ``1 << suit``): what the hand state keeps per seat, in native ints, and tests a discard against.
     The suit rule and "two suits short of whole" (most hands) are told by the codes alone; otherwise one
-    :func:`_suit_info` look-up a suit held.
+    :func:`suit_info` look-up a suit held.
 
     >>> bin(win_mask_of_suits(0o1003003, 0o3111000, 0, 0, False, None))  # 1114447m 456777p
     '0b1000000'
@@ -482,10 +557,9 @@ def win_mask_of_suits(m: int, p: int, s: int, meld_suits: int, melded: bool, voi
         held |= 4
     if held == 7 or (void is not None and (held >> void) & 1):
         return 0  # 缺一门: three suits, or the void suit, can never win
-    info = _suit_info()
-    a = info.get(m, 0) if m else 0
-    b = info.get(p, 0) if p else 0
-    c = info.get(s, 0) if s else 0
+    a = suit_info(m, suit_index(m)) if m else 0
+    b = suit_info(p, suit_index(p)) if p else 0
+    c = suit_info(s, suit_index(s)) if s else 0
     broken = -1  # the one suit that is not whole (sets and at most one pair), if any
     if m and not a & _WHOLE:
         broken = 0
