@@ -116,6 +116,18 @@ class _Window:
         self.kong_event = kong_event  # that kong's event, for 呼叫转移
         self.fresh = fresh  # rob window: the added tile was drawn this turn
 
+    def reopen(self, source: int, tile: int, event: int, kong_event: int | None) -> None:
+        """This window, closed, opened again on a discard (as ``__init__`` would): a hand state keeps one for its
+        discards, which are most of its events, instead of allocating and freeing one for each."""
+        self.source = source
+        self.tile = tile
+        self.event = event
+        self.could_win = None
+        self.winners = ()
+        self.kong_discard = kong_event is not None
+        self.kong_event = kong_event
+        self.fresh = False
+
 
 class _Concealed:
     """One seat's concealed tiles in native numbers, kept up to date tile by tile by :meth:`HandState._add` and
@@ -370,6 +382,7 @@ class HandState:
         self.phase: Phase = "discard"
         self.turn = dealer
         self.window: _Window | None = None
+        self._discard_window = _Window(0, 0, 0)  # reopened on every discard (_Window.reopen), never while open
         self.ledger = Ledger(rules)
         self.taken: list[int] = []
         # The current turn: how its tiles came (for 杠上花, 杠上炮, "fresh" added kongs, 相公).
@@ -805,7 +818,9 @@ class HandState:
         if not self.off_void[seat] and tile // 9 != self.void[seat]:  # the bool first: a cheap test, mostly true
             self.off_void[seat] = True
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
-        self.window = window = _Window(seat, tile, index, kong_event=kong_event)
+        window = self._discard_window  # closed: a discard comes only once the last window closed
+        window.reopen(seat, tile, index, kong_event)
+        self.window = window
         for other in range(self.n):
             if other != seat and not self.won[other] and self.can_win_with(other, tile):
                 if window.could_win is None:
