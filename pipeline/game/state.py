@@ -821,8 +821,17 @@ class HandState:
         window = self._discard_window  # closed: a discard comes only once the last window closed
         window.reopen(seat, tile, index, kong_event)
         self.window = window
-        for other in range(self.n):
-            if other != seat and not self.won[other] and self.can_win_with(other, tile):
+        suit = tile // 9
+        for other in range(self.n):  # can_win_with, inline: three seats a discard
+            if other == seat or self.won[other]:
+                continue
+            h = self._hands[other]
+            mask = h.mask
+            if mask < 0:
+                if not h.code(suit):
+                    continue  # a lone tile of a suit not held completes nothing
+                mask = self.win_mask(other)
+            if (mask >> tile) & 1:
                 if window.could_win is None:
                     window.could_win = {}
                 window.could_win[other] = None
