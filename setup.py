@@ -38,6 +38,15 @@ How the compiled modules are written, so that mypyc keeps them native (each meas
   probes, and a comparison of the int objects);
 - a set of a few small ints (a hand's winning tiles) is an int of bits: built, tested and kept without an
   allocation;
+- state kept per seat in int lists (codes, sizes, masks) is boxed at every store and unboxed at every read:
+  attributes of a compiled class (``state._Concealed``) hold them as native ints;
+- a dictionary look-up by an int computed natively boxes it first (about 350 instructions with the hash, the
+  probe, the comparison and the free): a dense ``bytes`` table read at a computed index is two byte reads
+  (``hand.suit_info``); and a digit-by-digit conversion costs some 80 instructions an iteration in tagged
+  arithmetic, where two list reads of precomputed parts do (``hand.suit_index``);
+- a ``lambda`` in a method (``max(..., key=lambda ...)``) builds a closure object on every call;
+- an object built and freed for every event (the claim window of each discard: about 400 instructions) can be
+  kept and reopened;
 - a frozen dataclass built on the hot path keeps an interpreted ``__init__`` (~8k instructions for 5 fields):
   the engine's values are :class:`~pipeline.rules.values.Value` classes instead; and a frozen dataclass of a
   compiled module cannot be unpickled (its ``__setstate__`` assigns fields): what crosses processes is a

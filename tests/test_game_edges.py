@@ -110,6 +110,16 @@ def test_a_pong_must_name_the_discarder() -> None:
     assert state.can_pong(1, t("5s"), 0)
 
 
+def test_a_pong_must_name_the_discarded_tile() -> None:
+    # seat 1 holds a pair of 5s and one of 1m: a pong of 1m on the dealer's 5s is refused, naming both tiles
+    state = deal("123m456m789m123p55s", "55s1357m1357p249s", *QUIET[1:])
+    state.discard(0, t("5s"))
+    exc = refusal(state.verify_pong, 1, t("1m"), 0)
+    assert (exc.code, exc.seat, exc.expected, exc.actual) == ("CLAIM_NOT_ALLOWED", 1, "5s", "1m")
+    assert "seat 1 calls pong on 1m, the discard is 5s" in str(exc)
+    assert not state.can_pong(1, t("1m"), 0)
+
+
 def test_pong_by_method_takes_the_discard_and_the_caller_discards_without_drawing() -> None:
     state = deal("123m456m789m123p55s", "55s1357m1357p249s", *QUIET[1:])
     state.discard(0, t("5s"))

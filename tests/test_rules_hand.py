@@ -16,6 +16,7 @@ from pipeline.rules.hand import (
     Meld,
     Reading,
     _near_whole,
+    _suit_info,
     _suit_size,
     code_step,
     full_counts,
@@ -30,6 +31,8 @@ from pipeline.rules.hand import (
     shanten_after_discards,
     suit_bits,
     suit_codes,
+    suit_index,
+    suit_info,
     suits_ok,
     suits_used,
     waits,
@@ -529,3 +532,24 @@ def test_shanten_after_discarding_a_suits_only_tile() -> None:
     hand = c("11123m456p789p99p5s")
     after = shanten_after_discards(hand)
     assert after[k("5s")] == shanten(c("11123m456p789p99p")) == 0
+
+
+def test_the_dense_table_of_suits_is_the_dictionary_for_every_code_of_at_most_four_a_rank() -> None:
+    # every code the dictionary knows, through the dense table where it has an index; and the dense table's other
+    # entries are empty (a code neither whole nor one short of whole)
+    info = _suit_info()
+    indexed = {suit_index(code): value for code, value in info.items() if suit_index(code) >= 0}
+    assert all(suit_info(code, suit_index(code)) == value for code, value in info.items() if suit_index(code) >= 0)
+    assert all(suit_info(code, -1) == value for code, value in info.items())
+    every = [c for c in range(5**9) if c % 997 == 0]  # a spread of indices: outside the dictionary, empty
+    for index in every:
+        code = sum(((index // 5**rank) % 5) << (3 * rank) for rank in range(9))
+        assert suit_index(code) == index
+        assert suit_info(code, index) == indexed.get(index, 0)
+
+
+@given(st.lists(st.integers(0, 7), min_size=9, max_size=9))
+def test_a_suit_index_is_the_counts_in_base_five(counts: list[int]) -> None:
+    code = sum(held << (3 * rank) for rank, held in enumerate(counts))
+    expected = sum(held * 5**rank for rank, held in enumerate(counts)) if max(counts) <= 4 else -1
+    assert suit_index(code) == expected

@@ -40,7 +40,7 @@ from pipeline.rules.hand import (
     suits_ok,
     suits_used,
     tiles_of_mask,
-    win_mask_of_codes,
+    win_mask_of_suits,
     win_tiles,
 )
 from pipeline.rules.ruleset import RuleSet
@@ -115,6 +115,40 @@ class _Window:
         self.kong_discard = kong_event is not None  # the discard came right after its player's kong (杠上炮)
         self.kong_event = kong_event  # that kong's event, for 呼叫转移
         self.fresh = fresh  # rob window: the added tile was drawn this turn
+
+    def reopen(self, source: int, tile: int, event: int, kong_event: int | None) -> None:
+        """This window, closed, opened again on a discard (as ``__init__`` would): a hand state keeps one for its
+        discards, which are most of its events, instead of allocating and freeing one for each."""
+        self.source = source
+        self.tile = tile
+        self.event = event
+        self.could_win = None
+        self.winners = ()
+        self.kong_discard = kong_event is not None
+        self.kong_event = kong_event
+        self.fresh = False
+
+
+class _Concealed:
+    """One seat's concealed tiles in native numbers, kept up to date tile by tile by :meth:`HandState._add` and
+    :meth:`HandState._meld`: each suit's code (``m``, ``p``, ``s``: hand.suit_codes), the tiles held (``size``,
+    hidden ones too), the suits of the melds as bits, and the winning tiles as bits (``mask``:
+    hand.win_mask_of_suits; -1: not known since the hand last changed). Attributes of a compiled class, not list
+    items: an int in a list is an object, allocated anew at every store above 256, and read back unboxed."""
+
+    def __init__(self, codes: list[int], size: int) -> None:
+        self.m = codes[0]
+        self.p = codes[1]
+        self.s = codes[2]
+        self.size = size
+        self.meld_suits = 0
+        self.mask = -1
+
+    def code(self, suit: int) -> int:
+        return self.m if suit == 0 else self.p if suit == 1 else self.s
+
+    def codes(self) -> list[int]:
+        return [self.m, self.p, self.s]
 
 
 class HandFacts(Value):
@@ -348,6 +382,7 @@ class HandState:
         self.phase: Phase = "discard"
         self.turn = dealer
         self.window: _Window | None = None
+        self._discard_window = _Window(0, 0, 0)  # reopened on every discard (_Window.reopen), never while open
         self.ledger = Ledger(rules)
         self.taken: list[int] = []
         # The current turn: how its tiles came (for 杠上花, 杠上炮, "fresh" added kongs, 相公).
@@ -367,11 +402,12 @@ class HandState:
         # event index → seats that could win on that tile: every added kong, and the discards someone could win on
         self.could_win_at: dict[int, tuple[int, ...]] = {}
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
-        # Each seat's winning tiles, kept until its hand changes, and the code of each of its suits (hand.suit_codes),
-        # kept up to date tile by tile: every change goes through _add or _meld.
-        self._win_masks = [-1] * n  # each seat's winning tiles as bits (hand.win_mask_of_codes); -1: not known
-        self._codes = [suit_codes(self.counts[seat]) for seat in range(n)]
-        self._sizes = [len(kinds) + self.hidden[seat] for seat, kinds in enumerate(hands)]  # concealed tiles per seat
+        # Each seat's winning tiles, kept until its hand changes, the code of each of its suits and its size, kept
+        # up to date tile by tile: every change goes through _add or _meld.
+        self._hands = [
+            _Concealed(suit_codes(self.counts[seat]), len(kinds) + self.hidden[seat])
+            for seat, kinds in enumerate(hands)
+        ]
 
     # ------------------------------------------------------------------------------------ queries
     @property
@@ -411,37 +447,47 @@ class HandState:
     def win_mask(self, seat: int) -> int:
         """:meth:`win_tiles` as bits (``1 << kind``). Asked for three seats on every discard, so it is kept per
         seat until that seat's hand changes."""
-        mask = self._win_masks[seat]
+        h = self._hands[seat]
+        mask = h.mask
         if mask < 0:
-            melds = self.melds[seat]
-            ready_size = self._sizes[seat] == 13 - 3 * len(melds) and not self.hidden[seat]  # hidden: not known
-            mask = win_mask_of_codes(self._codes[seat], melds, self.void[seat]) if ready_size else 0
-            self._win_masks[seat] = mask
+            n_melds = len(self.melds[seat])
+            ready_size = h.size == 13 - 3 * n_melds and not self.hidden[seat]  # hidden: not known
+            mask = win_mask_of_suits(h.m, h.p, h.s, h.meld_suits, n_melds > 0, self.void[seat]) if ready_size else 0
+            h.mask = mask
         return mask
 
     def can_win_with(self, seat: int, tile: int) -> bool:
         """Would ``tile`` complete ``seat``'s hand, by shape and suits?"""
-        mask = self._win_masks[seat]
+        h = self._hands[seat]
+        mask = h.mask
         if mask < 0:
-            if not self._codes[seat][tile // 9]:
+            if not h.code(tile // 9):
                 return False  # a lone tile of a suit not held completes nothing: no need to work the set out yet
             mask = self.win_mask(seat)
         return (mask >> tile) & 1 == 1
 
     def _add(self, seat: int, tile: int, n: int) -> None:
         """Change ``seat``'s concealed count of ``tile`` by ``n``: the one way a hand changes."""
-        counts, codes, suit = self.counts[seat], self._codes[seat], tile // 9
+        counts = self.counts[seat]
         counts[tile] = counts[tile] + n  # not ``+=``: see setup.py on indexed updates
         # one tile (a draw, a discard) without a product: mypyc multiplies a negative int on its slow, boxed path
         step = CODE_STEPS[tile]
-        codes[suit] = codes[suit] + step if n == 1 else codes[suit] - step if n == -1 else codes[suit] + n * step
-        self._sizes[seat] = self._sizes[seat] + n
-        self._win_masks[seat] = -1
+        if n != 1:
+            step = -step if n == -1 else n * step
+        h, suit = self._hands[seat], tile // 9
+        if suit == 0:
+            h.m += step
+        elif suit == 1:
+            h.p += step
+        else:
+            h.s += step
+        h.size += n
+        h.mask = -1
 
     def _reveal(self, seat: int, tile: int, n: int) -> None:
         """``n`` of ``seat``'s hidden tiles come into view as ``tile`` (an observer record's hidden hand)."""
         self.hidden[seat] = self.hidden[seat] - n
-        self._sizes[seat] = self._sizes[seat] - n
+        self._hands[seat].size -= n
         self.seen[tile] = self.seen[tile] + n
         self._add(seat, tile, n)
 
@@ -458,7 +504,9 @@ class HandState:
             self.melds[seat].append(meld)
         else:
             self.melds[seat][index] = meld
-        self._win_masks[seat] = -1
+        h = self._hands[seat]
+        h.meld_suits |= 1 << (meld.tile // 9)
+        h.mask = -1
 
     def _score_win(
         self, seat: int, tile: int, *, self_drawn: bool, rob_kong: bool = False, kong_discard: bool = False
@@ -576,10 +624,11 @@ class HandState:
             return w.source  # the kong stands: its player draws the replacement
         if self.left == 0:
             return None
-        if w.winners:
-            n = self.n
-            last = max(w.winners, key=lambda s: (s - w.source) % n)
-            return self.next_in(last)
+        if w.winners:  # after the last winner in turn order from the discarder (no lambda: a closure built per call)
+            n, farthest = self.n, 0
+            for s in w.winners:
+                farthest = max(farthest, (s - w.source) % n)
+            return self.next_in((w.source + farthest) % n)
         return self.next_in(w.source)
 
     def _require_holds(self, seat: int, tile: int, n: int, what: str) -> None:
@@ -676,8 +725,9 @@ class HandState:
         self.events.append(event)
         if tile == HIDDEN:
             self.hidden[seat] = self.hidden[seat] + 1
-            self._sizes[seat] = self._sizes[seat] + 1
-            self._win_masks[seat] = -1
+            h = self._hands[seat]
+            h.size += 1
+            h.mask = -1
         else:
             self._add(seat, tile, 1)
             self.seen[tile] = self.seen[tile] + 1
@@ -768,9 +818,20 @@ class HandState:
         if not self.off_void[seat] and tile // 9 != self.void[seat]:  # the bool first: a cheap test, mostly true
             self.off_void[seat] = True
         kong_event = self.kong_chain[-1][1] if self.kong_chain else None
-        self.window = window = _Window(seat, tile, index, kong_event=kong_event)
-        for other in range(self.n):
-            if other != seat and not self.won[other] and self.can_win_with(other, tile):
+        window = self._discard_window  # closed: a discard comes only once the last window closed
+        window.reopen(seat, tile, index, kong_event)
+        self.window = window
+        suit = tile // 9
+        for other in range(self.n):  # can_win_with, inline: three seats a discard
+            if other == seat or self.won[other]:
+                continue
+            h = self._hands[other]
+            mask = h.mask
+            if mask < 0:
+                if not h.code(suit):
+                    continue  # a lone tile of a suit not held completes nothing
+                mask = self.win_mask(other)
+            if (mask >> tile) & 1:
                 if window.could_win is None:
                     window.could_win = {}
                 window.could_win[other] = None
@@ -790,7 +851,7 @@ class HandState:
         counts, melds = self.counts[seat], self.melds[seat]
         if self.hidden[seat]:
             return False  # a hidden hand: whether it held a win is not known
-        return self._sizes[seat] == 14 - 3 * len(melds) and is_legal_win(counts, melds, self.void[seat])
+        return self._hands[seat].size == 14 - 3 * len(melds) and is_legal_win(counts, melds, self.void[seat])
 
     def _safe_alternative(self, seat: int, tile: int) -> bool:
         """Having just discarded ``tile`` (a tile somebody can win on), did ``seat`` hold another tile that no
@@ -798,7 +859,7 @@ class HandState:
         (shanten)? A discard with no such choice is forced, and forced discards are no evidence of feeding.
         Computed only for dangerous discards, which are a few per hand."""
         n_melds, void = len(self.melds[seat]), self.void[seat]
-        codes = list(self._codes[seat])
+        codes = self._hands[seat].codes()
         actual = shanten_of_codes(codes, n_melds, void)  # the hand after the discard
         counts = list(self.counts[seat])
         counts[tile] = counts[tile] + 1  # back to the hand the choice was made from
@@ -1128,7 +1189,7 @@ class HandState:
             counts[tile] = counts[tile] + 1
         counts[tile] = counts[tile] + reveal
         melds = self.melds[seat]
-        size = self._sizes[seat] + (0 if self_drawn else 1)  # sum(counts), kept up to date by _add
+        size = self._hands[seat].size + (0 if self_drawn else 1)  # sum(counts), kept up to date by _add
         expected = 14 - 3 * len(melds)
         if size != expected:
             code = "TILE_COUNT_SHORT" if size < expected else "TILE_COUNT_LONG"
@@ -1221,7 +1282,7 @@ class HandState:
                 )
         else:
             held[tile] = held[tile] - (0 if self_drawn else 1)  # a discard's or a robbed kong's tile was not held
-        size = self._sizes[seat]
+        size = self._hands[seat].size
         if sum(held) != size or any(held[k] < self.counts[seat][k] for k in range(27)):
             raise IllegalAction(
                 "TILE_NOT_HELD",
@@ -1353,7 +1414,7 @@ class HandState:
         pig = used == 7
         holds_void = bool((used >> void) & 1) if void is not None else pig
         ready = None
-        if not pig and self._sizes[seat] == 13 - 3 * len(melds):
+        if not pig and self._hands[seat].size == 13 - 3 * len(melds):
             ready = ready_value(counts, melds, self.rules, void=void)
         return SeatEnd(seat=seat, pig=pig, ready=ready, void_penalty=holds_void and self.off_void[seat])
 
@@ -1449,11 +1510,16 @@ class HandState:
             for k in rest:
                 total[k] = total[k] + 1
             assert total == full, "the tiles in play and in the wall are not the full set"
-        for seat, kept in enumerate(self._win_masks):
-            assert self._codes[seat] == suit_codes(self.counts[seat]), f"seat {seat}: codes"
-            assert self._sizes[seat] == _total(self.counts[seat]) + self.hidden[seat], f"seat {seat}: hand size"
+        for seat, h in enumerate(self._hands):
+            assert h.codes() == suit_codes(self.counts[seat]), f"seat {seat}: codes"
+            assert h.size == _total(self.counts[seat]) + self.hidden[seat], f"seat {seat}: hand size"
+            meld_suits = 0
+            for m in self.melds[seat]:
+                meld_suits |= 1 << (m.tile // 9)
+            assert h.meld_suits == meld_suits, f"seat {seat}: the melds' suits"
+            kept = h.mask
             if kept >= 0:
-                self._win_masks[seat] = -1  # work it out afresh
+                h.mask = -1  # work it out afresh
                 assert self.win_mask(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
         assert self.ledger.in_hand == [not won for won in self.won], "the ledger and the state disagree on who is in"
         self.ledger.deltas()

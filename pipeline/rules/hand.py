@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import combinations_with_replacement
-from typing import Final, Literal, cast
+from typing import Final, Literal
 
 from pipeline.rules.tiles import COPIES, NUM_KINDS, SUITS, TileError, rank_of, tile_name
 from pipeline.rules.values import Value
@@ -373,27 +373,114 @@ def suit_codes(counts27: Sequence[int]) -> list[int]:
     for suit in range(3):
         base = 9 * suit
         code = 0
-        for rank in range(8, -1, -1):
-            code = (code << 3) | counts[base + rank]
+        for rank in range(9):
+            held = counts[base + rank]
+            if held:  # most kinds are not held: no shift
+                code |= held << (3 * rank)
         codes.append(code)
     return codes
 
 
-_NEAR_WHOLE: Final[dict[int, int]] = {}  # filled on first use by _near_whole
+_SUIT_INFO: Final[dict[int, int]] = {}  # filled on first use by _suit_info
+_WHOLE: Final = 4  # a _suit_info bit: the code is whole
+_NEAR_SHIFT: Final = 3  # _suit_info's bits from this one up: the near-whole ranks
 
 
-def _near_whole() -> dict[int, int]:
-    """Suit code → the ranks (0–8) one more tile of which makes the suit whole, as bits (``1 << rank``): every
-    code one tile short of a :data:`WHOLE_CODES` code (about 90,000 of them), worked out once on first use: the
-    winning tiles of a hand are then a look-up for the one suit that takes the tile. Bits, not a tuple of ranks:
-    a hand's winning tiles are one int (:func:`win_mask_of_codes`), built and tested without a set."""
-    if not _NEAR_WHOLE:
+def _suit_info() -> dict[int, int]:
+    """Suit code → what a hand's winning tiles need to know of that suit, in one int: its size modulo 3 (bits
+    0–1), whether it is whole (bit 2, :data:`WHOLE_CODES`), and the ranks (0–8) one more tile of which makes it
+    whole, as bits from bit 3 (``1 << rank``): every whole code and every code one tile short of one (about
+    100,000 of them), worked out once on first use. A code that is neither is not here (0): not whole, and no
+    tile makes it whole. One look-up a suit held answers :func:`win_mask_of_suits`, with no set built."""
+    if not _SUIT_INFO:
         for whole in WHOLE_CODES:
+            _SUIT_INFO[whole] = _SUIT_INFO.get(whole, 0) | _WHOLE | _suit_size(whole) % 3
             for rank in range(9):
                 if (whole >> (3 * rank)) & 7:
                     code = whole - (1 << (3 * rank))
-                    _NEAR_WHOLE[code] = _NEAR_WHOLE.get(code, 0) | (1 << rank)
-    return _NEAR_WHOLE
+                    _SUIT_INFO[code] = _SUIT_INFO.get(code, 0) | (1 << (rank + _NEAR_SHIFT)) | _suit_size(code) % 3
+    return _SUIT_INFO
+
+
+# The same facts in a dense table, for the codes of suits holding at most four of a rank (every hand's): two bytes
+# (low, high) at twice the code's base-5 index (:func:`suit_index`): a look-up is the index worked out (a few
+# shifts) and two byte reads, where a dictionary keyed by ints costs some 350 instructions (the code boxed, hashed,
+# found and compared, the box freed).
+INDEX_STEPS: Final[tuple[int, ...]] = tuple(5 ** (kind % 9) for kind in range(NUM_KINDS))  # a tile's index step
+_DENSE: Final[list[bytes]] = []  # filled on first use by _dense
+
+
+def _index_part(ranks: int, scale: int) -> list[int]:
+    """The base-5 index (times ``scale``) of every ``ranks`` 3-bit counts, or :data:`_NO_INDEX` if one is above 4."""
+    out: list[int] = []
+    for bits in range(8**ranks):
+        index = 0
+        for rank in range(ranks - 1, -1, -1):
+            held = (bits >> (3 * rank)) & 7
+            index = index * 5 + held if index >= 0 and held <= COPIES else _NO_INDEX
+        out.append(index * scale if index >= 0 else _NO_INDEX)
+    return out
+
+
+_NO_INDEX: Final = -(5**9)  # below any sum of a valid part and another part: the sum stays negative
+# A suit code's index in two list reads, ranks 1-5 (the low 15 bits) and 6-9, instead of nine digits converted
+_INDEX_LOW: Final[list[int]] = _index_part(5, 1)
+_INDEX_HIGH: Final[list[int]] = _index_part(4, 5**5)
+
+
+def suit_index(code: int) -> int:
+    """The base-5 index of a suit code (rank ``r`` held ``n`` times adds ``n·5**r``), or -1 if a rank is held more
+    than four times: the suit's place in the dense table of :func:`suit_info`.
+
+    >>> suit_index(0o21), suit_index(0o5), suit_index(0o500000000), suit_index(0), suit_index(1 << 27)
+    (11, -1, -1, 0, -1)
+    """
+    if code >> 27:
+        return -1  # more than seven of the ninth rank
+    index = _INDEX_LOW[code & 0o77777] + _INDEX_HIGH[code >> 15]
+    return index if index >= 0 else -1
+
+
+def _dense() -> bytes:
+    """:func:`_suit_info` as the dense table (see :data:`INDEX_STEPS`), worked out once on first use."""
+    if not _DENSE:
+        table = bytearray(2 * 5**9)
+        for whole in WHOLE_CODES:  # the table's codes (some hold five of a rank, for a code one short of them)
+            index = suit_index(whole)
+            if index >= 0:
+                _or_info(table, index, _WHOLE | _suit_size(whole) % 3)
+            for rank in range(9):
+                if (whole >> (3 * rank)) & 7:  # one of this rank fewer is near whole
+                    code = whole - (1 << (3 * rank))
+                    near = index - 5**rank if index >= 0 else suit_index(code)
+                    if near >= 0:
+                        _or_info(table, near, (1 << (rank + _NEAR_SHIFT)) | _suit_size(code) % 3)
+        _DENSE.append(bytes(table))
+    return _DENSE[0]
+
+
+def _or_info(table: bytearray, index: int, info: int) -> None:
+    table[2 * index] |= info & 255
+    table[2 * index + 1] |= info >> 8
+
+
+def suit_info(code: int, index: int) -> int:
+    """:func:`_suit_info` of the suit code ``code`` whose :func:`suit_index` is ``index`` (from the dense table,
+    unless ``index`` is -1).
+
+    >>> suit_info(0o111, suit_index(0o111)) == _suit_info()[0o111]
+    True
+    """
+    if index >= 0:
+        table = _dense()
+        return table[2 * index] | table[2 * index + 1] << 8
+    return _suit_info().get(code, 0)
+
+
+def _near_whole() -> dict[int, int]:
+    """Suit code → the ranks (0–8) one more tile of which makes the suit whole, as bits (``1 << rank``): the
+    near-whole part of :func:`_suit_info`, for the codes that have one."""
+    return {code: info >> _NEAR_SHIFT for code, info in _suit_info().items() if info >> _NEAR_SHIFT}
 
 
 def _suit_size(code: int) -> int:
@@ -438,70 +525,98 @@ def tiles_of_mask(mask: int) -> frozenset[int]:
 
 
 def win_mask_of_codes(codes: list[int], melds: Sequence[Meld], void: int | None = None) -> int:
-    """:func:`win_tiles_of_codes` as bits, ``1 << kind`` for each winning kind: what the hand state keeps per seat
-    and tests a discard against, with no set built. The suit rule and "two suits short of whole" (most hands)
-    are told by the codes alone.
+    """:func:`win_tiles_of_codes` as bits, ``1 << kind`` for each winning kind, with no set built: what
+    :func:`win_mask_of_suits` answers from the codes and the melds' suits.
 
     >>> from pipeline.rules.tiles import counts_of, parse_tiles
     >>> bin(win_mask_of_codes(suit_codes(counts_of(parse_tiles("1114447m456777p"))), []))
     '0b1000000'
     """
-    held = 0  # the suits held, concealed or melded, as bits
-    for suit in range(3):
-        if codes[suit]:
-            held |= 1 << suit
-    if melds:  # most hands have none: no iterator built over an empty Sequence
-        for meld in melds:
-            held |= 1 << (meld.tile // 9)
+    meld_suits = 0
+    for meld in melds:
+        meld_suits |= 1 << (meld.tile // 9)
+    return win_mask_of_suits(codes[0], codes[1], codes[2], meld_suits, len(melds) > 0, void)
+
+
+def win_mask_of_suits(m: int, p: int, s: int, meld_suits: int, melded: bool, void: int | None) -> int:
+    """The winning tiles as bits (``1 << kind``) of a hand of ``13 - 3·melds`` concealed tiles whose suits'
+    codes (:func:`suit_codes`) are ``m``, ``p`` and ``s``, with melds (``melded``) of the suits ``meld_suits``
+    (bits, ``1 << suit``): what the hand state keeps per seat, in native ints, and tests a discard against.
+    The suit rule and "two suits short of whole" (most hands) are told by the codes alone; otherwise one
+    :func:`suit_info` look-up a suit held.
+
+    >>> bin(win_mask_of_suits(0o1003003, 0o3111000, 0, 0, False, None))  # 1114447m 456777p
+    '0b1000000'
+    """
+    held = meld_suits
+    if m:
+        held |= 1
+    if p:
+        held |= 2
+    if s:
+        held |= 4
     if held == 7 or (void is not None and (held >> void) & 1):
         return 0  # 缺一门: three suits, or the void suit, can never win
-    # The codes as the int objects the list holds: read as ints, mypyc would unbox them, and box them again (a
-    # new object above 256) for every set or dict look-up.
-    boxed = cast(list[object], codes)
+    a = suit_info(m, suit_index(m)) if m else 0
+    b = suit_info(p, suit_index(p)) if p else 0
+    c = suit_info(s, suit_index(s)) if s else 0
     broken = -1  # the one suit that is not whole (sets and at most one pair), if any
-    for suit in range(3):
-        if codes[suit] and boxed[suit] not in WHOLE_CODES:
-            if broken >= 0:  # two suits short of whole: no sets and a pair, perhaps seven pairs
-                return 0 if melds else _seven_pairs_mask(codes)
-            broken = suit
-    pairs = 0  # whole suits holding the pair
-    for suit in range(3):
-        if suit != broken and _suit_size(codes[suit]) % 3 == 2:
-            pairs += 1
-    near = cast(dict[object, int], _near_whole())
+    if m and not a & _WHOLE:
+        broken = 0
+    if p and not b & _WHOLE:
+        if broken >= 0:  # two suits short of whole: no sets and a pair, perhaps seven pairs
+            return 0 if melded else _seven_pairs_of_suits(m, p, s)
+        broken = 1
+    if s and not c & _WHOLE:
+        if broken >= 0:
+            return 0 if melded else _seven_pairs_of_suits(m, p, s)
+        broken = 2
+    # A whole suit's size is 0 or 2 modulo 3: 2 holds the pair. The tile joins the broken suit if there is one,
+    # else any suit: a suit of 3k + 1 tiles takes it as its pair when no other suit holds one, a suit of 3k + 2
+    # as a set when another suit holds the pair.
+    pairs = (a & 3 == 2 and broken != 0) + (b & 3 == 2 and broken != 1) + (c & 3 == 2 and broken != 2)
     out = 0
-    for suit in range(3):
-        if broken >= 0 and suit != broken:
-            continue  # the one broken suit must take the tile
-        n = _suit_size(codes[suit]) % 3
-        others_pairs = pairs - (1 if suit != broken and n == 2 else 0)
-        if (n == 1 and others_pairs == 0) or (n == 2 and others_pairs == 1):
-            out |= near.get(boxed[suit], 0) << (9 * suit)
-    if not melds:
-        out |= _seven_pairs_mask(codes)
+    if broken < 0 or broken == 0:
+        out |= _takes(a, pairs)
+    if broken < 0 or broken == 1:
+        out |= _takes(b, pairs) << 9
+    if broken < 0 or broken == 2:
+        out |= _takes(c, pairs) << 18
+    if not melded:
+        out |= _seven_pairs_of_suits(m, p, s)
     return out
+
+
+def _takes(info: int, pairs: int) -> int:
+    """The ranks a suit of :func:`_suit_info` ``info`` takes to complete the hand, as bits, given the ``pairs``
+    held by the whole suits (its own counted if it is one)."""
+    n = info & 3
+    if n == 1 and pairs == 0:
+        return info >> _NEAR_SHIFT
+    if n == 2 and pairs == 1 + (info & _WHOLE != 0):
+        return info >> _NEAR_SHIFT
+    return 0
 
 
 _LOW_BITS: Final = 0o111111111  # the low bit of each rank's count in a suit code: set where a rank is held oddly
 
 
-def _seven_pairs_mask(codes: list[int]) -> int:
+def _seven_pairs_of_suits(m: int, p: int, s: int) -> int:
     """七对: six pairs (a four counting two) and a single wait on the single's kind (as its bit): exactly one kind
     held an odd number of times, told by the codes' low bits (one suit with one such bit, ``odd & (odd - 1) ==
     0``)."""
-    single = -1
-    for suit in range(3):
-        odd = codes[suit] & _LOW_BITS
-        if odd:
-            if single >= 0 or odd & (odd - 1):
-                return 0  # two kinds held an odd number of times
-            rank = 0
-            while odd > 1:
-                odd >>= 3
-                rank += 1
-            single = suit * 9 + rank
-    assert single >= 0, "thirteen tiles and no kind held an odd number of times"
-    return 1 << single
+    odd_m, odd_p, odd_s = m & _LOW_BITS, p & _LOW_BITS, s & _LOW_BITS
+    if (odd_m != 0) + (odd_p != 0) + (odd_s != 0) != 1:
+        assert odd_m or odd_p or odd_s, "thirteen tiles and no kind held an odd number of times"
+        return 0  # two kinds held an odd number of times
+    odd, base = (odd_m, 0) if odd_m else (odd_p, 9) if odd_p else (odd_s, 18)
+    if odd & (odd - 1):
+        return 0
+    rank = 0
+    while odd > 1:
+        odd >>= 3
+        rank += 1
+    return 1 << (base + rank)
 
 
 def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:
