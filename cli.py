@@ -1183,12 +1183,31 @@ def eval_info_cheats_command(
     cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
 ) -> None:
     """Simulate populations with planted information cheats (simulate --inject bot=N) and honest ones (half
-    with many careful players); report the cheats `info-cheats` flags, with a Wilson 95% interval, and the
-    false discovery proportion of the honest populations."""
-    from pipeline.evaluate import information_grid
+    with many careful players); report the cheats `info-cheats` flags (either signal, BY over both), with a
+    Wilson 95% interval, and the false discovery proportion of the honest populations; then each signal alone
+    (dangerous discards by choice; winning-tile anticipation)."""
+    from pipeline.evaluate import InfoOutcome, information_grid, summary, table
 
     pops = information_grid(seed=seed, hands=hands, bots=bots, replicates=replicates, honest=honest)
-    _evaluate("information", pops, fdr, workers, out, "players", cache)
+    if out is not None:
+        _output_file(out, "--out")
+    typer.echo("both signals (a player flagged on either, BY over both families):")
+    outcomes = _evaluate("information", pops, fdr, workers, None, "players", cache)
+    signals = {"dodges": "dangerous discards by choice", "anticipation": "winning-tile anticipation"}
+    alone: dict[str, list[Any]] = {name: [] for name in signals}
+    for o in outcomes:
+        if isinstance(o, InfoOutcome):
+            for name in signals:
+                one = getattr(o, name)
+                if one is not None:
+                    alone[name].append(one)
+    for name, title in signals.items():
+        if alone[name]:
+            typer.echo(f"\n{title} alone (its own BY over the players it tests):")
+            typer.echo(table(alone[name], fdr, unit="players"))
+    if out is not None:
+        data = {**summary(outcomes), **{name: summary(group) for name, group in alone.items()}}
+        out.write_text(json.dumps(data, indent=1) + "\n")
 
 
 @app.command("eval-deals")
@@ -1245,7 +1264,7 @@ def eval_deals_command(
 
 def _evaluate(
     detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str, cache: Path | None = None
-) -> None:
+) -> list[Any]:
     from pipeline.evaluate import evaluate, summary, table
 
     if not 0.0 < fdr < 1.0:
@@ -1263,6 +1282,7 @@ def _evaluate(
     typer.echo(table(outcomes, fdr, unit=unit))
     if out is not None:
         out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
+    return outcomes
 
 
 @app.command("simulate")
