@@ -294,15 +294,13 @@ class Seer:
         return bool(self.signals)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "player": self.player,
-            "flagged": self.flagged,
-            "signals": list(self.signals),
-            "dodges": None if self.dodges is None else {**self.dodges.as_dict(), "q": self.q_dodges},
-            "anticipation": (
-                None if self.anticipation is None else {**self.anticipation.as_dict(), "q": self.q_anticipation}
-            ),
-        }
+        """The dodges' line (:meth:`InfoResult.as_dict`, its ``q`` over both families) with the combined flag, the
+        signals that flag the player and the anticipation's line (``None``: no hand to judge)."""
+        dodges: dict[str, Any] = {"player": self.player}
+        if self.dodges is not None:
+            dodges = {**self.dodges.as_dict(), "q": self.q_dodges}
+        waits = None if self.anticipation is None else {**self.anticipation.as_dict(), "q": self.q_anticipation}
+        return {**dodges, "flagged": self.flagged, "signals": list(self.signals), "anticipation": waits}
 
 
 def combine(
