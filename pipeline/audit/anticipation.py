@@ -24,6 +24,12 @@ lower tail of the misses, ``n - k``, with the same functions); Benjamini–Yekut
 both families together (2 tests per player; BY holds under any dependence between them), and the result says
 which signal did it.
 
+Measured (2026-12-03, ``xuezhan eval-info-cheats --replicates 30 --honest 80 --seed 101 --cache``, 8 players and
+2,000 hands a room, the planted cheat seated in about 1,000): alone, this signal flags 30 of 30 planted cheats
+([89%, 100%]; their p-values 2.6e-6 to 4.4e-4, median 6.1e-5, from about 90 judged waits each, nearly all hits)
+and no honest player in 80 honest rooms (false discovery proportion 0, 95% upper bound 0.05; 8 of 625 honest
+p-values below 0.05, none below 0.01); with the dodges, BY over both, 30 of 30 and 0 of 80.
+
 >>> o = Option("1p", ("3p", "6p"), unseen=6, wall=5)
 >>> o.text()
 '1p: waits 3p 6p, 6 unseen, 5 in the wall'
