@@ -994,6 +994,9 @@ def info_cheats_command(
     min_discards: Annotated[
         int, typer.Option("--min-discards", min=1, help="Test players with at least N judged discards.")
     ] = 300,
+    min_waits: Annotated[
+        int, typer.Option("--min-waits", min=1, help="Test the waits of players with at least N judged waits.")
+    ] = 30,
     fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
     top: Annotated[int, typer.Option("--top", min=0, help="Players to list in the table (json lists all).")] = 20,
     since: SinceOption = None,
@@ -1003,36 +1006,65 @@ def info_cheats_command(
     profile: ProfileOption = None,
     tz: TzOption = None,
 ) -> None:
-    """Screen every player for play that sees the other hands: too few dangerous discards by choice (a tile an
-    opponent could win on, thrown while a tile nobody could win on was as good) against the other players'
-    spread of rates (beta-binomial, leave one out); hands of level full and dealt only. With a filter, over
-    the hands in scope only."""
+    """Screen every player for play that sees the other hands, on two signals: too few dangerous discards by
+    choice (a tile an opponent could win on, thrown while a tile nobody could win on was as good), and waits
+    chosen on the tiles the wall still holds (of ready discards whose waits the player sees as many copies of,
+    the one with most copies left in the wall); each against the other players' spread (beta-binomial, leave
+    one out), a player flagged on either (Benjamini–Yekutieli over both); hands of level full and dealt only.
+    With a filter, over the hands in scope only."""
     from pipeline.analytics.queries import connect
+    from pipeline.audit.anticipation import combine, screen_anticipation
     from pipeline.audit.information import screen_information
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
     with connect(warehouse, scope=scope) as con:
-        results = screen_information(con, fdr=fdr, min_discards=min_discards)
+        dodges = screen_information(con, fdr=fdr, min_discards=min_discards)
+        waits = screen_anticipation(con, fdr=fdr, min_decisions=min_waits)
+    seers = combine(dodges, waits, fdr=fdr)
     if fmt == "json":
-        typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
+        typer.echo(json.dumps([s.as_dict() for s in seers], ensure_ascii=False))
         return
-    tested = [r for r in results if r.p is not None]
-    flagged = sum(r.flagged for r in results)
+    tested = sum(1 for r in dodges if r.p is not None)
+    tested_waits = sum(1 for r in waits if r.p is not None)
+    flagged = sum(s.flagged for s in seers)
     for line in _scope_line(scope):
         typer.echo(line)
     typer.echo(
-        f"{plural(len(tested), 'player')} with at least {plural(min_discards, 'judged discard')} screened "
-        f"({len(results) - len(tested)} with fewer listed, not tested); {flagged} flagged at FDR {fdr}"
+        f"{plural(tested, 'player')} with at least {plural(min_discards, 'judged discard')} screened "
+        f"({len(dodges) - tested} with fewer listed, not tested); {flagged} flagged at FDR {fdr}"
     )
-    typer.echo(f"{'player':<16}{'hands':>7}{'discards':>9}{'by choice':>10}{'expected':>10}{'p':>11}{'q':>9}  flag")
-    for r in results[:top]:
-        expected = f"{r.expected:>10.1f}" if r.expected is not None else f"{'–':>10}"
-        p = f"{r.p:>11.2e}" if r.p is not None else f"{'–':>11}"
-        q = f"{r.q:>9.3f}" if r.q is not None else f"{'–':>9}"
-        line = f"{_shown(r.player):<16}{r.hands:>7}{r.discards:>9}{r.dangerous_by_choice:>10}{expected}{p}{q}"
-        typer.echo(f"{line}  YES" if r.flagged else line)
+    typer.echo(
+        f"anticipation: {plural(tested_waits, 'player')} with at least {plural(min_waits, 'judged wait')} screened "
+        f"({len(waits) - tested_waits} with fewer listed, not tested); a flag on either signal, BY over both"
+    )
+    typer.echo(
+        f"{'player':<16}{'hands':>7}{'discards':>9}{'by choice':>10}{'expected':>10}{'p':>11}{'q':>9}"
+        f"{'waits':>7}{'hits':>6}{'expected':>10}{'p':>11}{'q':>9}  flag"
+    )
+    for s in seers[:top]:
+        d, a = s.dodges, s.anticipation
+        hands = max((r.hands for r in (d, a) if r is not None), default=0)
+        line = f"{_shown(s.player):<16}{hands:>7}"
+        if d is None:
+            line += f"{'–':>9}{'–':>10}{'–':>10}{'–':>11}{'–':>9}"
+        else:
+            line += f"{d.discards:>9}{d.dangerous_by_choice:>10}" + _tail(d.expected, d.p, s.q_dodges)
+        if a is None:
+            line += f"{'–':>7}{'–':>6}{'–':>10}{'–':>11}{'–':>9}"
+        else:
+            line += f"{a.decisions:>7}{a.hits:>6}" + _tail(a.expected, a.p, s.q_anticipation)
+        typer.echo(f"{line}  YES ({', '.join(s.signals)})" if s.flagged else line)
+
+
+def _tail(expected: float | None, p: float | None, q: float | None) -> str:
+    """A screen's expected count, p and q as the info-cheats table prints them (– when not tested)."""
+    return (
+        (f"{expected:>10.1f}" if expected is not None else f"{'–':>10}")
+        + (f"{p:>11.2e}" if p is not None else f"{'–':>11}")
+        + (f"{q:>9.3f}" if q is not None else f"{'–':>9}")
+    )
 
 
 @app.command("deals")
@@ -1185,12 +1217,31 @@ def eval_info_cheats_command(
     cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
 ) -> None:
     """Simulate populations with planted information cheats (simulate --inject bot=N) and honest ones (half
-    with many careful players); report the cheats `info-cheats` flags, with a Wilson 95% interval, and the
-    false discovery proportion of the honest populations."""
-    from pipeline.evaluate import information_grid
+    with many careful players); report the cheats `info-cheats` flags (either signal, BY over both), with a
+    Wilson 95% interval, and the false discovery proportion of the honest populations; then each signal alone
+    (dangerous discards by choice; winning-tile anticipation)."""
+    from pipeline.evaluate import InfoOutcome, information_grid, summary, table
 
     pops = information_grid(seed=seed, hands=hands, bots=bots, replicates=replicates, honest=honest)
-    _evaluate("information", pops, fdr, workers, out, "players", cache)
+    if out is not None:
+        _output_file(out, "--out")
+    typer.echo("both signals (a player flagged on either, BY over both families):")
+    outcomes = _evaluate("information", pops, fdr, workers, None, "players", cache)
+    signals = {"dodges": "dangerous discards by choice", "anticipation": "winning-tile anticipation"}
+    alone: dict[str, list[Any]] = {name: [] for name in signals}
+    for o in outcomes:
+        if isinstance(o, InfoOutcome):
+            for name in signals:
+                one = getattr(o, name)
+                if one is not None:
+                    alone[name].append(one)
+    for name, title in signals.items():
+        if alone[name]:
+            typer.echo(f"\n{title} alone (its own BY over the players it tests):")
+            typer.echo(table(alone[name], fdr, unit="players"))
+    if out is not None:
+        data = {**summary(outcomes), **{name: summary(group) for name, group in alone.items()}}
+        out.write_text(json.dumps(data, indent=1) + "\n")
 
 
 @app.command("eval-deals")
@@ -1247,7 +1298,7 @@ def eval_deals_command(
 
 def _evaluate(
     detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str, cache: Path | None = None
-) -> None:
+) -> list[Any]:
     from pipeline.evaluate import evaluate, summary, table
 
     if not 0.0 < fdr < 1.0:
@@ -1265,6 +1316,7 @@ def _evaluate(
     typer.echo(table(outcomes, fdr, unit=unit))
     if out is not None:
         out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
+    return outcomes
 
 
 @app.command("simulate")

@@ -37,9 +37,9 @@ import polars as pl
 
 from dashboards import as_int
 from pipeline.analytics.stats import by_qvalues, normal_sf
+from pipeline.audit.anticipation import Seer
 from pipeline.audit.collusion import PairResult, flagged_groups
 from pipeline.audit.deals import DealResult
-from pipeline.audit.information import InfoResult
 from pipeline.audit.scoring import Audit
 from pipeline.audit.teams import TeamResult
 
@@ -290,23 +290,36 @@ def _teams(pairs: Sequence[PairResult]) -> list[dict[str, Any]]:
     return rows
 
 
-def _information(info: Sequence[InfoResult], fdr: float) -> list[dict[str, Any]]:
+def _information(info: Sequence[Seer], fdr: float) -> list[dict[str, Any]]:
+    """The information screen's flagged players (both signals, :func:`dashboards.information.screen`), each with
+    the signals that flag it."""
     rows = []
-    for rank, r in enumerate(info, start=1):
-        if not r.flagged:
+    for rank, s in enumerate(info, start=1):
+        if not s.flagged:
             continue
-        expected = "–" if r.expected is None else f"{r.expected:,.1f}"
+        parts, qs = [], []
+        d, a = s.dodges, s.anticipation
+        if d is not None and "dodges" in s.signals:
+            expected = "–" if d.expected is None else f"{d.expected:,.1f}"
+            parts.append(
+                f"{d.dangerous_by_choice:,} dangerous discards by choice in {d.discards:,} judged, {expected} "
+                f"expected from the other players: p {d.p:.1e}, q {_q(s.q_dodges)}"
+            )
+            qs.append(s.q_dodges)
+        if a is not None and "anticipation" in s.signals:
+            expected = "–" if a.expected is None else f"{a.expected:,.1f}"
+            parts.append(
+                f"waited on the tiles the wall held in {a.hits:,} of {a.decisions:,} judged waits, {expected} "
+                f"expected from the other players: p {a.p:.1e}, q {_q(s.q_anticipation)}"
+            )
+            qs.append(s.q_anticipation)
         rows.append(
             {
                 "kind": "information",
-                "players": [r.player],
-                "subject": r.player,
-                "detail": (
-                    f"{r.dangerous_by_choice:,} dangerous discards by choice in {r.discards:,} judged, "
-                    f"{expected} expected from the other players: p {r.p:.1e}, q {_q(r.q)} (false discovery "
-                    f"rate {100 * fdr:g}%)"
-                ),
-                "q": r.q,
+                "players": [s.player],
+                "subject": s.player,
+                "detail": "; ".join(parts) + f" (false discovery rate {100 * fdr:g}% over both signals)",
+                "q": min(q for q in qs if q is not None),
                 "evidence": f"{INFORMATION}#info-{rank}-hands",
                 "evidence_text": f"player #{rank} of the information-cheat screen: hands to replay",
             }
@@ -449,7 +462,7 @@ def prep_findings(
     pair_fdr: float,
     teams: Sequence[TeamResult] | None = None,
     victims: pl.DataFrame | None = None,
-    info: Sequence[InfoResult],
+    info: Sequence[Seer],
     info_fdr: float,
     deals: Sequence[DealResult] = (),
     deals_fdr: float = 0.05,

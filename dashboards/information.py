@@ -1,9 +1,13 @@
-"""The information-cheat page's evidence: for each flagged player of :mod:`pipeline.audit.information`, the hands
-that show the behaviour best (safe discards made while holding a dangerous tile that was as good:
-:func:`pipeline.audit.information.best_dodges`), each replayed as ``xuezhan replay`` prints it.
+"""The information-cheat page's screen and evidence: both signals of the single-player screen per player
+(:func:`screen`: the dangerous discards by choice of :mod:`pipeline.audit.information` and the winning-tile
+anticipation of :mod:`pipeline.audit.anticipation`, flagged on either with BY over both), and for each flagged
+player the hands that show the behaviour best, each replayed as ``xuezhan replay`` prints it: the hands with most
+safe discards made while holding a dangerous tile that was as good
+(:func:`pipeline.audit.information.best_dodges`), and the waits chosen on the tiles the wall held, widest margin
+first (:attr:`pipeline.audit.anticipation.AnticipationResult.best`), each with its options' unseen and wall
+counts.
 
-The screen itself runs once per report (:func:`pipeline.audit.information.screen_information`); this arranges its
-flagged players' hands.
+The screen runs once per report; this arranges its flagged players' hands.
 """
 
 from __future__ import annotations
@@ -14,33 +18,70 @@ import duckdb
 import polars as pl
 
 from dashboards import replay_of
-from pipeline.audit.information import EVIDENCE, InfoResult, best_dodges
+from pipeline.audit.anticipation import Seer, combine, screen_anticipation
+from pipeline.audit.information import EVIDENCE, FDR, best_dodges, screen_information
 
 
-def prep_evidence(
-    con: duckdb.DuckDBPyConnection, seers: Sequence[InfoResult], *, per_player: int = EVIDENCE
-) -> pl.DataFrame:
+def screen(con: duckdb.DuckDBPyConnection, *, fdr: float = FDR) -> list[Seer]:
+    """Both signals of every player of the warehouse behind ``con``, combined (flagged first)."""
+    return combine(screen_information(con, fdr=fdr), screen_anticipation(con, fdr=fdr), fdr=fdr)
+
+
+def prep_evidence(con: duckdb.DuckDBPyConnection, seers: Sequence[Seer], *, per_player: int = EVIDENCE) -> pl.DataFrame:
     """Up to ``per_player`` hands of each flagged player, most dodges first, each with its replay. Columns:
     ``rank`` (the player's row ``info-k`` of the page), ``player``, ``hand_id``, ``dodges`` (how many of the
     player's discards in the hand dodged a win), ``what`` (the first of them, in words), ``replay``."""
     rows = [
         {
             "rank": k,
-            "player": r.player,
+            "player": s.player,
             "hand_id": hand_id,
             "dodges": len(found),
             "what": "; ".join(d.text() for d in found[:3]),
             "replay": replay_of(con, hand_id),
         }
-        for k, r in enumerate(seers, start=1)
-        if r.flagged
-        for hand_id, found in best_dodges(con, r.player, limit=per_player)
+        for k, s in enumerate(seers, start=1)
+        if s.flagged and s.dodges is not None
+        for hand_id, found in best_dodges(con, s.player, limit=per_player)
     ]
     schema = {
         "rank": pl.Int64,
         "player": pl.String,
         "hand_id": pl.String,
         "dodges": pl.Int64,
+        "what": pl.String,
+        "replay": pl.String,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def prep_anticipation(
+    con: duckdb.DuckDBPyConnection, seers: Sequence[Seer], *, per_player: int = EVIDENCE
+) -> pl.DataFrame:
+    """Up to ``per_player`` of each flagged player's waits chosen on the tiles the wall held, widest margin first,
+    each hand replayed. Columns: ``rank`` (the player's row), ``player``, ``hand_id``, ``event``, ``margin``
+    (copies in the wall beyond the best other option), ``what`` (the options with their unseen and wall
+    counts, in words), ``replay``."""
+    rows = [
+        {
+            "rank": k,
+            "player": s.player,
+            "hand_id": hand_id,
+            "event": d.event,
+            "margin": d.margin,
+            "what": d.text(),
+            "replay": replay_of(con, hand_id),
+        }
+        for k, s in enumerate(seers, start=1)
+        if s.flagged and s.anticipation is not None
+        for hand_id, d in s.anticipation.best[:per_player]
+    ]
+    schema = {
+        "rank": pl.Int64,
+        "player": pl.String,
+        "hand_id": pl.String,
+        "event": pl.Int64,
+        "margin": pl.Int64,
         "what": pl.String,
         "replay": pl.String,
     }

@@ -61,8 +61,9 @@ from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope
 from pipeline.audit import scoring
+from pipeline.audit.anticipation import MIN_DECISIONS, AnticipationResult, Seer
 from pipeline.audit.collusion import SIGNALS, screen_levels
-from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult, screen_information
+from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult
 from pipeline.report import charts, svg
 from pipeline.report.names import file_stem
 
@@ -189,9 +190,10 @@ def _build(
 
     # Information cheats
     step("information: screen")
-    seers = screen_information(con)
+    seers = info_dash.screen(con)
     body = [_info_summary(seers), _info_table(seers, player_pages)]
-    body += [_info_evidence(seers, info_dash.prep_evidence(con, seers), player_pages), _info_method()]
+    evidence = info_dash.prep_evidence(con, seers), info_dash.prep_anticipation(con, seers)
+    body += [_info_evidence(seers, *evidence, player_pages), _info_method()]
     write(info_page, body)
 
     # Stacked deals: the screen runs once; each flagged group's hands are replayed from their sources.
@@ -1180,74 +1182,109 @@ def _victims_section(df: pl.DataFrame, pages: dict[str, Page]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- information
-def _info_summary(seers: list[InfoResult]) -> str:
-    tested = [r for r in seers if r.p is not None]
-    flagged = [r for r in seers if r.flagged]
+def _info_summary(seers: list[Seer]) -> str:
+    tested = [s for s in seers if any(r is not None and r.p is not None for r in (s.dodges, s.anticipation))]
+    flagged = [s for s in seers if s.flagged]
     if not tested:
         verdict = (
-            f'<p class="verdict"><b>Nothing was screened</b>: no player has {MIN_DISCARDS:,} discards the replay '
-            "can judge (hands of level full or dealt).</p>"
+            f'<p class="verdict"><b>Nothing was screened</b>: no player has {MIN_DISCARDS:,} discards or '
+            f"{MIN_DECISIONS:,} waits the replay can judge (hands of level full or dealt).</p>"
         )
     elif not flagged:
         verdict = (
             f'<p class="verdict"><b>No player is flagged</b> at a false discovery rate of {_fdr(FDR)}: none of the '
-            f"{len(tested):,} players screened throws dangerous tiles less often than the room's spread allows.</p>"
+            f"{len(tested):,} players screened throws dangerous tiles less often, or waits on the tiles the wall "
+            "holds more often, than the room's spread allows.</p>"
         )
     else:
-        names = ", ".join(_esc(r.player) for r in flagged)
+        names = ", ".join(f"{_esc(s.player)} ({_esc(', '.join(s.signals))})" for s in flagged)
         verdict = (
             f'<p class="verdict"><b class="flag">{len(flagged):,} player{"s" if len(flagged) > 1 else ""} '
-            f"flagged</b> of {len(tested):,} screened, at a false discovery rate of {_fdr(FDR)}: {names}. A flag is a "
-            "reason to replay their hands, not a verdict.</p>"
+            f"flagged</b> of {len(tested):,} screened, at a false discovery rate of {_fdr(FDR)} over both signals: "
+            f"{names}. A flag is a reason to replay their hands, not a verdict.</p>"
         )
     return (
-        f'<section class="summary">{verdict}<p>{len(seers):,} players; {len(seers) - len(tested):,} with fewer '
-        f"than {MIN_DISCARDS:,} judged discards are listed, not tested. Measured on simulated rooms of 8 players, "
-        "the screen found every planted cheat (30 of 30) and flagged no honest player in 80 honest rooms (a false "
-        "discovery proportion of 0, 95% upper bound 0.05; see the README's evaluation).</p>"
+        f'<section class="summary">{verdict}<p>{len(seers):,} players; a signal is tested for a player with at '
+        f"least {MIN_DISCARDS:,} judged discards (dangerous discards by choice) or {MIN_DECISIONS:,} judged waits "
+        "(winning-tile anticipation). Measured on simulated rooms of 8 players: see the README's evaluation for "
+        "the planted cheats found and the honest rooms' false discovery proportion, per signal and together.</p>"
         "</section>"
     )
 
 
-def _info_table(seers: list[InfoResult], pages: dict[str, Page]) -> str:
+def _info_table(seers: list[Seer], pages: dict[str, Page]) -> str:
     if not seers:
         return '<section><h2>Players</h2><p class="note">No player has a judged discard.</p></section>'
-    heads = ("#", "player", "hands", "judged discards", "dangerous by choice", "rate", "expected", "p", "q", "flag")
-    kinds = ("num", "text", *("num",) * 7, "num")
+    heads = (
+        "#",
+        "player",
+        "hands",
+        "judged discards",
+        "dangerous by choice",
+        "expected",
+        "p",
+        "q",
+        "judged waits",
+        "on the wall",
+        "expected",
+        "p",
+        "q",
+        "flag",
+    )
+    kinds = ("num", "text", *("num",) * 12)
     head = "".join(f'<th data-sort="{k}" class="{k}" title="sort">{h}</th>' for h, k in zip(heads, kinds, strict=True))
     rows = []
-    for k, r in enumerate(seers, start=1):
+    for k, s in enumerate(seers, start=1):
+        d, a = s.dodges, s.anticipation
+        hands = max((r.hands for r in (d, a) if r is not None), default=0)
+        flag = f'<a href="#info-{k}-hands"><b class="flag">yes</b></a> ({_esc(", ".join(s.signals))})'
         rows.append(
-            f'<tr id="info-{k}" class="{"flagged" if r.flagged else ""}">'
+            f'<tr id="info-{k}" class="{"flagged" if s.flagged else ""}">'
             + _num_cell(k, str(k))
-            + f'<td class="id" data-v="{_esc(r.player)}">{_who(r.player, pages)}</td>'
-            + _num_cell(r.hands, f"{r.hands:,}")
-            + _num_cell(r.discards, f"{r.discards:,}")
-            + _num_cell(r.dangerous_by_choice, f"{r.dangerous_by_choice:,}")
-            + _num_cell(r.rate, charts.pct(r.rate, 2))
-            + _num_cell(r.expected, "–" if r.expected is None else f"{r.expected:,.1f}")
-            + _num_cell(r.p, "not tested" if r.p is None else f"{r.p:.2e}")
-            + _num_cell(r.q, "–" if r.q is None else collusion_dash.q_text(r.q))
-            + _num_cell(int(r.flagged), f'<a href="#info-{k}-hands"><b class="flag">yes</b></a>' if r.flagged else "no")
+            + f'<td class="id" data-v="{_esc(s.player)}">{_who(s.player, pages)}</td>'
+            + _num_cell(hands, f"{hands:,}")
+            + _count_cells(None if d is None else d.discards, None if d is None else d.dangerous_by_choice)
+            + _tail_cells(d, s.q_dodges)
+            + _count_cells(None if a is None else a.decisions, None if a is None else a.hits)
+            + _tail_cells(a, s.q_anticipation)
+            + _num_cell(int(s.flagged), flag if s.flagged else "no")
             + "</tr>"
         )
     return (
         f'<section id="players"><h2>Players</h2><table class="sortable"><thead><tr>{head}</tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table><p class="note">Flagged first, then by p. Click a heading to '
-        "sort.</p></section>"
+        f'<tbody>{"".join(rows)}</tbody></table><p class="note">Flagged first, then by the smaller p. Judged waits: '
+        "discards into a ready hand when another would have waited on other tiles the player saw as many copies "
+        "of; on the wall: those whose wait had the most copies left in the wall. Click a heading to sort.</p>"
+        "</section>"
     )
 
 
-def _info_evidence(seers: list[InfoResult], df: pl.DataFrame, pages: dict[str, Page]) -> str:
-    """Each flagged player's hands to replay (:func:`dashboards.information.prep_evidence`), anchors
-    ``info-k-hands`` (``info-k``: the player's row)."""
+def _count_cells(n: int | None, k: int | None) -> str:
+    if n is None or k is None:
+        return _num_cell(None, "–") + _num_cell(None, "–")
+    return _num_cell(n, f"{n:,}") + _num_cell(k, f"{k:,}")
+
+
+def _tail_cells(r: InfoResult | AnticipationResult | None, q: float | None) -> str:
+    if r is None:
+        return _num_cell(None, "–") * 3
+    return (
+        _num_cell(r.expected, "–" if r.expected is None else f"{r.expected:,.1f}")
+        + _num_cell(r.p, "not tested" if r.p is None else f"{r.p:.2e}")
+        + _num_cell(q, "–" if q is None else collusion_dash.q_text(q))
+    )
+
+
+def _info_evidence(seers: list[Seer], df: pl.DataFrame, waits: pl.DataFrame, pages: dict[str, Page]) -> str:
+    """Each flagged player's hands to replay (:func:`dashboards.information.prep_evidence`) and waits
+    (:func:`dashboards.information.prep_anticipation`), anchors ``info-k-hands`` (``info-k``: the player's row)."""
     title = "Flagged players and the hands to replay"
-    flagged = [(k, r) for k, r in enumerate(seers, start=1) if r.flagged]
+    flagged = [(k, s) for k, s in enumerate(seers, start=1) if s.flagged]
     if not flagged:
         note = '<p class="note">No player is flagged: no hands to show.</p>'
         return f'<section id="hands"><h2>{_esc(title)}</h2>{note}</section>'
     parts = []
-    for k, r in flagged:
+    for k, s in flagged:
         hands = df.filter(pl.col("rank") == k)
         items = "".join(
             f'<details><summary><span class="id">{_esc(h["hand_id"])}</span>: {h["dodges"]} discard'
@@ -1255,30 +1292,41 @@ def _info_evidence(seers: list[InfoResult], df: pl.DataFrame, pages: dict[str, P
             f'<div class="replay">{_esc(h["replay"])}</div></details>'
             for h in hands.iter_rows(named=True)
         )
+        waited = "".join(
+            f'<details class="wait"><summary><span class="id">{_esc(h["hand_id"])}</span>: waited on the wall '
+            f"({_esc(h['what'])})</summary>"
+            f'<div class="replay">{_esc(h["replay"])}</div></details>'
+            for h in waits.filter(pl.col("rank") == k).iter_rows(named=True)
+        )
         parts.append(
-            f'<div id="info-{k}-hands"><h3><a href="#info-{k}">#{k}</a> {_who(r.player, pages)}</h3>'
+            f'<div id="info-{k}-hands"><h3><a href="#info-{k}">#{k}</a> {_who(s.player, pages)}</h3>'
             + (items or '<p class="note">No hand read back shows a dodged win.</p>')
+            + (f"<h4>Waits on the tiles the wall held</h4>{waited}" if waited else "")
             + "</div>"
         )
     return (
-        f'<section id="hands"><h2>{_esc(title)}</h2>{"".join(parts)}<p class="note">Hands where the player threw a '
-        "tile nobody could win on while holding one an opponent still in could win on whose discard would have "
-        "left its hand as close to ready: the choice a player who sees the hands always makes, and the screen "
-        "counts the absence of the other. Most such discards first, each hand as <code>xuezhan replay HAND "
-        "--warehouse W</code> prints it; seats count from 0.</p></section>"
+        f'<section id="hands"><h2>{_esc(title)}</h2>{"".join(parts)}<p class="note">Dodged wins: hands where the '
+        "player threw a tile nobody could win on while holding one an opponent still in could win on whose "
+        "discard would have left its hand as close to ready: the choice a player who sees the hands always makes, "
+        "and the screen counts the absence of the other; most such discards first. Waits: discards into a ready "
+        "hand whose wait had more copies left in the wall than another wait the player saw as many copies of "
+        "(unseen: not in its hand, a river or a meld; in the wall: not dealt or drawn yet), widest margin first. "
+        "Each hand as <code>xuezhan replay HAND --warehouse W</code> prints it; seats count from 0.</p></section>"
     )
 
 
 def _info_method() -> str:
     return (
-        '<section><h2>How the screen works</h2><p class="note">A player who sees the other hands never throws a '
-        "tile that completes an opponent's hand while holding one that completes none; honest players cannot "
-        "know, and now and then do. Per player: the discards the replay can judge (hands of level full or dealt) "
-        "and the dangerous discards by choice among them, compared with a beta-binomial for every other player's "
-        "counts (leave one out; the spread of honest players' rates is in the null). The p-value is the lower "
-        "tail of the posterior predictive distribution (a diffuse prior on the spread, so that a spread the other "
-        "players cannot rule out widens the null); q-values are Benjamini–Yekutieli over the players tested. "
-        "Details: pipeline/audit/information.py.</p></section>"
+        '<section><h2>How the screen works</h2><p class="note">Two signals of play that sees the other hands. '
+        "<b>Dangerous discards by choice</b>: a player who sees the other hands never throws a tile that completes "
+        "an opponent's hand while holding one that completes none; honest players cannot know, and now and then "
+        "do. <b>Winning-tile anticipation</b>: choosing between waits it sees as many copies of, an honest player "
+        "cannot know which has more left in the wall (the rest sit in opponents' hands and will never come); one "
+        "who sees the hands picks the wall's. Per player and signal: the choices the replay can judge (hands of "
+        "level full or dealt) and the count, compared with a beta-binomial for every other player's counts (leave "
+        "one out; the spread of honest players' rates is in the null), the posterior predictive tail (a diffuse "
+        "prior on the spread); q-values are Benjamini–Yekutieli over both signals' tests together, and a player is "
+        "flagged on either. Details: pipeline/audit/information.py, pipeline/audit/anticipation.py.</p></section>"
     )
 
 

@@ -292,26 +292,59 @@ def found_groups(
     ]
 
 
-def run_information(
-    pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None
-) -> Outcome:
-    """Simulate, ingest and run the information screen (``xuezhan info-cheats``) on one population."""
-    with _population_dir(pop, workdir, cache) as root:
-        labels = _simulate(pop, root)
-        with connect(root / "wh") as con:
-            results = screen_information(con, fdr=fdr)
-    bots = set(labels["bots"])
-    tested = [r for r in results if r.p is not None]
-    flagged = {r.player for r in tested if r.flagged}
-    hands = [r.hands for r in results if r.player in bots]
+@dataclass(frozen=True, slots=True)
+class InfoOutcome(Outcome):
+    """A population screened for information cheats: both signals together in :class:`Outcome`'s fields (a player
+    flagged on either, BY over both families: :func:`~pipeline.audit.anticipation.combine`), and each signal
+    alone (its own BY over the players it tests)."""
+
+    dodges: Outcome | None = None
+    anticipation: Outcome | None = None
+
+
+def _info_outcome(pop: Population, bots: set[str], tested: list[tuple[str, float, int, bool]]) -> Outcome:
+    """An :class:`Outcome` of ``tested`` players: ``(player, p, hands, flagged)``."""
+    flagged = {player for player, _, _, f in tested if f}
+    hands = [h for player, _, h, _ in tested if player in bots]
     return Outcome(
         population=pop,
         planted=len(bots),
         flagged_planted=len(flagged & bots),
-        honest=sum(1 for r in tested if r.player not in bots),
+        honest=sum(1 for player, *_ in tested if player not in bots),
         flagged_honest=len(flagged - bots),
         shared_planted=sum(hands) / len(hands) if hands else 0.0,
-        scores=tuple((-(r.p or 0.0), r.player in bots) for r in tested),
+        scores=tuple((-p, player in bots) for player, p, _, _ in tested),
+    )
+
+
+def run_information(
+    pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None
+) -> Outcome:
+    """Simulate, ingest and run the information screen (``xuezhan info-cheats``) on one population: both signals,
+    the dangerous discards by choice (:mod:`pipeline.audit.information`) and winning-tile anticipation
+    (:mod:`pipeline.audit.anticipation`), together and each alone (:class:`InfoOutcome`)."""
+    from pipeline.audit.anticipation import combine, screen_anticipation
+
+    with _population_dir(pop, workdir, cache) as root:
+        labels = _simulate(pop, root)
+        with connect(root / "wh") as con:
+            dodges = screen_information(con, fdr=fdr)
+            waits = screen_anticipation(con, fdr=fdr)
+    bots = set(labels["bots"])
+    both = combine(dodges, waits, fdr=fdr)
+    alone_d = [(r.player, r.p, r.hands, r.flagged) for r in dodges if r.p is not None]
+    alone_a = [(r.player, r.p, r.hands, r.flagged) for r in waits if r.p is not None]
+    together = []
+    for s in both:
+        ps = [r.p for r in (s.dodges, s.anticipation) if r is not None and r.p is not None]
+        if ps:
+            hands = max(r.hands for r in (s.dodges, s.anticipation) if r is not None)
+            together.append((s.player, min(ps), hands, s.flagged))
+    combined = _info_outcome(pop, bots, together)
+    return InfoOutcome(
+        **{f: getattr(combined, f) for f in Outcome.__dataclass_fields__},
+        dodges=_info_outcome(pop, bots, alone_d),
+        anticipation=_info_outcome(pop, bots, alone_a),
     )
 
 

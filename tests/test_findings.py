@@ -16,6 +16,7 @@ from dashboards import findings, player, quality
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.stats import normal_sf
+from pipeline.audit.anticipation import combine
 from pipeline.audit.collusion import SIGNALS, PairResult
 from pipeline.audit.information import InfoResult
 from pipeline.audit.scoring import audit
@@ -131,10 +132,10 @@ def _screen() -> collusion_dash.Screen:
     return collusion_dash.Screen(200, 200, 0.05, shared, pairs)
 
 
-INFO = [
-    InfoResult("pD", 300, 4000, 0, 60.0, 1e-9, 2e-8, True),
-    InfoResult("pA", 300, 4000, 55, 60.0, 0.3, 1.0, False),
-]
+INFO = combine(
+    [InfoResult("pD", 300, 4000, 0, 60.0, 1e-9, 2e-8, True), InfoResult("pA", 300, 4000, 55, 60.0, 0.3, 1.0, False)],
+    [],
+)
 
 
 def _unusual() -> pl.DataFrame:

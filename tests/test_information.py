@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 from pipeline.analytics.queries import connect
+from pipeline.audit.anticipation import combine, decisions, screen_anticipation
 from pipeline.audit.information import (
     Grid,
     beta_binomial_cdf,
@@ -25,6 +27,8 @@ from pipeline.audit.information import (
     screen_counts,
     screen_information,
 )
+from pipeline.audit.replay import stored_record
+from pipeline.game.record import parse_record
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
@@ -146,15 +150,50 @@ def test_few_discards_are_listed_not_tested(room: tuple[Path, dict[str, object]]
     assert all(r.p is None and r.q is None and not r.flagged for r in results) and len(results) == 8
 
 
+def test_the_anticipation_screen_on_the_room(room: tuple[Path, dict[str, object]]) -> None:
+    """The planted player waits on the tiles the wall holds: it hits in nearly every judged wait, more than any
+    honest player, whose rates sit near the room's; its best waits are hits, widest margin first, and replay to
+    the same decisions."""
+    warehouse, labels = room
+    (bot,) = labels["bots"]  # type: ignore[misc]
+    with connect(warehouse) as con:
+        results = screen_anticipation(con)
+        mine = next(r for r in results if r.player == bot)
+        assert mine.decisions >= 30 and mine.hits >= 0.85 * mine.decisions  # a miss: every other wait was dangerous
+        assert mine.p is not None and mine.p == min(r.p for r in results if r.p is not None)
+        honest = [r for r in results if r.player != bot and r.p is not None]
+        assert all(r.rate is not None and 0.3 < r.rate < 0.8 and not r.flagged for r in honest)
+        margins = [d.margin for _, d in mine.best]
+        assert len(mine.best) == 5 and margins == sorted(margins, reverse=True) and margins[-1] > 0
+        for hand_id, d in mine.best:
+            record = parse_record(stored_record(con, hand_id).record)
+            assert d in decisions(record, record.players.index(bot))
+        seers = combine(screen_information(con), results)
+    assert [s.player for s in seers if s.flagged] == [bot] and seers[0].signals[0] == "dodges"
+
+
 def test_the_command(room: tuple[Path, dict[str, object]]) -> None:
     warehouse, labels = room
+    (bot,) = labels["bots"]  # type: ignore[misc]
     done = subprocess.run([XUEZHAN, "info-cheats", "--warehouse", str(warehouse)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("8 players with at least 300 judged discards screened") and "1 flagged" in lines[0]
-    assert lines[2].startswith(f"{labels['bots'][0]:<16}") and lines[2].endswith("YES")  # type: ignore[index]
+    assert re.fullmatch(r"anticipation: \d players with at least 30 judged waits screened .*, BY over both", lines[1])
+    assert lines[2].split() == [
+        *("player", "hands", "discards", "by", "choice", "expected", "p", "q"),
+        *("waits", "hits", "expected", "p", "q", "flag"),
+    ]
+    assert lines[3].startswith(f"{bot:<16}") and lines[3].endswith("YES (dodges)")
     done = subprocess.run(
         [XUEZHAN, "info-cheats", "--warehouse", str(warehouse), "--format", "json"], capture_output=True, text=True
     )
     rows = json.loads(done.stdout)
     assert [r["player"] for r in rows if r["flagged"]] == labels["bots"] and set(rows[0]) >= {"p", "q", "expected"}
+    assert rows[0]["signals"] == ["dodges"] and rows[0]["anticipation"]["hits"] > 30
+    done = subprocess.run(
+        [XUEZHAN, "info-cheats", "--warehouse", str(warehouse), "--min-waits", "100000"], capture_output=True, text=True
+    )
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("anticipation: 0 players with at least 100000 judged waits screened (8 with fewer")
+    assert lines[3].endswith("YES (dodges)") and "–" in lines[3]

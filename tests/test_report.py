@@ -511,8 +511,8 @@ def test_findings_open_the_index_in_a_headless_browser(report, warehouse, tmp_pa
     notice, where there is one), with one row per finding and its severity badges drawn in their colours."""
     from dashboards import findings, quality
     from dashboards.collusion import screen_pairs
+    from dashboards.information import screen as screen_information
     from pipeline.analytics.levels import NEEDS
-    from pipeline.audit.information import screen_information
 
     chromium = _chromium()
     done = _browse(chromium, tmp_path / "profile-dom", "--dump-dom", report.resolve().as_uri())

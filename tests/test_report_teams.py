@@ -19,7 +19,8 @@ from dashboards.site import build_report, page_file
 from pipeline import sql
 from pipeline.analytics.queries import connect
 from pipeline.audit import collusion
-from pipeline.audit.information import best_dodges, dodges, screen_information
+from pipeline.audit.anticipation import decisions
+from pipeline.audit.information import best_dodges, dodges
 from pipeline.audit.replay import stored_record
 from pipeline.audit.victims import Victim, victims_of
 from pipeline.game.record import parse_record
@@ -214,16 +215,27 @@ def test_the_information_page_replays_the_flagged_player_s_hands(
     warehouse, labels = bot_room
     (bot,) = labels["bots"]  # type: ignore[misc]
     with connect(warehouse) as con:
-        seers = screen_information(con)
+        seers = info_dash.screen(con)
         df = info_dash.prep_evidence(con, seers)
-    assert [r.player for r in seers if r.flagged] == [bot]
+        waits = info_dash.prep_anticipation(con, seers)
+        for hand_id, event, margin in waits.select("hand_id", "event", "margin").rows():
+            record = parse_record(stored_record(con, hand_id).record)
+            (d,) = [d for d in decisions(record, record.players.index(bot)) if d.event == event]
+            assert d.hit and d.margin == margin > 0  # the replay judges the same wait
+    assert [s.player for s in seers if s.flagged] == [bot]
     assert df["player"].unique().to_list() == [bot] and df["rank"].unique().to_list() == [1] and df.height == 5
     assert all(r.startswith(f"hand {h} ") for h, r in zip(df["hand_id"], df["replay"], strict=True))
+    assert waits.height == 5 and waits["rank"].unique().to_list() == [1]
+    assert waits["margin"].to_list() == sorted(waits["margin"].to_list(), reverse=True)
+    assert all(r.startswith(f"hand {h} ") for h, r in zip(waits["hand_id"], waits["replay"], strict=True))
     out = build_report(warehouse, tmp_path / "out").parent
     page = (out / "information.html").read_text(encoding="utf-8")
     hands = page[page.index('<div id="info-1-hands">') :]
     hands = hands[: hands.index("</div></details></div>") + 6]
-    assert hands.count('<div class="replay">hand ') == 5 and "dodged a win" in hands
-    assert '<a href="#info-1-hands"><b class="flag">yes</b></a>' in page  # the row links its hands
+    assert hands.count('<div class="replay">hand ') == 10 and "dodged a win" in hands
+    assert hands.count('<details class="wait">') == 5 and "<h4>Waits on the tiles the wall held</h4>" in hands
+    first = waits.row(0, named=True)
+    assert f"waited on the wall ({first['what']})" in hands and " unseen, " in first["what"]
+    assert '<a href="#info-1-hands"><b class="flag">yes</b></a> (dodges' in page  # the row links its hands
     found = json.loads((out / "findings.json").read_text(encoding="utf-8"))
     assert [f["evidence"] for f in found if f["kind"] == "information"] == ["information.html#info-1-hands"]

@@ -12,7 +12,9 @@ novice), so a player's count is compared with a **beta-binomial** for the rates 
 one out, so that a cheat does not pull the null towards itself): the spread of honest rates is part of the
 null. The p-value is the lower tail ``P(K <= k)`` for the player's number of judged discards;
 Benjamini–Yekutieli q-values control the false discovery rate over the players screened (any dependence).
-Players with fewer than ``min_discards`` judged discards are listed, not tested.
+Players with fewer than ``min_discards`` judged discards are listed, not tested. The screen's second signal,
+waits chosen on the tiles the wall still holds, is :mod:`pipeline.audit.anticipation`, which also combines the two
+(``xuezhan info-cheats`` and the report run both).
 
 How the beta-binomial is fitted matters in a small room. With 8 players the spread of true rates is estimated
 from 7 counts, and a fit that takes its point estimate (moments, or maximum likelihood) underestimates it now

@@ -3,7 +3,8 @@
 A bot acts only through the hand state's legal options (:meth:`HandState.turn_options`,
 :meth:`HandState.claim_options`) and reads only what its seat may see: its own tiles, every discard and
 meld, the declared void suits, how many tiles are left. Two kinds of bot see more, by design, because the
-detectors must find them: a colluder sees its partner's hand, and a cheating bot sees every hand.
+detectors must find them: a colluder sees its partner's hand, and a cheating bot sees every hand (so it knows
+what the wall still holds: it waits on the tiles that will come, not on those an opponent sits on).
 
 Decisions: 换三张 and 定缺 from the hand's shape; discards by tile efficiency (shanten, then the number of
 unseen tiles that improve the hand), pulled towards one suit by the ``flush`` parameter; pong and kong when
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from pipeline.game.events import Discard, Event, Hu, Kong, Pong
 from pipeline.game.state import HandState
-from pipeline.rules.hand import shanten, shanten_after_discards
+from pipeline.rules.hand import shanten, shanten_after_discards, suit_codes, win_mask_of_codes
 from pipeline.simulate.styles import Player
 
 
@@ -142,6 +143,10 @@ class Bot:
             if safest < min(danger.get(d.tile, 0) for s, d in scored if s == best) or folding:
                 pool = [d for d in pool if danger.get(d.tile, 0) == safest]
                 return min(pool, key=lambda d: (next(s for s, c in scored if c is d), rng.random()))
+        if self.sees_all and best == 0:
+            anticipated = self._anticipate(st, work, [d for s, d in scored if s == 0])
+            if anticipated is not None:
+                return anticipated
         chase = self._chase_flush(counts, scored, best)
         if chase is not None:
             return chase
@@ -152,6 +157,27 @@ class Bot:
         if len(top) == 1:
             return top[0]
         return max(top, key=lambda d: (self._value_after(st, work, d.tile, best), rng.random()))
+
+    def _anticipate(self, st: HandState, work: list[int], ready: list[Discard]) -> Discard | None:
+        """A cheating bot's wait: among the discards that leave its hand ready, the one whose winning tiles have
+        the most copies still in the wall (it sees every hand: the copies an opponent holds will not come);
+        ties by the honest value. ``None`` when fewer than two ready discards differ in that count (the honest
+        choice stands)."""
+        if len(ready) < 2:
+            return None
+        melds = st.melds[self.seat]
+        live = [st.full[k] - st.seen[k] for k in range(27)]  # not drawn yet: the wall's copies of each kind
+        in_wall = []
+        for d in ready:
+            work[d.tile] -= 1
+            mask = win_mask_of_codes(suit_codes(work), melds, self.void)
+            work[d.tile] += 1
+            in_wall.append(sum(live[k] for k in range(27) if (mask >> k) & 1))
+        most = max(in_wall)
+        if min(in_wall) == most:
+            return None
+        top = [d for d, n in zip(ready, in_wall, strict=True) if n == most]
+        return max(top, key=lambda d: (self._value_after(st, work, d.tile, 0), self.rng.random()))
 
     def _chase_flush(self, counts: list[int], scored: list[tuple[int, Discard]], best: int) -> Discard | None:
         """清一色: with most tiles in one suit, throw the other suit first, even a step back from ready."""

@@ -7,7 +7,8 @@ Spec (``--inject``), comma-separated ``name=value`` items:
   the partner's discards more readily, and sit at the same table more often than random matchmaking would;
 - ``score_errors=F`` — a fraction ``F`` of records get one scoring error in ``result`` only;
 - ``corrupt=F`` — a fraction ``F`` of records get one corruption of the record itself;
-- ``bot=N`` — ``N`` players see the wall and every hand, and never deal in when they can avoid it;
+- ``bot=N`` — ``N`` players see the wall and every hand: they never deal in when they can avoid it, and wait on
+  the tiles the wall still holds (of their ready discards, the one whose winning tiles have most copies left in it);
 - ``team=K:I`` — one team of ``K`` colluders (2 or more; 3 in the court case of seed 000) at intensity ``I``:
   each plays for every teammate at the table as a colluding pair does, and each teammate joins a table a
   member sits at with the pair's chance, so the team often holds three seats against one victim;
