@@ -121,21 +121,23 @@ class GroupMoments:
         Per hand and member ``a`` of a group with ``m`` of its ``n`` opponents in the group, the null relabels
         which ``m`` opponents are members: a uniform draw of ``m`` of the ``n`` directed residuals ``a → x``,
         without replacement, whose sum has mean ``m × mean`` and covariance ``m (n − m) / (n − 1) × S`` (``S``
-        the residuals' covariance over the ``n`` opponents, divisor ``n``). ``partners`` (players × players)
-        marks the teams already found: a member's partner in such a team who is not in the group is left out
-        of its opponents (its feeding would make every other opponent look shunned)."""
+        the residuals' covariance over the ``n`` opponents, divisor ``n``). ``partners`` (the keys ``a ×
+        players + x`` of the ordered pairs inside the teams already found, not a players × players table)
+        marks those teams: a member's partner in such a team who is not in the group is left out of its
+        opponents (its feeding would make every other opponent look shunned)."""
         if not len(rows.hand):
             return
         expected = by_signal(expected_counts(rows, fit))
         raw = by_signal(rows.counts)
         residual = raw - expected
         member = np.zeros(players, dtype=bool)
+        linked = None if partners is None else np.isin(rows.a * players + rows.x, partners)
         for g, team in enumerate(self.groups):
             member[:] = False
             member[list(team)] = True
             use = member[rows.a]
-            if partners is not None:
-                use &= ~(partners[rows.a, rows.x] & ~member[rows.x])
+            if linked is not None:
+                use &= ~(linked & ~member[rows.x])
             at = np.flatnonzero(use)
             if not len(at):
                 continue
@@ -170,9 +172,7 @@ def group_moments(
     """:class:`GroupMoments` of ``groups`` over every hand of ``source``, the partners of ``teams`` (codes)
     left out of each other's opponents where they are not in the group."""
     p = len(source.sums.players)
-    partners = np.zeros((p, p), dtype=bool)
-    for t in teams:
-        partners[np.ix_(list(t), list(t))] = True
+    partners = np.unique(np.array([a * p + x for t in teams for a in t for x in t], dtype=np.int64))
     out = GroupMoments.zeros(groups)
     for rows in source.chunks():
         out.add(rows, fit, p, partners if teams else None)
@@ -211,16 +211,25 @@ def group_scores(moments: GroupMoments) -> np.ndarray:
 def candidate_groups(sums: PairSums, size: int, min_hands: int) -> list[tuple[int, ...]]:
     """Every group of ``size`` players (codes into ``sums.players``) each pair of whom shared at least
     ``min_hands`` hands."""
-    shared = {(int(a), int(x)): int(h) for a, x, h in zip(sums.a, sums.x, sums.hands, strict=True) if a < x}
+    keep = (sums.a < sums.x) & (sums.hands >= min_hands)
     linked: dict[int, set[int]] = {}
-    for (a, x), h in shared.items():
-        if h >= min_hands:
-            linked.setdefault(a, set()).add(x)
-            linked.setdefault(x, set()).add(a)
-    out = []
-    for team in combinations(sorted(linked), size):
-        if all(b in linked[a] for a, b in combinations(team, 2)):
+    for a, x in zip(sums.a[keep].tolist(), sums.x[keep].tolist(), strict=True):
+        linked.setdefault(a, set()).add(x)
+        linked.setdefault(x, set()).add(a)
+    # grown a member at a time from the common neighbours above the last (every group once, in the order of
+    # combinations(sorted(players), size)): trying every combination of the linked players was a billion
+    # groups of three for 2,000 players
+    out: list[tuple[int, ...]] = []
+
+    def grow(team: tuple[int, ...], common: list[int]) -> None:
+        if len(team) == size:
             out.append(team)
+            return
+        among = set(common)
+        for c in common:
+            grow((*team, c), [d for d in sorted(linked[c]) if d > c and d in among])
+
+    grow((), sorted(linked))
     return out
 
 
