@@ -125,3 +125,32 @@ def test_candidate_groups_are_every_linked_combination_in_order() -> None:
             want = [t for t in combinations(nodes, size) if all(pair in linked for pair in combinations(t, 2))]
             assert candidate_groups(sums, size, min_hands) == want, (min_hands, size)
             assert len(want) > 0
+
+
+def test_groups_share_the_run_s_blocks_and_get_what_each_computed_alone() -> None:
+    """Every group of a run without teams found reads the (hand, a) blocks computed once for the run (the
+    report's team screen spent two thirds of its time recomputing them for each of 2,300 groups of 24 players);
+    each group's moments are those of its blocks computed for it alone, to rounding."""
+    from itertools import combinations as groups_of
+
+    from test_teams import _fit, _rows
+
+    from pipeline.audit.collusion import by_signal, expected_counts
+    from pipeline.audit.teams import GroupMoments
+
+    rng = np.random.default_rng(23)
+    players = 9
+    rows, fit = _rows(rng, 400, players), _fit(players, rng)
+    groups = [*groups_of(range(players), 2), *groups_of(range(players), 3)]
+    shared = GroupMoments.zeros(groups)
+    shared.add(rows, fit, players)
+    alone = GroupMoments.zeros(groups)
+    expected = by_signal(expected_counts(rows, fit))
+    raw = by_signal(rows.counts)
+    for g, team in enumerate(groups):
+        alone._add_group(g, team, rows, raw - expected, raw, expected, np.zeros(players, dtype=bool), None)
+    for name in ("excess", "cov", "draws", "raw", "expected", "hands"):
+        got, want = getattr(shared, name), getattr(alone, name)
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-12), name
+    assert (shared.draws == alone.draws).all() and (shared.hands == alone.hands).all()
+    assert (shared.raw == alone.raw).all() and np.abs(shared.excess).sum() > 0

@@ -132,38 +132,136 @@ class GroupMoments:
         residual = raw - expected
         member = np.zeros(players, dtype=bool)
         linked = None if partners is None else np.isin(rows.a * players + rows.x, partners)
+        # players with a partner in a team found: a group with one of them may leave rows out of its blocks
+        partnered = set() if linked is None else set(np.unique(rows.a[linked]).tolist())
+        blocks: _Blocks | None = None
         for g, team in enumerate(self.groups):
-            member[:] = False
-            member[list(team)] = True
-            use = member[rows.a]
-            if linked is not None:
-                use &= ~(linked & ~member[rows.x])
-            at = np.flatnonzero(use)
-            if not len(at):
+            if partnered.intersection(team):
+                self._add_group(g, team, rows, residual, raw, expected, member, linked)
                 continue
-            key = rows.hand[at] * SEATS + rows.seat_a[at]  # (hand, a): rows are ordered by it
-            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-            sizes = np.diff(np.r_[starts, len(at)])
-            which = np.repeat(np.arange(len(starts)), sizes)
-            n = sizes.astype(float)
-            res, got = residual[at], raw[at]
-            mean = np.add.reduceat(res, starts, axis=0) / n[:, None]
-            centred = res - mean[which]
-            inside = member[rows.x[at]]
-            m = np.bincount(which, inside, minlength=len(starts)).astype(float)
-            live = (m > 0) & (m < n)
-            if not live.any():
-                continue
-            spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
-            varies = np.maximum.reduceat(got, starts, axis=0) != np.minimum.reduceat(got, starts, axis=0)
-            drawn = np.add.reduceat(np.where(inside[:, None], centred, 0.0), starts, axis=0)
-            factor = np.where(live, m * (n - m) / np.maximum(n - 1, 1), 0.0)
-            self.excess[g] += drawn[live].sum(axis=0)
-            self.cov[g] += np.einsum("i,ijk->jk", factor, spread)
-            self.draws[g] += varies[live].sum(axis=0)
-            self.raw[g] += got[inside].sum(axis=0)
-            self.expected[g] += expected[at][inside].sum(axis=0)
-            self.hands[g] += len(np.unique(rows.hand[at][inside]))
+            if blocks is None:
+                blocks = _Blocks.of(rows, residual, raw, players)
+            self._add_blocks(g, team, rows, blocks, raw, expected, players)
+
+    def _add_blocks(
+        self,
+        g: int,
+        team: tuple[int, ...],
+        rows: Rows,
+        b: _Blocks,
+        raw: np.ndarray,
+        expected: np.ndarray,
+        players: int,
+    ) -> None:
+        """One group whose members' opponents are all their opponents: every (hand, member) block is the whole
+        (hand, a) block of the run, computed once for every group (:class:`_Blocks`); the group's own work is
+        over the rows between its members only (the rows of the pairs inside it, found by pair key)."""
+        keys = _keys_inside(team, players)
+        at = np.minimum(np.searchsorted(b.pairs, keys), max(0, len(b.pairs) - 1))
+        found = at[b.pairs[at] == keys] if len(b.pairs) else at[:0]
+        inside = np.sort(np.concatenate([b.order[b.lo[k] : b.hi[k]] for k in found] + [np.zeros(0, np.int64)]))
+        if not len(inside):
+            return
+        block = b.which[inside]
+        first = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
+        used = block[first]
+        m = np.diff(np.r_[first, len(inside)]).astype(float)
+        n = b.n[used]
+        live = m < n
+        if not live.any():
+            return
+        drawn = np.add.reduceat(b.centred[inside], first, axis=0)
+        factor = m[live] * (n[live] - m[live]) / np.maximum(n[live] - 1, 1)
+        self.excess[g] += drawn[live].sum(axis=0)
+        self.cov[g] += np.einsum("i,ijk->jk", factor, b.spread[used[live]])
+        self.draws[g] += b.varies[used[live]].sum(axis=0)
+        self.raw[g] += raw[inside].sum(axis=0)
+        self.expected[g] += expected[inside].sum(axis=0)
+        self.hands[g] += len(np.unique(rows.hand[inside]))
+
+    def _add_group(
+        self,
+        g: int,
+        team: tuple[int, ...],
+        rows: Rows,
+        residual: np.ndarray,
+        raw: np.ndarray,
+        expected: np.ndarray,
+        member: np.ndarray,
+        linked: np.ndarray | None,
+    ) -> None:
+        """One group, its blocks computed for it: a member's partner in a team found is left out of them."""
+        member[:] = False
+        member[list(team)] = True
+        use = member[rows.a]
+        if linked is not None:
+            use &= ~(linked & ~member[rows.x])
+        at = np.flatnonzero(use)
+        if not len(at):
+            return
+        key = rows.hand[at] * SEATS + rows.seat_a[at]  # (hand, a): rows are ordered by it
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        sizes = np.diff(np.r_[starts, len(at)])
+        which = np.repeat(np.arange(len(starts)), sizes)
+        n = sizes.astype(float)
+        res, got = residual[at], raw[at]
+        mean = np.add.reduceat(res, starts, axis=0) / n[:, None]
+        centred = res - mean[which]
+        inside = member[rows.x[at]]
+        m = np.bincount(which, inside, minlength=len(starts)).astype(float)
+        live = (m > 0) & (m < n)
+        if not live.any():
+            return
+        spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
+        varies = np.maximum.reduceat(got, starts, axis=0) != np.minimum.reduceat(got, starts, axis=0)
+        drawn = np.add.reduceat(np.where(inside[:, None], centred, 0.0), starts, axis=0)
+        factor = np.where(live, m * (n - m) / np.maximum(n - 1, 1), 0.0)
+        self.excess[g] += drawn[live].sum(axis=0)
+        self.cov[g] += np.einsum("i,ijk->jk", factor, spread)
+        self.draws[g] += varies[live].sum(axis=0)
+        self.raw[g] += got[inside].sum(axis=0)
+        self.expected[g] += expected[at][inside].sum(axis=0)
+        self.hands[g] += len(np.unique(rows.hand[at][inside]))
+
+
+def _keys_inside(team: tuple[int, ...], players: int) -> np.ndarray:
+    """The keys ``a × players + x`` of the ordered pairs inside ``team``."""
+    return np.array([a * players + x for a in team for x in team if a != x], dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class _Blocks:
+    """A run's (hand, a) blocks, for every group at once: each row's block (``which``), each block's size
+    (``n``), the residuals centred on their block's mean (``centred``), each block's covariance (``spread``,
+    divisor ``n``) and which signals' raw counts differ in it (``varies``); and the rows by ordered pair
+    (``order``, the pair keys ``pairs`` ascending, each one's rows ``order[lo:hi]``)."""
+
+    which: np.ndarray
+    n: np.ndarray
+    centred: np.ndarray
+    spread: np.ndarray
+    varies: np.ndarray
+    order: np.ndarray
+    pairs: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @staticmethod
+    def of(rows: Rows, residual: np.ndarray, raw: np.ndarray, players: int) -> _Blocks:
+        key = rows.hand * SEATS + rows.seat_a  # (hand, a): rows are ordered by it
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        sizes = np.diff(np.r_[starts, len(key)])
+        which = np.repeat(np.arange(len(starts)), sizes)
+        n = sizes.astype(float)
+        mean = np.add.reduceat(residual, starts, axis=0) / n[:, None]
+        centred = residual - mean[which]
+        spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
+        varies = np.maximum.reduceat(raw, starts, axis=0) != np.minimum.reduceat(raw, starts, axis=0)
+        pair = rows.a * players + rows.x
+        order = np.argsort(pair, kind="stable")
+        pairs, lo = np.unique(pair[order], return_index=True)
+        hi = np.r_[lo[1:], len(order)]
+        return _Blocks(which, n, centred, spread, varies, order, pairs, lo, hi)
 
 
 def group_moments(
