@@ -36,7 +36,9 @@ Sections:
   the base size and 10× it, 2 workers, the default install;
 - analytics: ``xuezhan stats``, ``xuezhan collusion`` and ``xuezhan report`` as a user runs them, on the
   warehouses ingest made, at 20k, 200k and 1M hands: wall time, CPU time and peak process-tree memory,
-  and each as a ratio to the 20k figure.
+  and each as a ratio to the 20k figure;
+- players: ``xuezhan collusion`` and ``xuezhan report`` on the 20k hands played by 2,016 players instead of 24
+  (each session's players renamed into one of 84 groups), peak memory as a ratio to the 24 players' figure.
 
 Corpora, made by the simulator with a fixed seed and cached outside the repository (``$XUEZHAN_BENCH_CACHE``,
 default ``~/.cache/xuezhan-bench``): 20,000 simulated hands; the 200,000- and 1,000,000-hand corpora are
@@ -66,6 +68,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -944,6 +947,68 @@ def bench_analytics(p: Plan, compiled: Path | None, work: Path, results: dict[st
     return out
 
 
+# ---------------------------------------------------------------------------------------------- many players
+PLAYER_GROUPS = 84  # the many-player tier: the base's 24 players in 84 groups, 2,016 players
+
+
+def _regroup(line: bytes, groups: int) -> bytes:
+    """A record whose players are renamed into one of ``groups`` groups, chosen by its session id (a hand
+    without one: by its hand id), so that a session keeps its table.
+
+    >>> _regroup(b'{"hand_id":"h1","session_id":"s1","players":["p1","p2"]}', 84)
+    b'{"hand_id":"h1","session_id":"s1","players":["p1-g064","p2-g064"]}\\n'
+    """
+    obj = orjson.loads(line)
+    group = zlib.crc32(str(obj.get("session_id") or obj["hand_id"]).encode()) % groups
+    obj["players"] = [f"{name}-g{group:03d}" for name in obj["players"]]
+    return orjson.dumps(obj) + b"\n"
+
+
+def players_corpus(base: Path, groups: int = PLAYER_GROUPS) -> Path:
+    """``base`` with each session's players renamed into one of ``groups`` groups (:func:`_regroup`): the same
+    hands, played by ``groups`` times as many players, who meet at a few tables each (a club's pairs of
+    players mostly never share a hand). Cached beside it."""
+    path = base.with_name(base.name.replace(".jsonl.gz", f"-g{groups}.jsonl.gz"))
+    if path.exists():
+        return path
+    tmp = path.with_suffix(".tmp")
+    with gzip.open(tmp, "wb", compresslevel=3) as out:
+        for line in _lines(base):
+            out.write(_regroup(line, groups))
+    tmp.replace(path)
+    return path
+
+
+def bench_players(p: Plan, compiled: Path | None, work: Path, results: dict[str, Any]) -> dict[str, Any]:
+    """``collusion`` and ``report`` on the base's hands played by :data:`PLAYER_GROUPS` × 24 players, on the
+    default install: time, CPU time and peak memory, and the memory as a ratio to the same command on the
+    24-player base (the analytics section's figure): what grows with the players, not the hands."""
+    default = engines(compiled)[0]
+    env = engine_env(default, compiled)
+    small = label(p.base)
+    warehouse = work / "wh-players"
+    try:
+        ingest(players_corpus(tier_corpus(p, 1)), warehouse, 2, default, compiled, p.base)
+    except (RuntimeError, AssertionError) as exc:
+        return {"players_warehouse": f"not made: {exc}"}
+    out: dict[str, Any] = {"players": PLAYER_GROUPS * 24}
+    for command in ("collusion", "report"):
+        tag = f"{command}_%s_players_{small}"
+        report_dir = work / "report-players"
+        try:
+            run = measure(cli_cmd(default, *analytics_cmds(warehouse, report_dir)[command]), env)
+        except RuntimeError as exc:
+            out[tag % "s"] = str(exc)
+            continue
+        finally:
+            shutil.rmtree(report_dir, ignore_errors=True)
+        out[tag % "s"] = round(run.seconds, 2)
+        out[tag % "cpu_s"] = round(run.cpu_s, 2)
+        out[tag % "rss_mb"] = round(run.rss_mb)
+        out[tag % "rss_ratio"] = ratio(round(run.rss_mb), results.get(f"{command}_rss_mb_{small}"))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- the run
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], prog="python -m pipeline.bench")
@@ -1000,7 +1065,8 @@ def write_results(path: Path, results: dict[str, Any], checked: list[dict[str, A
     path.write_text(json.dumps({**results, "floors": checked}, indent=2) + "\n")
 
 
-SECTIONS = ("win", "simulate", "validate", "instructions", "ingest", "analytics")  # --sections, in the order they run
+# --sections, in the order they run
+SECTIONS = ("win", "simulate", "validate", "instructions", "ingest", "analytics", "players")
 
 
 def sections(
@@ -1027,6 +1093,10 @@ def sections(
         "analytics": (
             f"analytics: stats, collusion, report at {tiers} hands",
             lambda: bench_analytics(p, compiled, work, results),
+        ),
+        "players": (
+            f"analytics: collusion, report at {label(p.base)} hands, {PLAYER_GROUPS * 24:,} players vs 24",
+            lambda: bench_players(p, compiled, work, results),
         ),
     }
     for name in SECTIONS:

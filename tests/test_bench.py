@@ -213,3 +213,26 @@ def test_callgrind_costs_are_inclusive_and_stages_add_up(tmp_path: Path) -> None
     assert figures["compiled_instructions_per_record_replay"] == 90
     assert figures["compiled_instructions_per_record_rest"] == 160 - 20 - 40 - 90
     assert figures["compiled_instructions_validate_parse_ratio"] == 8.0
+
+
+def test_the_players_corpus_keeps_each_session_at_one_table_of_many_players(tmp_path: Path) -> None:
+    """The many-player tier's corpus: the same records, each session's players renamed into one group (a session
+    keeps its table), and the room's players spread over many groups."""
+    base = tmp_path / "base.jsonl.gz"
+    records = [
+        {"hand_id": f"h{k}", "session_id": f"s{k // 4}", "players": ["p1", "p2", "p3", "p4"], "events": []}
+        for k in range(400)
+    ]
+    with gzip.open(base, "wb") as f:
+        f.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    path = bench.players_corpus(base, groups=84)
+    assert path.name == "base-g84.jsonl.gz" and bench.players_corpus(base, groups=84) == path  # cached
+    with gzip.open(path, "rb") as f:
+        got = [orjson.loads(line) for line in f]
+    assert [r["hand_id"] for r in got] == [r["hand_id"] for r in records]
+    by_session: dict[str, set[str]] = {}
+    for r in got:
+        by_session.setdefault(r["session_id"], set()).update(r["players"])
+        assert [name.split("-g")[0] for name in r["players"]] == ["p1", "p2", "p3", "p4"]
+    assert all(len(names) == 4 for names in by_session.values())
+    assert len(set().union(*by_session.values())) > 4 * 40  # 100 sessions over 84 groups

@@ -44,6 +44,12 @@ a temporary file and sums the hazard and every pair's counts; each later pass re
 into per-pair sums (:class:`Moments`: the null's excess, covariance and counts, which are sums over hands), so no
 per-pair frame is ever built. The null itself is unchanged — exact moments of the relabelling, nothing is drawn
 at random — and the per-pair sums are the same sums in another order (equal to rounding).
+
+Nor does it grow with the players squared: every per-pair sum is held for the pairs that shared a hand only
+(:class:`_SparseSums`, keys ``a × players + x``), and the null's moments for the pairs that may reach the
+threshold (:func:`screened_pairs`; a flagged pair re-judged, for that pair alone). A club of 2,000 players
+has 4 million pairs, of which a few percent ever sit at one table; the dense arrays of every pair (by wall:
+× 256) took the screen of 2,000 players over 20k hands to 22 GB before it was killed.
 """
 
 from __future__ import annotations
@@ -492,19 +498,54 @@ class FrameSource(FeatureSource):
 
 def _sums_of_rows(parts: Iterable[Rows], players: Sequence[str]) -> PairSums:
     """:class:`PairSums` of rows whose exposures are final."""
-    p = len(players)
-    total: dict[str, np.ndarray] = {}
+    total = _SparseSums()
     for rows in parts:
-        pair = rows.a * p + rows.x
-        hand_pair = np.unique(rows.hand * p * p + pair) % (p * p)
-        part = {
-            "rows": np.bincount(pair, minlength=p * p).astype(float),
-            "hands": np.bincount(hand_pair, minlength=p * p).astype(float),
-            **{f"n{k}": np.bincount(pair, rows.counts[:, k], minlength=p * p) for k in range(len(FEATURES))},
-            **{f"e{k}": np.bincount(pair, rows.exposures[:, k], minlength=p * p) for k in range(len(FEATURES))},
-        }
-        total = part if not total else {k: total[k] + v for k, v in part.items()}
-    return _pair_sums(total, players)
+        total.add(_part_sums(rows, len(players)))
+    return total.pair_sums(players)
+
+
+def _part_sums(rows: Rows, p: int) -> dict[str, np.ndarray]:
+    """The sums of one run's rows per ordered pair it holds (``key``: ``a * p + x``, ascending): rows, hands,
+    and per feature the counts (``n0`` ...) and exposures (``e0`` ...)."""
+    pair = rows.a * p + rows.x
+    key, inverse = np.unique(pair, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    hand_pair = np.unique(rows.hand * p * p + pair) % (p * p)
+    n = len(key)
+    return {
+        "key": key,
+        "rows": np.bincount(inverse, minlength=n).astype(float),
+        "hands": np.bincount(np.searchsorted(key, hand_pair), minlength=n).astype(float),
+        **{f"n{k}": np.bincount(inverse, rows.counts[:, k], minlength=n) for k in range(len(FEATURES))},
+        **{f"e{k}": np.bincount(inverse, rows.exposures[:, k], minlength=n) for k in range(len(FEATURES))},
+    }
+
+
+class _SparseSums:
+    """Per-pair sums added up over runs of hands, held for the pairs that shared a hand only (``key``: ``a × p +
+    x``, ascending), never for every pair of players: a club of thousands of players shares hands in a small
+    part of its players² pairs. Adding a run's sums gives what adding dense arrays gave, pair by pair."""
+
+    def __init__(self) -> None:
+        self.total: dict[str, np.ndarray] = {}
+
+    def add(self, part: dict[str, np.ndarray]) -> None:
+        if not self.total:
+            self.total = part
+            return
+        key = np.union1d(self.total["key"], part["key"])
+        old, new = np.searchsorted(key, self.total["key"]), np.searchsorted(key, part["key"])
+        merged = {"key": key}
+        for name, values in self.total.items():
+            if name != "key":
+                out = np.zeros(len(key))
+                out[old] = values
+                out[new] += part[name]
+                merged[name] = out
+        self.total = merged
+
+    def pair_sums(self, players: Sequence[str]) -> PairSums:
+        return _pair_sums(self.total, players)
 
 
 _NONE = np.zeros((0, len(FEATURES)))
@@ -512,15 +553,15 @@ _NONE = np.zeros((0, len(FEATURES)))
 
 def _pair_sums(total: dict[str, np.ndarray], players: Sequence[str]) -> PairSums:
     p = len(players)
-    seen = np.flatnonzero(total["rows"] > 0) if total else np.zeros(0, dtype=np.int64)
+    key = total["key"] if total else np.zeros(0, dtype=np.int64)
     return PairSums(
         players=tuple(players),
-        a=seen // max(1, p),
-        x=seen % max(1, p),
-        rows=total["rows"][seen].astype(np.int64) if total else seen,
-        hands=total["hands"][seen].astype(np.int64) if total else seen,
-        counts=np.stack([total[f"n{k}"][seen] for k in range(len(FEATURES))], axis=1) if total else _NONE,
-        exposures=np.stack([total[f"e{k}"][seen] for k in range(len(FEATURES))], axis=1) if total else _NONE,
+        a=key // max(1, p),
+        x=key % max(1, p),
+        rows=total["rows"].astype(np.int64) if total else key,
+        hands=total["hands"].astype(np.int64) if total else key,
+        counts=np.stack([total[f"n{k}"] for k in range(len(FEATURES))], axis=1) if total else _NONE,
+        exposures=np.stack([total[f"e{k}"] for k in range(len(FEATURES))], axis=1) if total else _NONE,
     )
 
 
@@ -536,8 +577,10 @@ class WarehouseSource(FeatureSource):
 
     The baselines need the population's hazard (the rate of each outcome per offer by tiles left in the wall)
     of every hand, so the first pass (here, ``on_hands(done, total)`` after each run) keeps each run's offers in
-    a file of a temporary folder (``workdir``), sums the hazard, and each pair's counts and offers by wall;
-    :meth:`chunks` then reads the runs back from the files. :meth:`close` removes the folder."""
+    a file of a temporary folder (``workdir``), sums the hazard and each pair's counts, and keeps beside the
+    offers each pair's offers by wall (for the (pair, wall) keys the run holds); once the hazard is known, those
+    give each pair's exposures (offers at each wall × the hazard there). :meth:`chunks` then reads the runs
+    back from the files. :meth:`close` removes the folder."""
 
     def __init__(
         self,
@@ -556,11 +599,7 @@ class WarehouseSource(FeatureSource):
         self.files: list[Path] = []
         hazard = np.zeros((WALLS, len(OUTCOMES)))
         chances = np.zeros((WALLS, len(OUTCOMES)))  # the offers each outcome could be seen on, by wall
-        total: dict[str, np.ndarray] = {}
-        by_wall = np.zeros(0)
-        # per outcome, each pair's offers by wall where some could not be seen (an observer's record); kept only
-        # once one such offer is read: until then, and in a warehouse without any, they are by_wall
-        seen_by_wall: dict[str, np.ndarray] = {}
+        total = _SparseSums()
         done = 0
         if on_hands is not None:
             on_hands(0, self.hands)
@@ -579,21 +618,18 @@ class WarehouseSource(FeatureSource):
                 can = seeable.get(name, everywhere)  # "offers" and "could" feed no feature: every offer
                 hazard[:, j] += np.bincount(walls, outcome[name] * can, minlength=WALLS)[:WALLS]
                 chances[:, j] += np.bincount(walls, can, minlength=WALLS)[:WALLS]
-            # each offer's pair, by wall: the pair's baseline is its offers at each wall times the hazard there
+            # each offer's pair, by wall: the pair's baseline is its offers at each wall (those its level shows)
+            # times the hazard there, summed once the hazard is known; kept per run for the (pair, wall) keys
+            # it holds, not for every pair of players
             row_of_key = np.full(len(offers.seats) * SEATS * SEATS, -1)
             row_of_key[(rows.hand * SEATS + rows.seat_a) * SEATS + rows.seat_x] = np.arange(len(rows.hand))
             pair = rows.a[row_of_key[keys]] * p + rows.x[row_of_key[keys]]
-            before = by_wall
-            part_wall = np.bincount(pair * WALLS + walls, minlength=p * p * WALLS).astype(float)
-            by_wall = part_wall if not len(by_wall) else by_wall + part_wall
-            for name, can in seeable.items():
-                if name in seen_by_wall or not can.all():
-                    seen = np.bincount(pair * WALLS + walls, can, minlength=p * p * WALLS)
-                    start = seen_by_wall.get(name, before if len(before) else np.zeros(p * p * WALLS))
-                    seen_by_wall[name] = start + seen
-            part = _sums_of_rows([rows], players)
-            dense = _dense(part, p)
-            total = dense if not total else {key: total[key] + v for key, v in dense.items()}
+            wall_key, inverse = np.unique(pair * WALLS + walls, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            seen: dict[str, Any] = {"key": wall_key}
+            seen |= {name: np.bincount(inverse, can, minlength=len(wall_key)) for name, can in seeable.items()}
+            np.savez(self._walls(path), **seen)
+            total.add(_part_sums(rows, p))
             done += run.hands
             if on_hands is not None:
                 on_hands(done, self.hands)
@@ -601,13 +637,22 @@ class WarehouseSource(FeatureSource):
             rate = hazard / chances  # per offer it could be seen on (every offer, where every level shows it)
         rate[~np.isfinite(rate)] = 0.0
         self.hazard = rate
-        if total:
-            for k, f in enumerate(FEATURES):
-                if f not in PER_HAND:
-                    name = HAZARD_OF[f]
-                    offers_by_wall = seen_by_wall.get(name, by_wall).reshape(p * p, WALLS)
-                    total[f"e{k}"] = offers_by_wall @ rate[:, OUTCOMES.index(name)]
-        self.sums = _pair_sums(total, players)
+        if total.total:
+            pairs = total.total["key"]
+            for path in self.files:
+                with np.load(self._walls(path)) as data:
+                    at = np.searchsorted(pairs, data["key"] // WALLS)
+                    wall = data["key"] % WALLS
+                    for k, f in enumerate(FEATURES):
+                        if f not in PER_HAND:
+                            name = HAZARD_OF[f]
+                            base = data[name] * rate[wall, OUTCOMES.index(name)]
+                            total.total[f"e{k}"] += np.bincount(at, base, minlength=len(pairs))
+        self.sums = total.pair_sums(players)
+
+    @staticmethod
+    def _walls(path: Path) -> Path:
+        return path.with_name(path.name.replace("run-", "walls-"))
 
     def chunks(self) -> Iterator[Rows]:
         for path in self.files:
@@ -623,20 +668,6 @@ class WarehouseSource(FeatureSource):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _dense(sums: PairSums, p: int) -> dict[str, np.ndarray]:
-    """``sums`` over every ordered pair of ``p`` players (``a * p + x``), for adding up."""
-    index = sums.a * p + sums.x
-    out = {"rows": np.zeros(p * p), "hands": np.zeros(p * p)}
-    out["rows"][index] = sums.rows
-    out["hands"][index] = sums.hands
-    for k in range(len(FEATURES)):
-        out[f"n{k}"] = np.zeros(p * p)
-        out[f"n{k}"][index] = sums.counts[:, k]
-        out[f"e{k}"] = np.zeros(p * p)
-        out[f"e{k}"][index] = sums.exposures[:, k]
-    return out
 
 
 def chunked_features(source: WarehouseSource) -> pl.DataFrame:
@@ -712,12 +743,19 @@ _SIGNAL_FEATURES = [[FEATURES.index(f) for f in feats] for feats in SIGNALS.valu
 
 @dataclass(slots=True)
 class Moments:
-    """The null of every pair, summed over hands: per pair (``a`` < ``x``, codes) the shared rows, the excess of
-    the observed signals over the null means (``excess``, (pairs, K)), the null covariance (``cov``,
-    (pairs, K, K)), the hands where the opponents' raw counts differ (``varies``), the raw counts and their
-    expectations (``raw``, ``expected``); per player the hands played and the seats next to them
-    (``hands``, ``slots``); and per pair the shared hands by level of record (``by_level``, (pairs, levels))."""
+    """The null of the pairs ``pairs`` (keys ``a × players + x``, ``a`` < ``x``, ascending), summed over hands:
+    per pair the shared rows, the excess of the observed signals over the null means (``excess``, (pairs, K)),
+    the null covariance (``cov``, (pairs, K, K)), the hands where the opponents' raw counts differ
+    (``varies``), the raw counts and their expectations (``raw``, ``expected``); per player the hands played
+    and the seats next to them (``hands``, ``slots``); and per pair the shared hands by level of record
+    (``by_level``, (pairs, levels)). Rows of other pairs add to the players' figures only: memory follows the
+    pairs screened (:func:`screened_pairs`), not players².
 
+    >>> Moments.zeros(np.array([1, 5, 7]), 1_000_000).cov.shape
+    (3, 4, 4)
+    """
+
+    pairs: np.ndarray
     shared: np.ndarray
     excess: np.ndarray
     cov: np.ndarray
@@ -729,9 +767,10 @@ class Moments:
     by_level: np.ndarray
 
     @staticmethod
-    def zeros(players: int) -> Moments:
-        q = players * players
+    def zeros(pairs: np.ndarray, players: int) -> Moments:
+        q = len(pairs)
         return Moments(
+            np.asarray(pairs, dtype=np.int64),
             np.zeros(q),
             np.zeros((q, K)),
             np.zeros((q, K, K)),
@@ -773,8 +812,12 @@ class Moments:
         varies = np.maximum.reduceat(raw, starts, axis=0) != np.minimum.reduceat(raw, starts, axis=0)
 
         mine = rows.a < rows.x
-        pair = (rows.a * players + rows.x)[mine]
-        q = players * players
+        key = (rows.a * players + rows.x)[mine]
+        q = len(self.pairs)
+        at = np.minimum(np.searchsorted(self.pairs, key), max(0, q - 1))
+        ours = (self.pairs[at] == key) if q else np.zeros(len(key), dtype=bool)
+        mine[mine] = ours  # the rows of the pairs screened
+        pair = at[ours]
         self.shared += np.bincount(pair, minlength=q)
         for j in range(len(LEVELS)):
             self.by_level[:, j] += np.bincount(pair, rows.level[mine] == j, minlength=q)
@@ -888,7 +931,8 @@ def screen_source(
         if progress is not None:
             progress("pairs", min(state["total"], base + round(part * width)), state["total"])
 
-    first = Moments.zeros(players)
+    pairs = screened_pairs(sums, min_hands)
+    first = Moments.zeros(pairs, players)
     fit = fit_rates(sums)
     for part, rows in _read(source):
         first.add(rows, fit, players)
@@ -897,11 +941,12 @@ def screen_source(
     flagged = frozenset(r.players for r in _with_q(results, fdr) if r.flagged)
     if flagged:
         state["total"] = 2 * screened + len(flagged)
-        second = Moments.zeros(players)
-        again = {pair: Moments.zeros(players) for pair in flagged}
+        second = Moments.zeros(pairs, players)
+        code = {name: k for k, name in enumerate(sums.players)}
+        # each flagged pair re-judged keeps its own row only
+        again = {pair: Moments.zeros(np.array([code[pair[0]] * players + code[pair[1]]]), players) for pair in flagged}
         refit = fit_rates(sums, flagged)
         fits = {pair: fit_rates(sums, flagged - {pair}) for pair in flagged}
-        code = {name: k for k, name in enumerate(sums.players)}
         for part, rows in _read(source):
             second.add(rows, refit, players)
             for pair, moments in again.items():
@@ -923,6 +968,13 @@ def screen_source(
             if r.flagged or r is results[0]:
                 r.evidence.extend(pair_evidence(con, r.players, limit=evidence))
     return results
+
+
+def screened_pairs(sums: PairSums, min_hands: int) -> np.ndarray:
+    """The keys ``a × players + x`` (``a`` < ``x``, ascending) of the pairs that may reach ``min_hands`` shared
+    hands: those with as many rows (a pair's rows are its hands together), the only ones the screen judges."""
+    keep = (sums.a < sums.x) & (sums.rows >= max(1, min_hands))
+    return sums.a[keep] * len(sums.players) + sums.x[keep]
 
 
 def _read(source: FeatureSource) -> Iterator[tuple[float, Rows]]:
@@ -954,7 +1006,7 @@ def _results(
     out = []
     signal_names = list(SIGNALS)
     for pair in np.flatnonzero(moments.shared >= max(1, min_hands)):
-        a, b = divmod(int(pair), n)
+        a, b = divmod(int(moments.pairs[pair]), n)
         if only is not None and (players[a], players[b]) != only:
             continue
         shared = int(moments.shared[pair])

@@ -121,47 +121,147 @@ class GroupMoments:
         Per hand and member ``a`` of a group with ``m`` of its ``n`` opponents in the group, the null relabels
         which ``m`` opponents are members: a uniform draw of ``m`` of the ``n`` directed residuals ``a → x``,
         without replacement, whose sum has mean ``m × mean`` and covariance ``m (n − m) / (n − 1) × S`` (``S``
-        the residuals' covariance over the ``n`` opponents, divisor ``n``). ``partners`` (players × players)
-        marks the teams already found: a member's partner in such a team who is not in the group is left out
-        of its opponents (its feeding would make every other opponent look shunned)."""
+        the residuals' covariance over the ``n`` opponents, divisor ``n``). ``partners`` (the keys ``a ×
+        players + x`` of the ordered pairs inside the teams already found, not a players × players table)
+        marks those teams: a member's partner in such a team who is not in the group is left out of its
+        opponents (its feeding would make every other opponent look shunned)."""
         if not len(rows.hand):
             return
         expected = by_signal(expected_counts(rows, fit))
         raw = by_signal(rows.counts)
         residual = raw - expected
         member = np.zeros(players, dtype=bool)
+        linked = None if partners is None else np.isin(rows.a * players + rows.x, partners)
+        # players with a partner in a team found: a group with one of them may leave rows out of its blocks
+        partnered = set() if linked is None else set(np.unique(rows.a[linked]).tolist())
+        blocks: _Blocks | None = None
         for g, team in enumerate(self.groups):
-            member[:] = False
-            member[list(team)] = True
-            use = member[rows.a]
-            if partners is not None:
-                use &= ~(partners[rows.a, rows.x] & ~member[rows.x])
-            at = np.flatnonzero(use)
-            if not len(at):
+            if partnered.intersection(team):
+                self._add_group(g, team, rows, residual, raw, expected, member, linked)
                 continue
-            key = rows.hand[at] * SEATS + rows.seat_a[at]  # (hand, a): rows are ordered by it
-            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-            sizes = np.diff(np.r_[starts, len(at)])
-            which = np.repeat(np.arange(len(starts)), sizes)
-            n = sizes.astype(float)
-            res, got = residual[at], raw[at]
-            mean = np.add.reduceat(res, starts, axis=0) / n[:, None]
-            centred = res - mean[which]
-            inside = member[rows.x[at]]
-            m = np.bincount(which, inside, minlength=len(starts)).astype(float)
-            live = (m > 0) & (m < n)
-            if not live.any():
-                continue
-            spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
-            varies = np.maximum.reduceat(got, starts, axis=0) != np.minimum.reduceat(got, starts, axis=0)
-            drawn = np.add.reduceat(np.where(inside[:, None], centred, 0.0), starts, axis=0)
-            factor = np.where(live, m * (n - m) / np.maximum(n - 1, 1), 0.0)
-            self.excess[g] += drawn[live].sum(axis=0)
-            self.cov[g] += np.einsum("i,ijk->jk", factor, spread)
-            self.draws[g] += varies[live].sum(axis=0)
-            self.raw[g] += got[inside].sum(axis=0)
-            self.expected[g] += expected[at][inside].sum(axis=0)
-            self.hands[g] += len(np.unique(rows.hand[at][inside]))
+            if blocks is None:
+                blocks = _Blocks.of(rows, residual, raw, players)
+            self._add_blocks(g, team, rows, blocks, raw, expected, players)
+
+    def _add_blocks(
+        self,
+        g: int,
+        team: tuple[int, ...],
+        rows: Rows,
+        b: _Blocks,
+        raw: np.ndarray,
+        expected: np.ndarray,
+        players: int,
+    ) -> None:
+        """One group whose members' opponents are all their opponents: every (hand, member) block is the whole
+        (hand, a) block of the run, computed once for every group (:class:`_Blocks`); the group's own work is
+        over the rows between its members only (the rows of the pairs inside it, found by pair key)."""
+        keys = _keys_inside(team, players)
+        at = np.minimum(np.searchsorted(b.pairs, keys), max(0, len(b.pairs) - 1))
+        found = at[b.pairs[at] == keys] if len(b.pairs) else at[:0]
+        inside = np.sort(np.concatenate([b.order[b.lo[k] : b.hi[k]] for k in found] + [np.zeros(0, np.int64)]))
+        if not len(inside):
+            return
+        block = b.which[inside]
+        first = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
+        used = block[first]
+        m = np.diff(np.r_[first, len(inside)]).astype(float)
+        n = b.n[used]
+        live = m < n
+        if not live.any():
+            return
+        drawn = np.add.reduceat(b.centred[inside], first, axis=0)
+        factor = m[live] * (n[live] - m[live]) / np.maximum(n[live] - 1, 1)
+        self.excess[g] += drawn[live].sum(axis=0)
+        self.cov[g] += np.einsum("i,ijk->jk", factor, b.spread[used[live]])
+        self.draws[g] += b.varies[used[live]].sum(axis=0)
+        self.raw[g] += raw[inside].sum(axis=0)
+        self.expected[g] += expected[inside].sum(axis=0)
+        self.hands[g] += len(np.unique(rows.hand[inside]))
+
+    def _add_group(
+        self,
+        g: int,
+        team: tuple[int, ...],
+        rows: Rows,
+        residual: np.ndarray,
+        raw: np.ndarray,
+        expected: np.ndarray,
+        member: np.ndarray,
+        linked: np.ndarray | None,
+    ) -> None:
+        """One group, its blocks computed for it: a member's partner in a team found is left out of them."""
+        member[:] = False
+        member[list(team)] = True
+        use = member[rows.a]
+        if linked is not None:
+            use &= ~(linked & ~member[rows.x])
+        at = np.flatnonzero(use)
+        if not len(at):
+            return
+        key = rows.hand[at] * SEATS + rows.seat_a[at]  # (hand, a): rows are ordered by it
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        sizes = np.diff(np.r_[starts, len(at)])
+        which = np.repeat(np.arange(len(starts)), sizes)
+        n = sizes.astype(float)
+        res, got = residual[at], raw[at]
+        mean = np.add.reduceat(res, starts, axis=0) / n[:, None]
+        centred = res - mean[which]
+        inside = member[rows.x[at]]
+        m = np.bincount(which, inside, minlength=len(starts)).astype(float)
+        live = (m > 0) & (m < n)
+        if not live.any():
+            return
+        spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
+        varies = np.maximum.reduceat(got, starts, axis=0) != np.minimum.reduceat(got, starts, axis=0)
+        drawn = np.add.reduceat(np.where(inside[:, None], centred, 0.0), starts, axis=0)
+        factor = np.where(live, m * (n - m) / np.maximum(n - 1, 1), 0.0)
+        self.excess[g] += drawn[live].sum(axis=0)
+        self.cov[g] += np.einsum("i,ijk->jk", factor, spread)
+        self.draws[g] += varies[live].sum(axis=0)
+        self.raw[g] += got[inside].sum(axis=0)
+        self.expected[g] += expected[at][inside].sum(axis=0)
+        self.hands[g] += len(np.unique(rows.hand[at][inside]))
+
+
+def _keys_inside(team: tuple[int, ...], players: int) -> np.ndarray:
+    """The keys ``a × players + x`` of the ordered pairs inside ``team``."""
+    return np.array([a * players + x for a in team for x in team if a != x], dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True)
+class _Blocks:
+    """A run's (hand, a) blocks, for every group at once: each row's block (``which``), each block's size
+    (``n``), the residuals centred on their block's mean (``centred``), each block's covariance (``spread``,
+    divisor ``n``) and which signals' raw counts differ in it (``varies``); and the rows by ordered pair
+    (``order``, the pair keys ``pairs`` ascending, each one's rows ``order[lo:hi]``)."""
+
+    which: np.ndarray
+    n: np.ndarray
+    centred: np.ndarray
+    spread: np.ndarray
+    varies: np.ndarray
+    order: np.ndarray
+    pairs: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @staticmethod
+    def of(rows: Rows, residual: np.ndarray, raw: np.ndarray, players: int) -> _Blocks:
+        key = rows.hand * SEATS + rows.seat_a  # (hand, a): rows are ordered by it
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        sizes = np.diff(np.r_[starts, len(key)])
+        which = np.repeat(np.arange(len(starts)), sizes)
+        n = sizes.astype(float)
+        mean = np.add.reduceat(residual, starts, axis=0) / n[:, None]
+        centred = residual - mean[which]
+        spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
+        varies = np.maximum.reduceat(raw, starts, axis=0) != np.minimum.reduceat(raw, starts, axis=0)
+        pair = rows.a * players + rows.x
+        order = np.argsort(pair, kind="stable")
+        pairs, lo = np.unique(pair[order], return_index=True)
+        hi = np.r_[lo[1:], len(order)]
+        return _Blocks(which, n, centred, spread, varies, order, pairs, lo, hi)
 
 
 def group_moments(
@@ -170,9 +270,7 @@ def group_moments(
     """:class:`GroupMoments` of ``groups`` over every hand of ``source``, the partners of ``teams`` (codes)
     left out of each other's opponents where they are not in the group."""
     p = len(source.sums.players)
-    partners = np.zeros((p, p), dtype=bool)
-    for t in teams:
-        partners[np.ix_(list(t), list(t))] = True
+    partners = np.unique(np.array([a * p + x for t in teams for a in t for x in t], dtype=np.int64))
     out = GroupMoments.zeros(groups)
     for rows in source.chunks():
         out.add(rows, fit, p, partners if teams else None)
@@ -211,16 +309,25 @@ def group_scores(moments: GroupMoments) -> np.ndarray:
 def candidate_groups(sums: PairSums, size: int, min_hands: int) -> list[tuple[int, ...]]:
     """Every group of ``size`` players (codes into ``sums.players``) each pair of whom shared at least
     ``min_hands`` hands."""
-    shared = {(int(a), int(x)): int(h) for a, x, h in zip(sums.a, sums.x, sums.hands, strict=True) if a < x}
+    keep = (sums.a < sums.x) & (sums.hands >= min_hands)
     linked: dict[int, set[int]] = {}
-    for (a, x), h in shared.items():
-        if h >= min_hands:
-            linked.setdefault(a, set()).add(x)
-            linked.setdefault(x, set()).add(a)
-    out = []
-    for team in combinations(sorted(linked), size):
-        if all(b in linked[a] for a, b in combinations(team, 2)):
+    for a, x in zip(sums.a[keep].tolist(), sums.x[keep].tolist(), strict=True):
+        linked.setdefault(a, set()).add(x)
+        linked.setdefault(x, set()).add(a)
+    # grown a member at a time from the common neighbours above the last (every group once, in the order of
+    # combinations(sorted(players), size)): trying every combination of the linked players was a billion
+    # groups of three for 2,000 players
+    out: list[tuple[int, ...]] = []
+
+    def grow(team: tuple[int, ...], common: list[int]) -> None:
+        if len(team) == size:
             out.append(team)
+            return
+        among = set(common)
+        for c in common:
+            grow((*team, c), [d for d in sorted(linked[c]) if d > c and d in among])
+
+    grow((), sorted(linked))
     return out
 
 

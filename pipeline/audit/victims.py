@@ -147,9 +147,12 @@ def victims_of(
     sizes = np.diff(np.r_[starts, len(key)])
     which = np.repeat(np.arange(len(starts)), sizes)
     pair = a * n_players + x
-    size = n_players * n_players
-    shared = np.bincount(pair, minlength=size)
-    total = np.bincount(pair, net, minlength=size)
+    # the ordered pairs that met (keys a × players + x, ascending), not every pair of players
+    keys, inverse = np.unique(pair, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    size = len(keys)
+    shared = np.bincount(inverse, minlength=size)
+    total = np.bincount(inverse, net, minlength=size)
     screened = np.flatnonzero(shared >= max(1, min_hands))
 
     def judge(left_out: set[int]) -> dict[int, tuple[float, float]]:
@@ -165,10 +168,12 @@ def victims_of(
         n = np.add.reduceat(keep.astype(float), starts)
         centred = np.where(keep, residual - (np.add.reduceat(residual, starts) / np.maximum(n, 1))[which], 0.0)
         spread = np.add.reduceat(centred**2, starts) / np.maximum(n, 1)
-        excess = np.bincount(pair, centred, minlength=size)
-        variance = np.bincount(pair, np.where(keep, spread[which], 0.0), minlength=size)
+        excess = np.bincount(inverse, centred, minlength=size)
+        variance = np.bincount(inverse, np.where(keep, spread[which], 0.0), minlength=size)
         return {
-            int(k): (float(excess[k]), float(excess[k] / math.sqrt(variance[k]))) for k in screened if variance[k] > 0
+            int(keys[k]): (float(excess[k]), float(excess[k] / math.sqrt(variance[k])))
+            for k in screened
+            if variance[k] > 0
         }
 
     # As the pair screen: a first pass flags; a pair that pays one opponent far more lifts that opponent's
@@ -185,14 +190,20 @@ def victims_of(
     judged: dict[int, list[Loss]] = {}
     for (k, (excess_k, z)), qi in zip(judged_z.items(), q, strict=True):
         i, j = divmod(k, n_players)
-        loss = Loss(players[j], int(shared[k]), int(total[k]), excess_k, z, normal_sf(z), float(qi), bool(qi <= fdr))
+        at = int(np.searchsorted(keys, k))
+        loss = Loss(players[j], int(shared[at]), int(total[at]), excess_k, z, normal_sf(z), float(qi), bool(qi <= fdr))
         judged.setdefault(i, []).append(loss)
 
     per_hand = flows.group_by("hand_id", "payer").agg(pl.col("net").sum()).rename({"payer": "player"})
     team_lines = _team_losses(flows, per_hand, teams, fdr)
+    # each player's hands in one pass (a filter per player read every row once per player)
+    nets = {
+        player: np.asarray(net, dtype=float)
+        for player, net in per_hand.group_by("player").agg(pl.col("net").cast(pl.Float64)).iter_rows()
+    }
     out = []
     for i, player in enumerate(players):
-        mine = per_hand.filter(pl.col("player") == player)["net"].cast(pl.Float64).to_numpy()
+        mine = nets.get(player, np.zeros(0))
         lines = sorted(judged.get(i, []), key=lambda loss: (loss.p, -loss.z, loss.opponent))
         average = float(mine.mean()) if len(mine) else 0.0
         out.append(Victim(player, len(mine), average, lines, team_lines.get(player, [])))
@@ -216,10 +227,14 @@ def _team_losses(
     for team in teams:
         count = seated.group_by("hand_id").agg(pl.col("player").is_in(list(team)).sum().alias("members"))
         rows = per_hand.join(count, on="hand_id").filter(~pl.col("player").is_in(list(team)))
-        for player in sorted(set(rows["player"].to_list())):
-            mine = rows.filter(pl.col("player") == player)
-            near = mine.filter(pl.col("members") >= 2)["net"].cast(pl.Float64).to_numpy()
-            away = mine.filter(pl.col("members") == 0)["net"].cast(pl.Float64).to_numpy()
+        net = pl.col("net").cast(pl.Float64)
+        split = (
+            rows.group_by("player")
+            .agg(near=net.filter(pl.col("members") >= 2), away=net.filter(pl.col("members") == 0))
+            .sort("player")
+        )
+        for player, near_list, away_list in split.iter_rows():
+            near, away = np.asarray(near_list, dtype=float), np.asarray(away_list, dtype=float)
             if len(near) < 2 or len(away) < 2:
                 continue
             se = math.sqrt(near.var(ddof=1) / len(near) + away.var(ddof=1) / len(away))
