@@ -328,15 +328,16 @@ def measure(
     summed RSS, or the main process's own peak as the kernel kept it, whichever is larger. Raises
     ``RuntimeError`` when it fails, or when it takes over ``timeout`` seconds or its tree over
     ``mem_limit_mb`` (then it is killed, with its workers: the machine is shared, and an analytics command
-    that outgrows it should fail here, not wake the OOM killer)."""
+    that outgrows it should fail here, not wake the OOM killer). It is killed too when the bench itself is
+    interrupted or terminated (:func:`main` turns SIGTERM into ``SystemExit``)."""
     timeout = TIMEOUT_S if timeout is None else timeout
     limit_kb = 1024 * (mem_limit_mb if mem_limit_mb is not None else MEM_LIMIT_MB or _memory_mb() / 2)
     with tempfile.TemporaryDirectory(prefix="xz-bench-run-") as cwd, open(Path(cwd) / "stderr", "w+b") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True)
         peak = 0
         killed = ""
         done = threading.Event()
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True)
 
         def sample() -> None:
             nonlocal peak, killed
@@ -352,8 +353,14 @@ def measure(
                 time.sleep(SAMPLE_S)
 
         sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        try:
+            sampler.start()
+            _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:  # the bench stopped (Ctrl-C, SIGTERM): its command, in its own session, must not
+            done.set()  # outlive it (an orphaned 1M ingest would run for hours on a shared machine)
+            os.killpg(proc.pid, signal.SIGKILL)
+            os.waitpid(proc.pid, 0)
+            raise
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         done.set()
@@ -1034,9 +1041,14 @@ def sections(
             yield every[name]
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     global TIMEOUT_S, MEM_LIMIT_MB
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminated)  # unwind, so that measure() kills the command it is waiting on
     TIMEOUT_S, MEM_LIMIT_MB = args.timeout, args.mem_limit_mb or _memory_mb() / 2
     p = plan(args)
     compiled = args.compiled if _is_built(args.compiled) else None

@@ -3,9 +3,14 @@ table, the corpus copies and their ids, the JSON written, the cache key. No benc
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -167,6 +172,33 @@ def test_measure_reports_a_failure_and_a_peak(tmp_path: Path) -> None:
     grow = "import time; x = bytearray(200 << 20); x[::4096] = b'1' * len(x[::4096]); time.sleep(5)"
     with pytest.raises(RuntimeError, match="killed above 100 MB"):
         bench.measure([bench.sys.executable, "-c", grow], env, mem_limit_mb=100)
+
+
+def test_a_stopped_bench_kills_the_command_it_measures(tmp_path: Path) -> None:
+    """SIGTERM to the bench while measure() waits: the command (in its own session, which a terminal's Ctrl-C
+    does not reach either) is killed, not left running alone."""
+    pid_file = tmp_path / "pid"
+    child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    waiting = (
+        "import signal, sys, os\n"
+        "from pipeline import bench\n"
+        "signal.signal(signal.SIGTERM, bench._terminated)\n"
+        f"bench.measure([sys.executable, '-c', {child!r}], dict(os.environ), timeout=120, mem_limit_mb=1000)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", waiting])
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    measured = int(pid_file.read_text())
+    time.sleep(0.5)  # the bench is waiting on it (as it does for hours at 1M hands)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        with pytest.raises(ProcessLookupError):
+            os.kill(measured, 0)
+    finally:  # a failure leaves no sleeper behind
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(measured, signal.SIGKILL)
 
 
 def test_hash_files_follows_contents(tmp_path: Path) -> None:
