@@ -4,6 +4,7 @@ table, the corpus copies and their ids, the JSON written, the cache key. No benc
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gzip
 import json
 import os
@@ -133,6 +134,45 @@ def test_tier_corpora(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(_read(bench.tier_corpus(full, 10))) == 60
     assert bench.tier_corpus(quick, 1).name == "sim-6-8080-head3.jsonl.gz"
     assert len(_read(bench.tier_corpus(quick, 10))) == 30
+
+
+def test_the_cached_warehouse_is_shared_between_benches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Benches of other worktrees (other sources: other keys) share the cache: a stale warehouse another bench
+    holds stays, an unheld one and a killed run's unfinished one go; the new one is ingested into this
+    process's own directory, renamed into place and then read from the cache."""
+    monkeypatch.setattr(bench, "CACHE", tmp_path)
+    monkeypatch.setattr(bench, "_HELD", {})
+    corpus = tmp_path / "sim-6-8080-x50.jsonl.gz"
+    monkeypatch.setattr(bench, "tier_corpus", lambda p, copies: corpus)
+    monkeypatch.setattr(bench, "warehouse_key", lambda path: "new")
+    monkeypatch.setattr(bench, "_stored_hands", lambda d: 300)
+    made: list[Path] = []
+
+    def ingest(path: Path, warehouse: Path, *args: object, **kwargs: object) -> bench.Run:
+        (warehouse / "hands").mkdir(parents=True)
+        made.append(warehouse)
+        return bench.Run(1.0, 1.0, 1.0)
+
+    monkeypatch.setattr(bench, "ingest", ingest)
+    held, stale, killed = (
+        tmp_path / f"{n}-sim-6-8080-x50-{k}"
+        for n, k in [("warehouse", "a"), ("warehouse", "b"), ("tmp-warehouse", "c-1")]
+    )
+    for d in (held, stale, killed):
+        d.mkdir()
+    other = os.open(tmp_path / f"{held.name}.lock", os.O_RDWR | os.O_CREAT)  # another bench reading it
+    fcntl.flock(other, fcntl.LOCK_SH)
+    p = bench.Plan(quick=False, base=6, copies=(1, 10, 50), validate_records=6)
+    target, run = bench.cached_warehouse(p, 50, None)
+    assert target == tmp_path / "warehouse-sim-6-8080-x50-new" and (target / "hands").is_dir() and run is not None
+    assert made[0].name == f"tmp-{target.name}-{os.getpid()}" and not made[0].exists()
+    assert held.is_dir() and not stale.exists() and not killed.exists()
+    assert bench.cached_warehouse(p, 50, None) == (target, None)
+    os.close(other)
+    assert bench._remove_unused(held) and not held.exists()
+    assert not bench._remove_unused(target) and target.is_dir()  # this bench holds it until it exits
+    bench._release(target)
+    assert bench._remove_unused(target) and not target.exists()
 
 
 def test_results_json(tmp_path: Path) -> None:
