@@ -40,8 +40,9 @@ Sections:
 
 Corpora, made by the simulator with a fixed seed and cached outside the repository (``$XUEZHAN_BENCH_CACHE``,
 default ``~/.cache/xuezhan-bench``): 20,000 simulated hands; the 200,000- and 1,000,000-hand corpora are
-10 and 50 copies of them under new hand and session ids (the work per record is the same; only the ids
-differ). ``--quick`` takes the first 4,000 hands and 5 copies of those (20,000), and no 1M.
+10 and 50 copies of them under new hand and session ids, each copy's players renamed among themselves (the
+work per record is the same; only the ids differ; see :func:`scaled_corpus` for why renamed). ``--quick``
+takes the first 4,000 hands and 5 copies of those (20,000), and no 1M.
 
 The 1M-hand warehouse is cached too (ingesting it takes several minutes), under a key of what its contents
 depend on: the corpus file (name, size, modification time), the source of every module ``xuezhan ingest``
@@ -262,24 +263,48 @@ def head_corpus(base: Path, hands: int) -> Path:
 
 
 def scaled_corpus(base: Path, copies: int) -> Path:
-    """``copies`` copies of ``base``, copy ``k`` retagged ``c<k>`` (:func:`_retag`), cached beside it. The base
-    is read and parsed once; the bytes are those of retagging each line."""
-    path = base.with_name(base.name.replace(".jsonl.gz", f"-x{copies}.jsonl.gz"))
+    """``copies`` copies of ``base``, copy ``k`` retagged ``c<k>`` (:func:`_retag`) and its players renamed
+    among themselves (:func:`seatings`; copy 0 as it is), cached beside it. The base is read and parsed once.
+
+    Renamed, because the same hands under the same names are not more data to the screens: every chance
+    excess of a pair or group at the base size is repeated in each copy, its z-score grown by √copies (on
+    10 plain copies of the 20k corpus, honest players, the team screen reported a team and went on selecting
+    more, each a pass more over the warehouse). Renamed, copy ``k``'s pair is another pair of the base, and
+    the copies' excesses do not add up."""
+    path = base.with_name(base.name.replace(".jsonl.gz", f"-x{copies}r.jsonl.gz"))
     if path.exists():
         return path
     print(f"  (writing {copies} copies of {base.name}, once)", flush=True)
     records = [orjson.loads(line) for line in _lines(base)]
-    ids = [(r["hand_id"], r.get("session_id")) for r in records]
+    ids = [(r["hand_id"], r.get("session_id"), r.get("players")) for r in records]
+    names = seatings(sorted({p for *_, players in ids for p in players or ()}), copies)
     tmp = _own_tmp(path)
     with gzip.open(tmp, "wb", compresslevel=3) as out:
-        for k in range(copies):
-            for obj, (hand_id, session_id) in zip(records, ids, strict=True):
+        for k, rename in enumerate(names):
+            for obj, (hand_id, session_id, players) in zip(records, ids, strict=True):
                 obj["hand_id"] = f"{hand_id}-c{k}"
                 if session_id is not None:
                     obj["session_id"] = f"{session_id}-c{k}"
+                if players is not None:
+                    obj["players"] = [rename[p] for p in players]
                 out.write(orjson.dumps(obj) + b"\n")
     tmp.replace(path)
     return path
+
+
+def seatings(players: list[str], copies: int) -> list[dict[str, str]]:
+    """Each copy's renaming of ``players`` among themselves: copy 0 keeps them, the others are random
+    permutations (seeded).
+
+    >>> seatings(["a", "b", "c"], 3)[0]
+    {'a': 'a', 'b': 'b', 'c': 'c'}
+    >>> all(sorted(r.values()) == ["a", "b", "c"] for r in seatings(["a", "b", "c"], 3))
+    True
+    """
+    rng = random.Random(SEED)
+    return [
+        dict(zip(players, players if k == 0 else rng.sample(players, len(players)), strict=True)) for k in range(copies)
+    ]
 
 
 def tier_corpus(p: Plan, copies: int) -> Path:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import orjson
 import pytest
@@ -97,23 +98,42 @@ def _read(path: Path) -> list[dict[str, object]]:
         return [orjson.loads(line) for line in f]
 
 
-def test_scaled_corpus_retags_every_copy(tmp_path: Path) -> None:
+def test_scaled_corpus_retags_every_copy_and_renames_its_players(tmp_path: Path) -> None:
     base = tmp_path / "sim-5-1.jsonl.gz"
     records = _tiny(base, 5)
+    seated = ["p1", "p2", "p3", "p4"]
+    for i, r in enumerate(records[:-1]):  # the last has no players
+        r["players"] = seated[i % 4 :] + seated[: i % 4]
+    with gzip.open(base, "wb") as f:
+        f.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
     scaled = bench.scaled_corpus(base, 3)
-    assert scaled.name == "sim-5-1-x3.jsonl.gz"
+    assert scaled.name == "sim-5-1-x3r.jsonl.gz"
     out = _read(scaled)
     assert len(out) == 15 and len({r["hand_id"] for r in out}) == 15
-    assert out[5] == {"hand_id": "h0-c1", "session_id": "s0-c1", "events": [0]}
+    assert out[:5] == [{**r, "hand_id": f"{r['hand_id']}-c0", **_session(r, 0)} for r in records]  # copy 0: as it is
     assert out[-1] == {"hand_id": "h4-c2", "events": []}
-    # the same bytes as retagging line by line (what made the cached corpora before)
-    with gzip.open(base, "rb") as f:
-        lines = f.read().splitlines()
-    with gzip.open(scaled, "rb") as f:
-        assert f.read() == b"".join(bench._retag(line, f"c{k}") for k in range(3) for line in lines)
-    assert [r["events"] for r in out[:5]] == [r["events"] for r in records]
+    renames = []
+    for k in (1, 2):
+        copy = out[5 * k : 5 * k + 5]
+        assert [{x: v for x, v in r.items() if x != "players"} for r in copy] == [
+            {**{x: v for x, v in r.items() if x != "players"}, "hand_id": f"{r['hand_id']}-c{k}", **_session(r, k)}
+            for r in records
+        ]
+        pairs = {
+            (a, b)
+            for r, c in zip(records[:-1], copy[:-1], strict=True)
+            for a, b in zip(cast(list[str], r["players"]), cast(list[str], c["players"]), strict=True)
+        }
+        rename = dict(pairs)
+        assert len(pairs) == 4 and sorted(rename) == sorted(rename.values()) == seated  # one renaming per copy
+        renames.append(rename)
+    assert renames[0] != renames[1] and renames[0] != dict(zip(seated, seated, strict=True))
     scaled.write_bytes(b"cached")  # made once
     assert bench.scaled_corpus(base, 3).read_bytes() == b"cached"
+
+
+def _session(record: dict[str, object], k: int) -> dict[str, object]:
+    return {"session_id": f"{record['session_id']}-c{k}"} if "session_id" in record else {}
 
 
 def test_head_corpus(tmp_path: Path) -> None:
