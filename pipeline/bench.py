@@ -42,20 +42,24 @@ Sections:
 
 Corpora, made by the simulator with a fixed seed and cached outside the repository (``$XUEZHAN_BENCH_CACHE``,
 default ``~/.cache/xuezhan-bench``): 20,000 simulated hands; the 200,000- and 1,000,000-hand corpora are
-10 and 50 copies of them under new hand and session ids (the work per record is the same; only the ids
-differ). ``--quick`` takes the first 4,000 hands and 5 copies of those (20,000), and no 1M.
+10 and 50 copies of them under new hand and session ids, each copy's players renamed among themselves (the
+work per record is the same; only the ids differ; see :func:`scaled_corpus` for why renamed). ``--quick``
+takes the first 4,000 hands and 5 copies of those (20,000), and no 1M.
 
 The 1M-hand warehouse is cached too (ingesting it takes several minutes), under a key of what its contents
 depend on: the corpus file (name, size, modification time), the source of every module ``xuezhan ingest``
 imports (reader, workers, warehouse, validator and engine, ``schemas``) and the data files they read (rule
 profiles, schemas), and the versions of Python, DuckDB, pyarrow and orjson. A change to any of them makes it
-stale: a new key, so the next run ingests again (and removes the stale one). A change to the analytics, the
-audit or the dashboards does not: they only read it. ``--rebuild-1m`` ingests it anyway.
+stale: a new key, so the next run ingests again (and removes the stale one, unless another bench, of another
+worktree, is reading it: each holds a lock on its own until it exits). A change to the analytics, the audit
+or the dashboards does not: they only read it. ``--rebuild-1m`` ingests it anyway. Benches running at once
+write the cached corpora and warehouses under names of their own and rename them into place.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import gzip
 import hashlib
 import json
@@ -203,23 +207,36 @@ def corpus(hands: int) -> Path:
     path = CACHE / f"sim-{hands}-{SEED}.jsonl.gz"
     if path.exists():
         return path
+    from pipeline.simulate.tables import labels_path
+
     half = hands // 2
     parts = [
-        (half, SEED, CACHE / f"part-a-{hands}.jsonl.gz"),
-        (hands - half, SEED + 1, CACHE / f"part-b-{hands}.jsonl.gz"),
+        (half, SEED, CACHE / f"part-a-{hands}-{os.getpid()}.jsonl.gz"),  # this process's (see _own_tmp)
+        (hands - half, SEED + 1, CACHE / f"part-b-{hands}-{os.getpid()}.jsonl.gz"),
     ]
     print(f"  (simulating a {hands}-hand corpus into {CACHE}, once)", flush=True)
     with ProcessPoolExecutor(max_workers=2) as pool:
         files = list(pool.map(_simulate_part, parts))
-    tmp = path.with_suffix(".tmp")
+    tmp = _own_tmp(path)
     with gzip.open(tmp, "wb", compresslevel=3) as out:
         for tag, f in zip("ab", files, strict=True):
             with gzip.open(f, "rb") as src:
                 for line in src:
                     out.write(_retag(line, tag))
             f.unlink()
+            labels_path(f).unlink(missing_ok=True)
     tmp.replace(path)
     return path
+
+
+def _own_tmp(path: Path) -> Path:
+    """Where this process writes ``path`` before renaming it into place: benches of several worktrees share
+    the cache, and two writing one file at once would interleave it.
+
+    >>> _own_tmp(Path("c/sim.jsonl.gz")) == Path(f"c/.sim.jsonl.gz.{os.getpid()}.tmp")
+    True
+    """
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
 def _retag(line: bytes, tag: str) -> bytes:
@@ -240,7 +257,7 @@ def head_corpus(base: Path, hands: int) -> Path:
     path = base.with_name(base.name.replace(".jsonl.gz", f"-head{hands}.jsonl.gz"))
     if path.exists():
         return path
-    tmp = path.with_suffix(".tmp")
+    tmp = _own_tmp(path)
     with gzip.open(tmp, "wb", compresslevel=3) as out:
         for line in _lines(base, hands):
             out.write(line + b"\n")
@@ -249,24 +266,48 @@ def head_corpus(base: Path, hands: int) -> Path:
 
 
 def scaled_corpus(base: Path, copies: int) -> Path:
-    """``copies`` copies of ``base``, copy ``k`` retagged ``c<k>`` (:func:`_retag`), cached beside it. The base
-    is read and parsed once; the bytes are those of retagging each line."""
-    path = base.with_name(base.name.replace(".jsonl.gz", f"-x{copies}.jsonl.gz"))
+    """``copies`` copies of ``base``, copy ``k`` retagged ``c<k>`` (:func:`_retag`) and its players renamed
+    among themselves (:func:`seatings`; copy 0 as it is), cached beside it. The base is read and parsed once.
+
+    Renamed, because the same hands under the same names are not more data to the screens: every chance
+    excess of a pair or group at the base size is repeated in each copy, its z-score grown by √copies (on
+    10 plain copies of the 20k corpus, honest players, the team screen reported a team and went on selecting
+    more, each a pass more over the warehouse). Renamed, copy ``k``'s pair is another pair of the base, and
+    the copies' excesses do not add up."""
+    path = base.with_name(base.name.replace(".jsonl.gz", f"-x{copies}r.jsonl.gz"))
     if path.exists():
         return path
     print(f"  (writing {copies} copies of {base.name}, once)", flush=True)
     records = [orjson.loads(line) for line in _lines(base)]
-    ids = [(r["hand_id"], r.get("session_id")) for r in records]
-    tmp = path.with_suffix(".tmp")
+    ids = [(r["hand_id"], r.get("session_id"), r.get("players")) for r in records]
+    names = seatings(sorted({p for *_, players in ids for p in players or ()}), copies)
+    tmp = _own_tmp(path)
     with gzip.open(tmp, "wb", compresslevel=3) as out:
-        for k in range(copies):
-            for obj, (hand_id, session_id) in zip(records, ids, strict=True):
+        for k, rename in enumerate(names):
+            for obj, (hand_id, session_id, players) in zip(records, ids, strict=True):
                 obj["hand_id"] = f"{hand_id}-c{k}"
                 if session_id is not None:
                     obj["session_id"] = f"{session_id}-c{k}"
+                if players is not None:
+                    obj["players"] = [rename[p] for p in players]
                 out.write(orjson.dumps(obj) + b"\n")
     tmp.replace(path)
     return path
+
+
+def seatings(players: list[str], copies: int) -> list[dict[str, str]]:
+    """Each copy's renaming of ``players`` among themselves: copy 0 keeps them, the others are random
+    permutations (seeded).
+
+    >>> seatings(["a", "b", "c"], 3)[0]
+    {'a': 'a', 'b': 'b', 'c': 'c'}
+    >>> all(sorted(r.values()) == ["a", "b", "c"] for r in seatings(["a", "b", "c"], 3))
+    True
+    """
+    rng = random.Random(SEED)
+    return [
+        dict(zip(players, players if k == 0 else rng.sample(players, len(players)), strict=True)) for k in range(copies)
+    ]
 
 
 def tier_corpus(p: Plan, copies: int) -> Path:
@@ -331,15 +372,16 @@ def measure(
     summed RSS, or the main process's own peak as the kernel kept it, whichever is larger. Raises
     ``RuntimeError`` when it fails, or when it takes over ``timeout`` seconds or its tree over
     ``mem_limit_mb`` (then it is killed, with its workers: the machine is shared, and an analytics command
-    that outgrows it should fail here, not wake the OOM killer)."""
+    that outgrows it should fail here, not wake the OOM killer). It is killed too when the bench itself is
+    interrupted or terminated (:func:`main` turns SIGTERM into ``SystemExit``)."""
     timeout = TIMEOUT_S if timeout is None else timeout
     limit_kb = 1024 * (mem_limit_mb if mem_limit_mb is not None else MEM_LIMIT_MB or _memory_mb() / 2)
     with tempfile.TemporaryDirectory(prefix="xz-bench-run-") as cwd, open(Path(cwd) / "stderr", "w+b") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True)
         peak = 0
         killed = ""
         done = threading.Event()
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True)
 
         def sample() -> None:
             nonlocal peak, killed
@@ -355,8 +397,14 @@ def measure(
                 time.sleep(SAMPLE_S)
 
         sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        try:
+            sampler.start()
+            _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:  # the bench stopped (Ctrl-C, SIGTERM): its command, in its own session, must not
+            done.set()  # outlive it (an orphaned 1M ingest would run for hours on a shared machine)
+            os.killpg(proc.pid, signal.SIGKILL)
+            os.waitpid(proc.pid, 0)
+            raise
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         done.set()
@@ -870,22 +918,74 @@ def warehouse_key(corpus_path: Path) -> str:
 
 def cached_warehouse(p: Plan, copies: int, compiled: Path | None) -> tuple[Path, Run | None]:
     """The warehouse of ``copies`` copies of the base corpus, from the cache when its key matches (no run),
-    else ingested now with 2 workers on the default install (the run measured), replacing stale ones."""
+    else ingested now with 2 workers on the default install (the run measured), replacing stale ones.
+
+    Benches of several worktrees share the cache, each with its own key when their sources differ: a bench
+    holds a shared lock on the warehouse it reads or makes (:func:`_hold`) until it exits, and a stale one (or
+    a killed run's unfinished one) is removed only when nobody holds it (:func:`_remove_unused`)."""
     path = tier_corpus(p, copies)
     hands = p.base * copies
     stem = path.name.removesuffix(".jsonl.gz")
     target = CACHE / f"warehouse-{stem}-{warehouse_key(path)}"
+    _hold(target)
     if target.is_dir() and not p.rebuild_1m:
         assert _stored_hands(target) == hands, f"{target} is not a {hands}-hand warehouse"
         return target, None
-    for stale in CACHE.glob(f"warehouse-{stem}-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    others = [d for d in CACHE.glob(f"*warehouse-{stem}-*") if d.is_dir() and d != target]
+    in_use = [d.name for d in others if not _remove_unused(d)]
+    if in_use:
+        print(f"  (left in the cache, in use by another bench: {', '.join(in_use)})", flush=True)
+    if target.is_dir():  # --rebuild-1m
+        _release(target)
+        if not _remove_unused(target):
+            raise RuntimeError(f"not rebuilt: {target.name} is in use by another bench")
+        _hold(target)
     print(f"  (ingesting the {label(hands)}-hand warehouse into {CACHE}: several minutes, cached)", flush=True)
-    tmp = CACHE / f"tmp-{target.name}"
-    shutil.rmtree(tmp, ignore_errors=True)  # a run killed while ingesting it
-    run = ingest(path, tmp, 2, engines(compiled)[0], compiled, hands, timeout=4 * TIMEOUT_S)
-    tmp.rename(target)
+    tmp = CACHE / f"tmp-{target.name}-{os.getpid()}"
+    _hold(tmp)
+    try:
+        run = ingest(path, tmp, 2, engines(compiled)[0], compiled, hands, timeout=4 * TIMEOUT_S)
+        try:
+            tmp.rename(target)
+        except OSError:  # another bench of the same sources made it meanwhile
+            shutil.rmtree(tmp)
+    finally:
+        _release(tmp, remove=True)
     return target, run
+
+
+_HELD: dict[Path, int] = {}  # the lock files' descriptors, by the directory they stand for
+
+
+def _hold(d: Path) -> None:
+    """A shared lock on ``d`` (``d.lock`` beside it), kept until :func:`_release` or this process exits."""
+    if d not in _HELD:
+        fd = os.open(d.with_name(d.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        _HELD[d] = fd
+
+
+def _release(d: Path, remove: bool = False) -> None:
+    fd = _HELD.pop(d, None)
+    if fd is not None:
+        if remove:
+            Path(d.with_name(d.name + ".lock")).unlink(missing_ok=True)
+        os.close(fd)
+
+
+def _remove_unused(d: Path) -> bool:
+    """Remove ``d`` and its lock file unless another process holds the lock; whether it was removed."""
+    lock = d.with_name(d.name + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    shutil.rmtree(d, ignore_errors=True)
+    lock.unlink(missing_ok=True)
+    os.close(fd)
+    return True
 
 
 # ---------------------------------------------------------------------------------------------- analytics
@@ -1104,9 +1204,14 @@ def sections(
             yield every[name]
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     global TIMEOUT_S, MEM_LIMIT_MB
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminated)  # unwind, so that measure() kills the command it is waiting on
     TIMEOUT_S, MEM_LIMIT_MB = args.timeout, args.mem_limit_mb or _memory_mb() / 2
     p = plan(args)
     compiled = args.compiled if _is_built(args.compiled) else None

@@ -3,10 +3,17 @@ table, the corpus copies and their ids, the JSON written, the cache key. No benc
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gzip
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import cast
 
 import orjson
 import pytest
@@ -91,23 +98,42 @@ def _read(path: Path) -> list[dict[str, object]]:
         return [orjson.loads(line) for line in f]
 
 
-def test_scaled_corpus_retags_every_copy(tmp_path: Path) -> None:
+def test_scaled_corpus_retags_every_copy_and_renames_its_players(tmp_path: Path) -> None:
     base = tmp_path / "sim-5-1.jsonl.gz"
     records = _tiny(base, 5)
+    seated = ["p1", "p2", "p3", "p4"]
+    for i, r in enumerate(records[:-1]):  # the last has no players
+        r["players"] = seated[i % 4 :] + seated[: i % 4]
+    with gzip.open(base, "wb") as f:
+        f.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
     scaled = bench.scaled_corpus(base, 3)
-    assert scaled.name == "sim-5-1-x3.jsonl.gz"
+    assert scaled.name == "sim-5-1-x3r.jsonl.gz"
     out = _read(scaled)
     assert len(out) == 15 and len({r["hand_id"] for r in out}) == 15
-    assert out[5] == {"hand_id": "h0-c1", "session_id": "s0-c1", "events": [0]}
+    assert out[:5] == [{**r, "hand_id": f"{r['hand_id']}-c0", **_session(r, 0)} for r in records]  # copy 0: as it is
     assert out[-1] == {"hand_id": "h4-c2", "events": []}
-    # the same bytes as retagging line by line (what made the cached corpora before)
-    with gzip.open(base, "rb") as f:
-        lines = f.read().splitlines()
-    with gzip.open(scaled, "rb") as f:
-        assert f.read() == b"".join(bench._retag(line, f"c{k}") for k in range(3) for line in lines)
-    assert [r["events"] for r in out[:5]] == [r["events"] for r in records]
+    renames = []
+    for k in (1, 2):
+        copy = out[5 * k : 5 * k + 5]
+        assert [{x: v for x, v in r.items() if x != "players"} for r in copy] == [
+            {**{x: v for x, v in r.items() if x != "players"}, "hand_id": f"{r['hand_id']}-c{k}", **_session(r, k)}
+            for r in records
+        ]
+        pairs = {
+            (a, b)
+            for r, c in zip(records[:-1], copy[:-1], strict=True)
+            for a, b in zip(cast(list[str], r["players"]), cast(list[str], c["players"]), strict=True)
+        }
+        rename = dict(pairs)
+        assert len(pairs) == 4 and sorted(rename) == sorted(rename.values()) == seated  # one renaming per copy
+        renames.append(rename)
+    assert renames[0] != renames[1] and renames[0] != dict(zip(seated, seated, strict=True))
     scaled.write_bytes(b"cached")  # made once
     assert bench.scaled_corpus(base, 3).read_bytes() == b"cached"
+
+
+def _session(record: dict[str, object], k: int) -> dict[str, object]:
+    return {"session_id": f"{record['session_id']}-c{k}"} if "session_id" in record else {}
 
 
 def test_head_corpus(tmp_path: Path) -> None:
@@ -128,6 +154,45 @@ def test_tier_corpora(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(_read(bench.tier_corpus(full, 10))) == 60
     assert bench.tier_corpus(quick, 1).name == "sim-6-8080-head3.jsonl.gz"
     assert len(_read(bench.tier_corpus(quick, 10))) == 30
+
+
+def test_the_cached_warehouse_is_shared_between_benches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Benches of other worktrees (other sources: other keys) share the cache: a stale warehouse another bench
+    holds stays, an unheld one and a killed run's unfinished one go; the new one is ingested into this
+    process's own directory, renamed into place and then read from the cache."""
+    monkeypatch.setattr(bench, "CACHE", tmp_path)
+    monkeypatch.setattr(bench, "_HELD", {})
+    corpus = tmp_path / "sim-6-8080-x50.jsonl.gz"
+    monkeypatch.setattr(bench, "tier_corpus", lambda p, copies: corpus)
+    monkeypatch.setattr(bench, "warehouse_key", lambda path: "new")
+    monkeypatch.setattr(bench, "_stored_hands", lambda d: 300)
+    made: list[Path] = []
+
+    def ingest(path: Path, warehouse: Path, *args: object, **kwargs: object) -> bench.Run:
+        (warehouse / "hands").mkdir(parents=True)
+        made.append(warehouse)
+        return bench.Run(1.0, 1.0, 1.0)
+
+    monkeypatch.setattr(bench, "ingest", ingest)
+    held, stale, killed = (
+        tmp_path / f"{n}-sim-6-8080-x50-{k}"
+        for n, k in [("warehouse", "a"), ("warehouse", "b"), ("tmp-warehouse", "c-1")]
+    )
+    for d in (held, stale, killed):
+        d.mkdir()
+    other = os.open(tmp_path / f"{held.name}.lock", os.O_RDWR | os.O_CREAT)  # another bench reading it
+    fcntl.flock(other, fcntl.LOCK_SH)
+    p = bench.Plan(quick=False, base=6, copies=(1, 10, 50), validate_records=6)
+    target, run = bench.cached_warehouse(p, 50, None)
+    assert target == tmp_path / "warehouse-sim-6-8080-x50-new" and (target / "hands").is_dir() and run is not None
+    assert made[0].name == f"tmp-{target.name}-{os.getpid()}" and not made[0].exists()
+    assert held.is_dir() and not stale.exists() and not killed.exists()
+    assert bench.cached_warehouse(p, 50, None) == (target, None)
+    os.close(other)
+    assert bench._remove_unused(held) and not held.exists()
+    assert not bench._remove_unused(target) and target.is_dir()  # this bench holds it until it exits
+    bench._release(target)
+    assert bench._remove_unused(target) and not target.exists()
 
 
 def test_results_json(tmp_path: Path) -> None:
@@ -167,6 +232,33 @@ def test_measure_reports_a_failure_and_a_peak(tmp_path: Path) -> None:
     grow = "import time; x = bytearray(200 << 20); x[::4096] = b'1' * len(x[::4096]); time.sleep(5)"
     with pytest.raises(RuntimeError, match="killed above 100 MB"):
         bench.measure([bench.sys.executable, "-c", grow], env, mem_limit_mb=100)
+
+
+def test_a_stopped_bench_kills_the_command_it_measures(tmp_path: Path) -> None:
+    """SIGTERM to the bench while measure() waits: the command (in its own session, which a terminal's Ctrl-C
+    does not reach either) is killed, not left running alone."""
+    pid_file = tmp_path / "pid"
+    child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    waiting = (
+        "import signal, sys, os\n"
+        "from pipeline import bench\n"
+        "signal.signal(signal.SIGTERM, bench._terminated)\n"
+        f"bench.measure([sys.executable, '-c', {child!r}], dict(os.environ), timeout=120, mem_limit_mb=1000)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", waiting])
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    measured = int(pid_file.read_text())
+    time.sleep(0.5)  # the bench is waiting on it (as it does for hours at 1M hands)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        with pytest.raises(ProcessLookupError):
+            os.kill(measured, 0)
+    finally:  # a failure leaves no sleeper behind
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(measured, signal.SIGKILL)
 
 
 def test_hash_files_follows_contents(tmp_path: Path) -> None:
