@@ -5,6 +5,7 @@ the repository's data folder (the demo writes out/demo beside it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,6 +13,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+LABELS = json.loads((REPO / "data" / "sample.labels.json").read_text())
+(PAIR,) = [c["players"] for c in LABELS["colluders"]]  # the planted pair, and the planted cheat
+(BOT,) = LABELS["bots"]
 
 
 def test_the_demo_shows_the_findings_a_head_to_head_table_and_a_replayed_hand(tmp_path: Path) -> None:
@@ -24,14 +28,14 @@ def test_the_demo_shows_the_findings_a_head_to_head_table_and_a_replayed_hand(tm
     out = done.stdout
     sections = [line for line in out.splitlines() if line.startswith("== ")]
     order = ("== ingesting", "== one disputed hand, replayed", "== collusion screen", "== information cheats")
-    order += ("== stacked deals", "== dashboard", "== what needs attention", "== head to head of p011")
+    order += ("== stacked deals", "== dashboard", "== what needs attention", f"== head to head of {PAIR[0]}")
     starts = [next(i for i, s in enumerate(sections) if s.startswith(o)) for o in order]
     assert starts == sorted(starts), sections
     findings = out.split("== what needs attention")[1].split("\n== ")[0]
-    assert "colluding pair?   p011 & p019" in findings and "sees other hands? p007" in findings
+    assert f"colluding pair?   {PAIR[0]} & {PAIR[1]}" in findings and f"sees other hands? {BOT}" in findings
     assert (tmp_path / "out" / "demo" / "report" / "players.html").is_file()
-    head_to_head = out.split("== head to head of p011")[1]
-    assert "p019" in head_to_head.splitlines()[3] and "<- the flagged partner" in head_to_head
+    head_to_head = out.split(f"== head to head of {PAIR[0]}")[1]
+    assert PAIR[1] in head_to_head.splitlines()[3] and "<- the flagged partner" in head_to_head
     replayed = out.split("== one disputed hand, replayed")[1].split("\n== ")[0]
     assert "! SCORE_POINTS" in replayed and "settlement    computed | claimed" in replayed
     assert "flagged at FDR 0.05: []; planted stackers: []" in out  # the sample plants no stacked deal

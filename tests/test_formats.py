@@ -8,7 +8,6 @@ say. The round trip xzlog → mjai → xzlog must give the same hands, less what
 from __future__ import annotations
 
 import copy
-import gzip
 import json
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sample_lines import sample_lines
 
 from pipeline.formats import Accounting, Converted, Reject
 from pipeline.formats.mjai import mjai_events, read_mjai, write_mjai
@@ -95,15 +95,7 @@ def test_a_broken_line_inside_a_kyoku_rejects_the_whole_kyoku() -> None:
 
 
 def sample_records(n: int) -> list[dict[str, Any]]:
-    out = []
-    with gzip.open(ROOT / "data" / "sample.jsonl.gz", "rt", encoding="utf-8") as f:
-        for line in f:
-            obj = json.loads(line)
-            if isinstance(obj, dict) and "wall" in obj:
-                out.append(obj)
-            if len(out) == n:
-                break
-    return out
+    return [json.loads(line) for line in sample_lines(n)]
 
 
 def projection(record: dict[str, Any]) -> dict[str, Any]:
@@ -218,8 +210,8 @@ def test_import_and_export_on_the_command_line(tmp_path: Path) -> None:
     assert [r["hand_id"] for r in records] == ["S1-1", "S1-2", "S1-3"]
     mjai = tmp_path / "sample.mjson"
     done = xuezhan("export", str(ROOT / "data" / "sample.jsonl.gz"), "--to", "mjai", "-o", str(mjai))
-    # the sample's two corrupted lines are no records: skipped, said, exit 1; its two repeated hands are written
-    assert done.returncode == 1 and "lines 2002 = 2000 written + 2 skipped" in done.stdout, done.stdout
+    # the sample's three corrupted lines are no records: skipped, said, exit 1; its five repeated hands are written
+    assert done.returncode == 1 and "lines 2005 = 2002 written + 3 skipped" in done.stdout, done.stdout
     back = tmp_path / "back.jsonl.gz"
     done = xuezhan("import", str(mjai), "--from", "mjai", "-o", str(back))
     assert done.returncode == 0 and "+ 0 rejected" in done.stdout, done.stdout

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from sample_lines import sample_lines
 from warehouse_compare import assert_same_warehouse, contents
 
 from pipeline.codes import CODES
@@ -355,8 +356,7 @@ def test_ingesting_again_adds_nothing(corpus: Corpus, mixed: tuple[Path, IngestS
 
 
 def _records(n: int) -> list[bytes]:
-    with gzip.open(SAMPLE) as f:
-        return [next(f).rstrip(b"\n") for _ in range(n)]
+    return sample_lines(n)
 
 
 def test_the_same_hand_id_with_other_content_is_a_conflict_never_an_overwrite(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from sample_lines import sample_lines
 from warehouse_compare import assert_same_warehouse
 
 from pipeline.ingest import read, warehouse
@@ -28,8 +29,7 @@ from schemas.tables import TABLES
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample.jsonl.gz"
 XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
-with gzip.open(SAMPLE) as _f:
-    GOOD = [next(_f).rstrip(b"\n") for _ in range(30)]
+GOOD = sample_lines(30)
 
 
 def _parses(line: bytes) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import zstandard
+from sample_lines import sample_lines
 
 from pipeline.ingest.read import RawLine, find_files, read_lines
 from pipeline.ingest.run import IngestStats, ingest
@@ -22,8 +23,7 @@ from pipeline.ingest.work import Rows, process_lines
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample.jsonl.gz"
 XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
-with gzip.open(SAMPLE) as _f:
-    GOOD = [next(_f).rstrip(b"\n") for _ in range(60)]  # valid records, distinct hand_ids
+GOOD = sample_lines(60)  # valid records, distinct hand_ids
 
 
 def hand_id(line: bytes) -> str:

@@ -4,13 +4,13 @@ and over simulated records."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sample_lines import sample_lines
 
 from pipeline.formats.notation import (
     NotationError,
@@ -245,8 +245,7 @@ def test_every_corpus_record_that_the_notation_can_write_round_trips() -> None:
 
 
 def test_simulated_records_round_trip() -> None:
-    with gzip.open(ROOT / "data" / "sample.jsonl.gz", "rt", encoding="utf-8") as f:
-        records = [json.loads(next(f)) for _ in range(200)]
+    records = [json.loads(line) for line in sample_lines(200)]
     for record in records:
         assert parse_events(format_events(record["events"])) == record["events"], record["hand_id"]
         assert parse_payments(format_payments(record["result"]["payments"])) == record["result"]["payments"]

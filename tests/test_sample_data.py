@@ -12,7 +12,7 @@ from pipeline.simulate.tables import SimConfig, simulate
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample.jsonl.gz"
 # The command in data/README.md.
 CONFIG = SimConfig(
-    hands=2000, seed=20261129, players=24, inject=InjectSpec.parse("collude=1:0.3,score_errors=0.02,corrupt=0.01,bot=1")
+    hands=2000, seed=20261129, players=16, inject=InjectSpec.parse("collude=1:0.3,score_errors=0.02,corrupt=0.01,bot=1")
 )
 
 
