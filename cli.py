@@ -952,10 +952,10 @@ def collusion_command(
             typer.echo(f"      {_shown(e.get('hand_id'))} event {_shown(e.get('event'))}: {_shown(e['why'])}")
     from pipeline.audit.collusion import flagged_groups
 
-    for g in flagged_groups(results):
-        team = " & ".join(_shown(p) for p in g.players)
-        typer.echo(f"team: {team} (linked by {g.flagged_pairs} of their {g.pairs} pairs, each flagged)")
     reported = [t for t in teams if t.reported]
+    for g in flagged_groups(results, reported=[t.players for t in reported]):
+        team = " & ".join(_shown(p) for p in g.players)
+        typer.echo(f"joined by flagged pairs: {team} ({g.flagged_pairs} of their {g.pairs} pairs flagged)")
     typer.echo(
         f"groups of three screened as groups: {len(teams)}; {plural(len(reported), 'team')} reported at FDR {fdr}"
     )

@@ -226,6 +226,9 @@ def test_the_collusion_command_prints_the_team_its_evidence_and_the_victim_view(
     assert any(line.startswith("groups of three screened as groups: ") and "1 team reported" in line for line in lines)
     (team,) = [i for i, line in enumerate(lines) if line.startswith(f"team: {' & '.join(planted)}  ")]
     assert "won" in lines[team + 1] and lines[team + 1].startswith("      ")  # a hand to replay
+    # the team is named once: its flagged pairs join it too, but the group screen's line already says so
+    named = " & ".join(planted)
+    assert [line for line in lines if named in line and not line.startswith("victim")] == [lines[team]]
     assert any(line.startswith("victims (") for line in lines)
     with connect(warehouse) as con:
         victims = victim_view(con, teams=[tuple(planted)], min_hands=150)

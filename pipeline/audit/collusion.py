@@ -1231,8 +1231,9 @@ class Group:
         return n * (n - 1) // 2
 
 
-def flagged_groups(results: Iterable[PairResult]) -> list[Group]:
-    """The teams the pair screen points at: players joined by flagged pairs, three or more, largest first.
+def flagged_groups(results: Iterable[PairResult], *, reported: Iterable[Sequence[str]] = ()) -> list[Group]:
+    """The teams the pair screen points at: players joined by flagged pairs, three or more, largest first;
+    those the group screen ``reported`` already (the same players) left out, so that no team is named twice.
 
     A team of three who all feed each other shows as three flagged pairs; one that feeds along a chain shows as
     two, which still joins all three. Only flagged pairs join players, so a group is as controlled as the pairs
@@ -1241,6 +1242,8 @@ def flagged_groups(results: Iterable[PairResult]) -> list[Group]:
     >>> r = lambda a, b, f: PairResult((a, b), 100, 1.0, 0.0, 0.0, f, {}, {}, [])
     >>> flagged_groups([r("a", "b", True), r("b", "c", True), r("a", "c", False), r("d", "e", True)])
     [Group(players=('a', 'b', 'c'), flagged_pairs=2)]
+    >>> flagged_groups([r("a", "b", True), r("b", "c", True)], reported=[("c", "b", "a")])
+    []
     """
     parent: dict[str, str] = {}
 
@@ -1256,8 +1259,9 @@ def flagged_groups(results: Iterable[PairResult]) -> list[Group]:
     for p in list(parent):
         members.setdefault(root(p), []).append(p)
     groups = []
+    known = {frozenset(t) for t in reported}
     for team in members.values():
-        if len(team) >= 3:
+        if len(team) >= 3 and frozenset(team) not in known:
             inside = set(team)
             groups.append(Group(tuple(sorted(team)), sum(1 for a, b in links if a in inside and b in inside)))
     return sorted(groups, key=lambda g: (-len(g.players), g.players))
