@@ -148,7 +148,7 @@ def test_fan_is_read_on_one_scale_across_fan_counts(mixed: tuple[Path, list[dict
     assert any(r["ruleset"] == "sbr" for r in records) and load_ruleset("sbr").fan_base == 0
     with connect(warehouse) as con:
         base = run_sql(con, "pipeline.analytics", "player_base", by="all", player=None)
-        distribution = run_sql(con, "pipeline.analytics", "fan_distribution")
+        distribution = run_sql(con, "pipeline.analytics", "fan_distribution", player=None)
         stored = con.sql("SELECT min(fan) FROM wins JOIN hands USING (hand_id) WHERE profile = 'sbr'").fetchall()
     assert dict(zip(base["player"], base["fan_sum"], strict=True)) == {p: fan_sum[p] for p in base["player"]}
     assert dict(zip(distribution["fan"], distribution["wins"], strict=True)) == dict(fans)
