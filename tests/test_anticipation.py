@@ -244,3 +244,32 @@ def test_a_player_flagged_on_both_signals_comes_first() -> None:
     assert [(s.player, s.signals) for s in seers] == [("b", ("dodges", "anticipation")), ("a", ("dodges",)), ("c", ())]
     assert seers[1].anticipation is None and seers[1].q_anticipation is None
     assert combine([], []) == []
+
+
+# 换三张 (profile app): seat 0 is dealt 449p among its tiles and gives them to seat 1 (counter-clockwise), taking
+# 789m from seat 3; it then holds 123456789m11p357p as above. It knows two 4p sit in seat 1's hand: 2 unseen 4p
+# against 4 unseen 6p, so its view prefers the 6p wait and the decision is not judged. Without the exchange the
+# same hand is judged (test_a_wait_on_the_tiles_the_wall_holds_is_a_hit).
+EXCHANGE_DEAL = ["123456m11p357p449p", "123456789s1222m", "123456789s3335m", "123456789s6789m"]
+EXCHANGE_GIVEN = [["4p", "4p", "9p"], ["2m", "2m", "2m"], ["3m", "3m", "3m"], ["7m", "8m", "9m"]]
+
+
+def _exchange_record(given: list[list[str]]) -> Any:
+    return parse_record(
+        {
+            "format": "xzlog/1",
+            "hand_id": "x1",
+            "ruleset": "app",
+            "players": ["a", "b", "c", "d"],
+            "dealer": 0,
+            "deal": [_names(h) for h in EXCHANGE_DEAL],
+            "exchange": {"direction": "ccw", "given": given},
+            "que": ["s", "m", "p", "p"],
+            "events": [{"t": "discard", "seat": 0, "tile": "3p"}],
+        }
+    )
+
+
+def test_tiles_given_at_the_exchange_are_seen_by_the_giver() -> None:
+    record = _exchange_record(EXCHANGE_GIVEN)
+    assert record.level == "dealt" and decisions(record) == []

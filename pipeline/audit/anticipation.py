@@ -2,7 +2,7 @@
 still holds.
 
 A player who discards into a ready hand often has a choice of waits: throw this tile and wait on 3p-6p, throw that
-one and wait on 4s-7s. What it can see (its own hand, every river and meld) says how many copies of each wait are
+one and wait on 4s-7s. What it can see (its own hand, every river and meld, the tiles it gave at the exchange) says how many copies of each wait are
 *unseen*; whether those copies are still in the wall, or sit in an opponent's concealed hand where they will never
 come, it cannot know: for an honest player, given what it sees, which option has more copies left in the wall is
 chance. A player who sees every hand knows, and waits on the tiles that will come.
@@ -48,7 +48,7 @@ from pipeline.analytics.stats import by_qvalues
 from pipeline.audit.information import FDR, InfoResult, predictive_pvalues
 from pipeline.game.events import Discard
 from pipeline.game.record import Record, RecordError, parse_record
-from pipeline.game.start import start_hand
+from pipeline.game.start import exchange_offset, start_hand
 from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.hand import shanten_after_discards, suit_codes, win_mask_of_codes
 from pipeline.rules.tiles import TILE_NAMES
@@ -103,8 +103,15 @@ def decisions(record: Record, seat: int | None = None) -> list[Decision]:
     if record.level not in ("full", "dealt"):
         return []
     exchange = None
+    passed: dict[int, tuple[int, tuple[int, ...]]] = {}  # seat → (the seat it gave its three to, those tiles)
     if record.exchange_given is not None:
         exchange = (record.exchange_direction or "cw", record.exchange_given)
+        n = len(record.players)
+        try:
+            offset = exchange_offset(exchange[0], n)
+        except IllegalAction:
+            return []
+        passed = {s: ((s + offset) % n, given) for s, given in enumerate(record.exchange_given) if given is not None}
     try:
         state = start_hand(
             record.rules, dealer=record.dealer, wall=record.wall, deal=record.deal, exchange=exchange, que=record.que
@@ -114,7 +121,7 @@ def decisions(record: Record, seat: int | None = None) -> list[Decision]:
     found = []
     for index, event in enumerate(record.events):
         if isinstance(event, Discard) and (seat is None or event.seat == seat):
-            decision = judge(state, index, event.seat, event.tile)
+            decision = judge(state, index, event.seat, event.tile, passed=passed.get(event.seat))
             if decision is not None:
                 found.append(decision)
         try:
@@ -124,10 +131,16 @@ def decisions(record: Record, seat: int | None = None) -> list[Decision]:
     return found
 
 
-def judge(state: HandState, index: int, seat: int, tile: int) -> Decision | None:
+def judge(
+    state: HandState, index: int, seat: int, tile: int, *, passed: tuple[int, Sequence[int]] | None = None
+) -> Decision | None:
     """``seat``'s discard of ``tile`` (kind) in ``state`` (before the discard) as a :class:`Decision`, or
     ``None`` when it is not judged: the discard does not leave the hand ready, or no other ready discard waits
-    on other tiles with the same unseen count and a different count in the wall."""
+    on other tiles with the same unseen count and a different count in the wall.
+
+    What the player sees: its hand, every river and meld, and the three tiles it gave at the exchange (``passed``:
+    the seat it gave them to, and the tiles), which it knows are in that seat's hand until that seat shows as many
+    of the kind (a discard, a meld): an honest player who gave two 4p away knows the 4p wait is the thinner one."""
     counts, melds, void = list(state.counts[seat]), state.melds[seat], state.void[seat]
     after = shanten_after_discards(counts, len(melds), void)
     if after.get(tile) != 0:
@@ -141,6 +154,16 @@ def judge(state: HandState, index: int, seat: int, tile: int) -> Decision | None
             visible[k] += 1
         for m in state.melds[s]:
             visible[m.tile] += m.size
+    if passed is not None:
+        receiver, given = passed
+        shown = [0] * len(visible)  # copies the receiver has shown: its discards (claimed or not) and its melds
+        for ev in state.events:
+            if isinstance(ev, Discard) and ev.seat == receiver:
+                shown[ev.tile] += 1
+        for m in state.melds[receiver]:
+            shown[m.tile] += m.size
+        for k in set(given):
+            visible[k] += max(0, given.count(k) - shown[k])
     full, seen = state.full, state.seen
     by_waits: dict[int, Option] = {}
     chosen_mask = 0
