@@ -2,10 +2,11 @@
 still holds.
 
 A player who discards into a ready hand often has a choice of waits: throw this tile and wait on 3p-6p, throw that
-one and wait on 4s-7s. What it can see (its own hand, every river and meld, the tiles it gave at the exchange) says how many copies of each wait are
-*unseen*; whether those copies are still in the wall, or sit in an opponent's concealed hand where they will never
-come, it cannot know: for an honest player, given what it sees, which option has more copies left in the wall is
-chance. A player who sees every hand knows, and waits on the tiles that will come.
+one and wait on 4s-7s. What it can see (its own hand, every river and meld, the tiles it gave at the exchange)
+says how many copies of each wait are *unseen*; whether those copies are still in the wall, or sit in an
+opponent's concealed hand where they will never come, it cannot know: for an honest player, given what it sees,
+which option has more copies left in the wall is chance. A player who sees every hand knows, and waits on the
+tiles that will come.
 
 The screen replays the hands whose every tile is known (levels full and dealt: the wall's contents are then the
 table's tiles less those dealt and drawn) and judges a player's discard when it left the hand ready and another
