@@ -133,7 +133,7 @@ CHUNK_HANDS = 10_000  # hands read at a time (runs of consecutive hand ids): wha
 class _Run:
     """One run of hands' flows, players coded (rows ordered by hand, payer, payee): the payer ``a``, the payee
     ``x``, ``net``, the first row of each (hand, payer) block (``starts``) and its hand in the run (``hand``),
-    and the run's hands."""
+    the run's hands, and once every pair is known, each row's pair (``at``, an index into the pairs that met)."""
 
     a: np.ndarray
     x: np.ndarray
@@ -141,6 +141,7 @@ class _Run:
     starts: np.ndarray
     hand: np.ndarray
     hands: int
+    at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 class _Runs:
@@ -160,21 +161,29 @@ class _Runs:
             self._kept[k] = run
             return
         path = self._dir / f"flows-{k:06d}.npz"
-        np.savez(path, a=run.a, x=run.x, net=run.net, starts=run.starts, hand=run.hand, hands=np.array(run.hands))
+        hands = np.array(run.hands)
+        np.savez(path, a=run.a, x=run.x, net=run.net, starts=run.starts, hand=run.hand, hands=hands, at=run.at)
         self._kept[k] = path
 
-    def recode(self, new: np.ndarray) -> None:
-        """Players' codes ``c`` become ``new[c]`` (read in order of appearance, coded in name order)."""
+    def recode(self, new: np.ndarray) -> np.ndarray:
+        """Players' codes ``c`` become ``new[c]`` (read in order of appearance, coded in name order), and each
+        row is given its pair: returns the ordered pairs that met (keys ``a × players + x``, ascending)."""
+        p = len(new)
+        keys = np.zeros(0, dtype=np.int64)
+        for run in self:
+            keys = np.union1d(keys, new[run.a].astype(np.int64) * p + new[run.x])
         for k, kept in enumerate(self._kept):
             run = self._load(kept)
-            self._put(k, replace(run, a=new[run.a], x=new[run.x]))
+            a, x = new[run.a], new[run.x]
+            self._put(k, replace(run, a=a, x=x, at=np.searchsorted(keys, a.astype(np.int64) * p + x)))
+        return keys
 
     @staticmethod
     def _load(kept: _Run | Path) -> _Run:
         if isinstance(kept, _Run):
             return kept
         with np.load(kept) as data:
-            return _Run(data["a"], data["x"], data["net"], data["starts"], data["hand"], int(data["hands"]))
+            return _Run(data["a"], data["x"], data["net"], data["starts"], data["hand"], int(data["hands"]), data["at"])
 
     def __iter__(self) -> Iterator[_Run]:
         for kept in self._kept:
@@ -255,49 +264,38 @@ def _view(
         return []
     players = sorted(code)
     rank = {name: i for i, name in enumerate(players)}
-    runs.recode(np.array([rank[name] for name in code], dtype=np.int32))  # code is in order of appearance
-    n_players = len(players)
-
     # the ordered pairs that met (keys a × players + x, ascending), not every pair of players
-    keys = np.zeros(0, dtype=np.int64)
-    for run in runs:
-        keys = np.union1d(keys, run.a.astype(np.int64) * n_players + run.x)
+    keys = runs.recode(np.array([rank[name] for name in code], dtype=np.int32))  # code: in order of appearance
+    n_players = len(players)
     size = len(keys)
     shared = np.zeros(size, dtype=np.int64)
     total = np.zeros(size)
     hands = np.zeros(n_players, dtype=np.int64)  # each player's hands and net points paid over them
     paid = np.zeros(n_players, dtype=np.int64)
     for run in runs:
-        at = np.searchsorted(keys, run.a.astype(np.int64) * n_players + run.x)
-        shared += np.bincount(at, minlength=size)
-        total += np.bincount(at, run.net.astype(float), minlength=size)
+        shared += np.bincount(run.at, minlength=size)
+        total += np.bincount(run.at, run.net.astype(float), minlength=size)
         hands += np.bincount(run.a[run.starts], minlength=n_players)
         paid += np.bincount(run.a[run.starts], np.add.reduceat(run.net, run.starts), minlength=n_players).astype(
             np.int64
         )
     screened = np.flatnonzero(shared >= max(1, min_hands))
 
-    def kept(run: _Run, left_out: np.ndarray) -> np.ndarray:
-        if not len(left_out):
-            return np.ones(len(run.a), dtype=bool)
-        a, x = run.a.astype(np.int64), run.x.astype(np.int64)
-        return ~(np.isin(a * n_players + x, left_out) | np.isin(x * n_players + a, left_out))
+    reverse = (keys % n_players) * n_players + keys // n_players
 
     def judge(left_out: set[int]) -> dict[int, tuple[float, float]]:
         """Each screened ordered pair's (excess, z), with the opponents' strengths (what each takes from an
         opponent in a hand, on average) fitted without the rows of the pairs ``left_out``, both ways."""
         out = np.array(sorted(left_out), dtype=np.int64)
-        taken = np.zeros(n_players)
-        met = np.zeros(n_players)
-        for run in runs:
-            keep = kept(run, out)
-            taken += np.bincount(run.x[keep], run.net[keep].astype(float), minlength=n_players)
-            met += np.bincount(run.x[keep], minlength=n_players)
-        strength = taken / np.maximum(met, 1)
+        kept = ~(np.isin(keys, out) | np.isin(reverse, out))  # by pair
+        # what each x takes: the pairs' totals are sums of integers, exact in any order
+        x_of = keys % n_players
+        taken = np.bincount(x_of[kept], total[kept], minlength=n_players)
+        strength = taken / np.maximum(np.bincount(x_of[kept], shared[kept], minlength=n_players), 1)
         excess = np.zeros(size)
         variance = np.zeros(size)
         for run in runs:
-            keep = kept(run, out)
+            keep = kept[run.at]
             net = run.net.astype(float)
             sizes = np.diff(np.r_[run.starts, len(net)])
             which = np.repeat(np.arange(len(run.starts)), sizes)
@@ -308,9 +306,8 @@ def _view(
             mean = np.add.reduceat(residual, run.starts) / np.maximum(n, 1)
             centred = np.where(keep, residual - mean[which], 0.0)
             spread = np.add.reduceat(centred**2, run.starts) / np.maximum(n, 1)
-            at = np.searchsorted(keys, run.a.astype(np.int64) * n_players + run.x)
-            excess += np.bincount(at, centred, minlength=size)
-            variance += np.bincount(at, np.where(keep, spread[which], 0.0), minlength=size)
+            excess += np.bincount(run.at, centred, minlength=size)
+            variance += np.bincount(run.at, np.where(keep, spread[which], 0.0), minlength=size)
         return {
             int(keys[k]): (float(excess[k]), float(excess[k] / math.sqrt(variance[k])))
             for k in screened
