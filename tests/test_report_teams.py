@@ -16,13 +16,12 @@ from test_report import _browse, _chromium
 from dashboards import collusion as collusion_dash
 from dashboards import information as info_dash
 from dashboards.site import build_report, page_file
-from pipeline import sql
 from pipeline.analytics.queries import connect
 from pipeline.audit import collusion
 from pipeline.audit.anticipation import decisions
 from pipeline.audit.information import best_dodges, dodges
 from pipeline.audit.replay import stored_record
-from pipeline.audit.victims import Victim, victims_of
+from pipeline.audit.victims import Victim, flow_runs, victims_of
 from pipeline.game.record import parse_record
 from pipeline.ingest.run import ingest
 from pipeline.rules.tiles import kind_of_name
@@ -60,7 +59,7 @@ def _planted_victim_view(
     teams paying each teammate :data:`VICTIM_PAYS` points more in every hand they share: the simulator plants no
     victim, and the victim view itself is tested in tests/test_victims.py."""
     asked.append(tuple(teams))
-    flows = sql.run_sql(con, "pipeline.audit", "net_flows")
+    flows = pl.concat(list(flow_runs(con)))
     members = sorted({p for t in teams for p in t})
     victim = next(p for p in sorted(flows["payer"].unique().to_list()) if p not in members)
     extra = pl.when((pl.col("payer") == victim) & pl.col("payee").is_in(members)).then(VICTIM_PAYS).otherwise(0)

@@ -3,10 +3,19 @@ from the others at the same tables, and what a player pays with a team at the ta
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import duckdb
 import numpy as np
 import polars as pl
+import pytest
+from victims_oracle import oracle_victims_of
 
-from pipeline.audit.victims import victims_of
+from pipeline.analytics.queries import connect
+from pipeline.audit import victims
+from pipeline.audit.victims import Victim, victims_of
+from pipeline.ingest.run import ingest
+from pipeline.simulate.tables import SimConfig, write
 
 
 def _flows(rng: np.random.Generator, hands: int, extra: dict[tuple[str, str], float], players: int = 6) -> pl.DataFrame:
@@ -63,3 +72,67 @@ def test_a_team_s_victim_pays_more_with_the_team_at_the_table_than_without() -> 
 def test_no_flows_no_victims() -> None:
     empty = pl.DataFrame(schema={"hand_id": pl.String, "payer": pl.String, "payee": pl.String, "net": pl.Int64})
     assert victims_of(empty) == []
+
+
+def _same_victims(got: list[Victim], want: list[Victim]) -> None:
+    """The same players in the same order with the same lines: counts, nets and flags exactly, the sums of
+    floats (excess, z, p, q, per-hand means) to rounding (the streamed view adds them in another order)."""
+    assert [v.player for v in got] == [v.player for v in want]
+    for g, w in zip(got, want, strict=True):
+        assert (g.hands, g.flagged) == (w.hands, w.flagged) and g.per_hand == pytest.approx(w.per_hand, rel=1e-12)
+        assert [(x.opponent, x.hands, x.net, x.flagged) for x in g.losses] == [
+            (x.opponent, x.hands, x.net, x.flagged) for x in w.losses
+        ]
+        for gx, wx in zip(g.losses, w.losses, strict=True):
+            assert (gx.excess, gx.z, gx.p, gx.q) == pytest.approx((wx.excess, wx.z, wx.p, wx.q), rel=1e-9, abs=1e-12)
+        assert [(t.team, t.with_hands, t.without_hands, t.flagged) for t in g.teams] == [
+            (t.team, t.with_hands, t.without_hands, t.flagged) for t in w.teams
+        ]
+        for gt, wt in zip(g.teams, w.teams, strict=True):
+            assert (gt.with_per_hand, gt.without_per_hand, gt.z, gt.p, gt.q) == pytest.approx(
+                (wt.with_per_hand, wt.without_per_hand, wt.z, wt.p, wt.q), rel=1e-9, abs=1e-12
+            )
+
+
+@pytest.mark.parametrize("chunk_hands", [1, 37, 10**6])
+def test_the_view_read_a_run_at_a_time_is_the_one_shot_view(chunk_hands: int) -> None:
+    """Issue 23 item 3: the view judged a run of hands at a time gives what the one-shot view of the whole frame
+    gave (tests/victims_oracle.py), on 10 players with a victim of one opponent (flagged: the second pass and
+    the re-judgements run), a strong player, and a team with its victim."""
+    rng = np.random.default_rng(23)
+    extra = {("p0", "p5"): 4.0, ("p7", "p1"): 8.0, ("p7", "p2"): 8.0} | {(f"p{i}", "p9"): 2.0 for i in range(9)}
+    flows = _flows(rng, 2000, extra, players=10).sample(fraction=1.0, shuffle=True, seed=5)
+    teams = [("p1", "p2"), ("p3", "p4", "p6")]
+    want = oracle_victims_of(flows, teams=teams, min_hands=100)
+    assert sum(x.flagged for v in want for x in v.losses) >= 2 and any(t.flagged for v in want for t in v.teams)
+    _same_victims(victims_of(flows, teams=teams, min_hands=100, chunk_hands=chunk_hands), want)
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("victims")
+    records = tmp / "room.jsonl.gz"
+    write(SimConfig(hands=240, seed=23, players=6), records)
+    ingest([str(records)], tmp / "wh", workers=1)
+    return tmp / "wh"
+
+
+def test_the_warehouse_is_read_a_run_of_hands_at_a_time(warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The view never holds every ordered pair at every table (12 rows a hand: 2.4 million at 200k hands): it
+    asks DuckDB for one run of ``chunk_hands`` hands at a time, and its view is the one-shot view's."""
+    heights: list[int] = []
+    run_sql = victims.sql.run_sql
+
+    def counted(con: duckdb.DuckDBPyConnection, package: str, name: str, **params: object) -> pl.DataFrame:
+        frame = run_sql(con, package, name, **params)
+        if name == "net_flows":
+            heights.append(frame.height)
+        return frame
+
+    monkeypatch.setattr(victims.sql, "run_sql", counted)
+    with connect(warehouse) as con:
+        got = victims.victim_view(con, teams=[("p0", "p1")], min_hands=20, chunk_hands=50)
+        assert len(heights) == 5 and max(heights) <= 50 * 12 and sum(heights) == 240 * 12
+        whole = pl.concat(list(victims.flow_runs(con, 10**6)))
+    assert whole.height == 240 * 12
+    _same_victims(got, oracle_victims_of(whole, teams=[("p0", "p1")], min_hands=20))

@@ -18,13 +18,23 @@ A table where all of ``a``'s opponents are one team shows no contrast here: the 
 hand at tables with two or more of the team against tables with none of it (a Welch difference of means, its
 ``z``, BY over the players): the victim's own results without the team are what its play predicts. The
 tables differ in who else sits there, so this compares; it does not prove.
+
+**Memory** (issue 23): the flows are 12 rows a hand (2.4 million at 200k hands). :func:`victim_view` asks
+DuckDB for one run of :data:`CHUNK_HANDS` hands at a time (the pair screen's runs, ``sql/pair_chunks.sql``),
+keeps each run's coded rows in a temporary file, and every pass (the strengths, each pair's excess and
+variance, the team lines) reads the runs one at a time into per-pair and per-player sums: what it holds grows
+with the pairs that met, not with the hands. The results are the one-shot view's (tests/victims_oracle.py):
+counts and nets exactly, the sums of floats to rounding.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -33,6 +43,7 @@ import polars as pl
 
 from pipeline import sql
 from pipeline.analytics.stats import by_qvalues, normal_sf
+from pipeline.audit.collusion import hand_chunks
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,61 +126,188 @@ class Victim:
         }
 
 
+CHUNK_HANDS = 10_000  # hands read at a time (runs of consecutive hand ids): what the view's memory grows with
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One run of hands' flows, players coded (rows ordered by hand, payer, payee): the payer ``a``, the payee
+    ``x``, ``net``, the first row of each (hand, payer) block (``starts``) and its hand in the run (``hand``),
+    the run's hands, and once every pair is known, each row's pair (``at``, an index into the pairs that met)."""
+
+    a: np.ndarray
+    x: np.ndarray
+    net: np.ndarray
+    starts: np.ndarray
+    hand: np.ndarray
+    hands: int
+    at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+
+class _Runs:
+    """The runs of a warehouse or a frame, kept in a temporary directory (``workdir``) or, for a frame already in
+    memory, in memory: every pass of the view reads them again, one run at a time."""
+
+    def __init__(self, workdir: Path | None) -> None:
+        self._dir = workdir
+        self._kept: list[_Run | Path] = []
+
+    def add(self, run: _Run) -> None:
+        self._kept.append(run)
+        self._put(len(self._kept) - 1, run)
+
+    def _put(self, k: int, run: _Run) -> None:
+        if self._dir is None:
+            self._kept[k] = run
+            return
+        path = self._dir / f"flows-{k:06d}.npz"
+        hands = np.array(run.hands)
+        np.savez(path, a=run.a, x=run.x, net=run.net, starts=run.starts, hand=run.hand, hands=hands, at=run.at)
+        self._kept[k] = path
+
+    def recode(self, new: np.ndarray) -> np.ndarray:
+        """Players' codes ``c`` become ``new[c]`` (read in order of appearance, coded in name order), and each
+        row is given its pair: returns the ordered pairs that met (keys ``a × players + x``, ascending)."""
+        p = len(new)
+        keys = np.zeros(0, dtype=np.int64)
+        for run in self:
+            keys = np.union1d(keys, new[run.a].astype(np.int64) * p + new[run.x])
+        for k, kept in enumerate(self._kept):
+            run = self._load(kept)
+            a, x = new[run.a], new[run.x]
+            self._put(k, replace(run, a=a, x=x, at=np.searchsorted(keys, a.astype(np.int64) * p + x)))
+        return keys
+
+    @staticmethod
+    def _load(kept: _Run | Path) -> _Run:
+        if isinstance(kept, _Run):
+            return kept
+        with np.load(kept) as data:
+            return _Run(data["a"], data["x"], data["net"], data["starts"], data["hand"], int(data["hands"]), data["at"])
+
+    def __iter__(self) -> Iterator[_Run]:
+        for kept in self._kept:
+            yield self._load(kept)
+
+
+def _run_of(flows: pl.DataFrame, code: dict[str, int]) -> _Run:
+    """One run's flows (a frame of ``sql/net_flows.sql``), players coded by ``code`` (new players added)."""
+    flows = flows.sort("hand_id", "payer", "payee")
+    for name in flows["payer"].unique(maintain_order=True).to_list() + flows["payee"].unique().to_list():
+        code.setdefault(name, len(code))
+    hand = flows["hand_id"].rle_id().cast(pl.Int64).to_numpy()
+    a = flows["payer"].replace_strict(code, return_dtype=pl.Int32).to_numpy()
+    x = flows["payee"].replace_strict(code, return_dtype=pl.Int32).to_numpy()
+    net = flows["net"].cast(pl.Int64).to_numpy()
+    block = hand * (len(code) + 1) + a
+    starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
+    return _Run(a, x, net, starts, hand[starts], int(hand[-1]) + 1)
+
+
 def victim_view(
     con: duckdb.DuckDBPyConnection,
     *,
     teams: Sequence[tuple[str, ...]] = (),
     min_hands: int = 200,
     fdr: float = 0.05,
+    chunk_hands: int = CHUNK_HANDS,
 ) -> list[Victim]:
-    """The victim view of the warehouse behind ``con`` (``sql/net_flows.sql``); see the module docstring."""
-    return victims_of(sql.run_sql(con, "pipeline.audit", "net_flows"), teams=teams, min_hands=min_hands, fdr=fdr)
+    """The victim view of the warehouse behind ``con`` (``sql/net_flows.sql``, read ``chunk_hands`` hands at a
+    time and kept on disk between passes); see the module docstring."""
+    with tempfile.TemporaryDirectory(prefix="xuezhan-victims-") as tmp:
+        runs = _Runs(Path(tmp))
+        code: dict[str, int] = {}
+        for chunk in hand_chunks(con, chunk_hands):
+            flows = sql.run_sql(con, "pipeline.audit", "net_flows", lo=chunk.lo, hi=chunk.hi)
+            if not flows.is_empty():
+                runs.add(_run_of(flows, code))
+            del flows
+        return _view(runs, code, teams, min_hands, fdr)
+
+
+def flow_runs(con: duckdb.DuckDBPyConnection, chunk_hands: int = CHUNK_HANDS) -> Iterator[pl.DataFrame]:
+    """The flows of ``sql/net_flows.sql`` a run of ``chunk_hands`` hands at a time (their concatenation is every
+    ordered pair at every table of the warehouse)."""
+    for chunk in hand_chunks(con, chunk_hands):
+        yield sql.run_sql(con, "pipeline.audit", "net_flows", lo=chunk.lo, hi=chunk.hi)
 
 
 def victims_of(
-    flows: pl.DataFrame, *, teams: Sequence[tuple[str, ...]] = (), min_hands: int = 200, fdr: float = 0.05
+    flows: pl.DataFrame,
+    *,
+    teams: Sequence[tuple[str, ...]] = (),
+    min_hands: int = 200,
+    fdr: float = 0.05,
+    chunk_hands: int = CHUNK_HANDS,
 ) -> list[Victim]:
     """The victim view of ``flows`` (``hand_id``, ``payer``, ``payee``, ``net``: every ordered pair at each
-    table): players flagged first, then by net points paid per hand, most first."""
+    table), judged ``chunk_hands`` hands at a time: players flagged first, then by net points paid per hand,
+    most first."""
     if flows.is_empty():
         return []
-    flows = flows.sort("hand_id", "payer", "payee")
-    players = sorted(set(flows["payer"].to_list()))
-    code = {p: i for i, p in enumerate(players)}
-    n_players = len(players)
-    hand = flows["hand_id"].rle_id().cast(pl.Int64).to_numpy()
-    a = flows["payer"].replace_strict(code, return_dtype=pl.Int64).to_numpy()
-    x = flows["payee"].replace_strict(code, return_dtype=pl.Int64).to_numpy()
-    net = flows["net"].cast(pl.Float64).to_numpy()
+    flows = flows.sort("hand_id")
+    hand = flows["hand_id"].rle_id().to_numpy()
+    bounds = np.searchsorted(hand, np.arange(0, int(hand[-1]) + 1 + chunk_hands, max(1, chunk_hands)))
+    runs = _Runs(None)
+    code: dict[str, int] = {}
+    for lo, hi in itertools.pairwise(np.unique(bounds)):
+        runs.add(_run_of(flows.slice(int(lo), int(hi - lo)), code))
+    return _view(runs, code, teams, min_hands, fdr)
 
-    key = hand * n_players + a  # (hand, a): rows are ordered by it
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    sizes = np.diff(np.r_[starts, len(key)])
-    which = np.repeat(np.arange(len(starts)), sizes)
-    pair = a * n_players + x
+
+def _view(
+    runs: _Runs, code: dict[str, int], teams: Sequence[tuple[str, ...]], min_hands: int, fdr: float
+) -> list[Victim]:
+    """The view of ``runs`` (players coded by ``code``, in order of appearance): every pass reads the runs one
+    at a time, and only per-pair and per-player sums are held."""
+    if not code:
+        return []
+    players = sorted(code)
+    rank = {name: i for i, name in enumerate(players)}
     # the ordered pairs that met (keys a × players + x, ascending), not every pair of players
-    keys, inverse = np.unique(pair, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    keys = runs.recode(np.array([rank[name] for name in code], dtype=np.int32))  # code: in order of appearance
+    n_players = len(players)
     size = len(keys)
-    shared = np.bincount(inverse, minlength=size)
-    total = np.bincount(inverse, net, minlength=size)
+    shared = np.zeros(size, dtype=np.int64)
+    total = np.zeros(size)
+    hands = np.zeros(n_players, dtype=np.int64)  # each player's hands and net points paid over them
+    paid = np.zeros(n_players, dtype=np.int64)
+    for run in runs:
+        shared += np.bincount(run.at, minlength=size)
+        total += np.bincount(run.at, run.net.astype(float), minlength=size)
+        hands += np.bincount(run.a[run.starts], minlength=n_players)
+        paid += np.bincount(run.a[run.starts], np.add.reduceat(run.net, run.starts), minlength=n_players).astype(
+            np.int64
+        )
     screened = np.flatnonzero(shared >= max(1, min_hands))
+
+    reverse = (keys % n_players) * n_players + keys // n_players
 
     def judge(left_out: set[int]) -> dict[int, tuple[float, float]]:
         """Each screened ordered pair's (excess, z), with the opponents' strengths (what each takes from an
         opponent in a hand, on average) fitted without the rows of the pairs ``left_out``, both ways."""
-        keep = ~(np.isin(pair, list(left_out)) | np.isin(x * n_players + a, list(left_out)))
-        strength = np.bincount(x[keep], net[keep], minlength=n_players) / np.maximum(
-            np.bincount(x[keep], minlength=n_players), 1
-        )
-        residual = np.where(keep, net - strength[x], 0.0)
-        # the pairs left out are left out of each other's opponents too (the partner a pays is not one of the
-        # opponents the others are compared with)
-        n = np.add.reduceat(keep.astype(float), starts)
-        centred = np.where(keep, residual - (np.add.reduceat(residual, starts) / np.maximum(n, 1))[which], 0.0)
-        spread = np.add.reduceat(centred**2, starts) / np.maximum(n, 1)
-        excess = np.bincount(inverse, centred, minlength=size)
-        variance = np.bincount(inverse, np.where(keep, spread[which], 0.0), minlength=size)
+        out = np.array(sorted(left_out), dtype=np.int64)
+        kept = ~(np.isin(keys, out) | np.isin(reverse, out))  # by pair
+        # what each x takes: the pairs' totals are sums of integers, exact in any order
+        x_of = keys % n_players
+        taken = np.bincount(x_of[kept], total[kept], minlength=n_players)
+        strength = taken / np.maximum(np.bincount(x_of[kept], shared[kept], minlength=n_players), 1)
+        excess = np.zeros(size)
+        variance = np.zeros(size)
+        for run in runs:
+            keep = kept[run.at]
+            net = run.net.astype(float)
+            sizes = np.diff(np.r_[run.starts, len(net)])
+            which = np.repeat(np.arange(len(run.starts)), sizes)
+            residual = np.where(keep, net - strength[run.x], 0.0)
+            # the pairs left out are left out of each other's opponents too (the partner a pays is not one of
+            # the opponents the others are compared with)
+            n = np.add.reduceat(keep.astype(float), run.starts)
+            mean = np.add.reduceat(residual, run.starts) / np.maximum(n, 1)
+            centred = np.where(keep, residual - mean[which], 0.0)
+            spread = np.add.reduceat(centred**2, run.starts) / np.maximum(n, 1)
+            excess += np.bincount(run.at, centred, minlength=size)
+            variance += np.bincount(run.at, np.where(keep, spread[which], 0.0), minlength=size)
         return {
             int(keys[k]): (float(excess[k]), float(excess[k] / math.sqrt(variance[k])))
             for k in screened
@@ -194,19 +332,12 @@ def victims_of(
         loss = Loss(players[j], int(shared[at]), int(total[at]), excess_k, z, normal_sf(z), float(qi), bool(qi <= fdr))
         judged.setdefault(i, []).append(loss)
 
-    per_hand = flows.group_by("hand_id", "payer").agg(pl.col("net").sum()).rename({"payer": "player"})
-    team_lines = _team_losses(flows, per_hand, teams, fdr)
-    # each player's hands in one pass (a filter per player read every row once per player)
-    nets = {
-        player: np.asarray(net, dtype=float)
-        for player, net in per_hand.group_by("player").agg(pl.col("net").cast(pl.Float64)).iter_rows()
-    }
+    team_lines = _team_losses(runs, players, teams, fdr)
     out = []
     for i, player in enumerate(players):
-        mine = nets.get(player, np.zeros(0))
         lines = sorted(judged.get(i, []), key=lambda loss: (loss.p, -loss.z, loss.opponent))
-        average = float(mine.mean()) if len(mine) else 0.0
-        out.append(Victim(player, len(mine), average, lines, team_lines.get(player, [])))
+        average = float(paid[i] / hands[i]) if hands[i] else 0.0
+        out.append(Victim(player, int(hands[i]), average, lines, team_lines.get(player, [])))
     return sorted(out, key=lambda v: (not v.flagged, -v.per_hand, v.player))
 
 
@@ -217,36 +348,40 @@ def _flagged(judged: dict[int, tuple[float, float]], fdr: float) -> set[int]:
 
 
 def _team_losses(
-    flows: pl.DataFrame, per_hand: pl.DataFrame, teams: Sequence[tuple[str, ...]], fdr: float
+    runs: _Runs, players: Sequence[str], teams: Sequence[tuple[str, ...]], fdr: float
 ) -> dict[str, list[TeamLoss]]:
-    """Per player outside each team: net paid per hand with two or more of it at the table, and with none."""
+    """Per player outside each team: net paid per hand with two or more of it at the table, and with none (the
+    count, sum and sum of squares of each player's hands of each kind, exact integers, summed run by run)."""
     if not teams:
         return {}
-    seated = flows.select("hand_id", pl.col("payer").alias("player")).unique()
+    rank = {name: i for i, name in enumerate(players)}
+    n_players = len(players)
     lines: list[tuple[str, TeamLoss]] = []
     for team in teams:
-        count = seated.group_by("hand_id").agg(pl.col("player").is_in(list(team)).sum().alias("members"))
-        rows = per_hand.join(count, on="hand_id").filter(~pl.col("player").is_in(list(team)))
-        net = pl.col("net").cast(pl.Float64)
-        split = (
-            rows.group_by("player")
-            .agg(near=net.filter(pl.col("members") >= 2), away=net.filter(pl.col("members") == 0))
-            .sort("player")
-        )
-        for player, near_list, away_list in split.iter_rows():
-            near, away = np.asarray(near_list, dtype=float), np.asarray(away_list, dtype=float)
-            if len(near) < 2 or len(away) < 2:
-                continue
-            se = math.sqrt(near.var(ddof=1) / len(near) + away.var(ddof=1) / len(away))
-            z = float((near.mean() - away.mean()) / se) if se > 0 else 0.0
-            lines.append(
-                (
-                    player,
-                    TeamLoss(
-                        tuple(team), len(near), float(near.mean()), len(away), float(away.mean()), z, normal_sf(z)
-                    ),
-                )
+        member = np.zeros(n_players, dtype=bool)
+        member[[rank[p] for p in team if p in rank]] = True
+        sums = np.zeros((2, 3, n_players), dtype=np.int64)  # near / away × hands, sum, sum of squares
+        for run in runs:
+            who = run.a[run.starts]
+            net = np.add.reduceat(run.net, run.starts)
+            members = np.bincount(run.hand, member[who], minlength=run.hands)[run.hand]
+            outside = ~member[who]
+            for side, mask in enumerate((outside & (members >= 2), outside & (members == 0))):
+                for m, values in enumerate((np.ones_like(net), net, net * net)):
+                    # float sums of integers below 2**53: exact
+                    sums[side, m] += np.bincount(who[mask], values[mask], minlength=n_players).astype(np.int64)
+        for i in np.flatnonzero(~member).tolist():
+            (n_near, s_near, q_near), (n_away, s_away, q_away) = (
+                (int(sums[side, 0, i]), int(sums[side, 1, i]), int(sums[side, 2, i])) for side in (0, 1)
             )
+            if n_near < 2 or n_away < 2:
+                continue
+            near_mean, away_mean = s_near / n_near, s_away / n_away
+            near_var = (n_near * q_near - s_near * s_near) / (n_near * (n_near - 1))
+            away_var = (n_away * q_away - s_away * s_away) / (n_away * (n_away - 1))
+            se = math.sqrt(near_var / n_near + away_var / n_away)
+            z = float((near_mean - away_mean) / se) if se > 0 else 0.0
+            lines.append((players[i], TeamLoss(tuple(team), n_near, near_mean, n_away, away_mean, z, normal_sf(z))))
     q = by_qvalues(np.array([t.p for _, t in lines])) if lines else np.zeros(0)
     out: dict[str, list[TeamLoss]] = {}
     for (player, t), qi in zip(lines, q, strict=True):

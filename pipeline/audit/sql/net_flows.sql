@@ -3,12 +3,14 @@
 -- 查叫, 花猪, 退税 and transfers; penalties to the pot leave the table and are no one's gain). A hand with no
 -- payment between two players still gives their row, with 0: the victim view compares what a player paid
 -- each opponent with what it paid the others at the same table, so every opponent must be there.
+-- One run of hand ids at a time, [$lo, $hi] (pair_chunks.sql): every ordered pair at every table is 12 rows a
+-- hand, and the victim view reads them a run at a time so that its memory does not grow with the warehouse.
 WITH
 seated AS (
     SELECT ph.hand_id, ph.player
     FROM player_hands AS ph
     JOIN hands AS h ON h.hand_id = ph.hand_id
-    WHERE h.replayed
+    WHERE h.replayed AND h.hand_id BETWEEN $lo AND $hi
 ),
 
 pairs AS (
@@ -20,7 +22,7 @@ pairs AS (
 paid AS (
     SELECT hand_id, payer_player AS payer, payee_player AS payee, sum(amount)::BIGINT AS amount
     FROM payments
-    WHERE side = 'computed' AND payee_player IS NOT NULL
+    WHERE side = 'computed' AND payee_player IS NOT NULL AND hand_id BETWEEN $lo AND $hi
     GROUP BY ALL
 )
 
