@@ -143,6 +143,11 @@ def judge(
     the seat it gave them to, and the tiles), which it knows are in that seat's hand until that seat shows as many
     of the kind (a discard, a meld): an honest player who gave two 4p away knows the 4p wait is the thinner one."""
     counts, melds, void = list(state.counts[seat]), state.melds[seat], state.void[seat]
+    counts[tile] -= 1  # most discards leave the hand not ready: one look-up of its winning tiles says so
+    ready_after = win_mask_of_codes(suit_codes(counts), melds, void)
+    counts[tile] += 1
+    if not ready_after:
+        return None
     after = shanten_after_discards(counts, len(melds), void)
     if after.get(tile) != 0:
         return None
