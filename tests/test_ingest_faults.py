@@ -204,6 +204,9 @@ def test_an_interrupted_run_says_so_and_readers_warn_until_a_rerun(tmp_path: Pat
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        # Ctrl-C as from a terminal: a test runner's worker may ignore SIGINT (xdist's do, in the full suite),
+        # and an ignored signal is inherited, so the child would read on and exit 0
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stdin is not None
     proc.stdin.write(b"".join(lines[:1100]))
