@@ -46,7 +46,7 @@ import duckdb
 import numpy as np
 
 from pipeline.analytics.stats import by_qvalues
-from pipeline.audit.information import FDR, InfoResult, predictive_pvalues
+from pipeline.audit.information import FDR, InfoResult, screen_tails
 from pipeline.game.events import Discard
 from pipeline.game.record import Record, RecordError, parse_record
 from pipeline.game.start import exchange_offset, start_hand
@@ -288,24 +288,17 @@ def screen_tally(
     tallies: dict[str, _Tally], *, fdr: float = FDR, min_decisions: int = MIN_DECISIONS
 ) -> list[AnticipationResult]:
     """The screen of per-player tallies: the players with at least ``min_decisions`` judged decisions are
-    tested against the others tested (:func:`~pipeline.audit.information.predictive_pvalues` of the misses:
+    tested against the others tested (:func:`~pipeline.audit.information.screen_tails` of the misses:
     its lower tail of ``n - k`` is the upper tail of the hits ``k``)."""
     players = sorted(tallies)
     n = np.array([tallies[p].decisions for p in players], dtype=np.int64)
     k = np.array([tallies[p].hits for p in players], dtype=np.int64)
-    tested = np.flatnonzero(n >= min_decisions)
-    fitted: dict[int, tuple[float, float]] = {}
-    if len(tested) >= 3:
-        tails = predictive_pvalues(n[tested], n[tested] - k[tested])
-        fitted = {i: (float(n[i]) - miss, p) for i, (miss, p) in zip(tested.tolist(), tails, strict=True)}
-    p_values = [fitted.get(i, (None, None)) for i in range(len(players))]
-    tested_p = np.array([p for _, p in p_values if p is not None])
-    q_values = iter(by_qvalues(tested_p).tolist()) if len(tested_p) else iter(())
     out = []
-    for i, player in enumerate(players):
-        t, (expected, p) = tallies[player], p_values[i]
-        q = next(q_values) if p is not None else None
-        flagged = q is not None and q <= fdr
+    for i, (player, (misses, p, q, flagged)) in enumerate(
+        zip(players, screen_tails(n, n - k, min_n=min_decisions, fdr=fdr), strict=True)
+    ):
+        t = tallies[player]
+        expected = None if misses is None else float(n[i]) - misses  # the hits the others' rates give
         out.append(AnticipationResult(player, t.hands, t.decisions, t.hits, expected, p, q, flagged, tuple(t.best)))
     return sorted(out, key=lambda r: (not r.flagged, r.p if r.p is not None else 2.0, r.player))
 

@@ -271,25 +271,34 @@ def screen_counts(
     min_discards: int = MIN_DISCARDS,
 ) -> list[InfoResult]:
     """The screen of per-player counts (``sql/discard_choices.sql``'s columns): the players with at least
-    ``min_discards`` judged discards are tested against the others tested (:func:`predictive_pvalues`)."""
-    tested = np.flatnonzero(discards >= min_discards)
-    fitted: dict[int, tuple[float, float]] = {}
-    if len(tested) >= 3:
-        fitted = dict(zip(tested.tolist(), predictive_pvalues(discards[tested], counts[tested]), strict=True))
-    results = []
-    for i, player in enumerate(players):
-        expected, p = fitted.get(i, (None, None))
-        results.append(InfoResult(player, int(hands[i]), int(discards[i]), int(counts[i]), expected, p))
-    tested_p = np.array([r.p for r in results if r.p is not None])
-    q_values = iter(by_qvalues(tested_p).tolist()) if len(tested_p) else iter(())
-    out = []
-    for r in results:
-        if r.p is None:
-            out.append(r)
-            continue
-        q = next(q_values)
-        out.append(InfoResult(r.player, r.hands, r.discards, r.dangerous_by_choice, r.expected, r.p, q, q <= fdr))
+    ``min_discards`` judged discards are tested against the others tested (:func:`screen_tails`)."""
+    tails = screen_tails(discards, counts, min_n=min_discards, fdr=fdr)
+    out = [
+        InfoResult(player, int(hands[i]), int(discards[i]), int(counts[i]), *tails[i])
+        for i, player in enumerate(players)
+    ]
     return sorted(out, key=lambda r: (not r.flagged, r.p if r.p is not None else 2.0, r.player))
+
+
+Tail = tuple[float | None, float | None, float | None, bool]  # expected, p, q, flagged (None: not tested)
+
+
+def screen_tails(n: np.ndarray, k: np.ndarray, *, min_n: int, fdr: float) -> list[Tail]:
+    """Per player, ``k`` of ``n`` against the others: the players with ``n >= min_n`` (three at least, else
+    none) get the expected count and the lower-tail p-value of :func:`predictive_pvalues`, and q-values by
+    Benjamini–Yekutieli over them; the others are listed, not tested. Shared by both information signals.
+
+    >>> screen_tails(np.array([10, 10]), np.array([1, 2]), min_n=5, fdr=0.05)  # two players: none tested
+    [(None, None, None, False), (None, None, None, False)]
+    """
+    out: list[Tail] = [(None, None, None, False)] * len(n)
+    tested = np.flatnonzero(n >= min_n)
+    if len(tested) >= 3:
+        tails = predictive_pvalues(n[tested], k[tested])
+        q_values = by_qvalues(np.array([p for _, p in tails])).tolist()
+        for i, (expected, p), q in zip(tested.tolist(), tails, q_values, strict=True):
+            out[i] = (expected, p, q, q <= fdr)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- evidence
