@@ -1028,17 +1028,9 @@ def bench_analytics(p: Plan, compiled: Path | None, work: Path, results: dict[st
             if not (warehouses[n] / "hands").is_dir() or _stored_hands(warehouses[n]) != n:
                 out[tag % "s"] = f"no {label(n)}-hand warehouse (its ingest failed)"
                 continue
-            try:
-                run = measure(cli_cmd(default, *analytics_cmds(warehouses[n], report_dir)[command]), env)
-            except RuntimeError as exc:
-                out[tag % "s"] = str(exc)
-                print(f"  {command} on {label(n)}: {exc}", flush=True)
-                continue
-            finally:
-                shutil.rmtree(report_dir, ignore_errors=True)
-            out[tag % "s"] = round(run.seconds, 2)
-            out[tag % "cpu_s"] = round(run.cpu_s, 2)
-            out[tag % "rss_mb"] = round(run.rss_mb)
+            failed = measure_analytics(command, warehouses[n], report_dir, default, env, out, tag)
+            if failed:
+                print(f"  {command} on {label(n)}: {failed}", flush=True)
         for n in sizes[1:]:
             for kind, figure in (("s", "s"), ("rss", "rss_mb")):
                 first, this = out.get(f"{command}_{figure}_{small}"), out.get(f"{command}_{figure}_{label(n)}")
@@ -1079,6 +1071,25 @@ def players_corpus(base: Path, groups: int = PLAYER_GROUPS) -> Path:
     return path
 
 
+def measure_analytics(
+    command: str, warehouse: Path, report_dir: Path, engine: str, env: dict[str, str], out: dict[str, Any], tag: str
+) -> str | None:
+    """Run ``command`` (stats, collusion, report) on ``warehouse`` as a user does and write its wall time, CPU
+    time and peak memory into ``out`` under ``tag % "s"``, ``"cpu_s"`` and ``"rss_mb"``; on a failure its reason
+    under ``tag % "s"``, also returned (``None``: measured)."""
+    try:
+        run = measure(cli_cmd(engine, *analytics_cmds(warehouse, report_dir)[command]), env)
+    except RuntimeError as exc:
+        out[tag % "s"] = str(exc)
+        return str(exc)
+    finally:
+        shutil.rmtree(report_dir, ignore_errors=True)
+    out[tag % "s"] = round(run.seconds, 2)
+    out[tag % "cpu_s"] = round(run.cpu_s, 2)
+    out[tag % "rss_mb"] = round(run.rss_mb)
+    return None
+
+
 def bench_players(p: Plan, compiled: Path | None, work: Path, results: dict[str, Any]) -> dict[str, Any]:
     """``collusion`` and ``report`` on the base's hands played by :data:`PLAYER_GROUPS` × 24 players, on the
     default install: time, CPU time and peak memory, and the memory as a ratio to the same command on the
@@ -1095,17 +1106,8 @@ def bench_players(p: Plan, compiled: Path | None, work: Path, results: dict[str,
     for command in ("collusion", "report"):
         tag = f"{command}_%s_players_{small}"
         report_dir = work / "report-players"
-        try:
-            run = measure(cli_cmd(default, *analytics_cmds(warehouse, report_dir)[command]), env)
-        except RuntimeError as exc:
-            out[tag % "s"] = str(exc)
-            continue
-        finally:
-            shutil.rmtree(report_dir, ignore_errors=True)
-        out[tag % "s"] = round(run.seconds, 2)
-        out[tag % "cpu_s"] = round(run.cpu_s, 2)
-        out[tag % "rss_mb"] = round(run.rss_mb)
-        out[tag % "rss_ratio"] = ratio(round(run.rss_mb), results.get(f"{command}_rss_mb_{small}"))
+        if not measure_analytics(command, warehouse, report_dir, default, env, out, tag):
+            out[tag % "rss_ratio"] = ratio(out[tag % "rss_mb"], results.get(f"{command}_rss_mb_{small}"))
     return out
 
 
