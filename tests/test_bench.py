@@ -195,6 +195,43 @@ def test_the_cached_warehouse_is_shared_between_benches(tmp_path: Path, monkeypa
     assert bench._remove_unused(target) and not target.exists()
 
 
+def test_ingest_workers_take_turns_and_the_better_run_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default install's 1- and 2-worker ingests alternate (1, 2, 2, 1) and each rate is the better of its
+    two runs; the other engine runs once; the warehouse kept for the analytics is the last 2-worker run's, and
+    its memory is the base size's figure; a failed run is recorded without losing its turn's partner."""
+    monkeypatch.setattr(bench, "tier_corpus", lambda p, copies: tmp_path / f"x{copies}.jsonl.gz")
+    seconds = iter([4.0, 3.0, 2.0, 1.5, 2.5, 9.0])  # pure 1w; compiled 1w, 2w, 2w, 1w; the 10x corpus
+    runs: list[tuple[str, int, str]] = []
+
+    def ingest(path: Path, warehouse: Path, workers: int, engine: str, *args: object, **kw: object) -> bench.Run:
+        warehouse.mkdir(parents=True)
+        runs.append((engine, workers, warehouse.name))
+        s = next(seconds)
+        if s == 2.5:
+            raise RuntimeError("timed out after 1 s")
+        return bench.Run(s, s, 100.0 * len(runs))
+
+    monkeypatch.setattr(bench, "ingest", ingest)
+    monkeypatch.setattr(bench, "engines", lambda compiled: ["compiled", "pure"])
+    p = bench.Plan(quick=False, base=600, copies=(1, 10, 50), validate_records=6)
+    out = bench.bench_ingest(p, None, tmp_path)
+    assert [(e, w) for e, w, _ in runs] == [
+        ("pure", 1),
+        ("compiled", 1),
+        ("compiled", 2),
+        ("compiled", 2),
+        ("compiled", 1),
+        ("compiled", 2),
+    ]
+    assert out["compiled_ingest_records_per_s_1w_runs"] == [200]  # the second 1-worker run timed out
+    assert out["compiled_ingest_records_per_s_2w_runs"] == [300, 400]
+    assert out["compiled_ingest_records_per_s_2w"] == 400 and out["compiled_ingest_records_per_s_1w"] == 200
+    assert out["compiled_ingest_worker_scaling"] == 2.0 and out["compiled_vs_pure_ingest_1w"] == 1.33
+    assert runs[3][2] == "wh-600" and out["ingest_rss_mb_600"] == 400  # the last 2-worker run's warehouse
+    assert (tmp_path / "wh-600").is_dir() and not (tmp_path / "wh-compiled-2w").exists()
+    assert out["ingest_rss_mb_6k"] == 600 and out["ingest_rss_ratio_6k"] == 1.5
+
+
 def test_results_json(tmp_path: Path) -> None:
     out = tmp_path / "bench-results.json"
     checked = [f.check({"report_s_200k": 12.5}) for f in bench.floors(_plan(), "compiled")]
