@@ -335,6 +335,27 @@ def test_tile_conservation_counts_the_added_tile_while_the_kong_can_be_robbed() 
     state.check_invariants()
 
 
+
+def test_the_invariants_catch_a_hand_whose_kept_codes_or_size_went_stale() -> None:
+    """check_invariants recomputes each seat's suit codes and hand size from its counts (in the walk that counts the
+    tiles) and names the first seat whose kept ones differ, codes before size."""
+    state = _to_the_added_kong()
+    state.check_invariants()
+    h2, h3 = state._hands[2], state._hands[3]
+    h3.p = h3.p + 1
+    with pytest.raises(AssertionError, match=r"^seat 3: codes$"):
+        state.check_invariants()
+    h2.size = h2.size + 1
+    with pytest.raises(AssertionError, match=r"^seat 2: hand size$"):
+        state.check_invariants()
+    h3.p, h2.size = h3.p - 1, h2.size - 1
+    h3.size = h3.size - 1
+    with pytest.raises(AssertionError, match=r"^seat 3: hand size$"):
+        state.check_invariants()
+    h3.size = h3.size + 1
+    state.check_invariants()
+
+
 # ---------------------------------------------------------------------------------------------- options
 def test_turn_options_are_empty_outside_the_seats_turn() -> None:
     state = deal("123m456m789m123p55s", "55s1357m1357p249s", *QUIET[1:])

@@ -1487,10 +1487,28 @@ class HandState:
         """Tile conservation (36 × suits tiles, none over four copies, none of a suit not in play) and zero-sum
         money."""
         total = [0] * 27
+        stale = ""  # what the seats' kept codes and sizes got wrong
         for s in range(self.n):
-            for k, held in enumerate(self.counts[s]):
+            # one walk over the seat's counts: the tiles in play, the hand's size and its suits' codes, checked
+            # against those kept tile by tile (hand.suit_codes and a sum would walk the counts twice more)
+            counts = self.counts[s]
+            size = m_code = p_code = s_code = 0
+            for k in range(27):
+                held = counts[k]
                 if held:  # most kinds are not held: no store
                     total[k] = total[k] + held
+                    size += held
+                    if k < 9:
+                        m_code += held * CODE_STEPS[k]
+                    elif k < 18:
+                        p_code += held * CODE_STEPS[k]
+                    else:
+                        s_code += held * CODE_STEPS[k]
+            h = self._hands[s]
+            if not stale and not (h.m == m_code and h.p == p_code and h.s == s_code):
+                stale = f"seat {s}: codes"  # asserted below, after the tiles are counted (the first one found)
+            if not stale and h.size != size + self.hidden[s]:
+                stale = f"seat {s}: hand size"
             for m in self.melds[s]:
                 total[m.tile] = total[m.tile] + m.size
             for k in self.rivers[s]:
@@ -1510,9 +1528,8 @@ class HandState:
             for k in rest:
                 total[k] = total[k] + 1
             assert total == full, "the tiles in play and in the wall are not the full set"
+        assert not stale, stale
         for seat, h in enumerate(self._hands):
-            assert h.codes() == suit_codes(self.counts[seat]), f"seat {seat}: codes"
-            assert h.size == _total(self.counts[seat]) + self.hidden[seat], f"seat {seat}: hand size"
             meld_suits = 0
             for m in self.melds[seat]:
                 meld_suits |= 1 << (m.tile // 9)

@@ -634,7 +634,7 @@ def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = Non
     if total != expected:
         raise TileError(f"{total} concealed tiles with {len(melds)} melds (a ready hand holds {expected})")
     mask = win_mask_of_codes(suit_codes(counts), melds, void)
-    return [kind for kind in range(NUM_KINDS) if (mask >> kind) & 1 and held[kind] < COPIES]
+    return [kind for kind in range(NUM_KINDS) if (mask >> kind) & 1 == 1 and held[kind] < COPIES]  # bools: no boxing
 
 
 def is_standard_recursive(counts27: Sequence[int]) -> bool:

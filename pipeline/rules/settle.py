@@ -290,13 +290,17 @@ class Ledger:
     # -- results --------------------------------------------------------------------------------------------
     def deltas(self) -> list[int]:
         """Net points of each seat; always sums to −pot (zero without penalties to the pot)."""
-        out = [0] * len(self.seats)
+        out = [0] * len(self.in_hand)  # a list's length, not the range's (a generic len())
         pot = 0
         for p in self.payments:
-            out[p.payer] = out[p.payer] - p.amount
-            if p.payee is None:
-                pot += p.amount
+            amount, payee = p.amount, p.payee
+            out[p.payer] = out[p.payer] - amount
+            if payee is None:
+                pot += amount
             else:
-                out[p.payee] = out[p.payee] + p.amount
-        assert sum(out) == -pot, f"payments do not balance: {out} with {pot} in the pot"
+                out[payee] = out[payee] + amount
+        total = 0
+        for net in out:  # not sum(): a generic call from compiled code
+            total += net
+        assert total == -pot, f"payments do not balance: {out} with {pot} in the pot"
         return out
