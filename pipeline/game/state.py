@@ -35,7 +35,6 @@ from pipeline.rules.hand import (
     is_win,
     shanten_of_codes,
     suit_bits,
-    suit_codes,
     suits_fault,
     suits_ok,
     suits_used,
@@ -355,7 +354,26 @@ class HandState:
         self.wins_to_end = n - 1 if rules.mode == "blood_battle" else 1 if rules.mode == "ordinary" else 1 << 30
         self.has_won = [False] * n
         self.won_on: list[list[int]] = [[] for _ in range(n)]  # the tiles each seat has won on
-        self.counts = [counts_of(kinds) for kinds in hands]
+        # Each seat's counts, its suits' codes and the copies in play, from one walk over each hand's tiles (counts_of,
+        # hand.suit_codes and a walk over every seat's 27 counts cost three times as much).
+        self.counts: list[list[int]] = []
+        codes: list[list[int]] = []
+        seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
+        for kinds in hands:
+            tiles: list[int] = kinds if isinstance(kinds, list) else list(kinds)  # a list is walked natively
+            counts = [0] * 27
+            m_code = p_code = s_code = 0
+            for kind in tiles:
+                counts[kind] = counts[kind] + 1
+                seen[kind] = seen[kind] + 1
+                if kind < 9:
+                    m_code += CODE_STEPS[kind]
+                elif kind < 18:
+                    p_code += CODE_STEPS[kind]
+                else:
+                    s_code += CODE_STEPS[kind]
+            self.counts.append(counts)
+            codes.append([m_code, p_code, s_code])
         self.hidden = list(hidden) if hidden is not None else [0] * n  # unseen concealed tiles per seat
         self.declared_wins = declared_wins if declared_wins is not None else {}
         self.declared_ends = declared_ends
@@ -364,11 +382,7 @@ class HandState:
         self.unchecked: list[str] = []
         self.end_fault: str | None = None  # declared ends that are not the hidden hands left (SETTLE_END)
         self.full = full_counts(rules.suits)
-        self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
-        for counts in self.counts:
-            for kind, held in enumerate(counts):
-                if held:  # most kinds are not held: no store
-                    self.seen[kind] = self.seen[kind] + held
+        self.seen = seen
         self.melds: list[list[Meld]] = [[] for _ in range(n)]
         self.rivers: list[list[int]] = [[] for _ in range(n)]
         self.void = list(void) if void is not None else [None] * n
@@ -405,7 +419,7 @@ class HandState:
         # Each seat's winning tiles, kept until its hand changes, the code of each of its suits and its size, kept
         # up to date tile by tile: every change goes through _add or _meld.
         self._hands = [
-            _Concealed(suit_codes(self.counts[seat]), len(kinds) + self.hidden[seat])
+            _Concealed(codes[seat], len(kinds) + self.hidden[seat])
             for seat, kinds in enumerate(hands)
         ]
 
