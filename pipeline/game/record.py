@@ -374,46 +374,20 @@ def parse_event(obj: Any, index: int) -> Event:
     :data:`~pipeline.game.events.DISCARDS`, and so are pongs (``from`` too). Everything else (and every error)
     goes through :func:`_parse_event`, whose answer for these is equal.
     """
-    if type(obj) is dict:
-        d: dict[str, Any] = obj
-        size = len(d)
-        if size == 3 or size == 4:
-            # The fields in the order records write them (t, seat, tile, from), read in one walk over the
-            # dictionary: a look-up costs some 130 instructions even by the key's own object, a step of the walk
-            # half that. Keys in another order, or other keys, take the long way.
-            keys = _EVENT_KEYS
-            t: Any = None
-            seat: Any = None
-            name: Any = None
-            source: Any = None
-            i = 0
-            for key, value in d.items():
-                if i == 0:
-                    if key is not keys[0] and key != "t":
-                        break
-                    t = value
-                elif i == 1:
-                    if key is not keys[1] and key != "seat":
-                        break
-                    seat = value
-                elif i == 2:
-                    if key is not keys[2] and key != "tile":
-                        break
-                    name = value
-                else:
-                    if key is not keys[3] and key != "from":
-                        break
-                    source = value
-                i += 1
-            if i == size and type(t) is str and type(seat) is int and 0 <= seat <= 3:
-                kind = kind_of_name(name)
-                if kind >= 0:
-                    if size == 3:
-                        if t == "draw":
-                            return DRAWS[seat][kind]
-                        if t == "discard":
-                            return DISCARDS[seat][kind]
-                    elif t == "pong" and type(source) is int and 0 <= source <= 3:
+    if type(obj) is dict and 3 <= len(obj) <= 4:
+        keys = _EVENT_KEYS
+        t, seat = obj.get(keys[0]), obj.get(keys[1])
+        if type(t) is str and type(seat) is int and 0 <= seat <= 3:
+            kind = kind_of_name(obj.get(keys[2]))
+            if kind >= 0:
+                if len(obj) == 3:
+                    if t == "draw":
+                        return DRAWS[seat][kind]
+                    if t == "discard":
+                        return DISCARDS[seat][kind]
+                elif t == "pong":
+                    source = obj.get(keys[3])
+                    if type(source) is int and 0 <= source <= 3:
                         return Pong(seat, kind, source)
     return _parse_event(obj, index)
 
