@@ -418,10 +418,7 @@ class HandState:
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
         # Each seat's winning tiles, kept until its hand changes, the code of each of its suits and its size, kept
         # up to date tile by tile: every change goes through _add or _meld.
-        self._hands = [
-            _Concealed(codes[seat], len(kinds) + self.hidden[seat])
-            for seat, kinds in enumerate(hands)
-        ]
+        self._hands = [_Concealed(codes[seat], len(kinds) + self.hidden[seat]) for seat, kinds in enumerate(hands)]
 
     # ------------------------------------------------------------------------------------ queries
     @property
@@ -1429,7 +1426,9 @@ class HandState:
         holds_void = bool((used >> void) & 1) if void is not None else pig
         ready = None
         if not pig and self._hands[seat].size == 13 - 3 * len(melds):
-            ready = ready_value(counts, melds, self.rules, void=void)
+            # the winning tiles this state keeps (a hidden hand's are not known: worked out from its counts)
+            mask = None if self.hidden[seat] else self.win_mask(seat)
+            ready = ready_value(counts, melds, self.rules, void=void, mask=mask)
         return SeatEnd(seat=seat, pig=pig, ready=ready, void_penalty=holds_void and self.off_void[seat])
 
     # ------------------------------------------------------------------------------------ moves

@@ -196,7 +196,10 @@ class WinHand(Value):
 
     @property
     def tiles_count(self) -> int:
-        return sum(self.counts27)
+        n = 0
+        for held in self.counts27:  # a tuple walked natively; sum() from compiled code is a generic call
+            n += held
+        return n
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,8 +220,9 @@ class Pattern:
         return n * self.unit(rules) if n else 0
 
 
-def _one_suit(hand: WinHand) -> bool:
-    return suit_bits(hand.counts27, hand.melds) in (1, 2, 4)
+def _one_suit(bits: int) -> bool:
+    """清一色: the suits held (:func:`~pipeline.rules.hand.suit_bits`) are one."""
+    return bits == 1 or bits == 2 or bits == 4
 
 
 def _all_258(hand: WinHand) -> bool:
@@ -246,16 +250,17 @@ def _golden_wait(hand: WinHand, reading: Reading, rules: RuleSet) -> bool:
     return win_tiles(before, hand.melds, hand.void) == frozenset((hand.win_tile,))
 
 
-def _occurs(i: int, h: WinHand, r: Reading, rules: RuleSet) -> int:
+def _occurs(i: int, h: WinHand, r: Reading, rules: RuleSet, bits: int = -1) -> int:
     """How many times pattern ``i`` of :data:`PATTERNS` occurs in ``h`` read as ``r`` (its ``occurs``): one native
     function, which :func:`score` calls directly (a call of a pattern's ``occurs`` is a generic call, some 500
-    instructions, for each pattern the rules value, under each reading of each win scored)."""
+    instructions, for each pattern the rules value, under each reading of each win scored). ``bits``: the suits
+    held (:func:`~pipeline.rules.hand.suit_bits`), when the caller knows them."""
     if i == 0:  # ping_hu
         return 1
     if i == 1:  # dui_dui_hu
         return int(r.all_pungs)
     if i == 2:  # qing_yi_se
-        return int(_one_suit(h))
+        return int(_one_suit(bits if bits >= 0 else suit_bits(h.counts27, h.melds)))
     if i == 3:  # dai_yao_jiu
         return int(r.yaojiu)
     if i == 4:  # qi_dui
@@ -425,8 +430,10 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
     size = hand.tiles_count
     if size != 14 - 3 * len(hand.melds):
         raise NotAWin(f"{size} concealed tiles with {len(hand.melds)} melds (a win needs {14 - 3 * len(hand.melds)})")
-    fault = suits_fault(hand.counts27, hand.melds, hand.void)
-    if fault is not None:
+    bits, void = suit_bits(hand.counts27, hand.melds), hand.void  # the suits held, asked twice below
+    if bits == 7 or (void is not None and (bits >> void) & 1):  # hand.suits_ok, from the bits
+        fault = suits_fault(hand.counts27, hand.melds, void)
+        assert fault is not None
         raise NotAWin(fault)
     found = readings_of_size_checked(hand.counts27, hand.melds)  # none unless the shape wins
     if not found:
@@ -440,7 +447,7 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
         for i in range(len(units)):
             unit = units[i]
             if unit:  # Pattern.count, without asking a pattern the rules make worth nothing whether it occurs
-                n = _occurs(i, hand, reading, rules)
+                n = _occurs(i, hand, reading, rules, bits)
                 if n:
                     p = PATTERNS[i]
                     hits.append(PatternHit(p.id, p.name_zh, p.name_en, n * unit))
@@ -612,16 +619,17 @@ def ready_value(
     *,
     void: int | None = None,
     which: ReadyWhich | None = None,
+    mask: int | None = None,
 ) -> ReadyValue | None:
     """查大叫: the minimum or maximum (``which``, default the profile's ``cha_jiao_amount``) value of a
     ready hand of ``13 − 3·melds`` concealed tiles over its waits; ``None`` when it is not ready.
 
     Situational additions never count; 自摸 counts where ``cha_jiao_self_draw`` says so, declared kongs where
     ``cha_jiao_kong_fan`` does. With ``cha_jiao_fourth_tile`` a wait on a kind the player holds four of still
-    counts.
+    counts. ``mask``: the hand's winning tiles as bits, when the caller keeps them (:func:`~pipeline.rules.hand.waits`).
     """
     which = which or rules.cha_jiao_amount
-    tiles = waits(counts27, melds, void)
+    tiles = waits(counts27, melds, void, mask=mask)
     if rules.cha_jiao_fourth_tile:
         tiles = sorted(win_tiles(counts27, melds, void))  # waits on a kind held four times too
     if not tiles:

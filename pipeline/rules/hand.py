@@ -619,11 +619,14 @@ def _seven_pairs_of_suits(m: int, p: int, s: int) -> int:
     return 1 << (base + rank)
 
 
-def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:
+def waits(
+    counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None, *, mask: int | None = None
+) -> list[int]:
     """听牌: the kinds that complete a ready hand of ``13 - 3·melds`` concealed tiles, in kind order.
 
     Excludes kinds the player already holds all four of (no fifth copy exists) and any kind that would
-    break the suit rule. Empty when the hand is not ready.
+    break the suit rule. Empty when the hand is not ready. ``mask``: the hand's winning tiles as bits
+    (:func:`win_mask_of_codes`), when the caller keeps them.
     """
     expected = 13 - 3 * len(melds)
     held = full_counts(counts27, melds)
@@ -633,7 +636,8 @@ def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = Non
         total += n
     if total != expected:
         raise TileError(f"{total} concealed tiles with {len(melds)} melds (a ready hand holds {expected})")
-    mask = win_mask_of_codes(suit_codes(counts), melds, void)
+    if mask is None:
+        mask = win_mask_of_codes(suit_codes(counts), melds, void)
     return [kind for kind in range(NUM_KINDS) if (mask >> kind) & 1 == 1 and held[kind] < COPIES]  # bools: no boxing
 
 
