@@ -335,7 +335,6 @@ def test_tile_conservation_counts_the_added_tile_while_the_kong_can_be_robbed() 
     state.check_invariants()
 
 
-
 def test_the_invariants_catch_a_hand_whose_kept_codes_or_size_went_stale() -> None:
     """check_invariants recomputes each seat's suit codes and hand size from its counts (in the walk that counts the
     tiles) and names the first seat whose kept ones differ, codes before size."""
@@ -353,6 +352,26 @@ def test_the_invariants_catch_a_hand_whose_kept_codes_or_size_went_stale() -> No
     with pytest.raises(AssertionError, match=r"^seat 3: hand size$"):
         state.check_invariants()
     h3.size = h3.size + 1
+    state.check_invariants()
+
+
+def test_the_invariants_count_kind_by_kind_when_the_sums_cannot_tell() -> None:
+    """check_invariants first adds the tiles up as suit codes (three bits a rank) and counts them; with no count below
+    zero, the full set's codes and size mean four of each. Counts of +8, -1, -8 and +1 over four ranks keep a hand's
+    codes, its size and those sums, so a count below zero sends the check to the count kind by kind, which finds
+    them."""
+    from pipeline.rules.tiles import full_set
+
+    state = start_hand(load_ruleset("chengdu"), dealer=0, wall=full_set(), que=(0, 1, 2, 0))  # a wall: the sums
+    state.check_invariants()
+    counts = state.counts[3]
+    for rank, change in enumerate((8, -1, -8, 1)):
+        counts[rank] = counts[rank] + change  # 1m-4m
+    assert any(n < 0 for n in counts)
+    with pytest.raises(AssertionError, match=r"a fifth copy|not the full set"):
+        state.check_invariants()
+    for rank, change in enumerate((8, -1, -8, 1)):
+        counts[rank] = counts[rank] - change
     state.check_invariants()
 
 

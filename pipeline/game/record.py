@@ -374,14 +374,13 @@ def parse_event(obj: Any, index: int) -> Event:
     :data:`~pipeline.game.events.DISCARDS`, and so are pongs (``from`` too). Everything else (and every error)
     goes through :func:`_parse_event`, whose answer for these is equal.
     """
-    size = len(obj) if type(obj) is dict else 0
-    if size == 3 or size == 4:
+    if type(obj) is dict and 3 <= len(obj) <= 4:  # narrowed to a dict here: obj.get below is a native call
         keys = _EVENT_KEYS
         t, seat = obj.get(keys[0]), obj.get(keys[1])
         if type(t) is str and type(seat) is int and 0 <= seat <= 3:
             kind = kind_of_name(obj.get(keys[2]))
             if kind >= 0:
-                if size == 3:
+                if len(obj) == 3:
                     if t == "draw":
                         return DRAWS[seat][kind]
                     if t == "discard":

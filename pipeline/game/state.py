@@ -721,6 +721,16 @@ class HandState:
             )
         self._check_draw_tile(seat, tile)
 
+    def _plain_draw(self, seat: int, tile: int) -> bool:
+        """Is this the draw :meth:`verify_draw` passes without a doubt, and most draws are: the wall's next tile, drawn
+        by the next seat still in after a discard nobody won on, with tiles left and the hand not won out? One native
+        function; False sends the draw through verify_draw, which then passes it or says what is wrong."""
+        w = self.window
+        if self.phase != "claim" or w is None or w.winners or self.left == 0 or len(self.wins) >= self.wins_to_end:
+            return False
+        wall = self.wall
+        return wall is not None and tile == wall[self.drawn] and seat == self.next_in(w.source)
+
     def can_draw(self, seat: int, tile: int) -> bool:
         return _can(self.verify_draw, seat, tile)
 
@@ -729,7 +739,8 @@ class HandState:
 
     def _draw(self, event: Draw) -> Draw:
         seat, tile = event.seat, event.tile
-        self.verify_draw(seat, tile)
+        if not self._plain_draw(seat, tile):
+            self.verify_draw(seat, tile)
         if self.phase in ("claim", "rob"):
             self._close_window(drawer=seat)  # verify_draw worked out that this seat draws next
         self.events.append(event)
@@ -1512,17 +1523,23 @@ class HandState:
     def check_invariants(self) -> None:
         """Tile conservation (36 × suits tiles, none over four copies, none of a suit not in play) and zero-sum
         money."""
-        total = [0] * 27
+        # Each seat's suit codes and size, worked out from its counts and checked against those kept tile by tile; the
+        # same walk adds the tiles up as codes (three bits a rank: hand.suit_codes) and counts them, and so do the
+        # melds, rivers, taken tiles and the wall: four of every tile of the suits in play and nothing else is those
+        # sums being the full set's codes with the full set's size (a code reached with other counts needs more tiles:
+        # start._full_set). Only where they are not (or a wall is not known) are the tiles counted kind by kind, the
+        # check that says what is wrong.
         stale = ""  # what the seats' kept codes and sizes got wrong
+        m_all = p_all = s_all = tiles = 0
+        negative = False  # a count below zero (the sums' argument holds for counts of zero and more)
         for s in range(self.n):
-            # one walk over the seat's counts: the tiles in play, the hand's size and its suits' codes, checked
-            # against those kept tile by tile (hand.suit_codes and a sum would walk the counts twice more)
             counts = self.counts[s]
             size = m_code = p_code = s_code = 0
             for k in range(27):
                 held = counts[k]
-                if held:  # most kinds are not held: no store
-                    total[k] = total[k] + held
+                if held:
+                    if held < 0:
+                        negative = True
                     size += held
                     if k < 9:
                         m_code += held * CODE_STEPS[k]
@@ -1535,6 +1552,59 @@ class HandState:
                 stale = f"seat {s}: codes"  # asserted below, after the tiles are counted (the first one found)
             if not stale and h.size != size + self.hidden[s]:
                 stale = f"seat {s}: hand size"
+            m_all, p_all, s_all, tiles = m_all + m_code, p_all + p_code, s_all + s_code, tiles + size
+        known = self.wall is not None and not negative and not any(self.hidden)
+        full_code = _full_code(self.rules.suits) if known else None
+        if full_code is None or not self._whole_set(m_all, p_all, s_all, tiles, full_code):
+            self._count_tiles()
+        assert not stale, stale
+        for seat, h in enumerate(self._hands):
+            meld_suits = 0
+            for m in self.melds[seat]:
+                meld_suits |= 1 << (m.tile // 9)
+            assert h.meld_suits == meld_suits, f"seat {seat}: the melds' suits"
+            kept = h.mask
+            if kept >= 0:
+                h.mask = -1  # work it out afresh
+                assert self.win_mask(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
+        assert self.ledger.in_hand == [not won for won in self.won], "the ledger and the state disagree on who is in"
+        self.ledger.deltas()
+
+    def _whole_set(self, m_all: int, p_all: int, s_all: int, tiles: int, full: tuple[int, int, int]) -> bool:
+        """Do the tiles outside the hands (melds, rivers, taken, the added tile of a rob window, the wall still to
+        draw), added to the hands' codes and count (``m_all``, ``p_all``, ``s_all``, ``tiles``), make the full set
+        (``full``: its codes)?"""
+        codes = [m_all, p_all, s_all]  # an int list of three, read and written natively by index below
+        for s in range(self.n):
+            for m in self.melds[s]:
+                k, size = m.tile, m.size
+                codes[k // 9] = codes[k // 9] + size * CODE_STEPS[k]
+                tiles += size
+            for k in self.rivers[s]:
+                codes[k // 9] = codes[k // 9] + CODE_STEPS[k]
+                tiles += 1
+        for k in self.taken:
+            codes[k // 9] = codes[k // 9] + CODE_STEPS[k]
+            tiles += 1
+        if self.phase == "rob" and self.window is not None:
+            k = self.window.tile
+            codes[k // 9] = codes[k // 9] + CODE_STEPS[k]
+            tiles += 1
+        wall = self.wall
+        assert wall is not None
+        for i in range(self.drawn, len(wall)):
+            k = wall[i]
+            codes[k // 9] = codes[k // 9] + CODE_STEPS[k]
+            tiles += 1
+        return tiles == self.tiles and codes[0] == full[0] and codes[1] == full[1] and codes[2] == full[2]
+
+    def _count_tiles(self) -> None:
+        """Tile conservation kind by kind, asserting what is wrong (check_invariants' sums found something)."""
+        total = [0] * 27
+        for s in range(self.n):
+            for k, held in enumerate(self.counts[s]):
+                if held:  # most kinds are not held: no store
+                    total[k] = total[k] + held
             for m in self.melds[s]:
                 total[m.tile] = total[m.tile] + m.size
             for k in self.rivers[s]:
@@ -1554,18 +1624,23 @@ class HandState:
             for k in rest:
                 total[k] = total[k] + 1
             assert total == full, "the tiles in play and in the wall are not the full set"
-        assert not stale, stale
-        for seat, h in enumerate(self._hands):
-            meld_suits = 0
-            for m in self.melds[seat]:
-                meld_suits |= 1 << (m.tile // 9)
-            assert h.meld_suits == meld_suits, f"seat {seat}: the melds' suits"
-            kept = h.mask
-            if kept >= 0:
-                h.mask = -1  # work it out afresh
-                assert self.win_mask(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
-        assert self.ledger.in_hand == [not won for won in self.won], "the ledger and the state disagree on who is in"
-        self.ledger.deltas()
+
+
+_FULL_CODES: Final[dict[str, tuple[int, int, int]]] = {}
+
+
+def _full_code(suits: str) -> tuple[int, int, int]:
+    """The codes (hand.suit_codes) of the full set of ``suits``: four of each rank of a suit in play, 0 for the
+    others."""
+    codes = _FULL_CODES.get(suits)
+    if codes is None:
+        four = sum(COPIES << (3 * rank) for rank in range(9))
+        codes = _FULL_CODES[suits] = (
+            four if "m" in suits else 0,
+            four if "p" in suits else 0,
+            four if "s" in suits else 0,
+        )
+    return codes
 
 
 def _total(counts: list[int]) -> int:
