@@ -1573,30 +1573,28 @@ class HandState:
     def _whole_set(self, m_all: int, p_all: int, s_all: int, tiles: int, full: tuple[int, int, int]) -> bool:
         """Do the tiles outside the hands (melds, rivers, taken, the added tile of a rob window, the wall still to
         draw), added to the hands' codes and count (``m_all``, ``p_all``, ``s_all``, ``tiles``), make the full set
-        (``full``: its codes)?"""
-        codes = [m_all, p_all, s_all]  # an int list of three, read and written natively by index below
+        (``full``: its codes)? The sums are attributes of a compiled class (:class:`_Sums`), native ints: a code stored
+        in a list is an object, allocated anew at every store above 256."""
+        sums = _Sums(m_all, p_all, s_all)
         for s in range(self.n):
             for m in self.melds[s]:
-                k, size = m.tile, m.size
-                codes[k // 9] = codes[k // 9] + size * CODE_STEPS[k]
-                tiles += size
+                sums.add(m.tile, m.size)
+                tiles += m.size
             for k in self.rivers[s]:
-                codes[k // 9] = codes[k // 9] + CODE_STEPS[k]
+                sums.add(k, 1)
                 tiles += 1
         for k in self.taken:
-            codes[k // 9] = codes[k // 9] + CODE_STEPS[k]
+            sums.add(k, 1)
             tiles += 1
         if self.phase == "rob" and self.window is not None:
-            k = self.window.tile
-            codes[k // 9] = codes[k // 9] + CODE_STEPS[k]
+            sums.add(self.window.tile, 1)
             tiles += 1
         wall = self.wall
         assert wall is not None
         for i in range(self.drawn, len(wall)):
-            k = wall[i]
-            codes[k // 9] = codes[k // 9] + CODE_STEPS[k]
+            sums.add(wall[i], 1)
             tiles += 1
-        return tiles == self.tiles and codes[0] == full[0] and codes[1] == full[1] and codes[2] == full[2]
+        return tiles == self.tiles and sums.m == full[0] and sums.p == full[1] and sums.s == full[2]
 
     def _count_tiles(self) -> None:
         """Tile conservation kind by kind, asserting what is wrong (check_invariants' sums found something)."""
@@ -1624,6 +1622,25 @@ class HandState:
             for k in rest:
                 total[k] = total[k] + 1
             assert total == full, "the tiles in play and in the wall are not the full set"
+
+
+class _Sums:
+    """Three suit codes (hand.suit_codes) being added up, in native ints (check_invariants' sums)."""
+
+    def __init__(self, m: int, p: int, s: int) -> None:
+        self.m = m
+        self.p = p
+        self.s = s
+
+    def add(self, kind: int, n: int) -> None:
+        """Add ``n`` tiles of ``kind``."""
+        step = n * CODE_STEPS[kind]
+        if kind < 9:
+            self.m += step
+        elif kind < 18:
+            self.p += step
+        else:
+            self.s += step
 
 
 _FULL_CODES: Final[dict[str, tuple[int, int, int]]] = {}
