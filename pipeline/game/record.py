@@ -349,12 +349,13 @@ def _tiles(value: Any, what: str, size: int | tuple[int, ...] | None = None) -> 
     sizes = (size,) if isinstance(size, int) else size
     if sizes is not None and len(value) not in sizes:
         raise RecordError("SCHEMA_TYPE", f"{what} must hold {' or '.join(map(str, sizes))} tiles, got {len(value)}")
-    kinds = []
-    for v in value:
-        kind = kind_of_name(v)
+    items: list[Any] = value
+    kinds = [0] * len(items)
+    for i in range(len(items)):
+        kind = kind_of_name(items[i])
         if kind < 0:
             return tuple(_tile(v, what) for v in value)  # the careful path: raises, naming the first bad tile
-        kinds.append(kind)
+        kinds[i] = kind  # a small int: a store of a cached object, no append's growth
     return tuple(kinds)
 
 

@@ -75,10 +75,11 @@ def deal_hands(wall: Sequence[_T], dealer: int, players: int = 4) -> list[list[_
     >>> [len(h) for h in deal_hands(full_set("ps"), dealer=2, players=3)]
     [13, 13, 14]
     """
+    tiles: list[_T] = wall if isinstance(wall, list) else list(wall)  # a list is sliced natively, a Sequence not
     hands: list[list[_T]] = [[] for _ in range(players)]
     for k in range(players):
-        hands[(dealer + k) % players] = list(wall[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE])
-    hands[dealer].append(wall[players * DEAL_SIZE])
+        hands[(dealer + k) % players] = tiles[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE]
+    hands[dealer].append(tiles[players * DEAL_SIZE])
     return hands
 
 
