@@ -1168,7 +1168,10 @@ class HandState:
             )
         if seat == w.source or seat in w.winners:
             raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} cannot win on its own tile", seat=seat)
-        self._check_winning_hand(seat, tile, self_drawn=False)
+        if self.hidden[seat] or not (self.win_mask(seat) >> tile) & 1:
+            # the tiles the state keeps as winning for a seen hand are those of a right size, suits and shape: a
+            # tile among them passes every check of _check_winning_hand (most wins); any other is checked there
+            self._check_winning_hand(seat, tile, self_drawn=False)
         s = self._window_score(seat)
         passed = self.passed_fan[seat]
         if self.rules.pass_win_rule and passed is not None and s.fan <= passed:
