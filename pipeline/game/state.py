@@ -31,7 +31,6 @@ from pipeline.rules.hand import (
     Meld,
     code_step,
     could_win,
-    is_legal_win,
     is_win,
     shanten_of_codes,
     suits_fault,
@@ -831,7 +830,8 @@ class HandState:
 
     def _discard(self, event: Discard) -> Discard:
         seat, tile = event.seat, event.tile
-        if not self._plain_discard(seat, tile):
+        plain = self._plain_discard(seat, tile)
+        if not plain:
             self.verify_discard(seat, tile)
         index = self.index
         drawn = self.last_draw
@@ -846,7 +846,10 @@ class HandState:
             # event before (last_draw is cleared by every other action).
             self.compulsory_passes.append((seat, index - 1))
         self.events.append(event)
-        self._take(seat, tile, 1)
+        if plain:
+            self._add(seat, tile, -1)  # _take, for a tile the seat was seen to hold
+        else:
+            self._take(seat, tile, 1)
         self.rivers[seat].append(tile)
         self.discarded[seat] = True
         if not self.off_void[seat] and tile // 9 != self.void[seat]:  # the bool first: a cheap test, mostly true
@@ -885,7 +888,11 @@ class HandState:
         counts, melds = self.counts[seat], self.melds[seat]
         if self.hidden[seat]:
             return False  # a hidden hand: whether it held a win is not known
-        return self._hands[seat].size == 14 - 3 * len(melds) and is_legal_win(counts, melds, self.void[seat])
+        h = self._hands[seat]
+        # hand.is_legal_win, its suit rule from the codes and melds' suits kept for the seat (suits_ok's bits)
+        held, void = h.meld_suits | (1 if h.m else 0) | (2 if h.p else 0) | (4 if h.s else 0), self.void[seat]
+        suits_ok = held != 7 and (void is None or not (held >> void) & 1)
+        return h.size == 14 - 3 * len(melds) and suits_ok and is_win(counts, melds)
 
     def _safe_alternative(self, seat: int, tile: int) -> bool:
         """Having just discarded ``tile`` (a tile somebody can win on), did ``seat`` hold another tile that no

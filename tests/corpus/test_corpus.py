@@ -172,8 +172,9 @@ def test_internal_failure_is_an_issue(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(self: HandState, seat: int, tile: int, n: int) -> None:
         raise KeyError("simulated bug")
 
-    # _take: every discard takes its tile (most discards no longer call verify_discard: HandState._plain_discard)
-    monkeypatch.setattr(HandState, "_take", broken)
+    # _add: every discard takes its tile through it (most discards call neither verify_discard nor _take:
+    # HandState._plain_discard)
+    monkeypatch.setattr(HandState, "_add", broken)
     v = validate(CASES["play-three-winners"].record)
     assert [i.code for i in v.issues] == ["INTERNAL"]
     assert v.hand_id == "play-three-winners" and not v.ok
