@@ -372,8 +372,9 @@ def parse_event(obj: Any, index: int) -> Event:
 
     Nine events in ten are a draw or a discard of exactly ``t``, ``seat`` and ``tile``; those that are also
     well formed are answered here, with the shared values of :data:`~pipeline.game.events.DRAWS` and
-    :data:`~pipeline.game.events.DISCARDS`, and so are pongs (``from`` too). Everything else (and every error)
-    goes through :func:`_parse_event`, whose answer for these is equal.
+    :data:`~pipeline.game.events.DISCARDS`, and so are pongs and wins (``from`` too) and concealed and added kongs
+    (``kind`` too). Everything else (and every error) goes through :func:`_parse_event`, whose answer for these
+    is equal.
     """
     if type(obj) is dict and 3 <= len(obj) <= 4:  # narrowed to a dict here: obj.get below is a native call
         keys = _EVENT_KEYS
@@ -390,6 +391,16 @@ def parse_event(obj: Any, index: int) -> Event:
                     source = obj.get(keys[3])
                     if type(source) is int and 0 <= source <= 3:
                         return Pong(seat, kind, source)
+                elif t == "hu":  # t, seat, tile and from: no rob_kong
+                    source = obj.get(keys[3], _ABSENT)
+                    if source is None:
+                        return Hu(seat, kind, None)
+                    if type(source) is int and 0 <= source <= 3:
+                        return Hu(seat, kind, source)
+                elif t == "kong":  # t, seat, tile and kind: a kong without a source
+                    how = obj.get("kind")
+                    if how == "concealed" or how == "added":
+                        return Kong(seat, kind, how)
     return _parse_event(obj, index)
 
 

@@ -357,8 +357,10 @@ class HandState:
         self.counts: list[list[int]] = []
         codes: list[list[int]] = []
         seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
+        dealt = 0
         for kinds in hands:
             tiles: list[int] = kinds if isinstance(kinds, list) else list(kinds)  # a list is walked natively
+            dealt += len(tiles)
             counts = [0] * 27
             m_code = p_code = s_code = 0
             for kind in tiles:
@@ -386,7 +388,7 @@ class HandState:
         self.void = list(void) if void is not None else [None] * n
         self.wall = list(wall) if wall is not None else None
         self.tiles = COPIES * 9 * len(rules.suits)  # not rules.tiles: a property of the interpreted RuleSet
-        self.left = self.tiles - sum(len(h) for h in hands) - sum(self.hidden)
+        self.left = self.tiles - dealt - _total(self.hidden)  # sum() from compiled code is a generic call
         self.drawn = 0
         self.won = [False] * n
         self.wins: list[WinRecord] = []

@@ -430,12 +430,13 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
     size = hand.tiles_count
     if size != 14 - 3 * len(hand.melds):
         raise NotAWin(f"{size} concealed tiles with {len(hand.melds)} melds (a win needs {14 - 3 * len(hand.melds)})")
-    bits, void = suit_bits(hand.counts27, hand.melds), hand.void  # the suits held, asked twice below
+    counts = list(hand.counts27)  # once: the helpers below walk a list natively, and copy anything else into one
+    bits, void = suit_bits(counts, hand.melds), hand.void  # the suits held, asked twice below
     if bits == 7 or (void is not None and (bits >> void) & 1):  # hand.suits_ok, from the bits
-        fault = suits_fault(hand.counts27, hand.melds, void)
+        fault = suits_fault(counts, hand.melds, void)
         assert fault is not None
         raise NotAWin(fault)
-    found = readings_of_size_checked(hand.counts27, hand.melds)  # none unless the shape wins
+    found = readings_of_size_checked(counts, hand.melds)  # none unless the shape wins
     if not found:
         raise NotAWin("the tiles do not form four sets and a pair, nor seven pairs")
     best: tuple[PatternHit, ...] = ()
