@@ -87,13 +87,12 @@ def check_wall(wall: Sequence[int], suits: str = SUITS) -> None:
     """A wall holds every tile of the suits in play exactly four times, and nothing else (``TILE_WALL``)."""
     if _full_set(wall, suits):
         return
-    counts = counts_of(wall)
+    counts = counts_of(wall)  # not the full set (_full_set is exact): which kinds are off
     full = full_counts(suits)
-    if counts != full:
-        wrong = [f"{TILE_NAMES[k]}×{n}" for k, n in enumerate(counts) if n != full[k]]
-        raise IllegalAction(
-            "TILE_WALL", f"the wall is not {36 * len(suits)} tiles, four of each of {suits} ({', '.join(wrong)})"
-        )
+    wrong = [f"{TILE_NAMES[k]}×{n}" for k, n in enumerate(counts) if n != full[k]]
+    raise IllegalAction(
+        "TILE_WALL", f"the wall is not {36 * len(suits)} tiles, four of each of {suits} ({', '.join(wrong)})"
+    )
 
 
 _FULL_CODE: Final = sum(COPIES << (3 * rank) for rank in range(9))  # hand.suit_codes of four of each rank

@@ -241,6 +241,8 @@ def suits_fault(counts27: Sequence[int], melds: Iterable[Meld], void: int | None
     'three suits (mps): a win holds at most two (缺一门)'
     >>> suits_fault(counts_of(parse_tiles("111m444m567p88p789p")), (), 1)
     'holds tiles of the void suit p (mp)'
+    >>> suits_fault(counts_of(parse_tiles("111m444m567p88p789p")), (), 2) is None
+    True
     """
     if suits_ok(counts27, melds, void):
         return None  # the common case, told by the bits alone
