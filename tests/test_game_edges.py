@@ -373,6 +373,13 @@ def test_the_invariants_count_kind_by_kind_when_the_sums_cannot_tell() -> None:
     for rank, change in enumerate((8, -1, -8, 1)):
         counts[rank] = counts[rank] - change
     state.check_invariants()
+    assert state.wall is not None
+    kept = state.wall[-1]
+    state.wall[-1] = (kept + 1) % 27  # a wall tile changed: the hands hold no fifth copy, the wall makes one
+    with pytest.raises(AssertionError, match="not the full set"):
+        state.check_invariants()
+    state.wall[-1] = kept
+    state.check_invariants()
 
 
 # ---------------------------------------------------------------------------------------------- options

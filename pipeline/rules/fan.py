@@ -552,12 +552,11 @@ def declared_score(
 def _title(hits: tuple[PatternHit, ...]) -> tuple[str, str]:
     """The name players give the whole hand: 清七对, 龙七对, 清对, 将对, 清幺九, …"""
     # one walk over the hits, flags in locals (a set of the ids and a generator cost several times as much)
-    gen = seen_gen = flush = qi_dui = jiang_dui = dui_dui_hu = dai_yao_jiu = False
+    gen = flush = qi_dui = jiang_dui = dui_dui_hu = dai_yao_jiu = False
     for h in hits:
         hid = h.id
         if hid == "gen":
-            if not seen_gen:  # the first line of roots (a breakdown holds one)
-                gen, seen_gen = bool(h.fan), True
+            gen = bool(h.fan)  # a breakdown holds one line of roots (score and declared_score: one hit a pattern)
         elif hid == "qing_yi_se":
             flush = True
         elif hid == "qi_dui":
