@@ -335,6 +335,53 @@ def test_tile_conservation_counts_the_added_tile_while_the_kong_can_be_robbed() 
     state.check_invariants()
 
 
+def test_the_invariants_catch_a_hand_whose_kept_codes_or_size_went_stale() -> None:
+    """check_invariants recomputes each seat's suit codes and hand size from its counts (in the walk that counts the
+    tiles) and names the first seat whose kept ones differ, codes before size."""
+    state = _to_the_added_kong()
+    state.check_invariants()
+    h2, h3 = state._hands[2], state._hands[3]
+    h3.p = h3.p + 1
+    with pytest.raises(AssertionError, match=r"^seat 3: codes$"):
+        state.check_invariants()
+    h2.size = h2.size + 1
+    with pytest.raises(AssertionError, match=r"^seat 2: hand size$"):
+        state.check_invariants()
+    h3.p, h2.size = h3.p - 1, h2.size - 1
+    h3.size = h3.size - 1
+    with pytest.raises(AssertionError, match=r"^seat 3: hand size$"):
+        state.check_invariants()
+    h3.size = h3.size + 1
+    state.check_invariants()
+
+
+def test_the_invariants_count_kind_by_kind_when_the_sums_cannot_tell() -> None:
+    """check_invariants first adds the tiles up as suit codes (three bits a rank) and counts them; with no count below
+    zero, the full set's codes and size mean four of each. Counts of +8, -1, -8 and +1 over four ranks keep a hand's
+    codes, its size and those sums, so a count below zero sends the check to the count kind by kind, which finds
+    them."""
+    from pipeline.rules.tiles import full_set
+
+    state = start_hand(load_ruleset("chengdu"), dealer=0, wall=full_set(), que=(0, 1, 2, 0))  # a wall: the sums
+    state.check_invariants()
+    counts = state.counts[3]
+    for rank, change in enumerate((8, -1, -8, 1)):
+        counts[rank] = counts[rank] + change  # 1m-4m
+    assert any(n < 0 for n in counts)
+    with pytest.raises(AssertionError, match=r"a fifth copy|not the full set"):
+        state.check_invariants()
+    for rank, change in enumerate((8, -1, -8, 1)):
+        counts[rank] = counts[rank] - change
+    state.check_invariants()
+    assert state.wall is not None
+    kept = state.wall[-1]
+    state.wall[-1] = (kept + 1) % 27  # a wall tile changed: the hands hold no fifth copy, the wall makes one
+    with pytest.raises(AssertionError, match="not the full set"):
+        state.check_invariants()
+    state.wall[-1] = kept
+    state.check_invariants()
+
+
 # ---------------------------------------------------------------------------------------------- options
 def test_turn_options_are_empty_outside_the_seats_turn() -> None:
     state = deal("123m456m789m123p55s", "55s1357m1357p249s", *QUIET[1:])

@@ -76,3 +76,37 @@ def test_both_winners_on_the_dealers_first_discard_have_earthly_hands() -> None:
     assert [w.seat for w in wins] == [1, 2]
     for win in wins:
         assert "地胡" in {p.name_zh for p in win.score.patterns}, win
+
+
+def test_the_wall_check_by_suit_codes_agrees_with_counting_every_kind() -> None:
+    """start._full_set (each suit's tiles added up as its code) says a wall is full exactly when counting its kinds
+    does: shuffled full walls, one tile swapped, and walls whose codes carry (twelve of one rank for four of it and
+    one of the next: equal codes, more tiles) with tiles taken elsewhere to keep the size."""
+    import random
+
+    from pipeline.game.start import _full_set
+    from pipeline.rules.tiles import counts_of, full_counts, full_set
+
+    rng = random.Random(8)
+    cases: list[tuple[list[int], str]] = []
+    for suits in ("mps", "ps", "ms"):
+        full = full_set(suits)
+        cases.append((full, suits))
+        for _ in range(300):
+            wall = list(full)
+            rng.shuffle(wall)
+            if rng.random() < 0.5:
+                wall[rng.randrange(len(wall))] = rng.randrange(27)
+            cases.append((wall, suits))
+        # 1m x12, 2m x3 has the code of 1m x4, 2m x4 (12 + 3*8 == 4 + 4*8) with 7 more tiles: take 7 of another suit
+        carried = [k for k in full if k not in (0, 1)] + [0] * 12 + [1] * 3
+        cases.append((list(carried), suits))  # codes all equal, 115 tiles
+        other = [k for k in carried if k >= 9][:7]
+        for k in other:
+            carried.remove(k)
+        cases.append((carried, suits))
+        cases.append(([*full[:-1], -1], suits))
+    for wall, suits in cases:
+        assert _full_set(wall, suits) == (
+            counts_of([k for k in wall if 0 <= k < 27]) == full_counts(suits) and all(0 <= k < 27 for k in wall)
+        ), (suits, sorted(wall))

@@ -778,3 +778,21 @@ def test_the_schema_knows_observer_records() -> None:
     with_wall = observed()
     with_wall["wall"] = to_dealt(sample(1)[0])["deal"][0] * 8
     assert list(schema.iter_errors(with_wall)) and not validate(with_wall).ok
+
+
+def test_seat_end_values_a_seen_hand_from_its_kept_winning_tiles_and_cannot_value_a_hidden_one() -> None:
+    """seat_end (查大叫) values a seen ready hand's waits from the winning tiles the state keeps for it, as from its
+    counts; a hand still holding hidden tiles has no counts to value (the record declares its end instead)."""
+    from pipeline.rules.fan import ready_value
+    from pipeline.rules.tiles import TileError
+
+    rules = load_ruleset("chengdu")
+    ready = parse_tiles("1m1m1m2m2m2m3m3m3m4m4m4m5m")
+    state = HandState(
+        rules, dealer=0, hands=[parse_tiles("5p5p5p5p1m2m3m4m5m6m7m8m9s9s"), ready, [], []], hidden=[0, 0, 13, 13]
+    )
+    end = state.seat_end(1)
+    assert end.ready == ready_value(state.counts[1], [], rules) and end.ready is not None
+    assert len(end.ready.waits) > 1  # 1112223334445m: several waits
+    with pytest.raises(TileError, match="concealed tiles"):
+        state.seat_end(2)

@@ -139,7 +139,16 @@ def test_the_reader_looks_keys_up_with_the_record_s_own_key_objects() -> None:
         {"t": "pong", "seat": 2, "tile": "9s", "ms": 1},
         {"t": "draw", "seat": 2, "tile": "9s", "ms": 1},
         {"t": "hu", "seat": 2, "tile": "9s", "from": 1},
+        {"t": "hu", "seat": 2, "tile": "9s", "from": None},
+        {"t": "hu", "seat": 2, "tile": "9s", "from": 4},
+        {"t": "hu", "seat": 2, "tile": "9s", "from": "1"},
+        {"t": "hu", "seat": 2, "tile": "9s", "rob_kong": True},
+        {"t": "hu", "seat": 2, "tile": "9s", "ms": 1},
         {"t": "kong", "seat": 2, "tile": "9s", "kind": "concealed"},
+        {"t": "kong", "seat": 2, "tile": "9s", "kind": "added"},
+        {"t": "kong", "seat": 2, "tile": "9s", "kind": "direct"},
+        {"t": "kong", "seat": 2, "tile": "9s", "kind": "other"},
+        {"t": "kong", "seat": 2, "tile": "9s", "from": 1},
         {"t": "draw", "seat": 2, "from": 1},
         {"t": "draw", "seat": 5, "tile": "1m"},
         {"t": "draw", "seat": 1, "tile": "0m"},
@@ -148,8 +157,9 @@ def test_the_reader_looks_keys_up_with_the_record_s_own_key_objects() -> None:
     ],
 )
 def test_the_fast_reading_of_an_event_is_the_careful_one(event: dict[str, Any]) -> None:
-    """parse_event's fast path (draws, discards, pongs) answers as _parse_event does, or leaves it the event: with
-    the record's own key objects, and with equal keys that are other objects (another reader's)."""
+    """parse_event's fast path (draws, discards, pongs, wins, kongs without a source) answers as _parse_event
+    does, or leaves it the event: with the record's own key objects, and with equal keys that are other objects
+    (another reader's)."""
     from pipeline.game.record import _parse_event
 
     def outcome(fn: Any, obj: dict[str, Any]) -> Any:

@@ -239,3 +239,52 @@ def test_claimed_wins_are_a_list(wins: Any) -> None:
 def test_a_claimed_win_names_a_seat_and_an_event(win: Any) -> None:
     exc = result_error(with_result(("wins", 0), win))
     assert str(exc) == "result: win 0 needs a seat and an event index"
+
+
+def test_played_at_valid_answers_as_the_date_time_reading_does() -> None:
+    """played_at_valid's character-by-character check of the usual shape says yes only where the reading by the
+    regular expression and ``datetime`` does (leap days, month ends, hours, offsets, a character off), and every
+    other string is answered by that reading."""
+    import random
+
+    from pipeline.game.record import _moment, _plain_moment, played_at_valid
+
+    rng = random.Random(23)
+    texts = [
+        "2024-02-29T00:00:00Z",
+        "2023-02-29T00:00:00Z",
+        "1900-02-29T12:00:00+08:00",
+        "2000-02-29T12:00:00-08:00",
+        "0000-01-01T00:00:00Z",
+        "0001-01-01T00:00:00Z",
+        "2026-04-31T10:00:00Z",
+        "2026-12-31T23:59:59+23:59",
+        "2026-12-31T23:59:60Z",
+        "2026-12-31T24:00:00Z",
+        "2026-12-31T23:59:59+24:00",
+        "2026-12-31T23:59:59+08:60",
+        "2026-12-31t23:59:59z",
+        "2026-12-31 23:59:59Z",
+        "2026-11-01T19:04:00+0800",
+        "2026-11-01T19:04:00.5+08:00",
+        "2026-11-01T19:04+08:00",
+        "2026-11-01T19:04:00+08:00x",
+        "２026-11-01T19:04:00+08:00",
+    ]
+    for _ in range(3000):
+        year, month, day = rng.randint(0, 2400), rng.randint(0, 13), rng.randint(0, 32)
+        hour, minute, second = rng.randint(0, 25), rng.randint(0, 61), rng.randint(0, 61)
+        zone = rng.choice(["Z", "z", f"+{rng.randint(0, 25):02d}:{rng.randint(0, 61):02d}", "-05:30", "+0800", ""])
+        text = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}{zone}"
+        if rng.random() < 0.3:
+            at = rng.randrange(len(text))
+            text = text[:at] + rng.choice("0123456789-:T+Zx ") + text[at + 1 :]
+        texts.append(text)
+    plain = 0
+    for text in texts:
+        read = _moment(text) is not None
+        if _plain_moment(text):
+            plain += 1
+            assert read, text
+        assert played_at_valid(text) == read, text
+    assert plain > 500  # the character-by-character check answered many of them

@@ -17,6 +17,7 @@ from typing import Final, TypeVar
 
 from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.fan import Score
+from pipeline.rules.hand import CODE_STEPS
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.settle import SeatEnd
 from pipeline.rules.tiles import COPIES, NUM_KINDS, SUITS, TILE_NAMES, counts_of, format_tiles, full_counts
@@ -74,22 +75,60 @@ def deal_hands(wall: Sequence[_T], dealer: int, players: int = 4) -> list[list[_
     >>> [len(h) for h in deal_hands(full_set("ps"), dealer=2, players=3)]
     [13, 13, 14]
     """
+    tiles: list[_T] = wall if isinstance(wall, list) else list(wall)  # a list is sliced natively, a Sequence not
     hands: list[list[_T]] = [[] for _ in range(players)]
     for k in range(players):
-        hands[(dealer + k) % players] = list(wall[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE])
-    hands[dealer].append(wall[players * DEAL_SIZE])
+        hands[(dealer + k) % players] = tiles[DEAL_SIZE * k : DEAL_SIZE * k + DEAL_SIZE]
+    hands[dealer].append(tiles[players * DEAL_SIZE])
     return hands
 
 
 def check_wall(wall: Sequence[int], suits: str = SUITS) -> None:
     """A wall holds every tile of the suits in play exactly four times, and nothing else (``TILE_WALL``)."""
-    counts = counts_of(wall)
+    if _full_set(wall, suits):
+        return
+    counts = counts_of(wall)  # not the full set (_full_set is exact): which kinds are off
     full = full_counts(suits)
-    if counts != full:
-        wrong = [f"{TILE_NAMES[k]}×{n}" for k, n in enumerate(counts) if n != full[k]]
-        raise IllegalAction(
-            "TILE_WALL", f"the wall is not {36 * len(suits)} tiles, four of each of {suits} ({', '.join(wrong)})"
-        )
+    wrong = [f"{TILE_NAMES[k]}×{n}" for k, n in enumerate(counts) if n != full[k]]
+    raise IllegalAction(
+        "TILE_WALL", f"the wall is not {36 * len(suits)} tiles, four of each of {suits} ({', '.join(wrong)})"
+    )
+
+
+_FULL_CODE: Final = sum(COPIES << (3 * rank) for rank in range(9))  # hand.suit_codes of four of each rank
+
+
+def _full_set(wall: Sequence[int], suits: str) -> bool:
+    """Does ``wall`` hold four of each tile of ``suits`` and nothing else? Each suit's tiles are added up as its code
+    (hand.suit_codes: a count per rank in base 8, three bits a rank), in a native int, not counted into a list of
+    27 (an int stored in a list is an object: some 140 instructions a tile, 15,000 a wall). Exact: a suit's sum of
+    ``count × 8^rank`` equals four of each rank's only with those counts or with more tiles (a count above 7 is the
+    next rank's 1 written as 8, seven tiles more), so equal codes and ``36 × suits`` tiles leave four of each.
+
+    >>> from pipeline.rules.tiles import full_set
+    >>> wall = list(full_set())
+    >>> _full_set(wall, "mps"), _full_set(wall[:-1] + [wall[0]], "mps"), _full_set(wall, "ps")
+    (True, False, False)
+    """
+    tiles: tuple[int, ...] = wall if isinstance(wall, tuple) else tuple(wall)
+    if len(tiles) != 36 * len(suits):
+        return False
+    m = p = s = 0
+    for kind in tiles:
+        if kind < 0 or kind >= NUM_KINDS:
+            return False
+        step = CODE_STEPS[kind]
+        if kind < 9:
+            m += step
+        elif kind < 18:
+            p += step
+        else:
+            s += step
+    return (
+        m == (_FULL_CODE if "m" in suits else 0)
+        and p == (_FULL_CODE if "p" in suits else 0)
+        and s == (_FULL_CODE if "s" in suits else 0)
+    )
 
 
 def check_deal(hands: Sequence[Sequence[int] | None], dealer: int, suits: str = SUITS) -> None:

@@ -31,11 +31,8 @@ from pipeline.rules.hand import (
     Meld,
     code_step,
     could_win,
-    is_legal_win,
     is_win,
     shanten_of_codes,
-    suit_bits,
-    suit_codes,
     suits_fault,
     suits_ok,
     suits_used,
@@ -355,7 +352,28 @@ class HandState:
         self.wins_to_end = n - 1 if rules.mode == "blood_battle" else 1 if rules.mode == "ordinary" else 1 << 30
         self.has_won = [False] * n
         self.won_on: list[list[int]] = [[] for _ in range(n)]  # the tiles each seat has won on
-        self.counts = [counts_of(kinds) for kinds in hands]
+        # Each seat's counts, its suits' codes and the copies in play, from one walk over each hand's tiles (counts_of,
+        # hand.suit_codes and a walk over every seat's 27 counts cost three times as much).
+        self.counts: list[list[int]] = []
+        codes: list[list[int]] = []
+        seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
+        dealt = 0
+        for kinds in hands:
+            tiles: list[int] = kinds if isinstance(kinds, list) else list(kinds)  # a list is walked natively
+            dealt += len(tiles)
+            counts = [0] * 27
+            m_code = p_code = s_code = 0
+            for kind in tiles:
+                counts[kind] = counts[kind] + 1
+                seen[kind] = seen[kind] + 1
+                if kind < 9:
+                    m_code += CODE_STEPS[kind]
+                elif kind < 18:
+                    p_code += CODE_STEPS[kind]
+                else:
+                    s_code += CODE_STEPS[kind]
+            self.counts.append(counts)
+            codes.append([m_code, p_code, s_code])
         self.hidden = list(hidden) if hidden is not None else [0] * n  # unseen concealed tiles per seat
         self.declared_wins = declared_wins if declared_wins is not None else {}
         self.declared_ends = declared_ends
@@ -364,17 +382,13 @@ class HandState:
         self.unchecked: list[str] = []
         self.end_fault: str | None = None  # declared ends that are not the hidden hands left (SETTLE_END)
         self.full = full_counts(rules.suits)
-        self.seen = [0] * 27  # copies of each kind that have come into play (dealt or drawn)
-        for counts in self.counts:
-            for kind, held in enumerate(counts):
-                if held:  # most kinds are not held: no store
-                    self.seen[kind] = self.seen[kind] + held
+        self.seen = seen
         self.melds: list[list[Meld]] = [[] for _ in range(n)]
         self.rivers: list[list[int]] = [[] for _ in range(n)]
         self.void = list(void) if void is not None else [None] * n
         self.wall = list(wall) if wall is not None else None
         self.tiles = COPIES * 9 * len(rules.suits)  # not rules.tiles: a property of the interpreted RuleSet
-        self.left = self.tiles - sum(len(h) for h in hands) - sum(self.hidden)
+        self.left = self.tiles - dealt - _total(self.hidden)  # sum() from compiled code is a generic call
         self.drawn = 0
         self.won = [False] * n
         self.wins: list[WinRecord] = []
@@ -404,10 +418,7 @@ class HandState:
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
         # Each seat's winning tiles, kept until its hand changes, the code of each of its suits and its size, kept
         # up to date tile by tile: every change goes through _add or _meld.
-        self._hands = [
-            _Concealed(suit_codes(self.counts[seat]), len(kinds) + self.hidden[seat])
-            for seat, kinds in enumerate(hands)
-        ]
+        self._hands = [_Concealed(codes[seat], len(kinds) + self.hidden[seat]) for seat, kinds in enumerate(hands)]
 
     # ------------------------------------------------------------------------------------ queries
     @property
@@ -711,6 +722,16 @@ class HandState:
             )
         self._check_draw_tile(seat, tile)
 
+    def _plain_draw(self, seat: int, tile: int) -> bool:
+        """Is this the draw :meth:`verify_draw` passes without a doubt, and most draws are: the wall's next tile, drawn
+        by the next seat still in after a discard nobody won on, with tiles left and the hand not won out? One native
+        function; False sends the draw through verify_draw, which then passes it or says what is wrong."""
+        w = self.window
+        if self.phase != "claim" or w is None or w.winners or self.left == 0 or len(self.wins) >= self.wins_to_end:
+            return False
+        wall = self.wall
+        return wall is not None and tile == wall[self.drawn] and seat == self.next_in(w.source)
+
     def can_draw(self, seat: int, tile: int) -> bool:
         return _can(self.verify_draw, seat, tile)
 
@@ -719,7 +740,8 @@ class HandState:
 
     def _draw(self, event: Draw) -> Draw:
         seat, tile = event.seat, event.tile
-        self.verify_draw(seat, tile)
+        if not self._plain_draw(seat, tile):
+            self.verify_draw(seat, tile)
         if self.phase in ("claim", "rob"):
             self._close_window(drawer=seat)  # verify_draw worked out that this seat draws next
         self.events.append(event)
@@ -790,6 +812,18 @@ class HandState:
                 seat=seat,
             )
 
+    def _plain_discard(self, seat: int, tile: int) -> bool:
+        """Is this the discard :meth:`verify_discard` passes without a doubt, and most discards are: in the discard
+        phase, by the seat to play, of a known tile it holds, not locked by a win (血流成河) nor owing a void-suit
+        tile first? Asked in one native function, without verify_discard's calls; False sends the discard through
+        verify_discard, which then passes it or says what is wrong."""
+        if self.phase != "discard" or seat != self.turn or self.won[seat] or self.has_won[seat]:
+            return False
+        if self.counts[seat][tile] < 1:
+            return False
+        void = self.void[seat]
+        return void is None or tile // 9 == void or not self._void_first or not self._hands[seat].code(void)
+
     def can_discard(self, seat: int, tile: int) -> bool:
         return _can(self.verify_discard, seat, tile)
 
@@ -798,7 +832,9 @@ class HandState:
 
     def _discard(self, event: Discard) -> Discard:
         seat, tile = event.seat, event.tile
-        self.verify_discard(seat, tile)
+        plain = self._plain_discard(seat, tile)
+        if not plain:
+            self.verify_discard(seat, tile)
         index = self.index
         drawn = self.last_draw
         if (
@@ -812,7 +848,10 @@ class HandState:
             # event before (last_draw is cleared by every other action).
             self.compulsory_passes.append((seat, index - 1))
         self.events.append(event)
-        self._take(seat, tile, 1)
+        if plain:
+            self._add(seat, tile, -1)  # _take, for a tile the seat was seen to hold
+        else:
+            self._take(seat, tile, 1)
         self.rivers[seat].append(tile)
         self.discarded[seat] = True
         if not self.off_void[seat] and tile // 9 != self.void[seat]:  # the bool first: a cheap test, mostly true
@@ -851,7 +890,11 @@ class HandState:
         counts, melds = self.counts[seat], self.melds[seat]
         if self.hidden[seat]:
             return False  # a hidden hand: whether it held a win is not known
-        return self._hands[seat].size == 14 - 3 * len(melds) and is_legal_win(counts, melds, self.void[seat])
+        h = self._hands[seat]
+        # hand.is_legal_win, its suit rule from the codes and melds' suits kept for the seat (suits_ok's bits)
+        held, void = h.meld_suits | (1 if h.m else 0) | (2 if h.p else 0) | (4 if h.s else 0), self.void[seat]
+        suits_ok = held != 7 and (void is None or not (held >> void) & 1)
+        return h.size == 14 - 3 * len(melds) and suits_ok and is_win(counts, melds)
 
     def _safe_alternative(self, seat: int, tile: int) -> bool:
         """Having just discarded ``tile`` (a tile somebody can win on), did ``seat`` hold another tile that no
@@ -1134,7 +1177,10 @@ class HandState:
             )
         if seat == w.source or seat in w.winners:
             raise IllegalAction("WIN_WRONG_TILE", f"seat {seat} cannot win on its own tile", seat=seat)
-        self._check_winning_hand(seat, tile, self_drawn=False)
+        if self.hidden[seat] or not (self.win_mask(seat) >> tile) & 1:
+            # the tiles the state keeps as winning for a seen hand are those of a right size, suits and shape: a
+            # tile among them passes every check of _check_winning_hand (most wins); any other is checked there
+            self._check_winning_hand(seat, tile, self_drawn=False)
         s = self._window_score(seat)
         passed = self.passed_fan[seat]
         if self.rules.pass_win_rule and passed is not None and s.fan <= passed:
@@ -1410,12 +1456,15 @@ class HandState:
         still holds tiles of its declared void suit (three suits when none was declared), unless every tile it
         discarded was of that suit (void_end_penalty's waiver, SBR p. 11)."""
         counts, melds, void = self.counts[seat], self.melds[seat], self.void[seat]
-        used = suit_bits(counts, melds)
+        h = self._hands[seat]  # hand.suit_bits, from the codes and the melds' suits kept for the seat
+        used = h.meld_suits | (1 if h.m else 0) | (2 if h.p else 0) | (4 if h.s else 0)
         pig = used == 7
         holds_void = bool((used >> void) & 1) if void is not None else pig
         ready = None
-        if not pig and self._hands[seat].size == 13 - 3 * len(melds):
-            ready = ready_value(counts, melds, self.rules, void=void)
+        if not pig and h.size == 13 - 3 * len(melds):
+            # the winning tiles this state keeps (a hidden hand's are not known: worked out from its counts)
+            mask = None if self.hidden[seat] else self.win_mask(seat)
+            ready = ready_value(counts, melds, self.rules, void=void, mask=mask)
         return SeatEnd(seat=seat, pig=pig, ready=ready, void_penalty=holds_void and self.off_void[seat])
 
     # ------------------------------------------------------------------------------------ moves
@@ -1486,6 +1535,81 @@ class HandState:
     def check_invariants(self) -> None:
         """Tile conservation (36 × suits tiles, none over four copies, none of a suit not in play) and zero-sum
         money."""
+        # Each seat's suit codes and size, worked out from its counts and checked against those kept tile by tile; the
+        # same walk adds the tiles up as codes (three bits a rank: hand.suit_codes) and counts them, and so do the
+        # melds, rivers, taken tiles and the wall: four of every tile of the suits in play and nothing else is those
+        # sums being the full set's codes with the full set's size (a code reached with other counts needs more tiles:
+        # start._full_set). Only where they are not (or a wall is not known) are the tiles counted kind by kind, the
+        # check that says what is wrong.
+        stale = ""  # what the seats' kept codes and sizes got wrong
+        m_all = p_all = s_all = tiles = 0
+        negative = False  # a count below zero (the sums' argument holds for counts of zero and more)
+        for s in range(self.n):
+            counts = self.counts[s]
+            size = m_code = p_code = s_code = 0
+            for k in range(27):
+                held = counts[k]
+                if held:
+                    if held < 0:
+                        negative = True
+                    size += held
+                    if k < 9:
+                        m_code += held * CODE_STEPS[k]
+                    elif k < 18:
+                        p_code += held * CODE_STEPS[k]
+                    else:
+                        s_code += held * CODE_STEPS[k]
+            h = self._hands[s]
+            if not stale and not (h.m == m_code and h.p == p_code and h.s == s_code):
+                stale = f"seat {s}: codes"  # asserted below, after the tiles are counted (the first one found)
+            if not stale and h.size != size + self.hidden[s]:
+                stale = f"seat {s}: hand size"
+            m_all, p_all, s_all, tiles = m_all + m_code, p_all + p_code, s_all + s_code, tiles + size
+        known = self.wall is not None and not negative and not any(self.hidden)
+        full_code = _full_code(self.rules.suits) if known else None
+        if full_code is None or not self._whole_set(m_all, p_all, s_all, tiles, full_code):
+            self._count_tiles()
+        assert not stale, stale
+        for seat, h in enumerate(self._hands):
+            meld_suits = 0
+            for m in self.melds[seat]:
+                meld_suits |= 1 << (m.tile // 9)
+            assert h.meld_suits == meld_suits, f"seat {seat}: the melds' suits"
+            kept = h.mask
+            if kept >= 0:
+                h.mask = -1  # work it out afresh
+                assert self.win_mask(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
+        assert self.ledger.in_hand == [not won for won in self.won], "the ledger and the state disagree on who is in"
+        self.ledger.deltas()
+
+    def _whole_set(self, m_all: int, p_all: int, s_all: int, tiles: int, full: tuple[int, int, int]) -> bool:
+        """Do the tiles outside the hands (melds, rivers, taken, the added tile of a rob window, the wall still to
+        draw), added to the hands' codes and count (``m_all``, ``p_all``, ``s_all``, ``tiles``), make the full set
+        (``full``: its codes)? The sums are attributes of a compiled class (:class:`_Sums`), native ints: a code stored
+        in a list is an object, allocated anew at every store above 256."""
+        sums = _Sums(m_all, p_all, s_all)
+        for s in range(self.n):
+            for m in self.melds[s]:
+                sums.add(m.tile, m.size)
+                tiles += m.size
+            for k in self.rivers[s]:
+                sums.add(k, 1)
+                tiles += 1
+        for k in self.taken:
+            sums.add(k, 1)
+            tiles += 1
+        if self.phase == "rob" and self.window is not None:
+            sums.add(self.window.tile, 1)
+            tiles += 1
+        wall = self.wall
+        assert wall is not None
+        for i in range(self.drawn, len(wall)):
+            sums.add(wall[i], 1)
+            tiles += 1
+        return tiles == self.tiles and sums.m == full[0] and sums.p == full[1] and sums.s == full[2]
+
+    def _count_tiles(self) -> None:
+        """Tile conservation kind by kind, asserting what is wrong (check_invariants' sums found something)."""
         total = [0] * 27
         for s in range(self.n):
             for k, held in enumerate(self.counts[s]):
@@ -1510,19 +1634,42 @@ class HandState:
             for k in rest:
                 total[k] = total[k] + 1
             assert total == full, "the tiles in play and in the wall are not the full set"
-        for seat, h in enumerate(self._hands):
-            assert h.codes() == suit_codes(self.counts[seat]), f"seat {seat}: codes"
-            assert h.size == _total(self.counts[seat]) + self.hidden[seat], f"seat {seat}: hand size"
-            meld_suits = 0
-            for m in self.melds[seat]:
-                meld_suits |= 1 << (m.tile // 9)
-            assert h.meld_suits == meld_suits, f"seat {seat}: the melds' suits"
-            kept = h.mask
-            if kept >= 0:
-                h.mask = -1  # work it out afresh
-                assert self.win_mask(seat) == kept, f"seat {seat}'s kept winning tiles are stale"
-        assert self.ledger.in_hand == [not won for won in self.won], "the ledger and the state disagree on who is in"
-        self.ledger.deltas()
+
+
+class _Sums:
+    """Three suit codes (hand.suit_codes) being added up, in native ints (check_invariants' sums)."""
+
+    def __init__(self, m: int, p: int, s: int) -> None:
+        self.m = m
+        self.p = p
+        self.s = s
+
+    def add(self, kind: int, n: int) -> None:
+        """Add ``n`` tiles of ``kind``."""
+        step = n * CODE_STEPS[kind]
+        if kind < 9:
+            self.m += step
+        elif kind < 18:
+            self.p += step
+        else:
+            self.s += step
+
+
+_FULL_CODES: Final[dict[str, tuple[int, int, int]]] = {}
+
+
+def _full_code(suits: str) -> tuple[int, int, int]:
+    """The codes (hand.suit_codes) of the full set of ``suits``: four of each rank of a suit in play, 0 for the
+    others."""
+    codes = _FULL_CODES.get(suits)
+    if codes is None:
+        four = sum(COPIES << (3 * rank) for rank in range(9))
+        codes = _FULL_CODES[suits] = (
+            four if "m" in suits else 0,
+            four if "p" in suits else 0,
+            four if "s" in suits else 0,
+        )
+    return codes
 
 
 def _total(counts: list[int]) -> int:

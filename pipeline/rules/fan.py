@@ -196,7 +196,10 @@ class WinHand(Value):
 
     @property
     def tiles_count(self) -> int:
-        return sum(self.counts27)
+        n = 0
+        for held in self.counts27:  # a tuple walked natively; sum() from compiled code is a generic call
+            n += held
+        return n
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,8 +220,9 @@ class Pattern:
         return n * self.unit(rules) if n else 0
 
 
-def _one_suit(hand: WinHand) -> bool:
-    return suit_bits(hand.counts27, hand.melds) in (1, 2, 4)
+def _one_suit(bits: int) -> bool:
+    """清一色: the suits held (:func:`~pipeline.rules.hand.suit_bits`) are one."""
+    return bits == 1 or bits == 2 or bits == 4
 
 
 def _all_258(hand: WinHand) -> bool:
@@ -246,77 +250,70 @@ def _golden_wait(hand: WinHand, reading: Reading, rules: RuleSet) -> bool:
     return win_tiles(before, hand.melds, hand.void) == frozenset((hand.win_tile,))
 
 
-# The order is the order of the breakdown.
+def _occurs(i: int, h: WinHand, r: Reading, rules: RuleSet, bits: int = -1) -> int:
+    """How many times pattern ``i`` of :data:`PATTERNS` occurs in ``h`` read as ``r`` (its ``occurs``): one native
+    function, which :func:`score` calls directly (a call of a pattern's ``occurs`` is a generic call, some 500
+    instructions, for each pattern the rules value, under each reading of each win scored). ``bits``: the suits
+    held (:func:`~pipeline.rules.hand.suit_bits`), when the caller knows them."""
+    if i == 0:  # ping_hu
+        return 1
+    if i == 1:  # dui_dui_hu
+        return int(r.all_pungs)
+    if i == 2:  # qing_yi_se
+        return int(_one_suit(bits if bits >= 0 else suit_bits(h.counts27, h.melds)))
+    if i == 3:  # dai_yao_jiu
+        return int(r.yaojiu)
+    if i == 4:  # qi_dui
+        return int(r.seven_pairs)
+    if i == 5:  # jiang_dui
+        return int(r.all_pungs and _all_258(h))
+    if i == 6:  # yi_tiao_long
+        return int(r.straight)
+    if i == 7:  # duan_yao
+        return int(_no_terminals(h))
+    if i == 8:  # men_qing
+        return int(all(m.kind == "concealed" for m in h.melds))
+    if i == 9:  # jin_gou_diao
+        return int(bool(rules.jin_gou_diao_fan) and _golden_wait(h, r, rules))
+    if i == 10:  # shi_ba_luo_han
+        return int(sum(m.is_kong for m in h.melds) == 4)
+    if i == 11:  # gen
+        return roots(h.counts27, h.melds)
+    if i == 12:  # gang_shang_hua
+        return int(h.after_kong and h.self_drawn)
+    if i == 13:  # gang_shang_pao
+        return int(h.kong_discard and not h.self_drawn)
+    if i == 14:  # qiang_gang
+        return int(h.rob_kong)
+    if i == 15:  # hai_di
+        return int(h.last_tile)
+    return int(h.self_drawn)  # 16: zi_mo
+
+
+def _pattern(i: int, id: str, name_zh: str, name_en: str, unit: Callable[[RuleSet], int]) -> Pattern:
+    """Pattern ``i`` of :data:`PATTERNS`, whose ``occurs`` is :func:`_occurs` for ``i``."""
+    return Pattern(id, name_zh, name_en, unit, lambda h, r, rules: _occurs(i, h, r, rules))
+
+
+# The order is the order of the breakdown (and _occurs's numbers).
 PATTERNS: Final[tuple[Pattern, ...]] = (
-    Pattern("ping_hu", "平胡", "plain hand", lambda rules: rules.fan_base, lambda h, r, rules: 1),
-    Pattern("dui_dui_hu", "对对胡", "all pungs", lambda rules: 1, lambda h, r, rules: r.all_pungs),
-    Pattern("qing_yi_se", "清一色", "full flush", lambda rules: 2, lambda h, r, rules: _one_suit(h)),
-    Pattern(
-        "dai_yao_jiu",
-        "带幺九",
-        "terminals in every set",
-        lambda rules: rules.dai_yao_jiu_fan,
-        lambda h, r, rules: r.yaojiu,
-    ),
-    Pattern("qi_dui", "七对", "seven pairs", lambda rules: 2, lambda h, r, rules: r.seven_pairs),
-    Pattern(
-        "jiang_dui",
-        "将对",
-        "2-5-8 all pungs",
-        lambda rules: rules.jiang_dui_fan,
-        lambda h, r, rules: r.all_pungs and _all_258(h),
-    ),
-    Pattern(
-        "yi_tiao_long", "一条龙", "pure straight", lambda rules: rules.yi_tiao_long_fan, lambda h, r, rules: r.straight
-    ),
-    Pattern(
-        "duan_yao", "断幺九", "no terminals", lambda rules: rules.duan_yao_fan, lambda h, r, rules: _no_terminals(h)
-    ),
-    Pattern(
-        "men_qing",
-        "门清",
-        "concealed hand",
-        lambda rules: rules.men_qing_fan,
-        lambda h, r, rules: all(m.kind == "concealed" for m in h.melds),
-    ),
-    Pattern(
-        "jin_gou_diao",
-        "金钩钓",
-        "single wait to pair four pungs",
-        lambda rules: rules.jin_gou_diao_fan,
-        lambda h, r, rules: bool(rules.jin_gou_diao_fan) and _golden_wait(h, r, rules),
-    ),
-    Pattern(
-        "shi_ba_luo_han",
-        "十八罗汉",
-        "four kongs",
-        lambda rules: rules.shi_ba_luo_han_fan,
-        lambda h, r, rules: sum(m.is_kong for m in h.melds) == 4,
-    ),
-    Pattern("gen", "根", "roots", lambda rules: rules.root_fan, lambda h, r, rules: roots(h.counts27, h.melds)),
-    Pattern(
-        "gang_shang_hua",
-        "杠上花",
-        "win on a kong replacement",
-        lambda rules: rules.gang_shang_hua_fan,
-        lambda h, r, rules: h.after_kong and h.self_drawn,
-    ),
-    Pattern(
-        "gang_shang_pao",
-        "杠上炮",
-        "win on the discard after a kong",
-        lambda rules: rules.gang_shang_pao_fan,
-        lambda h, r, rules: h.kong_discard and not h.self_drawn,
-    ),
-    Pattern("qiang_gang", "抢杠胡", "robbing a kong", lambda rules: rules.rob_kong_fan, lambda h, r, rules: h.rob_kong),
-    Pattern("hai_di", "海底", "last tile", lambda rules: rules.haidi_fan, lambda h, r, rules: h.last_tile),
-    Pattern(
-        "zi_mo",
-        "自摸",
-        "self-drawn (as fan)",
-        lambda rules: 1 if rules.self_draw == "fan" else 0,
-        lambda h, r, rules: h.self_drawn,
-    ),
+    _pattern(0, "ping_hu", "平胡", "plain hand", lambda rules: rules.fan_base),
+    _pattern(1, "dui_dui_hu", "对对胡", "all pungs", lambda rules: 1),
+    _pattern(2, "qing_yi_se", "清一色", "full flush", lambda rules: 2),
+    _pattern(3, "dai_yao_jiu", "带幺九", "terminals in every set", lambda rules: rules.dai_yao_jiu_fan),
+    _pattern(4, "qi_dui", "七对", "seven pairs", lambda rules: 2),
+    _pattern(5, "jiang_dui", "将对", "2-5-8 all pungs", lambda rules: rules.jiang_dui_fan),
+    _pattern(6, "yi_tiao_long", "一条龙", "pure straight", lambda rules: rules.yi_tiao_long_fan),
+    _pattern(7, "duan_yao", "断幺九", "no terminals", lambda rules: rules.duan_yao_fan),
+    _pattern(8, "men_qing", "门清", "concealed hand", lambda rules: rules.men_qing_fan),
+    _pattern(9, "jin_gou_diao", "金钩钓", "single wait to pair four pungs", lambda rules: rules.jin_gou_diao_fan),
+    _pattern(10, "shi_ba_luo_han", "十八罗汉", "four kongs", lambda rules: rules.shi_ba_luo_han_fan),
+    _pattern(11, "gen", "根", "roots", lambda rules: rules.root_fan),
+    _pattern(12, "gang_shang_hua", "杠上花", "win on a kong replacement", lambda rules: rules.gang_shang_hua_fan),
+    _pattern(13, "gang_shang_pao", "杠上炮", "win on the discard after a kong", lambda rules: rules.gang_shang_pao_fan),
+    _pattern(14, "qiang_gang", "抢杠胡", "robbing a kong", lambda rules: rules.rob_kong_fan),
+    _pattern(15, "hai_di", "海底", "last tile", lambda rules: rules.haidi_fan),
+    _pattern(16, "zi_mo", "自摸", "self-drawn (as fan)", lambda rules: 1 if rules.self_draw == "fan" else 0),
 )
 PATTERN_BY_ID = {p.id: p for p in PATTERNS}
 
@@ -332,6 +329,23 @@ def _units(rules: RuleSet) -> tuple[int, ...]:
         _UNITS[0] = tuple(p.unit(rules) for p in PATTERNS)
         _UNITS_OF[0] = rules
     return _UNITS[0]
+
+
+# RuleSet.points of the rule set scored last, by fan (an interpreted method: a generic call, over 1,000 instructions)
+_POINTS_OF: Final[list[RuleSet | None]] = [None]
+_POINTS: Final[list[dict[int, int]]] = [{}]
+
+
+def _points(rules: RuleSet, fan: int) -> int:
+    """``rules.points(fan)``, remembered for the rule set scored last."""
+    if _POINTS_OF[0] is not rules:
+        _POINTS[0] = {}
+        _POINTS_OF[0] = rules
+    known = _POINTS[0]
+    points = known.get(fan)
+    if points is None:
+        points = known[fan] = rules.points(fan)
+    return points
 
 
 SPECIAL_NAMES: Final = {"tian_hu": ("天胡", "heavenly hand"), "di_hu": ("地胡", "earthly hand")}
@@ -416,10 +430,13 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
     size = hand.tiles_count
     if size != 14 - 3 * len(hand.melds):
         raise NotAWin(f"{size} concealed tiles with {len(hand.melds)} melds (a win needs {14 - 3 * len(hand.melds)})")
-    fault = suits_fault(hand.counts27, hand.melds, hand.void)
-    if fault is not None:
+    counts = list(hand.counts27)  # once: the helpers below walk a list natively, and copy anything else into one
+    bits, void = suit_bits(counts, hand.melds), hand.void  # the suits held, asked twice below
+    if bits == 7 or (void is not None and (bits >> void) & 1):  # hand.suits_ok, from the bits
+        fault = suits_fault(counts, hand.melds, void)
+        assert fault is not None
         raise NotAWin(fault)
-    found = readings_of_size_checked(hand.counts27, hand.melds)  # none unless the shape wins
+    found = readings_of_size_checked(counts, hand.melds)  # none unless the shape wins
     if not found:
         raise NotAWin("the tiles do not form four sets and a pair, nor seven pairs")
     best: tuple[PatternHit, ...] = ()
@@ -428,11 +445,12 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
     for reading in found:
         hits: list[PatternHit] = []
         total = 0
-        for i, p in enumerate(PATTERNS):
+        for i in range(len(units)):
             unit = units[i]
             if unit:  # Pattern.count, without asking a pattern the rules make worth nothing whether it occurs
-                n = p.occurs(hand, reading, rules)
+                n = _occurs(i, hand, reading, rules, bits)
                 if n:
+                    p = PATTERNS[i]
                     hits.append(PatternHit(p.id, p.name_zh, p.name_en, n * unit))
                     total += n * unit
         if total > best_fan:
@@ -445,7 +463,7 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
         name_zh, name_en = SPECIAL_NAMES[special]
         best, best_fan = (PatternHit(special, name_zh, name_en, fixed),), fixed
         title_zh, title_en = name_zh, name_en
-    points = rules.points(best_fan)
+    points = _points(rules, best_fan)
     per_payer = points + (rules.base if hand.self_drawn and rules.self_draw == "base" else 0)
     return Score(
         patterns=best,
@@ -517,7 +535,7 @@ def declared_score(
         total = sum(h.fan for h in hits)
     else:
         total = fan
-    title_zh, title_en = _title(hits) if hits else ("", "")
+    title_zh, title_en = _title(tuple(hits)) if hits else ("", "")
     value = rules.points(total) if total >= rules.fan_base else 0
     per_payer = value + (rules.base if self_drawn and rules.self_draw == "base" else 0)
     return Score(
@@ -531,20 +549,33 @@ def declared_score(
     )
 
 
-def _title(hits: Sequence[PatternHit]) -> tuple[str, str]:
+def _title(hits: tuple[PatternHit, ...]) -> tuple[str, str]:
     """The name players give the whole hand: 清七对, 龙七对, 清对, 将对, 清幺九, …"""
-    ids = {h.id for h in hits}
-    gen = next((h.fan for h in hits if h.id == "gen"), 0)
-    flush = "qing_yi_se" in ids
-    if "qi_dui" in ids:
+    # one walk over the hits, flags in locals (a set of the ids and a generator cost several times as much)
+    gen = flush = qi_dui = jiang_dui = dui_dui_hu = dai_yao_jiu = False
+    for h in hits:
+        hid = h.id
+        if hid == "gen":
+            gen = bool(h.fan)  # a breakdown holds one line of roots (score and declared_score: one hit a pattern)
+        elif hid == "qing_yi_se":
+            flush = True
+        elif hid == "qi_dui":
+            qi_dui = True
+        elif hid == "jiang_dui":
+            jiang_dui = True
+        elif hid == "dui_dui_hu":
+            dui_dui_hu = True
+        elif hid == "dai_yao_jiu":
+            dai_yao_jiu = True
+    if qi_dui:
         if gen:
             return ("清龙七对" if flush else "龙七对"), ("pure dragon seven pairs" if flush else "dragon seven pairs")
         return ("清七对", "pure seven pairs") if flush else ("七对", "seven pairs")
-    if "jiang_dui" in ids:
+    if jiang_dui:
         return ("清将对", "pure 2-5-8 pungs") if flush else ("将对", "2-5-8 pungs")
-    if "dui_dui_hu" in ids:
+    if dui_dui_hu:
         return ("清对", "pure all pungs") if flush else ("对对胡", "all pungs")
-    if "dai_yao_jiu" in ids:
+    if dai_yao_jiu:
         return ("清幺九", "pure terminals") if flush else ("带幺九", "terminals")
     if flush:
         return "清一色", "full flush"
@@ -588,16 +619,17 @@ def ready_value(
     *,
     void: int | None = None,
     which: ReadyWhich | None = None,
+    mask: int | None = None,
 ) -> ReadyValue | None:
     """查大叫: the minimum or maximum (``which``, default the profile's ``cha_jiao_amount``) value of a
     ready hand of ``13 − 3·melds`` concealed tiles over its waits; ``None`` when it is not ready.
 
     Situational additions never count; 自摸 counts where ``cha_jiao_self_draw`` says so, declared kongs where
     ``cha_jiao_kong_fan`` does. With ``cha_jiao_fourth_tile`` a wait on a kind the player holds four of still
-    counts.
+    counts. ``mask``: the hand's winning tiles as bits, when the caller keeps them (:func:`~pipeline.rules.hand.waits`).
     """
     which = which or rules.cha_jiao_amount
-    tiles = waits(counts27, melds, void)
+    tiles = waits(counts27, melds, void, mask=mask)
     if rules.cha_jiao_fourth_tile:
         tiles = sorted(win_tiles(counts27, melds, void))  # waits on a kind held four times too
     if not tiles:

@@ -241,6 +241,8 @@ def suits_fault(counts27: Sequence[int], melds: Iterable[Meld], void: int | None
     'three suits (mps): a win holds at most two (缺一门)'
     >>> suits_fault(counts_of(parse_tiles("111m444m567p88p789p")), (), 1)
     'holds tiles of the void suit p (mp)'
+    >>> suits_fault(counts_of(parse_tiles("111m444m567p88p789p")), (), 2) is None
+    True
     """
     if suits_ok(counts27, melds, void):
         return None  # the common case, told by the bits alone
@@ -619,11 +621,14 @@ def _seven_pairs_of_suits(m: int, p: int, s: int) -> int:
     return 1 << (base + rank)
 
 
-def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None) -> list[int]:
+def waits(
+    counts27: Sequence[int], melds: Sequence[Meld], void: int | None = None, *, mask: int | None = None
+) -> list[int]:
     """听牌: the kinds that complete a ready hand of ``13 - 3·melds`` concealed tiles, in kind order.
 
     Excludes kinds the player already holds all four of (no fifth copy exists) and any kind that would
-    break the suit rule. Empty when the hand is not ready.
+    break the suit rule. Empty when the hand is not ready. ``mask``: the hand's winning tiles as bits
+    (:func:`win_mask_of_codes`), when the caller keeps them.
     """
     expected = 13 - 3 * len(melds)
     held = full_counts(counts27, melds)
@@ -633,8 +638,9 @@ def waits(counts27: Sequence[int], melds: Sequence[Meld], void: int | None = Non
         total += n
     if total != expected:
         raise TileError(f"{total} concealed tiles with {len(melds)} melds (a ready hand holds {expected})")
-    mask = win_mask_of_codes(suit_codes(counts), melds, void)
-    return [kind for kind in range(NUM_KINDS) if (mask >> kind) & 1 and held[kind] < COPIES]
+    if mask is None:
+        mask = win_mask_of_codes(suit_codes(counts), melds, void)
+    return [kind for kind in range(NUM_KINDS) if (mask >> kind) & 1 == 1 and held[kind] < COPIES]  # bools: no boxing
 
 
 def is_standard_recursive(counts27: Sequence[int]) -> bool:

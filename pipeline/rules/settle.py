@@ -240,31 +240,42 @@ class Ledger:
         ``three_hu``: the hand ended with three winners and ``ends`` is the one player left, checked for a flower
         pig only (``hua_zhu_at_three_hu``).
         """
-        still_in = {s for s in self.seats if self.in_hand[s]}
-        assert {e.seat for e in ends} | set(winners) == still_in, (
-            "ends and winners must cover exactly the seats still in"
-        )
+        seat_ends: list[SeatEnd] = list(ends)  # walked natively, where a Sequence takes a generic iterator
+        # the seats as bits: sets of a few small ints cost several times as much to build and compare
+        in_bits = covered = 0
+        for s in range(len(self.in_hand)):
+            if self.in_hand[s]:
+                in_bits |= 1 << s
+        any_pig = False
+        for e in seat_ends:
+            covered |= 1 << e.seat
+            any_pig = any_pig or e.pig
+        for s in winners:
+            covered |= 1 << s
+        assert covered == in_bits, "ends and winners must cover exactly the seats still in"
         rules = self.rules
-        pigs = {e.seat for e in ends if e.pig}
-        by_seat = {e.seat: e for e in ends}
-        for pig in sorted(pigs):
-            for paid in self._pig_payees(pig, pigs, still_in):
-                self._pay(pig, paid, self._pig_amount(by_seat.get(paid)), "hua_zhu", None)
+        if any_pig:  # 查花猪: most hands have no flower pig
+            still_in = {s for s in self.seats if self.in_hand[s]}
+            pigs = {e.seat for e in seat_ends if e.pig}
+            by_seat = {e.seat: e for e in seat_ends}
+            for pig in sorted(pigs):
+                for paid in self._pig_payees(pig, pigs, still_in):
+                    self._pay(pig, paid, self._pig_amount(by_seat.get(paid)), "hua_zhu", None)
         if three_hu:
             return
         if rules.void_end_penalty:
-            for e in ends:
+            for e in seat_ends:
                 if e.void_penalty:
                     self.void_penalty(e.seat, rules.void_end_penalty, None)
-        ready = [e for e in ends if e.ready is not None]
-        for payer in ends:
+        ready = [e for e in seat_ends if e.ready is not None]
+        for payer in seat_ends:
             if payer.ready is not None or (payer.pig and not rules.hua_zhu_pays_cha_jiao):
                 continue
             for payee in ready:
                 assert payee.ready is not None
                 self._pay(payer.seat, payee.seat, payee.ready.amount, "cha_jiao", None)
         if rules.tui_shui:
-            for e in ends:
+            for e in seat_ends:
                 if e.ready is None:
                     self._refund_kongs(e.seat, None)
 
@@ -290,13 +301,17 @@ class Ledger:
     # -- results --------------------------------------------------------------------------------------------
     def deltas(self) -> list[int]:
         """Net points of each seat; always sums to −pot (zero without penalties to the pot)."""
-        out = [0] * len(self.seats)
+        out = [0] * len(self.in_hand)  # a list's length, not the range's (a generic len())
         pot = 0
         for p in self.payments:
-            out[p.payer] = out[p.payer] - p.amount
-            if p.payee is None:
-                pot += p.amount
+            amount, payee = p.amount, p.payee
+            out[p.payer] = out[p.payer] - amount
+            if payee is None:
+                pot += amount
             else:
-                out[p.payee] = out[p.payee] + p.amount
-        assert sum(out) == -pot, f"payments do not balance: {out} with {pot} in the pot"
+                out[payee] = out[payee] + amount
+        total = 0
+        for net in out:  # not sum(): a generic call from compiled code
+            total += net
+        assert total == -pot, f"payments do not balance: {out} with {pot} in the pot"
         return out

@@ -169,10 +169,12 @@ def test_internal_failure_is_an_issue(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug inside the replay becomes an INTERNAL issue on that record; validate() never raises."""
     from pipeline.game.state import HandState
 
-    def broken(self: HandState, seat: int, tile: int) -> None:
+    def broken(self: HandState, seat: int, tile: int, n: int) -> None:
         raise KeyError("simulated bug")
 
-    monkeypatch.setattr(HandState, "verify_discard", broken)
+    # _add: every discard takes its tile through it (most discards call neither verify_discard nor _take:
+    # HandState._plain_discard)
+    monkeypatch.setattr(HandState, "_add", broken)
     v = validate(CASES["play-three-winners"].record)
     assert [i.code for i in v.issues] == ["INTERNAL"]
     assert v.hand_id == "play-three-winners" and not v.ok
