@@ -241,7 +241,7 @@ def start_hand(
         raise IllegalAction("TILE_VOID", f"no void suit at a table of two suits ({rules.suits}): 定缺 needs three")
     if rules.que_declared and any(q is None for q in void):
         raise IllegalAction("TILE_VOID", f"profile {rules.profile!r} requires every seat to declare a void suit (定缺)")
-    return HandState(
+    state = HandState(
         rules,
         dealer=dealer,
         hands=hands,
@@ -254,6 +254,12 @@ def start_hand(
         declared_kongs=declared_kongs,
         shown=shown,
     )
+    if evidence and exchange is not None:  # what each seat gave, which the anticipation evidence counts as seen
+        offset = exchange_offset(exchange[0], n)
+        for seat, given in enumerate(exchange[1]):
+            if given is not None:
+                state.gave[seat] = ((seat + offset) % n, tuple(given))
+    return state
 
 
 __all__ = [
