@@ -157,7 +157,6 @@ def stored_records(con: duckdb.DuckDBPyConnection) -> Iterable[Record]:
                 continue
 
 
-
 def oracle_screen(con: duckdb.DuckDBPyConnection, **kwargs: object) -> list[object]:
     """The screen as it was: the warehouse's records replayed."""
     from pipeline.audit.anticipation import screen_tally

@@ -256,9 +256,9 @@ def start_hand(
     )
     if evidence and exchange is not None:  # what each seat gave, which the anticipation evidence counts as seen
         offset = exchange_offset(exchange[0], n)
-        for seat, given in enumerate(exchange[1]):
-            if given is not None:
-                state.gave[seat] = ((seat + offset) % n, tuple(given))
+        for seat, three in enumerate(exchange[1]):
+            if three is not None:
+                state.gave[seat] = ((seat + offset) % n, tuple(three))
     return state
 
 
