@@ -12,8 +12,8 @@ Ingest's replay judges the discards of the hands whose every tile is known (leve
 contents are then the table's tiles less those dealt and drawn; ``HandState._judge_waits``, stored in the table
 ``wait_choices``), and the screen counts them in DuckDB. A player's discard is judged when it left the hand ready
 and another discard would have too, with a different wait of **the same unseen count** (what the player could
-see is equal, so its view cannot prefer either), the options' copies left in the wall differing. Per player: ``n`` judged
-decisions, ``k`` those where the wait chosen has the most copies left in the wall among those options (ties for
+see is equal, so its view cannot prefer either), the options' copies left in the wall differing. Per player: ``n``
+judged decisions, ``k`` those where the wait chosen has the most copies left in the wall among those options (ties for
 the most count as hits). An honest player hits at a rate set by how many options it had and how it breaks such
 ties (a style: some prefer edge waits on terminals, which opponents hold less often); a player who sees the wall
 hits nearly always.
