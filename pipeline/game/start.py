@@ -256,9 +256,7 @@ def start_hand(
     )
     if evidence and exchange is not None:  # what each seat gave, which the anticipation evidence counts as seen
         offset = exchange_offset(exchange[0], n)
-        for seat, three in enumerate(exchange[1]):
-            if three is not None:
-                state.gave[seat] = ((seat + offset) % n, tuple(three))
+        state.gave = {s: ((s + offset) % n, tuple(t)) for s, t in enumerate(exchange[1]) if t is not None}
     return state
 
 

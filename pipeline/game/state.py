@@ -886,10 +886,8 @@ class HandState:
             return  # most discards leave the hand not ready: one look-up of its winning tiles says so
         counts = list(self.counts[seat])
         after = shanten_after_discards(counts, len(melds), void)
-        if after.get(tile) != 0:
-            return
         ready = [k for k, sh in after.items() if sh == 0 and (k == tile or self.can_discard(seat, k))]
-        if len(ready) < 2:
+        if len(ready) < 2 or tile not in ready:
             return
         visible = list(counts)
         for other in range(self.n):
