@@ -31,9 +31,7 @@ from pipeline.ingest.run import ingest
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.rules.tiles import TILE_NAMES, parse_tiles
 from pipeline.simulate.bots import Bot
-from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.styles import STYLES, Player
-from pipeline.simulate.tables import SimConfig, write
 
 # Seat 0 deals itself 123456789m 11p 357p: throwing 3p waits on 6p (11p 57p), throwing 7p waits on 4p (11p 35p); the
 # other discards leave it not ready. It sees no 4p and no 6p: 4 unseen of each either way. Seat 1 holds 444p, so
@@ -316,4 +314,3 @@ def test_the_engine_judges_as_the_replay_did(record: Any) -> None:
     """The engine's judging (HandState._judge_waits, what ingest stores) gives the decisions the screen's replay
     gave (tests/anticipation_oracle.py)."""
     assert decisions(record) == oracle_decisions(record)
-

@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 
 from anticipation_oracle import oracle_decisions
+
 from pipeline.audit.anticipation import decisions
 from pipeline.game.events import Discard
 from pipeline.game.record import parse_record
 from pipeline.game.start import start_hand
 from pipeline.game.state import HandState
 from pipeline.rules.ruleset import load_ruleset
-from pipeline.rules.tiles import parse_tiles
+from pipeline.rules.tiles import TILE_NAMES, parse_tiles
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
 
@@ -32,6 +33,10 @@ def _after(deal: list[str], tile: str, *, evidence: bool = True) -> HandState:
     state = _state(deal, evidence=evidence)
     state.apply(Discard(0, parse_tiles(tile)[0]))
     return state
+
+
+def _names(hand: str) -> list[str]:
+    return [TILE_NAMES[k] for k in parse_tiles(hand)]
 
 
 P3, P4, P6 = (parse_tiles(t)[0] for t in ("3p", "4p", "6p"))
@@ -75,3 +80,24 @@ def test_the_engine_judges_a_room_with_the_exchange_as_the_replay_did(tmp_path: 
         assert mine == oracle_decisions(record)
         found += len(mine)
     assert found > 50
+
+
+def test_the_last_tile_of_the_void_suit() -> None:
+    """123456789m 2345p 1s, void s (chengdu: void tiles need not go first): throwing 1s waits on 2p 5p; throwing
+    5p leaves 234p and a single 1s, one tile from a win by shape with no winning tile (the void suit): an option
+    of no waits, none unseen; so the 1s is alone with its unseen count and not judged, as the replay judged it."""
+    deal = ["123456789m2345p1s", DEAL[1], DEAL[2], DEAL[3]]
+    assert _after(deal, "1s").waits_at == {}
+    record = parse_record(
+        {
+            "format": "xzlog/1",
+            "hand_id": "v1",
+            "ruleset": "chengdu",
+            "players": ["a", "b", "c", "d"],
+            "dealer": 0,
+            "deal": [_names(h) for h in deal],
+            "que": ["s", "m", "p", "p"],
+            "events": [{"t": "discard", "seat": 0, "tile": "1s"}],
+        }
+    )
+    assert decisions(record) == oracle_decisions(record) == []
