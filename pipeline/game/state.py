@@ -873,21 +873,25 @@ class HandState:
         What the seat sees: its hand, every river and meld, and the tiles it gave at the exchange (``gave``), which
         it knows are in the receiver's hand until the receiver shows as many of the kind (a discard, a meld)."""
         h = self._hands[seat]
-        melds, void = self.melds[seat], self.void[seat]
-        melded, meld_suits = len(melds) > 0, h.meld_suits
-        codes = [h.m, h.p, h.s]  # the hand before the discard
+        void, melded, meld_suits = self.void[seat], len(self.melds[seat]) > 0, h.meld_suits
+        m, p, s = h.m, h.p, h.s  # native ints (a list would box them): this runs on every discard
         suit, step = tile // 9, code_step(tile)
-        codes[suit] = codes[suit] - step
-        if not win_mask_of_suits(codes[0], codes[1], codes[2], meld_suits, melded, void):
+        if suit == 0:
+            m = m - step
+        elif suit == 1:
+            p = p - step
+        else:
+            s = s - step
+        if not win_mask_of_suits(m, p, s, meld_suits, melded, void):
             return  # most discards leave the hand not ready: one look-up of its winning tiles says so
         counts = self.counts[seat]
+        codes = [h.m, h.p, h.s]  # the hand before the discard
         masks: dict[int, int] = {}  # ready discard → its winning tiles as bits
-        if codes[suit] == 0 and not (meld_suits >> suit) & 1:
+        if codes[suit] == step and not (meld_suits >> suit) & 1:
             # The discard is the last tile of its suit, so every other discard keeps that suit (a void suit, or
             # a third): such a hand has no winning tile, yet may be one tile from a win by shape, which is what
             # ready means here; the shanten of each discard says so.
-            codes[suit] = codes[suit] + step
-            for k, sh in shanten_after_discards(counts, len(melds), void).items():
+            for k, sh in shanten_after_discards(counts, len(self.melds[seat]), void).items():
                 if sh == 0 and (k == tile or self.can_discard(seat, k)):
                     ks, kstep = k // 9, code_step(k)
                     codes[ks] = codes[ks] - kstep
@@ -896,13 +900,16 @@ class HandState:
         else:
             # Otherwise a discard leaves the hand one tile from a win exactly when it has a winning tile (its
             # suits are those of the hand the discard of ``tile`` leaves, which has): a look-up each.
-            codes[suit] = codes[suit] + step
             for k in range(27):
                 if counts[k]:
-                    ks, kstep = k // 9, code_step(k)
-                    codes[ks] = codes[ks] - kstep
-                    mask = win_mask_of_suits(codes[0], codes[1], codes[2], meld_suits, melded, void)
-                    codes[ks] = codes[ks] + kstep
+                    m, p, s, kstep = h.m, h.p, h.s, code_step(k)
+                    if k < 9:
+                        m = m - kstep
+                    elif k < 18:
+                        p = p - kstep
+                    else:
+                        s = s - kstep
+                    mask = win_mask_of_suits(m, p, s, meld_suits, melded, void)
                     if mask and (k == tile or self.can_discard(seat, k)):
                         masks[k] = mask
         if len(masks) < 2 or tile not in masks:
