@@ -170,7 +170,7 @@ EVENTS = pa.schema(
 )
 
 WAIT_OPTION = pa.struct(
-    [("discard", pa.string()), ("waits", pa.list_(pa.string())), ("unseen", pa.int8()), ("wall", pa.int8())]
+    [("tile", pa.string()), ("waits", pa.list_(pa.string())), ("unseen", pa.int8()), ("wall", pa.int8())]
 )
 
 WAIT_CHOICES = pa.schema(

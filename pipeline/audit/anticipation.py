@@ -141,7 +141,7 @@ def decision(index: int, seat: int, choice: WaitChoice) -> Decision:
 
 def _stored_decision(idx: int, seat: int, chosen: int, options: list[dict[str, Any]]) -> Decision:
     """A row of ``wait_choices`` as a :class:`Decision`."""
-    made = tuple(Option(o["discard"], tuple(o["waits"]), o["unseen"], o["wall"]) for o in options)
+    made = tuple(Option(o["tile"], tuple(o["waits"]), o["unseen"], o["wall"]) for o in options)
     return Decision(idx, seat, made[chosen], made)
 
 

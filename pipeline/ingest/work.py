@@ -421,7 +421,7 @@ def _wait_choices(
             chosen=chosen,
             options=[
                 {
-                    "discard": TILE_NAMES[kind],
+                    "tile": TILE_NAMES[kind],
                     "waits": [TILE_NAMES[w] for w in range(27) if (mask >> w) & 1],
                     "unseen": unseen,
                     "wall": wall,
