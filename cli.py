@@ -1013,15 +1013,18 @@ def info_cheats_command(
     one out), a player flagged on either (Benjamini–Yekutieli over both); hands of level full and dealt only.
     With a filter, over the hands in scope only."""
     from pipeline.analytics.queries import connect
-    from pipeline.audit.anticipation import combine, screen_anticipation
+    from pipeline.audit.anticipation import WaitsNotJudged, combine, screen_anticipation
     from pipeline.audit.information import screen_information
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
     with connect(warehouse, scope=scope) as con:
+        try:
+            waits = screen_anticipation(con, fdr=fdr, min_decisions=min_waits)
+        except WaitsNotJudged as exc:
+            raise fail(str(exc)) from None
         dodges = screen_information(con, fdr=fdr, min_discards=min_discards)
-        waits = screen_anticipation(con, fdr=fdr, min_decisions=min_waits)
     seers = combine(dodges, waits, fdr=fdr)
     if fmt == "json":
         typer.echo(json.dumps([s.as_dict() for s in seers], ensure_ascii=False))

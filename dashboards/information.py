@@ -18,13 +18,25 @@ import duckdb
 import polars as pl
 
 from dashboards import replay_of
-from pipeline.audit.anticipation import Seer, combine, screen_anticipation
+from pipeline.audit.anticipation import Seer, WaitsNotJudged, combine, screen_anticipation
 from pipeline.audit.information import EVIDENCE, FDR, best_dodges, screen_information
 
 
 def screen(con: duckdb.DuckDBPyConnection, *, fdr: float = FDR) -> list[Seer]:
     """Both signals of every player of the warehouse behind ``con``, combined (flagged first)."""
-    return combine(screen_information(con, fdr=fdr), screen_anticipation(con, fdr=fdr), fdr=fdr)
+    return screen_noted(con, fdr=fdr)[0]
+
+
+def screen_noted(con: duckdb.DuckDBPyConnection, *, fdr: float = FDR) -> tuple[list[Seer], str | None]:
+    """:func:`screen`, and what the page must say when the second signal could not run: on a warehouse ingested
+    before ingest judged the waits (:class:`~pipeline.audit.anticipation.WaitsNotJudged`), the dodges alone
+    and the message that says to ingest again."""
+    dodges = screen_information(con, fdr=fdr)
+    try:
+        waits = screen_anticipation(con, fdr=fdr)
+    except WaitsNotJudged as exc:
+        return combine(dodges, [], fdr=fdr), f"Winning-tile anticipation was not screened: {exc}."
+    return combine(dodges, waits, fdr=fdr), None
 
 
 def prep_evidence(con: duckdb.DuckDBPyConnection, seers: Sequence[Seer], *, per_player: int = EVIDENCE) -> pl.DataFrame:

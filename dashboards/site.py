@@ -190,8 +190,8 @@ def _build(
 
     # Information cheats
     step("information: screen")
-    seers = info_dash.screen(con)
-    body = [_info_summary(seers), _info_table(seers, player_pages)]
+    seers, stale = info_dash.screen_noted(con)
+    body = [_info_summary(seers, stale), _info_table(seers, player_pages)]
     evidence = info_dash.prep_evidence(con, seers), info_dash.prep_anticipation(con, seers)
     body += [_info_evidence(seers, *evidence, player_pages), _info_method()]
     write(info_page, body)
@@ -1182,7 +1182,7 @@ def _victims_section(df: pl.DataFrame, pages: dict[str, Page]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- information
-def _info_summary(seers: list[Seer]) -> str:
+def _info_summary(seers: list[Seer], stale: str | None = None) -> str:
     tested = [s for s in seers if any(r is not None and r.p is not None for r in (s.dodges, s.anticipation))]
     flagged = [s for s in seers if s.flagged]
     if not tested:
@@ -1208,7 +1208,8 @@ def _info_summary(seers: list[Seer]) -> str:
         f"least {MIN_DISCARDS:,} judged discards (dangerous discards by choice) or {MIN_DECISIONS:,} judged waits "
         "(winning-tile anticipation). Measured on simulated rooms of 8 players: see the README's evaluation for "
         "the planted cheats found and the honest rooms' false discovery proportion, per signal and together.</p>"
-        "</section>"
+        + (f'<p class="verdict"><b>{_esc(stale)}</b></p>' if stale else "")
+        + "</section>"
     )
 
 

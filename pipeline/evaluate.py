@@ -211,6 +211,14 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
     return labels.as_dict()
 
 
+def _ingest_again(root: Path) -> None:
+    """Replace the warehouse of ``root`` (a cache's population) by a new ingest of its games."""
+    shutil.rmtree(root / "wh-partial", ignore_errors=True)
+    ingest([str(root / "games.jsonl.gz")], root / "wh-partial", workers=1)
+    shutil.rmtree(root / "wh")
+    (root / "wh-partial").rename(root / "wh")
+
+
 @contextmanager
 def _population_dir(pop: Population, workdir: str | None, cache: str | None) -> Iterator[Path]:
     """Where ``pop`` is simulated: a folder of ``cache`` named by the population (kept, so that a screen can be
@@ -323,13 +331,19 @@ def run_information(
     """Simulate, ingest and run the information screen (``xuezhan info-cheats``) on one population: both signals,
     the dangerous discards by choice (:mod:`pipeline.audit.information`) and winning-tile anticipation
     (:mod:`pipeline.audit.anticipation`), together and each alone (:class:`InfoOutcome`)."""
-    from pipeline.audit.anticipation import combine, screen_anticipation
+    from pipeline.audit.anticipation import WaitsNotJudged, combine, screen_anticipation
 
     with _population_dir(pop, workdir, cache) as root:
         labels = _simulate(pop, root)
+        try:
+            with connect(root / "wh") as con:
+                waits = screen_anticipation(con, fdr=fdr)
+        except WaitsNotJudged:  # a cached warehouse ingested before ingest judged the waits: ingest its games again
+            _ingest_again(root)
+            with connect(root / "wh") as con:
+                waits = screen_anticipation(con, fdr=fdr)
         with connect(root / "wh") as con:
             dodges = screen_information(con, fdr=fdr)
-            waits = screen_anticipation(con, fdr=fdr)
     bots = set(labels["bots"])
     both = combine(dodges, waits, fdr=fdr)
     alone_d = [(r.player, r.p, r.hands, r.flagged) for r in dodges if r.p is not None]

@@ -84,6 +84,13 @@ HANDS = pa.schema(
             pa.list_(pa.string()),
             "the checks this record's level (or what it left out) could not support, in words; empty for full",
         ),
+        _f(
+            "waits_judged",
+            pa.bool_(),
+            "the discards were judged for the information screen's anticipation signal (levels full and dealt: their "
+            "judged choices are in wait_choices); false at the other levels; null in a warehouse ingested before "
+            "the column (re-ingest it for info-cheats and the report's information page)",
+        ),
     ]
 )
 
@@ -159,6 +166,40 @@ EVENTS = pa.schema(
             "win on whose discard kept its own hand as close to ready (false: a forced discard); null otherwise",
         ),
         _f("replayed", pa.bool_(), "the event was replayed (false after an illegal action stopped the replay)"),
+    ]
+)
+
+WAIT_OPTION = pa.struct(
+    [("tile", pa.string()), ("waits", pa.list_(pa.string())), ("unseen", pa.int8()), ("wall", pa.int8())]
+)
+
+WAIT_CHOICES = pa.schema(
+    [
+        _f("hand_id", pa.string(), "hand", False),
+        _f("idx", pa.int32(), "the discard's event index", False),
+        _f("seat", pa.int8(), "discarding seat", False),
+        _f("player", pa.string(), "discarding player"),
+        _f(
+            "hit",
+            pa.bool_(),
+            "the wait chosen has the most copies left in the wall among the options (ties for the most count)",
+            False,
+        ),
+        _f(
+            "margin",
+            pa.int8(),
+            "copies in the wall the chosen wait has beyond the best other option (negative: a miss)",
+            False,
+        ),
+        _f("chosen", pa.int8(), "the position in options of the discard made (0-based)", False),
+        _f(
+            "options",
+            pa.list_(WAIT_OPTION),
+            "the discards that leave the hand ready on waits with the chosen one's unseen count: the tile thrown, "
+            "its winning tiles, their copies the discarder could not see (its hand, the rivers, the melds and the "
+            "tiles it gave at 换三张 are seen) and those still in the wall",
+            False,
+        ),
     ]
 )
 
@@ -255,6 +296,7 @@ TABLES: dict[str, pa.Schema] = {
     "hands": HANDS,
     "player_hands": PLAYER_HANDS,
     "events": EVENTS,
+    "wait_choices": WAIT_CHOICES,
     "wins": WINS,
     "payments": PAYMENTS,
     "issues": ISSUES,

@@ -4,12 +4,16 @@ The screen on a simulated room with a planted cheat is in tests/test_information
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from anticipation_oracle import oracle_decisions
 
+from pipeline.analytics.queries import connect
 from pipeline.audit.anticipation import (
     AnticipationResult,
     Option,
@@ -23,6 +27,7 @@ from pipeline.audit.information import InfoResult
 from pipeline.game.events import Discard
 from pipeline.game.record import parse_record
 from pipeline.game.start import start_hand
+from pipeline.ingest.run import ingest
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.rules.tiles import TILE_NAMES, parse_tiles
 from pipeline.simulate.bots import Bot
@@ -36,10 +41,16 @@ QUE = ["s", "m", "p", "p"]
 
 
 def _record(deal: list[str], events: list[dict[str, Any]], *, dealer: int = 0, que: list[str] = QUE) -> Any:
-    return parse_record(
+    return parse_record(_obj(deal, events, dealer=dealer, que=que))
+
+
+def _obj(
+    deal: list[str], events: list[dict[str, Any]], *, dealer: int = 0, que: list[str] = QUE, hand_id: str = "a1"
+) -> dict[str, Any]:
+    return dict(
         {
             "format": "xzlog/1",
-            "hand_id": "a1",
+            "hand_id": hand_id,
             "ruleset": "chengdu",
             "players": ["a", "b", "c", "d"],
             "dealer": dealer,
@@ -131,16 +142,30 @@ SETTLEMENT = {
 
 def test_a_record_without_every_hand_is_not_judged() -> None:
     record = parse_record(SETTLEMENT)
-    assert record.level == "settlement" and decisions(record) == [] and tally([record]) == {}
+    assert record.level == "settlement" and decisions(record) == []
 
 
-def test_the_tally_counts_hands_decisions_and_hits_per_player() -> None:
-    hit = _record(DEAL, [{"t": "discard", "seat": 0, "tile": "3p"}])
-    miss = _record(DEAL, [{"t": "discard", "seat": 0, "tile": "7p"}])
-    t = tally([hit, miss, hit])
+def test_the_tally_counts_hands_decisions_and_hits_per_player(tmp_path: Path) -> None:
+    """Ingest judges the waits and stores them (wait_choices); the tally counts them per player: hands of levels
+    full and dealt (the settlement record's are not), decisions, hits, and the widest hits (hand, then event, on
+    equal margins)."""
+    hit = [{"t": "discard", "seat": 0, "tile": "3p"}]
+    miss = [{"t": "discard", "seat": 0, "tile": "7p"}]
+    lines = [_obj(DEAL, hit, hand_id="h2"), _obj(DEAL, miss, hand_id="h1"), _obj(DEAL, hit, hand_id="h0")]
+    lines.append({**SETTLEMENT, "players": ["a", "b", "c", "e"]})
+    source = tmp_path / "hands.jsonl"
+    source.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    ingest([str(source)], tmp_path / "wh", workers=1)
+    with connect(tmp_path / "wh") as con:
+        t = tally(con)
+        judged = con.execute("SELECT hand_id, waits_judged FROM hands ORDER BY hand_id").fetchall()
+    assert judged == [("h0", True), ("h1", True), ("h2", True), ("w1", False)]
+    assert sorted(t) == ["a", "b", "c", "d"]  # e played only the settlement record
     assert (t["a"].hands, t["a"].decisions, t["a"].hits) == (3, 3, 2)
     assert (t["b"].hands, t["b"].decisions, t["b"].hits) == (3, 0, 0)
-    assert [d.margin for _, d in t["a"].best] == [3, 3]
+    assert [(h, d.margin) for h, d in t["a"].best] == [("h0", 3), ("h2", 3)]
+    assert t["a"].best[0][1] == decisions(_record(DEAL, hit))[0]
+    assert [(h, d.margin) for h, d in tally(connect(tmp_path / "wh"), keep=1)["a"].best] == [("h0", 3)]
 
 
 # ---------------------------------------------------------------------------------------------- the bot
@@ -273,3 +298,19 @@ def _exchange_record(given: list[list[str]]) -> Any:
 def test_tiles_given_at_the_exchange_are_seen_by_the_giver() -> None:
     record = _exchange_record(EXCHANGE_GIVEN)
     assert record.level == "dealt" and decisions(record) == []
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        _record(DEAL, [{"t": "discard", "seat": 0, "tile": "3p"}]),
+        _record(DEAL, [{"t": "discard", "seat": 0, "tile": "7p"}]),
+        _record(SEEN, _seen_events("4p"), dealer=1, que=["s", "p", "p", "p"]),
+        _record(SEEN, _seen_events("3m"), dealer=1, que=["s", "m", "p", "p"]),
+        _exchange_record(EXCHANGE_GIVEN),
+    ],
+)
+def test_the_engine_judges_as_the_replay_did(record: Any) -> None:
+    """The engine's judging (HandState._judge_waits, what ingest stores) gives the decisions the screen's replay
+    gave (tests/anticipation_oracle.py)."""
+    assert decisions(record) == oracle_decisions(record)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from fractions import Fraction
@@ -13,10 +14,13 @@ from math import comb
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
+from anticipation_oracle import oracle_tally, stored_records
 
+from dashboards import information as info_dash
 from pipeline.analytics.queries import connect
-from pipeline.audit.anticipation import combine, decisions, screen_anticipation
+from pipeline.audit.anticipation import WaitsNotJudged, combine, decisions, screen_anticipation, screen_tally, tally
 from pipeline.audit.information import (
     Grid,
     beta_binomial_cdf,
@@ -34,6 +38,7 @@ from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
 
 XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
+SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample.jsonl.gz"
 
 
 def _exact_beta_binomial_cdf(k: int, n: int, a: int, b: int) -> Fraction:
@@ -197,3 +202,55 @@ def test_the_command(room: tuple[Path, dict[str, object]]) -> None:
     lines = done.stdout.splitlines()
     assert lines[1].startswith("anticipation: 0 players with at least 100000 judged waits screened (8 with fewer")
     assert lines[3].endswith("YES (dodges)") and "–" in lines[3]
+
+
+# ---------------------------------------------------------------------------------------------- decided at ingest
+def _same_as_the_replay(warehouse: Path) -> None:
+    """The anticipation screen counted from the warehouse (wait_choices) against the replay of every stored hand
+    (tests/anticipation_oracle.py): per player the same hands, decisions, hits and evidence, and ``info-cheats
+    --format json`` the same as the replay's screen combined with the dodges."""
+    with connect(warehouse) as con:
+        mine, theirs = tally(con), oracle_tally(stored_records(con))
+        assert sorted(mine) == sorted(theirs) and mine
+        for player, t in theirs.items():
+            m = mine[player]
+            assert (m.hands, m.decisions, m.hits, m.best) == (t.hands, t.decisions, t.hits, t.best), player
+        dodges = screen_information(con)
+        expected = [s.as_dict() for s in combine(dodges, screen_tally(theirs))]
+    done = subprocess.run(
+        [XUEZHAN, "info-cheats", "--warehouse", str(warehouse), "--format", "json"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(json.dumps(expected))
+
+
+def test_the_room_s_waits_decided_at_ingest_are_the_replay_s(room: tuple[Path, dict[str, object]]) -> None:
+    _same_as_the_replay(room[0])
+
+
+def test_the_sample_s_waits_decided_at_ingest_are_the_replay_s(tmp_path: Path) -> None:
+    ingest([str(SAMPLE)], tmp_path / "wh", workers=1)
+    _same_as_the_replay(tmp_path / "wh")
+
+
+def test_a_warehouse_ingested_before_the_waits_were_judged(
+    room: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    """A warehouse made before wait_choices and hands.waits_judged: it still opens, the dodges still run, and the
+    anticipation screen says to ingest again instead of counting nothing (info-cheats exits 2 saying so; the
+    report's page says so and shows the dodges)."""
+    old = tmp_path / "old"
+    shutil.copytree(room[0], old)
+    shutil.rmtree(old / "wait_choices")
+    for part in (old / "hands").glob("*.parquet"):
+        table = pq.read_table(part)
+        pq.write_table(table.drop_columns(["waits_judged"]), part)
+    with connect(old) as con:
+        assert con.execute("SELECT count(*) FROM wait_choices").fetchall() == [(0,)]
+        with pytest.raises(WaitsNotJudged, match="ingest the records again"):
+            screen_anticipation(con)
+        seers, note = info_dash.screen_noted(con)
+    assert note is not None and "xuezhan ingest" in note
+    assert [s.player for s in seers if s.flagged] == room[1]["bots"] and all(s.anticipation is None for s in seers)
+    done = subprocess.run([XUEZHAN, "info-cheats", "--warehouse", str(old)], capture_output=True, text=True)
+    assert done.returncode == 2 and "ingest the records again" in done.stderr and done.stdout == ""

@@ -8,11 +8,12 @@ opponent's concealed hand where they will never come, it cannot know: for an hon
 which option has more copies left in the wall is chance. A player who sees every hand knows, and waits on the
 tiles that will come.
 
-The screen replays the hands whose every tile is known (levels full and dealt: the wall's contents are then the
-table's tiles less those dealt and drawn) and judges a player's discard when it left the hand ready and another
-discard would have too, with a different wait of **the same unseen count** (what the player could see is equal,
-so its view cannot prefer either), the options' copies left in the wall differing. Per player: ``n`` judged
-decisions, ``k`` those where the wait chosen has the most copies left in the wall among those options (ties for
+Ingest's replay judges the discards of the hands whose every tile is known (levels full and dealt: the wall's
+contents are then the table's tiles less those dealt and drawn; ``HandState._judge_waits``, stored in the table
+``wait_choices``), and the screen counts them in DuckDB. A player's discard is judged when it left the hand ready
+and another discard would have too, with a different wait of **the same unseen count** (what the player could
+see is equal, so its view cannot prefer either), the options' copies left in the wall differing. Per player: ``n``
+judged decisions, ``k`` those where the wait chosen has the most copies left in the wall among those options (ties for
 the most count as hits). An honest player hits at a rate set by how many options it had and how it breaks such
 ties (a style: some prefer edge waits on terminals, which opponents hold less often); a player who sees the wall
 hits nearly always.
@@ -38,7 +39,7 @@ p-values below 0.05, none below 0.01); with the dodges, BY over both, 30 of 30 a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,12 +48,11 @@ import numpy as np
 
 from pipeline.analytics.stats import by_qvalues
 from pipeline.audit.information import FDR, InfoResult, screen_tails
-from pipeline.game.events import Discard
-from pipeline.game.record import Record, RecordError, parse_record
-from pipeline.game.start import exchange_offset, start_hand
-from pipeline.game.state import HandState, IllegalAction
-from pipeline.rules.hand import shanten_after_discards, suit_codes, win_mask_of_codes
+from pipeline.game.record import Record
+from pipeline.game.start import start_hand
+from pipeline.game.state import IllegalAction, WaitChoice
 from pipeline.rules.tiles import TILE_NAMES
+from pipeline.sql import load_sql, run_sql
 
 MIN_DECISIONS = 30  # judged decisions a player needs to be tested
 EVIDENCE = 5  # decisions shown per flagged player
@@ -98,101 +98,51 @@ class Decision:
 
 
 def decisions(record: Record, seat: int | None = None) -> list[Decision]:
-    """The judged decisions of ``seat`` (every seat: ``None``) in ``record``, found by replaying it; none for a
-    record of another level than full or dealt (a hidden hand hides the wall's contents). The replay stops at an
-    illegal action."""
+    """The judged decisions of ``seat`` (every seat: ``None``) in ``record``, as the engine judges them while it
+    replays (:meth:`pipeline.game.state.HandState._judge_waits`, which ingest runs and stores in
+    ``wait_choices``); none for a record of another level than full or dealt (a hidden hand hides the wall's
+    contents). The replay stops at an illegal action."""
     if record.level not in ("full", "dealt"):
         return []
     exchange = None
-    passed: dict[int, tuple[int, tuple[int, ...]]] = {}  # seat → (the seat it gave its three to, those tiles)
     if record.exchange_given is not None:
         exchange = (record.exchange_direction or "cw", record.exchange_given)
-        n = len(record.players)
-        try:
-            offset = exchange_offset(exchange[0], n)
-        except IllegalAction:
-            return []
-        passed = {s: ((s + offset) % n, given) for s, given in enumerate(record.exchange_given) if given is not None}
     try:
         state = start_hand(
-            record.rules, dealer=record.dealer, wall=record.wall, deal=record.deal, exchange=exchange, que=record.que
+            record.rules,
+            dealer=record.dealer,
+            wall=record.wall,
+            deal=record.deal,
+            exchange=exchange,
+            que=record.que,
+            evidence=True,
         )
     except IllegalAction:
         return []
-    found = []
-    for index, event in enumerate(record.events):
-        if isinstance(event, Discard) and (seat is None or event.seat == seat):
-            decision = judge(state, index, event.seat, event.tile, passed=passed.get(event.seat))
-            if decision is not None:
-                found.append(decision)
+    for event in record.events:
         try:
             state.apply(event)
         except IllegalAction:
             break
-    return found
+    found = [decision(index, record.events[index].seat, choice) for index, choice in sorted(state.waits_at.items())]
+    return [d for d in found if seat is None or d.seat == seat]
 
 
-def judge(
-    state: HandState, index: int, seat: int, tile: int, *, passed: tuple[int, Sequence[int]] | None = None
-) -> Decision | None:
-    """``seat``'s discard of ``tile`` (kind) in ``state`` (before the discard) as a :class:`Decision`, or
-    ``None`` when it is not judged: the discard does not leave the hand ready, or no other ready discard waits
-    on other tiles with the same unseen count and a different count in the wall.
+def decision(index: int, seat: int, choice: WaitChoice) -> Decision:
+    """The engine's judged choice of waits (:data:`pipeline.game.state.WaitChoice`) at event ``index`` as a
+    :class:`Decision`."""
+    chosen, options = choice
+    made = tuple(
+        Option(TILE_NAMES[kind], tuple(TILE_NAMES[w] for w in range(27) if (mask >> w) & 1), unseen, wall)
+        for kind, mask, unseen, wall in options
+    )
+    return Decision(index, seat, made[chosen], made)
 
-    What the player sees: its hand, every river and meld, and the three tiles it gave at the exchange (``passed``:
-    the seat it gave them to, and the tiles), which it knows are in that seat's hand until that seat shows as many
-    of the kind (a discard, a meld): an honest player who gave two 4p away knows the 4p wait is the thinner one."""
-    counts, melds, void = list(state.counts[seat]), state.melds[seat], state.void[seat]
-    counts[tile] -= 1  # most discards leave the hand not ready: one look-up of its winning tiles says so
-    ready_after = win_mask_of_codes(suit_codes(counts), melds, void)
-    counts[tile] += 1
-    if not ready_after:
-        return None
-    after = shanten_after_discards(counts, len(melds), void)
-    if after.get(tile) != 0:
-        return None
-    ready = [k for k, s in after.items() if s == 0 and (k == tile or state.can_discard(seat, k))]
-    if len(ready) < 2:
-        return None
-    visible = list(counts)
-    for s in range(state.n):
-        for k in state.rivers[s]:
-            visible[k] += 1
-        for m in state.melds[s]:
-            visible[m.tile] += m.size
-    if passed is not None:
-        receiver, given = passed
-        shown = [0] * len(visible)  # copies the receiver has shown: its discards (claimed or not) and its melds
-        for ev in state.events:
-            if isinstance(ev, Discard) and ev.seat == receiver:
-                shown[ev.tile] += 1
-        for m in state.melds[receiver]:
-            shown[m.tile] += m.size
-        for k in set(given):
-            visible[k] += max(0, given.count(k) - shown[k])
-    full, seen = state.full, state.seen
-    by_waits: dict[int, Option] = {}
-    chosen_mask = 0
-    for k in ready:
-        counts[k] -= 1
-        mask = win_mask_of_codes(suit_codes(counts), melds, void)
-        counts[k] += 1
-        if k == tile:
-            chosen_mask = mask
-        if mask in by_waits and k != tile:
-            continue  # the same waits as an option already listed: one choice
-        waits = [w for w in range(27) if (mask >> w) & 1]
-        by_waits[mask] = Option(
-            TILE_NAMES[k],
-            tuple(TILE_NAMES[w] for w in waits),
-            unseen=sum(max(0, full[w] - visible[w]) for w in waits),
-            wall=sum(full[w] - seen[w] for w in waits),  # not dealt or drawn yet: still in the wall
-        )
-    chosen = by_waits[chosen_mask]
-    options = tuple(o for o in by_waits.values() if o.unseen == chosen.unseen)
-    if len(options) < 2 or len({o.wall for o in options}) < 2:
-        return None
-    return Decision(index, seat, chosen, options)
+
+def _stored_decision(idx: int, seat: int, chosen: int, options: list[dict[str, Any]]) -> Decision:
+    """A row of ``wait_choices`` as a :class:`Decision`."""
+    made = tuple(Option(o["tile"], tuple(o["waits"]), o["unseen"], o["wall"]) for o in options)
+    return Decision(idx, seat, made[chosen], made)
 
 
 # ---------------------------------------------------------------------------------------------- the screen
@@ -238,50 +188,40 @@ class _Tally:
     best: list[tuple[str, Decision]] = field(default_factory=list)
 
 
-def tally(records: Iterable[Record], *, keep: int = EVIDENCE) -> dict[str, _Tally]:
-    """Per player: hands of level full or dealt, judged decisions, hits, and the ``keep`` hits of widest margin."""
-    out: dict[str, _Tally] = {}
-    for record in records:
-        if record.level not in ("full", "dealt"):
-            continue
-        for player in record.players:
-            out.setdefault(player, _Tally()).hands += 1
-        for d in decisions(record):
-            t = out[record.players[d.seat]]
-            t.decisions += 1
-            if d.hit:
-                t.hits += 1
-                t.best.append((record.hand_id, d))
-                if len(t.best) > 4 * keep:
-                    t.best = _widest(t.best, keep)
-    for t in out.values():
-        t.best = _widest(t.best, keep)
+class WaitsNotJudged(ValueError):
+    """The warehouse holds hands of levels full or dealt that ingest did not judge (ingested by a version
+    before the anticipation evidence was stored): the screen would undercount them."""
+
+
+def tally(con: duckdb.DuckDBPyConnection, *, keep: int = EVIDENCE) -> dict[str, _Tally]:
+    """Per player of the warehouse behind ``con``: hands of level full or dealt, judged decisions, hits, and the
+    ``keep`` hits of widest margin (``anticipation_tally.sql``, ``anticipation_best.sql``: ingest judged every
+    discard, so this only counts). Raises :class:`WaitsNotJudged` when some of those hands were ingested before
+    the judging."""
+    rows = run_sql(con, "pipeline.audit", "anticipation_tally")
+    unjudged = int(rows["unjudged"].sum()) if rows.height else 0
+    if unjudged:
+        raise WaitsNotJudged(
+            f"the warehouse holds hands of levels full and dealt ingested before the winning-tile anticipation was "
+            f"judged at ingest ({unjudged:,} player-hands): ingest the records again into a new warehouse "
+            "(xuezhan ingest FILES --warehouse NEW) to screen them"
+        )
+    out = {
+        player: _Tally(hands, decisions, hits)
+        for player, hands, decisions, hits in rows.select("player", "hands", "decisions", "hits").iter_rows()
+    }
+    best = con.execute(load_sql("pipeline.audit", "anticipation_best"), {"keep": keep}).fetchall()
+    for player, hand_id, idx, seat, chosen, options in best:
+        out[player].best.append((hand_id, _stored_decision(idx, seat, chosen, options)))
     return out
-
-
-def _widest(best: list[tuple[str, Decision]], keep: int) -> list[tuple[str, Decision]]:
-    return sorted(best, key=lambda h: (-h[1].margin, h[0], h[1].event))[:keep]
-
-
-def stored_records(con: duckdb.DuckDBPyConnection) -> Iterable[Record]:
-    """The records of the warehouse's hands of levels full and dealt (in scope), read back from their sources;
-    a hand that cannot be read back or parsed is skipped."""
-    from pipeline.analytics.export import Found, read_back, selected  # reads sources: only when asked
-
-    hands = [h for h in selected(con) if h.level in ("full", "dealt")]
-    for got in read_back(hands):
-        if isinstance(got, Found):
-            try:
-                yield parse_record(got.record)
-            except RecordError:
-                continue
 
 
 def screen_anticipation(
     con: duckdb.DuckDBPyConnection, *, fdr: float = FDR, min_decisions: int = MIN_DECISIONS
 ) -> list[AnticipationResult]:
-    """The screen of the warehouse behind ``con``: one line per player, flagged first, then by p-value."""
-    return screen_tally(tally(stored_records(con)), fdr=fdr, min_decisions=min_decisions)
+    """The screen of the warehouse behind ``con``: one line per player, flagged first, then by p-value. Raises
+    :class:`WaitsNotJudged` for a warehouse ingested before the judging."""
+    return screen_tally(tally(con), fdr=fdr, min_decisions=min_decisions)
 
 
 def screen_tally(

@@ -280,7 +280,7 @@ def start_hand(
         raise IllegalAction("TILE_VOID", f"no void suit at a table of two suits ({rules.suits}): 定缺 needs three")
     if rules.que_declared and any(q is None for q in void):
         raise IllegalAction("TILE_VOID", f"profile {rules.profile!r} requires every seat to declare a void suit (定缺)")
-    return HandState(
+    state = HandState(
         rules,
         dealer=dealer,
         hands=hands,
@@ -293,6 +293,10 @@ def start_hand(
         declared_kongs=declared_kongs,
         shown=shown,
     )
+    if evidence and exchange is not None:  # what each seat gave, which the anticipation evidence counts as seen
+        offset = exchange_offset(exchange[0], n)
+        state.gave = {s: ((s + offset) % n, tuple(t)) for s, t in enumerate(exchange[1]) if t is not None}
+    return state
 
 
 __all__ = [

@@ -32,6 +32,7 @@ from pipeline.rules.hand import (
     code_step,
     could_win,
     is_win,
+    shanten_after_discards,
     shanten_of_codes,
     suits_fault,
     suits_ok,
@@ -48,6 +49,12 @@ from pipeline.rules.values import Value
 HIDDEN: Final = -1  # an observer record's draw of a tile it did not see (the reader's UNKNOWN_TILE)
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
+# A judged choice of waits (the anticipation evidence, :meth:`HandState._judge_waits`): the position of the wait
+# chosen among the options, and each option as (the kind discarded, its winning kinds as bits, the copies of them
+# the discarder could not see, the copies still in the wall).
+WaitOption = tuple[int, int, int, int]
+WaitChoice = tuple[int, tuple[WaitOption, ...]]
+_NO_WAITS: Final[dict[int, WaitChoice]] = {}
 WinHow = Literal["discard", "self_draw", "rob_kong"]
 
 
@@ -173,6 +180,7 @@ class HandFacts(Value):
         "next_dealer",
         "unchecked",
         "end_open",
+        "waits_at",
     )
 
     def __init__(
@@ -195,6 +203,7 @@ class HandFacts(Value):
         next_dealer: int,
         unchecked: tuple[str, ...] = (),
         end_open: bool = False,
+        waits_at: Mapping[int, WaitChoice] = _NO_WAITS,
     ) -> None:
         self._v = (
             rules,
@@ -215,6 +224,7 @@ class HandFacts(Value):
             next_dealer,
             unchecked,
             end_open,
+            waits_at,
         )
 
     @property
@@ -292,6 +302,10 @@ class HandFacts(Value):
         """The hand's end is owed but unknown: hidden hands (or a settlement record) without declared end states,
         so 查花猪/查大叫/退税 and the end's void penalties are not computed, and claims of them cannot be judged."""
         return self._v[17]
+
+    @property
+    def waits_at(self) -> Mapping[int, WaitChoice]:  # discard → its judged choice of waits (evidence)
+        return self._v[18]
 
     @property
     def won_out(self) -> bool:
@@ -416,6 +430,8 @@ class HandState:
         # event index → seats that could win on that tile: every added kong, and the discards someone could win on
         self.could_win_at: dict[int, tuple[int, ...]] = {}
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
+        self.waits_at: dict[int, WaitChoice] = {}  # discard's index → its judged choice of waits (evidence)
+        self.gave: dict[int, tuple[int, tuple[int, ...]]] = {}  # seat → (receiver, the kinds it gave at 换三张)
         # Each seat's winning tiles, kept until its hand changes, the code of each of its suits and its size, kept
         # up to date tile by tile: every change goes through _add or _meld.
         self._hands = [_Concealed(codes[seat], len(kinds) + self.hidden[seat]) for seat, kinds in enumerate(hands)]
@@ -587,6 +603,7 @@ class HandState:
             next_dealer=self.next_dealer(),
             unchecked=tuple(self.unchecked),
             end_open=self.end_open,
+            waits_at=self.waits_at,
         )
 
     def _earthly(self, seat: int, self_drawn: bool) -> bool:
@@ -836,6 +853,8 @@ class HandState:
         if not plain:
             self.verify_discard(seat, tile)
         index = self.index
+        if self.evidence:
+            self._judge_waits(seat, tile, index)
         drawn = self.last_draw
         if (
             self.left <= 3
@@ -883,6 +902,93 @@ class HandState:
         self.last_draw = None
         self.phase = "claim"
         return event
+
+    def _judge_waits(self, seat: int, tile: int, index: int) -> None:
+        """The information screen's anticipation evidence (pipeline/audit/anticipation.py), before ``seat``
+        discards ``tile`` at event ``index``: when the discard leaves the hand ready and another legal discard
+        would too, on other waits with the same count of copies the seat cannot see but a different count still
+        in the wall, the options go into ``waits_at[index]``.
+
+        What the seat sees: its hand, every river and meld, and the tiles it gave at the exchange (``gave``), which
+        it knows are in the receiver's hand until the receiver shows as many of the kind (a discard, a meld)."""
+        h = self._hands[seat]
+        void, melded, meld_suits = self.void[seat], len(self.melds[seat]) > 0, h.meld_suits
+        m, p, s = h.m, h.p, h.s  # native ints (a list would box them): this runs on every discard
+        suit, step = tile // 9, code_step(tile)
+        if suit == 0:
+            m = m - step
+        elif suit == 1:
+            p = p - step
+        else:
+            s = s - step
+        if not win_mask_of_suits(m, p, s, meld_suits, melded, void):
+            return  # most discards leave the hand not ready: one look-up of its winning tiles says so
+        counts = self.counts[seat]
+        codes = [h.m, h.p, h.s]  # the hand before the discard
+        masks: dict[int, int] = {}  # ready discard → its winning tiles as bits
+        if codes[suit] == step and not (meld_suits >> suit) & 1:
+            # The discard is the last tile of its suit, so every other discard keeps that suit (a void suit, or
+            # a third): such a hand has no winning tile, yet may be one tile from a win by shape, which is what
+            # ready means here; the shanten of each discard says so.
+            for k, sh in shanten_after_discards(counts, len(self.melds[seat]), void).items():
+                if sh == 0 and (k == tile or self.can_discard(seat, k)):
+                    ks, kstep = k // 9, code_step(k)
+                    codes[ks] = codes[ks] - kstep
+                    masks[k] = win_mask_of_suits(codes[0], codes[1], codes[2], meld_suits, melded, void)
+                    codes[ks] = codes[ks] + kstep
+        else:
+            # Otherwise a discard leaves the hand one tile from a win exactly when it has a winning tile (its
+            # suits are those of the hand the discard of ``tile`` leaves, which has): a look-up each.
+            for k in range(27):
+                if counts[k]:
+                    m, p, s, kstep = h.m, h.p, h.s, code_step(k)
+                    if k < 9:
+                        m = m - kstep
+                    elif k < 18:
+                        p = p - kstep
+                    else:
+                        s = s - kstep
+                    mask = win_mask_of_suits(m, p, s, meld_suits, melded, void)
+                    if mask and (k == tile or self.can_discard(seat, k)):
+                        masks[k] = mask
+        if len(masks) < 2 or tile not in masks:
+            return
+        visible = list(counts)
+        for other in range(self.n):
+            for k in self.rivers[other]:
+                visible[k] = visible[k] + 1
+            for meld in self.melds[other]:
+                visible[meld.tile] = visible[meld.tile] + meld.size
+        passed = self.gave.get(seat)
+        if passed is not None:
+            receiver, given = passed
+            shown = [0] * len(visible)  # copies the receiver has shown: its discards (claimed or not) and its melds
+            for ev in self.events:
+                if isinstance(ev, Discard) and ev.seat == receiver:
+                    shown[ev.tile] = shown[ev.tile] + 1
+            for meld in self.melds[receiver]:
+                shown[meld.tile] = shown[meld.tile] + meld.size
+            for k in set(given):
+                visible[k] = visible[k] + max(0, given.count(k) - shown[k])
+        full, seen = self.full, self.seen
+        by_waits: dict[int, WaitOption] = {}
+        chosen_mask = 0
+        for k, mask in masks.items():
+            if k == tile:
+                chosen_mask = mask
+            if mask in by_waits and k != tile:
+                continue  # the same waits as an option already listed: one choice
+            unseen = wall = 0
+            for w in range(27):
+                if (mask >> w) & 1:
+                    unseen = unseen + max(0, full[w] - visible[w])
+                    wall = wall + full[w] - seen[w]  # not dealt or drawn yet: still in the wall
+            by_waits[mask] = (k, mask, unseen, wall)
+        chosen = by_waits[chosen_mask]
+        options = tuple(o for o in by_waits.values() if o[2] == chosen[2])
+        if len(options) < 2 or len({o[3] for o in options}) < 2:
+            return
+        self.waits_at[index] = (options.index(chosen), options)
 
     def _holds_a_win(self, seat: int) -> bool:
         """Do ``seat``'s tiles already form a win by shape and suits? (The quick part of :meth:`can_hu` for a

@@ -532,10 +532,24 @@ class Warehouse:
             con.unregister("_old_manifest")
         batches = [b for (b,) in con.execute("SELECT batch FROM temp._committed").fetchall()]
         for name in TABLES:
+            if not (self.root / name).is_dir():  # a table added after the warehouse was made: empty until written
+                con.execute(self._empty_view_sql(con, name, schema=schema))
+                continue
             files = [f for b in batches if (f := self.root / name / f"part-{b}.parquet").exists()]
             listed = files if name != "ingest_runs" and files else None
             con.execute(self._view_sql(name, "temp._committed", listed, schema=schema))
         return con
+
+    @staticmethod
+    def _empty_view_sql(con: duckdb.DuckDBPyConnection, name: str, *, schema: str | None = None) -> str:
+        """The view of a table the warehouse has no folder for: no rows, the table's columns and types."""
+        view = f'"{name}"' if schema is None else f'"{schema}"."{name}"'
+        empty = con.from_arrow(TABLES[name].empty_table())  # DuckDB's names for the Arrow types
+        columns = ", ".join(
+            f'CAST(NULL AS {kind}) AS "{column}"'
+            for column, kind in zip(empty.columns, map(str, empty.types), strict=True)
+        )
+        return f"CREATE VIEW {view} AS SELECT {columns} WHERE false"
 
     def _read_manifest_of_old(self) -> list[dict[str, object]]:
         folder = self.root / "hands"

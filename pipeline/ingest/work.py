@@ -10,16 +10,17 @@ record is new, a duplicate or a conflict is decided later, by whoever knows the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import pyarrow as pa
 
 from pipeline.codes import CODES
-from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
+from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.game.record import played_at_offset, played_at_time
 from pipeline.game.start import deal_hands, wall_after_deal
+from pipeline.game.state import WaitChoice
 from pipeline.ingest.read import RawLine
 from pipeline.ingest.warehouse import Encoded
 from pipeline.rules.hand import deal_shanten
@@ -27,7 +28,7 @@ from pipeline.rules.tiles import SUITS, TILE_NAMES, counts_of
 from pipeline.validate import Validation, validate_lines
 from schemas.tables import TABLES
 
-RECORD_TABLES = ("hands", "player_hands", "events", "wins", "payments", "issues")
+RECORD_TABLES = ("hands", "player_hands", "events", "wait_choices", "wins", "payments", "issues")
 
 
 class RecordKey(NamedTuple):
@@ -240,6 +241,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     else:
         stopping = (i for i in v.issues if CODES[i.code].stops_replay)
         outcome = "stopped" if any(i.code != "TURN_INCOMPLETE" for i in stopping) else "incomplete"
+    judged = record.level in ("full", "dealt")  # every hand known: the wall's contents are too
     rows.add(
         "hands",
         hand_id=hand_id,
@@ -274,6 +276,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         has_result=v.claimed is not None,
         level=record.level,
         not_checked=list(v.not_checked),
+        waits_judged=judged,
         _rec=rec,
     )
     deals = _deal_scores(record) if hand is not None else {}
@@ -348,6 +351,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         replayed=[idx < replayed_upto for idx in range(n)],
         _rec=[rec] * n,
     )
+    if judged and hand is not None:
+        _wait_choices(rows, hand_id, players, record.events, hand.waits_at, rec)
     claimed_wins = {w.event: w for w in v.claimed.wins} if v.claimed else {}
     for w in v.wins:
         cw = claimed_wins.get(w.event)
@@ -388,6 +393,41 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             position=i.position,
             source_file=line.source_file,
             source_line=line.source_line,
+            _rec=rec,
+        )
+
+
+def _wait_choices(
+    rows: Rows,
+    hand_id: str,
+    players: Sequence[str],
+    events: Sequence[Event],
+    waits_at: Mapping[int, WaitChoice],
+    rec: int,
+) -> None:
+    """The replay's judged choices of waits (the information screen's anticipation evidence), one row each."""
+    for idx, (chosen, options) in sorted(waits_at.items()):
+        walls = [o[3] for o in options]
+        best_other = max(w for i, w in enumerate(walls) if i != chosen)
+        seat = events[idx].seat
+        rows.add(
+            "wait_choices",
+            hand_id=hand_id,
+            idx=idx,
+            seat=seat,
+            player=players[seat],
+            hit=walls[chosen] == max(walls),
+            margin=walls[chosen] - best_other,
+            chosen=chosen,
+            options=[
+                {
+                    "tile": TILE_NAMES[kind],
+                    "waits": [TILE_NAMES[w] for w in range(27) if (mask >> w) & 1],
+                    "unseen": unseen,
+                    "wall": wall,
+                }
+                for kind, mask, unseen, wall in options
+            ],
             _rec=rec,
         )
 
