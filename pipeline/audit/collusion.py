@@ -313,6 +313,14 @@ class Rows:
     def take(self, index: np.ndarray) -> Rows:
         return Rows(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
 
+    def save(self, path: Path) -> None:
+        np.savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
+
+    @staticmethod
+    def load(path: Path) -> Rows:
+        with np.load(path) as data:
+            return Rows(**{f.name: data[f.name] for f in fields(Rows)})
+
 
 def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Every offer for every opponent x still in with a: the row key ``(hand × 4 + a) × 4 + x``, the wall,
@@ -579,8 +587,9 @@ class WarehouseSource(FeatureSource):
     of every hand, so the first pass (here, ``on_hands(done, total)`` after each run) keeps each run's offers in
     a file of a temporary folder (``workdir``), sums the hazard and each pair's counts, and keeps beside the
     offers each pair's offers by wall (for the (pair, wall) keys the run holds); once the hazard is known, those
-    give each pair's exposures (offers at each wall × the hazard there). :meth:`chunks` then reads the runs
-    back from the files. :meth:`close` removes the folder."""
+    give each pair's exposures (offers at each wall × the hazard there). Each run's rows (:func:`rows_of`,
+    the hazard's baselines in them) are then counted once and kept in place of its offers; :meth:`chunks` reads
+    them back, one run at a time, on every pass. :meth:`close` removes the folder."""
 
     def __init__(
         self,
@@ -649,6 +658,12 @@ class WarehouseSource(FeatureSource):
                             base = data[name] * rate[wall, OUTCOMES.index(name)]
                             total.total[f"e{k}"] += np.bincount(at, base, minlength=len(pairs))
         self.sums = total.pair_sums(players)
+        # every later pass reads the same rows: each run's are counted once, now that the hazard is known, and
+        # kept in place of its offers (the passes used to count them again from the offers, each time)
+        for path in self.files:
+            rows, *_ = rows_of(Offers.load(path), rate)
+            rows.save(path)
+            self._walls(path).unlink()
 
     @staticmethod
     def _walls(path: Path) -> Path:
@@ -656,7 +671,7 @@ class WarehouseSource(FeatureSource):
 
     def chunks(self) -> Iterator[Rows]:
         for path in self.files:
-            rows, *_ = rows_of(Offers.load(path), self.hazard)
+            rows = Rows.load(path)
             if len(rows.hand):
                 yield rows
 
