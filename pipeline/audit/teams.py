@@ -84,6 +84,7 @@ from pipeline.audit.collusion import (
 )
 
 K = len(SIGNALS)
+BATCH_ROWS = 1 << 19  # (group, row) incidences the group screen takes at once: its memory, not the groups'
 
 
 @dataclass(slots=True)
@@ -101,6 +102,7 @@ class GroupMoments:
     raw: np.ndarray
     expected: np.ndarray
     hands: np.ndarray
+    _keys: tuple[int, np.ndarray, np.ndarray] | None = None  # (players, keys, group): see _inside
 
     @staticmethod
     def zeros(groups: list[tuple[int, ...]]) -> GroupMoments:
@@ -134,50 +136,102 @@ class GroupMoments:
         linked = None if partners is None else np.isin(rows.a * players + rows.x, partners)
         # players with a partner in a team found: a group with one of them may leave rows out of its blocks
         partnered = set() if linked is None else set(np.unique(rows.a[linked]).tolist())
-        blocks: _Blocks | None = None
+        plain = []
         for g, team in enumerate(self.groups):
             if partnered.intersection(team):
                 self._add_group(g, team, rows, residual, raw, expected, member, linked)
-                continue
-            if blocks is None:
-                blocks = _Blocks.of(rows, residual, raw, players)
-            self._add_blocks(g, team, rows, blocks, raw, expected, players)
+            else:
+                plain.append(g)
+        if plain:
+            self._add_blocks(
+                np.array(plain, dtype=np.int64), rows, _Blocks.of(rows, residual, raw, players), raw, expected
+            )
 
-    def _add_blocks(
+    def _inside(self, players: int) -> tuple[np.ndarray, np.ndarray]:
+        """The keys ``a × players + x`` of the ordered pairs inside every group, and each key's group (ascending):
+        built once, the groups do not change."""
+        if self._keys is None or self._keys[0] != players:
+            keys = [_keys_inside(team, players) for team in self.groups]
+            group = np.repeat(np.arange(len(keys), dtype=np.int64), [len(k) for k in keys])
+            self._keys = (players, np.concatenate([*keys, np.zeros(0, np.int64)]), group)
+        return self._keys[1], self._keys[2]
+
+    def _add_blocks(self, plain: np.ndarray, rows: Rows, b: _Blocks, raw: np.ndarray, expected: np.ndarray) -> None:
+        """The groups ``plain`` (indices, ascending), whose members' opponents are all their opponents: every
+        (hand, member) block is the whole (hand, a) block of the run, computed once for every group
+        (:class:`_Blocks`); a group's own work is over the rows between its members only (the rows of the pairs
+        inside it, found by pair key). The groups are taken together, in batches of about :data:`BATCH_ROWS`
+        (group, row) incidences: a loop in Python per group and run was most of the team screen at 200k hands."""
+        keys, group = self._inside(b.players)
+        take = np.zeros(len(self.groups), dtype=bool)
+        take[plain] = True
+        keys, group = keys[take[group]], group[take[group]]
+        at = np.minimum(np.searchsorted(b.pairs, keys), max(0, len(b.pairs) - 1))
+        found = (b.pairs[at] == keys) if len(b.pairs) else np.zeros(len(keys), dtype=bool)
+        group, lo = group[found], b.lo[at[found]]
+        size = b.hi[at[found]] - lo
+        # batches of whole groups, each about BATCH_ROWS incidences at most (one group may be more on its own)
+        ends = np.cumsum(size)
+        last = np.flatnonzero(np.r_[group[1:] != group[:-1], True])  # each group's last key
+        cut = np.unique(
+            np.searchsorted(
+                ends[last], np.arange(1, (int(ends[-1]) if len(ends) else 0) // BATCH_ROWS + 1) * BATCH_ROWS
+            )
+        )
+        start = 0
+        for stop in [*(last[c] + 1 for c in cut.tolist() if c < len(last)), len(group)]:
+            if stop > start:
+                self._add_batch(group[start:stop], lo[start:stop], size[start:stop], rows, b, raw, expected)
+            start = stop
+
+    def _add_batch(
         self,
-        g: int,
-        team: tuple[int, ...],
+        group: np.ndarray,
+        lo: np.ndarray,
+        size: np.ndarray,
         rows: Rows,
         b: _Blocks,
         raw: np.ndarray,
         expected: np.ndarray,
-        players: int,
     ) -> None:
-        """One group whose members' opponents are all their opponents: every (hand, member) block is the whole
-        (hand, a) block of the run, computed once for every group (:class:`_Blocks`); the group's own work is
-        over the rows between its members only (the rows of the pairs inside it, found by pair key)."""
-        keys = _keys_inside(team, players)
-        at = np.minimum(np.searchsorted(b.pairs, keys), max(0, len(b.pairs) - 1))
-        found = at[b.pairs[at] == keys] if len(b.pairs) else at[:0]
-        inside = np.sort(np.concatenate([b.order[b.lo[k] : b.hi[k]] for k in found] + [np.zeros(0, np.int64)]))
-        if not len(inside):
+        """Groups whose pairs' rows are ``b.order[lo : lo + size]``, one entry per pair (``group`` ascending)."""
+        total = int(size.sum())
+        if not total:
             return
-        block = b.which[inside]
-        first = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
-        used = block[first]
-        m = np.diff(np.r_[first, len(inside)]).astype(float)
+        g = np.repeat(group, size)
+        row = b.order[np.arange(total) - np.repeat(np.cumsum(size) - size, size) + np.repeat(lo, size)]
+        order = np.lexsort((row, g))  # each group's rows in the run's order: by (hand, a), then x
+        g, row = g[order], row[order]
+        block = b.which[row]
+        new_group = np.r_[True, g[1:] != g[:-1]]
+        first = np.flatnonzero(new_group | np.r_[True, block[1:] != block[:-1]])  # each (group, block)
+        owner, used = g[first], block[first]
+        m = np.diff(np.r_[first, total]).astype(float)
         n = b.n[used]
         live = m < n
-        if not live.any():
-            return
-        drawn = np.add.reduceat(b.centred[inside], first, axis=0)
-        factor = m[live] * (n[live] - m[live]) / np.maximum(n[live] - 1, 1)
-        self.excess[g] += drawn[live].sum(axis=0)
-        self.cov[g] += np.einsum("i,ijk->jk", factor, b.spread[used[live]])
-        self.draws[g] += b.varies[used[live]].sum(axis=0)
-        self.raw[g] += raw[inside].sum(axis=0)
-        self.expected[g] += expected[inside].sum(axis=0)
-        self.hands[g] += len(np.unique(rows.hand[inside]))
+        drawn = np.add.reduceat(b.centred[row], first, axis=0)
+        factor = m * (n - m) / np.maximum(n - 1, 1)
+        # per group: its live blocks, then its rows (each sum in the order the group's own loop summed it)
+        alive = np.flatnonzero(live)
+        if len(alive):
+            keep = owner[alive]
+            starts = np.flatnonzero(np.r_[True, keep[1:] != keep[:-1]])
+            which = keep[starts]
+            self.excess[which] += np.add.reduceat(drawn[alive], starts, axis=0)
+            self.cov[which] += np.add.reduceat(factor[alive, None, None] * b.spread[used[alive]], starts, axis=0)
+            self.draws[which] += np.add.reduceat(b.varies[used[alive]].astype(float), starts, axis=0)
+            # a group with no live block adds nothing at all (as its loop returned early)
+            has = np.zeros(len(self.groups), dtype=bool)
+            has[which] = True
+            mine = has[g]
+            g_in, row_in = g[mine], row[mine]
+            starts = np.flatnonzero(np.r_[True, g_in[1:] != g_in[:-1]])
+            which = g_in[starts]
+            self.raw[which] += np.add.reduceat(raw[row_in], starts, axis=0)
+            self.expected[which] += np.add.reduceat(expected[row_in], starts, axis=0)
+            hand = rows.hand[row_in]
+            fresh = np.r_[True, (g_in[1:] != g_in[:-1]) | (hand[1:] != hand[:-1])]
+            self.hands += np.bincount(g_in[fresh], minlength=len(self.groups))
 
     def _add_group(
         self,
@@ -245,6 +299,7 @@ class _Blocks:
     pairs: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
+    players: int
 
     @staticmethod
     def of(rows: Rows, residual: np.ndarray, raw: np.ndarray, players: int) -> _Blocks:
@@ -261,7 +316,7 @@ class _Blocks:
         order = np.argsort(pair, kind="stable")
         pairs, lo = np.unique(pair[order], return_index=True)
         hi = np.r_[lo[1:], len(order)]
-        return _Blocks(which, n, centred, spread, varies, order, pairs, lo, hi)
+        return _Blocks(which, n, centred, spread, varies, order, pairs, lo, hi, players)
 
 
 def group_moments(
