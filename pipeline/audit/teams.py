@@ -103,6 +103,8 @@ class GroupMoments:
     expected: np.ndarray
     hands: np.ndarray
     _keys: tuple[int, np.ndarray, np.ndarray] | None = None  # (players, keys, group): see _inside
+    _members: np.ndarray | None = None  # see _small
+    _is_small: np.ndarray | None = None
 
     @staticmethod
     def zeros(groups: list[tuple[int, ...]]) -> GroupMoments:
@@ -142,10 +144,138 @@ class GroupMoments:
                 self._add_group(g, team, rows, residual, raw, expected, member, linked)
             else:
                 plain.append(g)
-        if plain:
-            self._add_blocks(
-                np.array(plain, dtype=np.int64), rows, _Blocks.of(rows, residual, raw, players), raw, expected
-            )
+        if not plain:
+            return
+        blocks = _Blocks.of(rows, residual, raw, players)
+        chosen = np.array(plain, dtype=np.int64)
+        small = self._small(players)
+        self._add_small(chosen[small[chosen]], rows, blocks, raw, expected, players)
+        if not small[chosen].all():  # groups of four or more: each (group, row) incidence
+            self._add_blocks(chosen[~small[chosen]], rows, blocks, raw, expected)
+
+    def _small(self, players: int) -> np.ndarray:
+        """Which groups have two or three members (:meth:`_add_small` takes them); their members as an array
+        (groups, 3), a pair's third -1: built once, the groups do not change."""
+        if self._members is None:
+            members = np.full((len(self.groups), 3), -1, dtype=np.int64)
+            for g, team in enumerate(self.groups):
+                if 2 <= len(team) <= 3:
+                    members[g, : len(team)] = team
+            self._members = members
+            self._is_small = np.array([2 <= len(t) <= 3 for t in self.groups], dtype=bool)
+        assert self._is_small is not None
+        return self._is_small
+
+    def _add_small(
+        self, chosen: np.ndarray, rows: Rows, b: _Blocks, raw: np.ndarray, expected: np.ndarray, players: int
+    ) -> None:
+        """The groups ``chosen`` of two or three members whose opponents are all their opponents, from sums per
+        ordered pair and per (member, two opponents at its table), not per (group, row): the work is the run's
+        rows, whatever the number of groups.
+
+        A member ``a``'s (hand, a) block of ``n`` opponents holds ``m`` of the group's other members. For a pair
+        ``m`` = 1; for a group of three, a block holding one other member counts as in a pair, and a block
+        holding both (``m`` = 2) counts twice in the pairs' sums, which the sums per (a, {x, y}) correct:
+        a live block (``m < n``) adds the drawn residuals (``excess``), ``m (n − m) / (n − 1)`` × its spread
+        (``cov``) and its varying signals (``draws``); the rows between members add their raw counts and
+        expectations, and the hands with two members or more at the table count once (inclusion–exclusion
+        over the pairs' shared hands and the hands of all three) — those three only for a group with a live
+        block in the run, as the loop per group did."""
+        if not len(chosen):
+            return
+        p = max(1, players)
+        nb = b.n[b.which]
+        one = (nb > 1).astype(float)  # a row's block is live for a group holding its pair only
+        pair_key = rows.a * p + rows.x
+        keys, inv = np.unique(pair_key, return_inverse=True)
+        inv = inv.reshape(-1)
+        q = len(keys)
+
+        def per_pair(values: np.ndarray) -> np.ndarray:
+            flat = values.reshape(len(values), -1)
+            out = np.stack([np.bincount(inv, flat[:, j], minlength=q) for j in range(flat.shape[1])], axis=1)
+            return out.reshape((q, *values.shape[1:]))
+
+        spread = b.spread[b.which]
+        varies = b.varies[b.which].astype(float)
+        pair_sums = {
+            "excess": per_pair(b.centred * one[:, None]),
+            "cov": per_pair(spread * one[:, None, None]),
+            "draws": per_pair(varies * one[:, None]),
+            "live": np.bincount(inv, one, minlength=q),
+            "raw": per_pair(raw),
+            "expected": per_pair(expected),
+            "hands": np.bincount(inv, minlength=q).astype(float),
+        }
+        # every two rows of one (hand, a) block: a member a with two others x < y at its table
+        first: list[np.ndarray] = []
+        second: list[np.ndarray] = []
+        for d in (1, 2):
+            i = np.flatnonzero(b.which[d:] == b.which[:-d]) if len(b.which) > d else np.zeros(0, np.int64)
+            first.append(i)
+            second.append(i + d)
+        i, j = np.concatenate(first), np.concatenate(second)
+        lo, hi = np.minimum(rows.x[i], rows.x[j]), np.maximum(rows.x[i], rows.x[j])
+        three_key = (rows.a[i] * p + lo) * p + hi
+        tkeys, tinv = np.unique(three_key, return_inverse=True)
+        tinv = tinv.reshape(-1)
+        t = len(tkeys)
+        n = nb[i]
+        # a block holding both: counted as m = 2 (live where n > 2), not twice as m = 1 (live where n > 1)
+        two, once = (n > 2).astype(float), (n > 1).astype(float)
+        w_excess = two - once
+        w_cov = np.where(n > 2, 2 * (n - 2) / np.maximum(n - 1, 1), 0.0) - 2 * once
+        w_count = two - 2 * once
+
+        def per_three(values: np.ndarray) -> np.ndarray:
+            flat = values.reshape(len(values), -1)
+            out = np.stack([np.bincount(tinv, flat[:, k], minlength=t) for k in range(flat.shape[1])], axis=1)
+            return out.reshape((t, *values.shape[1:]))
+
+        three_sums = {
+            "excess": per_three((b.centred[i] + b.centred[j]) * w_excess[:, None]),
+            "cov": per_three(spread[i] * w_cov[:, None, None]),
+            "draws": per_three(varies[i] * w_count[:, None]),
+            "live": np.bincount(tinv, w_count, minlength=t),
+            "hands": np.bincount(tinv, minlength=t).astype(float),
+        }
+
+        def look(table: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            at = np.minimum(np.searchsorted(table, wanted), max(0, len(table) - 1))
+            found = (table[at] == wanted) if len(table) else np.zeros(len(wanted), dtype=bool)
+            return at, found
+
+        assert self._members is not None
+        members = self._members[chosen]
+        is_three = members[:, 2] >= 0
+        total = {name: np.zeros((len(chosen), *values.shape[1:])) for name, values in pair_sums.items()}
+        for u, v in ((0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)):
+            use = (members[:, u] >= 0) & (members[:, v] >= 0)
+            at, found = look(keys, members[:, u] * p + members[:, v])
+            found &= use
+            for name, values in pair_sums.items():
+                if name == "hands" and u > v:
+                    continue  # a pair's shared hands once, not once per direction
+                total[name][found] += values[at[found]]
+        shared_by_three = np.zeros(len(chosen))
+        for u, v, w in ((0, 1, 2), (1, 0, 2), (2, 0, 1)):
+            at, found = look(tkeys, (members[:, u] * p + members[:, v]) * p + members[:, w])
+            found &= is_three
+            for name, values in three_sums.items():
+                if name == "hands":
+                    if u == 0:  # the hands of all three, from the first member's blocks
+                        shared_by_three[found] = values[at[found]]
+                    continue
+                total[name][found] += values[at[found]]
+        total["hands"] -= 2 * shared_by_three  # a hand of all three is in each of its three pairs' hands
+        live = total["live"] > 0
+        g = chosen[live]
+        self.excess[g] += total["excess"][live]
+        self.cov[g] += total["cov"][live]
+        self.draws[g] += total["draws"][live]
+        self.raw[g] += total["raw"][live]
+        self.expected[g] += total["expected"][live]
+        self.hands[g] += total["hands"][live]
 
     def _inside(self, players: int) -> tuple[np.ndarray, np.ndarray]:
         """The keys ``a × players + x`` of the ordered pairs inside every group, and each key's group (ascending):
