@@ -54,6 +54,7 @@ has 4 million pairs, of which a few percent ever sit at one table; the dense arr
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import tempfile
@@ -89,6 +90,7 @@ PER_HAND = ("channel", "feed_sheet")
 _OWN = {"soft_pass": "x"}  # x passed a win on a's tile: x's hand
 
 
+@functools.cache
 def _level_masks() -> tuple[np.ndarray, np.ndarray]:
     """Per feature and level of :data:`LEVELS`: may every row of such a hand be used (``every``), or only the
     rows whose seat named in :data:`_OWN` is the recording seat (``own``)?"""
@@ -209,14 +211,6 @@ class Offers:
     level: np.ndarray
     seen: np.ndarray
 
-    def save(self, path: Path) -> None:
-        np.savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
-
-    @staticmethod
-    def load(path: Path) -> Offers:
-        with np.load(path) as data:
-            return Offers(**{f.name: data[f.name] for f in fields(Offers)})
-
 
 def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -> Offers:
     """The offers of one run of hands from its events (``sql/pair_events.sql``) and hands
@@ -313,13 +307,29 @@ class Rows:
     def take(self, index: np.ndarray) -> Rows:
         return Rows(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
 
-    def save(self, path: Path) -> None:
-        np.savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
+    def save(self, path: Path, **extra: np.ndarray) -> None:
+        """Write the rows (and ``extra`` arrays) to ``path``: plain arrays one after another, in the order of the
+        fields (a zip archive's checksums cost as much as the rows' arithmetic)."""
+        _save_arrays(path, {**{f.name: getattr(self, f.name) for f in fields(self)}, **extra})
 
     @staticmethod
-    def load(path: Path) -> Rows:
-        with np.load(path) as data:
-            return Rows(**{f.name: data[f.name] for f in fields(Rows)})
+    def load(path: Path) -> tuple[Rows, dict[str, np.ndarray]]:
+        """The rows :meth:`save` wrote, and its extra arrays by name."""
+        data = _load_arrays(path)
+        return Rows(**{f.name: data.pop(f.name) for f in fields(Rows)}), data
+
+
+def _save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    with path.open("wb") as out:
+        np.save(out, np.array(list(arrays), dtype=str))
+        for values in arrays.values():
+            np.save(out, np.asarray(values), allow_pickle=False)
+
+
+def _load_arrays(path: Path) -> dict[str, np.ndarray]:
+    with path.open("rb") as src:
+        names = np.load(src).tolist()
+        return {name: np.load(src, allow_pickle=False) for name in names}
 
 
 def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -416,6 +426,23 @@ def rows_of(
         level=level,
     )
     return rows, keys, walls, outcome, seeable
+
+
+_HAZARD_FEATURES = tuple(f for f in FEATURES if f not in PER_HAND)  # the features whose baselines are the hazard's
+
+
+def _with_baselines(rows: Rows, extra: dict[str, np.ndarray], hazard: np.ndarray) -> Rows:
+    """``rows`` (counted with no hazard: :func:`rows_of`) with the baselines of ``hazard``, from the expanded
+    offers' rows, walls and levels that ``extra`` keeps (the first pass's): what :func:`rows_of` with the hazard
+    gives, summed in the same order."""
+    exposures = rows.exposures.copy()
+    offer_row, wall = extra["offer_row"], extra["offer_wall"]
+    if len(offer_row):
+        for j, f in enumerate(_HAZARD_FEATURES):
+            rate = hazard[:, OUTCOMES.index(HAZARD_OF[f])]
+            base = np.bincount(offer_row, rate[wall] * extra["seeable"][:, j], minlength=len(rows.hand))
+            exposures[:, FEATURES.index(f)] = base * extra["usable"][:, j]
+    return replace(rows, exposures=exposures)
 
 
 @dataclass(frozen=True, slots=True)
@@ -618,8 +645,7 @@ class WarehouseSource(FeatureSource):
             hands = sql.run_sql(con, "pipeline.audit", "pair_hands", **params)
             offers = offers_of(events, hands, code)
             del events, hands
-            path = Path(self._dir.name) / f"run-{k:06d}.npz"
-            offers.save(path)
+            path = Path(self._dir.name) / f"run-{k:06d}.npy"
             self.files.append(path)
             rows, keys, walls, outcome, seeable = rows_of(offers, None)
             everywhere = np.ones(len(walls), dtype=bool)
@@ -632,12 +658,25 @@ class WarehouseSource(FeatureSource):
             # it holds, not for every pair of players
             row_of_key = np.full(len(offers.seats) * SEATS * SEATS, -1)
             row_of_key[(rows.hand * SEATS + rows.seat_a) * SEATS + rows.seat_x] = np.arange(len(rows.hand))
-            pair = rows.a[row_of_key[keys]] * p + rows.x[row_of_key[keys]]
+            offer_row = row_of_key[keys]
+            pair = rows.a[offer_row] * p + rows.x[offer_row]
+            # the run's rows as counted, and what their baselines are summed from once the hazard is known: each
+            # expanded offer's row and wall, whether its level shows each hazard feature, and whether each row's does
+            rows.save(
+                path,
+                offer_row=offer_row,
+                offer_wall=walls,
+                seeable=np.stack([seeable[HAZARD_OF[f]] for f in _HAZARD_FEATURES], axis=1),
+                usable=np.stack(
+                    [_seen(f, rows.level, offers.seen[rows.hand], rows.seat_a, rows.seat_x) for f in _HAZARD_FEATURES],
+                    axis=1,
+                ),
+            )
             wall_key, inverse = np.unique(pair * WALLS + walls, return_inverse=True)
             inverse = inverse.reshape(-1)
             seen: dict[str, Any] = {"key": wall_key}
             seen |= {name: np.bincount(inverse, can, minlength=len(wall_key)) for name, can in seeable.items()}
-            np.savez(self._walls(path), **seen)
+            _save_arrays(self._walls(path), seen)
             total.add(_part_sums(rows, p))
             done += run.hands
             if on_hands is not None:
@@ -649,20 +688,21 @@ class WarehouseSource(FeatureSource):
         if total.total:
             pairs = total.total["key"]
             for path in self.files:
-                with np.load(self._walls(path)) as data:
-                    at = np.searchsorted(pairs, data["key"] // WALLS)
-                    wall = data["key"] % WALLS
-                    for k, f in enumerate(FEATURES):
-                        if f not in PER_HAND:
-                            name = HAZARD_OF[f]
-                            base = data[name] * rate[wall, OUTCOMES.index(name)]
-                            total.total[f"e{k}"] += np.bincount(at, base, minlength=len(pairs))
+                data = _load_arrays(self._walls(path))
+                at = np.searchsorted(pairs, data["key"] // WALLS)
+                wall = data["key"] % WALLS
+                for k, f in enumerate(FEATURES):
+                    if f not in PER_HAND:
+                        name = HAZARD_OF[f]
+                        base = data[name] * rate[wall, OUTCOMES.index(name)]
+                        total.total[f"e{k}"] += np.bincount(at, base, minlength=len(pairs))
         self.sums = total.pair_sums(players)
-        # every later pass reads the same rows: each run's are counted once, now that the hazard is known, and
-        # kept in place of its offers (the passes used to count them again from the offers, each time)
+        # every later pass reads the same rows: each run's, counted once in the first pass, get their baselines
+        # now that the hazard is known (the sums rows_of makes with the hazard, in the same order); the passes
+        # used to count them again from the offers, each time
         for path in self.files:
-            rows, *_ = rows_of(Offers.load(path), rate)
-            rows.save(path)
+            rows, extra = Rows.load(path)
+            _with_baselines(rows, extra, rate).save(path)
             self._walls(path).unlink()
 
     @staticmethod
@@ -671,7 +711,7 @@ class WarehouseSource(FeatureSource):
 
     def chunks(self) -> Iterator[Rows]:
         for path in self.files:
-            rows = Rows.load(path)
+            rows, _ = Rows.load(path)
             if len(rows.hand):
                 yield rows
 
