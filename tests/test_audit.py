@@ -418,6 +418,26 @@ def test_features_counted_a_run_of_hands_at_a_time_are_the_one_shot_model(stream
                 assert np.allclose(got[column].to_numpy(), model[column].to_numpy(), rtol=1e-12, atol=1e-15)
 
 
+def test_each_run_s_rows_are_counted_once_and_are_rows_of_with_the_hazard_exactly(streamed_room) -> None:
+    """Issue 23: a run's rows are counted in the first pass and get their baselines once the hazard is known, from
+    the expanded offers the first pass kept (every later pass loads them): bit for bit what counting the run's
+    offers again with the hazard gives (rows_of, as every pass did before)."""
+    from pipeline import sql
+    from pipeline.audit.collusion import WarehouseSource, offers_of, rows_of
+
+    with connect(streamed_room) as con, WarehouseSource(con, 37) as source:
+        code = {name: k for k, name in enumerate(source.sums.players)}
+        kept = list(source.chunks())
+        assert len(kept) == len(source.runs) == 14
+        for run, rows in zip(source.runs, kept, strict=True):
+            events = sql.run_sql(con, "pipeline.audit", "pair_events", lo=run.lo, hi=run.hi)
+            hands = sql.run_sql(con, "pipeline.audit", "pair_hands", lo=run.lo, hi=run.hi)
+            want, *_ = rows_of(offers_of(events, hands, code), source.hazard)
+            for field in ("hand", "seat_a", "seat_x", "a", "x", "counts", "exposures", "level"):
+                assert np.array_equal(getattr(rows, field), getattr(want, field)), field
+        assert any(rows.exposures[:, 0].any() for rows in kept)
+
+
 def test_the_streamed_screen_is_the_one_shot_screen(streamed_room) -> None:
     """Issue 23: the screen read in runs of hands (37 at a time: 14 runs; one run) gives what the screen on the
     whole frame gave before (the oracle above): the same pairs in the same order, the same flags, the same

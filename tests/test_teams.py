@@ -86,6 +86,66 @@ def test_the_group_null_is_the_relabelling_s_exact_mean_and_covariance(team: tup
     assert np.allclose(moments.excess[0], excess) and np.allclose(moments.cov[0], cov)
 
 
+def _mixed_rows(rng: np.random.Generator, hands: int, players: int = 6, tables: list[list[int]] | None = None) -> Rows:
+    """Like :func:`_rows`, but at tables of two, three and four seats: blocks of one, two and three opponents
+    (``tables``: the players of each hand, instead of drawn)."""
+    parts = []
+    for h in range(hands if tables is None else len(tables)):
+        seated = rng.choice(players, size=int(rng.integers(2, 5)), replace=False) if tables is None else tables[h]
+        parts += [
+            (h, sa, sx, seated[sa], seated[sx]) for sa in range(len(seated)) for sx in range(len(seated)) if sa != sx
+        ]
+    arr = np.array(parts)
+    n = len(arr)
+    counts = rng.poisson(0.6, size=(n, len(FEATURES))).astype(float)
+    exposures = rng.uniform(0.2, 1.5, size=(n, len(FEATURES)))
+    return Rows(arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3], arr[:, 4], counts, exposures, np.zeros(n, dtype=np.int64))
+
+
+def _per_group(rows: Rows, fit: Fit, groups: list[tuple[int, ...]], players: int) -> GroupMoments:
+    """The moments group by group, each (hand, member) block computed for the group (the loop the screen ran
+    before it summed groups of two and three from per-pair sums): the reference."""
+    out = GroupMoments.zeros(groups)
+    raw = by_signal(rows.counts)
+    expected = by_signal(expected_counts(rows, fit))
+    member = np.zeros(players, dtype=bool)
+    for g, team in enumerate(groups):
+        out._add_group(g, team, rows, raw - expected, raw, expected, member, None)
+    return out
+
+
+def test_groups_summed_from_pair_sums_equal_the_group_by_group_loop_at_every_table_size() -> None:
+    """Groups of two, three (from the per-pair and per-(member, two opponents) sums) and four (the incidence
+    batches) against the reference loop, over runs read one at a time: tables of two seats make blocks where
+    every opponent is a member (m = n, no contrast), and a run where a group has no live block adds nothing."""
+    rng = np.random.default_rng(23)
+    players = 6
+    fit = _fit(players, rng)
+    groups = [g for size in (2, 3, 4) for g in combinations(range(players), size)]
+    fast, reference = GroupMoments.zeros(groups), GroupMoments.zeros(groups)
+    # a run of two hands, (0, 1) alone and (2, 3, 4) alone: their groups' rows are all members (no live block),
+    # and add nothing, not even their hands; (2, 3) has a live block there
+    for hands, tables in ((50, None), (2, [[0, 1], [2, 3, 4]]), (30, None)):
+        rows = _mixed_rows(rng, hands, players, tables)
+        fast.add(rows, fit, players)
+        ref = _per_group(rows, fit, groups, players)
+        for name in ("excess", "cov", "draws", "raw", "expected", "hands"):
+            getattr(reference, name)[...] += getattr(ref, name)
+    for name in ("excess", "cov", "draws", "raw", "expected", "hands"):
+        assert np.allclose(getattr(fast, name), getattr(reference, name), rtol=1e-12, atol=1e-12), name
+    assert fast.hands.min() > 0 and np.array_equal(fast.draws, reference.draws)
+
+
+def test_the_group_null_holds_at_tables_of_three_seats() -> None:
+    rng = np.random.default_rng(5)
+    rows, fit = _mixed_rows(rng, 60), _fit(6, rng)
+    for team in [(0, 1), (0, 1, 2)]:
+        moments = GroupMoments.zeros([team])
+        moments.add(rows, fit, 6)
+        excess, cov = _brute(rows, fit, team, set())
+        assert np.allclose(moments.excess[0], excess) and np.allclose(moments.cov[0], cov)
+
+
 def test_a_found_team_s_partners_are_left_out_of_a_member_s_opponents() -> None:
     """Player 0 is in a team found with 4 and 5: in the group (0, 1, 2) its draws are over its opponents but
     4 and 5; player 1's are over all of its own."""

@@ -54,12 +54,14 @@ has 4 million pairs, of which a few percent ever sit at one table; the dense arr
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
 import itertools
 import math
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -89,6 +91,7 @@ PER_HAND = ("channel", "feed_sheet")
 _OWN = {"soft_pass": "x"}  # x passed a win on a's tile: x's hand
 
 
+@functools.cache
 def _level_masks() -> tuple[np.ndarray, np.ndarray]:
     """Per feature and level of :data:`LEVELS`: may every row of such a hand be used (``every``), or only the
     rows whose seat named in :data:`_OWN` is the recording seat (``own``)?"""
@@ -144,7 +147,7 @@ def pair_features(con: duckdb.DuckDBPyConnection, on_fraction: Callable[[float],
         return sql.run_sql(con, "pipeline.audit", "pair_features")
 
 
-@contextmanager
+@contextlib.contextmanager
 def _query_progress(con: duckdb.DuckDBPyConnection, on_fraction: Callable[[float], None]) -> Iterator[None]:
     """Poll ``con.query_progress()`` (DuckDB's own estimate, meant to be read from another thread) while the
     block runs."""
@@ -208,14 +211,6 @@ class Offers:
     feed: np.ndarray
     level: np.ndarray
     seen: np.ndarray
-
-    def save(self, path: Path) -> None:
-        np.savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
-
-    @staticmethod
-    def load(path: Path) -> Offers:
-        with np.load(path) as data:
-            return Offers(**{f.name: data[f.name] for f in fields(Offers)})
 
 
 def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -> Offers:
@@ -313,6 +308,30 @@ class Rows:
     def take(self, index: np.ndarray) -> Rows:
         return Rows(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
 
+    def save(self, path: Path, **extra: np.ndarray) -> None:
+        """Write the rows (and ``extra`` arrays) to ``path``: plain arrays one after another, in the order of the
+        fields (a zip archive's checksums cost as much as the rows' arithmetic)."""
+        _save_arrays(path, {**{f.name: getattr(self, f.name) for f in fields(self)}, **extra})
+
+    @staticmethod
+    def load(path: Path) -> tuple[Rows, dict[str, np.ndarray]]:
+        """The rows :meth:`save` wrote, and its extra arrays by name."""
+        data = _load_arrays(path)
+        return Rows(**{f.name: data.pop(f.name) for f in fields(Rows)}), data
+
+
+def _save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    with path.open("wb") as out:
+        np.save(out, np.array(list(arrays), dtype=str))
+        for values in arrays.values():
+            np.save(out, np.asarray(values), allow_pickle=False)
+
+
+def _load_arrays(path: Path) -> dict[str, np.ndarray]:
+    with path.open("rb") as src:
+        names = np.load(src).tolist()
+        return {name: np.load(src, allow_pickle=False) for name in names}
+
 
 def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Every offer for every opponent x still in with a: the row key ``(hand × 4 + a) × 4 + x``, the wall,
@@ -408,6 +427,23 @@ def rows_of(
         level=level,
     )
     return rows, keys, walls, outcome, seeable
+
+
+_HAZARD_FEATURES = tuple(f for f in FEATURES if f not in PER_HAND)  # the features whose baselines are the hazard's
+
+
+def _with_baselines(rows: Rows, extra: dict[str, np.ndarray], hazard: np.ndarray) -> Rows:
+    """``rows`` (counted with no hazard: :func:`rows_of`) with the baselines of ``hazard``, from the expanded
+    offers' rows, walls and levels that ``extra`` keeps (the first pass's): what :func:`rows_of` with the hazard
+    gives, summed in the same order."""
+    exposures = rows.exposures.copy()
+    offer_row, wall = extra["offer_row"], extra["offer_wall"]
+    if len(offer_row):
+        for j, f in enumerate(_HAZARD_FEATURES):
+            rate = hazard[:, OUTCOMES.index(HAZARD_OF[f])]
+            base = np.bincount(offer_row, rate[wall] * extra["seeable"][:, j], minlength=len(rows.hand))
+            exposures[:, FEATURES.index(f)] = base * extra["usable"][:, j]
+    return replace(rows, exposures=exposures)
 
 
 @dataclass(frozen=True, slots=True)
@@ -566,6 +602,24 @@ def _pair_sums(total: dict[str, np.ndarray], players: Sequence[str]) -> PairSums
 
 
 WALLS = 256  # tiles left in the wall are below this (a wall holds at most 108 tiles)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+
+
+def return_freed_memory() -> None:
+    """Have the C allocator give every large block back to the system when it is freed (glibc: a fixed mmap
+    threshold of 128 KiB, the heap trimmed above 256 KiB and now; elsewhere nothing happens), for the rest of
+    the process.
+
+    glibc raises its threshold each time a large mapped block is freed (up to 32 MB), after which the runs'
+    arrays (tens of MB each, of sizes that vary from run to run) come from the heap, which fragments and keeps
+    what it held: the screen's peak grew with the number of runs (the first pass over the 20 runs of 200k hands:
+    715 MB after 2 runs, 812 MB after 20), and is flat with the threshold fixed (697 and 711 MB). Each large
+    array then maps and unmaps its own pages: more system time (page faults), no more memory."""
+    with contextlib.suppress(OSError, AttributeError):  # not glibc (macOS has no mallopt): nothing to do
+        libc = ctypes.CDLL(None)
+        libc.mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
+        libc.mallopt(_M_TRIM_THRESHOLD, 256 * 1024)
+        libc.malloc_trim(0)
 
 
 class WarehouseSource(FeatureSource):
@@ -579,8 +633,9 @@ class WarehouseSource(FeatureSource):
     of every hand, so the first pass (here, ``on_hands(done, total)`` after each run) keeps each run's offers in
     a file of a temporary folder (``workdir``), sums the hazard and each pair's counts, and keeps beside the
     offers each pair's offers by wall (for the (pair, wall) keys the run holds); once the hazard is known, those
-    give each pair's exposures (offers at each wall × the hazard there). :meth:`chunks` then reads the runs
-    back from the files. :meth:`close` removes the folder."""
+    give each pair's exposures (offers at each wall × the hazard there). Each run's rows (:func:`rows_of`,
+    the hazard's baselines in them) are then counted once and kept in place of its offers; :meth:`chunks` reads
+    them back, one run at a time, on every pass. :meth:`close` removes the folder."""
 
     def __init__(
         self,
@@ -589,6 +644,7 @@ class WarehouseSource(FeatureSource):
         on_hands: Callable[[int, int], None] | None = None,
         workdir: str | None = None,
     ) -> None:
+        return_freed_memory()
         self.runs = hand_chunks(con, chunk_hands)
         self.hands = sum(c.hands for c in self.runs)
         names = con.execute("SELECT DISTINCT unnest(players) AS p FROM hands WHERE replayed ORDER BY p").fetchall()
@@ -609,8 +665,7 @@ class WarehouseSource(FeatureSource):
             hands = sql.run_sql(con, "pipeline.audit", "pair_hands", **params)
             offers = offers_of(events, hands, code)
             del events, hands
-            path = Path(self._dir.name) / f"run-{k:06d}.npz"
-            offers.save(path)
+            path = Path(self._dir.name) / f"run-{k:06d}.npy"
             self.files.append(path)
             rows, keys, walls, outcome, seeable = rows_of(offers, None)
             everywhere = np.ones(len(walls), dtype=bool)
@@ -623,12 +678,25 @@ class WarehouseSource(FeatureSource):
             # it holds, not for every pair of players
             row_of_key = np.full(len(offers.seats) * SEATS * SEATS, -1)
             row_of_key[(rows.hand * SEATS + rows.seat_a) * SEATS + rows.seat_x] = np.arange(len(rows.hand))
-            pair = rows.a[row_of_key[keys]] * p + rows.x[row_of_key[keys]]
+            offer_row = row_of_key[keys]
+            pair = rows.a[offer_row] * p + rows.x[offer_row]
+            # the run's rows as counted, and what their baselines are summed from once the hazard is known: each
+            # expanded offer's row and wall, whether its level shows each hazard feature, and whether each row's does
+            rows.save(
+                path,
+                offer_row=offer_row,
+                offer_wall=walls,
+                seeable=np.stack([seeable[HAZARD_OF[f]] for f in _HAZARD_FEATURES], axis=1),
+                usable=np.stack(
+                    [_seen(f, rows.level, offers.seen[rows.hand], rows.seat_a, rows.seat_x) for f in _HAZARD_FEATURES],
+                    axis=1,
+                ),
+            )
             wall_key, inverse = np.unique(pair * WALLS + walls, return_inverse=True)
             inverse = inverse.reshape(-1)
             seen: dict[str, Any] = {"key": wall_key}
             seen |= {name: np.bincount(inverse, can, minlength=len(wall_key)) for name, can in seeable.items()}
-            np.savez(self._walls(path), **seen)
+            _save_arrays(self._walls(path), seen)
             total.add(_part_sums(rows, p))
             done += run.hands
             if on_hands is not None:
@@ -640,15 +708,22 @@ class WarehouseSource(FeatureSource):
         if total.total:
             pairs = total.total["key"]
             for path in self.files:
-                with np.load(self._walls(path)) as data:
-                    at = np.searchsorted(pairs, data["key"] // WALLS)
-                    wall = data["key"] % WALLS
-                    for k, f in enumerate(FEATURES):
-                        if f not in PER_HAND:
-                            name = HAZARD_OF[f]
-                            base = data[name] * rate[wall, OUTCOMES.index(name)]
-                            total.total[f"e{k}"] += np.bincount(at, base, minlength=len(pairs))
+                data = _load_arrays(self._walls(path))
+                at = np.searchsorted(pairs, data["key"] // WALLS)
+                wall = data["key"] % WALLS
+                for k, f in enumerate(FEATURES):
+                    if f not in PER_HAND:
+                        name = HAZARD_OF[f]
+                        base = data[name] * rate[wall, OUTCOMES.index(name)]
+                        total.total[f"e{k}"] += np.bincount(at, base, minlength=len(pairs))
         self.sums = total.pair_sums(players)
+        # every later pass reads the same rows: each run's, counted once in the first pass, get their baselines
+        # now that the hazard is known (the sums rows_of makes with the hazard, in the same order); the passes
+        # used to count them again from the offers, each time
+        for path in self.files:
+            rows, extra = Rows.load(path)
+            _with_baselines(rows, extra, rate).save(path)
+            self._walls(path).unlink()
 
     @staticmethod
     def _walls(path: Path) -> Path:
@@ -656,7 +731,7 @@ class WarehouseSource(FeatureSource):
 
     def chunks(self) -> Iterator[Rows]:
         for path in self.files:
-            rows, *_ = rows_of(Offers.load(path), self.hazard)
+            rows, _ = Rows.load(path)
             if len(rows.hand):
                 yield rows
 

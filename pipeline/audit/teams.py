@@ -84,6 +84,7 @@ from pipeline.audit.collusion import (
 )
 
 K = len(SIGNALS)
+BATCH_ROWS = 1 << 19  # (group, row) incidences the group screen takes at once: its memory, not the groups'
 
 
 @dataclass(slots=True)
@@ -101,6 +102,9 @@ class GroupMoments:
     raw: np.ndarray
     expected: np.ndarray
     hands: np.ndarray
+    _keys: tuple[int, np.ndarray, np.ndarray] | None = None  # (players, keys, group): see _inside
+    _members: np.ndarray | None = None  # see _small
+    _is_small: np.ndarray | None = None
 
     @staticmethod
     def zeros(groups: list[tuple[int, ...]]) -> GroupMoments:
@@ -134,50 +138,230 @@ class GroupMoments:
         linked = None if partners is None else np.isin(rows.a * players + rows.x, partners)
         # players with a partner in a team found: a group with one of them may leave rows out of its blocks
         partnered = set() if linked is None else set(np.unique(rows.a[linked]).tolist())
-        blocks: _Blocks | None = None
+        plain = []
         for g, team in enumerate(self.groups):
             if partnered.intersection(team):
                 self._add_group(g, team, rows, residual, raw, expected, member, linked)
-                continue
-            if blocks is None:
-                blocks = _Blocks.of(rows, residual, raw, players)
-            self._add_blocks(g, team, rows, blocks, raw, expected, players)
+            else:
+                plain.append(g)
+        if not plain:
+            return
+        blocks = _Blocks.of(rows, residual, raw, players)
+        chosen = np.array(plain, dtype=np.int64)
+        small = self._small(players)
+        self._add_small(chosen[small[chosen]], rows, blocks, raw, expected, players)
+        if not small[chosen].all():  # groups of four or more: each (group, row) incidence
+            self._add_blocks(chosen[~small[chosen]], rows, blocks, raw, expected)
 
-    def _add_blocks(
+    def _small(self, players: int) -> np.ndarray:
+        """Which groups have two or three members (:meth:`_add_small` takes them); their members as an array
+        (groups, 3), a pair's third -1: built once, the groups do not change."""
+        if self._members is None:
+            members = np.full((len(self.groups), 3), -1, dtype=np.int64)
+            for g, team in enumerate(self.groups):
+                if 2 <= len(team) <= 3:
+                    members[g, : len(team)] = team
+            self._members = members
+            self._is_small = np.array([2 <= len(t) <= 3 for t in self.groups], dtype=bool)
+        assert self._is_small is not None
+        return self._is_small
+
+    def _add_small(
+        self, chosen: np.ndarray, rows: Rows, b: _Blocks, raw: np.ndarray, expected: np.ndarray, players: int
+    ) -> None:
+        """The groups ``chosen`` of two or three members whose opponents are all their opponents, from sums per
+        ordered pair and per (member, two opponents at its table), not per (group, row): the work is the run's
+        rows, whatever the number of groups.
+
+        A member ``a``'s (hand, a) block of ``n`` opponents holds ``m`` of the group's other members. For a pair
+        ``m`` = 1; for a group of three, a block holding one other member counts as in a pair, and a block
+        holding both (``m`` = 2) counts twice in the pairs' sums, which the sums per (a, {x, y}) correct:
+        a live block (``m < n``) adds the drawn residuals (``excess``), ``m (n − m) / (n − 1)`` × its spread
+        (``cov``) and its varying signals (``draws``); the rows between members add their raw counts and
+        expectations, and the hands with two members or more at the table count once (inclusion–exclusion
+        over the pairs' shared hands and the hands of all three) — those three only for a group with a live
+        block in the run, as the loop per group did."""
+        if not len(chosen):
+            return
+        p = max(1, players)
+        nb = b.n[b.which]
+        one = (nb > 1).astype(float)  # a row's block is live for a group holding its pair only
+        pair_key = rows.a * p + rows.x
+        keys, inv = np.unique(pair_key, return_inverse=True)
+        inv = inv.reshape(-1)
+        q = len(keys)
+
+        def per_pair(values: np.ndarray) -> np.ndarray:
+            flat = values.reshape(len(values), -1)
+            out = np.stack([np.bincount(inv, flat[:, j], minlength=q) for j in range(flat.shape[1])], axis=1)
+            return out.reshape((q, *values.shape[1:]))
+
+        spread = b.spread[b.which]
+        varies = b.varies[b.which].astype(float)
+        pair_sums = {
+            "excess": per_pair(b.centred * one[:, None]),
+            "cov": per_pair(spread * one[:, None, None]),
+            "draws": per_pair(varies * one[:, None]),
+            "live": np.bincount(inv, one, minlength=q),
+            "raw": per_pair(raw),
+            "expected": per_pair(expected),
+            "hands": np.bincount(inv, minlength=q).astype(float),
+        }
+        # every two rows of one (hand, a) block: a member a with two others x < y at its table
+        first: list[np.ndarray] = []
+        second: list[np.ndarray] = []
+        for d in (1, 2):
+            i = np.flatnonzero(b.which[d:] == b.which[:-d]) if len(b.which) > d else np.zeros(0, np.int64)
+            first.append(i)
+            second.append(i + d)
+        i, j = np.concatenate(first), np.concatenate(second)
+        lo, hi = np.minimum(rows.x[i], rows.x[j]), np.maximum(rows.x[i], rows.x[j])
+        three_key = (rows.a[i] * p + lo) * p + hi
+        tkeys, tinv = np.unique(three_key, return_inverse=True)
+        tinv = tinv.reshape(-1)
+        t = len(tkeys)
+        n = nb[i]
+        # a block holding both: counted as m = 2 (live where n > 2), not twice as m = 1 (live where n > 1)
+        two, once = (n > 2).astype(float), (n > 1).astype(float)
+        w_excess = two - once
+        w_cov = np.where(n > 2, 2 * (n - 2) / np.maximum(n - 1, 1), 0.0) - 2 * once
+        w_count = two - 2 * once
+
+        def per_three(values: np.ndarray) -> np.ndarray:
+            flat = values.reshape(len(values), -1)
+            out = np.stack([np.bincount(tinv, flat[:, k], minlength=t) for k in range(flat.shape[1])], axis=1)
+            return out.reshape((t, *values.shape[1:]))
+
+        three_sums = {
+            "excess": per_three((b.centred[i] + b.centred[j]) * w_excess[:, None]),
+            "cov": per_three(spread[i] * w_cov[:, None, None]),
+            "draws": per_three(varies[i] * w_count[:, None]),
+            "live": np.bincount(tinv, w_count, minlength=t),
+            "hands": np.bincount(tinv, minlength=t).astype(float),
+        }
+
+        def look(table: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            at = np.minimum(np.searchsorted(table, wanted), max(0, len(table) - 1))
+            found = (table[at] == wanted) if len(table) else np.zeros(len(wanted), dtype=bool)
+            return at, found
+
+        assert self._members is not None
+        members = self._members[chosen]
+        is_three = members[:, 2] >= 0
+        total = {name: np.zeros((len(chosen), *values.shape[1:])) for name, values in pair_sums.items()}
+        for u, v in ((0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)):
+            use = (members[:, u] >= 0) & (members[:, v] >= 0)
+            at, found = look(keys, members[:, u] * p + members[:, v])
+            found &= use
+            for name, values in pair_sums.items():
+                if name == "hands" and u > v:
+                    continue  # a pair's shared hands once, not once per direction
+                total[name][found] += values[at[found]]
+        shared_by_three = np.zeros(len(chosen))
+        for u, v, w in ((0, 1, 2), (1, 0, 2), (2, 0, 1)):
+            at, found = look(tkeys, (members[:, u] * p + members[:, v]) * p + members[:, w])
+            found &= is_three
+            for name, values in three_sums.items():
+                if name == "hands":
+                    if u == 0:  # the hands of all three, from the first member's blocks
+                        shared_by_three[found] = values[at[found]]
+                    continue
+                total[name][found] += values[at[found]]
+        total["hands"] -= 2 * shared_by_three  # a hand of all three is in each of its three pairs' hands
+        live = total["live"] > 0
+        g = chosen[live]
+        self.excess[g] += total["excess"][live]
+        self.cov[g] += total["cov"][live]
+        self.draws[g] += total["draws"][live]
+        self.raw[g] += total["raw"][live]
+        self.expected[g] += total["expected"][live]
+        self.hands[g] += total["hands"][live]
+
+    def _inside(self, players: int) -> tuple[np.ndarray, np.ndarray]:
+        """The keys ``a × players + x`` of the ordered pairs inside every group, and each key's group (ascending):
+        built once, the groups do not change."""
+        if self._keys is None or self._keys[0] != players:
+            keys = [_keys_inside(team, players) for team in self.groups]
+            group = np.repeat(np.arange(len(keys), dtype=np.int64), [len(k) for k in keys])
+            self._keys = (players, np.concatenate([*keys, np.zeros(0, np.int64)]), group)
+        return self._keys[1], self._keys[2]
+
+    def _add_blocks(self, plain: np.ndarray, rows: Rows, b: _Blocks, raw: np.ndarray, expected: np.ndarray) -> None:
+        """The groups ``plain`` (indices, ascending), whose members' opponents are all their opponents: every
+        (hand, member) block is the whole (hand, a) block of the run, computed once for every group
+        (:class:`_Blocks`); a group's own work is over the rows between its members only (the rows of the pairs
+        inside it, found by pair key). The groups are taken together, in batches of about :data:`BATCH_ROWS`
+        (group, row) incidences: a loop in Python per group and run was most of the team screen at 200k hands."""
+        keys, group = self._inside(b.players)
+        take = np.zeros(len(self.groups), dtype=bool)
+        take[plain] = True
+        keys, group = keys[take[group]], group[take[group]]
+        at = np.minimum(np.searchsorted(b.pairs, keys), max(0, len(b.pairs) - 1))
+        found = (b.pairs[at] == keys) if len(b.pairs) else np.zeros(len(keys), dtype=bool)
+        group, lo = group[found], b.lo[at[found]]
+        size = b.hi[at[found]] - lo
+        # batches of whole groups, each about BATCH_ROWS incidences at most (one group may be more on its own)
+        ends = np.cumsum(size)
+        last = np.flatnonzero(np.r_[group[1:] != group[:-1], True])  # each group's last key
+        cut = np.unique(
+            np.searchsorted(
+                ends[last], np.arange(1, (int(ends[-1]) if len(ends) else 0) // BATCH_ROWS + 1) * BATCH_ROWS
+            )
+        )
+        start = 0
+        for stop in [*(last[c] + 1 for c in cut.tolist() if c < len(last)), len(group)]:
+            if stop > start:
+                self._add_batch(group[start:stop], lo[start:stop], size[start:stop], rows, b, raw, expected)
+            start = stop
+
+    def _add_batch(
         self,
-        g: int,
-        team: tuple[int, ...],
+        group: np.ndarray,
+        lo: np.ndarray,
+        size: np.ndarray,
         rows: Rows,
         b: _Blocks,
         raw: np.ndarray,
         expected: np.ndarray,
-        players: int,
     ) -> None:
-        """One group whose members' opponents are all their opponents: every (hand, member) block is the whole
-        (hand, a) block of the run, computed once for every group (:class:`_Blocks`); the group's own work is
-        over the rows between its members only (the rows of the pairs inside it, found by pair key)."""
-        keys = _keys_inside(team, players)
-        at = np.minimum(np.searchsorted(b.pairs, keys), max(0, len(b.pairs) - 1))
-        found = at[b.pairs[at] == keys] if len(b.pairs) else at[:0]
-        inside = np.sort(np.concatenate([b.order[b.lo[k] : b.hi[k]] for k in found] + [np.zeros(0, np.int64)]))
-        if not len(inside):
+        """Groups whose pairs' rows are ``b.order[lo : lo + size]``, one entry per pair (``group`` ascending)."""
+        total = int(size.sum())
+        if not total:
             return
-        block = b.which[inside]
-        first = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
-        used = block[first]
-        m = np.diff(np.r_[first, len(inside)]).astype(float)
+        g = np.repeat(group, size)
+        row = b.order[np.arange(total) - np.repeat(np.cumsum(size) - size, size) + np.repeat(lo, size)]
+        order = np.lexsort((row, g))  # each group's rows in the run's order: by (hand, a), then x
+        g, row = g[order], row[order]
+        block = b.which[row]
+        new_group = np.r_[True, g[1:] != g[:-1]]
+        first = np.flatnonzero(new_group | np.r_[True, block[1:] != block[:-1]])  # each (group, block)
+        owner, used = g[first], block[first]
+        m = np.diff(np.r_[first, total]).astype(float)
         n = b.n[used]
         live = m < n
-        if not live.any():
-            return
-        drawn = np.add.reduceat(b.centred[inside], first, axis=0)
-        factor = m[live] * (n[live] - m[live]) / np.maximum(n[live] - 1, 1)
-        self.excess[g] += drawn[live].sum(axis=0)
-        self.cov[g] += np.einsum("i,ijk->jk", factor, b.spread[used[live]])
-        self.draws[g] += b.varies[used[live]].sum(axis=0)
-        self.raw[g] += raw[inside].sum(axis=0)
-        self.expected[g] += expected[inside].sum(axis=0)
-        self.hands[g] += len(np.unique(rows.hand[inside]))
+        drawn = np.add.reduceat(b.centred[row], first, axis=0)
+        factor = m * (n - m) / np.maximum(n - 1, 1)
+        # per group: its live blocks, then its rows (each sum in the order the group's own loop summed it)
+        alive = np.flatnonzero(live)
+        if len(alive):
+            keep = owner[alive]
+            starts = np.flatnonzero(np.r_[True, keep[1:] != keep[:-1]])
+            which = keep[starts]
+            self.excess[which] += np.add.reduceat(drawn[alive], starts, axis=0)
+            self.cov[which] += np.add.reduceat(factor[alive, None, None] * b.spread[used[alive]], starts, axis=0)
+            self.draws[which] += np.add.reduceat(b.varies[used[alive]].astype(float), starts, axis=0)
+            # a group with no live block adds nothing at all (as its loop returned early)
+            has = np.zeros(len(self.groups), dtype=bool)
+            has[which] = True
+            mine = has[g]
+            g_in, row_in = g[mine], row[mine]
+            starts = np.flatnonzero(np.r_[True, g_in[1:] != g_in[:-1]])
+            which = g_in[starts]
+            self.raw[which] += np.add.reduceat(raw[row_in], starts, axis=0)
+            self.expected[which] += np.add.reduceat(expected[row_in], starts, axis=0)
+            hand = rows.hand[row_in]
+            fresh = np.r_[True, (g_in[1:] != g_in[:-1]) | (hand[1:] != hand[:-1])]
+            self.hands += np.bincount(g_in[fresh], minlength=len(self.groups))
 
     def _add_group(
         self,
@@ -245,6 +429,7 @@ class _Blocks:
     pairs: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
+    players: int
 
     @staticmethod
     def of(rows: Rows, residual: np.ndarray, raw: np.ndarray, players: int) -> _Blocks:
@@ -261,7 +446,7 @@ class _Blocks:
         order = np.argsort(pair, kind="stable")
         pairs, lo = np.unique(pair[order], return_index=True)
         hi = np.r_[lo[1:], len(order)]
-        return _Blocks(which, n, centred, spread, varies, order, pairs, lo, hi)
+        return _Blocks(which, n, centred, spread, varies, order, pairs, lo, hi, players)
 
 
 def group_moments(

@@ -43,7 +43,7 @@ import polars as pl
 
 from pipeline import sql
 from pipeline.analytics.stats import by_qvalues, normal_sf
-from pipeline.audit.collusion import hand_chunks
+from pipeline.audit.collusion import hand_chunks, return_freed_memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +214,7 @@ def victim_view(
 ) -> list[Victim]:
     """The victim view of the warehouse behind ``con`` (``sql/net_flows.sql``, read ``chunk_hands`` hands at a
     time and kept on disk between passes); see the module docstring."""
+    return_freed_memory()
     with tempfile.TemporaryDirectory(prefix="xuezhan-victims-") as tmp:
         runs = _Runs(Path(tmp))
         code: dict[str, int] = {}
