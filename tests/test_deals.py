@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from fractions import Fraction
 from math import comb
 from pathlib import Path
 
@@ -111,6 +112,43 @@ def test_the_tail_of_a_sum_is_the_explicit_convolution() -> None:
         expected = sum(p for v, p in dist.items() if v <= s)
         assert lower_tail(null, [("3x13", 2), ("3x14", 1)], s) == pytest.approx(expected, abs=1e-12)
     assert lower_tail(null, [("3x13", 2)], -3) == 0.0
+
+
+@pytest.mark.parametrize("hands", [[("3x13", 5), ("3x14", 3)], [("3x14", 3), ("3x13", 5)], [("2x13", 4), ("2x14", 2)]])
+def test_the_tail_is_exact_far_out_whatever_the_order_of_the_kinds(hands: list[tuple[str, int]]) -> None:
+    """Against exact fractions, relative to the tail itself (a tail of 1e-24 must keep its digits): the cuts of
+    the sums above the observed one must leave every sum the later kinds can still bring down to it."""
+    null = load()
+    dist = {0: Fraction(1)}
+    for name, n in hands:
+        counts = null.shanten[name]
+        total = sum(counts.values())
+        for _ in range(n):
+            step: dict[int, Fraction] = {}
+            for a, pa in dist.items():
+                for b, c in counts.items():
+                    step[a + b] = step.get(a + b, Fraction(0)) + pa * Fraction(c, total)
+            dist = step
+    for s in range(min(dist) - 1, 3 * sum(n for _, n in hands)):
+        expected = float(sum((p for v, p in dist.items() if v <= s), Fraction(0)))
+        assert lower_tail(null, hands, s) == pytest.approx(expected, rel=1e-12, abs=0), s
+
+
+def test_a_large_group_s_tail_is_the_plain_convolution_s() -> None:
+    """A group of a player's thousands of hands (the cuts make it fast) against the plain convolution of every
+    hand, one at a time, with nothing cut."""
+    null = load()
+    n13, n14 = 1_500, 400
+    plain = np.ones(1)
+    for name, n in (("3x13", n13), ("3x14", n14)):
+        for _ in range(n):
+            plain = np.convolve(plain, null.pmf(name))
+    low = LOWEST * (n13 + n14)
+    mean = n13 * null.mean("3x13") + n14 * null.mean("3x14")
+    for sd in (-12, -6, -3, 0, 2):
+        s = int(mean + sd * 0.74 * (n13 + n14) ** 0.5)
+        expected = float(plain[: s - low + 1].sum())
+        assert lower_tail(null, [("3x13", n13), ("3x14", n14)], s) == pytest.approx(expected, rel=1e-9), sd
 
 
 def test_the_test_is_valid_under_the_null() -> None:

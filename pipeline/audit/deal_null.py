@@ -180,40 +180,79 @@ def lower_tail(null: DealNull, hands: Iterable[tuple[str, int]], observed: int) 
     of each kind (:func:`key`): the distribution of the sum is the exact convolution of the hands' (direct sums
     of positive terms, so a tail of 1e-30 keeps its digits).
 
+    Two cuts keep it fast for a group of tens of thousands of hands, and exact: the sums of more than
+    ``observed`` are never formed (every term is at least the least shanten, so no sum above the observed one is
+    needed for the tail: each operand is cut there, less the least sum of the kinds still to come), and each
+    distribution is kept without the runs of zeros at its ends (probabilities below the smallest double: they add
+    nothing to a sum). A group of ``n`` hands then spans about ``60·√n`` sums, not ``8·n``: a player's 34,520
+    hands at 200k took 0.1 s, where the plain convolutions did not end in 17 minutes of the report. (The values are
+    the same to rounding: the sums are added in another order, a relative difference of about 1e-14.)
+
     >>> null = load()
     >>> round(lower_tail(null, [("3x13", 1)], 10), 12)
     1.0
     >>> round(lower_tail(null, [("3x13", 1)], 0), 6) == round(float(null.pmf("3x13")[:2].sum()), 6)
     True
+    >>> lower_tail(null, [("3x13", 3)], -1), lower_tail(null, [("3x13", 3)], 0) > 0  # 13 tiles: at best ready
+    (0.0, True)
     """
-    dist = np.ones(1)
-    low = 0
+    parts = []  # each kind's sum: (the value its first entry stands for, the entries)
     for name, n in hands:
         if n:
-            dist = np.convolve(dist, _power(null, name, n))
-            low += LOWEST * n
+            first, power = _power(null, name, n)
+            parts.append((LOWEST * n + first, power))
+    low, dist = 0, np.ones(1)  # dist[i]: P(S = low + i) of the kinds taken so far
+    rest = sum(first for first, _ in parts)  # the least sum of the kinds not taken yet
+    for first, power in parts:
+        rest -= first
+        low, dist = _convolve(low, dist, first, power, observed - rest)
     index = observed - low
     if index < 0:
         return 0.0
     return float(min(1.0, dist[: index + 1].sum()))
 
 
-def _power(null: DealNull, name: str, n: int) -> np.ndarray:
-    """The distribution of the sum of ``n`` hands ``name``, by squaring (memoised per table)."""
+def _convolve(low_a: int, a: np.ndarray, low_b: int, b: np.ndarray, top: int | None = None) -> tuple[int, np.ndarray]:
+    """The distribution of the sum of two independent ones (``x[i]``: the probability of ``low_x + i``), its
+    zero ends trimmed, and none of its values above ``top`` formed (``None``: all of them).
+
+    >>> _convolve(1, np.array([0.5, 0.5]), 0, np.array([0.0, 0.5, 0.5, 0.0]))
+    (2, array([0.25, 0.5 , 0.25]))
+    >>> _convolve(1, np.array([0.5, 0.5]), 0, np.array([0.5, 0.5]), top=1)
+    (1, array([0.25]))
+    """
+    if top is not None:
+        a, b = a[: max(0, top - low_a - low_b) + 1], b[: max(0, top - low_a - low_b) + 1]
+    if not len(a) or not len(b):
+        return low_a + low_b, np.zeros(0)
+    return _trim(low_a + low_b, np.convolve(a, b))
+
+
+def _trim(low: int, dist: np.ndarray) -> tuple[int, np.ndarray]:
+    """``dist`` without its leading and trailing zeros, and the value its first entry stands for."""
+    nonzero = np.flatnonzero(dist)
+    if not len(nonzero):
+        return low, dist[:0]
+    return low + int(nonzero[0]), dist[nonzero[0] : nonzero[-1] + 1]
+
+
+def _power(null: DealNull, name: str, n: int) -> tuple[int, np.ndarray]:
+    """The distribution of the sum of ``n`` hands ``name``, by squaring (memoised per table), zero ends trimmed:
+    the index of its first entry above ``n`` times the least shanten, and the entries."""
     return _powers(null, name)(n)
 
 
 @cache
 def _powers(null: DealNull, name: str):  # type: ignore[no-untyped-def]
-    base = null.pmf(name)
+    base = _trim(0, null.pmf(name))
 
     @cache
-    def power(n: int) -> np.ndarray:
+    def power(n: int) -> tuple[int, np.ndarray]:
         if n == 1:
             return base
         half = power(n // 2)
-        out = np.convolve(half, half)
-        return np.convolve(out, base) if n % 2 else out
+        out = _convolve(*half, *half)
+        return _convolve(*out, *base) if n % 2 else out
 
     return power
 
