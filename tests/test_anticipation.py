@@ -89,9 +89,14 @@ def test_a_discard_that_leaves_the_hand_not_ready_is_not_judged() -> None:
 
 
 def test_waits_with_as_many_copies_in_the_wall_are_not_judged() -> None:
-    # seat 1 holds 9s instead of its three 4p: both waits have all 4 copies in the wall
-    deal = [DEAL[0], "9s9s9s123456789s1m", DEAL[2], DEAL[3]]
-    assert decisions(_record(deal, [{"t": "discard", "seat": 0, "tile": "3p"}])) == []
+    # seat 1 holds 555m instead of its three 4p: both waits have all 4 copies in the wall. (This deal held six 9s
+    # before, so the hand never started and the test passed without judging anything: the start is checked now.)
+    deal = [DEAL[0], "555m123456789s1m", DEAL[2], DEAL[3]]
+    record = _record(deal, [{"t": "discard", "seat": 0, "tile": "3p"}])
+    state = start_hand(record.rules, dealer=record.dealer, wall=record.wall, deal=record.deal, que=record.que)
+    assert state.counts[0][parse_tiles("3p")[0]] == 1  # the hand starts, seat 0 holding the discard
+    assert decisions(record) == []
+    assert len(decisions(_record(DEAL, [{"t": "discard", "seat": 0, "tile": "3p"}]))) == 1  # with 444p: judged
 
 
 # Seat 1 deals, holding one 4p; seat 0 draws its 7p on its first turn.
