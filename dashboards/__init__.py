@@ -28,8 +28,9 @@ import polars as pl
 from matplotlib.axes import Axes
 
 from pipeline import sql
+from pipeline.analytics.export import Missing, read_back, selected
 from pipeline.analytics.levels import NEEDS, coverage, excluded_text
-from pipeline.audit.replay import HandNotFound, replay_text, stored_record
+from pipeline.audit.replay import HandNotFound, replay_text
 from pipeline.validate import validate
 
 
@@ -94,11 +95,19 @@ def levels_note(figures: Iterable[str], hands: Mapping[str, int]) -> str:
     return "; ".join(f"{', '.join(names)}: {text}" for text, names in clauses.items())
 
 
-def replay_of(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
-    """A hand as ``xuezhan replay HAND --warehouse W`` prints it, read back from its source line, or the reason it
-    cannot be read back (every page's evidence hands)."""
-    try:
-        found = stored_record(con, hand_id)
-        return replay_text(found.record, validate(found.record))
-    except HandNotFound as exc:
-        return str(exc)
+def replays_of(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str]) -> dict[str, str]:
+    """Each of ``hand_ids`` as ``xuezhan replay HAND --warehouse W`` prints it, or the reason it cannot be read back
+    (every page's evidence hands), read back from their source files in one pass over each file: hand by hand,
+    a compressed file was read from its start for every hand (a report on 200,000 hands spent over 10 minutes on
+    its stacked-deal evidence)."""
+    ids = list(dict.fromkeys(hand_ids))
+    out = {hand_id: str(HandNotFound(f"hand {hand_id!r} is not in the warehouse")) for hand_id in ids}
+    stored = [h for hand_id in ids for h in selected(con, hand_id=hand_id)[:1]]
+    stored.sort(key=lambda h: (h.source_file is None, h.source_file or "", h.source_line or 0))
+    for got in read_back(stored):
+        hand_id = got.hand.hand_id
+        if isinstance(got, Missing):
+            out[hand_id] = f"hand {hand_id!r} cannot be read back: {got.reason}; give its record file instead"
+        else:
+            out[hand_id] = replay_text(got.record, validate(got.record))
+    return out

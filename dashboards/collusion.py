@@ -28,7 +28,7 @@ from matplotlib.colors import TwoSlopeNorm, to_rgba
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from dashboards import ChartSpec, as_int, replay_of
+from dashboards import ChartSpec, as_int, replays_of
 from pipeline.analytics.stats import by_levels, normal_isf
 from pipeline.audit import collusion
 from pipeline.audit.collusion import SIGNALS, PairResult
@@ -597,7 +597,7 @@ def prep_teams(screen: Screen) -> pl.DataFrame:
 
 def prep_team_evidence(con: duckdb.DuckDBPyConnection, screen: Screen) -> pl.DataFrame:
     """Each reported team's hands to replay (wins and calls one member made on another's tile, per pair inside
-    it), each with its replay (:func:`replay_of`). Columns: ``rank`` (the team's), ``hand_id``, ``event``,
+    it), each with its replay (:func:`~dashboards.replays_of`). Columns: ``rank`` (the team's), ``hand_id``, ``event``,
     ``why``, ``replay``."""
     rows = [
         {
@@ -605,11 +605,12 @@ def prep_team_evidence(con: duckdb.DuckDBPyConnection, screen: Screen) -> pl.Dat
             "hand_id": e["hand_id"],
             "event": e["event"],
             "why": e["why"],
-            "replay": replay_of(con, e["hand_id"]),
         }
         for k, t in enumerate(screen.teams, start=1)
         for e in t.evidence
     ]
+    replays = replays_of(con, (row["hand_id"] for row in rows))
+    rows = [{**row, "replay": replays[row["hand_id"]]} for row in rows]
     schema = {"rank": pl.Int64, "hand_id": pl.String, "event": pl.Int64, "why": pl.String, "replay": pl.String}
     return pl.DataFrame(rows, schema=schema)
 

@@ -14,7 +14,7 @@ import duckdb
 import polars as pl
 from matplotlib.axes import Axes
 
-from dashboards import ChartSpec, replay_of
+from dashboards import ChartSpec, replays_of
 from pipeline.audit.deals import KINDS, DealResult, NoDealScores, screen_deals
 from pipeline.report import charts
 
@@ -79,11 +79,13 @@ def prep_top(s: Screen, per_kind: int = TOP) -> pl.DataFrame:
 def prep_evidence(con: duckdb.DuckDBPyConnection, s: Screen) -> pl.DataFrame:
     """Each flagged group's best-dealt hands, each with its replay (as ``xuezhan replay HAND --warehouse W``
     prints it, read back from its source line) or the reason it cannot be read back."""
-    rows = []
-    for rank, r in enumerate(s.flagged, start=1):  # rank: the group's anchor deal-<rank> on the page
-        for e in r.evidence:
-            row = {"rank": rank, "kind": r.kind, "group": r.group, **{k: e[k] for k in _EVIDENCE}}
-            rows.append({**row, "replay": replay_of(con, e["hand_id"])})
+    rows = [
+        {"rank": rank, "kind": r.kind, "group": r.group, **{k: e[k] for k in _EVIDENCE}}
+        for rank, r in enumerate(s.flagged, start=1)  # rank: the group's anchor deal-<rank> on the page
+        for e in r.evidence
+    ]
+    replays = replays_of(con, (row["hand_id"] for row in rows))
+    rows = [{**row, "replay": replays[row["hand_id"]]} for row in rows]
     schema = {"rank": pl.Int64, "kind": pl.String, "group": pl.String, **_EVIDENCE, "replay": pl.String}
     return pl.DataFrame(rows, schema=schema)
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import duckdb
 import polars as pl
 
-from dashboards import replay_of
+from dashboards import replays_of
 from pipeline.audit.anticipation import Seer, WaitsNotJudged, combine, screen_anticipation
 from pipeline.audit.information import EVIDENCE, FDR, best_dodges, screen_information
 
@@ -50,12 +50,13 @@ def prep_evidence(con: duckdb.DuckDBPyConnection, seers: Sequence[Seer], *, per_
             "hand_id": hand_id,
             "dodges": len(found),
             "what": "; ".join(d.text() for d in found[:3]),
-            "replay": replay_of(con, hand_id),
         }
         for k, s in enumerate(seers, start=1)
         if s.flagged and s.dodges is not None
         for hand_id, found in best_dodges(con, s.player, limit=per_player)
     ]
+    replays = replays_of(con, (str(row["hand_id"]) for row in rows))
+    rows = [{**row, "replay": replays[str(row["hand_id"])]} for row in rows]
     schema = {
         "rank": pl.Int64,
         "player": pl.String,
@@ -82,12 +83,13 @@ def prep_anticipation(
             "event": d.event,
             "margin": d.margin,
             "what": d.text(),
-            "replay": replay_of(con, hand_id),
         }
         for k, s in enumerate(seers, start=1)
         if s.flagged and s.anticipation is not None
         for hand_id, d in s.anticipation.best[:per_player]
     ]
+    replays = replays_of(con, (str(row["hand_id"]) for row in rows))
+    rows = [{**row, "replay": replays[str(row["hand_id"])]} for row in rows]
     schema = {
         "rank": pl.Int64,
         "player": pl.String,

@@ -312,6 +312,38 @@ def test_the_report_replays_the_flagged_players_best_deals(
     assert deal_shanten(counts_of(dealt), choose_void=True) == hand["shanten"]
 
 
+def test_the_evidence_hands_are_read_back_in_one_pass_over_their_file(
+    room: tuple[Path, Path, dict[str, object]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's evidence hands of one source file are read back in one pass over it (hand by hand, a
+    compressed file was decompressed from its start for each, and a report on 200,000 hands spent over 10 minutes
+    on its stacked-deal evidence); each replay is the one ``xuezhan replay`` prints, and a hand the warehouse
+    does not hold says so."""
+    import dashboards
+    from pipeline.analytics import export
+
+    warehouse, out, _ = room
+    hands = [json.loads(line)["hand_id"] for line in out.read_text().splitlines()]
+    wanted = [hands[200], hands[3], "no-such-hand", hands[120], hands[3]]
+    passes: list[list[str]] = []
+    real = export.read_lines
+
+    def counted(paths: list[str], *args: object, **kwargs: object) -> object:
+        passes.append(list(paths))
+        return real(paths, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(export, "read_lines", counted)
+    with connect(warehouse) as con:
+        replays = dashboards.replays_of(con, wanted)
+    assert passes == [[str(out.resolve())]] or passes == [[str(out)]]
+    assert list(replays) == [hands[200], hands[3], "no-such-hand", hands[120]]
+    assert replays["no-such-hand"] == "hand 'no-such-hand' is not in the warehouse"
+    for hand in (hands[3], hands[120], hands[200]):
+        done = runner.invoke(app, ["replay", hand, "--warehouse", str(warehouse)])
+        assert done.exit_code in (0, 1), done.output
+        assert done.stdout.strip().endswith(replays[hand].strip())  # after the line naming its source
+
+
 def test_the_replay_of_a_record_with_a_wall_shows_what_it_deals(room: tuple[Path, Path, dict[str, object]]) -> None:
     from pipeline.audit.replay import replay_text
     from pipeline.rules.tiles import format_tiles
