@@ -274,21 +274,26 @@ def scaled_corpus(base: Path, copies: int) -> Path:
     excess of a pair or group at the base size is repeated in each copy, its z-score grown by √copies (on
     10 plain copies of the 20k corpus, honest players, the team screen reported a team and went on selecting
     more, each a pass more over the warehouse). Renamed, copy ``k``'s pair is another pair of the base, and
-    the copies' excesses do not add up."""
-    path = base.with_name(base.name.replace(".jsonl.gz", f"-x{copies}r.jsonl.gz"))
+    the copies' excesses do not add up. Its tables are copy ``k``'s own (``table_id`` retagged, cached as
+    ``-x<copies>rt``), for the same reason: with the base's table ids, each table and seat of the stacked-deal
+    screen held ten copies of the same deals at 200k, and 963 honest tables and seats were flagged (p down to
+    1e-32), each with its evidence queried and read back."""
+    path = base.with_name(base.name.replace(".jsonl.gz", f"-x{copies}rt.jsonl.gz"))
     if path.exists():
         return path
     print(f"  (writing {copies} copies of {base.name}, once)", flush=True)
     records = [orjson.loads(line) for line in _lines(base)]
-    ids = [(r["hand_id"], r.get("session_id"), r.get("players")) for r in records]
+    ids = [(r["hand_id"], r.get("session_id"), r.get("table_id"), r.get("players")) for r in records]
     names = seatings(sorted({p for *_, players in ids for p in players or ()}), copies)
     tmp = _own_tmp(path)
     with gzip.open(tmp, "wb", compresslevel=3) as out:
         for k, rename in enumerate(names):
-            for obj, (hand_id, session_id, players) in zip(records, ids, strict=True):
+            for obj, (hand_id, session_id, table_id, players) in zip(records, ids, strict=True):
                 obj["hand_id"] = f"{hand_id}-c{k}"
                 if session_id is not None:
                     obj["session_id"] = f"{session_id}-c{k}"
+                if table_id is not None:
+                    obj["table_id"] = f"{table_id}-c{k}"
                 if players is not None:
                     obj["players"] = [rename[p] for p in players]
                 out.write(orjson.dumps(obj) + b"\n")

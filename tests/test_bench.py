@@ -102,12 +102,13 @@ def test_scaled_corpus_retags_every_copy_and_renames_its_players(tmp_path: Path)
     base = tmp_path / "sim-5-1.jsonl.gz"
     records = _tiny(base, 5)
     seated = ["p1", "p2", "p3", "p4"]
-    for i, r in enumerate(records[:-1]):  # the last has no players
+    for i, r in enumerate(records[:-1]):  # the last has no players and no table
         r["players"] = seated[i % 4 :] + seated[: i % 4]
+        r["table_id"] = f"t{i % 2}"
     with gzip.open(base, "wb") as f:
         f.write(b"".join(orjson.dumps(r) + b"\n" for r in records))
     scaled = bench.scaled_corpus(base, 3)
-    assert scaled.name == "sim-5-1-x3r.jsonl.gz"
+    assert scaled.name == "sim-5-1-x3rt.jsonl.gz"
     out = _read(scaled)
     assert len(out) == 15 and len({r["hand_id"] for r in out}) == 15
     assert out[:5] == [{**r, "hand_id": f"{r['hand_id']}-c0", **_session(r, 0)} for r in records]  # copy 0: as it is
@@ -133,7 +134,12 @@ def test_scaled_corpus_retags_every_copy_and_renames_its_players(tmp_path: Path)
 
 
 def _session(record: dict[str, object], k: int) -> dict[str, object]:
-    return {"session_id": f"{record['session_id']}-c{k}"} if "session_id" in record else {}
+    """The ids copy ``k`` retags besides the hand's: its session's and its table's."""
+    out: dict[str, object] = {}
+    for field in ("session_id", "table_id"):
+        if field in record:
+            out[field] = f"{record[field]}-c{k}"
+    return out
 
 
 def test_head_corpus(tmp_path: Path) -> None:
