@@ -615,7 +615,8 @@ def return_freed_memory() -> None:
     what it held: the screen's peak grew with the number of runs (the first pass over the 20 runs of 200k hands:
     715 MB after 2 runs, 812 MB after 20), and is flat with the threshold fixed (697 and 711 MB). Each large
     array then maps and unmaps its own pages: more system time (page faults), no more memory."""
-    with contextlib.suppress(OSError, AttributeError):  # not glibc (macOS has no mallopt): nothing to do
+    with contextlib.suppress(OSError, AttributeError, TypeError):  # not glibc (macOS: no mallopt; Windows: no
+        # CDLL(None)): nothing to do
         libc = ctypes.CDLL(None)
         libc.mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
         libc.mallopt(_M_TRIM_THRESHOLD, 256 * 1024)
