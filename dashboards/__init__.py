@@ -95,6 +95,12 @@ def levels_note(figures: Iterable[str], hands: Mapping[str, int]) -> str:
     return "; ".join(f"{', '.join(names)}: {text}" for text, names in clauses.items())
 
 
+def with_replays(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each of ``rows`` (evidence, with a ``hand_id``) with its ``replay`` (:func:`replays_of`, one pass a file)."""
+    replays = replays_of(con, (str(row["hand_id"]) for row in rows))
+    return [{**row, "replay": replays[str(row["hand_id"])]} for row in rows]
+
+
 def replays_of(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str]) -> dict[str, str]:
     """Each of ``hand_ids`` as ``xuezhan replay HAND --warehouse W`` prints it, or the reason it cannot be read back
     (every page's evidence hands), read back from their source files in one pass over each file: hand by hand,

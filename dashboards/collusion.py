@@ -28,7 +28,7 @@ from matplotlib.colors import TwoSlopeNorm, to_rgba
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from dashboards import ChartSpec, as_int, replays_of
+from dashboards import ChartSpec, as_int, with_replays
 from pipeline.analytics.stats import by_levels, normal_isf
 from pipeline.audit import collusion
 from pipeline.audit.collusion import SIGNALS, PairResult
@@ -609,8 +609,7 @@ def prep_team_evidence(con: duckdb.DuckDBPyConnection, screen: Screen) -> pl.Dat
         for k, t in enumerate(screen.teams, start=1)
         for e in t.evidence
     ]
-    replays = replays_of(con, (row["hand_id"] for row in rows))
-    rows = [{**row, "replay": replays[row["hand_id"]]} for row in rows]
+    rows = with_replays(con, rows)
     schema = {"rank": pl.Int64, "hand_id": pl.String, "event": pl.Int64, "why": pl.String, "replay": pl.String}
     return pl.DataFrame(rows, schema=schema)
 

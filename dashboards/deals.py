@@ -14,7 +14,7 @@ import duckdb
 import polars as pl
 from matplotlib.axes import Axes
 
-from dashboards import ChartSpec, replays_of
+from dashboards import ChartSpec, with_replays
 from pipeline.audit.deals import KINDS, DealResult, NoDealScores, screen_deals
 from pipeline.report import charts
 
@@ -84,8 +84,7 @@ def prep_evidence(con: duckdb.DuckDBPyConnection, s: Screen) -> pl.DataFrame:
         for rank, r in enumerate(s.flagged, start=1)  # rank: the group's anchor deal-<rank> on the page
         for e in r.evidence
     ]
-    replays = replays_of(con, (row["hand_id"] for row in rows))
-    rows = [{**row, "replay": replays[row["hand_id"]]} for row in rows]
+    rows = with_replays(con, rows)
     schema = {"rank": pl.Int64, "kind": pl.String, "group": pl.String, **_EVIDENCE, "replay": pl.String}
     return pl.DataFrame(rows, schema=schema)
 

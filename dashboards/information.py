@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import duckdb
 import polars as pl
 
-from dashboards import replays_of
+from dashboards import with_replays
 from pipeline.audit.anticipation import Seer, WaitsNotJudged, combine, screen_anticipation
 from pipeline.audit.information import EVIDENCE, FDR, best_dodges, screen_information
 
@@ -55,8 +55,7 @@ def prep_evidence(con: duckdb.DuckDBPyConnection, seers: Sequence[Seer], *, per_
         if s.flagged and s.dodges is not None
         for hand_id, found in best_dodges(con, s.player, limit=per_player)
     ]
-    replays = replays_of(con, (str(row["hand_id"]) for row in rows))
-    rows = [{**row, "replay": replays[str(row["hand_id"])]} for row in rows]
+    rows = with_replays(con, rows)
     schema = {
         "rank": pl.Int64,
         "player": pl.String,
@@ -88,8 +87,7 @@ def prep_anticipation(
         if s.flagged and s.anticipation is not None
         for hand_id, d in s.anticipation.best[:per_player]
     ]
-    replays = replays_of(con, (str(row["hand_id"]) for row in rows))
-    rows = [{**row, "replay": replays[str(row["hand_id"])]} for row in rows]
+    rows = with_replays(con, rows)
     schema = {
         "rank": pl.Int64,
         "player": pl.String,
