@@ -290,6 +290,35 @@ def test_the_stacker_is_flagged_with_hands_to_replay(room: tuple[Path, Path, dic
     assert hand in done.stdout
 
 
+def test_each_flagged_groups_evidence_is_its_own_best_deals(room: tuple[Path, Path, dict[str, object]]) -> None:
+    """The evidence of every flagged group of a kind comes from one query; each group's hands are its own best
+    deals, as a query of that group alone lists them (everything flagged here: fdr 1, every group tested)."""
+    warehouse, _, _ = room
+    with connect(warehouse) as con:
+        results = screen_deals(con, fdr=1.0, min_hands=1, evidence=3)
+        dealt = con.sql(
+            "SELECT ph.hand_id, ph.seat, ph.player, ph.dealer, ph.deal_shanten::INTEGER AS shanten, "
+            "ph.deal_suited::INTEGER AS suited, h.table_id, h.session_id "
+            "FROM player_hands ph JOIN hands h USING (hand_id) WHERE ph.deal_shanten IS NOT NULL"
+        ).fetchall()
+    group_of = {
+        "player": lambda r: r[2],
+        "seat": lambda r: f"{r[6]} seat {r[1]}",
+        "table": lambda r: r[6],
+        "session": lambda r: r[7],
+    }
+    assert all(r.flagged for r in results) and {r.kind for r in results} == set(group_of)
+    for r in results:
+        mine = sorted(
+            (row for row in dealt if group_of[r.kind](row) == r.group), key=lambda row: (row[4], row[0], row[1])
+        )
+        expected = [
+            dict(zip(("hand_id", "seat", "player", "dealer", "shanten", "suited"), row[:6], strict=True))
+            for row in mine[:3]
+        ]
+        assert r.evidence == expected, (r.kind, r.group)
+
+
 def test_the_report_replays_the_flagged_players_best_deals(
     room: tuple[Path, Path, dict[str, object]], tmp_path: Path
 ) -> None:

@@ -187,15 +187,16 @@ def _corrected(con: duckdb.DuckDBPyConnection, lines: list[DealResult], fdr: flo
     tested = [r for r in lines if r.p is not None]
     q_values = by_qvalues(np.array([r.p for r in tested], dtype=float)).tolist() if tested else []
     qs = {r.group: q for r, q in zip(tested, q_values, strict=True)}
+    flagged = {r.group for r in tested if qs[r.group] <= fdr}
+    shown: dict[str, list[dict[str, Any]]] = {}
+    if flagged and evidence:
+        kind = tested[0].kind
+        rows = sql.run_sql(con, "pipeline.audit", "deal_evidence", kind=kind, grps=sorted(flagged), limit=evidence)
+        for row in rows.iter_rows(named=True):
+            shown.setdefault(row.pop("grp"), []).append(row)
     out = []
     for r in lines:
         q = qs.get(r.group)
-        flagged = q is not None and q <= fdr
-        shown: list[dict[str, Any]] = []
-        if flagged and evidence:
-            shown = sql.run_sql(
-                con, "pipeline.audit", "deal_evidence", kind=r.kind, grp=r.group, limit=evidence
-            ).to_dicts()
         out.append(
             DealResult(
                 r.kind,
@@ -208,8 +209,8 @@ def _corrected(con: duckdb.DuckDBPyConnection, lines: list[DealResult], fdr: flo
                 r.suited,
                 r.suited_expected,
                 q,
-                flagged,
-                shown,
+                r.group in flagged,
+                shown.get(r.group, []),
             )
         )
     return sorted(out, key=lambda r: (not r.flagged, r.p if r.p is not None else 2.0, r.group))

@@ -1,28 +1,29 @@
--- deal_evidence: the dealt hands of one group of the stacked-deal screen ($kind: player, seat, table or
--- session; $grp its name as deal_groups.sql writes it), best deals first, for replaying hand by hand
--- (xuezhan replay HAND --warehouse W shows the deal).
+-- deal_evidence: the best-dealt hands of the flagged groups of one kind of the stacked-deal screen ($kind: player,
+-- seat, table or session; $grps the groups' names as deal_groups.sql writes them), at most $limit hands a group,
+-- best deals first, for replaying hand by hand (xuezhan replay HAND --warehouse W shows the deal). One query for
+-- all the kind's flagged groups: a room with many flags is still one pass over player_hands.
 WITH
 dealt AS (
     SELECT
         ph.hand_id,
         ph.seat,
         ph.player,
-        h.table_id,
-        h.session_id,
         ph.dealer,
         ph.deal_shanten::INTEGER AS shanten,
-        ph.deal_suited::INTEGER AS suited
+        ph.deal_suited::INTEGER AS suited,
+        CASE $kind
+            WHEN 'player' THEN ph.player
+            WHEN 'seat' THEN h.table_id || ' seat ' || ph.seat::VARCHAR
+            WHEN 'table' THEN h.table_id
+            WHEN 'session' THEN h.session_id
+        END AS grp
     FROM player_hands AS ph
     JOIN hands AS h ON h.hand_id = ph.hand_id
     WHERE ph.deal_shanten IS NOT NULL AND h.level IN ('full', 'dealt')
 )
 
-SELECT hand_id, seat, player, dealer, shanten, suited
+SELECT grp, hand_id, seat, player, dealer, shanten, suited
 FROM dealt
-WHERE
-    ($kind = 'player' AND player = $grp)
-    OR ($kind = 'seat' AND table_id || ' seat ' || seat::VARCHAR = $grp)
-    OR ($kind = 'table' AND table_id = $grp)
-    OR ($kind = 'session' AND session_id = $grp)
-ORDER BY shanten, hand_id, seat
-LIMIT $limit
+WHERE grp IN (SELECT unnest($grps::VARCHAR[]))
+QUALIFY row_number() OVER (PARTITION BY grp ORDER BY shanten, hand_id, seat) <= $limit
+ORDER BY grp, shanten, hand_id, seat
