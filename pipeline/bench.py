@@ -667,7 +667,7 @@ INSTRUCTIONS_RECORDS = {"compiled": (1_000, 500), "pure": (200, 100)}
 STAGES: Final[dict[str, tuple[str, ...]]] = {
     "read": ("CPyDef_record___parse_record", "CPyDef_record___played_at_valid"),  # the record object → Record
     "replay": (  # the deal, every event through the hand state (the ledger settles as it goes), the end
-        "CPyDef_validate____initial_state",
+        "CPyDef_validate___initial_state",
         "CPyDef_state___HandState___apply",
         "CPyDef_state___HandState___close",
     ),

@@ -486,7 +486,7 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         return _validate_settlement(obj, record, issues, strict)
     unseen = _Unseen(obj, record) if record.level == "observer" else None
     try:
-        state = _initial_state(record, evidence, unseen)
+        state = initial_state(record, evidence, unseen)
     except IllegalAction as exc:
         return Validation(
             hand_id=hand_id, issues=(Issue.of(exc),), record=record, not_checked=NOT_CHECKED[record.level]
@@ -648,7 +648,7 @@ def _penalize(state: HandState, exc: IllegalAction, index: int) -> None:
         state.ledger.penalty(exc.seat, index, everyone=True)
 
 
-def _initial_state(record: Record, evidence: bool, unseen: _Unseen | None = None) -> HandState:
+def initial_state(record: Record, evidence: bool, unseen: _Unseen | None = None) -> HandState:
     """The record's deal, exchange and void suits, checked (:func:`~pipeline.game.start.start_hand`); an
     observer record's declarations of the hands it did not see (no collusion evidence: it needs every hand)."""
     exchange = None

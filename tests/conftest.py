@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import settings
+from rooms import simulated_room
 
 import pipeline
 
@@ -15,3 +19,10 @@ settings.load_profile("xuezhan")
 def pytest_report_header() -> str:
     engine = "compiled (mypyc)" if pipeline.compiled() else "pure Python"
     return f"xuezhan engine: {engine}, from {pipeline.__path__[0]}"
+
+
+@pytest.fixture(scope="session")
+def team_room(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    """1,400 hands of 8 players with one team of three at intensity 0.5 (the team screen's and the report's
+    tests): the warehouse and the labels. Read only: a test that writes makes its own."""
+    return simulated_room(tmp_path_factory.mktemp("team"), "team=3:0.5", 7, 1400)

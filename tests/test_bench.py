@@ -18,6 +18,7 @@ from typing import cast
 import orjson
 import pytest
 
+import pipeline
 from pipeline import bench
 
 
@@ -371,3 +372,14 @@ def test_the_players_corpus_keeps_each_session_at_one_table_of_many_players(tmp_
         assert [name.split("-g")[0] for name in r["players"]] == ["p1", "p2", "p3", "p4"]
     assert all(len(names) == 4 for names in by_session.values())
     assert len(set().union(*by_session.values())) > 4 * 40  # 100 sessions over 84 groups
+
+
+@pytest.mark.skipif(not pipeline.compiled(), reason="names the functions of the compiled build")
+def test_the_instruction_stages_name_functions_of_the_compiled_build() -> None:
+    """Each stage of the instruction count is a function the compiled library defines: a renamed function would
+    otherwise drop out of its stage silently (callgrind reports no cost for a name it never saw)."""
+    libraries = list(Path(pipeline.__file__).resolve().parents[1].glob("*__mypyc*"))
+    assert libraries, "no compiled library beside the package"
+    data = b"".join(lib.read_bytes() for lib in libraries)
+    missing = [name for names in bench.STAGES.values() for name in names if name.encode() + b"\0" not in data]
+    assert not missing

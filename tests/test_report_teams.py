@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from rooms import simulated_room
 from test_report import _browse, _chromium
 
 from dashboards import collusion as collusion_dash
@@ -23,23 +24,7 @@ from pipeline.audit.information import best_dodges, dodges
 from pipeline.audit.replay import stored_record
 from pipeline.audit.victims import Victim, flow_runs, victims_of
 from pipeline.game.record import parse_record
-from pipeline.ingest.run import ingest
 from pipeline.rules.tiles import kind_of_name
-from pipeline.simulate.inject import InjectSpec
-from pipeline.simulate.tables import SimConfig, write
-
-
-def _room(folder: Path, spec: str, seed: int, hands: int) -> tuple[Path, dict[str, object]]:
-    out = folder / "games.jsonl.gz"
-    write(SimConfig(hands=hands, seed=seed, players=8, inject=InjectSpec.parse(spec)), out)
-    ingest([str(out)], folder / "wh", workers=1)
-    return folder / "wh", json.loads((folder / "games.labels.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def team_room(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
-    """1,400 hands of 8 players with one team of three at intensity 0.5 (as tests/test_teams.py's)."""
-    return _room(tmp_path_factory.mktemp("team"), "team=3:0.5", 7, 1400)
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +155,7 @@ def test_the_browser_shows_the_team_and_its_hands(team_report: tuple[Path, int],
 @pytest.fixture(scope="module")
 def bot_room(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
     """900 hands of 8 players, one of whom sees every hand (as tests/test_information.py's)."""
-    return _room(tmp_path_factory.mktemp("bot"), "bot=1", 11, 900)
+    return simulated_room(tmp_path_factory.mktemp("bot"), "bot=1", 11, 900)
 
 
 def test_a_dodge_is_a_safe_discard_while_a_dangerous_tile_as_good_was_held(

@@ -3,12 +3,12 @@ force, the empirical null, and the screen on simulated rooms with and without a 
 
 from __future__ import annotations
 
-import json
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 import pytest
+from rooms import simulated_room
 from typer.testing import CliRunner
 
 from cli import app
@@ -24,9 +24,6 @@ from pipeline.audit.teams import (
     screen_teams,
 )
 from pipeline.audit.victims import victim_view
-from pipeline.ingest.run import ingest
-from pipeline.simulate.inject import InjectSpec
-from pipeline.simulate.tables import SimConfig, write
 
 K = len(SIGNALS)
 
@@ -236,19 +233,6 @@ def test_a_group_sharing_a_pair_with_a_better_one_is_not_reported() -> None:
     ]
 
 
-def _room(folder: Path, spec: str, seed: int, hands: int) -> tuple[Path, dict[str, object]]:
-    out = folder / "games.jsonl.gz"
-    write(SimConfig(hands=hands, seed=seed, players=8, inject=InjectSpec.parse(spec)), out)
-    ingest([str(out)], folder / "wh", workers=1)
-    return folder / "wh", json.loads((folder / "games.labels.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def team_room(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
-    """1,400 hands of 8 players with one team of three at intensity 0.5."""
-    return _room(tmp_path_factory.mktemp("team"), "team=3:0.5", 7, 1400)
-
-
 def test_a_team_of_three_is_reported_as_a_team(team_room: tuple[Path, dict[str, object]]) -> None:
     warehouse, labels = team_room
     (planted,) = [tuple(sorted(c["players"])) for c in labels["colluders"]]  # type: ignore[union-attr]
@@ -269,7 +253,7 @@ def test_a_team_of_three_is_reported_as_a_team(team_room: tuple[Path, dict[str, 
 
 
 def test_an_honest_room_reports_no_team(tmp_path: Path) -> None:
-    warehouse, _ = _room(tmp_path, "friends=1", 7, 900)
+    warehouse, _ = simulated_room(tmp_path, "friends=1", 7, 900)
     with connect(warehouse) as con, WarehouseSource(con) as source:
         results = screen_teams(source, min_hands=150)
     assert len(results) > 30 and not any(r.flagged or r.reported for r in results)

@@ -49,10 +49,10 @@ import numpy as np
 from pipeline.analytics.stats import by_qvalues
 from pipeline.audit.information import FDR, InfoResult, screen_tails
 from pipeline.game.record import Record
-from pipeline.game.start import start_hand
 from pipeline.game.state import IllegalAction, WaitChoice
 from pipeline.rules.tiles import TILE_NAMES
 from pipeline.sql import load_sql, run_sql
+from pipeline.validate import initial_state
 
 MIN_DECISIONS = 30  # judged decisions a player needs to be tested
 EVIDENCE = 5  # decisions shown per flagged player
@@ -104,19 +104,8 @@ def decisions(record: Record, seat: int | None = None) -> list[Decision]:
     contents). The replay stops at an illegal action."""
     if record.level not in ("full", "dealt"):
         return []
-    exchange = None
-    if record.exchange_given is not None:
-        exchange = (record.exchange_direction or "cw", record.exchange_given)
     try:
-        state = start_hand(
-            record.rules,
-            dealer=record.dealer,
-            wall=record.wall,
-            deal=record.deal,
-            exchange=exchange,
-            que=record.que,
-            evidence=True,
-        )
+        state = initial_state(record, evidence=True)
     except IllegalAction:
         return []
     for event in record.events:
