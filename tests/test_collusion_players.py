@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
+from teams_oracle import add_group
 from test_audit import _oracle_screen, _same_results
 
 from pipeline.analytics.queries import connect
@@ -148,7 +149,7 @@ def test_groups_share_the_run_s_blocks_and_get_what_each_computed_alone() -> Non
     expected = by_signal(expected_counts(rows, fit))
     raw = by_signal(rows.counts)
     for g, team in enumerate(groups):
-        alone._add_group(g, team, rows, raw - expected, raw, expected, np.zeros(players, dtype=bool), None)
+        add_group(alone, g, team, rows, raw - expected, raw, expected, np.zeros(players, dtype=bool), None)
     for name in ("excess", "cov", "draws", "raw", "expected", "hands"):
         got, want = getattr(shared, name), getattr(alone, name)
         assert np.allclose(got, want, rtol=1e-12, atol=1e-12), name

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rooms import simulated_room
+from teams_oracle import add_group
 from typer.testing import CliRunner
 
 from cli import app
@@ -107,7 +108,7 @@ def _per_group(rows: Rows, fit: Fit, groups: list[tuple[int, ...]], players: int
     expected = by_signal(expected_counts(rows, fit))
     member = np.zeros(players, dtype=bool)
     for g, team in enumerate(groups):
-        out._add_group(g, team, rows, raw - expected, raw, expected, member, None)
+        add_group(out, g, team, rows, raw - expected, raw, expected, member, None)
     return out
 
 
@@ -156,6 +157,39 @@ def test_a_found_team_s_partners_are_left_out_of_a_member_s_opponents() -> None:
     plain = GroupMoments.zeros([(0, 1, 2)])
     plain.add(rows, fit, 6)
     assert not np.allclose(plain.excess[0], excess)
+
+
+def test_groups_leaving_out_found_teams_partners_equal_the_group_by_group_loop() -> None:
+    """With two teams found ((0, 4, 5) and the pair (2, 6)), every group of two, three and four of seven players
+    (those leaving out the same (member, partner) rows taken together on the run without them) against the
+    reference loop leaving each group's own rows out, at tables of two to four seats, over runs read one at a
+    time."""
+    rng = np.random.default_rng(31)
+    players = 7
+    fit = _fit(players, rng)
+    teams = [(0, 4, 5), (2, 6)]
+    partners = np.array(sorted(a * players + b for t in teams for a in t for b in t if a != b))
+    groups = [g for size in (2, 3, 4) for g in combinations(range(players), size)]
+    fast, reference, plain = (GroupMoments.zeros(groups) for _ in range(3))
+    for hands in (60, 1, 40):
+        rows = _mixed_rows(rng, hands, players)
+        fast.add(rows, fit, players, partners)
+        plain.add(rows, fit, players)
+        raw = by_signal(rows.counts)
+        expected = by_signal(expected_counts(rows, fit))
+        linked = np.isin(rows.a * players + rows.x, partners)
+        for g, team in enumerate(groups):
+            add_group(reference, g, team, rows, raw - expected, raw, expected, np.zeros(players, dtype=bool), linked)
+    for name in ("excess", "cov", "draws", "raw", "expected", "hands"):
+        assert np.allclose(getattr(fast, name), getattr(reference, name), rtol=1e-12, atol=1e-12), name
+    assert np.array_equal(fast.draws, reference.draws) and np.array_equal(fast.hands, reference.hands)
+    # the groups holding part of a team leave rows out (their moments differ from the plain run's); the others
+    # (no member of a team, or a whole team with nobody else partnered) are the plain run's
+    parted = [any(0 < len(set(team) & set(t)) < len(t) for t in teams) for team in groups]
+    assert sum(parted) > 50
+    for g, part in enumerate(groups):
+        same = np.allclose(fast.cov[g], plain.cov[g], rtol=1e-12, atol=1e-12)
+        assert same != parted[g], part
 
 
 def _as_fitted(rows: Rows, fit: Fit, rng: np.random.Generator) -> Rows:

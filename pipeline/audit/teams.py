@@ -134,20 +134,37 @@ class GroupMoments:
         expected = by_signal(expected_counts(rows, fit))
         raw = by_signal(rows.counts)
         residual = raw - expected
-        member = np.zeros(players, dtype=bool)
-        linked = None if partners is None else np.isin(rows.a * players + rows.x, partners)
-        # players with a partner in a team found: a group with one of them may leave rows out of its blocks
-        partnered = set() if linked is None else set(np.unique(rows.a[linked]).tolist())
-        plain = []
+        # Each group whose members have partners outside it leaves those (member, partner) rows out of its
+        # members' blocks; the groups leaving out the same rows are taken together on the run without them
+        # (a team found leaves few such sets: its members one or two at a time), the others on the whole run.
+        partner_of: dict[int, list[int]] = {}
+        for k in () if partners is None else partners.tolist():
+            partner_of.setdefault(k // players, []).append(k % players)
+        plain: list[int] = []
+        leaving: dict[tuple[int, ...], list[int]] = {}
         for g, team in enumerate(self.groups):
-            if partnered.intersection(team):
-                self._add_group(g, team, rows, residual, raw, expected, member, linked)
-            else:
-                plain.append(g)
-        if not plain:
+            out = sorted(a * players + x for a in team for x in partner_of.get(a, ()) if x not in team)
+            (leaving.setdefault(tuple(out), []) if out else plain).append(g)
+        self._add_plain(plain, rows, residual, raw, expected, players)
+        for out, groups in leaving.items():
+            keep = np.flatnonzero(~np.isin(rows.a * players + rows.x, out))
+            self._add_plain(groups, rows.take(keep), residual[keep], raw[keep], expected[keep], players)
+
+    def _add_plain(
+        self,
+        groups: list[int],
+        rows: Rows,
+        residual: np.ndarray,
+        raw: np.ndarray,
+        expected: np.ndarray,
+        players: int,
+    ) -> None:
+        """The groups ``groups`` whose members' opponents are all their opponents in ``rows``: the run's
+        (hand, a) blocks computed once for all of them."""
+        if not groups or not len(rows.hand):
             return
         blocks = _Blocks.of(rows, residual, raw, players)
-        chosen = np.array(plain, dtype=np.int64)
+        chosen = np.array(groups, dtype=np.int64)
         small = self._small(players)
         self._add_small(chosen[small[chosen]], rows, blocks, raw, expected, players)
         if not small[chosen].all():  # groups of four or more: each (group, row) incidence
@@ -299,6 +316,8 @@ class GroupMoments:
         at = np.minimum(np.searchsorted(b.pairs, keys), max(0, len(b.pairs) - 1))
         found = (b.pairs[at] == keys) if len(b.pairs) else np.zeros(len(keys), dtype=bool)
         group, lo = group[found], b.lo[at[found]]
+        if not len(group):  # no two members of any of them sat together in the run
+            return
         size = b.hi[at[found]] - lo
         # batches of whole groups, each about BATCH_ROWS incidences at most (one group may be more on its own)
         ends = np.cumsum(size)
@@ -362,50 +381,6 @@ class GroupMoments:
             hand = rows.hand[row_in]
             fresh = np.r_[True, (g_in[1:] != g_in[:-1]) | (hand[1:] != hand[:-1])]
             self.hands += np.bincount(g_in[fresh], minlength=len(self.groups))
-
-    def _add_group(
-        self,
-        g: int,
-        team: tuple[int, ...],
-        rows: Rows,
-        residual: np.ndarray,
-        raw: np.ndarray,
-        expected: np.ndarray,
-        member: np.ndarray,
-        linked: np.ndarray | None,
-    ) -> None:
-        """One group, its blocks computed for it: a member's partner in a team found is left out of them."""
-        member[:] = False
-        member[list(team)] = True
-        use = member[rows.a]
-        if linked is not None:
-            use &= ~(linked & ~member[rows.x])
-        at = np.flatnonzero(use)
-        if not len(at):
-            return
-        key = rows.hand[at] * SEATS + rows.seat_a[at]  # (hand, a): rows are ordered by it
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        sizes = np.diff(np.r_[starts, len(at)])
-        which = np.repeat(np.arange(len(starts)), sizes)
-        n = sizes.astype(float)
-        res, got = residual[at], raw[at]
-        mean = np.add.reduceat(res, starts, axis=0) / n[:, None]
-        centred = res - mean[which]
-        inside = member[rows.x[at]]
-        m = np.bincount(which, inside, minlength=len(starts)).astype(float)
-        live = (m > 0) & (m < n)
-        if not live.any():
-            return
-        spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
-        varies = np.maximum.reduceat(got, starts, axis=0) != np.minimum.reduceat(got, starts, axis=0)
-        drawn = np.add.reduceat(np.where(inside[:, None], centred, 0.0), starts, axis=0)
-        factor = np.where(live, m * (n - m) / np.maximum(n - 1, 1), 0.0)
-        self.excess[g] += drawn[live].sum(axis=0)
-        self.cov[g] += np.einsum("i,ijk->jk", factor, spread)
-        self.draws[g] += varies[live].sum(axis=0)
-        self.raw[g] += got[inside].sum(axis=0)
-        self.expected[g] += expected[at][inside].sum(axis=0)
-        self.hands[g] += len(np.unique(rows.hand[at][inside]))
 
 
 def _keys_inside(team: tuple[int, ...], players: int) -> np.ndarray:
