@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import duckdb
@@ -74,19 +75,29 @@ class GroupTest:
         return (self.shanten - self.expected) / self.sd if self.sd else 0.0
 
 
-def group_test(shapes: Sequence[tuple[str, int]], shanten: int, null: DealNull | None = None) -> GroupTest:
+def group_test(
+    shapes: Sequence[tuple[str, int]], shanten: int, null: DealNull | None = None, *, exact: bool = True
+) -> GroupTest:
     """The exact test of a group whose hands are ``shapes`` (``(key, how many)``, :func:`~pipeline.audit.
-    deal_null.key`) and whose starting shanten sum to ``shanten``."""
+    deal_null.key`) and whose starting shanten sum to ``shanten``; ``exact=False``: the mean and sd only (a group
+    too small to test), ``p`` NaN."""
     null = null or load()
     mean = var = 0.0
     for name, n in shapes:
-        pmf = null.pmf(name)
-        values = np.arange(len(pmf)) - 1
-        m = float(np.dot(pmf, values))
+        m, v = _moments(null, name)
         mean += n * m
-        var += n * (float(np.dot(pmf, values**2)) - m * m)
-    p = lower_tail(null, shapes, shanten)
+        var += n * v
+    p = lower_tail(null, shapes, shanten) if exact else math.nan
     return GroupTest(sum(n for _, n in shapes), shanten, mean, math.sqrt(var), p)
+
+
+@cache
+def _moments(null: DealNull, name: str) -> tuple[float, float]:
+    """The mean and variance of one fair deal's starting shanten, of shape ``name``."""
+    pmf = null.pmf(name)
+    values = np.arange(len(pmf)) - 1
+    m = float(np.dot(pmf, values))
+    return m, float(np.dot(pmf, values**2)) - m * m
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +174,8 @@ def screen_deals(
         for (k, name), g in sorted(groups.items()):
             if k != kind:
                 continue
-            t = group_test(g["shapes"], g["shanten"], null)
+            tested = sum(n for _, n in g["shapes"]) >= min_hands
+            t = group_test(g["shapes"], g["shanten"], null, exact=tested)
             n_suited = g["suited_hands"]
             lines.append(
                 DealResult(
@@ -173,7 +185,7 @@ def screen_deals(
                     shanten=t.shanten,
                     expected=t.expected,
                     z=t.z,
-                    p=t.p if t.hands >= min_hands else None,
+                    p=t.p if tested else None,
                     suited=g["suited"] / n_suited if n_suited else None,
                     suited_expected=g["suited_exp"] / n_suited if n_suited else None,
                 )
