@@ -143,11 +143,11 @@ class GroupMoments:
         plain: list[int] = []
         leaving: dict[tuple[int, ...], list[int]] = {}
         for g, team in enumerate(self.groups):
-            out = sorted(a * players + x for a in team for x in partner_of.get(a, ()) if x not in team)
-            (leaving.setdefault(tuple(out), []) if out else plain).append(g)
+            left = tuple(sorted(a * players + x for a in team for x in partner_of.get(a, ()) if x not in team))
+            (leaving.setdefault(left, []) if left else plain).append(g)
         self._add_plain(plain, rows, residual, raw, expected, players)
-        for out, groups in leaving.items():
-            keep = np.flatnonzero(~np.isin(rows.a * players + rows.x, out))
+        for left, groups in leaving.items():
+            keep = np.flatnonzero(~np.isin(rows.a * players + rows.x, np.array(left, dtype=np.int64)))
             self._add_plain(groups, rows.take(keep), residual[keep], raw[keep], expected[keep], players)
 
     def _add_plain(
