@@ -375,7 +375,11 @@ def measure(
 ) -> Run:
     """Run ``cmd`` in a temporary working directory; its wall and CPU time and the peak memory of its process
     tree: the /proc samples (every 200 ms: a scan of /proc costs the machine being measured) of the tree's
-    summed RSS, or the main process's own peak as the kernel kept it, whichever is larger. Raises
+    summed RSS, or the main process's own peak, whichever is larger. The main process's peak is its program's
+    high-water mark (VmHWM, read with each sample), and ``wait4``'s ``ru_maxrss`` once it exits only where that
+    is above the bench's own high-water mark: Linux folds the parent's mark into the child's at fork and exec,
+    so once the bench itself had grown (writing the 1M corpus), every command measured after read as large as
+    the bench (1,286 MB for ``stats`` on 20k hands). Raises
     ``RuntimeError`` when it fails, or when it takes over ``timeout`` seconds or its tree over
     ``mem_limit_mb`` (then it is killed, with its workers: the machine is shared, and an analytics command
     that outgrows it should fail here, not wake the OOM killer). It is killed too when the bench itself is
@@ -387,12 +391,13 @@ def measure(
         killed = ""
         done = threading.Event()
         start = time.perf_counter()
+        inherited = _tree_rss(os.getpid())[1]  # what the child's ru_maxrss starts from
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True)
 
         def sample() -> None:
             nonlocal peak, killed
             while not done.is_set():
-                peak = max(peak, _tree_rss(proc.pid))
+                peak = max(peak, *_tree_rss(proc.pid))
                 if time.perf_counter() - start > timeout:
                     killed = f"timed out after {timeout:.0f} s"
                 elif peak > limit_kb:
@@ -421,8 +426,9 @@ def measure(
             err.seek(0)
             tail = err.read().decode(errors="replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
             raise RuntimeError(f"failed: {tail[0][-300:]}")
-        peak_kb = max(peak, usage.ru_maxrss)  # Linux: ru_maxrss in kB
-        return Run(seconds, usage.ru_utime + usage.ru_stime, peak_kb / 1024)
+        if usage.ru_maxrss > inherited:  # Linux: kB; the child's own peak, not the bench's
+            peak = max(peak, usage.ru_maxrss)
+        return Run(seconds, usage.ru_utime + usage.ru_stime, peak / 1024)
 
 
 def _memory_mb() -> float:
@@ -434,10 +440,12 @@ def _memory_mb() -> float:
     return 8_192.0
 
 
-def _tree_rss(pid: int) -> int:
-    """Summed VmRSS (kB) of ``pid`` and its descendants, from /proc.
+def _tree_rss(pid: int) -> tuple[int, int]:
+    """Summed VmRSS (kB) of ``pid`` and its descendants, from /proc, and the VmHWM of ``pid`` (its program's
+    peak RSS so far, kB).
 
-    >>> _tree_rss(os.getpid()) > 0
+    >>> total, own_peak = _tree_rss(os.getpid())
+    >>> total > 0 and own_peak >= total
     True
     """
     children: dict[int, list[int]] = {}
@@ -450,7 +458,7 @@ def _tree_rss(pid: int) -> int:
         except (OSError, IndexError, ValueError):
             continue
         children.setdefault(ppid, []).append(int(entry))
-    total = 0
+    total = own_peak = 0
     todo = [pid]
     while todo:
         p = todo.pop()
@@ -458,12 +466,14 @@ def _tree_rss(pid: int) -> int:
         try:
             with open(f"/proc/{p}/status") as f:
                 for line in f:
-                    if line.startswith("VmRSS:"):
+                    if line.startswith("VmHWM:") and p == pid:
+                        own_peak = int(line.split()[1])
+                    elif line.startswith("VmRSS:"):
                         total += int(line.split()[1])
                         break
         except OSError:
             pass
-    return total
+    return total, own_peak
 
 
 # ---------------------------------------------------------------------------------------------- sections

@@ -267,7 +267,8 @@ def test_engines_and_their_environment(tmp_path: Path) -> None:
 
 def test_measure_reports_a_failure_and_a_peak(tmp_path: Path) -> None:
     env = dict(os.environ)
-    run = bench.measure([bench.sys.executable, "-c", "x = bytearray(64 << 20); x[::4096] = b'1' * len(x[::4096])"], env)
+    hold = "import time; x = bytearray(64 << 20); x[::4096] = b'1' * len(x[::4096]); time.sleep(0.6)"
+    run = bench.measure([bench.sys.executable, "-c", hold], env)  # held longer than a sample
     assert run.rss_mb > 60 and run.seconds > 0
     with pytest.raises(RuntimeError, match="failed: SystemExit: boom"):
         bench.measure([bench.sys.executable, "-c", "raise SystemExit('SystemExit: boom')"], env)
@@ -276,6 +277,20 @@ def test_measure_reports_a_failure_and_a_peak(tmp_path: Path) -> None:
     grow = "import time; x = bytearray(200 << 20); x[::4096] = b'1' * len(x[::4096]); time.sleep(5)"
     with pytest.raises(RuntimeError, match="killed above 100 MB"):
         bench.measure([bench.sys.executable, "-c", grow], env, mem_limit_mb=100)
+
+
+def test_a_grown_bench_does_not_lend_its_size_to_what_it_measures() -> None:
+    """A bench that grew (to 400 MB here, as writing the 1M corpus does) measures a small command as small: the
+    child's ru_maxrss starts from the parent's high-water mark (Linux), which read 1,286 MB for every command
+    of a run after the corpus was written."""
+    script = (
+        "import sys; from pipeline import bench\n"
+        "x = bytearray(400 << 20); x[::4096] = b'1' * len(x[::4096]); del x\n"
+        "print(bench.measure([sys.executable, '-c', 'pass'], dict(bench.os.environ)).rss_mb)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(bench.ROOT)}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert 0 < float(out.stdout) < 200, out.stdout
 
 
 def test_a_stopped_bench_kills_the_command_it_measures(tmp_path: Path) -> None:
