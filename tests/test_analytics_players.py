@@ -263,6 +263,28 @@ def test_head_to_head_tables_mirror_each_other(simulated: Path) -> None:
     assert any(o["deal_ins_to"] for mine in tables.values() for o in mine.values())
 
 
+def test_head_to_head_summed_run_by_run_equals_one_query(simulated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head-to-head figures are summed over runs of hands (hand_ranges.sql: the memory of one run): the same
+    rows, in the same order, as the model over every hand at once, for every player and for one; an empty scope
+    gives the model's empty frame."""
+    from polars.testing import assert_frame_equal
+
+    with queries.connect(simulated) as con:
+        ((lo, hi),) = con.execute("SELECT min(hand_id), max(hand_id) FROM hands").fetchall()
+        first = queries.player_base(con)["player"][0]
+        whole = {p: queries.run(con, "head_to_head", player=p, lo=lo, hi=hi) for p in (None, first)}
+        monkeypatch.setattr(queries, "RANGE_HANDS", 7)
+        ranges = queries.hand_ranges(con)
+        assert len(ranges) == 18 and all(a <= b for a, b in ranges)
+        assert all(ranges[k][1] < ranges[k + 1][0] for k in range(len(ranges) - 1))  # no overlap, in order
+        for p, frame in whole.items():
+            assert frame.height > 5
+            assert_frame_equal(queries._head_to_head_sums(con, p), frame)
+    with queries.connect(simulated, scope=Scope(player="nobody")) as con:
+        empty = queries._head_to_head_sums(con, None)
+    assert empty.height == 0 and empty.schema == whole[None].schema
+
+
 def test_rolling_rates_add_up_to_the_players_rates(simulated: Path) -> None:
     with queries.connect(simulated) as con:
         row = queries.player_base(con).row(0, named=True)

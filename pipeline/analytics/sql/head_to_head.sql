@@ -13,7 +13,9 @@
 --                  hands with at least one
 --   wins_from      wins of $player on the opponent's discard or robbed kong, win_hands the hands with one
 --   player         whose row it is ($player, or each player when $player is NULL)
--- Ordered by player, then hands together (most first), then opponent.
+-- Ordered by player, then hands together (most first), then opponent. Over the hands whose hand_id lies in
+-- [$lo, $hi] (one run of hand_ranges.sql: every column is a sum over hands, and
+-- pipeline/analytics/queries.py sums the runs' rows, so that the memory is one run's).
 -- Checks: won_from - lost_to = net_sum; deal_in_hands <= deal_ins_to; deal_in_hands <= hands; summed over the
 -- opponents, deal_ins_to is the player's deal_ins (player_base) and won_from - lost_to their delta_sum when no
 -- point went to the pot.
@@ -21,13 +23,14 @@ WITH
 mine AS (  -- source: the hands $player played to the end, and their seat
     SELECT hand_id, seat, player
     FROM player_hands
-    WHERE ($player IS NULL OR player = $player) AND replayed
+    WHERE ($player IS NULL OR player = $player) AND replayed AND hand_id BETWEEN $lo AND $hi
 ),
 
 together AS (  -- renamed: one row per hand and opponent, with both seats
     SELECT m.hand_id, m.player, m.seat AS my_seat, o.player AS opponent, o.seat AS their_seat
     FROM mine AS m
     JOIN player_hands AS o ON o.hand_id = m.hand_id AND o.seat <> m.seat
+    WHERE o.hand_id BETWEEN $lo AND $hi
 ),
 
 money AS (  -- logic: what each paid the other in each hand
@@ -38,7 +41,7 @@ money AS (  -- logic: what each paid the other in each hand
         coalesce(sum(p.amount) FILTER (WHERE p.payer = t.their_seat AND p.payee = t.my_seat), 0) AS won_from,
         coalesce(sum(p.amount) FILTER (WHERE p.payer = t.my_seat AND p.payee = t.their_seat), 0) AS lost_to
     FROM together AS t
-    LEFT JOIN payments AS p ON p.hand_id = t.hand_id AND p.side = 'computed'
+    LEFT JOIN payments AS p ON p.hand_id = t.hand_id AND p.side = 'computed' AND p.hand_id BETWEEN $lo AND $hi
     GROUP BY t.hand_id, t.player, t.opponent
 ),
 
@@ -54,7 +57,7 @@ claims AS (  -- logic: the wins on each other's tiles in each hand
             WHERE w.seat = t.my_seat AND w.source = t.their_seat AND w.how IN ('discard', 'rob_kong')
         ) AS wins_from
     FROM together AS t
-    LEFT JOIN wins AS w ON w.hand_id = t.hand_id
+    LEFT JOIN wins AS w ON w.hand_id = t.hand_id AND w.hand_id BETWEEN $lo AND $hi
     GROUP BY t.hand_id, t.player, t.opponent
 )
 
