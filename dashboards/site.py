@@ -558,7 +558,7 @@ class _PlayerParts:
     none: pl.DataFrame  # no row of the first screen
     audit: dict[str, pl.DataFrame]  # player -> the audit's findings on their seat
     opponents: dict[str, pl.DataFrame]  # player -> head to head (dashboards.player.prep_head_to_head)
-    rolling: dict[str, pl.DataFrame]  # player -> rolling rates (dashboards.player.prep_rolling)
+    over_time: dict[str, str]  # player -> the over-time section (rolling rates: dashboards.player.prep_rolling)
     pages: dict[str, Page]
 
     @staticmethod
@@ -594,7 +594,7 @@ class _PlayerParts:
             none=found.head(0),
             audit=by_player(result.findings.filter(pl.col("player").is_not_null())),
             opponents=player.prep_every_head_to_head(con),
-            rolling=player.prep_every_rolling(con),
+            over_time={pid: _player_over_time(frame) for pid, frame in player.iter_rolling(con)},
             pages=pages,
         )
 
@@ -607,7 +607,7 @@ class _PlayerParts:
             _player_summary(pid, metrics),
             _player_figures(metrics, self.levels.get(pid, {})),
             _player_opponents(pid, self.opponents.get(pid), self.pages),
-            _player_over_time(self.rolling.get(pid)),
+            self.over_time.get(pid) or _player_over_time(None),
             _player_results(self.unusual.get(pid)),
             _player_fan(self.fan.get(pid), self.fan_all),
             _player_scoring(seat),
@@ -753,7 +753,8 @@ def _player_over_time(df: pl.DataFrame | None) -> str:
     if df is None or not df.height:
         return f'{title}<p class="note">No replayed hand.</p></section>'
     window = player.ROLLING_WINDOW
-    chart = svg.rolling_lines(df.to_dicts(), window=window)
+    shown = df.select(pl.all().gather(svg.thinned(df.height, window)))  # the rows drawn, before they become dicts
+    chart = svg.rolling_lines(shown.to_dicts(), window=window, most=shown.height)
     days = df["played_local"].drop_nulls().dt.strftime("%Y-%m-%d").to_list()
     span = f" They were played from {min(days)} to {max(days)} (local dates)." if days else ""
     return (

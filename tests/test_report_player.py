@@ -61,6 +61,34 @@ def test_rolling_lines_places_the_points_by_hand(room: Path) -> None:
     assert "p1" not in chart  # numbers only: no id goes into an SVG
 
 
+def test_the_over_time_section_draws_the_thinned_rows_as_the_whole_series_would() -> None:
+    """The player page selects the rows the chart draws before it turns them into dicts (a player of 167,000
+    hands at 1M): the same chart as from every row, thinned or not."""
+    import datetime as dt
+
+    import polars as pl
+
+    from dashboards.site import _player_over_time
+
+    w = player.ROLLING_WINDOW
+    for count in (w - 3, 399, 1_234):
+        df = pl.DataFrame(
+            {
+                "n": range(1, count + 1),
+                "window": [min(n, w) for n in range(1, count + 1)],
+                "win_rate": [0.1 + (n % 7) / 20 for n in range(count)],
+                "win_low": [0.05 + (n % 7) / 20 for n in range(count)],
+                "win_high": [0.2 + (n % 7) / 20 for n in range(count)],
+                "deal_in_rate": [0.1 + (n % 5) / 30 for n in range(count)],
+                "deal_in_low": [0.05] * count,
+                "deal_in_high": [0.3] * count,
+                "played_local": [dt.datetime(2026, 11, 1) + dt.timedelta(hours=n) for n in range(count)],
+            }
+        )
+        whole = svg.rolling_lines(df.to_dicts(), window=w)
+        assert whole and whole in _player_over_time(df), count
+
+
 def test_rolling_lines_zoom_thin_and_edges() -> None:
     def row(n: int, window: int) -> dict[str, object]:
         return {

@@ -395,7 +395,7 @@ def _head_to_head_sums(con: duckdb.DuckDBPyConnection, player: str | None) -> pl
         return runs[0]
     every = pl.concat(runs)
     summed = every.group_by(_H2H_KEYS).agg(pl.exclude(_H2H_KEYS).sum()).select(every.columns)
-    return summed.cast(dict(every.schema)).sort(["player", "hands", "opponent"], descending=[False, True, False])
+    return summed.cast(every.schema).sort(["player", "hands", "opponent"], descending=[False, True, False])
 
 
 def head_to_head_frame(con: duckdb.DuckDBPyConnection, player: str | None) -> pl.DataFrame:
