@@ -384,6 +384,9 @@ def prep_every_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WIN
     return dict(iter_rolling(con, window))
 
 
+ROLLING_ROWS = 100_000  # hands of several players rolled at once: the memory of the report's player pages
+
+
 def iter_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW) -> Iterator[tuple[str, pl.DataFrame]]:
     """``(player, prep_rolling(con, player, window))`` of every player with a replayed hand, from one query, each
     player's rates computed when asked for: the report draws each player's chart and drops the frame (every
@@ -391,8 +394,18 @@ def iter_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW) -
     if window < 1:
         raise ValueError(f"window must be at least 1 hand, got {window}")
     series = queries.run(con, "player_hand_series", player=None)
-    for key, rows in series.partition_by("player", as_dict=True, maintain_order=True).items():
-        yield str(key[0]), _rolling(rows, window)
+    batch: list[pl.DataFrame] = []
+    held = 0
+    # players taken together up to ROLLING_ROWS rows (a room of 2,016 players rolled one by one took 8 s more)
+    for rows in [*series.partition_by("player", maintain_order=True), None]:
+        if rows is not None:
+            batch.append(rows)
+            held += rows.height
+        if batch and (rows is None or held >= ROLLING_ROWS):
+            rolled = _rolling(pl.concat(batch), window)
+            for key, frame in rolled.partition_by("player", as_dict=True, maintain_order=True).items():
+                yield str(key[0]), frame
+            batch, held = [], 0
 
 
 def _rolling(series: pl.DataFrame, window: int) -> pl.DataFrame:

@@ -295,6 +295,26 @@ def test_rolling_rates_add_up_to_the_players_rates(simulated: Path) -> None:
     assert df["played_local"].is_sorted()
 
 
+def test_rolling_rates_in_batches_of_players_equal_all_at_once(
+    simulated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report rolls several players' hands at a time (ROLLING_ROWS): the same frames, player by player, as
+    every player rolled together and as one player at a time."""
+    from polars.testing import assert_frame_equal
+
+    from dashboards import player
+
+    with queries.connect(simulated) as con:
+        together = player.prep_every_rolling(con, window=7)
+        for rows in (1, 25):
+            monkeypatch.setattr(player, "ROLLING_ROWS", rows)
+            batched = list(player.iter_rolling(con, window=7))
+            assert [p for p, _ in batched] == list(together)
+            for p, frame in batched:
+                assert_frame_equal(frame, together[p])
+    assert len(together) == 7
+
+
 def test_every_players_tables_at_once_equal_each_players_alone(simulated: Path, room: Path) -> None:
     """The report's player pages take head to head and the rolling rates of every player from one query each
     (prep_every_head_to_head, prep_every_rolling): the same frames as one player's, player by player."""
