@@ -390,7 +390,7 @@ ROLLING_ROWS = 100_000  # hands of several players rolled at once: the memory of
 def iter_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW) -> Iterator[tuple[str, pl.DataFrame]]:
     """``(player, prep_rolling(con, player, window))`` of every player with a replayed hand, from one query, each
     player's rates computed when asked for: the report draws each player's chart and drops the frame (every
-    player's rows at once, rolled together, were the report's peak: 1.4 GB at 1M hands)."""
+    player's rows at once, rolled together, were the report's peak: 959 MB at 200k hands)."""
     if window < 1:
         raise ValueError(f"window must be at least 1 hand, got {window}")
     series = queries.run(con, "player_hand_series", player=None)
