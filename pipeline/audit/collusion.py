@@ -333,10 +333,9 @@ def _load_arrays(path: Path) -> dict[str, np.ndarray]:
         return {name: np.load(src, allow_pickle=False) for name in names}
 
 
-def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Every offer for every opponent x still in with a: the row key ``(hand × 4 + a) × 4 + x``, the wall,
-    each outcome (1 or 0), and for each outcome whether the hand's level lets it be seen (:func:`_seen`: an
-    observer's record shows no other seat's hand, so not whether it could have won)."""
+def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Every offer for every opponent x still in with a: the row key ``(hand × 4 + a) × 4 + x``, the wall and
+    each outcome (1 or 0). Whether the hand's level lets an outcome be seen is its row's (:func:`rows_of`)."""
     x = np.arange(SEATS, dtype=np.int64)
     a = offers.a[:, None]
     seats = offers.seats[offers.hno] if len(offers.hno) else offers.hno
@@ -354,13 +353,7 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
         "soft": could & (1 - won),
     }
     keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
-    hno = offers.hno[which]
-    usable = {
-        name: _seen(FEATURE_OF[name], offers.level[hno], offers.seen[hno], offers.a[which], opponent)
-        for name in outcome
-        if name in FEATURE_OF
-    }
-    return keys, offers.wall[which], outcome, usable
+    return keys, offers.wall[which], outcome
 
 
 def _seen(feature: str, level: np.ndarray, seen: np.ndarray, seat_a: np.ndarray, seat_x: np.ndarray) -> np.ndarray:
@@ -394,11 +387,13 @@ def rows_of(
     hand, which = np.nonzero(valid)
     seat_a, seat_x = slot[which] // SEATS, slot[which] % SEATS
     row_key = (hand * SEATS + seat_a) * SEATS + seat_x
-    keys, walls, outcome, seeable = _expand(offers)
+    keys, walls, outcome = _expand(offers)
     size = n * SEATS * SEATS
     counts = np.zeros((len(row_key), len(FEATURES)))
     exposures = np.ones((len(row_key), len(FEATURES)))
     level = offers.level[hand]
+    seeable: dict[str, np.ndarray] = {}  # per expanded offer: whether its row's level shows the outcome
+    by_key = np.zeros(size, dtype=bool)
     for k, f in enumerate(FEATURES):
         usable = _seen(f, level, offers.seen[hand], seat_a, seat_x)
         if f in PER_HAND:
@@ -407,6 +402,8 @@ def rows_of(
             exposures[:, k] = usable
             continue
         name = HAZARD_OF[f]
+        by_key[row_key] = usable  # an offer's key is its row's (hand, a, x), and so is whether it can be seen
+        seeable[name] = by_key[keys]
         counts[:, k] = np.bincount(keys, outcome[name] * seeable[name], minlength=size)[row_key]
         if hazard is None or not len(keys):
             exposures[:, k] = 0.0
