@@ -377,7 +377,8 @@ RANGE_HANDS = 10_000  # hands a run of an additive figure sums at a time (hand_r
 def hand_ranges(con: duckdb.DuckDBPyConnection, size: int | None = None) -> list[tuple[str, str]]:
     """The hands cut into runs of ``size`` (default :data:`RANGE_HANDS`) consecutive hand ids, each as its
     ``(lo, hi)`` (``sql/hand_ranges.sql``); none for no hands."""
-    rows = con.execute(sql.load_sql("pipeline.analytics", "hand_ranges"), {"size": size or RANGE_HANDS}).fetchall()
+    query = sql.load_sql("pipeline.analytics", "hand_ranges")
+    rows = con.execute(query, {"size": size or RANGE_HANDS, "replayed": False}).fetchall()
     return [(lo, hi) for _, lo, hi, _ in rows]
 
 

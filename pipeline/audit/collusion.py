@@ -36,7 +36,7 @@ Sitting together more often than random matchmaking would seat them is reported 
 shared hands, Poisson p) but not scored: friends sit together and play honestly.
 
 Reading the warehouse (issue 23): memory does not grow with the warehouse. :class:`WarehouseSource` reads it
-:data:`CHUNK_HANDS` hands at a time (runs of consecutive hand ids, ``sql/pair_chunks.sql``): DuckDB returns one
+:data:`CHUNK_HANDS` hands at a time (runs of consecutive ids, ``analytics/sql/hand_ranges.sql``): DuckDB returns one
 run's offers and takes (``sql/pair_events.sql``, ``sql/pair_hands.sql``) and the features of
 ``sql/pair_features.sql`` are counted from them in memory (:func:`offers_of`, :func:`rows_of`; the tests hold
 them to the SQL model). The baselines need the hazard of every hand, so the first pass keeps each run's offers in
@@ -183,8 +183,9 @@ class Chunk:
 
 def hand_chunks(con: duckdb.DuckDBPyConnection, size: int = CHUNK_HANDS) -> list[Chunk]:
     """The replayed hands of the warehouse behind ``con`` cut into runs of ``size`` consecutive hand ids
-    (``sql/pair_chunks.sql``)."""
-    rows = con.execute(sql.load_sql("pipeline.audit", "pair_chunks"), {"size": max(1, size)}).fetchall()
+    (``pipeline/analytics/sql/hand_ranges.sql``)."""
+    query = sql.load_sql("pipeline.analytics", "hand_ranges")
+    rows = con.execute(query, {"size": max(1, size), "replayed": True}).fetchall()
     return [Chunk(lo, hi, int(n)) for _, lo, hi, n in rows]
 
 

@@ -1,10 +1,17 @@
--- hand_ranges: the hands cut into runs of $size consecutive hand ids (the last run shorter), each as the range
--- [lo, hi] of its ids: the units an additive figure over many hands is summed from, a run at a time, so that
--- its memory is one run's (head_to_head.sql at 200,000 hands held 0.9 GB in one query).
+-- hand_ranges: the hands ($replayed: the replayed hands only) cut into runs of $size consecutive hand ids (the
+-- last run shorter), each as the range [lo, hi] of its ids: the units a figure over many hands is read or summed
+-- in, a run at a time, so that its memory is one run's. The collusion screen reads the warehouse in the runs of
+-- the replayed hands (pipeline/audit/collusion.py); head_to_head.sql is summed over the runs of every hand
+-- (over 200,000 hands at once it held 0.9 GB). Ingest writes hands in input order, so a run of ids usually lies
+-- in a few Parquet files.
 -- Check: the runs' hands add up to the hands, and their ranges do not overlap.
 WITH
+ids AS (
+    SELECT DISTINCT hand_id FROM hands WHERE replayed OR NOT $replayed
+),
+
 numbered AS (
-    SELECT hand_id, (row_number() OVER (ORDER BY hand_id) - 1) // $size AS run FROM hands
+    SELECT hand_id, (row_number() OVER (ORDER BY hand_id) - 1) // $size AS run FROM ids
 )
 
 SELECT run, min(hand_id) AS lo, max(hand_id) AS hi, count(*)::BIGINT AS hands

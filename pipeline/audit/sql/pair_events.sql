@@ -1,5 +1,5 @@
 -- pair_events: the events the collusion screen reads, of the replayed hands whose hand_id lies in [$lo, $hi]
--- (one run of hands, pair_chunks.sql): the offers (discards and added kongs: a tile others could take) and the
+-- (one run of hands, pipeline/analytics/sql/hand_ranges.sql): the offers (discards and added kongs: a tile others could take) and the
 -- takes (wins, pongs and direct kongs), each with its hand's number in the run (hno: 0, 1, … by hand_id).
 -- The screen counts pair_features.sql's features from them (pipeline/audit/collusion.py), in memory for one
 -- run of hands at a time; every scan filters hand_id on the range, so that DuckDB skips the Parquet row
