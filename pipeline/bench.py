@@ -348,6 +348,24 @@ def _is_built(compiled: Path | None) -> bool:
     return game is not None and any((game / f"state{suffix}").exists() for suffix in EXTENSION_SUFFIXES)
 
 
+PACKAGES = ("pipeline", "dashboards", "schemas")  # what the build at --compiled installs, with cli.py
+SOURCE_KINDS = ("*.py", "*.sql")  # the files whose copies in the build are the code it runs
+
+
+def stale_files(compiled: Path, root: Path | None = None) -> list[str]:
+    """The sources under ``root`` (``cli.py``, and the modules and SQL of :data:`PACKAGES`) whose copy in the
+    build at ``compiled`` is missing or differs: a build older than the sources would measure other code (a
+    compiled module's ``.py`` is installed beside it, so its copy says which source it was built from)."""
+    root = ROOT if root is None else root
+    names = ["cli.py"] if (root / "cli.py").is_file() else []
+    for package in PACKAGES:
+        for kind in SOURCE_KINDS:
+            names += [path.relative_to(root).as_posix() for path in (root / package).rglob(kind)]
+    return sorted(
+        n for n in names if not (compiled / n).is_file() or (compiled / n).read_bytes() != (root / n).read_bytes()
+    )
+
+
 def engine_env(engine: str, compiled: Path | None) -> dict[str, str]:
     path = compiled.resolve() if engine == "compiled" and compiled is not None else ROOT
     return {**os.environ, "PYTHONPATH": str(path)}
@@ -1256,6 +1274,15 @@ def main(argv: list[str] | None = None) -> int:
         note = args.compiled / "pipeline" / "_engine.txt"
         why = f": {note.read_text().strip()}" if note.is_file() else ""
         print(f"warning: no compiled build at {args.compiled}{why}; pure Python only", flush=True)
+    if compiled is not None and (stale := stale_files(compiled)):
+        shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
+        print(
+            f"error: the compiled build at {compiled} is older than the sources ({shown}): `make compiled`, or"
+            " `make bench`, which builds it first",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 2
     print(f"bench {results['date']} commit {results['commit']}; default install: {default}", flush=True)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="xz-bench-") as tmp:

@@ -438,6 +438,23 @@ def test_each_run_s_rows_are_counted_once_and_are_rows_of_with_the_hazard_exactl
         assert any(rows.exposures[:, 0].any() for rows in kept)
 
 
+def test_the_first_pass_s_pair_sums_are_the_sums_of_the_runs_rows(streamed_room) -> None:
+    """Issue 23: what the rates are fitted on (each pair's rows, hands, counts and exposures) is the sum of the
+    rows every later pass reads, whatever the runs: the exposures are summed from the rows once the hazard is
+    known, not from the offers by wall."""
+    from pipeline.audit.collusion import WarehouseSource, _sums_of_rows
+
+    with connect(streamed_room) as con:
+        for size in (37, 10**6):
+            with WarehouseSource(con, size) as source:
+                want = _sums_of_rows(source.chunks(), source.sums.players)
+                got = source.sums
+            for field in ("a", "x", "rows", "hands", "counts"):
+                assert np.array_equal(getattr(got, field), getattr(want, field)), (size, field)
+            assert np.allclose(got.exposures, want.exposures, rtol=1e-12, atol=0), size
+            assert got.exposures[:, 0].sum() > 0
+
+
 def test_the_streamed_screen_is_the_one_shot_screen(streamed_room) -> None:
     """Issue 23: the screen read in runs of hands (37 at a time: 14 runs; one run) gives what the screen on the
     whole frame gave before (the oracle above): the same pairs in the same order, the same flags, the same

@@ -265,6 +265,32 @@ def test_engines_and_their_environment(tmp_path: Path) -> None:
     assert cmd[1] == "-P" and "compiled() is False" in cmd[3] and cmd[4:] == ["stats", "--warehouse", "w"]
 
 
+def test_a_build_older_than_the_sources_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A compiled build made before the sources changed would measure other code (a run did: a week-old build's
+    report, 159 s and 1.6 GB, against the sources' 40 s and 0.8 GB): the bench says so and measures nothing."""
+    source, build = tmp_path / "src", tmp_path / "build"
+    for tree in (source, build):
+        (tree / "pipeline" / "game").mkdir(parents=True)
+        (tree / "pipeline" / "sql").mkdir()
+        (tree / "cli.py").write_text("app = None\n")
+        (tree / "pipeline" / "game" / "state.py").write_text("x = 1\n")
+        (tree / "pipeline" / "sql" / "q.sql").write_text("SELECT 1\n")
+    (build / "pipeline" / "game" / f"state{bench.EXTENSION_SUFFIXES[0]}").touch()
+    assert bench.stale_files(build, source) == []
+    (source / "pipeline" / "sql" / "q.sql").write_text("SELECT 2\n")
+    (source / "pipeline" / "new.py").write_text("y = 2\n")
+    assert bench.stale_files(build, source) == ["pipeline/new.py", "pipeline/sql/q.sql"]
+    monkeypatch.setattr(bench, "ROOT", source)
+    ran: list[str] = []
+    monkeypatch.setattr(bench, "sections", lambda *_args: ran.append("sections") or [])
+    assert bench.main(["--compiled", str(build), "--out", str(tmp_path / "r.json")]) == 2
+    assert not ran and not (tmp_path / "r.json").exists()
+    err = capsys.readouterr().err
+    assert "older than the sources (pipeline/new.py, pipeline/sql/q.sql)" in err and "make compiled" in err
+
+
 def test_measure_reports_a_failure_and_a_peak(tmp_path: Path) -> None:
     env = dict(os.environ)
     hold = "import time; x = bytearray(64 << 20); x[::4096] = b'1' * len(x[::4096]); time.sleep(0.6)"

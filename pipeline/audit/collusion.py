@@ -375,8 +375,8 @@ def rows_of(
 ) -> tuple[Rows, np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The pair features of one run of hands (``sql/pair_features.sql``'s rows, in its order) with the baselines
     of ``hazard`` (rate of each of :data:`OUTCOMES` by wall, shape (walls, 6); None: zero baselines), and the
-    expanded offers (row keys, walls, outcomes, and which can be seen) the first pass sums the hazard from. An
-    offer whose hand's level cannot show a feature neither counts nor expects anything for it."""
+    expanded offers (each one's row, wall, outcomes, and which can be seen) the first pass sums the hazard from.
+    An offer whose hand's level cannot show a feature neither counts nor expects anything for it."""
     n = len(offers.seats)
     a, x = np.meshgrid(np.arange(SEATS), np.arange(SEATS), indexing="ij")
     slot = (a * SEATS + x).ravel()
@@ -387,14 +387,16 @@ def rows_of(
     )
     hand, which = np.nonzero(valid)
     seat_a, seat_x = slot[which] // SEATS, slot[which] % SEATS
-    row_key = (hand * SEATS + seat_a) * SEATS + seat_x
     keys, walls, outcome = _expand(offers)
-    size = n * SEATS * SEATS
-    counts = np.zeros((len(row_key), len(FEATURES)))
-    exposures = np.ones((len(row_key), len(FEATURES)))
+    # each expanded offer's row: its key (hand, a, x) is the row's, and the rows are in key order
+    row_of_key = np.zeros(n * SEATS * SEATS, dtype=np.int64)
+    row_of_key[(hand * SEATS + seat_a) * SEATS + seat_x] = np.arange(len(hand))
+    offer_row = row_of_key[keys]
+    del keys, row_of_key
+    counts = np.zeros((len(hand), len(FEATURES)))
+    exposures = np.ones((len(hand), len(FEATURES)))
     level = offers.level[hand]
     seeable: dict[str, np.ndarray] = {}  # per expanded offer: whether its row's level shows the outcome
-    by_key = np.zeros(size, dtype=bool)
     for k, f in enumerate(FEATURES):
         usable = _seen(f, level, offers.seen[hand], seat_a, seat_x)
         if f in PER_HAND:
@@ -403,14 +405,13 @@ def rows_of(
             exposures[:, k] = usable
             continue
         name = HAZARD_OF[f]
-        by_key[row_key] = usable  # an offer's key is its row's (hand, a, x), and so is whether it can be seen
-        seeable[name] = by_key[keys]
-        counts[:, k] = np.bincount(keys, outcome[name] * seeable[name], minlength=size)[row_key]
-        if hazard is None or not len(keys):
+        seeable[name] = usable[offer_row]
+        counts[:, k] = np.bincount(offer_row, outcome[name] * seeable[name], minlength=len(hand))
+        if hazard is None or not len(offer_row):
             exposures[:, k] = 0.0
         else:
             rate = hazard[:, OUTCOMES.index(name)]
-            exposures[:, k] = np.bincount(keys, rate[walls] * seeable[name], minlength=size)[row_key]
+            exposures[:, k] = np.bincount(offer_row, rate[walls] * seeable[name], minlength=len(hand))
         # a level that cannot show the feature: its rows neither count nor expect anything
         counts[:, k] *= usable
         exposures[:, k] *= usable
@@ -424,7 +425,7 @@ def rows_of(
         exposures=exposures,
         level=level,
     )
-    return rows, keys, walls, outcome, seeable
+    return rows, offer_row, walls, outcome, seeable
 
 
 _HAZARD_FEATURES = tuple(f for f in FEATURES if f not in PER_HAND)  # the features whose baselines are the hazard's
@@ -603,21 +604,26 @@ WALLS = 256  # tiles left in the wall are below this (a wall holds at most 108 t
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 
 
-def return_freed_memory() -> None:
-    """Have the C allocator give every large block back to the system when it is freed (glibc: a fixed mmap
-    threshold of 128 KiB, the heap trimmed above 256 KiB and now; elsewhere nothing happens), for the rest of
-    the process.
+MMAP_THRESHOLD = 32 << 20  # bytes: a larger block is mapped for itself and unmapped when freed
 
-    glibc raises its threshold each time a large mapped block is freed (up to 32 MB), after which the runs'
-    arrays (tens of MB each, of sizes that vary from run to run) come from the heap, which fragments and keeps
-    what it held: the screen's peak grew with the number of runs (the first pass over the 20 runs of 200k hands:
-    715 MB after 2 runs, 812 MB after 20), and is flat with the threshold fixed (697 and 711 MB). Each large
-    array then maps and unmaps its own pages: more system time (page faults), no more memory."""
+
+def return_freed_memory() -> None:
+    """Fix the C allocator's threshold for mapping a block by itself at :data:`MMAP_THRESHOLD` (glibc; elsewhere
+    nothing happens), trim the heap above twice that, and trim it now, for the rest of the process.
+
+    glibc's threshold moves: each time a large mapped block is freed it rises to that block's size (up to
+    32 MB), and the runs' arrays (tens of MB, of sizes that vary from run to run) then came from a heap that
+    fragmented and kept what it held: the screen's peak grew with the number of runs (the first pass over the
+    20 runs of 200k hands: 715 MB after 2 runs, 812 MB after 20). A fixed threshold keeps it flat. It was
+    fixed at 128 KiB at first, which mapped every array above that afresh: each first touch of a page is a
+    page fault, 3.9 million of them on 200k hands, a third of the screen's time (9 of 26 s, system time).
+    At 32 MB the blocks of one run's size are reused from the heap: 0.2 million faults, 19.6 s, and the peak
+    is still flat (469 MB on the 20k hands, 527 MB on the 200k)."""
     with contextlib.suppress(OSError, AttributeError, TypeError):  # not glibc (macOS: no mallopt; Windows: no
         # CDLL(None)): nothing to do
         libc = ctypes.CDLL(None)
-        libc.mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
-        libc.mallopt(_M_TRIM_THRESHOLD, 256 * 1024)
+        libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        libc.mallopt(_M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)
         libc.malloc_trim(0)
 
 
@@ -629,12 +635,12 @@ class WarehouseSource(FeatureSource):
     of the warehouse.
 
     The baselines need the population's hazard (the rate of each outcome per offer by tiles left in the wall)
-    of every hand, so the first pass (here, ``on_hands(done, total)`` after each run) keeps each run's offers in
-    a file of a temporary folder (``workdir``), sums the hazard and each pair's counts, and keeps beside the
-    offers each pair's offers by wall (for the (pair, wall) keys the run holds); once the hazard is known, those
-    give each pair's exposures (offers at each wall × the hazard there). Each run's rows (:func:`rows_of`,
-    the hazard's baselines in them) are then counted once and kept in place of its offers; :meth:`chunks` reads
-    them back, one run at a time, on every pass. :meth:`close` removes the folder."""
+    of every hand, so the first pass (here, ``on_hands(done, total)`` after each run) counts each run's rows
+    (:func:`rows_of`) and keeps them in a file of a temporary folder (``workdir``) with each expanded offer's row
+    and wall, and sums the hazard and each pair's counts. Once the hazard is known, each run's rows get their
+    baselines from those offers (:func:`_with_baselines`) and are kept in their place, and each pair's exposures
+    are the sums of its rows'; :meth:`chunks` reads the rows back, one run at a time, on every pass.
+    :meth:`close` removes the folder."""
 
     def __init__(
         self,
@@ -666,19 +672,12 @@ class WarehouseSource(FeatureSource):
             del events, hands
             path = Path(self._dir.name) / f"run-{k:06d}.npy"
             self.files.append(path)
-            rows, keys, walls, outcome, seeable = rows_of(offers, None)
+            rows, offer_row, walls, outcome, seeable = rows_of(offers, None)
             everywhere = np.ones(len(walls), dtype=bool)
             for j, name in enumerate(OUTCOMES):
                 can = seeable.get(name, everywhere)  # "offers" and "could" feed no feature: every offer
                 hazard[:, j] += np.bincount(walls, outcome[name] * can, minlength=WALLS)[:WALLS]
                 chances[:, j] += np.bincount(walls, can, minlength=WALLS)[:WALLS]
-            # each offer's pair, by wall: the pair's baseline is its offers at each wall (those its level shows)
-            # times the hazard there, summed once the hazard is known; kept per run for the (pair, wall) keys
-            # it holds, not for every pair of players
-            row_of_key = np.full(len(offers.seats) * SEATS * SEATS, -1)
-            row_of_key[(rows.hand * SEATS + rows.seat_a) * SEATS + rows.seat_x] = np.arange(len(rows.hand))
-            offer_row = row_of_key[keys]
-            pair = rows.a[offer_row] * p + rows.x[offer_row]
             # the run's rows as counted, and what their baselines are summed from once the hazard is known: each
             # expanded offer's row and wall, whether its level shows each hazard feature, and whether each row's does
             rows.save(
@@ -691,12 +690,8 @@ class WarehouseSource(FeatureSource):
                     axis=1,
                 ),
             )
-            wall_key, inverse = np.unique(pair * WALLS + walls, return_inverse=True)
-            inverse = inverse.reshape(-1)
-            seen: dict[str, Any] = {"key": wall_key}
-            seen |= {name: np.bincount(inverse, can, minlength=len(wall_key)) for name, can in seeable.items()}
-            _save_arrays(self._walls(path), seen)
-            total.add(_part_sums(rows, p))
+            total.add(_part_sums(rows, p))  # the hazard features' exposures are 0 until the hazard is known
+            del offers, rows, offer_row, walls, outcome, seeable
             done += run.hands
             if on_hands is not None:
                 on_hands(done, self.hands)
@@ -704,29 +699,20 @@ class WarehouseSource(FeatureSource):
             rate = hazard / chances  # per offer it could be seen on (every offer, where every level shows it)
         rate[~np.isfinite(rate)] = 0.0
         self.hazard = rate
-        if total.total:
-            pairs = total.total["key"]
-            for path in self.files:
-                data = _load_arrays(self._walls(path))
-                at = np.searchsorted(pairs, data["key"] // WALLS)
-                wall = data["key"] % WALLS
-                for k, f in enumerate(FEATURES):
-                    if f not in PER_HAND:
-                        name = HAZARD_OF[f]
-                        base = data[name] * rate[wall, OUTCOMES.index(name)]
-                        total.total[f"e{k}"] += np.bincount(at, base, minlength=len(pairs))
-        self.sums = total.pair_sums(players)
         # every later pass reads the same rows: each run's, counted once in the first pass, get their baselines
-        # now that the hazard is known (the sums rows_of makes with the hazard, in the same order); the passes
-        # used to count them again from the offers, each time
+        # now that the hazard is known (the sums rows_of makes with the hazard, in the same order), and each
+        # pair's exposures are the sums of its rows'; the passes used to count them again from the offers
+        pairs = total.total["key"] if total.total else np.zeros(0, dtype=np.int64)
+        hazard_columns = [FEATURES.index(f) for f in _HAZARD_FEATURES]
         for path in self.files:
             rows, extra = Rows.load(path)
-            _with_baselines(rows, extra, rate).save(path)
-            self._walls(path).unlink()
-
-    @staticmethod
-    def _walls(path: Path) -> Path:
-        return path.with_name(path.name.replace("run-", "walls-"))
+            rows = _with_baselines(rows, extra, rate)
+            rows.save(path)
+            if len(rows.hand):
+                at = np.searchsorted(pairs, rows.a * p + rows.x)
+                for k in hazard_columns:
+                    total.total[f"e{k}"] += np.bincount(at, rows.exposures[:, k], minlength=len(pairs))
+        self.sums = total.pair_sums(players)
 
     def chunks(self) -> Iterator[Rows]:
         for path in self.files:
