@@ -375,12 +375,12 @@ def prep_rolling(con: duckdb.DuckDBPyConnection, player: str, window: int = ROLL
     Raises ``ValueError`` for a window under 1."""
     if window < 1:
         raise ValueError(f"window must be at least 1 hand, got {window}")
-    return _rolling(queries.run(con, "player_hand_series", player=player), window)
+    return _rolling(queries.run(con, "player_hand_series", players=[player]), window)
 
 
 def prep_every_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW) -> dict[str, pl.DataFrame]:
-    """:func:`prep_rolling` of every player with a replayed hand at once (one query: the report's player pages),
-    by player; each frame equal to ``prep_rolling(con, player, window)``."""
+    """:func:`prep_rolling` of every player with a replayed hand (:func:`iter_rolling`, a batch of players at a
+    time), by player; each frame equal to ``prep_rolling(con, player, window)``."""
     return dict(iter_rolling(con, window))
 
 
@@ -388,24 +388,37 @@ ROLLING_ROWS = 100_000  # hands of several players rolled at once: the memory of
 
 
 def iter_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW) -> Iterator[tuple[str, pl.DataFrame]]:
-    """``(player, prep_rolling(con, player, window))`` of every player with a replayed hand, from one query, each
-    player's rates computed when asked for: the report draws each player's chart and drops the frame (every
-    player's rows at once, rolled together, were the report's peak: 959 MB at 200k hands)."""
+    """``(player, prep_rolling(con, player, window))`` of every player with a replayed hand, each player's rates
+    computed when asked for: the report draws each player's chart and drops the frame. The players' hands are
+    read and rolled a batch of players at a time, up to :data:`ROLLING_ROWS` hands (more only for one player
+    with more): every player's rows at once were the report's peak (959 MB at 200k hands rolled together,
+    then 778 MB read together), and a room of 2,016 players rolled one by one took 8 s more."""
     if window < 1:
         raise ValueError(f"window must be at least 1 hand, got {window}")
-    series = queries.run(con, "player_hand_series", player=None)
-    batch: list[pl.DataFrame] = []
+    for players in _batches(queries.run(con, "player_series_sizes"), ROLLING_ROWS):
+        rolled = _rolling(queries.run(con, "player_hand_series", players=players), window)
+        for key, frame in rolled.partition_by("player", as_dict=True, maintain_order=True).items():
+            yield str(key[0]), frame
+
+
+def _batches(sizes: pl.DataFrame, limit: int) -> Iterator[list[str]]:
+    """The players of ``sizes`` (``player``, ``hands``; in order) in runs of consecutive players holding at most
+    ``limit`` hands together, or one player alone.
+
+    >>> sizes = pl.DataFrame({"player": ["a", "b", "c", "d"], "hands": [40, 50, 150, 10]})
+    >>> list(_batches(sizes, 100))
+    [['a', 'b'], ['c'], ['d']]
+    """
+    batch: list[str] = []
     held = 0
-    # players taken together up to ROLLING_ROWS rows (a room of 2,016 players rolled one by one took 8 s more)
-    for rows in [*series.partition_by("player", maintain_order=True), None]:
-        if rows is not None:
-            batch.append(rows)
-            held += rows.height
-        if batch and (rows is None or held >= ROLLING_ROWS):
-            rolled = _rolling(pl.concat(batch), window)
-            for key, frame in rolled.partition_by("player", as_dict=True, maintain_order=True).items():
-                yield str(key[0]), frame
+    for player, hands in sizes.select("player", "hands").iter_rows():
+        if batch and held + hands > limit:
+            yield batch
             batch, held = [], 0
+        batch.append(player)
+        held += hands
+    if batch:
+        yield batch
 
 
 def _rolling(series: pl.DataFrame, window: int) -> pl.DataFrame:

@@ -315,8 +315,23 @@ def test_rolling_rates_in_batches_of_players_equal_all_at_once(
     assert len(together) == 7
 
 
+def test_the_series_sizes_are_the_rows_of_each_players_series(simulated: Path, room: Path) -> None:
+    """player_series_sizes.sql (what the report cuts its batches of players by) counts the rows
+    player_hand_series.sql gives each player, in its order of players; a list of players reads theirs alone."""
+    for warehouse in (simulated, room):
+        with queries.connect(warehouse) as con:
+            sizes = queries.run(con, "player_series_sizes")
+            every = queries.run(con, "player_hand_series", players=None)
+            counted = every.group_by("player", maintain_order=True).len()
+            assert sizes["player"].to_list() == counted["player"].to_list()
+            assert sizes["hands"].to_list() == counted["len"].to_list()
+            two = sizes["player"].to_list()[:2]
+            some = queries.run(con, "player_hand_series", players=two)
+            assert some.equals(every.filter(pl.col("player").is_in(two)))
+
+
 def test_every_players_tables_at_once_equal_each_players_alone(simulated: Path, room: Path) -> None:
-    """The report's player pages take head to head and the rolling rates of every player from one query each
+    """The report's player pages take head to head and the rolling rates of every player together
     (prep_every_head_to_head, prep_every_rolling): the same frames as one player's, player by player."""
     from polars.testing import assert_frame_equal
 
