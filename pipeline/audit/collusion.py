@@ -336,22 +336,25 @@ def _load_arrays(path: Path) -> dict[str, np.ndarray]:
 
 def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Every offer for every opponent x still in with a: the row key ``(hand × 4 + a) × 4 + x``, the wall and
-    each outcome (1 or 0). Whether the hand's level lets an outcome be seen is its row's (:func:`rows_of`)."""
+    each outcome (True or False). Whether the hand's level lets an outcome be seen is its row's (:func:`rows_of`)."""
     x = np.arange(SEATS, dtype=np.int64)
     a = offers.a[:, None]
     seats = offers.seats[offers.hno] if len(offers.hno) else offers.hno
     still_in = offers.still_in[:, None]
     keep = (a != x) & (x < seats[:, None]) & (((still_in >> a) & (still_in >> x) & 1) == 1)
     which, opponent = np.nonzero(keep)
-    could = (offers.could[which] >> opponent) & 1
-    won = (offers.won[which] >> opponent) & 1
+
+    def bit(seats: np.ndarray) -> np.ndarray:
+        return ((seats[which] >> opponent) & 1).astype(bool)
+
+    could, won = bit(offers.could), bit(offers.won)
     outcome = {
-        "offers": np.ones(len(which), dtype=np.int64),
+        "offers": np.ones(len(which), dtype=bool),
         "won": won,
-        "called": (offers.called[which] >> opponent) & 1,
+        "called": bit(offers.called),
         "could": could,
         "chosen": could & offers.safe[which],
-        "soft": could & (1 - won),
+        "soft": could & ~won,
     }
     keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
     return keys, offers.wall[which], outcome
@@ -406,7 +409,7 @@ def rows_of(
             continue
         name = HAZARD_OF[f]
         seeable[name] = usable[offer_row]
-        counts[:, k] = np.bincount(offer_row, outcome[name] * seeable[name], minlength=len(hand))
+        counts[:, k] = np.bincount(offer_row[outcome[name] & seeable[name]], minlength=len(hand))
         if hazard is None or not len(offer_row):
             exposures[:, k] = 0.0
         else:
@@ -436,12 +439,12 @@ def _with_baselines(rows: Rows, extra: dict[str, np.ndarray], hazard: np.ndarray
     offers' rows, walls and levels that ``extra`` keeps (the first pass's): what :func:`rows_of` with the hazard
     gives, summed in the same order."""
     exposures = rows.exposures.copy()
-    offer_row, wall = extra["offer_row"], extra["offer_wall"]
+    offer_row, wall, usable = extra["offer_row"], extra["offer_wall"], extra["usable"]  # int32, int16: smaller files
     if len(offer_row):
         for j, f in enumerate(_HAZARD_FEATURES):
             rate = hazard[:, OUTCOMES.index(HAZARD_OF[f])]
-            base = np.bincount(offer_row, rate[wall] * extra["seeable"][:, j], minlength=len(rows.hand))
-            exposures[:, FEATURES.index(f)] = base * extra["usable"][:, j]
+            base = np.bincount(offer_row, rate[wall] * usable[offer_row, j], minlength=len(rows.hand))
+            exposures[:, FEATURES.index(f)] = base * usable[:, j]
     return replace(rows, exposures=exposures)
 
 
@@ -673,18 +676,19 @@ class WarehouseSource(FeatureSource):
             path = Path(self._dir.name) / f"run-{k:06d}.npy"
             self.files.append(path)
             rows, offer_row, walls, outcome, seeable = rows_of(offers, None)
-            everywhere = np.ones(len(walls), dtype=bool)
+            every = np.bincount(walls, minlength=WALLS)[:WALLS]
             for j, name in enumerate(OUTCOMES):
-                can = seeable.get(name, everywhere)  # "offers" and "could" feed no feature: every offer
-                hazard[:, j] += np.bincount(walls, outcome[name] * can, minlength=WALLS)[:WALLS]
-                chances[:, j] += np.bincount(walls, can, minlength=WALLS)[:WALLS]
+                can = seeable.get(name)  # None: "offers" and "could" feed no feature, every offer counts
+                hit = outcome[name] if can is None else outcome[name] & can
+                hazard[:, j] += every if name == "offers" else np.bincount(walls[hit], minlength=WALLS)[:WALLS]
+                chances[:, j] += every if can is None else np.bincount(walls[can], minlength=WALLS)[:WALLS]
             # the run's rows as counted, and what their baselines are summed from once the hazard is known: each
-            # expanded offer's row and wall, whether its level shows each hazard feature, and whether each row's does
+            # expanded offer's row and wall, and whether each row's level shows each hazard feature (an offer's is
+            # its row's)
             rows.save(
                 path,
-                offer_row=offer_row,
-                offer_wall=walls,
-                seeable=np.stack([seeable[HAZARD_OF[f]] for f in _HAZARD_FEATURES], axis=1),
+                offer_row=offer_row.astype(np.int32),
+                offer_wall=walls.astype(np.int16),
                 usable=np.stack(
                     [_seen(f, rows.level, offers.seen[rows.hand], rows.seat_a, rows.seat_x) for f in _HAZARD_FEATURES],
                     axis=1,
