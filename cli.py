@@ -666,7 +666,7 @@ def compact_command(
         raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
     try:
         with Warehouse(warehouse) as wh:
-            folded = wh.compact()
+            folded = wh.compact(threads=os.cpu_count() or 1)
     except WarehouseBusy as exc:
         raise fail(str(exc)) from None
     typer.echo(f"compacted {plural(folded, 'batch', 'batches')}" if folded else "nothing to compact")

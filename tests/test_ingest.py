@@ -508,9 +508,9 @@ def test_stdout_holds_only_the_summary_when_only_stderr_is_a_terminal(tmp_path: 
 
 
 def test_tables_encoded_by_a_worker_are_the_tables_it_made(corpus: Corpus) -> None:
-    """The local engine's workers hand over the large record tables as their Parquet files: each decodes to
-    the rows the worker made (``_rec`` kept beside it for a committer that drops a record), in the declared
-    schema, and the small tables stay Arrow tables."""
+    """The local engine's workers hand over every record table as its Parquet file: each decodes to the rows the
+    worker made (``_rec`` kept beside it for a committer that drops a record), in the declared schema, the
+    hands with the number of invalid records (what the committer counts); the rejects stay an Arrow table."""
     from pipeline.ingest.read import RawLine
     from pipeline.ingest.warehouse import Encoded
     from pipeline.ingest.work import ENCODED_TABLES, RECORD_TABLES, EncodedRows, encoded, process_lines
@@ -520,7 +520,7 @@ def test_tables_encoded_by_a_worker_are_the_tables_it_made(corpus: Corpus) -> No
     lines = [RawLine.of("x", n, line) for n, line in enumerate(data.splitlines()[:40], start=1)]
     tables = process_lines(lines, "run").tables()
     out = encoded(tables)
-    assert set(out) == set(tables) and set(ENCODED_TABLES) < set(RECORD_TABLES)
+    assert set(out) == set(tables) and set(ENCODED_TABLES) == set(RECORD_TABLES) == set(tables) - {"rejects", "ingest_runs"}
     for name, table in tables.items():
         given = out[name]
         if name not in ENCODED_TABLES:
@@ -530,3 +530,5 @@ def test_tables_encoded_by_a_worker_are_the_tables_it_made(corpus: Corpus) -> No
         assert given.stored.num_rows == table.num_rows
         assert given.table().equals(table)
         assert given.stored.table().schema == TABLES[name]
+        if name == "hands":
+            assert given.invalid == table.filter(~pc.field("valid")).num_rows > 0

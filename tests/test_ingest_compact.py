@@ -67,15 +67,17 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     return path, folder / "reference", folder / "small-batches"
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 def test_a_compacted_warehouse_holds_the_same_rows_and_reconciles(
-    made: tuple[Path, Path, Path], tmp_path: Path
+    made: tuple[Path, Path, Path], tmp_path: Path, threads: int
 ) -> None:
+    """The same whether the tables are merged one after another or on threads (ingest: one per worker)."""
     _, reference, small = made
     root = tmp_path / "wh"
     shutil.copytree(small, root)
     before = catalogue(root)
     with Warehouse(root) as wh:
-        assert wh.compact() == 13
+        assert wh.compact(threads=threads) == 13
     for name in TABLES:
         if name != "ingest_runs":
             data = [f for f in files_of(root, name) if "empty" not in f]
@@ -311,12 +313,13 @@ def test_the_compact_command(made: tuple[Path, Path, Path], tmp_path: Path) -> N
     assert warehouse.has_files("compact-x")
 
 
-@pytest.mark.parametrize("where", ["merge", "rename", "manifest"])
+@pytest.mark.parametrize(("where", "threads"), [("merge", 1), ("merge", 2), ("rename", 1), ("manifest", 1)])
 def test_a_full_disk_in_a_compaction_leaves_the_old_batches_and_no_new_file(
-    made: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+    made: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, threads: int
 ) -> None:
-    """ENOSPC while a compacted file is written, at a rename into a folder, or at the manifest: the error is
-    raised naming the file, the old batches stay committed, and no file of the compacted batch is left."""
+    """ENOSPC while a compacted file is written (also while other tables are merged beside it, on threads), at a
+    rename into a folder, or at the manifest: the error is raised naming the file, the old batches stay
+    committed, and no file of the compacted batch is left."""
     _, reference, small = made
     root = tmp_path / "wh"
     shutil.copytree(small, root)
@@ -346,7 +349,7 @@ def test_a_full_disk_in_a_compaction_leaves_the_old_batches_and_no_new_file(
     else:
         monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(OSError, match="No space") as raised:
-        wh.compact()
+        wh.compact(threads=threads)
     monkeypatch.undo()
     wh.close()
     assert raised.value.filename

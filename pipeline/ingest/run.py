@@ -241,8 +241,9 @@ def _ingest(
     assert stats.reconciled, stats.text()
     wh.write_run(run_id, row(datetime.now(UTC)))
     # The run is complete; its many small batch files make every later query slow (each file is opened and
-    # its footer read): fold them into one file per table (its own commit, crash-safe like a batch).
-    stats.compacted = wh.compact_if_many()
+    # its footer read): fold them into one file per table (its own commit, crash-safe like a batch), on as many
+    # threads as the run had workers.
+    stats.compacted = wh.compact_if_many(threads=workers)
     return stats
 
 
@@ -297,7 +298,12 @@ def _commit(
     given_rejects = tables["rejects"]
     assert isinstance(given_rejects, pa.Table)
     hands = out["hands"]
-    assert isinstance(hands, pa.Table)
+    given_hands = tables["hands"]
+    if isinstance(hands, Encoded):  # every record kept, as the worker encoded them: it counted the invalid ones
+        assert isinstance(given_hands, EncodedRows)
+        invalid = given_hands.invalid
+    else:
+        invalid = hands.num_rows - pc.sum(hands["valid"]).as_py() if hands.num_rows else 0
     rejects = pa.concat_tables([given_rejects, conflicts.tables()["rejects"]])
     fresh = []
     for i, (f, n, s) in enumerate(
@@ -321,7 +327,7 @@ def _commit(
         stats.conflicts += code == "INGEST_CONFLICT"
     stats.rejects += rejects.num_rows
     stats.records_stored += hands.num_rows
-    stats.records_invalid += hands.num_rows - pc.sum(hands["valid"]).as_py() if hands.num_rows else 0
+    stats.records_invalid += invalid
     counts = {c: getattr(stats, c) - accounted.get(c, 0) for c in COUNTS}
     wh.write_batch(batch, out, {"run_id": run_id, **counts})
     accounted.update({c: getattr(stats, c) for c in COUNTS})

@@ -73,6 +73,7 @@ import signal
 import threading
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -211,6 +212,25 @@ def merge_files(files: list[Path], schema: pa.Schema, path: Path) -> None:
         if exc.filename is None:
             exc.filename = str(path)
         raise
+
+
+def _merge_all(merges: list[tuple[list[Path], pa.Schema, Path]], threads: int) -> None:
+    """:func:`merge_files` of each of ``merges``, on up to ``threads`` threads, the largest inputs first; the
+    first error is raised once the merges under way have ended (those not begun are cancelled)."""
+    if threads <= 1 or len(merges) < 2:
+        for merge in merges:
+            merge_files(*merge)
+        return
+    largest = sorted(merges, key=lambda m: -sum(f.stat().st_size for f in m[0]))
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        futures = [pool.submit(merge_files, *merge) for merge in largest]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -414,14 +434,16 @@ class Warehouse:
             return False
 
     # ------------------------------------------------------------------------------------ compaction
-    def compact_if_many(self) -> int:
+    def compact_if_many(self, *, threads: int = 1) -> int:
         """What ingest does at the end of a run (after :meth:`open`): compact when more than
         :data:`COMPACT_AFTER` committed batches are not compacted yet, folding just those, or everything once
-        the compactions of earlier runs number :data:`COMPACT_AFTER` too. Returns the batches folded."""
+        the compactions of earlier runs number :data:`COMPACT_AFTER` too, on ``threads`` threads (the run's
+        workers: :meth:`compact`). Returns the batches folded."""
         fresh = len(self._foldable(everything=False))
         if fresh <= COMPACT_AFTER:
             return 0
-        return self.compact(everything=len(self._foldable(everything=True)) - fresh >= COMPACT_AFTER)
+        everything = len(self._foldable(everything=True)) - fresh >= COMPACT_AFTER
+        return self.compact(everything=everything, threads=threads)
 
     def _foldable(self, *, everything: bool) -> list[dict[str, object]]:
         """The manifest rows of the batches a compaction folds: every batch with files but the empty start;
@@ -432,7 +454,7 @@ class Warehouse:
             if has_files(str(row["batch"])) and (everything or not str(row["batch"]).startswith(COMPACTED))
         ]
 
-    def compact(self, *, everything: bool = True) -> int:
+    def compact(self, *, everything: bool = True, threads: int = 1) -> int:
         """Rewrite the committed batches into one compacted batch: per table one file, the rows in the
         batches' order (the order they were committed), in row groups of :data:`ROW_GROUP_ROWS`. Returns the
         number of batches folded (0: fewer than two, nothing to do). Call after :meth:`open` (the lock held).
@@ -449,6 +471,9 @@ class Warehouse:
         nothing now, removed by the next :meth:`open` if not here): never both. The run counts of the folded
         batches stay in the manifest, one row per run named ``counts-<run_id>`` that names no files, so
         ``ingest_runs`` of an unfinished run still sums its lines from the manifest.
+
+        ``threads``: the tables are merged on that many threads at once, the largest first (pyarrow reads,
+        encodes and writes without holding the GIL): the events, most of the bytes, beside all the others.
 
         A file whose columns are not all in the table's current schema (a column since removed) is left
         alone: nothing is compacted then (the rows would lose that column)."""
@@ -469,12 +494,14 @@ class Warehouse:
         placed: list[Path] = []
         committed = False
         try:
+            merges: list[tuple[list[Path], pa.Schema, Path]] = []
             for name, files in sources.items():
                 if not files and name != "hands":
                     continue
                 path = self.tmp / f"{name}-part-{batch}.parquet"
                 staged.append((path, self.root / name / f"part-{batch}.parquet"))
-                merge_files(files, TABLES[name], path)
+                merges.append((files, TABLES[name], path))
+            _merge_all(merges, threads)
             for src, dst in staged:
                 os.replace(src, dst)
                 placed.append(dst)

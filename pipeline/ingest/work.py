@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
@@ -110,15 +111,17 @@ class Rows:
 
 
 REC = pa.field("_rec", pa.int32(), nullable=False)
-ENCODED_TABLES = ("player_hands", "events", "wins", "payments", "issues")  # the large ones; hands is the commit mark
+ENCODED_TABLES = RECORD_TABLES  # every record table: the committing process only writes bytes
 
 
 class EncodedRows(NamedTuple):
     """A record table of a chunk in its stored form (Parquet bytes, without ``_rec``), with the record number
-    of each row beside it in case the committer drops a record."""
+    of each row beside it in case the committer drops a record, and (``hands``) how many of its records are
+    invalid, which the committer counts when it keeps them all."""
 
     stored: Encoded
     rec: pa.Array
+    invalid: int = 0
 
     def table(self) -> pa.Table:
         """The rows again, ``_rec`` included."""
@@ -131,7 +134,9 @@ def encoded(tables: dict[str, pa.Table]) -> dict[str, pa.Table | EncodedRows]:
     out: dict[str, pa.Table | EncodedRows] = dict(tables)
     for name in ENCODED_TABLES:
         table = tables[name]
-        out[name] = EncodedRows(Encoded(name, table.drop_columns([REC.name])), table[REC.name].combine_chunks())
+        invalid = table.num_rows - (pc.sum(table["valid"]).as_py() or 0) if name == "hands" else 0
+        stored = Encoded(name, table.drop_columns([REC.name]))
+        out[name] = EncodedRows(stored, table[REC.name].combine_chunks(), invalid)
     return out
 
 
