@@ -103,7 +103,7 @@ ROW_GROUP_ROWS = 128 * 1024  # rows per row group of a compacted file (DuckDB re
 class Encoded:
     """A table already in its stored form: the Parquet bytes of its file (cast to the table's schema), so that
     the process that commits it only has to write them. Built where the rows are made: the local engine's
-    workers encode the large record tables, which keeps that work off the one process that writes."""
+    workers encode every record table, which keeps that work off the one process that writes."""
 
     __slots__ = ("num_rows", "parquet")
 

@@ -129,7 +129,7 @@ class EncodedRows(NamedTuple):
 
 
 def encoded(tables: dict[str, pa.Table]) -> dict[str, pa.Table | EncodedRows]:
-    """``tables`` with the large record tables encoded as their files will be: the local engine's workers call
+    """``tables`` with every record table encoded as its file will be: the local engine's workers call
     this so that the one process that commits only writes bytes."""
     out: dict[str, pa.Table | EncodedRows] = dict(tables)
     for name in ENCODED_TABLES:
