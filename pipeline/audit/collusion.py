@@ -344,8 +344,8 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
     keep = (a != x) & (x < seats[:, None]) & (((still_in >> a) & (still_in >> x) & 1) == 1)
     which, opponent = np.nonzero(keep)
 
-    def bit(seats: np.ndarray) -> np.ndarray:
-        return ((seats[which] >> opponent) & 1).astype(bool)
+    def bit(of: np.ndarray) -> np.ndarray:  # whether the opponent's seat bit is set in each offer's ``of``
+        return ((of[which] >> opponent) & 1).astype(bool)
 
     could, won = bit(offers.could), bit(offers.won)
     outcome = {
