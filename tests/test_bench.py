@@ -268,8 +268,8 @@ def test_engines_and_their_environment(tmp_path: Path) -> None:
 def test_a_build_older_than_the_sources_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A compiled build made before the sources changed would measure other code (a run did: a build of the morning's
-    report, 159 s and 1.6 GB, against the sources' 40 s and 0.8 GB): the bench says so and measures nothing."""
+    """A compiled build made before the sources changed would measure other code (a run did: the morning's build
+    took 159 s and 1.6 GB for the report, the evening's sources 40 s and 0.8 GB): the bench says so and stops."""
     source, build = tmp_path / "src", tmp_path / "build"
     for tree in (source, build):
         (tree / "pipeline" / "game").mkdir(parents=True)
