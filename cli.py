@@ -27,6 +27,7 @@ import pipeline
 from pipeline import disputes
 from pipeline.analytics import groups
 from pipeline.codes import CODES
+from pipeline.memory import polars_returns_freed_memory
 from pipeline.rules import (
     NotAWin,
     RuleSetError,
@@ -40,6 +41,10 @@ from pipeline.rules import (
 )
 from pipeline.rules.ruleset import Override, switch_doc, switch_names
 from pipeline.rules.tiles import kind_of, parse_tiles
+
+# Before any command loads Polars: what it frees goes back to the system at once (the report's later pages no
+# longer peak on what the earlier ones kept)
+polars_returns_freed_memory()
 
 # An output that cannot take more bytes: stdout on a full disk (ENOSPC), a closed pipe (EPIPE), ...
 _OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT})

@@ -55,7 +55,6 @@ has 4 million pairs, of which a few percent ever sit at one table; the dense arr
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import itertools
 import math
@@ -73,6 +72,7 @@ import polars as pl
 from pipeline import sql
 from pipeline.analytics.levels import LEVELS, NEEDS, coverage, excluded_text
 from pipeline.analytics.stats import by_qvalues, normal_sf, poisson_interval
+from pipeline.memory import return_freed_memory
 
 SIGNALS: dict[str, tuple[str, ...]] = {
     # signal → directed features summed in both directions
@@ -604,30 +604,6 @@ def _pair_sums(total: dict[str, np.ndarray], players: Sequence[str]) -> PairSums
 
 
 WALLS = 256  # tiles left in the wall are below this (a wall holds at most 108 tiles)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
-
-
-MMAP_THRESHOLD = 32 << 20  # bytes: a larger block is mapped for itself and unmapped when freed
-
-
-def return_freed_memory() -> None:
-    """Fix the C allocator's threshold for mapping a block by itself at :data:`MMAP_THRESHOLD` (glibc; elsewhere
-    nothing happens), trim the heap above twice that, and trim it now, for the rest of the process.
-
-    glibc's threshold moves: each time a large mapped block is freed it rises to that block's size (up to
-    32 MB), and the runs' arrays (tens of MB, of sizes that vary from run to run) then came from a heap that
-    fragmented and kept what it held: the screen's peak grew with the number of runs (the first pass over the
-    20 runs of 200k hands: 715 MB after 2 runs, 812 MB after 20). A fixed threshold keeps it flat. It was
-    fixed at 128 KiB at first, which mapped every array above that afresh: each first touch of a page is a
-    page fault, 3.9 million of them on 200k hands, a third of the screen's time (9 of 26 s, system time).
-    At 32 MB the blocks of one run's size are reused from the heap: 0.2 million faults, 19.6 s, and the peak
-    is still flat (469 MB on the 20k hands, 527 MB on the 200k)."""
-    with contextlib.suppress(OSError, AttributeError, TypeError):  # not glibc (macOS: no mallopt; Windows: no
-        # CDLL(None)): nothing to do
-        libc = ctypes.CDLL(None)
-        libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-        libc.mallopt(_M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)
-        libc.malloc_trim(0)
 
 
 class WarehouseSource(FeatureSource):

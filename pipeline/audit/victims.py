@@ -43,7 +43,8 @@ import polars as pl
 
 from pipeline import sql
 from pipeline.analytics.stats import by_qvalues, normal_sf
-from pipeline.audit.collusion import hand_chunks, return_freed_memory
+from pipeline.audit.collusion import hand_chunks
+from pipeline.memory import return_freed_memory
 
 
 @dataclass(frozen=True, slots=True)
