@@ -438,6 +438,36 @@ def test_each_run_s_rows_are_counted_once_and_are_rows_of_with_the_hazard_exactl
         assert any(rows.exposures[:, 0].any() for rows in kept)
 
 
+def test_runs_read_ahead_are_the_runs_read_one_by_one_in_a_scope_too(streamed_room) -> None:
+    """The first pass reads the next run on a cursor in another thread while it counts this one
+    (:func:`pipeline.audit.collusion.read_runs`): each run's frames are what reading it on the connection gives,
+    in order, under a scope as well (the cursor reads the scope's hands, which live in the connection's
+    database), and a reader stopped half-way leaves no thread behind."""
+    import threading
+
+    from pipeline import sql
+    from pipeline.analytics.scope import Scope
+    from pipeline.audit.collusion import hand_chunks, read_runs
+
+    for scope in (None, Scope(player="p001")):
+        with connect(streamed_room, scope=scope) as con:
+            runs = hand_chunks(con, 37)
+            assert len(runs) >= 2
+            got = list(read_runs(con, runs))
+            assert len(got) == len(runs)
+            for run, (events, hands) in zip(runs, got, strict=True):
+                assert events.equals(sql.run_sql(con, "pipeline.audit", "pair_events", lo=run.lo, hi=run.hi))
+                assert hands.equals(sql.run_sql(con, "pipeline.audit", "pair_hands", lo=run.lo, hi=run.hi))
+                assert hands.height == run.hands
+            if scope is not None:
+                assert sum(h.height for _, h in got) < 500  # the scope's hands, not the warehouse's
+            reader = read_runs(con, runs)
+            next(reader)
+            reader.close()
+            assert not [t for t in threading.enumerate() if t.name.startswith("xuezhan-runs")]
+            assert list(read_runs(con, [])) == []
+
+
 def test_the_first_pass_s_pair_sums_are_the_sums_of_the_runs_rows(streamed_room) -> None:
     """Issue 23: what the rates are fitted on (each pair's rows, hands, counts and exposures) is the sum of the
     rows every later pass reads, whatever the runs: the exposures are summed from the rows once the hazard is

@@ -92,10 +92,10 @@ def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
         views[name] = f'CREATE OR REPLACE VIEW "{name}" AS SELECT *{missing} FROM "{STORED}"."{name}"'
         con.execute(views[name])
     if scope.filters:  # the hands in scope, from the whole warehouse's; then every view keeps just those
-        con.execute("CREATE TEMP TABLE _scope AS " + sql.load_sql("pipeline.analytics", "scope_hands"), scope.params())
+        con.execute("CREATE TABLE _scope AS " + sql.load_sql("pipeline.analytics", "scope_hands"), scope.params())
         for name in TABLES:
             if name not in WHOLE:
-                con.execute(views[name] + " WHERE hand_id IN (SELECT hand_id FROM temp._scope)")
+                con.execute(views[name] + " WHERE hand_id IN (SELECT hand_id FROM main._scope)")
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:

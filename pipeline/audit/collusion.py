@@ -61,6 +61,8 @@ import math
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -179,6 +181,32 @@ class Chunk:
     lo: str
     hi: str
     hands: int
+
+
+def read_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[Chunk]) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+    """Each run's events and hands (``sql/pair_events.sql``, ``sql/pair_hands.sql``), in order, the next run's
+    read ahead on a cursor of ``con`` in a thread of its own while the caller counts this one's: DuckDB runs
+    without the GIL, so its queries (a quarter of the screen's first pass) overlap the counting in Python. Two
+    runs' frames are held at most. On 200k hands: ``collusion`` 17.9-18.0 -> 15.5-15.7 s, peak 422-435 ->
+    448-455 MB (20k: 405-410 MB either way)."""
+    if not runs:
+        return
+    with closing(con.cursor()) as reader, ThreadPoolExecutor(1, thread_name_prefix="xuezhan-runs") as pool:
+        reader.execute("SET enable_progress_bar = false")
+
+        def read(run: Chunk) -> tuple[pl.DataFrame, pl.DataFrame]:
+            params = {"lo": run.lo, "hi": run.hi}
+            return (
+                sql.run_sql(reader, "pipeline.audit", "pair_events", **params),
+                sql.run_sql(reader, "pipeline.audit", "pair_hands", **params),
+            )
+
+        ahead = pool.submit(read, runs[0])
+        for later in [*runs[1:], None]:
+            frames = ahead.result()
+            if later is not None:
+                ahead = pool.submit(read, later)
+            yield frames
 
 
 def hand_chunks(con: duckdb.DuckDBPyConnection, size: int = CHUNK_HANDS) -> list[Chunk]:
@@ -643,10 +671,7 @@ class WarehouseSource(FeatureSource):
         done = 0
         if on_hands is not None:
             on_hands(0, self.hands)
-        for k, run in enumerate(self.runs):
-            params = {"lo": run.lo, "hi": run.hi}
-            events = sql.run_sql(con, "pipeline.audit", "pair_events", **params)
-            hands = sql.run_sql(con, "pipeline.audit", "pair_hands", **params)
+        for k, (run, (events, hands)) in enumerate(zip(self.runs, read_runs(con, self.runs), strict=True)):
             offers = offers_of(events, hands, code)
             del events, hands
             path = Path(self._dir.name) / f"run-{k:06d}.npy"

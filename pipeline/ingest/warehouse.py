@@ -555,25 +555,28 @@ class Warehouse:
     def connect(self, *, schema: str | None = None) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with every table as a view over its committed files, the manifest
         read once (a snapshot for the connection's life). ``schema``: create the views in that (new) schema
-        instead of the default one (the analytics put filtered views of the same names in front of them)."""
+        instead of the default one (the analytics put filtered views of the same names in front of them).
+
+        What the views read is in the connection's own database, not in its temporary schema, so that a cursor of
+        the connection (``con.cursor()``, another thread's) reads the same tables."""
         con = duckdb.connect()
         if schema is not None:
             con.execute(f'CREATE SCHEMA "{schema}"')
         con.execute("SET enable_progress_bar = false")  # our commands draw their own progress
         if self.manifest_path.exists():
-            con.execute(f"CREATE TEMP TABLE _committed AS SELECT * FROM {self._manifest_sql()}")
+            con.execute(f"CREATE TABLE _committed AS SELECT * FROM {self._manifest_sql()}")
         else:  # a warehouse made before the manifest: its commit mark was the hands file
             con.register("_old_manifest", pa.Table.from_pylist(self._read_manifest_of_old(), schema=MANIFEST_SCHEMA))
-            con.execute("CREATE TEMP TABLE _committed AS SELECT * FROM _old_manifest")
+            con.execute("CREATE TABLE _committed AS SELECT * FROM _old_manifest")
             con.unregister("_old_manifest")
-        batches = [b for (b,) in con.execute("SELECT batch FROM temp._committed").fetchall()]
+        batches = [b for (b,) in con.execute("SELECT batch FROM main._committed").fetchall()]
         for name in TABLES:
             if not (self.root / name).is_dir():  # a table added after the warehouse was made: empty until written
                 con.execute(self._empty_view_sql(con, name, schema=schema))
                 continue
             files = [f for b in batches if (f := self.root / name / f"part-{b}.parquet").exists()]
             listed = files if name != "ingest_runs" and files else None
-            con.execute(self._view_sql(name, "temp._committed", listed, schema=schema))
+            con.execute(self._view_sql(name, "main._committed", listed, schema=schema))
         return con
 
     @staticmethod
