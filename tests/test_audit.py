@@ -468,6 +468,29 @@ def test_runs_read_ahead_are_the_runs_read_one_by_one_in_a_scope_too(streamed_ro
             assert list(read_runs(con, [])) == []
 
 
+def test_runs_are_read_on_the_connection_where_a_cursor_would_not_see_what_it_sees(streamed_room) -> None:
+    """A caller's own temporary view over the warehouse (here: the events without their pongs) is the
+    connection's alone; a cursor would read the warehouse's events instead. The runs are then read on the
+    connection, in the caller's thread: the rows the connection reads, never others."""
+    import threading
+
+    from pipeline import sql
+    from pipeline.audit.collusion import hand_chunks, read_runs
+
+    with connect(streamed_room) as con:
+        con.execute("CREATE TEMP VIEW events AS SELECT * FROM memory.main.events WHERE t <> 'pong'")
+        runs = hand_chunks(con, 37)
+        seen = []
+        for events, _hands in read_runs(con, runs):
+            seen.append(events)
+            assert not [t for t in threading.enumerate() if t.name.startswith("xuezhan-runs")]  # no read-ahead
+        for run, events in zip(runs, seen, strict=True):
+            assert events.equals(sql.run_sql(con, "pipeline.audit", "pair_events", lo=run.lo, hi=run.hi))
+        assert not any((events["kind"] == 3).any() for events in seen)  # pair_events.sql's kind 3: a pong
+        with connect(streamed_room) as plain:
+            assert any((events["kind"] == 3).any() for events, _ in read_runs(plain, hand_chunks(plain, 37)))
+
+
 def test_the_first_pass_s_pair_sums_are_the_sums_of_the_runs_rows(streamed_room) -> None:
     """Issue 23: what the rates are fitted on (each pair's rows, hands, counts and exposures) is the sum of the
     rows every later pass reads, whatever the runs: the exposures are summed from the rows once the hazard is

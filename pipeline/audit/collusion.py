@@ -183,16 +183,31 @@ class Chunk:
     hands: int
 
 
+# What a cursor of a connection cannot see of it: its temporary views and tables (a caller's own, shadowing the
+# warehouse's views) and its search path. Where the connection has any, the runs are read on it, not ahead.
+_CONNECTION_OWN = (
+    "SELECT (SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)"
+    " + (SELECT count(*) FROM duckdb_tables() WHERE temporary), current_setting('search_path')"
+)
+
+
 def read_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[Chunk]) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     """Each run's events and hands (``sql/pair_events.sql``, ``sql/pair_hands.sql``), in order, the next run's
     read ahead on a cursor of ``con`` in a thread of its own while the caller counts this one's: DuckDB runs
     without the GIL, so its queries (a quarter of the screen's first pass) overlap the counting in Python. Two
     runs' frames are held at most. On 200k hands: ``collusion`` 17.9-18.0 -> 15.5-15.7 s, peak 422-435 ->
-    448-455 MB (20k: 405-410 MB either way)."""
+    448-455 MB (20k: 405-410 MB either way).
+
+    A cursor is a connection of its own to the same database: it does not see ``con``'s temporary views and
+    tables nor its search path. When ``con`` has any (a caller's view of the warehouse over the views
+    :func:`pipeline.analytics.queries.connect` made), the runs are read on ``con``, one after the other: never
+    other rows than ``con`` reads."""
     if not runs:
         return
-    with closing(con.cursor()) as reader, ThreadPoolExecutor(1, thread_name_prefix="xuezhan-runs") as pool:
-        reader.execute("SET enable_progress_bar = false")
+    with closing(con.cursor()) as cursor, ThreadPoolExecutor(1, thread_name_prefix="xuezhan-runs") as pool:
+        cursor.execute("SET enable_progress_bar = false")
+        own, path = con.execute(_CONNECTION_OWN).fetchall()[0]
+        reader = cursor if own == 0 and path == cursor.execute(_CONNECTION_OWN).fetchall()[0][1] else con
 
         def read(run: Chunk) -> tuple[pl.DataFrame, pl.DataFrame]:
             params = {"lo": run.lo, "hi": run.hi}
@@ -201,6 +216,10 @@ def read_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[Chunk]) -> Iterator
                 sql.run_sql(reader, "pipeline.audit", "pair_hands", **params),
             )
 
+        if reader is con:
+            for run in runs:
+                yield read(run)
+            return
         ahead = pool.submit(read, runs[0])
         for later in [*runs[1:], None]:
             frames = ahead.result()
