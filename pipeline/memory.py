@@ -25,8 +25,8 @@ MMAP_THRESHOLD = 32 << 20  # bytes: a larger block is mapped for itself and unma
 # ("dirty_decay_ms:500,muzzy_decay_ms:1000": freed pages kept for reuse up to half a second, then handed back
 # lazily) with what the variable held appended, which wins. The report's pages come one after the other, each
 # freeing its frames as the next builds its own: with Polars' timing they overlapped in resident memory. 0 and
-# 0: freed pages go back at once. On the report of 200k hands: peak 537-543 -> 504-513 MB, about 0.5 s more
-# of 28 s; on 20k hands no change (459-488 MB either way).
+# 0: freed pages go back at once. On the report of 200k hands: peak 537-543 -> 493-513 MB, about 0.5 s more
+# of 28 s; on 20k hands no change (455-488 MB either way).
 POLARS_MALLOC_ENV = "_RJEM_MALLOC_CONF"
 POLARS_MALLOC_CONF = "dirty_decay_ms:0,muzzy_decay_ms:0"
 

@@ -204,28 +204,29 @@ def read_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[Chunk]) -> Iterator
     other rows than ``con`` reads."""
     if not runs:
         return
-    with closing(con.cursor()) as cursor, ThreadPoolExecutor(1, thread_name_prefix="xuezhan-runs") as pool:
-        cursor.execute("SET enable_progress_bar = false")
+    with closing(con.cursor()) as cursor:
         own, path = con.execute(_CONNECTION_OWN).fetchall()[0]
-        reader = cursor if own == 0 and path == cursor.execute(_CONNECTION_OWN).fetchall()[0][1] else con
-
-        def read(run: Chunk) -> tuple[pl.DataFrame, pl.DataFrame]:
-            params = {"lo": run.lo, "hi": run.hi}
-            return (
-                sql.run_sql(reader, "pipeline.audit", "pair_events", **params),
-                sql.run_sql(reader, "pipeline.audit", "pair_hands", **params),
-            )
-
-        if reader is con:
+        if own or path != cursor.execute(_CONNECTION_OWN).fetchall()[0][1]:
             for run in runs:
-                yield read(run)
+                yield _read_run(con, run)
             return
-        ahead = pool.submit(read, runs[0])
-        for later in [*runs[1:], None]:
-            frames = ahead.result()
-            if later is not None:
-                ahead = pool.submit(read, later)
-            yield frames
+        cursor.execute("SET enable_progress_bar = false")
+        with ThreadPoolExecutor(1, thread_name_prefix="xuezhan-runs") as pool:
+            ahead = pool.submit(_read_run, cursor, runs[0])
+            for later in [*runs[1:], None]:
+                frames = ahead.result()
+                if later is not None:
+                    ahead = pool.submit(_read_run, cursor, later)
+                yield frames
+
+
+def _read_run(con: duckdb.DuckDBPyConnection, run: Chunk) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One run's events and hands (``sql/pair_events.sql``, ``sql/pair_hands.sql``)."""
+    params = {"lo": run.lo, "hi": run.hi}
+    return (
+        sql.run_sql(con, "pipeline.audit", "pair_events", **params),
+        sql.run_sql(con, "pipeline.audit", "pair_hands", **params),
+    )
 
 
 def hand_chunks(con: duckdb.DuckDBPyConnection, size: int = CHUNK_HANDS) -> list[Chunk]:
