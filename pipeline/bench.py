@@ -393,11 +393,12 @@ def measure(
 ) -> Run:
     """Run ``cmd`` in a temporary working directory; its wall and CPU time and the peak memory of its process
     tree: the /proc samples (every 200 ms: a scan of /proc costs the machine being measured) of the tree's
-    summed RSS, or the main process's own peak, whichever is larger. The main process's peak is its program's
-    high-water mark (VmHWM, read with each sample), and ``wait4``'s ``ru_maxrss`` once it exits only where that
-    is above the bench's own high-water mark: Linux folds the parent's mark into the child's at fork and exec,
-    so once the bench itself had grown (writing the 1M corpus), every command measured after read as large as
-    the bench (1,286 MB for ``stats`` on 20k hands). Raises
+    summed RSS, or the command's own peak, whichever is larger. The command runs as the child of a small
+    launcher (:data:`_LAUNCHER`), which reports the command's ``ru_maxrss`` and CPU time once it exits: Linux
+    folds a parent's high-water mark into a child's at fork and exec, so a command forked by the bench itself
+    reads as large as the bench once the bench had grown (1,286 MB for ``stats`` on 20k hands after the 1M
+    corpus was written); forked by a fresh interpreter it starts from that interpreter's few MB. The peak so
+    comes from the kernel even for a command that exits before the first sample. Raises
     ``RuntimeError`` when it fails, or when it takes over ``timeout`` seconds or its tree over
     ``mem_limit_mb`` (then it is killed, with its workers: the machine is shared, and an analytics command
     that outgrows it should fail here, not wake the OOM killer). It is killed too when the bench itself is
@@ -408,14 +409,17 @@ def measure(
         peak = 0
         killed = ""
         done = threading.Event()
+        usage_file = Path(cwd) / ".xz-bench-usage"
         start = time.perf_counter()
-        inherited = _tree_rss(os.getpid())[1]  # what the child's ru_maxrss starts from
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True)
+        launched = [sys.executable, "-c", _LAUNCHER, str(usage_file), *cmd]
+        proc = subprocess.Popen(
+            launched, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True
+        )
 
         def sample() -> None:
             nonlocal peak, killed
             while not done.is_set():
-                peak = max(peak, *_tree_rss(proc.pid))
+                peak = max(peak, *_tree_rss(proc.pid, launcher=True))
                 if time.perf_counter() - start > timeout:
                     killed = f"timed out after {timeout:.0f} s"
                 elif peak > limit_kb:
@@ -444,9 +448,27 @@ def measure(
             err.seek(0)
             tail = err.read().decode(errors="replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
             raise RuntimeError(f"failed: {tail[0][-300:]}")
-        if usage.ru_maxrss > inherited:  # Linux: kB; the child's own peak, not the bench's
-            peak = max(peak, usage.ru_maxrss)
-        return Run(seconds, usage.ru_utime + usage.ru_stime, peak / 1024)
+        maxrss_kb, cpu_s = (float(x) for x in usage_file.read_text().split())  # the command's own, from wait4
+        return Run(seconds, cpu_s, max(peak, maxrss_kb) / 1024)
+
+
+# The launcher of a measured command (argv: the usage file, then the command): it forks and execs the command,
+# waits for it, writes its ru_maxrss (kB) and CPU seconds (its children's included) to the usage file and exits
+# with its exit status (128 + N for a signal N, as a shell does).
+_LAUNCHER = """import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvpe(sys.argv[2], sys.argv[2:], os.environ)
+    except OSError as exc:
+        print(f"{sys.argv[2]}: {exc}", file=sys.stderr)
+    os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
 
 
 def _memory_mb() -> float:
@@ -458,12 +480,15 @@ def _memory_mb() -> float:
     return 8_192.0
 
 
-def _tree_rss(pid: int) -> tuple[int, int]:
+def _tree_rss(pid: int, *, launcher: bool = False) -> tuple[int, int]:
     """Summed VmRSS (kB) of ``pid`` and its descendants, from /proc, and the VmHWM of ``pid`` (its program's
-    peak RSS so far, kB).
+    peak RSS so far, kB). With ``launcher``, ``pid`` is :data:`_LAUNCHER`'s: its own RSS is left out of the sum
+    and the peak is its child's (the command's).
 
     >>> total, own_peak = _tree_rss(os.getpid())
     >>> total > 0 and own_peak > 0
+    True
+    >>> _tree_rss(os.getpid(), launcher=True)[0] < total  # this process left out
     True
     """
     children: dict[int, list[int]] = {}
@@ -476,16 +501,17 @@ def _tree_rss(pid: int) -> tuple[int, int]:
         except (OSError, IndexError, ValueError):
             continue
         children.setdefault(ppid, []).append(int(entry))
+    roots = children.get(pid, []) if launcher else [pid]
     total = own_peak = 0
-    todo = [pid]
+    todo = list(roots)
     while todo:
         p = todo.pop()
         todo.extend(children.get(p, []))
         try:
             with open(f"/proc/{p}/status") as f:
                 for line in f:
-                    if line.startswith("VmHWM:") and p == pid:
-                        own_peak = int(line.split()[1])
+                    if line.startswith("VmHWM:") and p in roots:
+                        own_peak = max(own_peak, int(line.split()[1]))
                     elif line.startswith("VmRSS:"):
                         total += int(line.split()[1])
                         break
