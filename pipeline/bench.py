@@ -432,7 +432,7 @@ def measure(
         sampler = threading.Thread(target=sample, daemon=True)
         try:
             sampler.start()
-            _, status, usage = os.wait4(proc.pid, 0)
+            _, status = os.waitpid(proc.pid, 0)
         except BaseException:  # the bench stopped (Ctrl-C, SIGTERM): its command, in its own session, must not
             done.set()  # outlive it (an orphaned 1M ingest would run for hours on a shared machine)
             os.killpg(proc.pid, signal.SIGKILL)
