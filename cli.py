@@ -1370,7 +1370,7 @@ def simulate_command(
         typer.echo(report.text())
 
 
-FORMATS_IN = ("sheet", "mjai")
+FORMATS_IN = ("sheet", "mjai", "salasasa")
 
 
 class _BadText(ValueError):
@@ -1400,6 +1400,18 @@ def import_command(
     encoding: Annotated[
         str, typer.Option("--encoding", help="sheet: the text encoding (gbk for many Chinese exports).")
     ] = "utf-8-sig",
+    players_file: Annotated[
+        Path | None,
+        typer.Option("--players", help="salasasa: game_player_records (JSON lines or CSV/TSV) to reconcile totals."),
+    ] = None,
+    que_file: Annotated[
+        Path | None,
+        typer.Option("--que", help="salasasa: a JSON object, hand id → the four void suits (定缺), e.g. [\"m\",\"s\",\"p\",\"m\"]."),
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="salasasa: the room's mode where a hand does not show it.")
+    ] = None,
+    tz: Annotated[str | None, typer.Option("--tz", help="salasasa: the server's time zone (IANA name).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Read another format into xzlog/1 records: a score sheet into settlement records, mjai into dealt records.
@@ -1453,6 +1465,8 @@ def import_command(
             if spec:  # a bare profile name stays a name in the records; overrides make a ruleset object
                 default = spec if len(spec) > 1 else str(spec["profile"])
             items = read_sheet(lines(), ruleset=default)
+        elif source == "salasasa":
+            items = _salasasa_items(lines(), players_file, que_file, mode, tz)
         else:
             from pipeline.formats.mjai import read_mjai
 
@@ -1480,6 +1494,33 @@ def import_command(
         typer.echo(f"  line {r.line}: {r.code} {_shown(r.message)}")
     assert acc.balanced, acc.text()
     raise typer.Exit(1 if acc.rejects else 0)
+
+
+def _salasasa_items(
+    lines: Iterator[str], players_file: Path | None, que_file: Path | None, mode: str | None, tz: str | None
+) -> Iterator[Any]:
+    """The Salasasa reader with the facts the user supplies (docs/FORMATS.md); a bad option is a usage error."""
+    import orjson
+
+    from pipeline.formats.salasasa import SalasasaError, read_players, read_salasasa
+
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if mode not in (None, "blood_battle", "ordinary"):
+        raise fail(f"--mode {mode!r}: blood_battle or ordinary")
+    if tz is not None:
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise fail(f"--tz {tz!r}: not a time zone name") from None
+    try:
+        totals = read_players(players_file.read_text(encoding="utf-8").splitlines()) if players_file else None
+        que = orjson.loads(que_file.read_bytes()) if que_file else None
+        if que is not None and not isinstance(que, dict):
+            raise fail("--que: a JSON object, hand id → four suits")
+        return read_salasasa(lines, que=que, mode=mode, tz=tz, totals=totals)
+    except (OSError, orjson.JSONDecodeError, SalasasaError) as e:
+        raise fail(str(e)) from None
 
 
 FORMATS_OUT = ("mjai",)

@@ -109,6 +109,18 @@ _CODES = (
         True,
     ),
     Code(
+        "COMMIT_SEED",
+        "error",
+        "The revealed seed does not hash to the wall commitment the source published (`commitment`).",
+        "sha256(seed + salt) is 3f…, the commitment is 9a…",
+    ),
+    Code(
+        "COMMIT_WALL",
+        "error",
+        "The wall is not the one the committed seed gives (a wall changed after the commitment).",
+        "the wall differs from the one the committed seed gives for hand 2 from tile 14",
+    ),
+    Code(
         "TILE_NOT_HELD",
         "error",
         "A seat discards, pongs, kongs or exchanges a tile it does not hold.",
@@ -376,6 +388,13 @@ NOT_CHECKED: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# A record whose source played 定缺 but did not store it (``"unrecorded": ["que"]``): every check that needs a
+# seat's void suit, listed per hand instead of run on a guessed suit.
+VOID_UNRECORDED: tuple[str, ...] = (
+    "the void suits (定缺 not recorded): a win or meld in one's void suit, void tiles discarded first, and the end"
+    " of the wall (查花猪/查大叫/退税, void penalties: who was ready depends on the void suit)",
+)
+
 
 def levels_of(code: str) -> tuple[str, ...]:
     """The levels of record at which ``code`` can be raised (schemas/XZLOG.md, levels).
@@ -387,7 +406,7 @@ def levels_of(code: str) -> tuple[str, ...]:
     """
     if code.startswith(("INGEST_", "IMPORT_")):
         return ()  # a reject, not a finding on a record
-    if code in ("TILE_WALL", "TILE_WALL_ORDER"):
+    if code in ("TILE_WALL", "TILE_WALL_ORDER", "COMMIT_WALL"):
         return ("full",)
     if code == "TILE_DEAL":
         return ("full", "dealt")  # a deal against a wall; an observer sees one hand and no wall

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Final, Protocol
 
-from pipeline.codes import CODES, NOT_CHECKED, Fault
+from pipeline.codes import CODES, NOT_CHECKED, VOID_UNRECORDED, Fault
+from pipeline.game.commitment import check as check_commitment
 from pipeline.game.events import Hu, Kong
 from pipeline.game.record import (
     Claimed,
@@ -482,6 +483,9 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         issues.append(
             Issue("SCHEMA_TIME", f"played_at {record.played_at!r} is not an RFC 3339 date-time: stored as unknown")
         )
+    if record.commitment is not None:
+        for code, message in check_commitment(record.commitment, record.wall, dealer=record.dealer):
+            issues.append(Issue(code, message))
     if record.level == "settlement":
         return _validate_settlement(obj, record, issues, strict)
     unseen = _Unseen(obj, record) if record.level == "observer" else None
@@ -515,6 +519,8 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
     state.check_invariants()
     hand = state.facts()
     not_checked = NOT_CHECKED[record.level]
+    if record.void_unknown:
+        not_checked += VOID_UNRECORDED + tuple(state.unchecked if unseen is None else ())
     if unseen is not None:
         not_checked += unseen.notes(state)
         if state.end_fault is not None:
@@ -666,6 +672,7 @@ def initial_state(record: Record, evidence: bool, unseen: _Unseen | None = None)
         declared_ends=unseen.ends if unseen is not None else None,
         declared_kongs=unseen.kongs if unseen is not None else None,
         shown=record.shown,
+        void_unknown=record.void_unknown,
     )
 
 

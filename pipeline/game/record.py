@@ -19,6 +19,8 @@ from typing import Any, Final, TypeGuard
 import orjson
 
 from pipeline.codes import Fault
+from pipeline.game.commitment import SCHEMES as COMMIT_SCHEMES
+from pipeline.game.commitment import Commitment
 from pipeline.game.events import DISCARDS, DRAWS, Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.game.start import DIRECTIONS
 from pipeline.rules.fan import PATTERN_BY_ID, SPECIAL_NAMES
@@ -48,8 +50,11 @@ TOP_FIELDS: Final = frozenset(
         "level",
         "end",
         "observer",
+        "unrecorded",
+        "commitment",
     }
 )
+UNRECORDED: Final = ("que",)  # the facts a record may say its source did not store (schemas/XZLOG.md)
 REQUIRED: Final = ("hand_id", "ruleset", "players", "dealer", "events")
 EVENT_FIELDS: Final = {
     "draw": frozenset({"t", "seat", "tile", "ms"}),
@@ -193,6 +198,8 @@ class Record(Value):
         "ends",
         "observer",
         "shown",
+        "unrecorded",
+        "commitment",
     )
 
     def __init__(
@@ -215,6 +222,8 @@ class Record(Value):
         ends: tuple[DeclaredEnd, ...] | None = None,
         observer: int | None = None,
         shown: Mapping[int, tuple[int, ...]] | None = None,
+        unrecorded: frozenset[str] = frozenset(),
+        commitment: Commitment | None = None,
     ) -> None:
         self._v = (
             hand_id,
@@ -235,6 +244,8 @@ class Record(Value):
             ends,
             observer,
             shown,
+            unrecorded,
+            commitment,
         )
 
     @property
@@ -308,6 +319,18 @@ class Record(Value):
     @property
     def shown(self) -> Mapping[int, tuple[int, ...]] | None:  # an observer's: event index → a winner's shown hand
         return self._v[17]
+
+    @property
+    def unrecorded(self) -> frozenset[str]:  # facts the source did not store ("que": the void suits are unknown)
+        return self._v[18]
+
+    @property
+    def commitment(self) -> Commitment | None:  # the wall commitment the source published (pipeline.game.commitment)
+        return self._v[19]
+
+    @property
+    def void_unknown(self) -> bool:  # 定缺 was played but not recorded: no check may rest on a void suit
+        return "que" in self._v[18] and self._v[8] is None
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -562,6 +585,15 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         if not isinstance(raw_que, list) or len(raw_que) != n or any(q not in ("m", "p", "s", None) for q in raw_que):
             raise RecordError("TILE_VOID", f"que must be {n} suits m, p, s (or null), one per seat, got {raw_que!r}")
         que = tuple(None if q is None else SUITS.index(q) for q in raw_que)
+    unrecorded: frozenset[str] = frozenset()
+    if "unrecorded" in obj:
+        raw_un = obj["unrecorded"]
+        if not isinstance(raw_un, list) or any(u not in UNRECORDED for u in raw_un):
+            raise RecordError("SCHEMA_TYPE", f"unrecorded must list facts of {list(UNRECORDED)}, got {raw_un!r}")
+        unrecorded = frozenset(raw_un)
+        if "que" in unrecorded and que is not None:
+            raise RecordError("SCHEMA_FIELD", "que is given and also listed as unrecorded")
+    commitment = _commitment(obj["commitment"]) if "commitment" in obj else None
     raw_events = obj["events"]
     if not isinstance(raw_events, list):
         raise RecordError("SCHEMA_TYPE", "events must be a list")
@@ -597,7 +629,28 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         session_id=session_id,
         table_id=table_id,
         played_at=played_at,
+        unrecorded=unrecorded,
+        commitment=commitment,
     )
+
+
+_HEX: Final = frozenset("0123456789abcdef")
+
+
+def _commitment(raw: Any) -> Commitment:
+    """``commitment``: {scheme, hash, salt, round, seed?}, hex in lower case (schemas/XZLOG.md)."""
+    if not isinstance(raw, dict) or _unknown(raw, {"scheme", "hash", "salt", "round", "seed"}):
+        raise RecordError("SCHEMA_TYPE", "commitment must be {scheme, hash, salt, round, seed?}")
+    scheme, digest, salt, number, seed = (raw.get(k) for k in ("scheme", "hash", "salt", "round", "seed"))
+    if scheme not in COMMIT_SCHEMES:
+        raise RecordError("SCHEMA_TYPE", f"commitment.scheme {scheme!r} is not one of {list(COMMIT_SCHEMES)}")
+    if not (isinstance(digest, str) and len(digest) == 64 and set(digest) <= _HEX):
+        raise RecordError("SCHEMA_TYPE", "commitment.hash must be 64 lower-case hex digits")
+    if not isinstance(salt, str) or (seed is not None and not (isinstance(seed, str) and len(seed) == 64 and set(seed) <= _HEX)):
+        raise RecordError("SCHEMA_TYPE", "commitment.salt must be a string, commitment.seed 64 lower-case hex digits")
+    if not _is_int(number) or number < 1:
+        raise RecordError("SCHEMA_TYPE", "commitment.round must be a whole number >= 1")
+    return Commitment(scheme, digest, salt, seed, number)
 
 
 def _optional_str(obj: dict[str, Any], name: str) -> str | None:

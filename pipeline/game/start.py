@@ -230,6 +230,7 @@ def start_hand(
     declared_ends: Mapping[int, SeatEnd] | None = None,
     declared_kongs: frozenset[int] | None = None,
     shown: Mapping[int, Sequence[int]] | None = None,
+    void_unknown: bool = False,
 ) -> HandState:
     """The state at the start of play. Give the full ``wall`` (the deal is then dealt from it, and a ``deal``
     given beside it must agree), or only the ``deal``; then the exchange of three, if any, and the void suits.
@@ -278,7 +279,7 @@ def start_hand(
     if que is not None and len(rules.suits) < 3 and any(q is not None for q in que):
         # 定缺 picks one of three suits to shed; with two in play no hand can hold a third
         raise IllegalAction("TILE_VOID", f"no void suit at a table of two suits ({rules.suits}): 定缺 needs three")
-    if rules.que_declared and any(q is None for q in void):
+    if rules.que_declared and not void_unknown and any(q is None for q in void):
         raise IllegalAction("TILE_VOID", f"profile {rules.profile!r} requires every seat to declare a void suit (定缺)")
     state = HandState(
         rules,
@@ -292,6 +293,7 @@ def start_hand(
         declared_ends=declared_ends,
         declared_kongs=declared_kongs,
         shown=shown,
+        void_unknown=void_unknown,
     )
     if evidence and exchange is not None:  # what each seat gave, which the anticipation evidence counts as seen
         offset = exchange_offset(exchange[0], n)

@@ -336,6 +336,7 @@ class HandState:
         declared_ends: Mapping[int, SeatEnd] | None = None,
         declared_kongs: frozenset[int] | None = None,
         shown: Mapping[int, Sequence[int]] | None = None,
+        void_unknown: bool = False,
     ) -> None:
         """``hands[seat]`` are the kinds each seat holds when play starts (after any exchange);
         ``wall`` is the draw pile still to come, front first (``None`` when the record has no wall).
@@ -394,6 +395,7 @@ class HandState:
         self.declared_kongs = declared_kongs
         self.shown = shown if shown is not None else {}
         self.unchecked: list[str] = []
+        self.void_unknown = void_unknown  # 定缺 played, not recorded: the end of the wall cannot be judged
         self.end_fault: str | None = None  # declared ends that are not the hidden hands left (SETTLE_END)
         self.full = full_counts(rules.suits)
         self.seen = seen
@@ -1543,6 +1545,10 @@ class HandState:
     def _seat_ends(self, seats: list[int]) -> dict[int, SeatEnd] | None:
         """The end states of ``seats``: from the hands, and for a hand still hidden as the record declares it;
         ``None`` (noted) when the record does not declare exactly the hidden hands among them."""
+        if self.void_unknown:  # who is ready, a pig or holds its void suit depends on the unrecorded 定缺
+            self.unchecked.append(f"the end of the hand for seats {seats}: 定缺 not recorded")
+            self.end_open = True
+            return None
         hidden = [s for s in seats if self.hidden[s]]
         declared = self.declared_ends
         if hidden or declared:
