@@ -109,13 +109,13 @@ _CODES = (
         True,
     ),
     Code(
-        "COMMIT_SEED",
+        "TILE_COMMIT_SEED",
         "error",
         "The revealed seed does not hash to the wall commitment the source published (`commitment`).",
         "sha256(seed + salt) is 3f…, the commitment is 9a…",
     ),
     Code(
-        "COMMIT_WALL",
+        "TILE_COMMIT_WALL",
         "error",
         "The wall is not the one the committed seed gives (a wall changed after the commitment).",
         "the wall differs from the one the committed seed gives for hand 2 from tile 14",
@@ -406,7 +406,7 @@ def levels_of(code: str) -> tuple[str, ...]:
     """
     if code.startswith(("INGEST_", "IMPORT_")):
         return ()  # a reject, not a finding on a record
-    if code in ("TILE_WALL", "TILE_WALL_ORDER", "COMMIT_WALL"):
+    if code in ("TILE_WALL", "TILE_WALL_ORDER", "TILE_COMMIT_WALL"):
         return ("full",)
     if code == "TILE_DEAL":
         return ("full", "dealt")  # a deal against a wall; an observer sees one hand and no wall

@@ -40,6 +40,7 @@ def test_the_profiles_ship() -> None:
         "chengdu",
         "chengdu_putong",
         "majsoul",
+        "salasasa",
         "sanren_liangfang",
         "sbr",
         "siren_liangse",
@@ -289,7 +290,7 @@ def test_the_same_spec_gives_the_same_ruleset() -> None:
         (
             "nowhere",
             {},
-            "unknown profile 'nowhere' (known: app, chengdu, chengdu_putong, majsoul, sanren_liangfang, sbr, "
+            "unknown profile 'nowhere' (known: app, chengdu, chengdu_putong, majsoul, salasasa, sanren_liangfang, sbr, "
             "siren_liangse, xueliu)",
         ),
         ("../profiles/chengdu", {}, "unknown profile '../profiles/chengdu'"),

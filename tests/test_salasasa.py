@@ -164,14 +164,14 @@ def test_the_wall_commitment_is_checked() -> None:
     (rec,) = convert_game("G6", g, que={}, mode="blood_battle")
     assert rec["commitment"] == {"scheme": "salasasa-sha256-v1", "hash": seed_hash(SEED, SALT), "salt": SALT,
                                  "round": 1, "seed": SEED}
-    assert not [i for i in validate(rec).issues if i.code.startswith("COMMIT_")]
+    assert not [i for i in validate(rec).issues if i.code.startswith("TILE_COMMIT_")]
     bad = copy.deepcopy(rec)
     bad["wall"][60], bad["wall"][70] = bad["wall"][70], bad["wall"][60]
     if bad["wall"][60] != bad["wall"][70]:
-        assert "COMMIT_WALL" in [i.code for i in validate(bad).issues]
+        assert "TILE_COMMIT_WALL" in [i.code for i in validate(bad).issues]
     bad = copy.deepcopy(rec)
     bad["commitment"]["seed"] = "ef" * 32
-    assert "COMMIT_SEED" in [i.code for i in validate(bad).issues]
+    assert "TILE_COMMIT_SEED" in [i.code for i in validate(bad).issues]
 
 
 def test_every_line_is_imported_or_rejected() -> None:

@@ -1,8 +1,8 @@
 """Wall commitments: a platform's published hash of the seed a hand's wall was shuffled from (issue 41).
 
 A record's optional ``commitment`` (schemas/XZLOG.md) names its ``scheme``, a name and version, and carries what
-that scheme needs. A revealed seed must hash to the committed value (``COMMIT_SEED``), and the wall the seed
-regenerates must be the record's wall (``COMMIT_WALL``): a stacked deal is then proved hand by hand, not only
+that scheme needs. A revealed seed must hash to the committed value (``TILE_COMMIT_SEED``), and the wall the seed
+regenerates must be the record's wall (``TILE_COMMIT_WALL``): a stacked deal is then proved hand by hand, not only
 inferred from statistics. Without the seed the commitment can only be stored; that is listed as not checked.
 
 ``salasasa-sha256-v1`` (the Salasasa platform, from its public server code): ``hash`` = sha256 of the master
@@ -17,7 +17,7 @@ sorted order (11-19 万, 21-29 饼, 31-39 条, four of each); seat 0 takes the f
 >>> check(c, regenerate(c, dealer=0), dealer=0)
 []
 >>> check(c, regenerate(c, dealer=1), dealer=0)[0][0]
-'COMMIT_WALL'
+'TILE_COMMIT_WALL'
 """
 
 from __future__ import annotations
@@ -61,11 +61,11 @@ def check(c: Commitment, wall: tuple[int, ...] | None, *, dealer: int) -> list[t
     if c.seed is None:
         return []
     if seed_hash(c.seed, c.salt) != c.hash:
-        return [("COMMIT_SEED", f"sha256(seed + salt) is {seed_hash(c.seed, c.salt)}, the commitment is {c.hash}")]
+        return [("TILE_COMMIT_SEED", f"sha256(seed + salt) is {seed_hash(c.seed, c.salt)}, the commitment is {c.hash}")]
     if wall is None:
         return []
     expected = regenerate(c, dealer=dealer)
     if tuple(wall) != expected:
         first = next(i for i, (a, b) in enumerate(zip(wall, expected, strict=True)) if a != b)
-        return [("COMMIT_WALL", f"the wall differs from the one the committed seed gives for hand {c.round} from tile {first}")]
+        return [("TILE_COMMIT_WALL", f"the wall differs from the one the committed seed gives for hand {c.round} from tile {first}")]
     return []
