@@ -1406,7 +1406,9 @@ def import_command(
     ] = None,
     que_file: Annotated[
         Path | None,
-        typer.Option("--que", help="salasasa: a JSON object, hand id → the four void suits (定缺), e.g. [\"m\",\"s\",\"p\",\"m\"]."),
+        typer.Option(
+            "--que", help='salasasa: a JSON object, hand id → the four void suits (定缺), e.g. ["m","s","p","m"].'
+        ),
     ] = None,
     mode: Annotated[
         str | None, typer.Option("--mode", help="salasasa: the room's mode where a hand does not show it.")
@@ -1500,11 +1502,11 @@ def _salasasa_items(
     lines: Iterator[str], players_file: Path | None, que_file: Path | None, mode: str | None, tz: str | None
 ) -> Iterator[Any]:
     """The Salasasa reader with the facts the user supplies (docs/FORMATS.md); a bad option is a usage error."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     import orjson
 
     from pipeline.formats.salasasa import SalasasaError, read_players, read_salasasa
-
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     if mode not in (None, "blood_battle", "ordinary"):
         raise fail(f"--mode {mode!r}: blood_battle or ordinary")

@@ -162,8 +162,13 @@ def test_the_wall_commitment_is_checked() -> None:
     r["action_ticks"] = [["c", code(first), "T"]]  # the hand is cut short: only the commitment is asked about
     g = game(r, commitment_hex=seed_hash(SEED, SALT), salt=SALT, master_seed_hex=SEED)
     (rec,) = convert_game("G6", g, que={}, mode="blood_battle")
-    assert rec["commitment"] == {"scheme": "salasasa-sha256-v1", "hash": seed_hash(SEED, SALT), "salt": SALT,
-                                 "round": 1, "seed": SEED}
+    assert rec["commitment"] == {
+        "scheme": "salasasa-sha256-v1",
+        "hash": seed_hash(SEED, SALT),
+        "salt": SALT,
+        "round": 1,
+        "seed": SEED,
+    }
     assert not [i for i in validate(rec).issues if i.code.startswith("TILE_COMMIT_")]
     bad = copy.deepcopy(rec)
     bad["wall"][60], bad["wall"][70] = bad["wall"][70], bad["wall"][60]

@@ -136,7 +136,9 @@ def read_players(lines: Iterable[str]) -> dict[str, dict[int, int]]:
         try:
             out.setdefault(str(row["game_id"]), {})[int(row["original_player_index"])] = int(row["score"])
         except (KeyError, TypeError, ValueError) as e:
-            raise SalasasaError(f"game_player_records: a row without game_id, original_player_index, score: {e}")
+            raise SalasasaError(
+                f"game_player_records: a row without game_id, original_player_index, score: {e}"
+            ) from None
     return out
 
 
@@ -161,7 +163,11 @@ def _seat(value: Any, where: str) -> int:
 
 
 def _vector(value: Any, where: str) -> list[int]:
-    if isinstance(value, list) and len(value) == 4 and all(isinstance(d, int) and not isinstance(d, bool) for d in value):
+    if (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(d, int) and not isinstance(d, bool) for d in value)
+    ):
         return list(value)
     raise SalasasaError(f"{where}: {value!r} is not a score vector of four integers")
 
@@ -402,9 +408,7 @@ class _Hand:
                 tile = _tile(_at(tick, 5, where), where)
                 if not group:  # the first winner on this discard (or robbed kong)
                     previous = self.events[-1] if self.events else None
-                    group_robs = bool(
-                        previous and previous.get("kind") == "added" and previous["seat"] == discarder
-                    )
+                    group_robs = bool(previous and previous.get("kind") == "added" and previous["seat"] == discarder)
                 event = {"t": "hu", "seat": seat, "tile": tile, "from": discarder}
                 if group_robs:
                     event["rob_kong"] = True
@@ -478,7 +482,9 @@ class _Hand:
             return mode
         return "blood_battle" if blood else "ordinary"
 
-    def _win(self, seat: int, tick: list[Any], where: str, win_event: dict[tuple[int, int], int], order: list[int]) -> None:
+    def _win(
+        self, seat: int, tick: list[Any], where: str, win_event: dict[tuple[int, int], int], order: list[int]
+    ) -> None:
         index = len(self.events) - 1
         win_event[(seat, len(order))] = index
         order.append(seat)
@@ -519,9 +525,7 @@ class _Hand:
         if last_kong is not None and last_kong == len(self.events) - 1 and self.events[last_kong]["kind"] == "added":
             first = kong_events[last_kong]
             paid = self.payments[first:]
-            if sorted((p["from"], p["amount"]) for p in paid) == sorted(
-                (s, v) for s, v in enumerate(vector) if v > 0
-            ):
+            if sorted((p["from"], p["amount"]) for p in paid) == sorted((s, v) for s, v in enumerate(vector) if v > 0):
                 del self.payments[first:]
                 self.features.add("robbed_kong_refund")
                 return
@@ -567,9 +571,7 @@ class _Hand:
     def _held_suits(self, seat: int, upto: int) -> set[str]:
         held = list(self.deal[seat])
         for e in self.events[: upto + 1]:
-            if e["t"] == "draw" and e["seat"] == seat:
-                held.append(e["tile"])
-            elif e["t"] == "hu" and e["seat"] == seat:
+            if (e["t"] == "draw" and e["seat"] == seat) or (e["t"] == "hu" and e["seat"] == seat):
                 held.append(e["tile"])
             elif e["t"] == "discard" and e["seat"] == seat and e["tile"] in held:
                 held.remove(e["tile"])

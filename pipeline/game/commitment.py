@@ -67,5 +67,10 @@ def check(c: Commitment, wall: tuple[int, ...] | None, *, dealer: int) -> list[t
     expected = regenerate(c, dealer=dealer)
     if tuple(wall) != expected:
         first = next(i for i, (a, b) in enumerate(zip(wall, expected, strict=True)) if a != b)
-        return [("TILE_COMMIT_WALL", f"the wall differs from the one the committed seed gives for hand {c.round} from tile {first}")]
+        return [
+            (
+                "TILE_COMMIT_WALL",
+                f"the wall differs from the one the committed seed gives for hand {c.round} from tile {first}",
+            )
+        ]
     return []

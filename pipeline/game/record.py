@@ -646,7 +646,9 @@ def _commitment(raw: Any) -> Commitment:
         raise RecordError("SCHEMA_TYPE", f"commitment.scheme {scheme!r} is not one of {list(COMMIT_SCHEMES)}")
     if not (isinstance(digest, str) and len(digest) == 64 and set(digest) <= _HEX):
         raise RecordError("SCHEMA_TYPE", "commitment.hash must be 64 lower-case hex digits")
-    if not isinstance(salt, str) or (seed is not None and not (isinstance(seed, str) and len(seed) == 64 and set(seed) <= _HEX)):
+    if not isinstance(salt, str) or (
+        seed is not None and not (isinstance(seed, str) and len(seed) == 64 and set(seed) <= _HEX)
+    ):
         raise RecordError("SCHEMA_TYPE", "commitment.salt must be a string, commitment.seed 64 lower-case hex digits")
     if not _is_int(number) or number < 1:
         raise RecordError("SCHEMA_TYPE", "commitment.round must be a whole number >= 1")
