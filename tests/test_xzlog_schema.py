@@ -136,6 +136,7 @@ def test_contract_fields_are_all_declared() -> None:
     contract |= {"players", "dealer", "wall", "deal", "exchange", "que", "events", "result"}
     contract |= {"level", "end"}  # issue 20: levels of record (optional: a record without them reads as before)
     contract |= {"observer"}  # issue 20: the observer level's seat
+    contract |= {"unrecorded", "commitment"}  # issue 41: facts a source did not store; wall commitments
     assert set(xzlog_schema()["properties"]) == contract
 
 
