@@ -236,8 +236,8 @@ class Ledger:
         1. each flower pig pays each of its payees (``hua_zhu_payees``: the non-pigs still in, every non-pig,
         every other player still in, or every other player) the pig amount (``hua_zhu_amount``); each player
         owing ``void_end_penalty`` pays it; 2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``)
-        pays each ready player the
-        ready value; 3. with ``tui_shui``, each player not ready returns the kong money they collected.
+        pays each ready player the ready value; 3. with ``tui_shui``, each player not ready returns the kong
+        money they collected.
         ``three_hu``: the hand ended with three winners and ``ends`` is the one player left, checked for a flower
         pig only (``hua_zhu_at_three_hu``).
         """
