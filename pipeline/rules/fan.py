@@ -25,6 +25,7 @@ from typing import Final, Literal
 from pipeline.rules.hand import (
     Meld,
     Reading,
+    full_counts,
     readings_of_size_checked,
     roots,
     suit_bits,
@@ -237,24 +238,29 @@ def _no_terminals(hand: WinHand) -> bool:
     )
 
 
-def _golden_wait(hand: WinHand, reading: Reading, rules: RuleSet) -> bool:
-    """金钩钓. ``exposed_melds``: four melds, so the hand waited on one tile to pair. ``single_wait_all_pungs``
-    (SBR's Golden Wait, "four declared pungs or kongs, and the winning tile pairs the one tile left", p. 26):
-    all pungs, concealed ones too, and the hand before the win waited on that one tile only."""
+def _golden_wait(hand: WinHand, reading: Reading, rules: RuleSet, live: frozenset[int] | None = None) -> bool:
+    """金钩钓. ``exposed_melds``: four melds, so the hand waited on one tile to pair. ``single_wait_all_pungs``:
+    all pungs, concealed ones too, and the hand before the win waited on that one tile only, among the tiles
+    that exist: a kind the player holds four of, in hand or melds, is no wait ("exhaustive", SBR p. 30), so
+    ``8s 999s`` beside a kong of 7s waits on 8s alone. ``live``: the waits of the hand before the win, when the
+    caller knows them (:func:`ready_value` scores a kong as the pong it was, whose kind would look live)."""
     if rules.jin_gou_diao == "exposed_melds":
         return len(hand.melds) == 4
     if not reading.all_pungs:
         return False
-    before = list(hand.counts27)
-    before[hand.win_tile] = before[hand.win_tile] - 1
-    return win_tiles(before, hand.melds, hand.void) == frozenset((hand.win_tile,))
+    if live is None:
+        before = list(hand.counts27)
+        before[hand.win_tile] = before[hand.win_tile] - 1
+        return waits(before, hand.melds, hand.void) == [hand.win_tile]
+    return live == frozenset((hand.win_tile,))
 
 
-def _occurs(i: int, h: WinHand, r: Reading, rules: RuleSet, bits: int = -1) -> int:
+def _occurs(i: int, h: WinHand, r: Reading, rules: RuleSet, bits: int = -1, live: frozenset[int] | None = None) -> int:
     """How many times pattern ``i`` of :data:`PATTERNS` occurs in ``h`` read as ``r`` (its ``occurs``): one native
     function, which :func:`score` calls directly (a call of a pattern's ``occurs`` is a generic call, some 500
     instructions, for each pattern the rules value, under each reading of each win scored). ``bits``: the suits
-    held (:func:`~pipeline.rules.hand.suit_bits`), when the caller knows them."""
+    held (:func:`~pipeline.rules.hand.suit_bits`), when the caller knows them; ``live``: the waits before the win
+    (:func:`_golden_wait`)."""
     if i == 0:  # ping_hu
         return 1
     if i == 1:  # dui_dui_hu
@@ -274,7 +280,7 @@ def _occurs(i: int, h: WinHand, r: Reading, rules: RuleSet, bits: int = -1) -> i
     if i == 8:  # men_qing
         return int(all(m.kind == "concealed" for m in h.melds))
     if i == 9:  # jin_gou_diao
-        return int(bool(rules.jin_gou_diao_fan) and _golden_wait(h, r, rules))
+        return int(bool(rules.jin_gou_diao_fan) and _golden_wait(h, r, rules, live))
     if i == 10:  # shi_ba_luo_han
         return int(sum(m.is_kong for m in h.melds) == 4)
     if i == 11:  # gen
@@ -425,8 +431,10 @@ class Score(Value):
         return self._v[6]
 
 
-def score(hand: WinHand, rules: RuleSet) -> Score:
-    """Score a win, choosing the reading worth the most fan. Raises :class:`NotAWin` otherwise."""
+def score(hand: WinHand, rules: RuleSet, live: frozenset[int] | None = None) -> Score:
+    """Score a win, choosing the reading worth the most fan. Raises :class:`NotAWin` otherwise. ``live``: the
+    waits of the hand before the win, where the caller knows them better than the hand's melds tell
+    (:func:`ready_value`)."""
     size = hand.tiles_count
     if size != 14 - 3 * len(hand.melds):
         raise NotAWin(f"{size} concealed tiles with {len(hand.melds)} melds (a win needs {14 - 3 * len(hand.melds)})")
@@ -448,7 +456,7 @@ def score(hand: WinHand, rules: RuleSet) -> Score:
         for i in range(len(units)):
             unit = units[i]
             if unit:  # Pattern.count, without asking a pattern the rules make worth nothing whether it occurs
-                n = _occurs(i, hand, reading, rules, bits)
+                n = _occurs(i, hand, reading, rules, bits, live)
                 if n:
                     p = PATTERNS[i]
                     hits.append(PatternHit(p.id, p.name_zh, p.name_en, n * unit))
@@ -626,7 +634,8 @@ def ready_value(
 
     Situational additions never count; 自摸 counts where ``cha_jiao_self_draw`` says so, declared kongs where
     ``cha_jiao_kong_fan`` does. With ``cha_jiao_fourth_tile`` a wait on a kind the player holds four of still
-    counts. ``mask``: the hand's winning tiles as bits, when the caller keeps them (:func:`~pipeline.rules.hand.waits`).
+    counts, valued as if a fifth copy existed; under ``"xu_ting"`` (虚听) the four held make no 根 then.
+    ``mask``: the hand's winning tiles as bits, when the caller keeps them (:func:`~pipeline.rules.hand.waits`).
     """
     which = which or rules.cha_jiao_amount
     tiles = waits(counts27, melds, void, mask=mask)
@@ -635,13 +644,21 @@ def ready_value(
     if not tiles:
         return None
     values = []
+    live = frozenset(tiles)  # the waits of the hand as it is: a kong valued as a pong below stays a dead kind
     # cha_jiao_kong_fan false: a declared kong is valued as the pong it was ("Kong needs a declaration", SBR p. 32)
     valued = tuple(melds) if rules.cha_jiao_kong_fan else tuple(Meld("pong", m.tile, m.source) for m in melds)
+    held = full_counts(counts27, melds) if rules.cha_jiao_fourth_tile == "xu_ting" else None
     for kind in tiles:
         hand = list(counts27)
         hand[kind] = hand[kind] + 1
         win = WinHand(counts27=tuple(hand), melds=valued, win_tile=kind, void=void, self_drawn=rules.cha_jiao_self_draw)
-        s = score(win, rules)
+        s = score(win, rules, live)
+        if held is not None and held[kind] >= COPIES:
+            # 虚听: valued as if a fifth copy existed, the four held making no 根
+            fan = s.fan - rules.root_fan
+            extra = s.per_payer - s.points
+            values.append((_points(rules, fan) + extra, fan, kind))
+            continue
         values.append((s.per_payer, s.fan, kind))
     amount, fan, kind = min(values) if which == "min" else max(values)
     return ReadyValue(amount=amount, fan=fan, win_tile=kind, waits=tuple(tiles))

@@ -20,7 +20,8 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pipeline.rules.tiles import SUITS
 
@@ -127,9 +128,9 @@ class RuleSet:
         minimum=0,
         maximum=64,
     )
-    hua_zhu_payees: Literal["still_in", "non_pigs", "all_others"] = _switch(
+    hua_zhu_payees: Literal["still_in", "non_pigs", "all_others", "everyone"] = _switch(
         "查花猪: whom a flower pig pays: the non-pigs 'still_in' the hand, every 'non_pigs' player (winners too), "
-        "or 'all_others' still in (other pigs too, winners not)"
+        "'all_others' still in (other pigs too, winners not), or 'everyone' else (winners and other pigs alike)"
     )
     hua_zhu_at_three_hu: bool = _switch(
         "查花猪 also when the hand ends with three winners: the player left pays as a pig (payees per hua_zhu_payees)"
@@ -142,8 +143,9 @@ class RuleSet:
     cha_jiao_kong_fan: bool = _switch(
         "查大叫: declared kongs count in the ready hand's value (根 of a kong); false = only the tiles' shape"
     )
-    cha_jiao_fourth_tile: bool = _switch(
-        "查大叫: a wait on a kind the player already holds four of still makes the hand ready"
+    cha_jiao_fourth_tile: bool | Literal["xu_ting"] = _switch(
+        "查大叫: a wait on a kind the player already holds four of still makes the hand ready (true: valued as if a "
+        "fifth copy existed; 'xu_ting' (虚听): valued so, with no 根 for the four held)"
     )
     tui_shui: bool = _switch("退税: a player not ready at the end returns all kong money collected")
     heavenly: Literal["normal", "fixed", "cap"] = _switch(
@@ -304,6 +306,11 @@ def _check_value(name: str, value: Any) -> Any:
         known = ", ".join(sorted(switch_names()))
         raise RuleSetError(f"unknown switch {name!r} (known: {known})")
     hint = _HINTS[name]
+    if get_origin(hint) in (Union, UnionType):  # true or false, or one of its words (cha_jiao_fourth_tile)
+        words = next(get_args(arg) for arg in get_args(hint) if get_origin(arg) is Literal)
+        if isinstance(value, bool) or (isinstance(value, str) and value in words):
+            return value
+        raise RuleSetError(f"switch {name!r} takes true, false or one of {', '.join(map(repr, words))}, got {value!r}")
     if get_origin(hint) is Literal:
         choices = get_args(hint)
         if value not in choices or not isinstance(value, str):

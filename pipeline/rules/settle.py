@@ -234,9 +234,10 @@ class Ledger:
         ``ends`` describes every player still in who has not won; ``winners`` are those who have won and
         stayed at the table (血流成河: they take no part in 查大叫 or 退税, but a pig pays them too).
         1. each flower pig pays each of its payees (``hua_zhu_payees``: the non-pigs still in, every non-pig,
-        or every other player still in) the pig amount (``hua_zhu_amount``); each player owing ``void_end_penalty`` pays
-        it; 2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``) pays each ready player the
-        ready value; 3. with ``tui_shui``, each player not ready returns the kong money they collected.
+        every other player still in, or every other player) the pig amount (``hua_zhu_amount``); each player
+        owing ``void_end_penalty`` pays it; 2. each player not ready (a pig only where ``hua_zhu_pays_cha_jiao``)
+        pays each ready player the ready value; 3. with ``tui_shui``, each player not ready returns the kong
+        money they collected.
         ``three_hu``: the hand ended with three winners and ``ends`` is the one player left, checked for a flower
         pig only (``hua_zhu_at_three_hu``).
         """
@@ -285,6 +286,8 @@ class Ledger:
             return sorted(still_in - pigs)
         if who == "non_pigs":
             return [s for s in self.seats if s not in pigs]
+        if who == "everyone":
+            return [s for s in self.seats if s != pig]
         return sorted(still_in - {pig})
 
     def _pig_amount(self, payee: SeatEnd | None) -> int:
