@@ -799,13 +799,15 @@ def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
     return issues
 
 
-END_REASONS: Final[frozenset[str]] = frozenset({"hua_zhu", "cha_jiao", "tui_shui"})
+END_REASONS: Final[frozenset[str]] = frozenset({"hua_zhu", "cha_jiao"})
 
 
 def _is_end_payment(payment: Payment, rules: RuleSet) -> bool:
-    """Paid at the end of the hand: 查花猪, 查大叫, 退税, and a void penalty at the wall's end (no event)."""
+    """Paid at the end of the hand: 查花猪, 查大叫, 退税 at the wall's end and a void penalty there (no event). A
+    退税 with an event is kong money returned during play (杠上炮, a false win) and is judged with the play."""
     return payment.reason in END_REASONS or (
-        payment.reason == "penalty" and payment.event is None and bool(rules.void_end_penalty)
+        payment.event is None
+        and (payment.reason == "tui_shui" or (payment.reason == "penalty" and bool(rules.void_end_penalty)))
     )
 
 

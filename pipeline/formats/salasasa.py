@@ -46,6 +46,20 @@ PROFILE: Final = "salasasa"
 SUIT_OF: Final = {1: "m", 2: "p", 3: "s"}
 SUITS: Final = "mps"
 HU_CLASSES: Final = ("hu_first", "hu_second", "hu_third")
+# The platform's fan names and what each adds, in the salasasa profile's count (平和 alone: 0 fan, 1 point)
+FAN_OF: Final = {
+    "平和": 0,
+    "杠": 1,
+    "根": 1,
+    "大对子": 1,
+    "金钩钓": 1,
+    "清一色": 2,
+    "七对": 2,
+    "杠上花": 1,
+    "杠上炮": 1,
+    "抢杠": 1,
+    "海底": 1,
+}
 COMMITMENT_SCHEME: Final = "salasasa-sha256-v1"
 
 
@@ -332,6 +346,9 @@ class _Hand:
         self._que: list[str | None] = [None] * 4
         self.first_win: tuple[list[int], int | None] | None = None
         self._settle_order: list[int] = []
+        # seat → payer → each kong payment not yet returned (退税 returns them one by one)
+        self._kong_income: list[dict[int, list[int]]] = [{} for _ in range(4)]
+        self._refunds: list[dict[str, Any]] = []  # a 杠上炮 refund, written at the last win on that discard
         self.mode = self._play(ticks, mode)
         self.deltas = [0] * 4
         for p in self.payments:
@@ -360,6 +377,7 @@ class _Hand:
                 actor = group[-1]
                 group = []
                 first_open = False
+                self._flush_refunds()
             if name == "d":
                 actor = _next_in(actor, still_in)
                 self.events.append({"t": "draw", "seat": actor, "tile": _tile(_at(tick, 1, where), where)})
@@ -381,6 +399,7 @@ class _Hand:
                 actor = seat
             elif name in ("g", "ag", "jg"):
                 tile = _tile(_at(tick, 1, where), where)
+                event: dict[str, Any]
                 if name == "g":
                     seat = _seat(_at(tick, 2, where), where)
                     if last_discard is None:
@@ -395,13 +414,17 @@ class _Hand:
                 kong_events[last_kong] = len(self.payments)
                 if "gs" in tick:
                     at = tick.index("gs")
-                    self._vector_payments(_vector(tick[at + 1 : at + 5], where), "kong", last_kong, where)
+                    vector = _vector(tick[at + 1 : at + 5], where)
+                    self._vector_payments(vector, "kong", last_kong, where)
+                    gainer = actor
+                    for payer in range(4):
+                        if vector[payer] < 0 and vector[gainer] > 0:
+                            self._kong_income[gainer].setdefault(payer, []).append(-vector[payer])
             elif name == "gr":
-                at = tick.index("gs") if "gs" in tick else -1
-                vector = _vector(tick[at + 1 : at + 5], where) if at >= 0 else None
-                if vector is None:
+                if "gs" not in tick:
                     raise SalasasaError(f"{where}: a refund without its score vector")
-                self._refund(vector, last_kong, kong_events, where)
+                at = tick.index("gs")
+                self._refund(_vector(tick[at + 1 : at + 5], where), last_kong, kong_events, where)
             elif name in HU_CLASSES:
                 seat = _seat(_at(tick, 1, where), where)
                 discarder = _seat(_at(tick, 7, where), where)
@@ -474,6 +497,7 @@ class _Hand:
                 continue
             else:
                 raise SalasasaError(f"{where}: unknown tick")
+        self._flush_refunds()
         if hu_order and self._settle_order and self._settle_order != sorted(self._settle_order, key=hu_order.index):
             self.features.add("settle_seat_order")
         if blood is None:
@@ -491,7 +515,14 @@ class _Hand:
         points = _at(tick, 2, where)
         if not isinstance(points, int) or isinstance(points, bool) or points < 0:
             raise SalasasaError(f"{where}: hu_score {points!r} is not a whole number")
-        self.wins.append({"seat": seat, "event": index, "points": points})
+        names = _at(tick, 3, where)
+        win: dict[str, Any] = {"seat": seat, "event": index}
+        if isinstance(names, list) and names and all(n in FAN_OF for n in names):
+            win["fan"] = sum(FAN_OF[n] for n in names)
+        elif names:
+            self.features.add("unknown_fan_name")
+        win["points"] = points
+        self.wins.append(win)
         vector = _vector(_at(tick, 4, where), where)
         if any(vector):  # a room without blood battle settles each win at once
             self._vector_payments(vector, "hu", index, where)
@@ -521,15 +552,31 @@ class _Hand:
 
     def _refund(self, vector: list[int], last_kong: int | None, kong_events: dict[int, int], where: str) -> None:
         """``gr``: a robbed added kong's money (the kong did not stand: its payments are dropped with the
-        refund) or, before a 杠上炮 win, the discarder's kong money returned (退税 payments)."""
+        refund) or, before a 杠上炮 win, the discarder's kong money returned (退税 payments, one per kong
+        payment returned, written at the last win on the discard)."""
         if last_kong is not None and last_kong == len(self.events) - 1 and self.events[last_kong]["kind"] == "added":
             first = kong_events[last_kong]
             paid = self.payments[first:]
             if sorted((p["from"], p["amount"]) for p in paid) == sorted((s, v) for s, v in enumerate(vector) if v > 0):
                 del self.payments[first:]
+                seat = self.events[last_kong]["seat"]
+                for p in paid:
+                    self._kong_income[seat][p["from"]].remove(p["amount"])
                 self.features.add("robbed_kong_refund")
                 return
-        self._vector_payments(vector, "tui_shui", None, where)
+        losers = [s for s in range(4) if vector[s] < 0]
+        if len(losers) != 1 or -vector[losers[0]] != sum(v for v in vector if v > 0):
+            raise SalasasaError(f"{where}: a refund {vector} must be one player's, and add up")
+        (payer,) = losers
+        for s in range(4):
+            if vector[s] > 0:
+                amounts = self._returned(payer, s, vector[s])
+                if sum(amounts) != vector[s]:  # not kong money it collected: kept whole, for the validator
+                    amounts = [vector[s]]
+                for amount in amounts:
+                    self._refunds.append(
+                        {"from": payer, "to": s, "amount": amount, "reason": "tui_shui", "event": None}
+                    )
 
     def _panel(self, seat: int, status: str, vector: list[int], where: str) -> None:
         """A 查叫 panel: the ready player paid by each player not ready (cha_jiao), or a player not ready
@@ -537,7 +584,42 @@ class _Hand:
         if vector[seat] > 0:
             self._vector_payments(vector, "cha_jiao", None, where)
         elif vector[seat] < 0:
-            self._vector_payments(vector, "tui_shui", None, where)
+            gainers = [s for s in range(4) if vector[s] > 0]
+            if any(vector[s] < 0 for s in range(4) if s != seat):
+                raise SalasasaError(f"{where}: score vector {vector} is not its player's against the others")
+            for s in gainers:  # kong money returned first (退税); anything more paid is 查叫 money
+                back = 0
+                for amount in self._returned(seat, s, vector[s]):
+                    self.payments.append({"from": seat, "to": s, "amount": amount, "reason": "tui_shui", "event": None})
+                    back += amount
+                if vector[s] > back:
+                    self.payments.append(
+                        {"from": seat, "to": s, "amount": vector[s] - back, "reason": "cha_jiao", "event": None}
+                    )
+            pot = -vector[seat] - sum(vector[s] for s in gainers)
+            if pot < 0:
+                raise SalasasaError(f"{where}: score vector {vector} pays out more than it takes")
+            if pot:
+                self.payments.append({"from": seat, "to": None, "amount": pot, "reason": "penalty", "event": None})
+
+    def _flush_refunds(self) -> None:
+        """A refund (``gr``) before wins on a discard is written at the last of them (杠上炮 under 一炮多响)."""
+        if not self._refunds:
+            return
+        at = next((i for i in range(len(self.events) - 1, -1, -1) if self.events[i]["t"] == "hu"), None)
+        for p in self._refunds:
+            p["event"] = at
+        self.payments.extend(self._refunds)
+        self._refunds = []
+
+    def _returned(self, seat: int, payer: int, most: int) -> list[int]:
+        """The kong payments ``seat`` collected from ``payer`` that ``most`` points return, oldest first, each
+        its own 退税 payment (schemas/XZLOG.md); what does not fit a whole payment is not taken as returned."""
+        income = self._kong_income[seat].get(payer, [])
+        out: list[int] = []
+        while income and sum(out) + income[0] <= most:
+            out.append(income.pop(0))
+        return out
 
     def _prove(self, seat: int, suit: str, why: str) -> None:
         self._que[seat] = suit

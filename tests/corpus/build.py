@@ -1209,6 +1209,41 @@ def wall_cases() -> None:
     )
 
 
+def commitment_cases() -> None:
+    """Wall commitments (schemas/XZLOG.md, commitment): the seed against the published hash, the wall against
+    the seed. The seed here gives another wall than wall-valid's, which is what the second case shows."""
+    import hashlib
+
+    f = "wall"
+    seed, salt = "5a" * 32, "0f" * 16
+    digest = hashlib.sha256((seed + salt).encode()).hexdigest()
+    base = next(c.record for c in CASES if c.id == "wall-valid")
+    assert base is not None
+    stored = {"scheme": "salasasa-sha256-v1", "hash": digest, "salt": salt, "round": 1}
+    case(
+        f,
+        vary(base, "wall-commitment-stored", commitment=stored),
+        """
+        Valid: wall-valid with a published commitment and no revealed seed: nothing to check yet.""",
+    )
+    case(
+        f,
+        vary(base, "wall-commitment-wrong-seed", commitment={**stored, "seed": "11" * 32}),
+        """
+        The revealed seed does not hash (with the salt) to the published commitment.""",
+        "TILE_COMMIT_SEED",
+        twin="wall-commitment-stored",
+    )
+    case(
+        f,
+        vary(base, "wall-commitment-other-wall", commitment={**stored, "seed": seed}),
+        """
+        The seed is the committed one, but the wall it gives (salasasa-sha256-v1, hand 1) is not this record's.""",
+        "TILE_COMMIT_WALL",
+        twin="wall-commitment-stored",
+    )
+
+
 def _set(path: Sequence[str | int], value: Any) -> Callable[[Record], None]:
     def patch(rec: Record) -> None:
         node: Any = rec
@@ -2188,6 +2223,28 @@ def ruleset_cases() -> None:
         The same claim read under chengdu, whose plain hand is 1 fan: the points agree, each fan is one short.""",
         "SCORE_FAN",
     )
+    sal = case(
+        f,
+        vary(sbr, "salasasa-fan-as-sbr", ruleset="salasasa"),
+        """
+        Valid under the Salasasa platform's rules (salasasa) too: 平和 alone is 0 fan and 1 point, 清一色 2, 根 1,
+        大对子 1, 2^min(fan, 3) points, a self-draw 1 more from each player still in: the same claim as SBR's.""",
+    )
+    case(
+        f,
+        vary(sal, "salasasa-que-unrecorded", patch=lambda r: (r.pop("que"), r.update(unrecorded=["que"]))),
+        """
+        Valid: the same hand from a record that did not store 定缺 ("unrecorded": ["que"]): the profile declares
+        void suits, but the record says they are unknown, so the checks that need them are listed as not checked
+        (no TILE_VOID).""",
+    )
+    case(
+        f,
+        vary(sal, "salasasa-que-missing", patch=lambda r: r.pop("que")),
+        """
+        The same hand with no que and no word that it was not recorded: the profile declares 定缺.""",
+        "TILE_VOID",
+    )
     wall, evs = full_hand(E1, first="9s", front="2s2s", kong={2: "7m"})
     wall_end = case(
         f,
@@ -2532,6 +2589,7 @@ SECTIONS = (
     void_cases,
     tile_cases,
     wall_cases,
+    commitment_cases,
     schema_cases,
     settle_cases,
     empty_wall_cases,
@@ -2550,12 +2608,15 @@ FILES = {
     "void": "定缺 and 换三张 (app profile), the void suit at a win, 地胡.",
     "tiles": "Tiles that cannot exist or are not held; 相公 (wrong tile counts).",
     "wins": "诈胡 and wins on the wrong tile.",
-    "wall": "Records with a wall: dealing, draw order, kong replacements from the front.",
+    "wall": "Records with a wall: dealing, draw order, kong replacements from the front, wall commitments.",
     "schema": "The record's shape, rulesets, tile notation, extensions.",
     "settle": "Claimed fan, points, payments and deltas.",
     "empty_wall": "Whole hands to the empty wall: 查花猪, 查大叫, 退税, 海底, 最后四张能胡必须胡.",
     "table": "Other tables and modes: 普通版 (the first win ends the hand), three players and two suits.",
-    "rulesets": "Other rule sets: Sichuan Bloody Rules (sbr) and Mahjong Soul (majsoul), and the switches they need.",
+    "rulesets": (
+        "Other rule sets: Sichuan Bloody Rules (sbr), Mahjong Soul (majsoul), the Salasasa platform (salasasa), "
+        "and the switches they need."
+    ),
     "levels": "Records below the full level: a score sheet's hand (settlement level).",
 }
 
