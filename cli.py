@@ -1370,7 +1370,7 @@ def simulate_command(
         typer.echo(report.text())
 
 
-FORMATS_IN = ("sheet", "mjai", "salasasa")
+FORMATS_IN = ("sheet", "mjai", "salasasa", "majsoul")
 
 
 class _BadText(ValueError):
@@ -1385,7 +1385,10 @@ def import_command(
             help="The file: .csv for a sheet, .json/.jsonl/.mjson for mjai (.gz, .zst compressed); '-' for stdin."
         ),
     ],
-    source: Annotated[str, typer.Option("--from", help="Its format: sheet (a score sheet, docs/FORMATS.md) or mjai.")],
+    source: Annotated[
+        str,
+        typer.Option("--from", help="Its format: sheet (a score sheet), mjai, salasasa or majsoul (docs/FORMATS.md)."),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="The xzlog/1 records: .jsonl, .jsonl.gz or .jsonl.zst.")],
     profile: Annotated[
         str | None,
@@ -1395,7 +1398,8 @@ def import_command(
         ),
     ] = None,
     game: Annotated[
-        str | None, typer.Option("--game", help="mjai: the hand ids' prefix (default: the file's name).")
+        str | None,
+        typer.Option("--game", help="mjai, majsoul: the hand ids' prefix (default: the file's name)."),
     ] = None,
     encoding: Annotated[
         str, typer.Option("--encoding", help="sheet: the text encoding (gbk for many Chinese exports).")
@@ -1469,6 +1473,10 @@ def import_command(
             items = read_sheet(lines(), ruleset=default)
         elif source == "salasasa":
             items = _salasasa_items(lines(), players_file, que_file, mode, tz)
+        elif source == "majsoul":
+            from pipeline.formats.majsoul import read_majsoul
+
+            items = read_majsoul(lines(), game=game or Path(path).name.split(".")[0] or "majsoul")
         else:
             from pipeline.formats.mjai import read_mjai
 

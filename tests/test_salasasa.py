@@ -412,3 +412,114 @@ def test_a_revealed_seed_proves_every_wall_and_a_changed_one_is_found() -> None:
     row["record"]["game_title"]["master_seed_hex"] = "11" * 32
     recs = convert_game(row["game_id"], row["record"], que=que())
     assert all("TILE_COMMIT_SEED" in [i.code for i in validate(r).issues] for r in recs)
+
+
+# -- Mahjong Soul 川麻 (赤羽之战): one game built by hand from the format, as the paipu tools write it -----------
+MAJSOUL = Path(__file__).parent / "fixtures" / "majsoul"
+
+
+def test_the_majsoul_fixture_is_what_build_writes() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("majsoul_fixtures_build", MAJSOUL / "build.py")
+    assert spec is not None and spec.loader is not None
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)  # its own asserts: the game reads back as the hands the engine played
+    for name, text in build.build().items():
+        assert (MAJSOUL / name).read_text(encoding="utf-8") == text, f"{name}: run tests/fixtures/majsoul/build.py"
+
+
+def majsoul_expected() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (MAJSOUL / "expected.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_majsoul_import_writes_exactly_the_expected_records(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    done = xuezhan("import", str(MAJSOUL / "game.json"), "--from", "majsoul", "-o", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr + done.stdout
+    lines = len((MAJSOUL / "game.json").read_text(encoding="utf-8").splitlines())
+    assert f"lines {lines} = {lines} in 8 records + 0 rejected + 0 framing + 0 blank" in done.stdout
+    assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == majsoul_expected()
+
+
+def test_the_majsoul_records_are_clean_and_cover_every_case() -> None:
+    hands = majsoul_expected()
+    for rec in hands:
+        v = validate(rec)
+        assert v.ok and v.not_checked == (), (rec["hand_id"], v.issues)
+        assert rec["ruleset"] == "majsoul" and rec["level"] == "full" and "exchange" in rec and "que" in rec
+    events = [r["events"] for r in hands]
+    assert {e.get("kind", e["t"]) for ev in events for e in ev} == {
+        "draw",
+        "discard",
+        "pong",
+        "hu",
+        "direct",
+        "added",
+        "concealed",
+    }
+    assert any(e.get("rob_kong") for ev in events for e in ev)
+    assert any(
+        a["t"] == b["t"] == "hu" and a["from"] is not None and a["from"] == b["from"]
+        for ev in events
+        for a, b in itertools.pairwise(ev)
+    )
+    assert any(sum(e["t"] == "hu" for e in ev) == 3 for ev in events)
+    assert {p["reason"] for r in hands for p in r["result"]["payments"]} == {
+        "hu",
+        "kong",
+        "cha_jiao",
+        "hua_zhu",
+        "tui_shui",
+    }
+    game = json.loads((MAJSOUL / "game.json").read_text(encoding="utf-8"))
+    names = {a["name"] for a in game["actions"]}
+    assert names == {
+        "RecordNewRound",
+        "RecordChangeTile",
+        "RecordSelectGap",
+        "RecordDealTile",
+        "RecordDiscardTile",
+        "RecordChiPengGang",
+        "RecordAnGangAddGang",
+        "RecordGangResult",
+        "RecordHuleXueZhanMid",
+        "RecordHuleXueZhanEnd",
+        "RecordNoTile",
+    }
+
+
+def test_majsoul_one_game_per_line_and_a_bad_game_rejected_whole() -> None:
+    from pipeline.formats.majsoul import read_majsoul
+
+    game = json.loads((MAJSOUL / "game.json").read_text(encoding="utf-8"))
+    broken = copy.deepcopy(game)
+    broken["actions"][5]["data"]["tile"] = "0m"  # a red five: not a 川麻 tile
+    lines = [json.dumps(game), "", json.dumps(broken), "{not json"]
+    items = list(read_majsoul(lines))
+    acc = Accounting(lines_read=len(lines))
+    for item in items:
+        acc.add(item)
+    assert acc.balanced and acc.records == 8 and acc.lines_rejected == 2
+    rejects = [i for i in items if isinstance(i, Reject)]
+    assert "no red fives" in rejects[0].message and rejects[1].message == "the file ends inside a game"
+
+
+def test_majsoul_wall_end_that_the_game_rule_cannot_itemise_is_left_not_itemised() -> None:
+    """A wall end whose merged vector is not what the game's rule gives (here: a payment moved between two
+    players) keeps the hand's deltas but no itemised payments: the validator compares the deltas alone."""
+    game = json.loads((MAJSOUL / "game.json").read_text(encoding="utf-8"))
+    end = next(
+        a for a in game["actions"] if a["name"] == "RecordNoTile" and any(a["data"]["scores"][0]["delta_scores"])
+    )
+    vector = end["data"]["scores"][0]["delta_scores"]
+    loser = next(s for s in range(4) if vector[s] < 0)
+    gainer = next(s for s in range(4) if vector[s] > 0)
+    vector[loser] -= 1000
+    vector[gainer] += 1000
+    from pipeline.formats.majsoul import convert_game as convert_majsoul
+
+    recs = convert_majsoul(game, "x")
+    bad = [r for r in recs if "payments" not in r["result"]]
+    assert len(bad) == 1 and bad[0]["x_majsoul"]["notes"]
+    assert [i.code for i in validate(bad[0]).issues] == ["SETTLE_DELTA", "SETTLE_DELTA"]
