@@ -796,3 +796,18 @@ def test_seat_end_values_a_seen_hand_from_its_kept_winning_tiles_and_cannot_valu
     assert len(end.ready.waits) > 1  # 1112223334445m: several waits
     with pytest.raises(TileError, match="concealed tiles"):
         state.seat_end(2)
+
+
+def test_a_wall_end_without_que_or_end_states() -> None:
+    """An observer record that did not store 定缺 (``"unrecorded": ["que"]``): the end of the wall is not judged,
+    the observer's own three suits still make it a flower pig or not, and nothing is said of the hidden hands."""
+    record = next(r for r in sample(30) if validate(r).hand.ends and "que" in r)
+    view = to_observer(record, 0)
+    view.pop("end", None)
+    view.pop("que")
+    view["unrecorded"] = ["que"]
+    v = validate(view)
+    assert codes(v) == [] and any("定缺 not recorded" in n for n in v.not_checked)
+    ends = v.hand.ends  # type: ignore[union-attr]
+    hidden_in = [s for s in range(4) if view["deal"][s] is None and not v.seats[s].won]
+    assert hidden_in and not any(s in ends for s in hidden_in)  # no hidden hand is called a pig, or not one

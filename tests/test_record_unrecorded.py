@@ -135,3 +135,16 @@ def test_the_parsed_record_keeps_what_was_not_recorded() -> None:
     parsed = parse_record(rec)
     assert parsed.unrecorded == frozenset({"que"}) and parsed.void_unknown and parsed.commitment is None
     assert not parse_record(wall_end_app()).void_unknown
+
+
+def test_without_que_a_three_suit_pig_is_still_known_and_readiness_is_not() -> None:
+    """Three suits make a flower pig whatever the void suit; who was ready is not known without it."""
+    rec = wall_end_app()
+    full = validate(rec)
+    pigs = [s.seat for s in full.seats if s.hua_zhu]
+    assert pigs  # the corpus hand ends with a flower pig
+    del rec["que"]
+    rec["unrecorded"] = ["que"]
+    blind = validate(rec)
+    assert [s.seat for s in blind.seats if s.hua_zhu] == pigs
+    assert all(s.ready_at_end is None for s in blind.seats)

@@ -1545,9 +1545,14 @@ class HandState:
     def _seat_ends(self, seats: list[int]) -> dict[int, SeatEnd] | None:
         """The end states of ``seats``: from the hands, and for a hand still hidden as the record declares it;
         ``None`` (noted) when the record does not declare exactly the hidden hands among them."""
-        if self.void_unknown:  # who is ready, a pig or holds its void suit depends on the unrecorded 定缺
+        if self.void_unknown:  # who is ready or holds its void suit depends on the unrecorded 定缺
             self.unchecked.append(f"the end of the hand for seats {seats}: 定缺 not recorded")
             self.end_open = True
+            for s in seats:  # three suits make a flower pig whatever the void suit: that much is known
+                if not self.hidden[s]:
+                    h = self._hands[s]
+                    pig = (h.meld_suits | (1 if h.m else 0) | (2 if h.p else 0) | (4 if h.s else 0)) == 7
+                    self.ends[s] = SeatEnd(seat=s, pig=pig, ready=None, wall_end=False)
             return None
         hidden = [s for s in seats if self.hidden[s]]
         declared = self.declared_ends
