@@ -489,6 +489,7 @@ def validate_command(
     by_code: Counter[str] = Counter()
     by_level: Counter[str] = Counter()
     unchecked: Counter[str] = Counter()
+    walls: Counter[str] = Counter()  # wall commitments: proved by their revealed seed, or only stored
     first: list[str] = []
     keys = []
     with _progress("validating", quiet, size=input_bytes(paths) or None) as bar:
@@ -502,6 +503,10 @@ def validate_command(
             if v.level is not None:
                 by_level[v.level] += 1
                 unchecked.update(v.not_checked)
+            if v.record is not None and v.record.commitment is not None:
+                faulty = any(i.code.startswith("TILE_COMMIT_") for i in v.issues)
+                proved = v.record.commitment.seed is not None and v.record.wall is not None and not faulty
+                walls["proved" if proved else "faulty" if faulty else "stored"] += 1
             for issue in v.issues:
                 by_code[issue.code] += 1
                 if len(first) < show:
@@ -532,7 +537,12 @@ def validate_command(
             first.append(f"{_shown(s.hand_id)}: {s.issue.code} {_shown(s.issue.message)}")
     if not as_json:
         typer.echo(tally.text())
-        if set(by_level) - {"full"}:  # what the records' levels could not support: said, never passed in silence
+        if walls:  # a stacked deal proved hand by hand, not only inferred from statistics
+            typer.echo(
+                f"wall commitments: {walls['proved']} walls proved by their revealed seed, {walls['faulty']} that do not"
+                f" match it, {walls['stored']} committed with no seed revealed (not checked)"
+            )
+        if unchecked or set(by_level) - {"full"}:  # what the records could not support: said, never passed in silence
             typer.echo("levels of record: " + ", ".join(f"{level} {n}" for level, n in sorted(by_level.items())))
             typer.echo("not checked (records):")
             for what, n in unchecked.most_common():

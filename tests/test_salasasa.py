@@ -523,3 +523,15 @@ def test_majsoul_wall_end_that_the_game_rule_cannot_itemise_is_left_not_itemised
     bad = [r for r in recs if "payments" not in r["result"]]
     assert len(bad) == 1 and bad[0]["x_majsoul"]["notes"]
     assert [i.code for i in validate(bad[0]).issues] == ["SETTLE_DELTA", "SETTLE_DELTA"]
+
+
+def test_validate_says_which_walls_are_proved_and_what_was_not_checked(tmp_path: Path) -> None:
+    """`validate` counts the walls proved hand by hand by their revealed seed, and lists the checks a full record
+    without 定缺 could not support (a full record used to print no 'not checked' at all)."""
+    blind = tmp_path / "blind.jsonl"
+    recs = [rec for row in rows() for rec in convert_game(row["game_id"], row["record"], que={})]
+    blind.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+    done = xuezhan("validate", str(blind), "--quiet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "wall commitments: 2 walls proved by their revealed seed, 0 that do not match it, 8 committed" in done.stdout
+    assert "not checked (records):" in done.stdout and "定缺 not recorded" in done.stdout
