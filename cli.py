@@ -539,10 +539,10 @@ def validate_command(
         typer.echo(tally.text())
         if walls:  # a stacked deal proved hand by hand, not only inferred from statistics
             typer.echo(
-                f"wall commitments: {walls['proved']} walls proved by their revealed seed, {walls['faulty']} that do not"
-                f" match it, {walls['stored']} committed with no seed revealed (not checked)"
+                f"wall commitments: {walls['proved']} walls proved by their revealed seed, {walls['faulty']} that do"
+                f" not match it, {walls['stored']} committed with no seed revealed (not checked)"
             )
-        if unchecked or set(by_level) - {"full"}:  # what the records could not support: said, never passed in silence
+        if unchecked or set(by_level) - {"full"}:  # what the records could not support, never passed in silence
             typer.echo("levels of record: " + ", ".join(f"{level} {n}" for level, n in sorted(by_level.items())))
             typer.echo("not checked (records):")
             for what, n in unchecked.most_common():
