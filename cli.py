@@ -1458,6 +1458,7 @@ def import_command(
     _output_file(out, "--out")
     spec = _profile_option(profile)
     acc = Accounting()
+    games = [0]  # salasasa, majsoul: the games read (each game's first record carries its lines)
     size = os.path.getsize(path) if path != "-" and not path.endswith((".gz", ".zst")) else None
     stream, _raw = open_input(path)
     rejects_path = out.with_name(out.name.split(".jsonl")[0] + ".rejects.jsonl")
@@ -1498,6 +1499,7 @@ def import_command(
                 acc.add(item)
                 if isinstance(item, Converted):
                     bar.count(1)
+                    games[0] += item.lines > 0
                     yield orjson.dumps(item.record)
 
         try:
@@ -1510,6 +1512,8 @@ def import_command(
         write_out(rejects_path, (orjson.dumps(r.as_dict()) for r in acc.rejects))
     typer.echo(f"wrote {plural(written, 'record')} to {out}" + (f", rejects to {rejects_path}" if acc.rejects else ""))
     typer.echo(acc.text())
+    if source in ("salasasa", "majsoul"):  # a row is a whole game: games read = the hands written from them
+        typer.echo(f"games {games[0]} read into {acc.records} hands ({source}); {len(acc.rejects)} games rejected")
     for r in acc.rejects[:10]:
         typer.echo(f"  line {r.line}: {r.code} {_shown(r.message)}")
     assert acc.balanced, acc.text()

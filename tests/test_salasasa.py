@@ -295,6 +295,7 @@ def test_import_writes_exactly_the_expected_records(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr + done.stdout
     assert "lines 2 = 2 in 10 records + 0 rejected + 0 framing + 0 blank" in done.stdout
+    assert "games 2 read into 10 hands (salasasa); 0 games rejected" in done.stdout
     assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == expected()
 
 
@@ -439,6 +440,7 @@ def test_majsoul_import_writes_exactly_the_expected_records(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr + done.stdout
     lines = len((MAJSOUL / "game.json").read_text(encoding="utf-8").splitlines())
     assert f"lines {lines} = {lines} in 8 records + 0 rejected + 0 framing + 0 blank" in done.stdout
+    assert "games 1 read into 8 hands (majsoul); 0 games rejected" in done.stdout
     assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == majsoul_expected()
 
 

@@ -570,9 +570,8 @@ class _Hand:
         (payer,) = losers
         for s in range(4):
             if vector[s] > 0:
-                amounts = self._returned(payer, s, vector[s])
-                if sum(amounts) != vector[s]:  # not kong money it collected: kept whole, for the validator
-                    amounts = [vector[s]]
+                # kong money it collected, one payment each; anything else kept whole, for the validator
+                amounts = self._returned(payer, s, vector[s], exactly=True) or [vector[s]]
                 for amount in amounts:
                     self._refunds.append(
                         {"from": payer, "to": s, "amount": amount, "reason": "tui_shui", "event": None}
@@ -612,13 +611,18 @@ class _Hand:
         self.payments.extend(self._refunds)
         self._refunds = []
 
-    def _returned(self, seat: int, payer: int, most: int) -> list[int]:
+    def _returned(self, seat: int, payer: int, most: int, *, exactly: bool = False) -> list[int]:
         """The kong payments ``seat`` collected from ``payer`` that ``most`` points return, oldest first, each
-        its own 退税 payment (schemas/XZLOG.md); what does not fit a whole payment is not taken as returned."""
+        its own 退税 payment (schemas/XZLOG.md), taken off what ``seat`` still holds; what does not fit a whole
+        payment is not taken as returned. ``exactly``: take them only if they add up to ``most``."""
         income = self._kong_income[seat].get(payer, [])
-        out: list[int] = []
-        while income and sum(out) + income[0] <= most:
-            out.append(income.pop(0))
+        n = 0
+        while n < len(income) and sum(income[: n + 1]) <= most:
+            n += 1
+        if exactly and sum(income[:n]) != most:
+            return []
+        out = income[:n]
+        del income[:n]
         return out
 
     def _prove(self, seat: int, suit: str, why: str) -> None:
