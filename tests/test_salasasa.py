@@ -321,6 +321,15 @@ def test_without_que_no_finding_rests_on_a_guessed_void_suit() -> None:
     assert unrecorded
 
 
+def test_without_que_the_import_writes_exactly_the_records_that_say_so(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    done = xuezhan("import", str(FIXTURES / "games.jsonl"), "--from", "salasasa", "-o", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr + done.stdout
+    want = [json.loads(line) for line in (FIXTURES / "expected-no-que.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == want
+    assert all(r.get("unrecorded") == ["que"] and "que" not in r for r in want)
+
+
 def test_a_copy_in_tsv_reads_the_same(tmp_path: Path) -> None:
     lines = ["game_id\trecord"] + [
         f"{r['game_id']}\t{json.dumps(r['record'], ensure_ascii=False)}".replace("\\", "\\\\") for r in rows()
