@@ -1546,7 +1546,7 @@ class HandState:
         """The end states of ``seats``: from the hands, and for a hand still hidden as the record declares it;
         ``None`` (noted) when the record does not declare exactly the hidden hands among them."""
         if self.void_unknown:  # who is ready or holds its void suit depends on the unrecorded 定缺
-            self.unchecked.append(f"the end of the hand for seats {seats}: 定缺 not recorded")
+            self.unchecked.append("the end of the wall: who was ready, or held the void suit (定缺 not recorded)")
             self.end_open = True
             for s in seats:  # three suits make a flower pig whatever the void suit: that much is known
                 if not self.hidden[s]:
