@@ -91,6 +91,9 @@ def read_majsoul(lines: Iterable[str], *, game: str = "majsoul") -> Iterator[Ite
         except MajsoulError as e:
             yield Reject(start, joined[:10000], "IMPORT_ROW", str(e), span=span)
             continue
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:  # a shape no check foresaw
+            yield Reject(start, joined[:10000], "IMPORT_ROW", f"cannot be read: {type(e).__name__}: {e}", span=span)
+            continue
         if not records:
             yield Skipped(span, "framing")
         for i, rec in enumerate(records):
@@ -152,7 +155,11 @@ def convert_game(obj: Any, fallback_id: str) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     current: list[dict[str, Any]] = []
     for i, action in enumerate(actions):
-        if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+        if (
+            not isinstance(action, dict)
+            or not isinstance(action.get("name"), str)
+            or not isinstance(action.get("data", {}), dict)
+        ):
             raise MajsoulError(f"action {i}: not {{name, data}}")
         if action["name"] == "RecordNewRound":
             if current:
@@ -394,12 +401,13 @@ class _Round:
             given = self.exchange["given"]
             offset = {"ccw": 1, "across": 2, "cw": 3}[self.exchange["direction"]]
             for t in given[seat]:
-                held.remove(t)
+                if t in held:  # a tile not held is the validator's finding (TILE_EXCHANGE), not the reader's
+                    held.remove(t)
             held += given[(seat - offset) % 4]
         for e in self.events:
             if e["seat"] == seat and e["t"] in ("draw", "pong", "kong"):
                 held.append(e["tile"])
-            elif e["seat"] == seat and e["t"] == "discard":
+            elif e["seat"] == seat and e["t"] == "discard" and e["tile"] in held:
                 held.remove(e["tile"])
         return any(t[1] == void for t in held)
 

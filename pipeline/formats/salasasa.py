@@ -106,6 +106,9 @@ def read_salasasa(
         except SalasasaError as e:
             yield Reject(number, text, "IMPORT_ROW", str(e))
             continue
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:  # a shape no check foresaw
+            yield Reject(number, text, "IMPORT_ROW", f"cannot be read: {type(e).__name__}: {e}")
+            continue
         for i, hand in enumerate(hands):
             yield Converted(hand, 1 if i == 0 else 0)
 
