@@ -98,6 +98,7 @@ def test_older_version_dealer_from_first_draw_and_the_dealer_rule() -> None:
     (rec,) = convert_game("G2", game(first), que={})
     assert rec["dealer"] == 0 and rec["x_salasasa"]["dealer_from"] == "seat 0 deals the first hand"
     assert len(rec["deal"][0]) == 14 and rec["events"][0] == {"t": "discard", "seat": 0, "tile": "5p"}
+    assert rec["level"] == "full" and rec["wall"] == convert_game("G2", game(hand_ordinary()), que={})[0]["wall"]
     assert validate(rec).ok
 
 
@@ -393,6 +394,7 @@ def test_older_versions_read_the_same() -> None:
         dealer = next(s for s in range(4) if len(hand[f"p{s}_tiles"]) == 14)
         fourteenth = hand[f"p{dealer}_tiles"].pop()
         hand["action_ticks"].insert(0, ["d", fourteenth])
+        hand["tiles_list"].insert(0, fourteenth)  # stored after the deal, before the dealer's first draw
         settles = [t for t in hand["action_ticks"] if t[:2] == ["liuju", "settle_hu"]]
         for t in settles:
             del t[7:]

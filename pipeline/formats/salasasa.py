@@ -333,8 +333,12 @@ class _Hand:
             self.dealer_from = "the dealer rule" if previous is not None else "seat 0 deals the first hand"
             if not ticks or ticks[0][0] != "d" or len(ticks[0]) < 2:
                 raise SalasasaError("no 14-tile hand and the first tick is not the dealer's draw")
-            hands[self.dealer].append(_tile(ticks[0][1], "tick 0"))
+            fourteenth = _tile(ticks[0][1], "tick 0")
+            hands[self.dealer].append(fourteenth)
             ticks = ticks[1:]
+            # tiles_list was stored after the deal and before that draw: it starts with the tile drawn
+            if len(hands) * 13 + len(rest_tiles) == 108 and rest_tiles[:1] == [fourteenth]:
+                rest_tiles = rest_tiles[1:]
         self.deal = hands
         whole = [t for h in hands for t in h[:13]] + [hands[self.dealer][13]] + rest_tiles
         self.wall: list[str] | None = None
