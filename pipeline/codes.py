@@ -412,6 +412,8 @@ def levels_of(code: str) -> tuple[str, ...]:
         return ("full", "dealt")  # a deal against a wall; an observer sees one hand and no wall
     if code == "SETTLE_END":
         return ("observer", "settlement")  # the declared end states (an observer's, of the hands it did not see)
+    if code == "TILE_COMMIT_SEED":
+        return LEVELS  # the seed against its published hash: no tile of the record is needed
     if code.startswith(_NEEDS_EVENTS) or code in _NEEDS_EVENTS_TOO:
         return ("full", "dealt", "observer")
     return LEVELS
