@@ -201,6 +201,7 @@ SWITCH_TESTS = {
     "jin_gou_diao": "test_rules_variants.py::test_jin_gou_diao_exposed_melds_or_a_single_wait_on_four_pungs",
     "dai_yao_jiu_fan": "test_rules_variants.py::test_dai_yao_jiu_and_jiang_dui_fan_are_switches",
     "jiang_dui_fan": "test_rules_variants.py::test_dai_yao_jiu_and_jiang_dui_fan_are_switches",
+    "fan_combination": "test_rules_variants.py::test_fan_combination_additive_or_named_hand",
 }
 
 

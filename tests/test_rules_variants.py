@@ -95,6 +95,75 @@ def test_jin_gou_diao_exposed_melds_or_a_single_wait_on_four_pungs() -> None:
     assert fan("123m456m789m111p9p", "9p", golden) == 1
 
 
+def test_a_golden_wait_counts_only_the_tiles_that_exist() -> None:
+    """SBR p. 30: a tile of which the player already holds all four is no wait ("exhaustive"). ``8s 999s`` beside
+    a pong of 9m, a kong of 7s and a pong of 1m completes on 7s or 8s, but every 7s is in the kong: it waits on 8s
+    alone, and a win on it is a Golden Wait (AP 1 + Kong 1 + GW 1 = 3 fan, 8 points in SBR's count). Twin: the
+    same hand with a pong of 7s (one 7s still live) waits on two tiles: no Golden Wait."""
+    golden = load_ruleset({"profile": "sbr", "jin_gou_diao": "single_wait_all_pungs"})
+    kong = [meld("pong", "9m"), meld("direct", "7s"), meld("pong", "1m")]
+    hand = WinHand.of("8s999s", win_tile="8s", melds=kong, que="p")
+    assert (score(hand, golden).fan, score(hand, golden).points) == (3, 8)
+    pong = [meld("pong", "9m"), meld("pong", "7s"), meld("pong", "1m")]
+    assert score(WinHand.of("8s999s", win_tile="8s", melds=pong, que="p"), golden).fan == 1  # AP only
+    # 查大叫 values a kong as the pong it was (cha_jiao_kong_fan false): its kind stays dead, the Golden Wait counts
+    ready = ready_value(counts_of(parse_tiles("8s999s")), kong, golden, void=1)
+    assert ready is not None and (ready.waits, ready.fan, ready.amount) == ((k("8s"),), 2, 4)
+
+
+def test_sbr_counts_a_golden_wait_on_four_declared_sets() -> None:
+    """SBR Table 4 p. 26: "Four melds (pungs or kongs) in hand, the winning tile completes the pair"; a melded set
+    "contains a tile claimed from a discard" (p. 13): four standing pungs waiting on the pair are no Golden Wait
+    (All Pungs, 1 fan); four declared sets are (2 fan), a concealed kong among them (declared, shown) too."""
+    sbr = load_ruleset("sbr")
+    assert sbr.jin_gou_diao == "exposed_melds"
+    assert fan("111m222m333m444p9p", "9p", sbr) == 1
+    four = [meld("pong", "1s"), meld("pong", "3s"), meld("pong", "8s"), meld("pong", "9p")]
+    assert fan("9s", "9s", sbr, four) == 2
+    with_concealed = [meld("pong", "1s"), meld("pong", "3s"), meld("concealed", "8s"), meld("pong", "9p")]
+    assert fan("9s", "9s", sbr, with_concealed) == 3  # AP, GW and the Kong
+
+
+# -- how patterns combine ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("concealed", "tile", "melds", "flags", "additive", "named"),
+    [
+        # 将对 with four melds: the game shows 将对 4, not 将对 + 金钩钓 5
+        ("5s", "5s", (("pong", "2m"), ("pong", "5m"), ("pong", "8m"), ("pong", "2s")), {}, 5, 4),
+        # 金钩钓 alone: 3 either way; 清金钩钓 5 either way
+        ("5s", "5s", (("pong", "1m"), ("pong", "5m"), ("pong", "8m"), ("pong", "2s")), {}, 3, 3),
+        ("5s", "5s", (("pong", "1s"), ("pong", "3s"), ("pong", "8s"), ("pong", "2s")), {}, 5, 5),
+        # 十八罗汉 and 清十八罗汉: 6 (additive: 1 + AP 1 + 金钩钓 1 + 4 roots (+ flush 2) + shi_ba_luo_han_fan 5)
+        ("2s", "2s", (("direct", "1m"), ("concealed", "3m"), ("added", "5m"), ("direct", "7s")), {}, 12, 6),
+        ("2p", "2p", (("direct", "1p"), ("concealed", "3p"), ("added", "5p"), ("direct", "7p")), {}, 14, 6),
+        # 龙七对 with two roots: 4 + 1 either way; 天和 on it: 6 + the root 龙七对 does not take
+        ("1111m2222m44m55p7p", "7p", (), {}, 5, 5),
+        ("1111m2222m44m55p7p", "7p", (), {"self_drawn": True, "heavenly": True}, 6, 7),
+        # 地和 with a root (not seven pairs): 6 + 1; bonuses add to a named hand: 将对 + 海底
+        ("1111m23m456m789m1p", "1p", (), {"self_drawn": True, "earthly": True}, 6, 7),
+        ("5s", "5s", (("pong", "2m"), ("pong", "5m"), ("pong", "8m"), ("pong", "2s")), {"last_tile": True}, 6, 5),
+    ],
+)
+def test_fan_combination_additive_or_named_hand(
+    concealed: str,
+    tile: str,
+    melds: tuple[tuple[str, str], ...],
+    flags: dict[str, bool],
+    additive: int,
+    named: int,
+) -> None:
+    """Mahjong Soul shows one named hand, the highest that fits (将对 4, 金钩钓 3, 清金钩钓 5, 十八罗汉 6, 清十八罗汉 6,
+    天和 6, 地和 6, …), and adds only 根, 杠上花, 杠上炮, 抢杠 and 海底捞月; 龙七对 takes one 根 and 十八罗汉 four
+    (the replay editor's calcFanChuanma, ans2Fan). The same hand under majsoul with the additive count is the twin."""
+    soul = load_ruleset("majsoul")
+    assert soul.fan_combination == "named_hand"
+    hand = WinHand.of(concealed, win_tile=tile, melds=[meld(a, b) for a, b in melds], **flags)
+    assert score(hand, load_ruleset("majsoul", fan_combination="additive")).fan == additive
+    assert score(hand, soul).fan == named
+
+
 # -- 查大叫: the kong's fan ------------------------------------------------------------------------------------
 
 
@@ -275,6 +344,8 @@ def pig_moves(ledger: Ledger) -> list[tuple[int, int | None, int]]:
         ("still_in", [(0, 2, 10), (1, 2, 10)]),
         ("non_pigs", [(0, 2, 10), (0, 3, 10), (1, 2, 10), (1, 3, 10)]),
         ("all_others", [(0, 1, 10), (0, 2, 10), (1, 0, 10), (1, 2, 10)]),  # pigs pay pigs; the winner is paid nothing
+        # every other player, the winner and the other pig alike
+        ("everyone", [(0, 1, 10), (0, 2, 10), (0, 3, 10), (1, 0, 10), (1, 2, 10), (1, 3, 10)]),
     ],
 )
 def test_hua_zhu_payees(payees: str, expected: list[tuple[int, int, int]]) -> None:
