@@ -440,3 +440,41 @@ def test_dealer_next_nearest_winner_after_a_double_win() -> None:
         state.hu(1, k("5p"), 0)
         dealers[rule] = state.next_dealer()
     assert dealers == {"first_winner": 0, "nearest_winner": 1, "dealt_in": 0}
+
+
+# -- 定缺: a Hu with a void-suit tile ---------------------------------------------------------------------------
+
+
+def test_void_win_penalty_on_top_of_the_false_hu_penalty() -> None:
+    """SBR p. 31: a Hu declared with a void-suit tile is a false Hu (8 to each player still in, p. 30) and costs
+    "48 on top of the false-Hu penalty", to the pot here. Seat 1 holds only 筒 and declared 筒 void: its Hu on
+    the dealer's 5p pays 3 × 8 and 48. Twins: the same Hu with 万 declared void is a valid win; with
+    void_win_penalty 0 the false Hu pays the 24 alone."""
+    from pipeline.formats.notation import parse_events
+    from pipeline.rules.tiles import TILE_NAMES
+    from pipeline.validate import validate
+
+    record = {
+        "format": "xzlog/1",
+        "hand_id": "void-hu",
+        "ruleset": "sbr",
+        "players": ["a", "b", "c", "d"],
+        "dealer": 0,
+        "deal": [
+            [TILE_NAMES[t] for t in parse_tiles(h)]
+            for h in ("123456789m1119s5p", "123p444p678p99p46p", "123m456m789m55p67p", "222s333s444s555s6s")
+        ],
+        "que": ["p", "p", "s", "m"],
+        "events": parse_events("0-5p 1h5p<0"),
+    }
+    void_hu = validate(record)
+    assert [i.code for i in void_hu.issues] == ["WIN_VOID_SUIT"]
+    assert [(p.payer, p.payee, p.amount, p.event) for p in void_hu.payments] == [
+        (1, 0, 8, 1),
+        (1, 2, 8, 1),
+        (1, 3, 8, 1),
+        (1, None, 48, 1),
+    ]
+    without = validate({**record, "ruleset": {"profile": "sbr", "void_win_penalty": 0}})
+    assert sorted((p.payer, p.payee, p.amount) for p in without.payments) == [(1, 0, 8), (1, 2, 8), (1, 3, 8)]
+    assert [i.code for i in validate({**record, "que": ["p", "m", "s", "m"]}).issues] == ["TURN_INCOMPLETE"]  # a win

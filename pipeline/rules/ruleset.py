@@ -178,6 +178,12 @@ class RuleSet:
         minimum=0,
         maximum=1_000_000_000,
     )
+    void_win_penalty: int = _switch(
+        "定缺: the points a Hu declared while holding a tile of one's void suit costs, on top of the 诈胡 penalty "
+        "(without a declared void suit, a Hu holding three suits)",
+        minimum=0,
+        maximum=1_000_000_000,
+    )
     penalty_to: Literal["players", "pot"] = _switch(
         "where the void penalties go: to each other player still in ('players'), or out of the table ('pot': "
         "a payment to nobody, and the deltas sum to −pot)"
