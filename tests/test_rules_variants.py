@@ -478,3 +478,67 @@ def test_void_win_penalty_on_top_of_the_false_hu_penalty() -> None:
     without = validate({**record, "ruleset": {"profile": "sbr", "void_win_penalty": 0}})
     assert sorted((p.payer, p.payee, p.amount) for p in without.payments) == [(1, 0, 8), (1, 2, 8), (1, 3, 8)]
     assert [i.code for i in validate({**record, "que": ["p", "m", "s", "m"]}).issues] == ["TURN_INCOMPLETE"]  # a win
+
+
+def test_declared_patterns_count_as_the_profile_combines_them() -> None:
+    """A settlement record's declared patterns are counted as its profile counts a hand: Mahjong Soul's 将对 with
+    four melds is 将对 4 (the twin, additive, 5); 地和 declared with a 根 is 6 + 1 there, a fixed 6 in an additive
+    count."""
+    from pipeline.rules.fan import declared_score
+
+    soul, additive = load_ruleset("majsoul"), load_ruleset("majsoul", fan_combination="additive")
+    pungs = ["dui_dui_hu", "jiang_dui", "jin_gou_diao"]
+    assert declared_score(pungs, soul, self_drawn=False).fan == 4
+    assert declared_score(pungs, additive, self_drawn=False).fan == 5
+    earthly = declared_score(["di_hu", "gen"], soul, self_drawn=True)
+    assert (earthly.fan, earthly.per_payer, earthly.title_zh) == (7, 33000, "地胡")
+    assert declared_score(["di_hu", "gen"], additive, self_drawn=True).fan == 6
+
+
+def test_cha_jiao_fourth_tile_takes_true_false_or_xu_ting() -> None:
+    assert rules(cha_jiao_fourth_tile="xu_ting").cha_jiao_fourth_tile == "xu_ting"
+    assert rules(cha_jiao_fourth_tile=True).cha_jiao_fourth_tile is True
+    for bad in ("xuting", 1, None):
+        with pytest.raises(RuleSetError, match="takes true, false or one of 'xu_ting'"):
+            rules(cha_jiao_fourth_tile=bad)
+
+
+def _sheet(payments: list[dict[str, Any]] | None, deltas: list[int]) -> dict[str, Any]:
+    result: dict[str, Any] = {"deltas": deltas, "wins": [{"seat": 2, "event": 1, "patterns": [], "fan": 0}]}
+    if payments is not None:
+        result["payments"] = payments
+    return {
+        "format": "xzlog/1",
+        "level": "settlement",
+        "hand_id": "sheet",
+        "ruleset": "sbr",
+        "players": ["a", "b", "c", "d"],
+        "dealer": 0,
+        "events": [{"t": "kong", "seat": 1, "kind": "added"}, {"t": "hu", "seat": 2, "from": 3}],
+        "end": [
+            {"seat": 0, "state": "ready", "fan": 0},
+            {"seat": 1, "state": "ready", "fan": 0},
+            {"seat": 3, "state": "ready", "fan": 0},
+        ],
+        "result": result,
+    }
+
+
+def test_a_settlement_record_shows_no_freshness_and_no_void_penalties() -> None:
+    """SBR pays a Promoted Kong (the tile just drawn) and not a Postponed one (p. 27-28), and charges 48 for a pong of
+    the void suit (p. 31): a score sheet shows neither draws nor pongs, so its claim decides, listed as not checked.
+    Without itemised payments the kong is taken as fresh; a claimed penalty a seat pays itself moves nothing."""
+    from pipeline.validate import validate
+
+    hu = {"from": 3, "to": 2, "amount": 1, "reason": "hu", "event": 1}
+    postponed = validate(_sheet([hu], [0, 0, 1, -1]))
+    assert postponed.issues == () and any("just drawn (as the claimed" in n for n in postponed.not_checked)
+    fresh = validate(_sheet(None, [-1, 3, 0, -2]))
+    assert fresh.issues == () and any("just drawn (taken as so)" in n for n in fresh.not_checked)
+    assert [(p.payer, p.amount) for p in fresh.payments if p.reason == "kong"] == [(0, 1), (2, 1), (3, 1)]
+    pong = {"from": 0, "to": None, "amount": 48, "reason": "penalty", "event": None}
+    void = validate(_sheet([hu, pong], [-48, 0, 1, -1]))
+    assert void.issues == () and any("1 claimed void-suit penalty" in n for n in void.not_checked)
+    itself = {"from": 0, "to": 0, "amount": 48, "reason": "penalty", "event": None}
+    players = validate({**_sheet([hu, itself], [0, 0, 1, -1]), "ruleset": {"profile": "sbr", "penalty_to": "players"}})
+    assert [i.code for i in players.issues] == ["SETTLE_EXTRA"]

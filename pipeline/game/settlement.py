@@ -213,8 +213,8 @@ def _unshown_penalties(ledger: Ledger, rules: RuleSet, claimed: Sequence[Payment
     for p in claimed:
         if p.reason != "penalty" or p.amount not in amounts or (p.payee is None) != (rules.penalty_to == "pot"):
             continue
-        if p.payer == p.payee or not 0 <= p.payer < rules.players:
-            continue
+        if p.payer == p.payee:
+            continue  # a seat paying itself: no money moves, the claim's own fault
         key = (p.payer, p.payee, p.amount)
         if due.get(key, 0):
             due[key] -= 1
