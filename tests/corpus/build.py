@@ -2524,6 +2524,9 @@ SOUL_HEAVEN = ("1111m2222m44m55p77p", "123s456s789s2p3p4p5s", "123p456p789s1s2s3
 # GSP_YIPAO: the dealer declares a concealed kong of 1m on its first turn, draws 9m and discards 5p: seats 1 and 2
 # both win on it (一炮多响, 杠上炮), seat 3 then self-draws 6s.
 GSP_YIPAO = ("1111m2345678m99s5p", "123p444p678p99p46p", "555m666m777m55p67p", "222s333s444s555s6s")
+# GOLDEN_READY: seat 1 holds 7777s 111m 999m 999s, draws 8s and declares a concealed kong of 7s on its first turn;
+# to the empty wall it waits on 8s alone. Seat 2 waits on 5p, seat 3 on 5s; the dealer is not ready.
+GOLDEN_READY = ("2345688m3666p789p", "7777s111m999m999s", "234567m234p678p5p", "111p222s333s444s5s")
 # XU_TING: empty_wall.jsonl's hand with seat 3 holding 8888s and 777888999p: its only wait is a fifth 8s.
 XU_TING = (E1[0], E1[1], E1[2], "8888s777888999p")
 
@@ -2650,6 +2653,39 @@ def ruleset_text_cases(sbr: Record) -> None:
         "WIN_FALSE",
         computed="3>0=8penalty@1 3>1=8penalty@1 3>2=8penalty@1",
         twin="sbr-fan-base-zero",
+    )
+    wall, evs = full_hand(GOLDEN_READY, first="2m", front="8s1p", kong={1: "7s"})
+    ready_dead = case(
+        f,
+        record(
+            "sbr-ready-value-golden-wait-beside-a-dead-tile",
+            wall=wall,
+            evs=evs,
+            ruleset={"profile": "sbr", "jin_gou_diao": "single_wait_all_pungs"},
+            que="spsm",
+            result=claim(
+                "0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 0>1=4cha_jiao 0>2=1cha_jiao 0>3=2cha_jiao", [-9, 10, -1, 0], ""
+            ),
+        ),
+        """
+        Valid SBR (standing pungs counted for the Golden Wait), to the empty wall: seat 1 declares a concealed
+        kong of 7s on its first turn and ends holding 111m 999m 999s 8s, waiting on 8s alone (every 7s is in its
+        kong: "not a wait", p. 30). Its theoretical maximum leaves the kong out, the kong valued as the pong it
+        was (SBR p. 32), yet its 7s stay dead: All Pungs 1 + Golden Wait 1 = 2 fan, 4, which the dealer (not
+        ready) pays it; seats 2 (0 fan, 1) and 3 (All Pungs, 2) are paid too.""",
+    )
+    case(
+        f,
+        vary(
+            ready_dead,
+            "sbr-ready-value-dead-tile-counted-as-a-wait",
+            result=claim(
+                "0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 0>1=2cha_jiao 0>2=1cha_jiao 0>3=2cha_jiao", [-7, 8, -1, 0], ""
+            ),
+        ),
+        """
+        The same hand claimed as if the kong, valued as a pong, left a 7s to wait on: All Pungs alone, 2.""",
+        "SETTLE_AMOUNT",
     )
     four = case(
         f,
