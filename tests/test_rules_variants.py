@@ -542,3 +542,15 @@ def test_a_settlement_record_shows_no_freshness_and_no_void_penalties() -> None:
     itself = {"from": 0, "to": 0, "amount": 48, "reason": "penalty", "event": None}
     players = validate({**_sheet([hu, itself], [0, 0, 1, -1]), "ruleset": {"profile": "sbr", "penalty_to": "players"}})
     assert [i.code for i in players.issues] == ["SETTLE_EXTRA"]
+    # a declared void end state gives its 48: the claimed one matches it, nothing is taken as claimed
+    declared = _sheet([hu, {**pong, "from": 3}], [0, 0, 1, -49])
+    declared["end"][2] = {"seat": 3, "state": "ready", "fan": 0, "void": True}
+    v = validate(declared)
+    assert v.issues == () and not any("void-suit penalt" in n for n in v.not_checked)
+    # two added kongs: one note for both
+    two = _sheet(
+        [hu, *({"from": s, "to": 1, "amount": 1, "reason": "kong", "event": 0} for s in (0, 2, 3))], [-1, 3, 0, -2]
+    )
+    two["events"] = [*two["events"], {"t": "kong", "seat": 3, "kind": "added"}]
+    v = validate(two)
+    assert v.issues == () and sum("just drawn" in n for n in v.not_checked) == 1

@@ -173,7 +173,7 @@ def settle_declared(
         else:
             ends_by_seat = _end(ledger, rules, ends, still_in, records, faults, claimed_payments, unchecked)
     if not faults and claimed_payments is not None:
-        _unshown_penalties(ledger, rules, claimed_payments, unchecked)
+        _unshown_penalties(ledger, rules, claimed_payments, unchecked, end_open=end_open)
     facts = HandFacts(
         rules=rules,
         dealer=dealer,
@@ -196,12 +196,15 @@ def settle_declared(
     return facts, faults, unchecked
 
 
-def _unshown_penalties(ledger: Ledger, rules: RuleSet, claimed: Sequence[Payment], unchecked: list[str]) -> None:
+def _unshown_penalties(
+    ledger: Ledger, rules: RuleSet, claimed: Sequence[Payment], unchecked: list[str], *, end_open: bool
+) -> None:
     """The claimed void-suit penalties a settlement record cannot show, taken as claimed: a pong in one's void
     suit (the record has no pongs), a kong in it or void tiles held at the wall's end where the record names no
     tile and no ``void`` end state, a Hu with a void tile. Each such claim is a penalty of one of the profile's
     void amounts, paid where ``penalty_to`` sends it, that the declared items do not already give; what is taken
-    is listed as not checked, so a finding rests only on what the record shows."""
+    is listed as not checked, so a finding rests only on what the record shows. With the end unknown
+    (``end_open``) a claimed wall-end penalty is not judged at all (:func:`pipeline.validate._judged_payments`)."""
     amounts = {rules.void_meld_penalty, rules.void_end_penalty, rules.void_win_penalty} - {0}
     if not amounts:
         return
@@ -215,6 +218,8 @@ def _unshown_penalties(ledger: Ledger, rules: RuleSet, claimed: Sequence[Payment
             continue
         if p.payer == p.payee:
             continue  # a seat paying itself: no money moves, the claim's own fault
+        if end_open and p.event is None and rules.void_end_penalty:
+            continue  # an end-of-wall payment of an unknown end: left out of the comparison
         key = (p.payer, p.payee, p.amount)
         if due.get(key, 0):
             due[key] -= 1
