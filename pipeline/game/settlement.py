@@ -173,7 +173,8 @@ def settle_declared(
         else:
             ends_by_seat = _end(ledger, rules, ends, still_in, records, faults, claimed_payments, unchecked)
     if not faults and claimed_payments is not None:
-        _unshown_penalties(ledger, rules, claimed_payments, unchecked, end_open=end_open)
+        stated = {e.seat: e.void for e in ends or ()}
+        _unshown_penalties(ledger, rules, claimed_payments, unchecked, end_open=end_open, void_stated=stated)
     facts = HandFacts(
         rules=rules,
         dealer=dealer,
@@ -197,13 +198,20 @@ def settle_declared(
 
 
 def _unshown_penalties(
-    ledger: Ledger, rules: RuleSet, claimed: Sequence[Payment], unchecked: list[str], *, end_open: bool
+    ledger: Ledger,
+    rules: RuleSet,
+    claimed: Sequence[Payment],
+    unchecked: list[str],
+    *,
+    end_open: bool,
+    void_stated: Mapping[int, bool | None],
 ) -> None:
     """The claimed void-suit penalties a settlement record cannot show, taken as claimed: a pong in one's void
-    suit (the record has no pongs), a kong in it or void tiles held at the wall's end where the record names no
-    tile and no ``void`` end state, a Hu with a void tile. Each such claim is a penalty of one of the profile's
-    void amounts, paid where ``penalty_to`` sends it, that the declared items do not already give; what is taken
-    is listed as not checked, so a finding rests only on what the record shows. With the end unknown
+    suit (the record has no pongs), a kong in it where the record names no tile, void tiles held at the wall's end
+    where the end state does not say (``void_stated``: each end state's ``void``; ``False`` says the player held
+    none, and its wall-end penalty is judged), a Hu with a void tile. Each such claim is a penalty of one of the
+    profile's void amounts, paid where ``penalty_to`` sends it, that the declared items do not already give; what
+    is taken is listed as not checked, so a finding rests only on what the record shows. With the end unknown
     (``end_open``) a claimed wall-end penalty is not judged at all (:func:`pipeline.validate._judged_payments`)."""
     amounts = {rules.void_meld_penalty, rules.void_end_penalty, rules.void_win_penalty} - {0}
     if not amounts:
@@ -220,6 +228,8 @@ def _unshown_penalties(
             continue  # a seat paying itself: no money moves, the claim's own fault
         if end_open and p.event is None and rules.void_end_penalty:
             continue  # an end-of-wall payment of an unknown end: left out of the comparison
+        if void_stated.get(p.payer) is False and p.amount not in (rules.void_meld_penalty, rules.void_win_penalty):
+            continue  # the record says the player held no void tile at the end: judged
         key = (p.payer, p.payee, p.amount)
         if due.get(key, 0):
             due[key] -= 1
@@ -315,4 +325,4 @@ def declared_end(
             ready = ReadyValue(amount=amount, fan=-1, win_tile=UNKNOWN_TILE, waits=())
         else:
             ready = ReadyValue(amount=rules.points(fan), fan=fan, win_tile=UNKNOWN_TILE, waits=())
-    return SeatEnd(seat=end.seat, pig=end.state == "pig", ready=ready, void_penalty=end.void, wall_end=wall_end)
+    return SeatEnd(seat=end.seat, pig=end.state == "pig", ready=ready, void_penalty=end.void is True, wall_end=wall_end)
