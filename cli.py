@@ -372,10 +372,12 @@ def score_command(
         raise typer.Exit(_score_batch(batch))
     if hand is None or win is None:
         raise fail("give the concealed tiles and --win TILE, or --batch FILE")
-    if disputes.flag_contradiction({"after_kong": after_kong, "self_drawn": self_drawn}):
-        raise fail("--after-kong (杠上花) is a self-drawn win: add --self-drawn")
+    flags = {"self_drawn": self_drawn, "after_kong": after_kong, "heavenly": heavenly, "earthly": earthly}
     try:
         rules = load_ruleset(profile, **({"cap": cap} if cap is not None else {}))
+        contradiction = disputes.flag_contradiction(flags, rules, cli=True)
+        if contradiction:
+            raise fail(contradiction)
         win_hand = WinHand.of(
             parse_tiles(hand),
             win_tile=kind_of(win),
@@ -391,6 +393,9 @@ def score_command(
         )
     except (TileError, RuleSetError) as exc:
         raise fail(str(exc)) from None
+    fault = disputes.suit_fault(win_hand, rules, cli=True)
+    if fault:
+        raise fail(fault)
     try:
         result = score(win_hand, rules)
     except NotAWin as exc:

@@ -16,9 +16,9 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from pipeline.rules import Meld, NotAWin, RuleSetError, Score, TileError, WinHand, load_ruleset, score
+from pipeline.rules import Meld, NotAWin, RuleSet, RuleSetError, Score, TileError, WinHand, load_ruleset, score
 from pipeline.rules.hand import MELD_KINDS
-from pipeline.rules.tiles import kind_of, parse_tiles
+from pipeline.rules.tiles import SUITS, TILE_NAMES, kind_of, parse_tiles
 
 FLAGS = ("self_drawn", "after_kong", "rob_kong", "last_tile", "heavenly", "earthly", "kong_discard")
 FIELDS = frozenset({"concealed", "win_tile", "melds", "que", "profile", *FLAGS})
@@ -59,8 +59,9 @@ def _meld_of(obj: Any) -> Meld:
     return Meld(kind, kind_of(tile))
 
 
-def hand_of_request(request: Mapping[str, Any]) -> WinHand:
-    """The :class:`WinHand` a request describes; :class:`RequestError` / :class:`TileError` otherwise."""
+def hand_of_request(request: Mapping[str, Any], rules: RuleSet | None = None) -> WinHand:
+    """The :class:`WinHand` a request describes; :class:`RequestError` / :class:`TileError` otherwise, and
+    :class:`RequestError` for a hand ``rules`` (when given) cannot hold or flags they contradict."""
     unknown = set(request) - FIELDS
     if unknown:
         raise RequestError(f"unknown field(s): {', '.join(sorted(unknown))}")
@@ -85,18 +86,85 @@ def hand_of_request(request: Mapping[str, Any]) -> WinHand:
         if not isinstance(value, bool):
             raise RequestError(f"{name!r} must be true or false, got {value!r}")
         flags[name] = value
-    contradiction = flag_contradiction(flags)
+    contradiction = flag_contradiction(flags, rules)
     if contradiction:
         raise RequestError(contradiction)
-    return WinHand.of(kinds, win_tile=kind_of(win_tile), melds=melds, que=que, **flags)
+    hand = WinHand.of(kinds, win_tile=kind_of(win_tile), melds=melds, que=que, **flags)
+    if rules is not None:
+        fault = suit_fault(hand, rules)
+        if fault:
+            raise RequestError(fault)
+    return hand
 
 
-def flag_contradiction(flags: Mapping[str, bool]) -> str | None:
-    """Why a set of situational flags cannot all hold, or None: 杠上花 (``after_kong``) is a win on the
-    kong's replacement tile, self-drawn by definition; asked without ``self_drawn`` it would be scored as a
-    plain discard win, a silently wrong answer."""
+def flag_contradiction(flags: Mapping[str, bool], rules: RuleSet | None = None, *, cli: bool = False) -> str | None:
+    """Why a set of situational flags cannot all hold under ``rules`` (when given), or None. A contradiction is
+    refused, never scored: the engine would silently drop or keep a flag and answer for another hand.
+
+    - 杠上花 (``after_kong``) is a win on the kong's replacement tile, and 天胡 (``heavenly``) the dealer's dealt
+      hand: both self-drawn by definition;
+    - 天胡 is the dealer's and 地胡 (``earthly``) another player's: not both;
+    - under ``earthly_on = first_draw`` 地胡 is a self-drawn win on one's own first draw, so an earthly win on a
+      discard is a contradiction, not an ordinary win to score.
+
+    ``cli``: name the flags as the command line's options (``--after-kong``), not as request fields.
+
+    >>> flag_contradiction({"after_kong": True})
+    "'after_kong' (杠上花) is a self-drawn win: set 'self_drawn' too"
+    >>> flag_contradiction({"heavenly": True}, cli=True)
+    '--heavenly (天胡) is a self-drawn win: add --self-drawn'
+    """
+
+    def name(flag: str) -> str:
+        return "--" + flag.replace("_", "-") if cli else repr(flag)
+
+    def needs_self_draw(flag: str, what: str) -> str:
+        add = f"add {name('self_drawn')}" if cli else f"set {name('self_drawn')} too"
+        return f"{name(flag)} ({what}) is a self-drawn win: {add}"
+
     if flags.get("after_kong") and not flags.get("self_drawn"):
-        return "'after_kong' (杠上花) is a self-drawn win: set 'self_drawn' too"
+        return needs_self_draw("after_kong", "杠上花")
+    if flags.get("heavenly") and not flags.get("self_drawn"):
+        return needs_self_draw("heavenly", "天胡")
+    if flags.get("heavenly") and flags.get("earthly"):
+        return (
+            f"{name('heavenly')} (天胡, the dealer's) and {name('earthly')} (地胡, another player's) exclude each other"
+        )
+    if (
+        flags.get("earthly")
+        and not flags.get("self_drawn")
+        and rules is not None
+        and rules.earthly_on == "first_draw"
+        and rules.earthly != "normal"
+    ):
+        return (
+            f"{name('earthly')} (地胡) is a self-drawn win on one's first draw under profile {rules.profile!r} "
+            f"(earthly_on = first_draw): add {name('self_drawn')}, or drop {name('earthly')} for a win on a discard"
+        )
+    return None
+
+
+def suit_fault(hand: WinHand, rules: RuleSet, *, cli: bool = False) -> str | None:
+    """Why ``hand`` cannot be held at ``rules``' table, or None: a tile of a suit the table does not play
+    (a two-suit table's missing suit: the validator's ``TILE_SUIT``), or a declared void suit (定缺) at a table
+    of two suits, where there is none to declare (``TILE_VOID``).
+
+    >>> from pipeline.rules import load_ruleset
+    >>> suit_fault(WinHand.of("123m456p789p111s2s", win_tile="2s"), load_ruleset("siren_liangse"))
+    "1m is of a suit the table does not play: profile 'siren_liangse' plays only 'ps'"
+    """
+    held = list(hand.counts27)
+    for meld in hand.melds:
+        held[meld.tile] += 1
+    for kind, n in enumerate(held):
+        if n and SUITS[kind // 9] not in rules.suits:
+            return (
+                f"{TILE_NAMES[kind]} is of a suit the table does not play: profile {rules.profile!r} plays "
+                f"only {rules.suits!r}"
+            )
+    if hand.void is not None and len(rules.suits) < 3:
+        que = "--que" if cli else "'que'"
+        return f"{que}: a table of two suits ({rules.profile!r}) has no void suit to declare (定缺)"
     return None
 
 
@@ -133,7 +201,7 @@ def score_request(request: Any) -> tuple[dict[str, Any], bool]:
         return score_answer(None, f"a request is a JSON object, got {type(request).__name__}"), False
     try:
         rules = load_ruleset(request.get("profile", "chengdu"))
-        hand = hand_of_request(request)
+        hand = hand_of_request(request, rules)
     except (RequestError, TileError, RuleSetError, TypeError) as exc:
         return score_answer(None, str(exc)), False
     try:

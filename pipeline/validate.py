@@ -650,6 +650,9 @@ def _penalize(state: HandState, exc: IllegalAction, index: int) -> None:
         return
     if exc.code in ("WIN_FALSE", "WIN_VOID_SUIT"):
         state.ledger.penalty(exc.seat, index, everyone=False)
+        if exc.code == "WIN_VOID_SUIT" and state.rules.void_win_penalty:
+            # SBR p. 31: a Hu with a void-suit tile costs 48 on top of the false-Hu penalty
+            state.ledger.void_penalty(exc.seat, state.rules.void_win_penalty, index)
     elif exc.code in ("TILE_COUNT_SHORT", "TILE_COUNT_LONG"):
         state.ledger.penalty(exc.seat, index, everyone=True)
 

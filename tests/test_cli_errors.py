@@ -185,6 +185,82 @@ def test_score_batch_after_kong_without_self_drawn_is_an_error_on_that_line(tmp_
     assert any(p["id"] == "gang_shang_hua" for p in good["patterns"])
 
 
+# Contradictory flags and tiles a table does not hold (issue 38): each refused, beside its one-fact twin that scores.
+PLAIN = ("123m456m789m111p2p", "--win", "2p", "--que", "s")  # a plain hand of 万 and 筒
+TWO_SUITS = ("123p456p789p111s2s", "--win", "2s", "--profile", "siren_liangse")  # 筒 and 条 only
+
+
+def test_score_earthly_on_a_discard_under_a_first_draw_profile_is_refused() -> None:
+    """majsoul.toml: "地和 needs a self-draw on the first turn (calcFan.ts: yifa and zimo)", earthly_on = first_draw:
+    a win flagged earthly but not self-drawn is a contradiction, not 地和 (6 fan) and not silently a plain win.
+    Twins: the same flags self-drawn (地和, 6 fan), and under app, whose 地胡 also counts a win on the dealer's
+    first discard ("地胡，即刚打第一张牌就成胡", seed 003)."""
+    result = invoke("score", *PLAIN, "--profile", "majsoul", "--earthly")
+    assert result.exit_code == 2  # type: ignore[attr-defined]
+    assert error_line(result) == (
+        "xuezhan: --earthly (地胡) is a self-drawn win on one's first draw under profile 'majsoul' "
+        "(earthly_on = first_draw): add --self-drawn, or drop --earthly for a win on a discard"
+    )
+    drawn = invoke("score", *PLAIN, "--profile", "majsoul", "--earthly", "--self-drawn", "--json")
+    assert drawn.exit_code == 0 and json.loads(drawn.stdout)["fan"] == 6  # type: ignore[attr-defined]
+    app_discard = invoke("score", *PLAIN, "--profile", "app", "--earthly", "--json")
+    assert app_discard.exit_code == 0 and json.loads(app_discard.stdout)["fan"] == 8  # type: ignore[attr-defined]
+
+
+def test_score_heavenly_without_self_drawn_is_refused() -> None:
+    """天胡 "即刚码好牌就自然成胡" (seed 003): the dealer's dealt hand, self-drawn by definition. Twin: self-drawn,
+    app's fixed 8 fan."""
+    result = invoke("score", *PLAIN, "--profile", "app", "--heavenly")
+    assert result.exit_code == 2  # type: ignore[attr-defined]
+    assert error_line(result) == "xuezhan: --heavenly (天胡) is a self-drawn win: add --self-drawn"
+    drawn = invoke("score", *PLAIN, "--profile", "app", "--heavenly", "--self-drawn", "--json")
+    assert drawn.exit_code == 0 and json.loads(drawn.stdout)["fan"] == 8  # type: ignore[attr-defined]
+    both = invoke("score", *PLAIN, "--heavenly", "--earthly", "--self-drawn")
+    assert both.exit_code == 2  # type: ignore[attr-defined]
+    assert "exclude each other" in error_line(both)
+
+
+def test_score_a_tile_of_a_suit_the_table_does_not_play_is_refused() -> None:
+    """siren_liangse.toml plays 筒 and 条 ("只有筒、条两种牌共72张，没有万"): a 万 tile cannot be held there (the
+    validator's TILE_SUIT), in the hand, as the winning tile or in a meld; nor is there a void suit to declare.
+    Twin: the same hand with 条 for 万 wins, a plain hand."""
+    assert invoke("score", *TWO_SUITS).exit_code == 0  # type: ignore[attr-defined]
+    for args in (
+        ("123m456p789p111s2s", "--win", "2s"),
+        ("123p456p789p111s2m", "--win", "2m"),
+        ("456p2s", "--win", "2s", "--melds", "pong:1s,pong:7p,pong:5m"),
+    ):
+        result = invoke("score", *args, "--profile", "siren_liangse")
+        assert result.exit_code == 2, args  # type: ignore[attr-defined]
+        assert "of a suit the table does not play: profile 'siren_liangse' plays only 'ps'" in error_line(result)
+    result = invoke("score", *TWO_SUITS, "--que", "m")
+    assert result.exit_code == 2  # type: ignore[attr-defined]
+    assert "has no void suit to declare" in error_line(result)
+
+
+def test_score_batch_refuses_the_same_contradictions_line_by_line(tmp_path: Path) -> None:
+    """score --batch answers each contradiction as an unreadable line (exit 1), its twin as a win."""
+    plain = {"concealed": "123m456m789m111p2p", "win_tile": "2p", "que": "s"}
+    requests = [
+        {**plain, "profile": "majsoul", "earthly": True},
+        {**plain, "profile": "majsoul", "earthly": True, "self_drawn": True},
+        {**plain, "profile": "app", "heavenly": True},
+        {**plain, "profile": "app", "heavenly": True, "self_drawn": True},
+        {"concealed": "123m456p789p111s2s", "win_tile": "2s", "profile": "sanren_liangfang"},
+        {"concealed": "123p456p789p111s2s", "win_tile": "2s", "profile": "sanren_liangfang"},
+    ]
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("\n".join(json.dumps(r) for r in requests) + "\n")
+    result = invoke("score", "--batch", batch)
+    assert result.exit_code == 1  # type: ignore[attr-defined]
+    answers = [json.loads(line) for line in result.stdout.splitlines()]  # type: ignore[attr-defined]
+    assert [a["win"] for a in answers] == [False, True, False, True, False, True]
+    assert [a["fan"] for a in answers[1::2]] == [6, 8, 1]
+    assert "earthly_on = first_draw" in answers[0]["error"]
+    assert answers[2]["error"] == "'heavenly' (天胡) is a self-drawn win: set 'self_drawn' too"
+    assert answers[4]["error"] == "1m is of a suit the table does not play: profile 'sanren_liangfang' plays only 'ps'"
+
+
 # ---------------------------------------------------------------------------------------------- 3. decoding
 def test_a_utf8_bom_is_skipped_by_validate_and_ingest(records: Path, tmp_path: Path) -> None:
     first = records.read_bytes().splitlines(keepends=True)[0]

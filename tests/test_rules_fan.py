@@ -504,6 +504,17 @@ def test_cha_jiao_fourth_tile_switch(hand: tuple[list[int], list[Meld]]) -> None
     assert value is not None and (value.waits, value.fan) == ((kind_of("1m"),), 2)
 
 
+@pytest.mark.parametrize("hand", [PONG_AND_FOURTH, FOUR_CONCEALED], ids=["pong_and_fourth", "four_concealed"])
+def test_cha_jiao_fourth_tile_xu_ting_makes_no_root_of_the_four(hand: tuple[list[int], list[Meld]]) -> None:
+    """虚听: the hand is ready on a kind held four times, valued as if a fifth copy existed, the four held making no
+    根: a plain hand, 1 fan (twin: ``true``, 平胡 + 根 = 2 fan). A live wait is valued the same under both."""
+    counts27, melds = hand
+    value = ready_value(counts27, melds, load_ruleset("chengdu", cha_jiao_fourth_tile="xu_ting"))
+    assert value is not None and (value.waits, value.fan, value.amount) == ((kind_of("1m"),), 1, 1)
+    live = ready_value(READY, [], load_ruleset("chengdu", cha_jiao_fourth_tile="xu_ting"))
+    assert live == ready_value(READY, [], CHENGDU)
+
+
 def test_cha_jiao_fourth_tile_never_waits_on_a_kong() -> None:
     # Four 1p in a kong: a fifth would be a lone tile, no wait even with the switch.
     value = ready_value(

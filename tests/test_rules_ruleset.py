@@ -197,11 +197,13 @@ SWITCH_TESTS = {
     "void_meld": "test_rules_variants.py::test_void_meld_forbid_or_penalty_and_where_the_penalty_goes",
     "void_meld_penalty": "test_rules_variants.py::test_void_meld_forbid_or_penalty_and_where_the_penalty_goes",
     "void_end_penalty": "test_rules_variants.py::test_void_end_penalty_and_its_waiver",
+    "void_win_penalty": "test_rules_variants.py::test_void_win_penalty_on_top_of_the_false_hu_penalty",
     "penalty_to": "test_rules_variants.py::test_penalty_to_players_or_pot_at_the_walls_end",
     "call_on_last_discard": "test_rules_variants.py::test_call_on_last_discard_none_or_pong_and_hu",
     "jin_gou_diao": "test_rules_variants.py::test_jin_gou_diao_exposed_melds_or_a_single_wait_on_four_pungs",
     "dai_yao_jiu_fan": "test_rules_variants.py::test_dai_yao_jiu_and_jiang_dui_fan_are_switches",
     "jiang_dui_fan": "test_rules_variants.py::test_dai_yao_jiu_and_jiang_dui_fan_are_switches",
+    "fan_combination": "test_rules_variants.py::test_fan_combination_additive_or_named_hand",
 }
 
 

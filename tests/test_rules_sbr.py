@@ -98,12 +98,22 @@ def test_the_books_ready_values() -> None:
         ("111m333m555m777m99m", "9m", (), 8, "scoring-cases: caps at three fan, eight points is the ceiling"),
         ("111m222m333m777m99m", "7m", (), 8, "scoring-cases: the best reading of a hand that parses two ways"),
         ("11223344556677m", "7m", (), 8, "scoring-cases: the seven-pairs reading when it pays more"),
-        ("555m1p1p", "1p", ("pong:2m", "pong:3m", "pong:4m"), 4, "phase4: All Pungs + Golden Wait, tanki on the pair"),
+        # phase4 "All Pungs + Golden Wait, tanki on the pair" counts 4 points, but 555m is a standing pung: SBR's
+        # Golden Wait needs "Four melds (pungs or kongs)" (Table 4, p. 26), a melded set holding a claimed tile
+        # (p. 13): All Pungs alone, 2 points (the engine's vector is right under the override below)
+        ("555m1p1p", "1p", ("pong:2m", "pong:3m", "pong:4m"), 2, "phase4 read by the book: All Pungs, no Golden Wait"),
         ("11m22m33m44m11p22p33p", "3p", (), 4, "phase4: Seven Pairs, 7 distinct pairs"),
     ],
 )
 def test_engine_scoring_vectors(hand: str, win: str, melds: Sequence[str], points: int, source: str) -> None:
     assert value(hand, win, melds)[1] == points, source
+
+
+def test_engine_vector_golden_wait_on_a_standing_pung_is_the_override() -> None:
+    # the other engine's phase4 vector, 4 points, is SBR with jin_gou_diao = single_wait_all_pungs
+    standing = load_ruleset({"profile": "sbr", "jin_gou_diao": "single_wait_all_pungs"})
+    melds = [Meld("pong", kind_of(t)) for t in ("2m", "3m", "4m")]
+    assert score(WinHand.of("555m1p1p", win_tile="1p", with_win_tile=True, melds=melds), standing).points == 4
 
 
 def test_engine_vector_seven_pairs_under_the_sea() -> None:

@@ -95,6 +95,75 @@ def test_jin_gou_diao_exposed_melds_or_a_single_wait_on_four_pungs() -> None:
     assert fan("123m456m789m111p9p", "9p", golden) == 1
 
 
+def test_a_golden_wait_counts_only_the_tiles_that_exist() -> None:
+    """SBR p. 30: a tile of which the player already holds all four is no wait ("exhaustive"). ``8s 999s`` beside
+    a pong of 9m, a kong of 7s and a pong of 1m completes on 7s or 8s, but every 7s is in the kong: it waits on 8s
+    alone, and a win on it is a Golden Wait (AP 1 + Kong 1 + GW 1 = 3 fan, 8 points in SBR's count). Twin: the
+    same hand with a pong of 7s (one 7s still live) waits on two tiles: no Golden Wait."""
+    golden = load_ruleset({"profile": "sbr", "jin_gou_diao": "single_wait_all_pungs"})
+    kong = [meld("pong", "9m"), meld("direct", "7s"), meld("pong", "1m")]
+    hand = WinHand.of("8s999s", win_tile="8s", melds=kong, que="p")
+    assert (score(hand, golden).fan, score(hand, golden).points) == (3, 8)
+    pong = [meld("pong", "9m"), meld("pong", "7s"), meld("pong", "1m")]
+    assert score(WinHand.of("8s999s", win_tile="8s", melds=pong, que="p"), golden).fan == 1  # AP only
+    # 查大叫 values a kong as the pong it was (cha_jiao_kong_fan false): its kind stays dead, the Golden Wait counts
+    ready = ready_value(counts_of(parse_tiles("8s999s")), kong, golden, void=1)
+    assert ready is not None and (ready.waits, ready.fan, ready.amount) == ((k("8s"),), 2, 4)
+
+
+def test_sbr_counts_a_golden_wait_on_four_declared_sets() -> None:
+    """SBR Table 4 p. 26: "Four melds (pungs or kongs) in hand, the winning tile completes the pair"; a melded set
+    "contains a tile claimed from a discard" (p. 13): four standing pungs waiting on the pair are no Golden Wait
+    (All Pungs, 1 fan); four declared sets are (2 fan), a concealed kong among them (declared, shown) too."""
+    sbr = load_ruleset("sbr")
+    assert sbr.jin_gou_diao == "exposed_melds"
+    assert fan("111m222m333m444p9p", "9p", sbr) == 1
+    four = [meld("pong", "1s"), meld("pong", "3s"), meld("pong", "8s"), meld("pong", "9p")]
+    assert fan("9s", "9s", sbr, four) == 2
+    with_concealed = [meld("pong", "1s"), meld("pong", "3s"), meld("concealed", "8s"), meld("pong", "9p")]
+    assert fan("9s", "9s", sbr, with_concealed) == 3  # AP, GW and the Kong
+
+
+# -- how patterns combine ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("concealed", "tile", "melds", "flags", "additive", "named"),
+    [
+        # 将对 with four melds: the game shows 将对 4, not 将对 + 金钩钓 5
+        ("5s", "5s", (("pong", "2m"), ("pong", "5m"), ("pong", "8m"), ("pong", "2s")), {}, 5, 4),
+        # 金钩钓 alone: 3 either way; 清金钩钓 5 either way
+        ("5s", "5s", (("pong", "1m"), ("pong", "5m"), ("pong", "8m"), ("pong", "2s")), {}, 3, 3),
+        ("5s", "5s", (("pong", "1s"), ("pong", "3s"), ("pong", "8s"), ("pong", "2s")), {}, 5, 5),
+        # 十八罗汉 and 清十八罗汉: 6 (additive: 1 + AP 1 + 金钩钓 1 + 4 roots (+ flush 2) + shi_ba_luo_han_fan 5)
+        ("2s", "2s", (("direct", "1m"), ("concealed", "3m"), ("added", "5m"), ("direct", "7s")), {}, 12, 6),
+        ("2p", "2p", (("direct", "1p"), ("concealed", "3p"), ("added", "5p"), ("direct", "7p")), {}, 14, 6),
+        # 龙七对 with two roots: 4 + 1 either way; 天和 on it: 6 + the root 龙七对 does not take
+        ("1111m2222m44m55p7p", "7p", (), {}, 5, 5),
+        ("1111m2222m44m55p7p", "7p", (), {"self_drawn": True, "heavenly": True}, 6, 7),
+        # 地和 with a root (not seven pairs): 6 + 1; bonuses add to a named hand: 将对 + 海底
+        ("1111m23m456m789m1p", "1p", (), {"self_drawn": True, "earthly": True}, 6, 7),
+        ("5s", "5s", (("pong", "2m"), ("pong", "5m"), ("pong", "8m"), ("pong", "2s")), {"last_tile": True}, 6, 5),
+    ],
+)
+def test_fan_combination_additive_or_named_hand(
+    concealed: str,
+    tile: str,
+    melds: tuple[tuple[str, str], ...],
+    flags: dict[str, bool],
+    additive: int,
+    named: int,
+) -> None:
+    """Mahjong Soul shows one named hand, the highest that fits (将对 4, 金钩钓 3, 清金钩钓 5, 十八罗汉 6, 清十八罗汉 6,
+    天和 6, 地和 6, …), and adds only 根, 杠上花, 杠上炮, 抢杠 and 海底捞月; 龙七对 takes one 根 and 十八罗汉 four
+    (the replay editor's calcFanChuanma, ans2Fan). The same hand under majsoul with the additive count is the twin."""
+    soul = load_ruleset("majsoul")
+    assert soul.fan_combination == "named_hand"
+    hand = WinHand.of(concealed, win_tile=tile, melds=[meld(a, b) for a, b in melds], **flags)
+    assert score(hand, load_ruleset("majsoul", fan_combination="additive")).fan == additive
+    assert score(hand, soul).fan == named
+
+
 # -- 查大叫: the kong's fan ------------------------------------------------------------------------------------
 
 
@@ -275,6 +344,8 @@ def pig_moves(ledger: Ledger) -> list[tuple[int, int | None, int]]:
         ("still_in", [(0, 2, 10), (1, 2, 10)]),
         ("non_pigs", [(0, 2, 10), (0, 3, 10), (1, 2, 10), (1, 3, 10)]),
         ("all_others", [(0, 1, 10), (0, 2, 10), (1, 0, 10), (1, 2, 10)]),  # pigs pay pigs; the winner is paid nothing
+        # every other player, the winner and the other pig alike
+        ("everyone", [(0, 1, 10), (0, 2, 10), (0, 3, 10), (1, 0, 10), (1, 2, 10), (1, 3, 10)]),
     ],
 )
 def test_hua_zhu_payees(payees: str, expected: list[tuple[int, int, int]]) -> None:
@@ -369,3 +440,117 @@ def test_dealer_next_nearest_winner_after_a_double_win() -> None:
         state.hu(1, k("5p"), 0)
         dealers[rule] = state.next_dealer()
     assert dealers == {"first_winner": 0, "nearest_winner": 1, "dealt_in": 0}
+
+
+# -- 定缺: a Hu with a void-suit tile ---------------------------------------------------------------------------
+
+
+def test_void_win_penalty_on_top_of_the_false_hu_penalty() -> None:
+    """SBR p. 31: a Hu declared with a void-suit tile is a false Hu (8 to each player still in, p. 30) and costs
+    "48 on top of the false-Hu penalty", to the pot here. Seat 1 holds only 筒 and declared 筒 void: its Hu on
+    the dealer's 5p pays 3 × 8 and 48. Twins: the same Hu with 万 declared void is a valid win; with
+    void_win_penalty 0 the false Hu pays the 24 alone."""
+    from pipeline.formats.notation import parse_events
+    from pipeline.rules.tiles import TILE_NAMES
+    from pipeline.validate import validate
+
+    record = {
+        "format": "xzlog/1",
+        "hand_id": "void-hu",
+        "ruleset": "sbr",
+        "players": ["a", "b", "c", "d"],
+        "dealer": 0,
+        "deal": [
+            [TILE_NAMES[t] for t in parse_tiles(h)]
+            for h in ("123456789m1119s5p", "123p444p678p99p46p", "123m456m789m55p67p", "222s333s444s555s6s")
+        ],
+        "que": ["p", "p", "s", "m"],
+        "events": parse_events("0-5p 1h5p<0"),
+    }
+    void_hu = validate(record)
+    assert [i.code for i in void_hu.issues] == ["WIN_VOID_SUIT"]
+    assert [(p.payer, p.payee, p.amount, p.event) for p in void_hu.payments] == [
+        (1, 0, 8, 1),
+        (1, 2, 8, 1),
+        (1, 3, 8, 1),
+        (1, None, 48, 1),
+    ]
+    without = validate({**record, "ruleset": {"profile": "sbr", "void_win_penalty": 0}})
+    assert sorted((p.payer, p.payee, p.amount) for p in without.payments) == [(1, 0, 8), (1, 2, 8), (1, 3, 8)]
+    assert [i.code for i in validate({**record, "que": ["p", "m", "s", "m"]}).issues] == ["TURN_INCOMPLETE"]  # a win
+
+
+def test_declared_patterns_count_as_the_profile_combines_them() -> None:
+    """A settlement record's declared patterns are counted as its profile counts a hand: Mahjong Soul's 将对 with
+    four melds is 将对 4 (the twin, additive, 5); 地和 declared with a 根 is 6 + 1 there, a fixed 6 in an additive
+    count."""
+    from pipeline.rules.fan import declared_score
+
+    soul, additive = load_ruleset("majsoul"), load_ruleset("majsoul", fan_combination="additive")
+    pungs = ["dui_dui_hu", "jiang_dui", "jin_gou_diao"]
+    assert declared_score(pungs, soul, self_drawn=False).fan == 4
+    assert declared_score(pungs, additive, self_drawn=False).fan == 5
+    earthly = declared_score(["di_hu", "gen"], soul, self_drawn=True)
+    assert (earthly.fan, earthly.per_payer, earthly.title_zh) == (7, 33000, "地胡")
+    assert declared_score(["di_hu", "gen"], additive, self_drawn=True).fan == 6
+
+
+def test_cha_jiao_fourth_tile_takes_true_false_or_xu_ting() -> None:
+    assert rules(cha_jiao_fourth_tile="xu_ting").cha_jiao_fourth_tile == "xu_ting"
+    assert rules(cha_jiao_fourth_tile=True).cha_jiao_fourth_tile is True
+    for bad in ("xuting", 1, None):
+        with pytest.raises(RuleSetError, match="takes true, false or one of 'xu_ting'"):
+            rules(cha_jiao_fourth_tile=bad)
+
+
+def _sheet(payments: list[dict[str, Any]] | None, deltas: list[int]) -> dict[str, Any]:
+    result: dict[str, Any] = {"deltas": deltas, "wins": [{"seat": 2, "event": 1, "patterns": [], "fan": 0}]}
+    if payments is not None:
+        result["payments"] = payments
+    return {
+        "format": "xzlog/1",
+        "level": "settlement",
+        "hand_id": "sheet",
+        "ruleset": "sbr",
+        "players": ["a", "b", "c", "d"],
+        "dealer": 0,
+        "events": [{"t": "kong", "seat": 1, "kind": "added"}, {"t": "hu", "seat": 2, "from": 3}],
+        "end": [
+            {"seat": 0, "state": "ready", "fan": 0},
+            {"seat": 1, "state": "ready", "fan": 0},
+            {"seat": 3, "state": "ready", "fan": 0},
+        ],
+        "result": result,
+    }
+
+
+def test_a_settlement_record_shows_no_freshness_and_no_void_penalties() -> None:
+    """SBR pays a Promoted Kong (the tile just drawn) and not a Postponed one (p. 27-28), and charges 48 for a pong of
+    the void suit (p. 31): a score sheet shows neither draws nor pongs, so its claim decides, listed as not checked.
+    Without itemised payments the kong is taken as fresh; a claimed penalty a seat pays itself moves nothing."""
+    from pipeline.validate import validate
+
+    hu = {"from": 3, "to": 2, "amount": 1, "reason": "hu", "event": 1}
+    postponed = validate(_sheet([hu], [0, 0, 1, -1]))
+    assert postponed.issues == () and any("just drawn (as the claimed" in n for n in postponed.not_checked)
+    fresh = validate(_sheet(None, [-1, 3, 0, -2]))
+    assert fresh.issues == () and any("just drawn (taken as so)" in n for n in fresh.not_checked)
+    assert [(p.payer, p.amount) for p in fresh.payments if p.reason == "kong"] == [(0, 1), (2, 1), (3, 1)]
+    pong = {"from": 0, "to": None, "amount": 48, "reason": "penalty", "event": None}
+    void = validate(_sheet([hu, pong], [-48, 0, 1, -1]))
+    assert void.issues == () and any("1 claimed void-suit penalty" in n for n in void.not_checked)
+    itself = {"from": 0, "to": 0, "amount": 48, "reason": "penalty", "event": None}
+    players = validate({**_sheet([hu, itself], [0, 0, 1, -1]), "ruleset": {"profile": "sbr", "penalty_to": "players"}})
+    assert [i.code for i in players.issues] == ["SETTLE_EXTRA"]
+    # a declared void end state gives its 48: the claimed one matches it, nothing is taken as claimed
+    declared = _sheet([hu, {**pong, "from": 3}], [0, 0, 1, -49])
+    declared["end"][2] = {"seat": 3, "state": "ready", "fan": 0, "void": True}
+    v = validate(declared)
+    assert v.issues == () and not any("void-suit penalt" in n for n in v.not_checked)
+    # two added kongs: one note for both
+    two = _sheet(
+        [hu, *({"from": s, "to": 1, "amount": 1, "reason": "kong", "event": 0} for s in (0, 2, 3))], [-1, 3, 0, -2]
+    )
+    two["events"] = [*two["events"], {"t": "kong", "seat": 3, "kind": "added"}]
+    v = validate(two)
+    assert v.issues == () and sum("just drawn" in n for n in v.not_checked) == 1

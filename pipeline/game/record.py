@@ -125,12 +125,13 @@ class ClaimedWin(Value):
 class DeclaredEnd(Value):
     """A player still in at the end, as a settlement or observer record declares it (``end``): ``ready`` with the
     value ``fan`` of its ready hand for 查大叫 (when given), ``not_ready``, or ``pig`` (花猪); ``void``: it owes
-    the profile's ``void_end_penalty`` (it still holds tiles of its void suit)."""
+    the profile's ``void_end_penalty`` (it still holds tiles of its void suit), ``False`` that it does not, ``None``
+    not stated (a score sheet has no column for it)."""
 
     __slots__ = ()
     _fields = ("seat", "state", "fan", "void")
 
-    def __init__(self, seat: int, state: str, fan: int | None = None, void: bool = False) -> None:
+    def __init__(self, seat: int, state: str, fan: int | None = None, void: bool | None = None) -> None:
         self._v = (seat, state, fan, void)
 
     @property
@@ -146,7 +147,7 @@ class DeclaredEnd(Value):
         return self._v[2]
 
     @property
-    def void(self) -> bool:
+    def void(self) -> bool | None:
         return self._v[3]
 
 
@@ -743,8 +744,8 @@ def _ends(raw: Any, n: int) -> tuple[DeclaredEnd, ...]:
             raise RecordError("SCHEMA_TYPE", f"end[{i}]: state must be ready, not_ready or pig, got {state!r}")
         if fan is not None and (not _is_int(fan) or not 0 <= fan <= MAX_CLAIMED_FAN or state != "ready"):
             raise RecordError("SCHEMA_TYPE", f"end[{i}]: fan is a ready player's value, 0-{MAX_CLAIMED_FAN}")
-        void = e.get("void", False)
-        if not isinstance(void, bool):
+        void = e.get("void")
+        if void is not None and not isinstance(void, bool):
             raise RecordError("SCHEMA_TYPE", f"end[{i}]: void must be true or false")
         out.append(DeclaredEnd(seat, state, fan, void))
     return tuple(out)

@@ -104,10 +104,19 @@ def settle_declared(
                 and events[index + 1].rob_kong  # type: ignore[union-attr]
             )
             if not robbed:  # a robbed kong does not stand: no money (抢杠胡 takes its tile)
-                ledger.kong(event.seat, event.kind, index, source=event.source)
-                if event.kind == "added" and rules.added_kong_paid == "fresh" and not fresh_noted:
-                    unchecked.append("whether an added kong's fourth tile was just drawn (taken as so)")
-                    fresh_noted = True
+                fresh = True
+                if event.kind == "added" and rules.added_kong_paid == "fresh":
+                    # the record shows no draws: whether the fourth tile was just drawn (SBR's Promoted Kong, paid)
+                    # or held since (a Postponed Kong, paid nothing) is the claimed payments' to say
+                    if claimed_payments is not None:
+                        fresh = any(p.reason == "kong" and p.event == index for p in claimed_payments)
+                    if not fresh_noted:
+                        unchecked.append(
+                            "whether an added kong's fourth tile was just drawn ("
+                            + ("as the claimed kong payments say)" if claimed_payments is not None else "taken as so)")
+                        )
+                        fresh_noted = True
+                ledger.kong(event.seat, event.kind, index, source=event.source, fresh=fresh)
             last_kong[event.seat] = (index, event)
             if event.tile >= 0:  # a kong whose tile the record names (the others are counted from the events)
                 melds[event.seat].append(Meld(event.kind, event.tile, event.source))
@@ -163,6 +172,9 @@ def settle_declared(
                 end_open = True
         else:
             ends_by_seat = _end(ledger, rules, ends, still_in, records, faults, claimed_payments, unchecked)
+    if not faults and claimed_payments is not None:
+        stated = {e.seat: e.void for e in ends or ()}
+        _unshown_penalties(ledger, rules, claimed_payments, unchecked, end_open=end_open, void_stated=stated)
     facts = HandFacts(
         rules=rules,
         dealer=dealer,
@@ -183,6 +195,52 @@ def settle_declared(
         end_open=end_open,
     )
     return facts, faults, unchecked
+
+
+def _unshown_penalties(
+    ledger: Ledger,
+    rules: RuleSet,
+    claimed: Sequence[Payment],
+    unchecked: list[str],
+    *,
+    end_open: bool,
+    void_stated: Mapping[int, bool | None],
+) -> None:
+    """The claimed void-suit penalties a settlement record cannot show, taken as claimed: a pong in one's void
+    suit (the record has no pongs), a kong in it where the record names no tile, void tiles held at the wall's end
+    where the end state does not say (``void_stated``: each end state's ``void``; ``False`` says the player held
+    none, and its wall-end penalty is judged), a Hu with a void tile. Each such claim is a penalty of one of the
+    profile's void amounts, paid where ``penalty_to`` sends it, that the declared items do not already give; what
+    is taken is listed as not checked, so a finding rests only on what the record shows. With the end unknown
+    (``end_open``) a claimed wall-end penalty is not judged at all (:func:`pipeline.validate._judged_payments`)."""
+    amounts = {rules.void_meld_penalty, rules.void_end_penalty, rules.void_win_penalty} - {0}
+    if not amounts:
+        return
+    due: dict[tuple[int, int | None, int], int] = {}  # (payer, payee, amount) → how many the declared items give
+    for p in ledger.payments:
+        if p.reason == "penalty":
+            due[(p.payer, p.payee, p.amount)] = due.get((p.payer, p.payee, p.amount), 0) + 1
+    taken = 0
+    for p in claimed:
+        if p.reason != "penalty" or p.amount not in amounts or (p.payee is None) != (rules.penalty_to == "pot"):
+            continue
+        if p.payer == p.payee:
+            continue  # a seat paying itself: no money moves, the claim's own fault
+        if end_open and p.event is None and rules.void_end_penalty:
+            continue  # an end-of-wall payment of an unknown end: left out of the comparison
+        if void_stated.get(p.payer) is False and p.amount not in (rules.void_meld_penalty, rules.void_win_penalty):
+            continue  # the record says the player held no void tile at the end: judged
+        key = (p.payer, p.payee, p.amount)
+        if due.get(key, 0):
+            due[key] -= 1
+            continue
+        ledger.as_claimed(p)
+        taken += 1
+    if taken:
+        unchecked.append(
+            f"{taken} claimed void-suit {'penalty' if taken == 1 else 'penalties'} (a settlement record shows no "
+            "pongs and no tiles: taken as claimed)"
+        )
 
 
 def _close_group(ledger: Ledger, group: list[int], kong: tuple[int, int] | None, records: list[WinRecord]) -> None:
@@ -267,4 +325,4 @@ def declared_end(
             ready = ReadyValue(amount=amount, fan=-1, win_tile=UNKNOWN_TILE, waits=())
         else:
             ready = ReadyValue(amount=rules.points(fan), fan=fan, win_tile=UNKNOWN_TILE, waits=())
-    return SeatEnd(seat=end.seat, pig=end.state == "pig", ready=ready, void_penalty=end.void, wall_end=wall_end)
+    return SeatEnd(seat=end.seat, pig=end.state == "pig", ready=ready, void_penalty=end.void is True, wall_end=wall_end)

@@ -431,6 +431,115 @@ class Score(Value):
         return self._v[6]
 
 
+class NamedHand(Value):
+    """One whole hand of a named-hand count (``fan_combination = named_hand``, Mahjong Soul): its names, the
+    patterns that must all occur (``needs``), those whose fan make its value on top of the plain hand
+    (``counts``), and the roots it takes (``roots``: 龙七对 takes one)."""
+
+    __slots__ = ()
+    _fields = ("name_zh", "name_en", "needs", "counts", "roots")
+
+    def __init__(
+        self, name_zh: str, name_en: str, needs: tuple[str, ...], counts: tuple[str, ...], roots: int = 0
+    ) -> None:
+        self._v = (name_zh, name_en, needs, counts, roots)
+
+    @property
+    def name_zh(self) -> str:
+        return self._v[0]
+
+    @property
+    def name_en(self) -> str:
+        return self._v[1]
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        return self._v[2]
+
+    @property
+    def counts(self) -> tuple[str, ...]:
+        return self._v[3]
+
+    @property
+    def roots(self) -> int:
+        return self._v[4]
+
+
+# Mahjong Soul's named hands (the replay editor's calcFanChuanma: 对对和 … 清十八罗汉), the game's order: a hand shows
+# the first that fits of those worth the most. Each is worth the plain hand plus its ``counts``' fan: with majsoul's
+# units 对对胡 2, 清一色 3, 七对 3, 带幺九 3, 金钩钓 3, 清对 4, 将对 4, 龙七对 4, 清七对 5, 清金钩钓 5, 清幺九 5,
+# 清龙七对 6, 十八罗汉 and 清十八罗汉 6 (shi_ba_luo_han_fan 5: the flush adds nothing there).
+NAMED_HANDS: Final[tuple[NamedHand, ...]] = (
+    NamedHand("清十八罗汉", "pure four kongs", ("shi_ba_luo_han", "qing_yi_se"), ("shi_ba_luo_han",)),
+    NamedHand("十八罗汉", "four kongs", ("shi_ba_luo_han",), ("shi_ba_luo_han",)),
+    NamedHand("清龙七对", "pure dragon seven pairs", ("qing_yi_se", "qi_dui", "gen"), ("qing_yi_se", "qi_dui"), 1),
+    NamedHand("清幺九", "pure terminals", ("qing_yi_se", "dai_yao_jiu"), ("qing_yi_se", "dai_yao_jiu")),
+    NamedHand(
+        "清金钩钓",
+        "pure single wait on four melds",
+        ("qing_yi_se", "dui_dui_hu", "jin_gou_diao"),
+        ("qing_yi_se", "dui_dui_hu", "jin_gou_diao"),
+    ),
+    NamedHand("清七对", "pure seven pairs", ("qing_yi_se", "qi_dui"), ("qing_yi_se", "qi_dui")),
+    NamedHand("龙七对", "dragon seven pairs", ("qi_dui", "gen"), ("qi_dui",), 1),
+    NamedHand("将对", "2-5-8 pungs", ("dui_dui_hu", "jiang_dui"), ("dui_dui_hu", "jiang_dui")),
+    NamedHand("清对", "pure all pungs", ("qing_yi_se", "dui_dui_hu"), ("qing_yi_se", "dui_dui_hu")),
+    NamedHand("金钩钓", "single wait on four melds", ("dui_dui_hu", "jin_gou_diao"), ("dui_dui_hu", "jin_gou_diao")),
+    NamedHand("带幺九", "terminals", ("dai_yao_jiu",), ("dai_yao_jiu",)),
+    NamedHand("七对", "seven pairs", ("qi_dui",), ("qi_dui",)),
+    NamedHand("清一色", "full flush", ("qing_yi_se",), ("qing_yi_se",)),
+    NamedHand("对对胡", "all pungs", ("dui_dui_hu",), ("dui_dui_hu",)),
+    NamedHand("平胡", "plain hand", (), ()),
+)
+# The patterns that make a named hand; every other pattern (根, 杠上花, 杠上炮, 抢杠, 海底, …) is a bonus on top.
+HAND_PATTERNS: Final = frozenset(
+    ("ping_hu", "dui_dui_hu", "qing_yi_se", "dai_yao_jiu", "qi_dui", "jiang_dui", "jin_gou_diao", "shi_ba_luo_han")
+)
+
+
+def _named_hand(
+    hits: Sequence[PatternHit], rules: RuleSet, special: PatternHit | None = None
+) -> tuple[tuple[PatternHit, ...], int, str, str]:
+    """The additive ``hits`` of one reading as a named-hand count: the best named hand (``special``, a fixed
+    天胡/地胡, in its place), then the bonuses; 龙七对's shape takes one root, 十八罗汉 four, whichever hand is
+    shown (calcFanChuanma). Returns the breakdown, its total and the title."""
+    fan = {h.id: h.fan for h in hits}
+    roots = fan.get("gen", 0) // rules.root_fan if rules.root_fan else 0
+    taken = 0
+    if roots and "qi_dui" in fan:
+        taken = 1
+    if "shi_ba_luo_han" in fan:
+        taken = 4
+    out: list[PatternHit] = []
+    if special is not None:
+        out.append(special)
+        title_zh, title_en = special.name_zh, special.name_en
+    else:
+        best, best_fan = NAMED_HANDS[-1], -1
+        for named in NAMED_HANDS:
+            if all(p in fan for p in named.needs):
+                value = sum(fan[p] for p in named.counts) + named.roots * rules.root_fan
+                if value > best_fan:
+                    best, best_fan = named, value
+        title_zh, title_en = best.name_zh, best.name_en
+        shown = ("ping_hu", *best.counts)
+        out = [h for h in hits if h.id in shown]
+        taken -= best.roots  # the roots the named hand counts in its value stay on the 根 line
+    for h in hits:
+        if h.id in HAND_PATTERNS:
+            continue
+        if h.id == "gen":
+            left = (roots - taken) * rules.root_fan
+            if left > 0:
+                out.append(PatternHit(h.id, h.name_zh, h.name_en, left))
+            continue
+        out.append(h)
+    total = 0
+    for h in out:
+        total += h.fan
+    return tuple(out), total, title_zh, title_en
+
+
 def score(hand: WinHand, rules: RuleSet, live: frozenset[int] | None = None) -> Score:
     """Score a win, choosing the reading worth the most fan. Raises :class:`NotAWin` otherwise. ``live``: the
     waits of the hand before the win, where the caller knows them better than the hand's melds tell
@@ -450,6 +559,15 @@ def score(hand: WinHand, rules: RuleSet, live: frozenset[int] | None = None) -> 
     best: tuple[PatternHit, ...] = ()
     best_fan = -1
     units = _units(rules)
+    special = "tian_hu" if hand.heavenly else "di_hu" if hand.earthly else None
+    mode = rules.heavenly if hand.heavenly else rules.earthly if hand.earthly else "normal"
+    fixed: PatternHit | None = None
+    if special and mode != "normal":
+        name_zh, name_en = SPECIAL_NAMES[special]
+        fan = (rules.heavenly_fan if hand.heavenly else rules.earthly_fan) if mode == "fixed" else rules.cap
+        fixed = PatternHit(special, name_zh, name_en, fan)
+    named = rules.fan_combination == "named_hand"
+    title_zh = title_en = ""
     for reading in found:
         hits: list[PatternHit] = []
         total = 0
@@ -461,16 +579,17 @@ def score(hand: WinHand, rules: RuleSet, live: frozenset[int] | None = None) -> 
                     p = PATTERNS[i]
                     hits.append(PatternHit(p.id, p.name_zh, p.name_en, n * unit))
                     total += n * unit
-        if total > best_fan:
+        if named:
+            shown, total, zh, en = _named_hand(hits, rules, fixed)
+            if total > best_fan:
+                best, best_fan, title_zh, title_en = shown, total, zh, en
+        elif total > best_fan:
             best, best_fan = tuple(hits), total
-    title_zh, title_en = _title(best)
-    special = "tian_hu" if hand.heavenly else "di_hu" if hand.earthly else None
-    mode = rules.heavenly if hand.heavenly else rules.earthly if hand.earthly else "normal"
-    if special and mode != "normal":
-        fixed = (rules.heavenly_fan if hand.heavenly else rules.earthly_fan) if mode == "fixed" else rules.cap
-        name_zh, name_en = SPECIAL_NAMES[special]
-        best, best_fan = (PatternHit(special, name_zh, name_en, fixed),), fixed
-        title_zh, title_en = name_zh, name_en
+    if not named:
+        title_zh, title_en = _title(best)
+        if fixed is not None:  # additive: the fixed total replaces every pattern and root
+            best, best_fan = (fixed,), fixed.fan
+            title_zh, title_en = fixed.name_zh, fixed.name_en
     points = _points(rules, best_fan)
     per_payer = points + (rules.base if hand.self_drawn and rules.self_draw == "base" else 0)
     return Score(
@@ -524,12 +643,17 @@ def declared_score(
         per_payer = points + (rules.base if self_drawn and rules.self_draw == "base" else 0)
         return Score(patterns=(), fan=-1, points=points, per_payer=per_payer, title_zh="", title_en="", capped=False)
     hits: list[PatternHit] = []
+    title_zh = title_en = ""
     if patterns or fan is None:
         special = next((p for p in patterns if p in SPECIAL_NAMES), None)
         mode = (rules.heavenly if special == "tian_hu" else rules.earthly) if special else "normal"
+        fixed: PatternHit | None = None
         if special and mode != "normal":
             name_zh, name_en = SPECIAL_NAMES[special]
-            hits = [PatternHit(special, name_zh, name_en, pattern_fan(special, rules))]
+            fixed = PatternHit(special, name_zh, name_en, pattern_fan(special, rules))
+        named = rules.fan_combination == "named_hand"
+        if fixed is not None and not named:
+            hits = [fixed]
         else:
             counts = {pid: 0 for pid in PATTERN_BY_ID}
             for pid in patterns:
@@ -540,10 +664,14 @@ def declared_score(
                 n = counts[p.id] * p.unit(rules)
                 if n:
                     hits.append(PatternHit(p.id, p.name_zh, p.name_en, n))
-        total = sum(h.fan for h in hits)
+        if named:  # the declared patterns as the game counts them: the best named hand and the bonuses
+            shown, total, title_zh, title_en = _named_hand(hits, rules, fixed)
+            hits = list(shown)
+        else:
+            total = sum(h.fan for h in hits)
+            title_zh, title_en = _title(tuple(hits))
     else:
         total = fan
-    title_zh, title_en = _title(tuple(hits)) if hits else ("", "")
     value = rules.points(total) if total >= rules.fan_base else 0
     per_payer = value + (rules.base if self_drawn and rules.self_draw == "base" else 0)
     return Score(

@@ -178,6 +178,12 @@ class RuleSet:
         minimum=0,
         maximum=1_000_000_000,
     )
+    void_win_penalty: int = _switch(
+        "定缺: the points a Hu declared while holding a tile of one's void suit costs, on top of the 诈胡 penalty "
+        "(without a declared void suit, a Hu holding three suits)",
+        minimum=0,
+        maximum=1_000_000_000,
+    )
     penalty_to: Literal["players", "pot"] = _switch(
         "where the void penalties go: to each other player still in ('players'), or out of the table ('pot': "
         "a payment to nobody, and the deltas sum to −pot)"
@@ -209,6 +215,11 @@ class RuleSet:
     duan_yao_fan: int = _switch("中张/断幺九 (no 1 or 9 anywhere): fan added; 0 = off", minimum=0, maximum=16)
     yi_tiao_long_fan: int = _switch("一条龙 (123 456 789 of one suit): fan added; 0 = off", minimum=0, maximum=16)
     shi_ba_luo_han_fan: int = _switch("十八罗汉 (four kongs): fan added; 0 = off", minimum=0, maximum=16)
+    fan_combination: Literal["additive", "named_hand"] = _switch(
+        "how patterns combine: 'additive' (every pattern that fits adds its fan), or 'named_hand' (Mahjong Soul: "
+        "the hand scores its best named hand, 对对胡 … 清十八罗汉 or a fixed 天胡/地胡, plus the bonuses 根, 杠上花, "
+        "杠上炮, 抢杠 and 海底)"
+    )
 
     def __post_init__(self) -> None:
         if len(self.suits) < 3 and (self.que_declared or self.void_discard_first):
@@ -260,7 +271,12 @@ class RuleSet:
             + self.haidi_fan
             + 1  # 自摸 as a fan
         )
-        return max(patterns, self.heavenly_fan, self.earthly_fan, self.false_win_fan, self.hua_zhu_min_fan)
+        # a named hand's fixed 天胡/地胡 keeps the bonuses (roots and the situational additions)
+        bonuses = 4 * self.root_fan + self.gang_shang_hua_fan + self.gang_shang_pao_fan + self.rob_kong_fan
+        fixed = max(self.heavenly_fan, self.earthly_fan)
+        if self.fan_combination == "named_hand":
+            fixed += bonuses + self.haidi_fan + self.men_qing_fan + self.duan_yao_fan + self.yi_tiao_long_fan + 1
+        return max(patterns, fixed, self.false_win_fan, self.hua_zhu_min_fan)
 
     def cap_points_max(self) -> int:
         """The most a payer can pay for one hand: the value of the cap (or of :meth:`max_fan`) plus 自摸加底."""

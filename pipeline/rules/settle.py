@@ -217,6 +217,11 @@ class Ledger:
             for payee in self.others_in(seat):
                 self._pay(seat, payee, amount, "penalty", event)
 
+    def as_claimed(self, payment: Payment) -> None:
+        """A payment a record claims and its level cannot show (a settlement record's void-suit penalty for a
+        pong it does not list), taken as claimed."""
+        self._pay(payment.payer, payment.payee, payment.amount, payment.reason, payment.event)
+
     @property
     def pot(self) -> int:
         """Points paid to nobody (penalties with ``penalty_to = "pot"``)."""

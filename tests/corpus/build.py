@@ -1830,6 +1830,38 @@ def empty_wall_cases() -> None:
     )
     case(
         f,
+        vary(
+            hd,
+            "wall-empty-pig-pays-everyone",
+            ruleset={"profile": "chengdu", "hua_zhu_payees": "everyone"},
+            result=claim(
+                f"3>1=2hu@{len(evs.split()) - 1} 0>1=10hua_zhu 0>2=10hua_zhu 0>3=10hua_zhu 2>3=1cha_jiao",
+                [-30, 12, 9, 9],
+                f"1@{len(evs.split()) - 1}:2f2p",
+            ),
+        ),
+        """
+        Valid where a flower pig pays every other player, winners and other pigs alike (hua_zhu_payees =
+        everyone, some engines' rule): the dealer also pays seat 1, who won on the last discard.""",
+    )
+    case(
+        f,
+        vary(
+            hd,
+            "wall-empty-pig-pays-a-winner-under-chengdu",
+            result=claim(
+                f"3>1=2hu@{len(evs.split()) - 1} 0>1=10hua_zhu 0>2=10hua_zhu 0>3=10hua_zhu 2>3=1cha_jiao",
+                [-30, 12, 9, 9],
+                f"1@{len(evs.split()) - 1}:2f2p",
+            ),
+        ),
+        """
+        The claim of wall-empty-pig-pays-everyone under chengdu: "花猪无条件包还在场的麻友满庄", the players still at
+        the table; seat 1 has won.""",
+        "SETTLE_EXTRA",
+    )
+    case(
+        f,
         vary(hd, "last-four-pass", evs=evs.rsplit(" ", 1)[0], result=claim(E_NO_WIN, [-30, 11, 8, 11], "")),
         """
         最后四张能胡必须胡: seat 1 lets the last discard (9m) go although it wins on it. The pass is reported
@@ -2534,6 +2566,318 @@ def ruleset_cases() -> None:
         "SETTLE_AMOUNT",
     )
 
+    ruleset_text_cases(sbr)
+
+
+# GOLDEN_DEAD: seat 1 holds standing pungs 111m, 999m and 999s, three 7s and 8s (void 筒); it draws the fourth 7s,
+# declares a concealed kong and then waits on 8s alone: 7s would complete 789s + 99s, but all four 7s are in its
+# kong. Seat 2 draws 8s and discards it; seat 1 wins on it. Seats 2 and 3 then self-draw 5p and 6s.
+GOLDEN_DEAD = ("234567m234567m55p", "111m999m777s999s8s", "123p444p678p99p46p", "222s333s444s555s6s")
+GOLDEN_DEAD_EVENTS = "0-2m 1+7s 1c7s 1+5m 1-5m 2+8s 2-8s 1h8s<2 2+5p 2h5p 3+6s 3h6s"
+GOLDEN_DEAD_PAYS = "0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 2>1={win}hu@7 0>2=9hu@9 3>2=9hu@9 0>3=9hu@11"
+# SOUL_HEAVEN: the dealer's dealt hand is 龙七对 with two roots (1111m 2222m 44m 55p 77p); seats 1 and 2 win on
+# their first draws (地和), seat 3 is left.
+SOUL_HEAVEN = ("1111m2222m44m55p77p", "123s456s789s2p3p4p5s", "123p456p789s1s2s3s4s", "333m555m666m888m9p")
+# GSP_YIPAO: the dealer declares a concealed kong of 1m on its first turn, draws 9m and discards 5p: seats 1 and 2
+# both win on it (一炮多响, 杠上炮), seat 3 then self-draws 6s.
+GSP_YIPAO = ("1111m2345678m99s5p", "123p444p678p99p46p", "555m666m777m55p67p", "222s333s444s555s6s")
+# GOLDEN_READY: seat 1 holds 7777s 111m 999m 999s, draws 8s and declares a concealed kong of 7s on its first turn;
+# to the empty wall it waits on 8s alone. Seat 2 waits on 5p, seat 3 on 5s; the dealer is not ready.
+GOLDEN_READY = ("2345688m3666p789p", "7777s111m999m999s", "234567m234p678p5p", "111p222s333s444s5s")
+# XU_TING: empty_wall.jsonl's hand with seat 3 holding 8888s and 777888999p: its only wait is a fifth 8s.
+XU_TING = (E1[0], E1[1], E1[2], "8888s777888999p")
+
+
+def ruleset_text_cases(sbr: Record) -> None:
+    """Points where independent checks and xuezhan disagreed, each decided by the rule text (issue 38)."""
+    f = "rulesets"
+    dead = case(
+        f,
+        record(
+            "sbr-golden-wait-beside-a-dead-tile",
+            deal=GOLDEN_DEAD,
+            ruleset={"profile": "sbr", "jin_gou_diao": "single_wait_all_pungs"},
+            que="spmm",
+            evs=GOLDEN_DEAD_EVENTS,
+            result=claim(GOLDEN_DEAD_PAYS.format(win=8), [-20, 14, 8, -2], "1@7:3f8p 2@9:3f8p 3@11:3f8p"),
+        ),
+        """
+        Valid SBR with standing pungs counted for the Golden Wait (jin_gou_diao = single_wait_all_pungs): seat 1's
+        hand, standing 111m 999m 999s + 8s beside its concealed kong of 7s, would also complete on 7s (789s +
+        99s), but "A tile of which the player's standing tiles already hold all four is not a wait" (an
+        exhaustive wait, SBR p. 30): every 7s is in its kong, so it waits on 8s alone. Its win on seat 2's 8s is
+        All Pungs 1 + Kong 1 + Golden Wait 1 = 3 fan, 8 points. Seats 2 (Full Flush 2 + Root 1) and 3 (Full
+        Flush 2 + All Pungs 1) self-draw 3-fan hands, 8 + 1 from each player still in.""",
+    )
+    case(
+        f,
+        vary(
+            dead,
+            "sbr-golden-wait-dead-tile-counted-as-a-wait",
+            result=claim(GOLDEN_DEAD_PAYS.format(win=4), [-20, 10, 12, -2], "1@7:2f4p 2@9:3f8p 3@11:3f8p"),
+        ),
+        """
+        The same hand claimed as if the dead 7s were a second wait (no Golden Wait: 2 fan, 4 points).""",
+        "SCORE_FAN",
+        "SCORE_POINTS",
+        "SETTLE_AMOUNT",
+    )
+    standing = case(
+        f,
+        vary(
+            dead,
+            "sbr-no-golden-wait-on-standing-pungs",
+            ruleset="sbr",
+            result=claim(GOLDEN_DEAD_PAYS.format(win=4), [-20, 10, 12, -2], "1@7:2f4p 2@9:3f8p 3@11:3f8p"),
+        ),
+        """
+        Valid SBR as the book defines the Golden Wait: "Four melds (pungs or kongs) in hand, the winning tile
+        completes the pair" (Table 4, p. 26), a melded set "contains a tile claimed from a discard" (p. 13) and
+        standing pungs are part of the concealed hand (Table 2, p. 15). Seat 1 has one declared set, its kong,
+        beside three standing pungs: All Pungs 1 + Kong 1 = 2 fan, 4 points.""",
+    )
+    case(
+        f,
+        vary(
+            standing,
+            "sbr-standing-pungs-claimed-as-a-golden-wait",
+            result=claim(GOLDEN_DEAD_PAYS.format(win=8), [-20, 14, 8, -2], "1@7:3f8p 2@9:3f8p 3@11:3f8p"),
+        ),
+        """
+        The same hand under sbr claimed with a Golden Wait on the standing pungs (3 fan, 8 points).""",
+        "SCORE_FAN",
+        "SCORE_POINTS",
+        "SETTLE_AMOUNT",
+    )
+    heaven = case(
+        f,
+        record(
+            "majsoul-heavenly-hand-with-a-root",
+            deal=SOUL_HEAVEN,
+            ruleset={"profile": "majsoul", "exchange_three": False},
+            que="smms",
+            evs="0h7p 1+5s 1h5s 2+4s 2h4s",
+            result=claim(
+                "1>0=33000hu@0 2>0=33000hu@0 3>0=33000hu@0 2>1=33000hu@2 3>1=33000hu@2 3>2=33000hu@4",
+                [99000, 33000, -33000, -99000],
+                "0@0:7f32000p 1@2:6f32000p 2@4:6f32000p",
+            ),
+        ),
+        """
+        Valid Mahjong Soul: a hand scores one named hand plus the bonuses 根, 杠上花, 杠上炮, 抢杠 and 海底捞月 (the
+        replay editor's calcFanChuanma/ans2Fan). The dealer's dealt 龙七对 with two roots wins as 天和 (6) + the
+        根 that 龙七对 does not take (1) = 7 fan, capped at 32,000, + 1,000 from each of the three; seats 1 and 2
+        win on their first draws, 地和, 6 fan each.""",
+    )
+    case(
+        f,
+        vary(
+            heaven,
+            "majsoul-heavenly-hand-claimed-additive",
+            result=claim(
+                "1>0=33000hu@0 2>0=33000hu@0 3>0=33000hu@0 2>1=33000hu@2 3>1=33000hu@2 3>2=33000hu@4",
+                [99000, 33000, -33000, -99000],
+                "0@0:6f32000p 1@2:6f32000p 2@4:6f32000p",
+            ),
+        ),
+        """
+        The same hand claimed with 天和 as a fixed 6 fan that replaces the roots (an additive table's reading):
+        the game shows 7.""",
+        "SCORE_FAN",
+    )
+    void_hu = case(
+        f,
+        vary(
+            sbr,
+            "sbr-false-hu-with-a-void-tile",
+            que="ppsm",
+            result=None,
+        ),
+        """
+        SBR: seat 1 holds only 筒 but declared 筒 void, and declares Hu on the dealer's 5p: a Hu with void-suit
+        tiles is a false Hu, 8 points to each player still in and its kong money returned (p. 30), and "48 on top
+        of the false-Hu penalty" (p. 31), which goes to the pot like SBR's other void penalties.""",
+        "WIN_VOID_SUIT",
+        computed="1>0=8penalty@1 1>2=8penalty@1 1>3=8penalty@1 1>pot=48penalty@1",
+        twin="sbr-fan-base-zero",
+    )
+    case(
+        f,
+        vary(void_hu, "sbr-false-hu-on-its-shape", que="pmsm", evs="0-5p 3h5p<0"),
+        """
+        A false Hu that holds no void tile: seat 3 (four pungs of 条 and 6s, 万 void) declares Hu on the dealer's 5p,
+        which does not complete its hand: the false-Hu penalty alone, 8 to each player still in, no 48.""",
+        "WIN_FALSE",
+        computed="3>0=8penalty@1 3>1=8penalty@1 3>2=8penalty@1",
+        twin="sbr-fan-base-zero",
+    )
+    wall, evs = full_hand(GOLDEN_READY, first="2m", front="8s1p", kong={1: "7s"})
+    ready_dead = case(
+        f,
+        record(
+            "sbr-ready-value-golden-wait-beside-a-dead-tile",
+            wall=wall,
+            evs=evs,
+            ruleset={"profile": "sbr", "jin_gou_diao": "single_wait_all_pungs"},
+            que="spsm",
+            result=claim(
+                "0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 0>1=4cha_jiao 0>2=1cha_jiao 0>3=2cha_jiao", [-9, 10, -1, 0], ""
+            ),
+        ),
+        """
+        Valid SBR (standing pungs counted for the Golden Wait), to the empty wall: seat 1 declares a concealed
+        kong of 7s on its first turn and ends holding 111m 999m 999s 8s, waiting on 8s alone (every 7s is in its
+        kong: "not a wait", p. 30). Its theoretical maximum leaves the kong out, the kong valued as the pong it
+        was (SBR p. 32), yet its 7s stay dead: All Pungs 1 + Golden Wait 1 = 2 fan, 4, which the dealer (not
+        ready) pays it; seats 2 (0 fan, 1) and 3 (All Pungs, 2) are paid too.""",
+    )
+    case(
+        f,
+        vary(
+            ready_dead,
+            "sbr-ready-value-dead-tile-counted-as-a-wait",
+            result=claim(
+                "0>1=2kong@2 2>1=2kong@2 3>1=2kong@2 0>1=2cha_jiao 0>2=1cha_jiao 0>3=2cha_jiao", [-7, 8, -1, 0], ""
+            ),
+        ),
+        """
+        The same hand claimed as if the kong, valued as a pong, left a 7s to wait on: All Pungs alone, 2.""",
+        "SETTLE_AMOUNT",
+    )
+    four = case(
+        f,
+        record(
+            "sbr-four-standing-pungs-no-golden-wait",
+            deal=PATTERN_HANDS,
+            ruleset="sbr",
+            que="sppm",
+            evs="0-9m 1h9m<0 2+5s 2h5s 3+7s 3h7s",
+            result=claim("0>1=1hu@1 0>2=3hu@3 3>2=3hu@3 0>3=3hu@5", [-7, 1, 6, 0], "1@1:0f1p 2@3:1f2p 3@5:1f2p"),
+        ),
+        """
+        Valid SBR: seats 2 and 3 each hold four standing pungs and win on the pair, All Pungs 1 fan, 2 points + 1
+        a payer: no Golden Wait, which needs "Four melds (pungs or kongs)" (Table 4, p. 26), melded sets holding
+        a claimed tile (p. 13). Seat 1's 带幺九 hand is nothing in SBR (0 fan, 1 point).""",
+    )
+    case(
+        f,
+        vary(
+            four,
+            "sbr-four-standing-pungs-golden-wait-override",
+            ruleset={"profile": "sbr", "jin_gou_diao": "single_wait_all_pungs"},
+            result=claim("0>1=1hu@1 0>2=5hu@3 3>2=5hu@3 0>3=5hu@5", [-11, 1, 10, 0], "1@1:0f1p 2@3:2f4p 3@5:2f4p"),
+        ),
+        """
+        Valid: the same hand where standing pungs count for the Golden Wait (jin_gou_diao = single_wait_all_pungs,
+        a room's reading): seats 2 and 3 add Golden Wait, 2 fan, 4 points + 1 a payer.""",
+    )
+    case(
+        f,
+        vary(
+            four,
+            "sbr-four-standing-pungs-claimed-golden",
+            result=claim("0>1=1hu@1 0>2=5hu@3 3>2=5hu@3 0>3=5hu@5", [-11, 1, 10, 0], "1@1:0f1p 2@3:2f4p 3@5:2f4p"),
+        ),
+        """
+        The override's claim under sbr: the standing pungs are no Golden Wait.""",
+        "SCORE_FAN",
+        "SCORE_POINTS",
+        "SETTLE_AMOUNT",
+    )
+    wall, evs = full_hand(XU_TING, first="9s", front="2s2s", kong={2: "7m"})
+    kong_pays = "0>2=2kong@4 1>2=2kong@4 3>2=2kong@4 0>1=10hua_zhu 0>2=10hua_zhu 0>3=10hua_zhu 2>1=1cha_jiao "
+    refund = " 2>0=2tui_shui 2>1=2tui_shui 2>3=2tui_shui"
+    dead_wait = case(
+        f,
+        record(
+            "rules-wait-on-a-fourth-tile-is-no-wait",
+            wall=wall,
+            evs=evs,
+            result=claim(kong_pays + "3>1=1cha_jiao" + refund, [-30, 12, 9, 9], ""),
+        ),
+        """
+        Valid Chengdu: empty_wall.jsonl's hand with seat 3 holding 8888s 777888999p to the end. Its only wait is a
+        fifth 8s, which does not exist: not ready (cha_jiao_fourth_tile = false), it pays ready seat 1 its
+        cheapest wait, 1.""",
+    )
+    case(
+        f,
+        vary(
+            dead_wait,
+            "rules-xu-ting-without-the-root",
+            ruleset={"profile": "chengdu", "cha_jiao_fourth_tile": "xu_ting"},
+            result=claim(kong_pays + "2>3=2cha_jiao" + refund, [-30, 11, 7, 12], ""),
+        ),
+        """
+        Valid 虚听 (cha_jiao_fourth_tile = xu_ting): a platform counts the wait on a fifth 8s as ready and values it
+        as if that tile existed, the four 8s held making no 根: 888s + 88s with 777p 888p 999p is 平胡 1 + 对对胡
+        1 = 2 fan, 2, which seat 2 (not ready) pays seat 3.""",
+    )
+    case(
+        f,
+        vary(
+            dead_wait,
+            "rules-fourth-tile-with-the-root",
+            ruleset={"profile": "chengdu", "cha_jiao_fourth_tile": True},
+            result=claim(kong_pays + "2>3=4cha_jiao" + refund, [-30, 11, 5, 14], ""),
+        ),
+        """
+        Valid: the same wait where the four 8s still make their 根 (cha_jiao_fourth_tile = true): 平胡 1 + 对对胡 1
+        + 根 1 = 3 fan, 4.""",
+    )
+    case(
+        f,
+        vary(
+            dead_wait,
+            "rules-xu-ting-claimed-with-the-root",
+            ruleset={"profile": "chengdu", "cha_jiao_fourth_tile": "xu_ting"},
+            result=claim(kong_pays + "2>3=4cha_jiao" + refund, [-30, 11, 5, 14], ""),
+        ),
+        """
+        The claim of rules-fourth-tile-with-the-root under 虚听: the four held make no 根, seat 3's value is 2.""",
+        "SETTLE_AMOUNT",
+        twin="rules-xu-ting-without-the-root",
+    )
+    refund_yipao = case(
+        f,
+        record(
+            "sbr-gang-shang-pao-refund-at-the-last-winner",
+            deal=GSP_YIPAO,
+            ruleset="sbr",
+            que="pmsm",
+            evs="0c1m 0+9m 0-5p 1h5p<0 2h5p<0 3+6s 3h6s",
+            result=claim(
+                "1>0=2kong@0 2>0=2kong@0 3>0=2kong@0 0>1=8hu@3 0>2=2hu@4 0>1=2tui_shui@4 0>2=2tui_shui@4 "
+                "0>3=2tui_shui@4 0>3=9hu@6",
+                [-19, 8, 2, 9],
+                "1@3:4f8p 2@4:1f2p 3@6:3f8p",
+            ),
+        ),
+        """
+        Valid SBR 一炮多响 on a Shoot after Kong: the dealer declares a concealed kong (2 from each of the three),
+        draws 9m and discards 5p, on which seats 1 (Full Flush 2 + Root 1 + Shoot after Kong 1 = 4 fan, capped
+        at 8 points) and 2 (Shoot after Kong, 1 fan, 2) both win. "Kong money is cancelled when another player
+        wins on the discard that follows the kong" (p. 28): one 退税 payment per kong payment returned, written
+        at the hu of the discard's last winner (event 4, schemas/XZLOG.md). Seat 3 then self-draws 6s, 8 + 1.""",
+    )
+    case(
+        f,
+        vary(
+            refund_yipao,
+            "sbr-gang-shang-pao-refund-at-the-first-winner",
+            result=claim(
+                "1>0=2kong@0 2>0=2kong@0 3>0=2kong@0 0>1=8hu@3 0>2=2hu@4 0>1=2tui_shui@3 0>2=2tui_shui@3 "
+                "0>3=2tui_shui@3 0>3=9hu@6",
+                [-19, 8, 2, 9],
+                "1@3:4f8p 2@4:1f2p 3@6:3f8p",
+            ),
+        ),
+        """
+        The refund claimed at the first winner's hu (event 3): it is written at the last one's.""",
+        "SETTLE_MISSING",
+        "SETTLE_EXTRA",
+    )
+
 
 # ================================================================================================ levels
 def level_cases() -> None:
@@ -2578,6 +2922,71 @@ def level_cases() -> None:
         The end states list seat 1, who won at event 0 and left play: they must name exactly the players
         still in.""",
         "SETTLE_END",
+    )
+    sbr_sheet = case(
+        f,
+        {
+            "format": "xzlog/1",
+            "level": "settlement",
+            "hand_id": "level-settlement-sbr-unshown",
+            "ruleset": "sbr",
+            "players": ["a", "b", "c", "d"],
+            "dealer": 0,
+            "events": [{"t": "kong", "seat": 1, "kind": "added"}, {"t": "hu", "seat": 2, "from": 3}],
+            "end": [
+                {"seat": 0, "state": "not_ready"},
+                {"seat": 1, "state": "ready", "fan": 1},
+                {"seat": 3, "state": "not_ready"},
+            ],
+            "result": {
+                "payments": [
+                    {"from": 3, "to": 2, "amount": 4, "reason": "hu", "event": 1},
+                    {"from": 0, "to": None, "amount": 48, "reason": "penalty", "event": None},
+                    {"from": 3, "to": None, "amount": 48, "reason": "penalty", "event": None},
+                    {"from": 0, "to": 1, "amount": 2, "reason": "cha_jiao", "event": None},
+                    {"from": 3, "to": 1, "amount": 2, "reason": "cha_jiao", "event": None},
+                ],
+                "deltas": [-50, 4, 4, -54],
+                "wins": [{"seat": 2, "event": 1, "patterns": ["qing_yi_se"], "fan": 2, "points": 4}],
+            },
+        },
+        """
+        Valid. An SBR score sheet's hand (no draws, no pongs, no tiles): seat 1's added kong has no payment, a
+        Postponed Kong ("a tile already among standing tiles", paid 0, p. 28), which the sheet cannot show but
+        the claim says; seat 2 wins Full Flush (2 fan, 4) on seat 3's discard; seat 0 paid 48 to the pot (a
+        pong of its void suit, p. 31) and seat 3 48 (void tiles at the wall's end, p. 27), penalties the record
+        cannot show either. A finding must rest on what the record shows: both are taken as claimed and listed
+        as not checked; not ready, seats 0 and 3 pay ready seat 1 its 1 fan, 2.""",
+    )
+    case(
+        f,
+        vary(
+            sbr_sheet,
+            "level-settlement-sbr-promoted-kong",
+            patch=lambda r: (
+                r["result"]["payments"].extend(
+                    {"from": s, "to": 1, "amount": 1, "reason": "kong", "event": 0} for s in (0, 2, 3)
+                ),
+                r["result"].update(deltas=[-51, 7, 3, -55]),
+            ),
+        ),
+        """
+        Valid: the same sheet where the added kong was a Promoted Kong, the tile just drawn, paid 1 by each player
+        still in (p. 27-28): the claimed kong payments say which.""",
+    )
+    case(
+        f,
+        vary(
+            sbr_sheet,
+            "level-settlement-sbr-penalty-not-void",
+            patch=lambda r: (
+                r["result"]["payments"][1].update(amount=30),
+                r["result"].update(deltas=[-32, 4, 4, -54]),
+            ),
+        ),
+        """
+        The same sheet with a penalty of 30 to the pot: not one of SBR's void-suit penalties (48), so not due.""",
+        "SETTLE_EXTRA",
     )
 
 
