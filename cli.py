@@ -1410,12 +1410,13 @@ def import_command(
     when some lines were, 2 on a usage error.
     """
     import codecs
+    import tempfile
 
     import orjson
 
-    from pipeline.formats import Accounting, Converted
+    from pipeline.formats import Accounting, BadLine, Converted, Reject
     from pipeline.formats import write_lines as write_out
-    from pipeline.ingest.read import open_input
+    from pipeline.ingest.read import MAX_LINE, read_lines
 
     if source not in FORMATS_IN:
         raise fail(f"--from {source!r}: not a format xuezhan reads (formats: {', '.join(FORMATS_IN)})")
@@ -1428,23 +1429,34 @@ def import_command(
     except LookupError:
         raise fail(f"--encoding {encoding!r}: not a text encoding Python knows") from None
     _output_file(out, "--out")
-    spec = _profile_option(profile)
-    acc = Accounting()
-    size = os.path.getsize(path) if path != "-" and not path.endswith((".gz", ".zst")) else None
-    stream, _raw = open_input(path)
     rejects_path = out.with_name(out.name.split(".jsonl")[0] + ".rejects.jsonl")
+    _not_the_input([path], out, rejects_path)
+    spec = _profile_option(profile)
+    acc = Accounting(keep=10)
+    size = os.path.getsize(path) if path != "-" and not path.endswith((".gz", ".zst")) else None
+    cut: list[str] = []  # where a broken stream stopped
+    with (
+        _progress(f"importing ({source})", quiet, size=size) as bar,
+        tempfile.TemporaryFile() as kept,  # the rejects as they come (each text bounded): never all in memory
+    ):
 
-    with _progress(f"importing ({source})", quiet, size=size) as bar:
-
-        def lines() -> Iterator[str]:
-            for raw_line in stream:
+        def lines() -> Iterator[str | BadLine]:
+            for line in read_lines([path], on_bytes=bar.read):
                 acc.lines_read += 1
-                bar.read(len(raw_line))
-                try:
-                    yield raw_line.decode(encoding if source == "sheet" else "utf-8")
-                except UnicodeDecodeError:
-                    hint = "; try --encoding gbk" if source == "sheet" and encoding != "gbk" else ""
-                    raise _BadText(f"line {acc.lines_read} of {path} is not {encoding}{hint}") from None
+                if line.fault is not None:  # the stream broke (a truncated .gz): what came before is read
+                    cut.append(line.fault)
+                    yield BadLine(line.code or "INGEST_READ", line.fault)
+                elif line.too_long:
+                    yield BadLine(line.code or "INGEST_LINE_TOO_LONG", _too_long(line.size, MAX_LINE))
+                else:
+                    try:  # a sheet's line with its break again: a quoted cell may hold one
+                        yield line.data.decode(encoding) + "\n" if source == "sheet" else line.data.decode()
+                    except UnicodeDecodeError:
+                        if source != "sheet":
+                            yield BadLine("IMPORT_ROW", "not UTF-8")
+                            continue
+                        hint = "; try --encoding gbk" if encoding != "gbk" else ""
+                        raise _BadText(f"line {acc.lines_read} of {path} is not {encoding}{hint}") from None
 
         if source == "sheet":
             from pipeline.formats.sheet import read_sheet
@@ -1452,12 +1464,12 @@ def import_command(
             default: str | dict[str, Any] = "chengdu"
             if spec:  # a bare profile name stays a name in the records; overrides make a ruleset object
                 default = spec if len(spec) > 1 else str(spec["profile"])
-            items = read_sheet(lines(), ruleset=default)
+            items = read_sheet(lines(), ruleset=default, max_bytes=MAX_LINE)
         else:
             from pipeline.formats.mjai import read_mjai
 
             prefix = game or Path(path).name.split(".")[0] or "mjai"
-            items = read_mjai(lines(), game=prefix, ruleset=spec)
+            items = read_mjai(lines(), game=prefix, ruleset=spec, max_bytes=MAX_LINE)
 
         def records() -> Iterator[bytes]:
             for item in items:
@@ -1465,21 +1477,41 @@ def import_command(
                 if isinstance(item, Converted):
                     bar.count(1)
                     yield orjson.dumps(item.record)
+                elif isinstance(item, Reject):
+                    kept.write(orjson.dumps(item.as_dict()) + b"\n")
 
         try:
             written = write_out(out, records())
         except _BadText as exc:
             raise fail(f"{exc}: nothing written") from None
-        finally:
-            stream.close()
-    if acc.rejects:
-        write_out(rejects_path, (orjson.dumps(r.as_dict()) for r in acc.rejects))
-    typer.echo(f"wrote {plural(written, 'record')} to {out}" + (f", rejects to {rejects_path}" if acc.rejects else ""))
+        if acc.rejected:
+            kept.seek(0)
+            write_out(rejects_path, (line.rstrip(b"\n") for line in kept))
+    typer.echo(f"wrote {plural(written, 'record')} to {out}" + (f", rejects to {rejects_path}" if acc.rejected else ""))
     typer.echo(acc.text())
-    for r in acc.rejects[:10]:
+    for r in acc.rejects:
         typer.echo(f"  line {r.line}: {r.code} {_shown(r.message)}")
+    if acc.rejected > len(acc.rejects):
+        typer.echo(f"  ... {acc.rejected - len(acc.rejects)} more in {rejects_path}")
+    for fault in cut:
+        typer.echo(f"xuezhan: {_shown(fault)}: the lines before it are imported", err=True)
     assert acc.balanced, acc.text()
-    raise typer.Exit(1 if acc.rejects else 0)
+    raise typer.Exit(1 if acc.rejected or not written else 0)
+
+
+def _too_long(size: int, bound: int) -> str:
+    """Why a line longer than the reader's bound is no record (``export``, ``import``)."""
+    return f"a line of {size} bytes, longer than any record may be ({bound} bytes): not read"
+
+
+def _not_the_input(inputs: list[str], *outputs: Path) -> None:
+    """Refuse an output that is one of the inputs: writing it would replace what is being read."""
+    for given in inputs:
+        if given == "-" or not Path(given).exists():
+            continue
+        for output in outputs:
+            if output.exists() and Path(given).resolve() == output.resolve():
+                raise fail(f"{output} is also an input: writing it would replace what is read; give another name")
 
 
 FORMATS_OUT = ("mjai",)
