@@ -11,7 +11,32 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 import sys
+import threading
+
+INTERRUPTED = "interrupted; run again"  # what a command stopped by Ctrl-C or SIGTERM says (exit 2)
+
+
+def _stopped_early(_signum: int, _frame: object) -> None:
+    """Ctrl-C or SIGTERM while the command line loads (nothing written yet): the one line, exit 2."""
+    sys.stderr.write(f"xuezhan: {INTERRUPTED}\n")
+    sys.stderr.flush()
+    os._exit(2)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in a command like Ctrl-C (so that what it was writing is tidied the same way)."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    raise _Terminated
+
+
+if "pytest" not in sys.modules:  # the imports below take a second or two (a test runner keeps its own Ctrl-C)
+    signal.signal(signal.SIGINT, _stopped_early)
+    signal.signal(signal.SIGTERM, _stopped_early)
+
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -55,8 +80,9 @@ class _Guarded(TyperGroup):
 
     A usage error (a bad option value, a missing argument) is one line instead of a usage panel; an
     ``OSError`` a command lets through (the disk is full, a folder cannot be created, stdout is closed) is
-    one line and exit 2. Stdout is flushed before the command returns, so that a full disk or a closed pipe
-    shows up here and not as an error while Python shuts down."""
+    one line and exit 2; so is Ctrl-C or SIGTERM, at any point (``interrupted; run again``). Stdout is
+    flushed before the command returns, so that a full disk or a closed pipe shows up here and not as an
+    error while Python shuts down."""
 
     def invoke(self, ctx: Context) -> Any:
         try:
@@ -66,6 +92,12 @@ class _Guarded(TyperGroup):
                 sys.stdout.flush()
         except OSError as exc:
             raise fail(_os_message(exc)) from None
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM (_Terminated): what the command wrote is tidied by then
+            raise fail(INTERRUPTED) from None
+        except Exception as exc:
+            if type(exc).__name__ != "InterruptException":  # DuckDB's Ctrl-C inside a query
+                raise
+            raise fail(INTERRUPTED) from None
 
     def main(
         self,
@@ -78,6 +110,9 @@ class _Guarded(TyperGroup):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        if threading.current_thread() is threading.main_thread():  # Ctrl-C and SIGTERM unwind the command
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, _terminate)
         try:
             code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except UsageError as exc:
@@ -91,9 +126,9 @@ class _Guarded(TyperGroup):
         except ClickException as exc:
             typer.echo(f"xuezhan: {exc.format_message().replace(chr(10), ' ')}", err=True)
             sys.exit(exc.exit_code)
-        except typer.Abort:
-            typer.echo("xuezhan: aborted", err=True)
-            sys.exit(1)
+        except (typer.Abort, KeyboardInterrupt):  # Ctrl-C or SIGTERM while the arguments are read
+            typer.echo(f"xuezhan: {INTERRUPTED}", err=True)
+            sys.exit(2)
         sys.exit(code if isinstance(code, int) else 0)
 
 
