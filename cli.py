@@ -91,6 +91,9 @@ class _Guarded(TyperGroup):
             finally:
                 sys.stdout.flush()
         except OSError as exc:
+            if exc.errno == errno.EPIPE and exc.filename is None:  # `xuezhan validate ... | head -1`: the reader
+                _os_message(exc)  # has what it wanted; no complaint (as any Unix filter), exit 2
+                raise typer.Exit(2) from None
             raise fail(_os_message(exc)) from None
         except KeyboardInterrupt:  # Ctrl-C, SIGTERM (_Terminated): what the command wrote is tidied by then
             raise fail(INTERRUPTED) from None
@@ -337,9 +340,12 @@ def _scope(
     tz: str | None = None,
 ) -> Any:
     """The :class:`~pipeline.analytics.scope.Scope` of the options, or one line and exit 2 when they cannot be
-    read (a date that does not parse, an unknown time zone, --since after --until)."""
+    read (a date that does not parse, an unknown time zone, --since after --until, a profile no record can
+    name: as every command's --profile, a usage error)."""
     from pipeline.analytics.scope import Scope, ScopeError
 
+    if profile is not None and profile not in profile_names():
+        raise fail(f"--profile {profile!r}: unknown profile (known: {', '.join(profile_names())})")
     try:
         return Scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     except ScopeError as exc:
@@ -391,7 +397,9 @@ def score_command(
     last_tile: Annotated[bool, typer.Option("--last-tile", help="海底: win on the last tile.")] = False,
     heavenly: Annotated[bool, typer.Option("--heavenly", help="天胡: the dealer's dealt hand wins.")] = False,
     earthly: Annotated[bool, typer.Option("--earthly", help="地胡: win on the first discard or draw.")] = False,
-    profile: Annotated[str, typer.Option("--profile", help="Rule profile (see `xuezhan rules list`).")] = "chengdu",
+    profile: Annotated[
+        str, typer.Option("--profile", help="Rule profile (see `xuezhan rules list`), or a JSON ruleset object.")
+    ] = "chengdu",
     cap: Annotated[int | None, typer.Option("--cap", help="Fan cap (封顶) override; 0 = none.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     batch: Annotated[
@@ -409,8 +417,11 @@ def score_command(
         raise fail("give the concealed tiles and --win TILE, or --batch FILE")
     if disputes.flag_contradiction({"after_kong": after_kong, "self_drawn": self_drawn}):
         raise fail("--after-kong (杠上花) is a self-drawn win: add --self-drawn")
+    spec = _profile_option(profile) or {"profile": profile}  # a name or the JSON object docs/RULES.md shows
     try:
-        rules = load_ruleset(profile, **({"cap": cap} if cap is not None else {}))
+        rules = load_ruleset(
+            spec if len(spec) > 1 else str(spec["profile"]), **({"cap": cap} if cap is not None else {})
+        )
         win_hand = WinHand.of(
             parse_tiles(hand),
             win_tile=kind_of(win),
@@ -456,13 +467,19 @@ def score_command(
 
 
 def _score_batch(path: str) -> int:
-    try:
-        handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        raise fail(f"cannot read {path}: {exc.strerror}") from None
+    """Answer each line of ``path``, read as ingest reads (lines bounded by its line cap, never held whole)."""
+    from pipeline.ingest.read import MAX_LINE, read_lines
+
+    if path != "-" and not Path(path).is_file():
+        raise fail(f"cannot read {path}: no such file")
     code = 0
-    with handle:
-        for answer, readable in disputes.score_lines(handle):
+    for line in read_lines([path]):
+        if line.fault is not None or line.too_long:
+            why = line.fault or _too_long(line.size, MAX_LINE)
+            answers = [(disputes.score_answer(None, f"line {line.source_line}: {why}"), False)]
+        else:
+            answers = list(disputes.score_lines([line.data.decode("utf-8", "replace")], first=line.source_line))
+        for answer, readable in answers:
             typer.echo(json.dumps(answer, ensure_ascii=False))
             if not readable:
                 code = 1
@@ -476,9 +493,11 @@ def _profile_option(value: str | None) -> dict[str, object] | None:
         return None
     obj: object = {"profile": value}
     if value.lstrip().startswith("{"):
-        try:
-            obj = json.loads(value)
-        except ValueError as exc:
+        import orjson
+
+        try:  # orjson: nesting past 1,024 levels is an error, not a RecursionError
+            obj = orjson.loads(value)
+        except orjson.JSONDecodeError as exc:
             raise fail(f"--profile is not a JSON object: {exc}") from None
         if not isinstance(obj, dict):
             raise fail("--profile must be a name or a JSON object")
@@ -1672,7 +1691,7 @@ def export_command(
             " mjai cannot carry)"
         )
     else:
-        from pipeline.ingest.read import find_files, input_bytes, read_lines
+        from pipeline.ingest.read import MAX_LINE, find_files, input_bytes, read_lines
 
         missing = [p for p in paths or [] if p != "-" and not Path(p).exists()]
         if missing:
@@ -1680,11 +1699,15 @@ def export_command(
         if not find_files(paths or []):
             raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
         _output_file(out, "--out")
+        _not_the_input(find_files(paths or []), out)
 
         def records(bar: _Bar) -> Iterator[dict[str, Any]]:
             for line in read_lines(paths or [], on_bytes=bar.read):
                 counts["lines"] += 1
                 where[0] = f"{_shown(line.source_file)}:{line.source_line}"
+                if line.too_long:
+                    skip(_too_long(line.size, MAX_LINE))
+                    continue
                 try:
                     record = orjson.loads(line.data) if line.fault is None else None
                 except orjson.JSONDecodeError as exc:
@@ -1702,7 +1725,7 @@ def export_command(
     for line in skipped:
         typer.echo(f"  skipped {line}")
     assert counts["written"] + counts["skipped"] == counts["selected" if warehouse is not None else "lines"]
-    raise typer.Exit(1 if counts["skipped"] else 0)
+    raise typer.Exit(1 if counts["skipped"] or not counts["written"] else 0)  # nothing written: 1 as well
 
 
 def _export_warehouse(
