@@ -979,11 +979,15 @@ def collusion_command(
                     label = "collusion: reading the hands" if step == "hands" else "collusion: screening pairs"
                     bar.stage(label, total=total, unit=step)
                 bar.set(done, total)
+                if step == "pairs" and 0 < total <= done:  # the groups of three come next: a bar with no end
+                    stage = "groups"
+                    bar.stage("collusion: screening groups of three", unit="groups")
 
             results, teams = screen_pairs_and_teams(
                 con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None
             )
             teams = [t for t in teams if len(t.players) >= 3]  # the pairs: the pair screen's lines above
+            bar.stage("collusion: the victim view", unit="players")
             victims = victim_view(con, teams=[t.players for t in teams if t.reported], min_hands=min_hands, fdr=fdr)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
@@ -1783,6 +1787,7 @@ class _Bar:
         if self._progress is None:
             return
         if self._task is not None:
+            self._progress.refresh()  # the last stage as it ended (a full bar), before the next one
             self._progress.remove_task(self._task)
         self._count, self._by_bytes = 0, size is not None
         self._task = self._progress.add_task(
