@@ -11,12 +11,37 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 import sys
+import threading
+
+INTERRUPTED = "interrupted; run again"  # what a command stopped by Ctrl-C or SIGTERM says (exit 2)
+
+
+def _stopped_early(_signum: int, _frame: object) -> None:
+    """Ctrl-C or SIGTERM while the command line loads (nothing written yet): the one line, exit 2."""
+    sys.stderr.write(f"xuezhan: {INTERRUPTED}\n")
+    sys.stderr.flush()
+    os._exit(2)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in a command like Ctrl-C (so that what it was writing is tidied the same way)."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    raise _Terminated
+
+
+if "pytest" not in sys.modules:  # the imports below take a second or two (a test runner keeps its own Ctrl-C)
+    signal.signal(signal.SIGINT, _stopped_early)
+    signal.signal(signal.SIGTERM, _stopped_early)
+
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from typer._click.core import Context  # typer's own click (typer >= 0.29)
@@ -42,6 +67,9 @@ from pipeline.rules import (
 from pipeline.rules.ruleset import Override, switch_doc, switch_names
 from pipeline.rules.tiles import kind_of, parse_tiles
 
+if TYPE_CHECKING:
+    from pipeline.formats import BadLine
+
 # Before any command loads Polars: what it frees goes back to the system at once (the report's later pages no
 # longer peak on what the earlier ones kept)
 polars_returns_freed_memory()
@@ -55,8 +83,9 @@ class _Guarded(TyperGroup):
 
     A usage error (a bad option value, a missing argument) is one line instead of a usage panel; an
     ``OSError`` a command lets through (the disk is full, a folder cannot be created, stdout is closed) is
-    one line and exit 2. Stdout is flushed before the command returns, so that a full disk or a closed pipe
-    shows up here and not as an error while Python shuts down."""
+    one line and exit 2; so is Ctrl-C or SIGTERM, at any point (``interrupted; run again``). Stdout is
+    flushed before the command returns, so that a full disk or a closed pipe shows up here and not as an
+    error while Python shuts down."""
 
     def invoke(self, ctx: Context) -> Any:
         try:
@@ -65,7 +94,16 @@ class _Guarded(TyperGroup):
             finally:
                 sys.stdout.flush()
         except OSError as exc:
+            if exc.errno == errno.EPIPE and exc.filename is None:  # `xuezhan validate ... | head -1`: the reader
+                _os_message(exc)  # has what it wanted; no complaint (as any Unix filter), exit 2
+                raise typer.Exit(2) from None
             raise fail(_os_message(exc)) from None
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM (_Terminated): what the command wrote is tidied by then
+            raise fail(INTERRUPTED) from None
+        except Exception as exc:
+            if type(exc).__name__ != "InterruptException":  # DuckDB's Ctrl-C inside a query
+                raise
+            raise fail(INTERRUPTED) from None
 
     def main(
         self,
@@ -78,6 +116,9 @@ class _Guarded(TyperGroup):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        if threading.current_thread() is threading.main_thread():  # Ctrl-C and SIGTERM unwind the command
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, _terminate)
         try:
             code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except UsageError as exc:
@@ -91,9 +132,9 @@ class _Guarded(TyperGroup):
         except ClickException as exc:
             typer.echo(f"xuezhan: {exc.format_message().replace(chr(10), ' ')}", err=True)
             sys.exit(exc.exit_code)
-        except typer.Abort:
-            typer.echo("xuezhan: aborted", err=True)
-            sys.exit(1)
+        except (typer.Abort, KeyboardInterrupt):  # Ctrl-C or SIGTERM while the arguments are read
+            typer.echo(f"xuezhan: {INTERRUPTED}", err=True)
+            sys.exit(2)
         sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -302,9 +343,12 @@ def _scope(
     tz: str | None = None,
 ) -> Any:
     """The :class:`~pipeline.analytics.scope.Scope` of the options, or one line and exit 2 when they cannot be
-    read (a date that does not parse, an unknown time zone, --since after --until)."""
+    read (a date that does not parse, an unknown time zone, --since after --until, a profile no record can
+    name: as every command's --profile, a usage error)."""
     from pipeline.analytics.scope import Scope, ScopeError
 
+    if profile is not None and profile not in profile_names():
+        raise fail(f"--profile {profile!r}: unknown profile (known: {', '.join(profile_names())})")
     try:
         return Scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     except ScopeError as exc:
@@ -356,7 +400,9 @@ def score_command(
     last_tile: Annotated[bool, typer.Option("--last-tile", help="海底: win on the last tile.")] = False,
     heavenly: Annotated[bool, typer.Option("--heavenly", help="天胡: the dealer's dealt hand wins.")] = False,
     earthly: Annotated[bool, typer.Option("--earthly", help="地胡: win on the first discard or draw.")] = False,
-    profile: Annotated[str, typer.Option("--profile", help="Rule profile (see `xuezhan rules list`).")] = "chengdu",
+    profile: Annotated[
+        str, typer.Option("--profile", help="Rule profile (see `xuezhan rules list`), or a JSON ruleset object.")
+    ] = "chengdu",
     cap: Annotated[int | None, typer.Option("--cap", help="Fan cap (封顶) override; 0 = none.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     batch: Annotated[
@@ -373,8 +419,11 @@ def score_command(
     if hand is None or win is None:
         raise fail("give the concealed tiles and --win TILE, or --batch FILE")
     flags = {"self_drawn": self_drawn, "after_kong": after_kong, "heavenly": heavenly, "earthly": earthly}
+    spec = _profile_option(profile) or {"profile": profile}  # a name or the JSON object docs/RULES.md shows
     try:
-        rules = load_ruleset(profile, **({"cap": cap} if cap is not None else {}))
+        rules = load_ruleset(
+            spec if len(spec) > 1 else str(spec["profile"]), **({"cap": cap} if cap is not None else {})
+        )
         contradiction = disputes.flag_contradiction(flags, rules, cli=True)
         if contradiction:
             raise fail(contradiction)
@@ -426,13 +475,19 @@ def score_command(
 
 
 def _score_batch(path: str) -> int:
-    try:
-        handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        raise fail(f"cannot read {path}: {exc.strerror}") from None
+    """Answer each line of ``path``, read as ingest reads (lines bounded by its line cap, never held whole)."""
+    from pipeline.ingest.read import MAX_LINE, read_lines
+
+    if path != "-" and not Path(path).is_file():
+        raise fail(f"cannot read {path}: no such file")
     code = 0
-    with handle:
-        for answer, readable in disputes.score_lines(handle):
+    for line in read_lines([path]):
+        if line.fault is not None or line.too_long:
+            why = line.fault or _too_long(line.size, MAX_LINE)
+            answers = [(disputes.score_answer(None, f"line {line.source_line}: {why}"), False)]
+        else:
+            answers = list(disputes.score_lines([line.data.decode("utf-8", "replace")], first=line.source_line))
+        for answer, readable in answers:
             typer.echo(json.dumps(answer, ensure_ascii=False))
             if not readable:
                 code = 1
@@ -446,9 +501,11 @@ def _profile_option(value: str | None) -> dict[str, object] | None:
         return None
     obj: object = {"profile": value}
     if value.lstrip().startswith("{"):
-        try:
-            obj = json.loads(value)
-        except ValueError as exc:
+        import orjson
+
+        try:  # orjson: nesting past 1,024 levels is an error, not a RecursionError
+            obj = orjson.loads(value)
+        except orjson.JSONDecodeError as exc:
             raise fail(f"--profile is not a JSON object: {exc}") from None
         if not isinstance(obj, dict):
             raise fail("--profile must be a name or a JSON object")
@@ -940,11 +997,15 @@ def collusion_command(
                     label = "collusion: reading the hands" if step == "hands" else "collusion: screening pairs"
                     bar.stage(label, total=total, unit=step)
                 bar.set(done, total)
+                if step == "pairs" and 0 < total <= done:  # the groups of three come next: a bar with no end
+                    stage = "groups"
+                    bar.stage("collusion: screening groups of three", unit="groups")
 
             results, teams = screen_pairs_and_teams(
                 con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None
             )
             teams = [t for t in teams if len(t.players) >= 3]  # the pairs: the pair screen's lines above
+            bar.stage("collusion: the victim view", unit="players")
             victims = victim_view(con, teams=[t.players for t in teams if t.reported], min_hands=min_hands, fdr=fdr)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
@@ -1443,12 +1504,13 @@ def import_command(
     when some lines were, 2 on a usage error.
     """
     import codecs
+    import tempfile
 
     import orjson
 
-    from pipeline.formats import Accounting, Converted
+    from pipeline.formats import Accounting, BadLine, Converted, Reject
     from pipeline.formats import write_lines as write_out
-    from pipeline.ingest.read import open_input
+    from pipeline.ingest.read import MAX_LINE, read_lines
 
     if source not in FORMATS_IN:
         raise fail(f"--from {source!r}: not a format xuezhan reads (formats: {', '.join(FORMATS_IN)})")
@@ -1461,24 +1523,35 @@ def import_command(
     except LookupError:
         raise fail(f"--encoding {encoding!r}: not a text encoding Python knows") from None
     _output_file(out, "--out")
+    rejects_path = out.with_name(out.name.split(".jsonl")[0] + ".rejects.jsonl")
+    _not_the_input([path], out, rejects_path)
     spec = _profile_option(profile)
-    acc = Accounting()
+    acc = Accounting(keep=10)
     games = [0]  # salasasa, majsoul: the games read (each game's first record carries its lines)
     size = os.path.getsize(path) if path != "-" and not path.endswith((".gz", ".zst")) else None
-    stream, _raw = open_input(path)
-    rejects_path = out.with_name(out.name.split(".jsonl")[0] + ".rejects.jsonl")
+    cut: list[str] = []  # where a broken stream stopped
+    with (
+        _progress(f"importing ({source})", quiet, size=size) as bar,
+        tempfile.TemporaryFile() as kept,  # the rejects as they come (each text bounded): never all in memory
+    ):
 
-    with _progress(f"importing ({source})", quiet, size=size) as bar:
-
-        def lines() -> Iterator[str]:
-            for raw_line in stream:
+        def lines() -> Iterator[str | BadLine]:
+            for line in read_lines([path], on_bytes=bar.read):
                 acc.lines_read += 1
-                bar.read(len(raw_line))
-                try:
-                    yield raw_line.decode(encoding if source == "sheet" else "utf-8")
-                except UnicodeDecodeError:
-                    hint = "; try --encoding gbk" if source == "sheet" and encoding != "gbk" else ""
-                    raise _BadText(f"line {acc.lines_read} of {path} is not {encoding}{hint}") from None
+                if line.fault is not None:  # the stream broke (a truncated .gz): what came before is read
+                    cut.append(line.fault)
+                    yield BadLine(line.code or "INGEST_READ", line.fault)
+                elif line.too_long:
+                    yield BadLine(line.code or "INGEST_LINE_TOO_LONG", _too_long(line.size, MAX_LINE))
+                else:
+                    try:  # a sheet's line with its break again: a quoted cell may hold one
+                        yield line.data.decode(encoding) + "\n" if source == "sheet" else line.data.decode()
+                    except UnicodeDecodeError:
+                        if source != "sheet":
+                            yield BadLine("IMPORT_ROW", "not UTF-8")
+                            continue
+                        hint = "; try --encoding gbk" if encoding != "gbk" else ""
+                        raise _BadText(f"line {acc.lines_read} of {path} is not {encoding}{hint}") from None
 
         if source == "sheet":
             from pipeline.formats.sheet import read_sheet
@@ -1486,7 +1559,7 @@ def import_command(
             default: str | dict[str, Any] = "chengdu"
             if spec:  # a bare profile name stays a name in the records; overrides make a ruleset object
                 default = spec if len(spec) > 1 else str(spec["profile"])
-            items = read_sheet(lines(), ruleset=default)
+            items = read_sheet(lines(), ruleset=default, max_bytes=MAX_LINE)
         elif source == "salasasa":
             items = _salasasa_items(lines(), players_file, que_file, mode, tz)
         elif source == "majsoul":
@@ -1497,7 +1570,7 @@ def import_command(
             from pipeline.formats.mjai import read_mjai
 
             prefix = game or Path(path).name.split(".")[0] or "mjai"
-            items = read_mjai(lines(), game=prefix, ruleset=spec)
+            items = read_mjai(lines(), game=prefix, ruleset=spec, max_bytes=MAX_LINE)
 
         def records() -> Iterator[bytes]:
             for item in items:
@@ -1506,27 +1579,47 @@ def import_command(
                     bar.count(1)
                     games[0] += item.lines > 0
                     yield orjson.dumps(item.record)
+                elif isinstance(item, Reject):
+                    kept.write(orjson.dumps(item.as_dict()) + b"\n")
 
         try:
             written = write_out(out, records())
         except _BadText as exc:
             raise fail(f"{exc}: nothing written") from None
-        finally:
-            stream.close()
-    if acc.rejects:
-        write_out(rejects_path, (orjson.dumps(r.as_dict()) for r in acc.rejects))
-    typer.echo(f"wrote {plural(written, 'record')} to {out}" + (f", rejects to {rejects_path}" if acc.rejects else ""))
+        if acc.rejected:
+            kept.seek(0)
+            write_out(rejects_path, (line.rstrip(b"\n") for line in kept))
+    typer.echo(f"wrote {plural(written, 'record')} to {out}" + (f", rejects to {rejects_path}" if acc.rejected else ""))
     typer.echo(acc.text())
     if source in ("salasasa", "majsoul"):  # a row is a whole game: games read = the hands written from them
-        typer.echo(f"games {games[0]} read into {acc.records} hands ({source}); {len(acc.rejects)} games rejected")
-    for r in acc.rejects[:10]:
+        typer.echo(f"games {games[0]} read into {acc.records} hands ({source}); {acc.rejected} games rejected")
+    for r in acc.rejects:
         typer.echo(f"  line {r.line}: {r.code} {_shown(r.message)}")
+    if acc.rejected > len(acc.rejects):
+        typer.echo(f"  ... {acc.rejected - len(acc.rejects)} more in {rejects_path}")
+    for fault in cut:
+        typer.echo(f"xuezhan: {_shown(fault)}: the lines before it are imported", err=True)
     assert acc.balanced, acc.text()
-    raise typer.Exit(1 if acc.rejects else 0)
+    raise typer.Exit(1 if acc.rejected or not written else 0)
+
+
+def _too_long(size: int, bound: int) -> str:
+    """Why a line longer than the reader's bound is no record (``export``, ``import``)."""
+    return f"a line of {size} bytes, longer than any record may be ({bound} bytes): not read"
+
+
+def _not_the_input(inputs: list[str], *outputs: Path) -> None:
+    """Refuse an output that is one of the inputs: writing it would replace what is being read."""
+    for given in inputs:
+        if given == "-" or not Path(given).exists():
+            continue
+        for output in outputs:
+            if output.exists() and Path(given).resolve() == output.resolve():
+                raise fail(f"{output} is also an input: writing it would replace what is read; give another name")
 
 
 def _salasasa_items(
-    lines: Iterator[str], players_file: Path | None, que_file: Path | None, mode: str | None, tz: str | None
+    lines: Iterator[str | BadLine], players_file: Path | None, que_file: Path | None, mode: str | None, tz: str | None
 ) -> Iterator[Any]:
     """The Salasasa reader with the facts the user supplies (docs/FORMATS.md); a bad option is a usage error."""
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -1675,7 +1768,7 @@ def export_command(
             " mjai cannot carry)"
         )
     else:
-        from pipeline.ingest.read import find_files, input_bytes, read_lines
+        from pipeline.ingest.read import MAX_LINE, find_files, input_bytes, read_lines
 
         missing = [p for p in paths or [] if p != "-" and not Path(p).exists()]
         if missing:
@@ -1683,11 +1776,15 @@ def export_command(
         if not find_files(paths or []):
             raise fail("no record files (.jsonl, .jsonl.gz, .jsonl.zst) under the given paths")
         _output_file(out, "--out")
+        _not_the_input(find_files(paths or []), out)
 
         def records(bar: _Bar) -> Iterator[dict[str, Any]]:
             for line in read_lines(paths or [], on_bytes=bar.read):
                 counts["lines"] += 1
                 where[0] = f"{_shown(line.source_file)}:{line.source_line}"
+                if line.too_long:
+                    skip(_too_long(line.size, MAX_LINE))
+                    continue
                 try:
                     record = orjson.loads(line.data) if line.fault is None else None
                 except orjson.JSONDecodeError as exc:
@@ -1705,7 +1802,7 @@ def export_command(
     for line in skipped:
         typer.echo(f"  skipped {line}")
     assert counts["written"] + counts["skipped"] == counts["selected" if warehouse is not None else "lines"]
-    raise typer.Exit(1 if counts["skipped"] else 0)
+    raise typer.Exit(1 if counts["skipped"] or not counts["written"] else 0)  # nothing written: 1 as well
 
 
 def _export_warehouse(
@@ -1763,6 +1860,7 @@ class _Bar:
         if self._progress is None:
             return
         if self._task is not None:
+            self._progress.refresh()  # the last stage as it ended (a full bar), before the next one
             self._progress.remove_task(self._task)
         self._count, self._by_bytes = 0, size is not None
         self._task = self._progress.add_task(

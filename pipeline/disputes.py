@@ -12,9 +12,10 @@ the batch goes on.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+
+import orjson
 
 from pipeline.rules import Meld, NotAWin, RuleSet, RuleSetError, Score, TileError, WinHand, load_ruleset, score
 from pipeline.rules.hand import MELD_KINDS
@@ -217,13 +218,14 @@ def score_request(request: Any) -> tuple[dict[str, Any], bool]:
     return answer, True
 
 
-def score_lines(lines: Iterable[str]) -> Iterator[tuple[dict[str, Any], bool]]:
-    """Answer each JSON line, in order; blank lines are skipped, unreadable ones answered with an error."""
-    for number, line in enumerate(lines, start=1):
+def score_lines(lines: Iterable[str], *, first: int = 1) -> Iterator[tuple[dict[str, Any], bool]]:
+    """Answer each JSON line, in order (``first``: the number of the first); blank lines are skipped, unreadable
+    ones answered with an error (JSON nested past 1,024 levels too: orjson's bound, not a RecursionError)."""
+    for number, line in enumerate(lines, start=first):
         if not line.strip():
             continue
         try:
-            request = json.loads(line)
+            request = orjson.loads(line)
         except ValueError as exc:
             yield score_answer(None, f"line {number}: not JSON ({exc})"), False
             continue

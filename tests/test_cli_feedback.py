@@ -119,6 +119,8 @@ def test_collusion_shows_a_bar_of_the_hands_then_the_pairs(warehouse: Path) -> N
     assert any(re.search(r"^collusion: reading the hands .* [\d,]+/40 hands ", f) for f in bars), bars
     assert any(re.search(r"^collusion: screening pairs .* (\d+)/\1 pairs [\d,–]+ pairs/s", f) for f in bars), bars
     assert out.startswith("15 pairs with at least 5 shared hands screened")
+    # the groups and the victim view have bars of their own, not the pairs' bar sitting full (issue 39)
+    assert any(f.startswith("collusion: the victim view") for f in bars), bars
 
 
 def test_simulate_bar_counts_hands_of_the_total(tmp_path: Path) -> None:

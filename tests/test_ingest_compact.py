@@ -6,6 +6,7 @@ reject, and a kill at any step of a compaction leaves the old batches or the com
 from __future__ import annotations
 
 import errno
+import gc
 import gzip
 import json
 import os
@@ -194,21 +195,41 @@ def test_an_unfinished_run_still_reconciles_after_compaction_and_a_rerun_complet
     assert_readers_see_whole_batches(root, reference, killed=False, cli=False)
 
 
-def test_a_connection_made_before_a_compaction_fails_loudly_never_reads_rows_missing(
+def test_a_connection_made_before_a_compaction_keeps_reading_its_snapshot(
     made: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
+    """Issue 39: a reader's snapshot survives a writer's commit. The folded files stay while a connection that
+    may read them lives; the first writer that finds no reader removes them; the rows are the same throughout."""
     _, _, small = made
     root = tmp_path / "wh"
     shutil.copytree(small, root)
     con = Warehouse(root).connect()
-    assert con.execute("SELECT count(*) FROM hands").fetchone() == (120,)
+    query = "SELECT count(*), sum(hash(hand_id)) FROM hands"
+    before = con.execute(query).fetchone()
+    assert before is not None and before[0] == 120
+    old = set(root.glob("hands/part-*.parquet"))
     with Warehouse(root) as wh:
-        wh.compact()
-    with pytest.raises(duckdb.IOException):
-        con.execute("SELECT count(*) FROM hands").fetchone()
+        assert wh.compact() > 1
+    assert con.execute(query).fetchone() == before  # read after the commit: the snapshot's files, whole
+    assert old <= set(root.glob("hands/part-*.parquet"))  # kept for it
+    with Warehouse(root) as wh:  # a writer while the reader lives: the files stay
+        pass
+    assert old <= set(root.glob("hands/part-*.parquet"))
     con.close()
+    del con
+    gc.collect()
     with Warehouse(root).connect() as fresh:
-        assert fresh.execute("SELECT count(*) FROM hands").fetchone() == (120,)
+        assert fresh.execute(query).fetchone() == before
+        with Warehouse(root) as wh:  # a reader of the new snapshot does not keep the old files either
+            pass
+        assert old <= set(root.glob("hands/part-*.parquet"))  # (any reader holds them: it cannot say which)
+    del fresh
+    gc.collect()
+    with Warehouse(root) as wh:
+        pass
+    assert len(list(root.glob("hands/part-*.parquet"))) == 2  # the empty start and the compacted batch
+    with Warehouse(root).connect() as fresh:
+        assert fresh.execute(query).fetchone() == before
 
 
 def test_an_older_file_without_a_later_column_is_compacted_with_nulls(tmp_path: Path) -> None:

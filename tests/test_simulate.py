@@ -86,6 +86,21 @@ def test_score_errors_are_found_by_the_validator_and_nothing_else() -> None:
             assert not codes, (v.hand_id, codes)
 
 
+def test_score_errors_under_sbr_pay_the_pot_and_never_give_a_fan_below_zero() -> None:
+    """Issue 39: sbr's pot payments (``"to": null``) and its 0-fan wins crashed the injection. Every hand is
+    written; a faulted one is found by the validator, a clean one has no issue."""
+    config = SimConfig(hands=200, seed=0, profile="sbr", inject=InjectSpec.parse("score_errors=0.5"))
+    lines, labels = simulate(config)
+    lines = list(lines)
+    faulty = {f.hand_id for f in labels.faults}
+    assert len(lines) == 200 and len(faulty) >= 40
+    for line in lines:
+        record = json.loads(line)
+        assert all(w["fan"] >= 0 for w in record.get("result", {}).get("wins", []))
+        codes = {i.code for i in validate_line(line).issues}
+        assert bool(codes) == (record["hand_id"] in faulty), (record["hand_id"], codes)
+
+
 def test_corruptions_are_caught_with_their_kind() -> None:
     config = SimConfig(hands=300, seed=4, inject=InjectSpec.parse("corrupt=0.25"))
     lines, labels = simulate(config)

@@ -38,6 +38,25 @@ class Reject:
         }
 
 
+REJECT_TEXT = 1 << 16  # characters of its input a reject keeps: enough to see what it was, never a whole huge line
+
+
+def bounded(raw: str) -> str:
+    """A reject's text, at most :data:`REJECT_TEXT` characters (how many more there were is said, not kept)."""
+    if len(raw) <= REJECT_TEXT:
+        return raw
+    return raw[:REJECT_TEXT] + f"… ({len(raw) - REJECT_TEXT} more characters not kept)"
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """An input line the caller could not hand over as text (longer than its bound, a stream broken before
+    it): the reader rejects it, and the hand or kyoku it may belong to, with this code and reason."""
+
+    code: str  # the bound's reject code (INGEST_LINE_TOO_LONG, INGEST_READ, ...; schemas/ISSUE_CODES.md)
+    message: str
+
+
 @dataclass(frozen=True, slots=True)
 class Converted:
     """One record read from another format, with the physical input lines it was made of."""
@@ -74,11 +93,15 @@ class Accounting:
     lines_rejected: int = 0
     framing: int = 0
     blank: int = 0
-    rejects: list[Reject] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)  # the first ``keep`` of them (all when keep is None)
+    rejected: int = 0
+    keep: int | None = None
 
     def add(self, item: Item) -> None:
         if isinstance(item, Reject):
-            self.rejects.append(item)
+            if self.keep is None or len(self.rejects) < self.keep:
+                self.rejects.append(item)
+            self.rejected += 1
             self.lines_rejected += item.span
         elif isinstance(item, Converted):
             self.records += 1

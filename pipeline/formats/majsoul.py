@@ -44,7 +44,7 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.formats import Converted, Item, Reject, Skipped
+from pipeline.formats import BadLine, Converted, Item, Reject, Skipped, bounded
 
 PROFILE: Final = "majsoul"
 GAP_SUIT: Final = {0: "p", 1: "m", 2: "s"}  # activityFunction.ts dingque: "注意 012 分别对应 pms"
@@ -58,13 +58,20 @@ class MajsoulError(ValueError):
     """A game the reader cannot restate (the message says which round and why)."""
 
 
-def read_majsoul(lines: Iterable[str], *, game: str = "majsoul") -> Iterator[Item]:
+def read_majsoul(lines: Iterable[str | BadLine], *, game: str = "majsoul") -> Iterator[Item]:
     """Each game (a JSON line, or a pretty-printed object over several lines) as its rounds' records, or a
     reject. ``game`` names games without a ``head.uuid`` (``{game}-L`` for the game starting on line L)."""
     buffer: list[str] = []
     start = 0
     size = 0
     for number, raw in enumerate(lines, start=1):
+        if isinstance(raw, BadLine):  # a line the caller could not read: the game it stands in goes with it
+            if buffer:
+                yield Reject(start, bounded("\n".join(buffer)), raw.code, raw.message, span=len(buffer) + 1)
+                buffer, size = [], 0
+            else:
+                yield Reject(number, "", raw.code, raw.message)
+            continue
         text = raw.rstrip("\r\n")
         if not buffer and not text.strip():
             yield Skipped(1, "blank")

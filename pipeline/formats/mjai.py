@@ -57,10 +57,10 @@ from typing import Any, Final
 
 import orjson
 
-from pipeline.formats import Converted, Item, Reject, Skipped
+from pipeline.formats import BadLine, Converted, Item, Reject, Skipped, bounded
 from pipeline.game.start import deal_hands, exchange_offset, exchanged
 from pipeline.game.state import IllegalAction
-from pipeline.rules.ruleset import RuleSetError, load_ruleset
+from pipeline.rules.ruleset import MAX_POINTS, RuleSetError, load_ruleset
 from pipeline.rules.tiles import TILE_NAMES, TileError, parse_tiles
 
 SUIT_OF: Final = {"man": "m", "pin": "p", "sou": "s"}
@@ -75,57 +75,74 @@ class MjaiError(ValueError):
 
 # ------------------------------------------------------------------------------------------------ reading
 def read_mjai(
-    lines: Iterable[str | bytes], *, game: str = "mjai", ruleset: str | dict[str, Any] | None = None
+    lines: Iterable[str | bytes | BadLine],
+    *,
+    game: str = "mjai",
+    ruleset: str | dict[str, Any] | None = None,
+    max_bytes: int | None = None,
 ) -> Iterator[Item]:
     """Each kyoku of the stream as a record (``start_kyoku`` to ``end_kyoku``, with the ``start_game`` names),
     the lines outside any kyoku as framing or rejects. ``game`` prefixes the hand ids (``{game}-{n}``, n
     counting kyoku over the stream; the writer's own ids come back from ``x_xuezhan``); ``ruleset`` is the
     rules of a hand that does not name its own (default: the app profile with no exchange of three, since
-    mjai carries none)."""
+    mjai carries none); ``max_bytes`` the most text a kyoku may have (the caller's bound on a record, ingest's
+    line bound; none when not given): a longer kyoku is rejected and its events are not held. A line the caller
+    could not read (a :class:`BadLine`) rejects the kyoku it stands in, or itself outside one."""
     names: list[str] | None = None
+    size = 0  # characters of the kyoku's lines so far
+    spilled = 0  # lines of a kyoku past max_bytes, counted, not held
     games = 0
     kyoku: list[tuple[int, dict[str, Any]]] = []
     kyoku_raw: list[str] = []
     count = 0
     for number, raw_line in enumerate(lines, start=1):
-        raw = raw_line.decode("utf-8", "replace") if isinstance(raw_line, bytes) else raw_line
-        raw = raw.rstrip("\r\n")
-        if not raw.strip():
-            yield Skipped(1, "blank")
-            continue
-        try:
-            event = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            event = None
-            fault = f"not JSON: {e}"
+        code = "IMPORT_ROW"
+        if isinstance(raw_line, BadLine):
+            raw, event, fault, code = "", None, raw_line.message, raw_line.code
         else:
-            fault = "" if isinstance(event, dict) and isinstance(event.get("type"), str) else "not an mjai event"
+            raw = raw_line.decode("utf-8", "replace") if isinstance(raw_line, bytes) else raw_line
+            raw = raw.rstrip("\r\n")
+            if number == 1:
+                raw = raw.removeprefix("\ufeff")  # a byte-order mark, as ingest skips it
+            if not raw.strip():
+                yield Skipped(1, "blank")
+                continue
+            event, fault = _event(raw)
         if fault or event is None:
             if kyoku:  # a broken line inside a kyoku spoils the kyoku: rejected whole, with this line's reason
                 kyoku.append((number, {}))
                 kyoku_raw.append(raw)
-                yield _kyoku_reject(kyoku, kyoku_raw, f"line {number}: {fault}")
-                kyoku, kyoku_raw = [], []
+                yield _kyoku_reject(kyoku, kyoku_raw, f"line {number}: {fault}", spilled, code)
+                kyoku, kyoku_raw, size, spilled = [], [], 0, 0
             else:
-                yield Reject(number, raw, "IMPORT_ROW", fault)
+                yield Reject(number, bounded(raw), code, fault)
             continue
         kind = event["type"]
         if kind == "start_kyoku":
             if kyoku:
-                yield _kyoku_reject(kyoku, kyoku_raw, f"line {number}: a kyoku starts before the last one ended")
-            kyoku, kyoku_raw = [(number, event)], [raw]
+                message = f"line {number}: a kyoku starts before the last one ended"
+                yield _kyoku_reject(kyoku, kyoku_raw, message, spilled)
+            kyoku, kyoku_raw, size, spilled = [(number, event)], [raw], len(raw), 0
         elif kyoku:
-            kyoku.append((number, event))
-            kyoku_raw.append(raw)
+            size += len(raw)
+            if max_bytes is not None and size > max_bytes:  # more than a record may hold: count, do not keep
+                spilled += 1
+            else:
+                kyoku.append((number, event))
+                kyoku_raw.append(raw)
             if kind == "end_kyoku":
                 count += 1
-                try:
-                    record = _record(kyoku, names, f"{game}-{count}", games, ruleset)
-                except MjaiError as e:
-                    yield _kyoku_reject(kyoku, kyoku_raw, str(e))
+                if spilled:
+                    message = f"the kyoku's lines pass {max_bytes} bytes, more than a record may hold"
+                    yield _kyoku_reject(kyoku, kyoku_raw, message, spilled)
                 else:
-                    yield Converted(record, len(kyoku))
-                kyoku, kyoku_raw = [], []
+                    try:
+                        record = _record(kyoku, names, f"{game}-{count}", games, ruleset)
+                    except MjaiError as e:
+                        yield _kyoku_reject(kyoku, kyoku_raw, str(e))
+                    else:
+                        yield Converted(record, len(kyoku))
+                kyoku, kyoku_raw, size, spilled = [], [], 0, 0
         elif kind == "start_game":
             given = event.get("names")
             if given is not None and not (
@@ -139,13 +156,48 @@ def read_mjai(
         elif kind in ("end_game", "none"):
             yield Skipped(1, "framing")
         else:
-            yield Reject(number, raw, "IMPORT_ROW", f"{kind} outside a kyoku (no start_kyoku before it)")
+            yield Reject(number, bounded(raw), "IMPORT_ROW", f"{kind} outside a kyoku (no start_kyoku before it)")
     if kyoku:
-        yield _kyoku_reject(kyoku, kyoku_raw, "the stream ends inside a kyoku (no end_kyoku)")
+        yield _kyoku_reject(kyoku, kyoku_raw, "the stream ends inside a kyoku (no end_kyoku)", spilled)
 
 
-def _kyoku_reject(kyoku: list[tuple[int, dict[str, Any]]], raws: list[str], message: str) -> Reject:
-    return Reject(kyoku[0][0], "\n".join(raws), "IMPORT_ROW", message, span=len(kyoku))
+def _event(raw: str) -> tuple[dict[str, Any] | None, str]:
+    """The event of one line, or why it is none (bad JSON, nesting past orjson's 1,024 levels, no type)."""
+    try:
+        event = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        return None, f"not JSON: {e}"
+    if not (isinstance(event, dict) and isinstance(event.get("type"), str)):
+        return None, "not an mjai event"
+    return event, ""
+
+
+# our writer's x_xuezhan fields → the check of each (another producer's object is read only if it passes)
+_OURS: Final[dict[str, Callable[[Any], bool]]] = {
+    "hand_id": lambda v: isinstance(v, str) and bool(v),
+    "session_id": lambda v: isinstance(v, str),
+    "table_id": lambda v: isinstance(v, str),
+    "played_at": lambda v: isinstance(v, str),
+    "hand_no": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_POINTS,
+    "players": lambda v: isinstance(v, list) and len(v) == 4 and all(isinstance(n, str) and n for n in v),
+    "ruleset": lambda v: isinstance(v, str | dict),
+    "exchange": lambda v: (
+        isinstance(v, dict) and isinstance(v.get("direction"), str) and isinstance(v.get("given"), list)
+    ),
+}
+
+
+def _check_ours(ours: dict[str, Any], line: int) -> None:
+    for key, fits in _OURS.items():
+        if key in ours and ours[key] is not None and not fits(ours[key]):
+            raise MjaiError(f"line {line}: start_kyoku: x_xuezhan.{key} {bounded(repr(ours[key]))[:60]} is not one")
+
+
+def _kyoku_reject(
+    kyoku: list[tuple[int, dict[str, Any]]], raws: list[str], message: str, spilled: int = 0, code: str = "IMPORT_ROW"
+) -> Reject:
+    """The kyoku rejected whole: every line held, and the ``spilled`` ones counted past the bound."""
+    return Reject(kyoku[0][0], bounded("\n".join(raws)), code, message, span=len(kyoku) + spilled)
 
 
 def _actor(event: dict[str, Any], key: str, line: int) -> int:
@@ -167,9 +219,9 @@ def _deltas(value: Any, line: int) -> list[int] | None:
     if not (
         isinstance(value, list)
         and len(value) == 4
-        and all(isinstance(d, int) and not isinstance(d, bool) for d in value)
+        and all(isinstance(d, int) and not isinstance(d, bool) and abs(d) <= MAX_POINTS for d in value)
     ):
-        raise MjaiError(f"line {line}: deltas must be four integers")
+        raise MjaiError(f"line {line}: deltas must be four integers of at most 2^53 either way")
     return value
 
 
@@ -183,6 +235,7 @@ def _record(
     line, start = kyoku[0]
     extension = start.get("x_xuezhan")
     ours: dict[str, Any] = extension if isinstance(extension, dict) else {}
+    _check_ours(ours, line)
     dealer = _actor(start, "oya", line)
     tehais = start.get("tehais")
     if not (
@@ -203,11 +256,13 @@ def _record(
     deltas: list[int] | None = None
     first = True  # the dealer's first tsumo completes its 14-tile deal
     last_draw: dict[int, str] = {}
+    bare: list[int] = []  # lines of the hora without deltas (a kyoku of our writer's with no claimed result)
     for number, event in kyoku[1:-1]:
         kind = event.get("type")
         if kind == "ding_que":
             seat = _actor(event, "actor", number)
-            suit = SUIT_OF.get(event.get("suit"))  # type: ignore[arg-type]
+            given = event.get("suit")
+            suit = SUIT_OF.get(given) if isinstance(given, str) else None
             if suit is None:
                 raise MjaiError(f"line {number}: ding_que: suit must be man, pin or sou")
             que[seat] = suit
@@ -249,11 +304,15 @@ def _record(
         elif kind == "hora":
             seat, target = _actor(event, "actor", number), _actor(event, "target", number)
             events.append(_hu(events, seat, target, deal, dealer, number))
-            deltas = _add(deltas, _deltas(event.get("deltas"), number))
+            if event.get("deltas") is None:
+                bare.append(number)
+            deltas = _add(deltas, _deltas(event.get("deltas"), number), number)
         elif kind == "ryukyoku":
-            deltas = _add(deltas, _deltas(event.get("deltas"), number))
+            deltas = _add(deltas, _deltas(event.get("deltas"), number), number)
         else:
             raise MjaiError(f"line {number}: {kind!r} is not an event of the dialect inside a kyoku")
+    if bare and deltas is not None:  # read as zeros, a paid win would look unpaid beside the others
+        raise MjaiError(f"line {bare[0]}: hora: no deltas, where the kyoku's other results have theirs")
     record: dict[str, Any] = {"format": "xzlog/1", "level": "dealt", "hand_id": ours.get("hand_id") or hand_id}
     if ours:  # our own writer's: the ids and times as they were
         record |= {k: ours[k] for k in ("session_id", "hand_no", "table_id", "played_at") if k in ours}
@@ -294,10 +353,13 @@ def _hu(
     return {"t": "hu", "seat": seat, "tile": tile, "from": target}
 
 
-def _add(total: list[int] | None, deltas: list[int] | None) -> list[int] | None:
+def _add(total: list[int] | None, deltas: list[int] | None, line: int) -> list[int] | None:
     if deltas is None:
         return total
-    return deltas if total is None else [a + b for a, b in zip(total, deltas, strict=True)]
+    out = deltas if total is None else [a + b for a, b in zip(total, deltas, strict=True)]
+    if any(abs(d) > MAX_POINTS for d in out):
+        raise MjaiError(f"line {line}: the kyoku's deltas add up past 2^53, more than any hand pays")
+    return out
 
 
 BACK: Final = {"cw": "ccw", "ccw": "cw", "across": "across"}  # the exchange that undoes one

@@ -40,7 +40,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 
-from pipeline.formats import Converted, Item, Reject, Skipped
+from pipeline.formats import BadLine, Converted, Item, Reject, Skipped
 
 PROFILE: Final = "salasasa"
 SUIT_OF: Final = {1: "m", 2: "p", 3: "s"}
@@ -69,7 +69,7 @@ class SalasasaError(ValueError):
 
 # ------------------------------------------------------------------------------------------------ rows
 def read_salasasa(
-    lines: Iterable[str],
+    lines: Iterable[str | BadLine],
     *,
     que: Mapping[str, list[str | None]] | None = None,
     mode: str | None = None,
@@ -89,6 +89,9 @@ def read_salasasa(
             raise SalasasaError(f"--tz {tz!r} is not a time zone name") from None
     dialect: str | None = None
     for number, raw in enumerate(lines, start=1):
+        if isinstance(raw, BadLine):  # a line the caller could not read (too long, a broken stream): its game
+            yield Reject(number, "", raw.code, raw.message)
+            continue
         text = raw.rstrip("\r\n")
         if not text.strip():
             yield Skipped(1, "blank")

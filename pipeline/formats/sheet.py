@@ -1,6 +1,6 @@
 """A club's score sheet (计分表) as ``settlement`` records: one CSV row per win, kong, end-of-wall state or
 payment; the rows of one hand together; English or Chinese headers. The format is documented in
-docs/SHEETS.md, with a sample in data/sample-sheet.csv.
+docs/FORMATS.md, with a sample in data/sample-sheet.csv.
 
 Each hand becomes one ``xzlog/1`` record of level ``settlement``: its wins and kongs as events in the sheet's
 order (no draws, no discards: the sheet has none), the end states (ready with its value, not ready, flower
@@ -27,12 +27,13 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pipeline.formats import Converted, Item, Reject, Skipped
+from pipeline.formats import BadLine, Converted, Item, Reject, Skipped, bounded
+from pipeline.game.record import MAX_CLAIMED_FAN
 from pipeline.rules.fan import PATTERNS, SPECIAL_NAMES
-from pipeline.rules.ruleset import RuleSetError, load_ruleset
+from pipeline.rules.ruleset import MAX_POINTS, RuleSetError, load_ruleset
 
 # column → its names in a header (case and surrounding spaces do not matter)
 COLUMNS: Final[dict[str, tuple[str, ...]]] = {
@@ -77,6 +78,8 @@ KONG_KINDS: Final[dict[str, tuple[str, ...]]] = {
 SELF_DRAWN: Final = ("", "自摸", "self", "self_draw", "-")
 PAYMENT_ITEMS: Final = ("cha_jiao", "hua_zhu", "tui_shui", "transfer", "penalty")
 END_STATES: Final = ("ready", "not_ready", "pig")
+_DIGITS: Final = len(str(MAX_POINTS)) + 1  # a sign or a leading zero more: longer is past 2^53 for sure
+MAX_HELD: Final = 64 << 20  # characters of rows held while a hand's rows are gathered (see read_sheet)
 _ROOTS = re.compile(r"^(?:根[×xX*]?(\d+)|(\d+)根|gen[×xX*](\d+))$")
 _SPLIT = re.compile(r"[+＋、,，\s]+")
 
@@ -118,11 +121,14 @@ def parse_patterns(text: str) -> list[str]:
             continue
         roots = _ROOTS.match(token)
         if roots:
-            out.extend(["gen"] * int(next(g for g in roots.groups() if g)))
+            count = next(g for g in roots.groups() if g)
+            if len(count) > 2 or int(count) > MAX_CLAIMED_FAN:
+                raise SheetError(f"{token[:40]!r}: more roots than a hand has (at most {MAX_CLAIMED_FAN})")
+            out.extend(["gen"] * int(count))
         elif token.casefold() in PATTERN_OF:
             out.append(PATTERN_OF[token.casefold()])
         else:
-            raise SheetError(f"unknown pattern {token!r} (names: docs/SHEETS.md)")
+            raise SheetError(f"unknown pattern {token!r} (names: docs/FORMATS.md)")
     return out
 
 
@@ -132,50 +138,163 @@ class _Row:
     span: int  # physical lines (a quoted cell may hold a line break)
     raw: str
     cells: dict[str, str]
+    size: int = 0  # characters of the row's text
+    fault: str = ""  # why the row cannot be read, if it cannot: its hand is rejected whole
+    code: str = "IMPORT_ROW"  # the reject code of the fault
 
     def get(self, column: str) -> str:
         return self.cells.get(column, "").strip()
 
 
-def read_sheet(lines: Iterable[str], *, ruleset: str | dict[str, Any] = "chengdu") -> Iterator[Item]:
+def read_sheet(
+    lines: Iterable[str | BadLine], *, ruleset: str | dict[str, Any] = "chengdu", max_bytes: int | None = None
+) -> Iterator[Item]:
     """The sheet's hands as records, the rows that make none as rejects, the header as framing and blank rows
     as blank: every physical line is in exactly one. ``ruleset`` (a profile name or a ruleset object) is the rules
-    of a hand whose rows name no profile."""
-    hand: list[_Row] = []
-    seen: set[str] = set()
+    of a hand whose rows name no profile; ``max_bytes`` the most text a hand's rows may have (the caller's bound
+    on a record, ingest's line bound; none when not given): a longer hand is rejected, its rows not held.
+
+    A hand's rows are gathered wherever they stand in the sheet (a forgotten 查大叫 appended at the bottom
+    belongs to its hand), in the sheet's order; a row that cannot be read (a cell too many, a broken quote, a
+    line over the reader's bound) rejects its whole hand. A line the caller could not read at all (past its
+    bound, a broken stream) names no hand: it rejects the hands of the rows on either side of it (a broken
+    stream: the hand it cut). Hands are held until the sheet ends, up to
+    :data:`MAX_HELD` bytes of rows: past that the oldest hands are settled, and a row of theirs that still
+    comes is rejected on its own."""
+    hands: dict[str, _Hand] = {}  # in the order of their first row
+    settled: set[str] = set()
+    held = 0
+    last = ""  # the hand of the last row
+    orphan: _Row | None = None  # an unreadable line before any hand's row
     for row in _rows(iter(lines)):
         if not isinstance(row, _Row):
             yield row
             continue
         hand_id = row.get("hand_id")
-        if hand and hand_id != hand[0].get("hand_id"):
-            yield _hand(hand, ruleset)
-            seen.add(hand[0].get("hand_id"))
-            hand = []
+        if not hand_id and row.code != "IMPORT_ROW":  # a line the caller could not read: whose it was is unknown,
+            orphan = row  # so it spoils the hands of the rows on either side (a broken stream: the hand it cut)
+            if last not in hands:
+                continue
+            hand_id = last
+        elif orphan is not None and hand_id and hand_id not in settled:
+            neighbour = hands.setdefault(hand_id, _Hand(hand_id, max_bytes))
+            if last in hands:  # counted in the hand before it: this one only takes its reason
+                neighbour.fault = neighbour.fault or orphan
+            else:
+                neighbour.add(orphan)
+            orphan = None
         if not hand_id:
-            yield _reject([row], "IMPORT_ROW", "no hand_id (牌局) on the row")
-        elif hand_id in seen:
+            yield _reject([row], "IMPORT_ROW", row.fault or "no hand_id (牌局) on the row", row.code)
+            continue
+        if hand_id in settled:
             yield _reject(
-                [row], "IMPORT_ROW", f"hand {hand_id}'s rows are not together: this one comes after another hand"
+                [row],
+                "IMPORT_ROW",
+                f"hand {hand_id}'s rows are too far apart: this one comes after "
+                f"more than {MAX_HELD >> 20} MiB of other hands' rows",
+                row.code,
             )
+            continue
+        last = hand_id
+        hand = hands.setdefault(hand_id, _Hand(hand_id, max_bytes))
+        hand.add(row)
+        held += row.size
+        while held > MAX_HELD and hands:
+            first_id = next(iter(hands))
+            done = hands.pop(first_id)
+            settled.add(first_id)
+            held -= done.size
+            yield done.item(ruleset)
+    for hand in hands.values():
+        yield hand.item(ruleset)
+    if orphan is not None and last not in hands and not hands:
+        yield _reject([orphan], "IMPORT_ROW", orphan.fault, orphan.code)
+
+
+@dataclass(slots=True)
+class _Hand:
+    """The rows of one hand so far; past ``max_bytes`` characters (more than its record may hold) only how many
+    lines they spanned, and the first fault."""
+
+    hand_id: str
+    max_bytes: int | None
+    rows: list[_Row] = field(default_factory=list)
+    size: int = 0
+    lines: int = 0
+    first: _Row | None = None
+    fault: _Row | None = None
+
+    def add(self, row: _Row) -> None:
+        self.first = self.first or row
+        self.lines += row.span
+        if row.fault and self.fault is None:
+            self.fault = row
+        if self.max_bytes is not None and self.size + row.size > self.max_bytes:
+            self.rows = [self.first]  # the first row, to show which hand it was
+            self.size = self.max_bytes + 1
         else:
-            hand.append(row)
-    if hand:
-        yield _hand(hand, ruleset)
+            self.rows.append(row)
+            self.size += row.size
+
+    def item(self, ruleset: str | dict[str, Any]) -> Converted | Reject:
+        assert self.first is not None
+        if self.fault is not None:
+            why, code = f"line {self.fault.line}: {self.fault.fault}", self.fault.code
+        elif self.max_bytes is not None and self.size > self.max_bytes:
+            why, code = f"the hand's rows pass {self.max_bytes} bytes, more than a record may hold", "IMPORT_ROW"
+        else:
+            return _hand(self.rows, ruleset)
+        raw = bounded("\n".join(r.raw for r in self.rows))
+        return Reject(self.first.line, raw, code, why, self.hand_id, span=self.lines)
 
 
-def _rows(lines: Iterator[str]) -> Iterator[_Row | Item]:
-    """The header (framing), then each data row with the physical lines it spans; blank rows as blank."""
-    reader = csv.reader(lines)
+class _Feed:
+    """The lines handed to the CSV reader, with what the current record took of them; a line the caller could
+    not read (a :class:`BadLine`) goes in as a blank line and is noted, so that its row is rejected."""
+
+    def __init__(self, lines: Iterator[str | BadLine]) -> None:
+        self._lines = lines
+        self.taken: list[str] = []
+        self.bad: BadLine | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._lines:
+            if isinstance(line, BadLine):
+                self.bad = self.bad or line
+                line = "\n"
+            self.taken.append(line)
+            yield line
+
+    def take(self) -> tuple[str, BadLine | None]:
+        raw, bad = bounded("".join(self.taken).rstrip("\r\n")), self.bad
+        self.taken, self.bad = [], None
+        return raw, bad
+
+
+def _rows(lines: Iterator[str | BadLine]) -> Iterator[_Row | Item]:
+    """The header (framing), then each data row with the physical lines it spans; blank rows as blank. A row
+    the CSV reader refuses (a CR inside an unquoted cell, a cell over 128 KiB), a line the caller could not
+    read, and a row of more cells than the header has come as rows with a ``fault``: their hand is rejected."""
+    feed = _Feed(lines)
+    reader = csv.reader(feed)
     columns: list[str | None] | None = None
     header_fault = ""
     done = 0
-    for cells in reader:
+    while True:
+        fault, code = "", "IMPORT_ROW"
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            cells, fault = [], f"not a CSV row: {e}"
         first, span, done = done + 1, reader.line_num - done, reader.line_num
-        raw = ",".join(cells)
-        if not any(c.strip() for c in cells):
+        raw, bad = feed.take()
+        if bad is not None:
+            fault, code = bad.message, bad.code
+        if not fault and not any(c.strip() for c in cells):
             yield Skipped(span, "blank")
-        elif columns is None and not header_fault:
+        elif columns is None and not header_fault and not fault:
             names = [_COLUMN_OF.get(c.strip().lstrip("\ufeff").casefold()) for c in cells]
             missing = [c for c in ("hand_id", "item", "seat") if c not in names]
             if missing:
@@ -185,17 +304,23 @@ def _rows(lines: Iterator[str]) -> Iterator[_Row | Item]:
                 columns = names
                 yield Skipped(span, "framing")
         elif columns is None:
-            yield Reject(first, raw, "IMPORT_HEADER", header_fault, span=span)
-        elif len(cells) > len(columns):
-            yield Reject(first, raw, "IMPORT_ROW", f"{len(cells)} cells for {len(columns)} columns", span=span)
+            yield Reject(first, raw, "IMPORT_HEADER", header_fault or fault, span=span)
         else:
-            yield _Row(first, span, raw, {c: v for c, v in zip(columns, cells, strict=False) if c is not None})
+            if fault and not cells:  # the reader gave no cells: the hand is the text's, split at the commas
+                cells = raw.split(",")
+            elif len(cells) > len(columns):
+                fault = f"{len(cells)} cells for {len(columns)} columns"
+            named = {c: v for c, v in zip(columns, cells, strict=False) if c is not None}
+            yield _Row(first, span, raw, named, len(raw), fault, code)
 
 
-def _reject(rows: list[_Row], code: str, message: str) -> Reject:
+def _reject(rows: list[_Row], code: str, message: str, bound: str | None = None) -> Reject:
+    """``rows`` rejected with ``message``; ``bound`` is the code of a reader's bound that refused the row (its
+    line too long, say), which then stands instead of ``code``."""
     first = rows[0]
-    raw = "\n".join(r.raw for r in rows)
-    return Reject(first.line, raw, code, message, first.get("hand_id") or None, span=sum(r.span for r in rows))
+    raw = bounded("\n".join(r.raw for r in rows))
+    span = sum(r.span for r in rows)
+    return Reject(first.line, raw, bound or code, message, first.get("hand_id") or None, span=span)
 
 
 def _hand(rows: list[_Row], ruleset: str | dict[str, Any]) -> Converted | Reject:
@@ -214,10 +339,14 @@ def _one(rows: list[_Row], column: str) -> str:
 
 
 def _int(text: str, what: str, line: int, *, signed: bool = False) -> int:
+    """A whole number of the sheet, at most 2^53 either way (as a record's amounts: schemas/XZLOG.md)."""
+    digits = text.replace(",", "")
     try:
-        value = int(text.replace(",", ""))
+        value = int(digits) if len(digits) <= _DIGITS else None
     except ValueError:
         raise SheetError(f"line {line}: {what} {text!r} is not a whole number") from None
+    if value is None or abs(value) > MAX_POINTS:
+        raise SheetError(f"line {line}: {what} {bounded(text)[:40]!r} is past 2^53, more than any hand pays")
     if value < 0 and not signed:
         raise SheetError(f"line {line}: {what} {value} is negative")
     return value
@@ -265,7 +394,7 @@ def _record(rows: list[_Row], default: str | dict[str, Any]) -> dict[str, Any]:
         line = row.line
         item = _ITEM_OF.get(row.get("item").casefold())
         if item is None:
-            raise SheetError(f"line {line}: unknown item {row.get('item')!r} (items: docs/SHEETS.md)")
+            raise SheetError(f"line {line}: unknown item {row.get('item')!r} (items: docs/FORMATS.md)")
         who = seat(row.get("seat"), "seat", line)
         amount = _int(row.get("amount"), "amount", line, signed=item == "total") if row.get("amount") else None
         tile = row.get("tile")

@@ -12,6 +12,7 @@ Layout under the warehouse directory ``DIR``::
     DIR/_tmp/                           files being written (never read)
     DIR/warehouse.duckdb                views over the folders, for any DuckDB client
     DIR/.lock                           held by the one run writing to the warehouse
+    DIR/.readers                        a shared lock per reader's snapshot: superseded files stay while held
 
 The commit protocol. A batch's files are written into ``_tmp``, fsynced, and renamed into their folders
 (whose entries are then fsynced); then the manifest, the list of committed batches with this one added, is
@@ -47,8 +48,15 @@ compacted one, and keeps each folded run's counts as a row ``counts-<run id>`` t
 ``ingest_runs`` view still sums an unfinished run's lines from the manifest); then the folded files are
 removed (a kill first: they are named by nothing, and the next :meth:`Warehouse.open` removes them). So a
 kill leaves the old batches or the compacted one, never both counted. :meth:`Warehouse.connect` lists its
-snapshot's files in the views (rather than reading the folders): a connection made before a compaction and
-queried after it fails on a missing file, never reads fewer rows.
+snapshot's files in the views (rather than reading the folders).
+
+Readers keep their snapshot. A connection holds a shared ``flock`` on ``DIR/.readers`` from before it reads
+the manifest until it is garbage-collected (its process ends, at the latest); a writer removes files that no
+manifest names (a compaction's folded batches, a killed run's half batch) only while it can take that lock
+exclusively, for a moment, without waiting. So a report that opened its snapshot before a compaction committed
+reads the folded files to its end; they are removed by the next compaction, ingest or ``compact`` that finds
+no reader. (``flock``, not ``lockf``: a lock per open file, so that a reader and a writer in one process, or
+two readers, do not share or release each other's.)
 
 Paths: a warehouse path holding glob characters (``[``, ``*``, ``?``) is escaped in every pattern.
 
@@ -72,6 +80,7 @@ import shutil
 import signal
 import threading
 import uuid
+import weakref
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -88,6 +97,7 @@ from schemas.tables import TABLES
 EMPTY_BATCH = "0-empty"
 SPILL = "spill"
 MANIFEST = "_manifest.parquet"
+READERS = ".readers"  # what a reader holds a shared lock on while it reads a snapshot (see _reader_lease)
 _BATCH = re.compile(r"^part-(.+)\.parquet$")
 COMPRESSION = "zstd"
 COUNTS = ("lines_read", "records_stored", "records_invalid", "rejects", "duplicates", "conflicts")
@@ -291,6 +301,38 @@ def _signals_held() -> Iterator[None]:
             signal.raise_signal(signum)
 
 
+def _reader_lease(root: Path) -> int | None:
+    """Hold a shared lock on ``root/.readers`` (waiting while a writer removes superseded files): the descriptor,
+    or None where the lock file cannot be made (a warehouse on read-only media, where no writer removes
+    anything either)."""
+    try:
+        fd = os.open(root / READERS, os.O_RDONLY | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+@contextmanager
+def _no_readers(root: Path) -> Iterator[bool]:
+    """Whether no reader holds a snapshot (the exclusive lock on ``root/.readers`` taken without waiting), held
+    for the block: a reader arriving meanwhile waits, then reads the manifest as it is after the block."""
+    fd = os.open(root / READERS, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing the descriptor drops the lock
+
+
 class Warehouse:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
@@ -385,14 +427,19 @@ class Warehouse:
         self._lock = fd
 
     def _drop_uncommitted(self) -> None:
+        """Remove the files no manifest names (a killed run's half batch, a compaction's folded batches), unless
+        a reader holds a snapshot that may name them: then they stay for a later writer."""
         committed = {row["batch"] for row in self._committed}
-        for name in TABLES:
-            if name == "ingest_runs":
-                continue
-            for f in (self.root / name).iterdir():
-                m = _BATCH.match(f.name)
-                if m and m.group(1) not in committed:
-                    f.unlink()
+        with _no_readers(self.root) as free:
+            if not free:
+                return
+            for name in TABLES:
+                if name == "ingest_runs":
+                    continue
+                for f in (self.root / name).iterdir():
+                    m = _BATCH.match(f.name)
+                    if m and m.group(1) not in committed:
+                        f.unlink()
 
     # ------------------------------------------------------------------------------------ writing
     def write_batch(
@@ -529,11 +576,13 @@ class Warehouse:
                 for path in placed + [src for src, _ in staged]:
                     path.unlink(missing_ok=True)
             raise
-        for files in sources.values():  # committed: the folded batches' files are part of nothing now
-            for f in files:
-                remove(f)
-        for name in sources:
-            fsync_dir(self.root / name)
+        with _no_readers(self.root) as free:  # committed: the folded files are part of nothing now, but a
+            if free:  # reader's older snapshot may still read them (then a later writer removes them)
+                for files in sources.values():
+                    for f in files:
+                        remove(f)
+                for name in sources:
+                    fsync_dir(self.root / name)
         return len(folded)
 
     def write_run(self, run_id: str, row: dict[str, object]) -> None:
@@ -554,12 +603,16 @@ class Warehouse:
 
     def connect(self, *, schema: str | None = None) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with every table as a view over its committed files, the manifest
-        read once (a snapshot for the connection's life). ``schema``: create the views in that (new) schema
+        read once (a snapshot for the connection's life: its files stay until the connection is garbage-collected,
+        whatever a writer commits meanwhile). ``schema``: create the views in that (new) schema
         instead of the default one (the analytics put filtered views of the same names in front of them).
 
         What the views read is in the connection's own database, not in its temporary schema, so that a cursor of
         the connection (``con.cursor()``, another thread's) reads the same tables."""
+        lease = _reader_lease(self.root)  # before the manifest is read: the files it names stay while held
         con = duckdb.connect()
+        if lease is not None:
+            weakref.finalize(con, os.close, lease)
         if schema is not None:
             con.execute(f'CREATE SCHEMA "{schema}"')
         con.execute("SET enable_progress_bar = false")  # our commands draw their own progress
@@ -642,16 +695,24 @@ class Warehouse:
         """hand_id → record_sha256 of every stored record (call after :meth:`open`: then every file is
         committed)."""
         with duckdb.connect() as con:  # closed at once: the worker processes are forked after this
-            rows = con.execute("SELECT hand_id, record_sha256 FROM read_parquet(?)", [self.glob("hands")]).fetchall()
+            rows = con.execute("SELECT hand_id, record_sha256 FROM read_parquet(?)", [self._files("hands")]).fetchall()
         return dict(rows)
 
     def known_rejects(self) -> set[tuple[str, int, str]]:
         """(source_file, source_line, sha256) of every stored reject (after :meth:`open`)."""
         with duckdb.connect() as con:
             rows = con.execute(
-                "SELECT source_file, source_line, sha256 FROM read_parquet(?)", [self.glob("rejects")]
+                "SELECT source_file, source_line, sha256 FROM read_parquet(?)", [self._files("rejects")]
             ).fetchall()
         return {(f, n, s) for f, n, s in rows}
+
+    def _files(self, table: str) -> list[str]:
+        """The files of ``table`` the manifest names (after :meth:`open`; the folder may also hold files named
+        by nothing that a reader's snapshot keeps)."""
+        folder = self.root / table
+        return [
+            glob_escape(str(f)) for row in self._committed if (f := folder / f"part-{row['batch']}.parquet").exists()
+        ]
 
     def build_catalogue(self) -> None:
         """(Re)create ``warehouse.duckdb`` atomically: one view per table over its committed files (absolute

@@ -232,7 +232,8 @@ def _recompute_deltas(result: dict[str, Any]) -> None:
     deltas = [0] * len(result["deltas"])
     for p in result["payments"]:
         deltas[p["from"]] -= p["amount"]
-        deltas[p["to"]] += p["amount"]
+        if p["to"] is not None:  # a payment to the pot (sbr's penalties) leaves the table
+            deltas[p["to"]] += p["amount"]
     result["deltas"] = deltas
 
 
@@ -258,7 +259,8 @@ def _wrong_fan(played: PlayedHand, rules: RuleSet, rng: random.Random, *, dry: b
     if dry:
         return wins[0]["event"]
     win = rng.choice(wins)
-    _rescale_win(record, rules, win, win["fan"] + (1 if win["fan"] == 1 or rng.random() < 0.5 else -1))
+    # up from the lowest fans (1, or 0 where a plain hand counts none: sbr), never to a fan no win has
+    _rescale_win(record, rules, win, win["fan"] + (1 if win["fan"] <= 1 or rng.random() < 0.5 else -1))
     return win["event"]
 
 

@@ -282,16 +282,22 @@ def write(
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines, labels = simulate(config, progress=progress, summary=summary)
-    with path.open("wb") as raw:
-        if path.name.endswith(".gz"):
-            stream: Any = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
-        elif path.name.endswith(".zst"):
-            stream = zstandard.ZstdCompressor(level=6).stream_writer(raw, closefd=False)
-        else:
-            stream = raw
-        with io.TextIOWrapper(stream, encoding="utf-8", newline="\n") as text:
-            for line in lines:
-                text.write(line)
-                text.write("\n")
+    part = path.with_name(f".{path.name}.part")  # a stopped run (Ctrl-C, a crash) leaves no half file under the name
+    try:
+        with part.open("wb") as raw:
+            if path.name.endswith(".gz"):
+                stream: Any = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+            elif path.name.endswith(".zst"):
+                stream = zstandard.ZstdCompressor(level=6).stream_writer(raw, closefd=False)
+            else:
+                stream = raw
+            with io.TextIOWrapper(stream, encoding="utf-8", newline="\n") as text:
+                for line in lines:
+                    text.write(line)
+                    text.write("\n")
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    part.replace(path)
     labels_path(path).write_text(json.dumps(labels.as_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return labels
