@@ -9,7 +9,7 @@
 -- reasons: for a finding that carries money, the codes of its reason findings, comma-separated (null if none).
 -- position: the replay's state where a rule violation stopped it (null for other findings).
 -- month: of the hand's local time (the record's own offset, or --tz: pipeline/analytics/sql/local_time.sql).
--- Ranked by money at stake, then hand and event.
+-- Ranked by money at stake, then hand, event, code, seat and message (a total order: the same on any connection).
 WITH
 stake AS (  -- claimed money per hand: what the winners of the claimed settlement took
     SELECT hand_id, sum(greatest(coalesce(claimed_delta, delta), 0))::BIGINT AS stake
@@ -71,4 +71,4 @@ SELECT  -- final
     hand_id, code, severity, event, seat, player, expected, actual, money_at_stake AS money, message, position,
     counted_in, reasons, table_id, strftime(local_time(played_at, utc_offset), '%Y-%m') AS month
 FROM priced
-ORDER BY money DESC, hand_id, event NULLS FIRST, code
+ORDER BY money DESC, hand_id, event NULLS FIRST, code, seat NULLS FIRST, message
