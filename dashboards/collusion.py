@@ -291,6 +291,18 @@ def q_text(q: float) -> str:
     return "<0.001" if q < 0.0005 else f"{q:.3f}"
 
 
+def q_label(q: float, *, spaced: bool = True) -> str:
+    """A q-value in running text: ``q = 0.037`` or ``q < 0.001`` (never ``q = <0.001``); ``spaced=False``
+    for a chart's compact label (``q=0.037``, ``q<0.001``).
+
+    >>> q_label(0.0371), q_label(2e-7), q_label(2e-7, spaced=False)
+    ('q = 0.037', 'q < 0.001', 'q<0.001')
+    """
+    if q < 0.0005:
+        return "q < 0.001" if spaced else "q<0.001"
+    return f"q = {q:.3f}" if spaced else f"q={q:.3f}"
+
+
 def plot_pair_matrix(df: pl.DataFrame, ax: Axes) -> None:
     f = charts.fonts()
     head = f"Pair scores ({f.term('串通', 'collusion')} screen)"
@@ -468,7 +480,7 @@ def plot_top_pairs(df: pl.DataFrame, ax: Axes) -> None:
     for yy, score, p, q in zip(y, rows["score"], rows["p"], rows["q"], strict=True):
         # Right of the bar, or of zero for a negative score: never over the pair's name.
         ax.annotate(
-            f"p={p:.1e}, q={q_text(q)}",
+            f"p={p:.1e}, {q_label(q, spaced=False)}",
             (max(score, 0.0), yy),
             xytext=(3, 0),
             textcoords="offset points",

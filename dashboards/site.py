@@ -1063,7 +1063,7 @@ def _evidence_section(screen: collusion_dash.Screen, df: pl.DataFrame) -> str:
         )
         parts.append(
             f'<div class="pair" id="pair-{rank}"><h3>#{rank} {_pair(*r.players)}: {r.shared_hands:,} shared hands, '
-            f"score {r.score:.2f}, p = {r.p:.1e}, q = {_esc(collusion_dash.q_text(r.q))}</h3>"
+            f"score {r.score:.2f}, p = {r.p:.1e}, {_esc(collusion_dash.q_label(r.q))}</h3>"
             f'<p class="note">Over their shared hands, both directions: {_esc(signals)}. Sitting together: '
             f"×{_esc(_fmt(r.seating.get('ratio')))} of what random seating gives.</p>{table}</div>"
         )
@@ -1132,7 +1132,7 @@ def _teams_section(screen: collusion_dash.Screen, teams: pl.DataFrame, evidence:
         parts.append(
             f'<div class="team" id="team-{k}"><h3>Team #{k}: {", ".join(_esc(p) for p in t["players"])}</h3>'
             f'<p class="note">{t["hands"]:,} hands with two or more of them at one table; score {t["score"]:.2f} '
-            f"(z {t['z']:.2f} on the empirical null), p = {t['p']:.1e}, q = {_esc(collusion_dash.q_text(t['q']))}. "
+            f"(z {t['z']:.2f} on the empirical null), p = {t['p']:.1e}, {_esc(collusion_dash.q_label(t['q']))}. "
             f"Signals toward each other against their other opponents: {_esc(signals)}.</p>"
             + (items or '<p class="note">No win or call of one on another\'s tile to replay.</p>')
             + "</div>"
@@ -1253,7 +1253,7 @@ def _info_table(seers: list[Seer], pages: dict[str, Page]) -> str:
             + "</tr>"
         )
     return (
-        f'<section id="players"><h2>Players</h2><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f'<section id="players"><h2>Players</h2><table class="sortable info"><thead><tr>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table><p class="note">Flagged first, then by the smaller p. Judged waits: '
         "discards into a ready hand when another would have waited on other tiles the player saw as many copies "
         "of; on the wall: those whose wait had the most copies left in the wall. Click a heading to sort.</p>"
@@ -1473,7 +1473,7 @@ tr.warning td { color: var(--muted); }
 tr.flagged td { background: #fbeeee; }
 div.pair h3 { font-size: 15px; margin: 18px 0 4px; }
 abbr { text-decoration: underline dotted; cursor: help; }
-td { overflow-wrap: anywhere; }
+td { overflow-wrap: break-word; }
 td.id { min-width: 9em; }
 details summary { cursor: pointer; font-size: 12px; }
 section.findings { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 4px 16px 8px; }
@@ -1511,9 +1511,12 @@ svg.strip, svg.bars { display: block; }
 svg.rolling { display: block; max-width: 100%; height: auto; }
 figure.rolling { margin: 8px 0; }
 table.opponents th { white-space: normal; vertical-align: bottom; }
+table.info { font-size: 12px; }
+table.info th { white-space: normal; vertical-align: bottom; }
+table.info th, table.info td { padding: 4px 5px; }
 span.key.subject { color: #c0392b; }
 span.key.population { color: #34495e; }
-span.pos { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-all; }
+span.pos { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; overflow-wrap: anywhere; }
 div.replay { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; white-space: pre;
              overflow-x: auto; margin: 4px 0 10px; }
 """
@@ -1529,6 +1532,31 @@ MARKER = """
       if (loaded) { ok++; }
     }
     document.body.setAttribute("data-images", ok + "/" + imgs.length);
+    var root = document.documentElement;
+    document.body.setAttribute("data-overflow", String(Math.max(0, root.scrollWidth - root.clientWidth)));
+    document.body.setAttribute("data-broken", broken().join("|"));
+  }
+  // the words of the tables' cells (letters only) that the layout splits over two lines
+  function broken() {
+    var out = [], cells = document.querySelectorAll("td, th");
+    for (var i = 0; i < cells.length; i++) {
+      var walk = document.createTreeWalker(cells[i], NodeFilter.SHOW_TEXT), node;
+      while ((node = walk.nextNode())) {
+        var re = /[A-Za-z]{2,}/g, m;
+        while ((m = re.exec(node.data))) {
+          var r = document.createRange();
+          r.setStart(node, m.index);
+          r.setEnd(node, m.index + m[0].length);
+          var lines = {}, rects = r.getClientRects(), n = 0;
+          for (var k = 0; k < rects.length; k++) {
+            var top = Math.round(rects[k].top);
+            if (rects[k].width > 0 && !lines[top]) { lines[top] = 1; n++; }
+          }
+          if (n > 1) { out.push(m[0]); }
+        }
+      }
+    }
+    return out;
   }
   if (document.readyState === "complete") { mark(); } else { window.addEventListener("load", mark); }
 })();

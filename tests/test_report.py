@@ -177,7 +177,9 @@ def test_flagged_pairs_and_their_hands_on_the_page():
     summary = _collusion_summary(screen)
     assert '<b class="flag">1 pair flagged</b> of 2 screened' in summary and "pA &amp; pB" in summary
     hands = _evidence_section(screen, collusion_dash.prep_evidence(screen))
-    assert "#1 pA &amp; pB: 300 shared hands, score 5.00" in hands and "q = &lt;0.001" in hands
+    assert (
+        "#1 pA &amp; pB: 300 shared hands, score 5.00" in hands and "q &lt; 0.001" in hands and "q = &lt;" not in hands
+    )
     assert '<td class="id">t1-s1-h07</td><td class="num">41</td>' in hands
     assert "feeding 3 observed, 1.5 expected (z +2.5)" in hands
     table = _pairs_table(collusion_dash.prep_top_pairs(screen))
@@ -456,6 +458,19 @@ def test_pages_render_in_a_headless_browser(report, tmp_path):
         total = page.read_text(encoding="utf-8").count("<img ")
         assert f'data-images="{total}/{total}"' in dom, (page.name, re.findall(r'data-images="[^"]*"', dom))
         assert dom.count('data-loaded="true"') == total and 'data-loaded="false"' not in dom, page.name
+
+    # the layout at 1,280 px: nothing runs past the page's width, and no table cell splits a word over two lines
+    for page in pages:
+        done = _browse(
+            chromium,
+            tmp_path / f"profile-1280-{page.stem}",
+            "--window-size=1280,900",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert 'data-overflow="0"' in done.stdout, (page.name, re.findall(r'data-overflow="[^"]*"', done.stdout))
+        assert 'data-broken=""' in done.stdout, (page.name, re.findall(r'data-broken="[^"]*"', done.stdout))
 
     for name in ("index", "collusion"):
         shot = tmp_path / f"{name}.png"
