@@ -899,9 +899,9 @@ def audit_command(
             result = audit(con)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
-    import polars as pl
-
     if hands:
+        import polars as pl
+
         result = Audit(result.findings.filter(pl.col("hand_id").is_in(hands)))
     if fmt == "json":
         typer.echo(json.dumps(result.as_json(), ensure_ascii=False))
@@ -926,16 +926,12 @@ def audit_command(
                 f"  {_shown(name):<24} {row['findings']:>6} {_word(row['findings'], 'finding')}"
                 f" {row['hands']:>6} {_word(row['hands'], 'hand')} {row['money']:>8} {_word(row['money'], 'point')}"
             )
-    # a wrong fan or points (counted_in set) is listed as the reason of the wrong payment that carries its money
-    shown = findings.filter(pl.col("counted_in").is_null())
-    typer.echo(f"\ntop {min(top, shown.height)} by money:")
-    for row in shown.head(top).iter_rows(named=True):
+    typer.echo(f"\ntop {min(top, findings.height)} by money:")
+    for row in findings.head(top).iter_rows(named=True):
         where = f" event {row['event']}" if row["event"] is not None else ""
         who = f" {_shown(row['player'])}" if row["player"] else ""
-        because = f" (reason: {_shown(row['reasons'].replace(',', ', '))})" if row["reasons"] else ""
         typer.echo(
             f"  {row['money']:>6}  {_shown(row['hand_id'])}{where}{who}: {_shown(row['code'])} {_shown(row['message'])}"
-            f"{because}"
         )
 
 

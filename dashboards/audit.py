@@ -7,8 +7,7 @@ The data steps take the audit's result (an :class:`~pipeline.audit.scoring.Audit
 rather than a connection: the findings and the money they put at stake are the audit's; this module only
 arranges them. Money follows the audit: for a scoring or settlement difference, the points it moves; for a
 rule violation, the points the source system settled in that hand — so a hand with two violations counts
-its stake twice, once per finding; a win's wrong fan or points whose wrong payment another finding prices
-carries none (each wrong payment counted once).
+its stake twice, once per finding.
 """
 
 from __future__ import annotations

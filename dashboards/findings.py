@@ -349,13 +349,11 @@ def _deals(deals: Sequence[DealResult], fdr: float) -> list[dict[str, Any]]:
 
 def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
     f = result.findings.with_row_index("audit_rank", offset=1)
-    # a wrong fan or points is the reason of its wrong payment, listed with it rather than beside it
-    errors = f.filter((pl.col("severity") == "error") & pl.col("counted_in").is_null()).head(max(0, top))
+    errors = f.filter(pl.col("severity") == "error").head(max(0, top))
     rows = []
     for r in errors.iter_rows(named=True):
         where = f" at event {r['event']}" if r["event"] is not None else ""
         seat = f" ({r['player']}'s seat)" if r["player"] is not None else ""
-        because = f" (reason: {r['reasons'].replace(',', ', ')})" if r["reasons"] else ""
         rank = int(r["audit_rank"])
         money_code = r["code"].startswith(("SCORE_", "SETTLE_"))
         rows.append(
@@ -364,7 +362,7 @@ def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
                 "label": "scoring error" if money_code else "rule violation",
                 "players": [r["player"]] if r["player"] is not None else [],
                 "subject": f"hand {r['hand_id']}",
-                "detail": f"{r['code']}{where}{seat}: {r['message']}{because}",
+                "detail": f"{r['code']}{where}{seat}: {r['message']}",
                 "money": int(r["money"]),
                 "evidence": f"{AUDIT}#finding-{rank}" if rank <= AUDIT_ROWS else AUDIT,
                 "evidence_text": f"finding #{rank} of the audit" if rank <= AUDIT_ROWS else "the audit",

