@@ -926,12 +926,15 @@ def audit_command(
                 f"  {_shown(name):<24} {row['findings']:>6} {_word(row['findings'], 'finding')}"
                 f" {row['hands']:>6} {_word(row['hands'], 'hand')} {row['money']:>8} {_word(row['money'], 'point')}"
             )
-    typer.echo(f"\ntop {min(top, findings.height)} by money:")
-    for row in findings.head(top).iter_rows(named=True):
+    mistakes = result.mistakes()  # each wrong payment once, its fan/points findings as its reasons
+    typer.echo(f"\ntop {min(top, mistakes.height)} by money (each mistake once):")
+    for row in mistakes.head(top).iter_rows(named=True):
         where = f" event {row['event']}" if row["event"] is not None else ""
         who = f" {_shown(row['player'])}" if row["player"] else ""
+        why = f" (reasons: {row['reasons']})" if row["reasons"] else ""
         typer.echo(
-            f"  {row['money']:>6}  {_shown(row['hand_id'])}{where}{who}: {_shown(row['code'])} {_shown(row['message'])}"
+            f"  {row['money']:>6}  {_shown(row['hand_id'])}{where}{who}: {_shown(row['code'])} "
+            f"{_shown(row['message'])}{why}"
         )
 
 

@@ -5,9 +5,10 @@ money involved; the page's table of the top findings is built from :func:`prep_t
 
 The data steps take the audit's result (an :class:`~pipeline.audit.scoring.Audit`, computed once per report)
 rather than a connection: the findings and the money they put at stake are the audit's; this module only
-arranges them. Money follows the audit: for a scoring or settlement difference, the points it moves; for a
-rule violation, the points the source system settled in that hand — so a hand with two violations counts
-its stake twice, once per finding.
+arranges them. Money follows the audit: for a scoring or settlement difference, the points it moves, each
+wrong payment counted once (the fan and points findings behind it carry 0, ``reason_of`` naming the payment's
+code); for a rule violation, the points the source system settled in that hand — so a hand with two violations
+counts its stake twice, once per finding.
 """
 
 from __future__ import annotations
@@ -202,6 +203,7 @@ def prep_money_by_player(result: Audit, *, limit: int = MAX_PLAYERS) -> pl.DataF
         pl.lit(loose.height, dtype=pl.Int64).alias("unattributed_findings"),
         pl.lit(as_int(loose["money"].sum()), dtype=pl.Int64).alias("unattributed_money"),
         pl.lit(f.height, dtype=pl.Int64).alias("n_findings"),
+        pl.lit(f.filter(pl.col("reason_of").is_null()).height, dtype=pl.Int64).alias("n_mistakes"),
     )
 
 
@@ -236,13 +238,16 @@ def plot_money_by_player(df: pl.DataFrame, ax: Axes) -> None:
 
 # ---------------------------------------------------------------------------------------------- top findings
 def prep_top_findings(result: Audit, *, limit: int = TOP_FINDINGS) -> pl.DataFrame:
-    """The ``limit`` findings with most money at stake, in the audit's order (money, hand, event, code).
+    """The ``limit`` mistakes with most money at stake, in the audit's order (money, hand, event, code): each
+    wrong payment once (:meth:`~pipeline.audit.scoring.Audit.mistakes`), the fan and points findings behind it
+    named in ``reasons``.
 
     Columns: ``rank`` (1-based), ``hand_id``, ``event``, ``code``, ``severity``, ``player``, ``money``,
-    ``message``, ``position``, ``table_id``, ``month``, ``meaning`` (the code's, from the catalogue), ``n_findings``.
+    ``message``, ``reasons``, ``position``, ``table_id``, ``month``, ``meaning`` (the code's, from the
+    catalogue), ``n_findings``, ``n_mistakes`` (findings that are no other's reason).
     """
     f = result.findings
-    top = f.head(max(0, limit))
+    top = result.mistakes().head(max(0, limit))  # each wrong payment once, with the findings behind it
     return top.select(
         pl.int_range(1, top.height + 1, dtype=pl.Int64).alias("rank"),
         pl.col("hand_id").cast(pl.String),
@@ -252,11 +257,13 @@ def prep_top_findings(result: Audit, *, limit: int = TOP_FINDINGS) -> pl.DataFra
         pl.col("player").cast(pl.String),
         pl.col("money").cast(pl.Int64),
         pl.col("message").cast(pl.String),
+        pl.col("reasons").cast(pl.String),
         pl.col("position").cast(pl.String),
         pl.col("table_id").cast(pl.String),
         pl.col("month").cast(pl.String),
         pl.col("code").map_elements(meaning, return_dtype=pl.String).alias("meaning"),
         pl.lit(f.height, dtype=pl.Int64).alias("n_findings"),
+        pl.lit(f.filter(pl.col("reason_of").is_null()).height, dtype=pl.Int64).alias("n_mistakes"),
     )
 
 

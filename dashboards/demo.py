@@ -110,7 +110,7 @@ def main() -> int:
         f"  injected faults in {len(injected)} hands; stored and found: {len(injected & found)}; "
         f"found without an injected fault: {len(found - injected)} (duplicates and broken lines are not stored hands)"
     )
-    for row in findings.findings.head(5).iter_rows(named=True):
+    for row in findings.mistakes().head(5).iter_rows(named=True):
         print(f"  {row['money']:>5} points  {row['hand_id']} event {row['event']}: {row['code']} {row['message'][:90]}")
     levels = figures["levels"]
     print("  hands by level of record: " + ", ".join(f"{level} {c['stored']}" for level, c in levels.items()))

@@ -980,12 +980,18 @@ def _findings_table(df: pl.DataFrame) -> str:
             f'<tr class="{_esc(r["severity"])}" id="finding-{r["rank"]}"><td class="num">{r["rank"]}</td>'
             f'<td class="id">{_esc(r["hand_id"])}</td>'
             f'<td class="num">{_esc(_fmt(r["event"]))}</td><td>{code}</td><td>{_esc(_fmt(r["player"]))}</td>'
-            f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"], r["position"])}</td></tr>'
+            f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"], r["position"])}'
+            + (f" <i>reasons: {_esc(r['reasons'])}</i>" if r["reasons"] else "")
+            + "</td></tr>"
         )
-    shown = f"all {n:,}" if df.height == n else f"the top {df.height:,} of {n:,}"
+    k = int(df["n_mistakes"][0])
+    shown = f"all {k:,}" if df.height == k else f"the top {df.height:,} of {k:,}"
+    behind = f" ({n - k:,} more findings are the fan or points behind a wrong payment, named as its reasons)"
+    behind = behind if n > k else ""
     return (
         f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
-        f'</tbody></table><p class="note">{_esc(shown)} findings, most money first (then hand and event). '
+        f'</tbody></table><p class="note">{_esc(shown)} mistakes{_esc(behind)}, each wrong payment once, most money '
+        "first (then hand and event). "
         "Hover a code for its meaning (schemas/ISSUE_CODES.md); warnings in grey. Every finding: "
         "<code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
     )

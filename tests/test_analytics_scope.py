@@ -253,8 +253,9 @@ def test_audit_under_a_scope(room: Path) -> None:
     assert months == {"h2": "2026-10", "h4": ""}
     text = xuezhan("audit", "--warehouse", str(room), "--profile", "chengdu").stdout.splitlines()
     assert text[0].startswith("scope: hands of profile chengdu")
-    # h2: 2 + 2 points of the two deltas; h4: the 1 point by which its claimed deltas do not add up
-    assert text[1] == "3 findings in 2 hands, 5 points at stake"
+    # h2: the 2 points one seat paid too few and the other got too few, counted once (the receiver's
+    # SETTLE_DELTA is the payer's reason); h4: the 1 point by which its claimed deltas do not add up
+    assert text[1] == "3 findings in 2 hands, 3 points at stake"
 
 
 def test_info_cheats_and_export_under_a_scope(room: Path, tmp_path: Path) -> None:

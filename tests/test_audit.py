@@ -60,7 +60,9 @@ def test_audit_finds_every_injected_scoring_error_and_nothing_else(scored) -> No
         "SETTLE_DELTA",
         "SETTLE_UNBALANCED",
     }
-    assert (findings["money"] > 0).all()
+    carriers = findings.filter(pl.col("reason_of").is_null())
+    assert (carriers["money"] > 0).all()
+    assert (findings.filter(pl.col("reason_of").is_not_null())["money"] == 0).all()
 
 
 def test_audit_is_ranked_by_money_and_grouped(scored) -> None:
@@ -88,6 +90,62 @@ def test_audit_json_contract_and_formats(scored) -> None:
     assert csv.exit_code == 0 and csv.stdout.splitlines()[0].startswith("hand_id,code,event")
     assert runner.invoke(app, ["audit", "--warehouse", str(warehouse), "--format", "xml"]).exit_code == 2
     assert runner.invoke(app, ["audit", "--warehouse", str(warehouse / "nope")]).exit_code == 2
+
+
+# A hand-written club sheet, recounted by hand. H1: 张三's 清一色 (3 fan, 4 points) on 王五's discard written as
+# 2 fan, 2 points, paid 2: one wrong payment of 2 (SCORE_FAN, SCORE_POINTS and SETTLE_AMOUNT each say so).
+# H2: 赵六's self-drawn 平胡 paid 1 by each of three players where 自摸加底 makes it 2: three wrong payments of 1.
+# H3: totals only; 李四's 对对胡 (2 points) on 张三's discard counted as 1: 张三 paid 1 too little, 李四 got 1
+# too little — one wrong payment of 1 (SCORE_POINTS and both seats' SETTLE_DELTA). Points at stake: 2 + 3 + 1.
+CLUB_SHEET = """牌局,场次,盘,规则,座次,庄家,项目,玩家,来源,收方,杠型,番型,番数,分数,金额
+H1,S1,1,chengdu,张三/李四/王五/赵六,张三,胡,张三,王五,,,清一色,2,2,2
+H1,,,,,,胡,赵六,王五,,,平胡,1,1,1
+H2,S1,2,chengdu,张三/李四/王五/赵六,张三,胡,赵六,自摸,,,平胡,1,1,1
+H2,,,,,,胡,李四,王五,,,平胡,1,1,1
+H3,S1,3,chengdu,张三/李四/王五/赵六,赵六,胡,李四,张三,,,对对胡,2,1,
+H3,,,,,,胡,王五,张三,,,平胡,1,1,
+H3,,,,,,未听牌,张三,,,,,,,
+H3,,,,,,未听牌,赵六,,,,,,,
+H3,,,,,,合计,张三,,,,,,,-2
+H3,,,,,,合计,李四,,,,,,,1
+H3,,,,,,合计,王五,,,,,,,1
+H3,,,,,,合计,赵六,,,,,,,0
+"""
+
+
+def test_each_wrong_payment_is_counted_once_on_a_hand_written_sheet(tmp_path) -> None:
+    sheet, records = tmp_path / "sheet.csv", tmp_path / "sheet.jsonl"
+    sheet.write_text(CLUB_SHEET, encoding="utf-8")
+    assert runner.invoke(app, ["import", str(sheet), "--from", "sheet", "-o", str(records)]).exit_code == 0
+    ingest([str(records)], tmp_path / "wh", workers=1)
+    result = audit(tmp_path / "wh")
+    f = result.findings
+    assert {h: int(f.filter(pl.col("hand_id") == h)["money"].sum()) for h in ("H1", "H2", "H3")} == {
+        "H1": 2,
+        "H2": 3,
+        "H3": 1,
+    }
+    # the fan and points findings are the payment's reasons, and the winner's side of a wrong delta the payer's
+    behind = {(r["hand_id"], r["code"], r["seat"]): r["reason_of"] for r in f.iter_rows(named=True) if r["reason_of"]}
+    assert behind == {
+        ("H1", "SCORE_FAN", 0): "SETTLE_AMOUNT",
+        ("H1", "SCORE_POINTS", 0): "SETTLE_AMOUNT",
+        ("H3", "SCORE_POINTS", 1): "SETTLE_DELTA",
+        ("H3", "SETTLE_DELTA", 1): "SETTLE_DELTA",
+    }
+    # the first screen lists each mistake once: H1's one payment, H2's three, H3's one
+    mistakes = result.mistakes()
+    assert [(r["hand_id"], r["code"], r["money"], r["reasons"]) for r in mistakes.iter_rows(named=True)] == [
+        ("H1", "SETTLE_AMOUNT", 2, "SCORE_FAN, SCORE_POINTS"),
+        ("H2", "SETTLE_AMOUNT", 1, None),
+        ("H2", "SETTLE_AMOUNT", 1, None),
+        ("H2", "SETTLE_AMOUNT", 1, None),
+        ("H3", "SETTLE_DELTA", 1, "SCORE_POINTS"),
+    ]
+    text = runner.invoke(app, ["audit", "--warehouse", str(tmp_path / "wh")]).stdout
+    assert "9 findings in 3 hands, 6 points at stake" in text
+    top = text.split("by money (each mistake once):\n")[1].splitlines()
+    assert len(top) == 5 and "(reasons: SCORE_FAN, SCORE_POINTS)" in top[0]
 
 
 def test_audit_on_clean_data_finds_nothing(tmp_path) -> None:

@@ -390,6 +390,7 @@ def _fake_audit(rows: list[dict[str, object]]) -> SimpleNamespace:
             "money": pl.Int64,
             "message": pl.Utf8,
             "position": pl.Int64,
+            "reason_of": pl.Utf8,
             "table_id": pl.Utf8,
             "month": pl.Utf8,
         },

@@ -1,6 +1,12 @@
 -- findings: every validator issue of a stored hand as an audit finding, with the money involved.
 -- money: for a scoring or settlement difference, the points it moves (the validator's issues.money);
 -- for a rule violation, the points the source system settled in that hand (the money its verdict rests on).
+-- One wrong payment is counted once. A win paid wrongly is reported as SCORE_FAN (its fan), SCORE_POINTS
+-- (its points) and the payment itself: SETTLE_AMOUNT/SETTLE_* at the win's event where the record itemises
+-- payments, else SETTLE_DELTA on each seat whose delta is wrong (the payer's and the winner's side of the
+-- same points). The money stays on the payment: a SETTLE_* at the win's event, else the hand's SETTLE_DELTA
+-- on the seats that got too much (claimed above the rules: the moved points counted once), else SCORE_POINTS,
+-- else SCORE_FAN. The findings behind it have money 0 and reason_of the code that carries it.
 -- position: the replay's state where a rule violation stopped it (null for other findings).
 -- month: of the hand's local time (the record's own offset, or --tz: pipeline/analytics/sql/local_time.sql).
 -- Ranked by money at stake, then hand, event, code, seat and message (a total order: the same on any connection).
@@ -19,21 +25,51 @@ found AS (  -- source: issues with their hand's context
     JOIN hands AS h ON h.hand_id = i.hand_id
 ),
 
+at_event AS (  -- logic: per hand and event, the itemised payment finding that carries a wrong payment's money
+    SELECT
+        hand_id, event,
+        min(code) FILTER (WHERE code LIKE 'SETTLE\_%' ESCAPE '\' AND money > 0) AS settle_code,
+        bool_or(code = 'SCORE_POINTS' AND money > 0) AS has_points
+    FROM found
+    WHERE event IS NOT NULL
+    GROUP BY hand_id, event
+),
+
+by_delta AS (  -- logic: hands whose wrong payments show only as wrong deltas
+    SELECT DISTINCT hand_id FROM found WHERE code = 'SETTLE_DELTA' AND money > 0
+),
+
+sided AS (  -- logic: reason_of for the findings behind a payment
+    SELECT
+        f.*,
+        CASE
+            WHEN f.code IN ('SCORE_FAN', 'SCORE_POINTS') AND e.settle_code IS NOT NULL THEN e.settle_code
+            WHEN f.code IN ('SCORE_FAN', 'SCORE_POINTS') AND d.hand_id IS NOT NULL THEN 'SETTLE_DELTA'
+            WHEN f.code = 'SCORE_FAN' AND e.has_points THEN 'SCORE_POINTS'
+            -- the side of a wrong delta that got too little: the same points as the other side's
+            WHEN f.code = 'SETTLE_DELTA' AND try_cast(f.actual AS BIGINT) < try_cast(f.expected AS BIGINT)
+                THEN 'SETTLE_DELTA'
+        END AS reason_of
+    FROM found AS f
+    LEFT JOIN at_event AS e ON e.hand_id = f.hand_id AND e.event = f.event
+    LEFT JOIN by_delta AS d ON d.hand_id = f.hand_id
+),
+
 priced AS (  -- logic
     SELECT
         f.*,
         CASE WHEN f.seat IS NOT NULL THEN f.players[f.seat + 1] END AS player,
-        coalesce(
+        CASE WHEN f.reason_of IS NOT NULL THEN 0 ELSE coalesce(
             f.money,
             CASE WHEN f.code LIKE 'SCORE\_%' ESCAPE '\' OR f.code LIKE 'SETTLE\_%' ESCAPE '\' THEN NULL ELSE s.stake END,
             0
-        )::BIGINT AS money_at_stake
-    FROM found AS f
+        ) END::BIGINT AS money_at_stake
+    FROM sided AS f
     LEFT JOIN stake AS s ON s.hand_id = f.hand_id
 )
 
 SELECT  -- final
     hand_id, code, severity, event, seat, player, expected, actual, money_at_stake AS money, message, position,
-    table_id, strftime(local_time(played_at, utc_offset), '%Y-%m') AS month
+    reason_of, table_id, strftime(local_time(played_at, utc_offset), '%Y-%m') AS month
 FROM priced
 ORDER BY money DESC, hand_id, event NULLS FIRST, code, seat NULLS FIRST, message
