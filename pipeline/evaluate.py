@@ -10,6 +10,27 @@ populations with any flag (with its Wilson interval, the upper bound is the one 
 discovery rate the screen runs at. Hard negatives are part of the honest populations: reckless (aggressive) and
 novice players, careful (defensive) ones, and honest friends who share a table as often as colluders do.
 
+Cheat families (``eval-collusion --family F``): rooms like the outside ones, 12 players, one planted group of a
+family of :mod:`pipeline.simulate.families` (a pair, or a team of three) seated so that its pairs share about the
+target hands (``together``: a partner joins a member's table with probability 0.7, a pair shares ~1,000 of ~2,900
+hands; ``chance``: no seating bias, a pair shares ~9% of the hands, so the room is longer), and honest rooms of
+3,000 hands of every style mix (:data:`HONEST_MIXES`), half with honest friends who sit together, a third on the
+app profile. A room is *found* when the planted pair is flagged, or for a team when the team screen reports it or
+one of its pairs is flagged; the honest false discovery rate is the share of honest rooms with any false
+discovery, with its Wilson interval. The held-out protocol: the screen's thresholds and weights are chosen on
+:data:`TUNING` (feeding, soft, team) only; :data:`HELD_OUT` (selective, late, passing, kong, exchange, ready) are
+reported apart, labelled, as power on cheats the screen was not tuned on.
+
+The power table (``--power-table PATH``; the committed one is ``pipeline/audit/collusion_power.json``, which
+the collusion screen quotes: "with N shared hands, a pair feeding at 0.3 is found with probability ~X")::
+
+    {"command": the command line, "date": "YYYY-MM-DD", "fdr": 0.05, "players": 12,
+     "tuning": ["feeding", "soft", "team"], "held_out_families": [...],
+     "rows": [{"family", "held_out": bool, "intensity", "shared" (target shared hands),
+               "seating": "together" | "chance", "rooms", "found", "low", "high" (Wilson 95% of found/rooms),
+               "ranked_first", "honest_pairs_flagged", "honest_pairs", "rooms_with_false", "mean_shared"}],
+     "honest": {"rooms", "with_false", "low", "high"}}
+
 It runs the simulator, the ingest and the audit together, so it sits above all three (``xuezhan
 eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit never imports the simulator.
 
@@ -659,7 +680,9 @@ def family_grid(
     """Per family × intensity × shared hands × seating, ``replicates`` rooms of 12 players with one planted group
     (a pair, or three for ``team``), long enough that its pairs share about ``shared`` hands; and ``honest``
     honest rooms of ``honest_hands`` hands cycling through :data:`HONEST_MIXES`, every other one with 2 pairs of
-    honest friends who sit together, every third on the app profile (the exchange family's)."""
+    honest friends who sit together, every third on the app profile (the exchange family's). A room's seed is
+    ``seed`` + its cell's number (from the cell's name) + its replicate, so that a cell's rooms are the same in any
+    grid (a cache simulated for one grid serves another, and more replicates add rooms)."""
     from pipeline.simulate.families import FAMILIES
 
     out: list[Population] = []
@@ -670,7 +693,8 @@ def family_grid(
                 for i in intensities:
                     name = f"{family} {i} × {s} ({seating})"
                     hands = round(s / GROUP_SHARE[(size if size >= 3 else 2, seating)])
-                    for _ in range(replicates):
+                    cell = int(hashlib.sha256(name.encode()).hexdigest()[:6], 16) * 100
+                    for k in range(replicates):
                         out.append(
                             FamilyPopulation(
                                 name,
@@ -678,7 +702,7 @@ def family_grid(
                                 i,
                                 0,
                                 0,
-                                seed + len(out),
+                                seed + cell + k,
                                 family=family,
                                 seating=seating,
                                 shared=s,
@@ -887,8 +911,8 @@ def honest_line(honest: list[Outcome]) -> str:
 
 
 def power_table(outcomes: list[Outcome], *, command: str, date: str, fdr: float) -> dict[str, Any]:
-    """The power table the collusion screen quotes (``pipeline/audit/collusion_power.json``): see
-    :data:`POWER_TABLE_SHAPE`."""
+    """The power table the collusion screen quotes (``pipeline/audit/collusion_power.json``; its shape is in the
+    module's docstring)."""
     honest = [o for o in outcomes if o.planted == 0]
     with_false = sum(1 for o in honest if o.false)
     low, high = wilson(with_false, len(honest))
@@ -907,20 +931,3 @@ def power_table(outcomes: list[Outcome], *, command: str, date: str, fdr: float)
             "high": None if high is None else round(high, 4),
         },
     }
-
-
-POWER_TABLE_SHAPE = """\
-pipeline/audit/collusion_power.json, written by ``xuezhan eval-collusion --family F ... --power-table PATH``:
-
-{"command": the command line that produced it, "date": "YYYY-MM-DD", "fdr": the screen's FDR,
- "players": 12 (the rooms' pool), "tuning": [families the screen may be tuned on],
- "held_out_families": [families it may not],
- "rows": [{"family", "held_out": bool, "intensity", "shared": target hands the planted pair shares,
-           "seating": "together" | "chance", "rooms", "found", "low", "high" (Wilson 95% of found/rooms),
-           "ranked_first", "honest_pairs_flagged", "honest_pairs", "rooms_with_false", "mean_shared"}],
- "honest": {"rooms", "with_false", "low", "high"}}
-
-A room is found when the planted pair is flagged at the FDR, or for a team of three when the team screen reports
-it or one of its pairs is flagged. The screen reads a row as "with ``shared`` shared hands, a pair of ``family``
-at ``intensity`` is found with probability found/rooms [low, high]".
-"""

@@ -27,6 +27,10 @@ from pipeline.rules.hand import shanten, shanten_after_discards, suit_codes, win
 from pipeline.simulate.families import FEEDING, Family
 from pipeline.simulate.styles import Player
 
+# A team walling off the outsiders watches an outsider from its sixth discard (or its first meld) on, earlier than
+# an honest careful player (:meth:`Bot._threats`): it plays for the table, not for its own hand.
+WARY = 6
+
 
 @dataclass(frozen=True, slots=True)
 class Collusion:
@@ -380,30 +384,56 @@ class Bot:
         return [d for d in discards if d.tile not in into]
 
     def _wall_off(self, st: HandState, discards: list[Discard], c: Collusion) -> Discard | None:
-        """Playing safe against the outsiders: when an outsider still in looks ready (from the public record),
-        the discard known safe against most of them, among those at most one step back from the best (any step
-        when two or more from ready: folding); ``None`` when no outsider looks ready or the honest choice is as
-        safe. The danger is the public record's (:meth:`_danger`), the partners' waits left out."""
-        outsiders = [s for s in self._threats(st) if s not in c.partners]
+        """Playing safe against the outsiders (壁: walling off): once an outsider still in has made ``WARY``
+        discards or a meld, the discard with the fewest ways to complete an outsider's hand, counted from the
+        tiles no member of the group holds and nobody has shown (the group pools its hands: an outsider can
+        wait on a tile only with tiles from that unseen pool), among the discards at most one step back from the
+        best (any, when two or more from ready: folding); safe outright are an outsider's void suit and the
+        tiles passed since its last draw (过手胡). ``None`` when no outsider is watched or the honest choice is
+        as safe."""
+        outsiders = [
+            s
+            for s in range(st.n)
+            if s != self.seat and s not in c.partners and not st.won[s] and (st.melds[s] or len(st.rivers[s]) >= WARY)
+        ]
         if not outsiders:
             return None
         counts, melds = st.counts[self.seat], st.melds[self.seat]
-        after = shanten_after_discards(counts, len(melds), self.void)
-        best = min(after[d.tile] for d in discards)
-        danger = {k: 0 for k in range(27)}
+        seen = _visible(st, self.seat)
+        for p in c.partners:
+            for k in range(27):
+                seen[k] = seen[k] + st.counts[p][k]
+        unseen = [max(0, st.full[k] - seen[k]) for k in range(27)]
+        danger = [0] * 27
         for opp in outsiders:
             safe = set(_passed_since_draw(st, opp))
             void = st.void[opp]
             for k in range(27):
-                if k not in safe and (void is None or k // 9 != void):
-                    danger[k] = danger[k] + 1
+                if k in safe or (void is not None and k // 9 == void):
+                    continue
+                danger[k] = danger[k] + _ways_to_wait(unseen, k)
+        after = shanten_after_discards(counts, len(melds), self.void)
+        best = min(after[d.tile] for d in discards)
         pool = [d for d in discards if best >= 2 or after[d.tile] <= best + 1]
         safest = min(danger[d.tile] for d in pool)
         if safest >= min(danger[d.tile] for d in discards if after[d.tile] == best):
             return None
-        partner = c.partners[0]
-        self.acts.append(Act(len(st.events), self.seat, partner, "wall_off"))
+        self.acts.append(Act(len(st.events), self.seat, c.partners[0], "wall_off"))
         return min((d for d in pool if danger[d.tile] == safest), key=lambda d: (after[d.tile], counts[d.tile], d.tile))
+
+
+def _ways_to_wait(unseen: Sequence[int], k: int) -> int:
+    """How many ways a hidden hand drawn from ``unseen`` could wait on ``k``: a single or paired wait on it, and
+    the two-tile shapes of its suit that it completes (the count of each shape's tile pairs)."""
+    rank = k % 9
+    ways = unseen[k] * 2
+    if 1 <= rank <= 7:
+        ways += unseen[k - 1] * unseen[k + 1]
+    if rank >= 2:
+        ways += unseen[k - 2] * unseen[k - 1]
+    if rank <= 6:
+        ways += unseen[k + 1] * unseen[k + 2]
+    return ways
 
 
 def _fan_on(st: HandState, seat: int, tile: int) -> int:
