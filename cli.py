@@ -1260,14 +1260,43 @@ def eval_collusion_command(
             "--team", min=2, help="Cells of one colluding team of this size instead of 2 pairs (simulate team=K:I)."
         ),
     ] = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--family",
+            help="Rooms of 12 with one group of this cheat family (repeat; 'tuning', 'held-out' or 'all' for a "
+            "set): simulate cheat=FAMILY:1:I.",
+        ),
+    ] = None,
+    seating: Annotated[
+        list[str] | None,
+        typer.Option("--seating", help="--family: 'together' (default: partners seek each other's table) or 'chance'."),
+    ] = None,
+    power_table: Annotated[
+        Path | None,
+        typer.Option("--power-table", help="--family: write the power table the screen quotes (JSON) here."),
+    ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
     cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
 ) -> None:
     """Simulate populations with and without colluding pairs (or teams); per cell the pairs (teams) flagged
     with a Wilson 95% interval over the replicates, the honest pairs flagged, the false discovery proportion
-    and the AUC. A team counts as found when its flagged pairs join all of it."""
+    and the AUC. A team counts as found when its flagged pairs join all of it.
+
+    With --family: rooms of 12 players with one group of each cheat family (pipeline/simulate/families.py),
+    per family × intensity (default 0.3, 0.5) × shared hands (default 1,000) × seating, the rooms found (the
+    pair flagged, or the team reported or one of its pairs flagged) with a Wilson 95% interval, the tuning
+    families and the held-out ones apart; and --honest honest rooms of
+    3,000 hands cycling through the style mixes, half with honest friends who sit together."""
     from pipeline.evaluate import INTENSITIES, SHARED, collusion_grid, team_grid
 
+    if family:
+        _eval_families(
+            family, seating, intensity, shared, replicates, honest, seed, fdr, workers, out, power_table, cache
+        )
+        return
+    if power_table is not None or seating:
+        raise fail("--power-table and --seating go with --family")
     if team is not None:
         pops = [
             pop
@@ -1287,6 +1316,85 @@ def eval_collusion_command(
             replicates=replicates,
         )
     _evaluate("collusion", pops, fdr, workers, out, "pairs", cache)
+
+
+def _eval_families(
+    names: list[str],
+    seating: list[str] | None,
+    intensity: list[float] | None,
+    shared: list[int] | None,
+    replicates: int,
+    honest: int,
+    seed: int,
+    fdr: float,
+    workers: int,
+    out: Path | None,
+    power_table: Path | None,
+    cache: Path | None,
+) -> None:
+    """eval-collusion --family: the cheat families' rooms, the tables, the JSON and the power table."""
+    import datetime
+    import sys
+
+    from pipeline.evaluate import (
+        FAMILY_INTENSITIES,
+        FAMILY_SHARED,
+        HELD_OUT,
+        SEATING,
+        TUNING,
+        evaluate,
+        family_grid,
+        family_table,
+        summary,
+    )
+    from pipeline.evaluate import (
+        power_table as make_power_table,
+    )
+    from pipeline.simulate.families import FAMILIES
+
+    sets = {"tuning": TUNING, "held-out": HELD_OUT, "all": tuple(FAMILIES)}
+    families: list[str] = []
+    for name in names:
+        for f in sets.get(name, (name,)):
+            if f not in FAMILIES:
+                raise fail(f"--family {f!r}: known families are {', '.join(FAMILIES)} (or tuning, held-out, all)")
+            if f not in families:
+                families.append(f)
+    for s in seating or ():
+        if s not in SEATING:
+            raise fail(f"--seating {s!r}: 'together' or 'chance'")
+    for i in intensity or ():
+        if not 0.0 < i <= 1.0:
+            raise fail(f"--intensity must be in (0, 1], got {i}")
+    if not 0.0 < fdr < 1.0:
+        raise fail(f"--fdr must be in (0, 1), got {fdr}")
+    for path, what in ((out, "--out"), (power_table, "--power-table")):
+        if path is not None:
+            _output_file(path, what)
+    pops = family_grid(
+        families,
+        seed=seed,
+        intensities=intensity or FAMILY_INTENSITIES,
+        shared=shared or FAMILY_SHARED,
+        seatings=seating or ("together",),
+        replicates=replicates,
+        honest=honest,
+    )
+    outcomes = evaluate(
+        pops,
+        detector="family",
+        fdr=fdr,
+        workers=workers,
+        progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
+        cache=None if cache is None else str(cache),
+    )
+    typer.echo(family_table(outcomes, fdr))
+    if out is not None:
+        out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
+    if power_table is not None:
+        command = "xuezhan " + " ".join(sys.argv[1:]) if sys.argv[1:] else "xuezhan eval-collusion"
+        table = make_power_table(outcomes, command=command, date=datetime.date.today().isoformat(), fdr=fdr)
+        power_table.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 @app.command("eval-info-cheats")

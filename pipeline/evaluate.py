@@ -10,6 +10,27 @@ populations with any flag (with its Wilson interval, the upper bound is the one 
 discovery rate the screen runs at. Hard negatives are part of the honest populations: reckless (aggressive) and
 novice players, careful (defensive) ones, and honest friends who share a table as often as colluders do.
 
+Cheat families (``eval-collusion --family F``): rooms like the outside ones, 12 players, one planted group of a
+family of :mod:`pipeline.simulate.families` (a pair, or a team of three) seated so that its pairs share about the
+target hands (``together``: a partner joins a member's table with probability 0.7, a pair shares ~1,000 of ~2,900
+hands; ``chance``: no seating bias, a pair shares ~9% of the hands, so the room is longer), and honest rooms of
+3,000 hands of every style mix (:data:`HONEST_MIXES`), half with honest friends who sit together, a third on the
+app profile. A room is *found* when the planted pair is flagged, or for a team when the team screen reports it or
+one of its pairs is flagged; the honest false discovery rate is the share of honest rooms with any false
+discovery, with its Wilson interval. The held-out protocol: the screen's thresholds and weights are chosen on
+:data:`TUNING` (feeding, soft, team) only; :data:`HELD_OUT` (selective, late, passing, kong, exchange, ready) are
+reported apart, labelled, as power on cheats the screen was not tuned on.
+
+The power table (``--power-table PATH``; the committed one is ``pipeline/audit/collusion_power.json``, which
+the collusion screen quotes: "with N shared hands, a pair feeding at 0.3 is found with probability ~X")::
+
+    {"command": the command line, "date": "YYYY-MM-DD", "fdr": 0.05, "players": 12,
+     "tuning": ["feeding", "soft", "team"], "held_out_families": [...],
+     "rows": [{"family", "held_out": bool, "intensity", "shared" (target shared hands),
+               "seating": "together" | "chance", "rooms", "found", "low", "high" (Wilson 95% of found/rooms),
+               "ranked_first", "honest_pairs_flagged", "honest_pairs", "rooms_with_false", "mean_shared"}],
+     "honest": {"rooms", "with_false", "low", "high"}}
+
 It runs the simulator, the ingest and the audit together, so it sits above all three (``xuezhan
 eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit never imports the simulator.
 
@@ -593,3 +614,320 @@ def session_lines(outcomes: Iterable[Outcome]) -> str:
         false = sum(o.sessions_honest_flagged for o in group)
         lines.append(f"| {name} | {_rate(found, planted)} | {false}/{honest} |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------- cheat families
+# The held-out protocol: thresholds and weights of the collusion screen are chosen on the TUNING families only;
+# the HELD_OUT families are reported separately, labelled, as the screen's power on cheats it was not tuned on.
+TUNING = ("feeding", "soft", "team")
+HELD_OUT = ("selective", "late", "passing", "kong", "exchange", "ready")
+ROOM_PLAYERS = 12  # rooms like the outside ones: 12 players, an honest pair sharing about 270 of 3,000 hands
+FAMILY_INTENSITIES = (0.3, 0.5)
+FAMILY_SHARED = (1000,)
+# seating bias of the planted group: "together" (a partner joins a table a member sits at with probability 0.7:
+# a pair shares about 1,000 of 3,000 hands, as the outside rooms' cheating pairs did) or "chance" (no more often
+# than any two players)
+SEATING = {"together": 0.7, "chance": 0.0}
+# share of a room's hands a planted pair (a team's pair) plays together, 12 players (measured on 20,000 tables of
+# tables._seat_table)
+GROUP_SHARE = {(2, "together"): 0.343, (3, "together"): 0.469, (2, "chance"): 0.093, (3, "chance"): 0.093}
+HONEST_HANDS = 3000
+# honest rooms cycle through these style mixes (the room's realistic mix, reckless, careful, strong and weak
+# players), every other one with 2 pairs of honest friends who sit together, every third on the app profile
+STRONG_WEAK_MIX = {"balanced": 0.3, "defensive": 0.2, "novice": 0.5}
+HONEST_MIXES: tuple[tuple[str, dict[str, float] | None], ...] = (
+    ("realistic", None),
+    ("reckless", HONEST_MIX),
+    ("careful", CAREFUL_MIX),
+    ("strong and weak", STRONG_WEAK_MIX),
+)
+# 换三张 is played by the app profile (chengdu plays no exchange): the exchange family is simulated there
+FAMILY_PROFILE = {"exchange": "app"}
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyPopulation(Population):
+    """A room of :data:`ROOM_PLAYERS` players with one colluding group of a cheat family (``simulate --inject
+    cheat=FAMILY:1:I:seat=S``), or an honest room (``family`` empty)."""
+
+    family: str = ""
+    seating: str = "together"
+    shared: int = 0  # the target hands the planted pair shares
+    profile: str = "chengdu"
+    players: int = ROOM_PLAYERS
+    mix: str = "realistic"  # the style mix's name (HONEST_MIXES; the planted rooms: the realistic mix)
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyOutcome(Outcome):
+    """A room screened: the planted group found or not (:class:`Outcome`'s ``flagged_planted``, 0 or 1) and
+    whether one of its pairs has the room's highest pair score."""
+
+    ranked_first: bool = False
+
+
+def family_grid(
+    families: Iterable[str],
+    *,
+    seed: int = 1,
+    intensities: Iterable[float] = FAMILY_INTENSITIES,
+    shared: Iterable[int] = FAMILY_SHARED,
+    seatings: Iterable[str] = ("together",),
+    replicates: int = 5,
+    honest: int = 8,
+    honest_hands: int = HONEST_HANDS,
+) -> list[Population]:
+    """Per family × intensity × shared hands × seating, ``replicates`` rooms of 12 players with one planted group
+    (a pair, or three for ``team``), long enough that its pairs share about ``shared`` hands; and ``honest``
+    honest rooms of ``honest_hands`` hands cycling through :data:`HONEST_MIXES`, every other one with 2 pairs of
+    honest friends who sit together, every third on the app profile (the exchange family's). A room's seed is
+    ``seed`` + its cell's number (from the cell's name) + its replicate, so that a cell's rooms are the same in any
+    grid (a cache simulated for one grid serves another, and more replicates add rooms)."""
+    from pipeline.simulate.families import FAMILIES
+
+    out: list[Population] = []
+    for family in families:
+        size = FAMILIES[family].size
+        for seating in seatings:
+            for s in shared:
+                for i in intensities:
+                    name = f"{family} {i} × {s} ({seating})"
+                    hands = round(s / GROUP_SHARE[(size if size >= 3 else 2, seating)])
+                    cell = int(hashlib.sha256(name.encode()).hexdigest()[:6], 16) * 100
+                    for k in range(replicates):
+                        out.append(
+                            FamilyPopulation(
+                                name,
+                                hands,
+                                i,
+                                0,
+                                0,
+                                seed + cell + k,
+                                family=family,
+                                seating=seating,
+                                shared=s,
+                                profile=FAMILY_PROFILE.get(family, "chengdu"),
+                            )
+                        )
+    for k in range(honest):
+        mix_name, mix = HONEST_MIXES[k % len(HONEST_MIXES)]
+        friends = 2 if k % 2 else 0
+        profile = "app" if k % 3 == 2 else "chengdu"
+        out.append(
+            FamilyPopulation(
+                "honest",
+                honest_hands,
+                0.0,
+                0,
+                friends,
+                seed + 2000 + k,
+                mix,
+                family="",
+                mix=mix_name,
+                profile=profile,
+            )
+        )
+    return out
+
+
+def _family_spec(pop: FamilyPopulation) -> InjectSpec:
+    """The ``--inject`` spec of a family room."""
+    text = f"friends={pop.friends}" if pop.friends else ""
+    if pop.family:
+        cheat = f"cheat={pop.family}:1:{pop.intensity}:seat={SEATING[pop.seating]}"
+        text = f"{text},{cheat}" if text else cheat
+    return InjectSpec.parse(text)
+
+
+def run_family(
+    pop: Population,
+    *,
+    fdr: float = 0.05,
+    min_hands: int | None = None,
+    workdir: str | None = None,
+    cache: str | None = None,
+) -> Outcome:
+    """Simulate, ingest and run the collusion screen (pairs and teams, ``xuezhan collusion``) on one room of
+    :func:`family_grid`. The room is found when the planted pair is flagged, or for a group of three, when the
+    team screen reports it or one of its pairs is flagged (the outside rooms' rule); the honest ones are the
+    pairs outside the group and the groups of three with at most one member of it."""
+    assert isinstance(pop, FamilyPopulation)
+    with _population_dir(pop, workdir, cache) as root:
+        games = root / "games.jsonl.gz"
+        if (root / "wh").is_dir() and labels_path(games).is_file():
+            labels = dict(json.loads(labels_path(games).read_text(encoding="utf-8")))
+        else:
+            shutil.rmtree(root / "wh-partial", ignore_errors=True)
+            config = SimConfig(
+                hands=pop.hands,
+                seed=pop.seed,
+                players=pop.players,
+                profile=pop.profile,
+                inject=_family_spec(pop),
+                styles=pop.styles,
+            )
+            labels = write(config, games).as_dict()
+            ingest([str(games)], root / "wh-partial", workers=1)
+            (root / "wh-partial").rename(root / "wh")
+        threshold = min_hands if min_hands is not None else min(200, max(50, pop.hands // 10))
+        with connect(root / "wh") as con, WarehouseSource(con) as source:
+            results = screen_source(source, con, min_hands=threshold, fdr=fdr, evidence=0)
+            teams = screen_teams(source, min_hands=threshold, fdr=fdr)
+    groups = [tuple(sorted(c["players"])) for c in labels["colluders"]]
+    inside = {pair for g in groups for pair in combinations(g, 2)}
+    flagged = {r.players for r in results if r.flagged}
+    reported = {tuple(sorted(t.players)) for t in teams if t.reported}
+    found = sum(1 for g in groups if (inside & flagged & set(combinations(g, 2))) or g in reported)
+    top = max(results, key=lambda r: r.score, default=None)
+    shared = [r.shared_hands for r in results if r.players in inside]
+    null_holds = [t for t in teams if len(t.players) >= 3 and all(len(set(t.players) & set(g)) < 2 for g in groups)]
+    return FamilyOutcome(
+        population=pop,
+        planted=len(groups),
+        flagged_planted=found,
+        honest=sum(1 for r in results if r.players not in inside),
+        flagged_honest=len(flagged - inside),
+        shared_planted=sum(shared) / len(shared) if shared else 0.0,
+        scores=tuple((r.score, r.players in inside) for r in results),
+        honest_groups=len(null_holds),
+        flagged_honest_groups=sum(1 for t in null_holds if t.reported),
+        ranked_first=top is not None and top.players in inside,
+    )
+
+
+RUNNERS["family"] = run_family
+
+
+@dataclass(frozen=True, slots=True)
+class PowerRow:
+    """One family × intensity × shared hands × seating: rooms found, with the Wilson 95% interval."""
+
+    family: str
+    held_out: bool
+    intensity: float
+    shared: int
+    seating: str
+    rooms: int
+    found: int
+    ranked_first: int
+    honest_flagged: int  # honest pairs flagged in these rooms
+    honest_pairs: int
+    rooms_with_false: int  # rooms with any false discovery
+    mean_shared: float  # the planted pairs' mean shared hands, measured
+
+    @property
+    def interval(self) -> tuple[float | None, float | None]:
+        return wilson(self.found, self.rooms)
+
+    def as_dict(self) -> dict[str, Any]:
+        low, high = self.interval
+        return {
+            "family": self.family,
+            "held_out": self.held_out,
+            "intensity": self.intensity,
+            "shared": self.shared,
+            "seating": self.seating,
+            "rooms": self.rooms,
+            "found": self.found,
+            "low": None if low is None else round(low, 4),
+            "high": None if high is None else round(high, 4),
+            "ranked_first": self.ranked_first,
+            "honest_pairs_flagged": self.honest_flagged,
+            "honest_pairs": self.honest_pairs,
+            "rooms_with_false": self.rooms_with_false,
+            "mean_shared": round(self.mean_shared, 1),
+        }
+
+
+def power_rows(outcomes: Iterable[Outcome]) -> list[PowerRow]:
+    """The family rooms of ``outcomes`` pooled per family × intensity × shared hands × seating (in the order
+    they first appear)."""
+    groups: dict[tuple[str, float, int, str], list[Outcome]] = {}
+    for o in outcomes:
+        pop = o.population
+        if isinstance(pop, FamilyPopulation) and pop.family:
+            groups.setdefault((pop.family, pop.intensity, pop.shared, pop.seating), []).append(o)
+    return [
+        PowerRow(
+            family=family,
+            held_out=family not in TUNING,
+            intensity=intensity,
+            shared=shared,
+            seating=seating,
+            rooms=len(group),
+            found=sum(1 for o in group if o.flagged_planted),
+            ranked_first=sum(1 for o in group if isinstance(o, FamilyOutcome) and o.ranked_first),
+            honest_flagged=sum(o.flagged_honest for o in group),
+            honest_pairs=sum(o.honest for o in group),
+            rooms_with_false=sum(1 for o in group if o.false),
+            mean_shared=sum(o.shared_planted for o in group) / len(group),
+        )
+        for (family, intensity, shared, seating), group in groups.items()
+    ]
+
+
+def family_table(outcomes: list[Outcome], fdr: float) -> str:
+    """The Markdown tables of ``eval-collusion --family``: the tuning families, then the held-out ones
+    (labelled), per family × intensity × shared hands × seating the rooms found with the Wilson 95% interval,
+    the planted pair ranked first, the honest pairs flagged and the rooms with a false discovery; then the honest
+    rooms' false discovery rate with its interval."""
+    rows = power_rows(outcomes)
+    lines: list[str] = []
+    for held_out, title in ((False, "tuning families"), (True, "HELD-OUT families (not used to tune the screen)")):
+        part = [r for r in rows if r.held_out == held_out]
+        if not part:
+            continue
+        lines += [
+            f"{title}:",
+            f"| family | intensity | shared hands (measured) | seating | rooms found at FDR {fdr} [95% CI] "
+            "| planted pair ranked first | honest pairs flagged | rooms with a false discovery |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in part:
+            lines.append(
+                f"| {r.family} | {r.intensity} | {r.shared} ({r.mean_shared:.0f}) | {r.seating} | "
+                f"{_rate(r.found, r.rooms)} | {r.ranked_first}/{r.rooms} | {r.honest_flagged}/{r.honest_pairs} | "
+                f"{r.rooms_with_false}/{r.rooms} |"
+            )
+        lines.append("")
+    honest = [o for o in outcomes if o.planted == 0]
+    if honest:
+        lines.append(honest_line(honest))
+    return "\n".join(lines).rstrip("\n")
+
+
+def honest_line(honest: list[Outcome]) -> str:
+    """The honest rooms' false discovery rate: rooms with any false discovery, with the Wilson 95% interval."""
+    with_false = sum(1 for o in honest if o.false)
+    pairs = sum(o.honest for o in honest)
+    groups = sum(o.honest_groups for o in honest)
+    mixes = sorted({o.population.mix for o in honest if isinstance(o.population, FamilyPopulation)})
+    return (
+        f"Honest rooms ({', '.join(mixes) or 'mixed'} style mixes, half with honest friends who sit together): "
+        f"{_rate(with_false, len(honest))} with any false discovery "
+        f"({sum(o.flagged_honest for o in honest)} of {pairs} pairs flagged, "
+        f"{sum(o.flagged_honest_groups for o in honest)} of {groups} groups of three reported)."
+    )
+
+
+def power_table(outcomes: list[Outcome], *, command: str, date: str, fdr: float) -> dict[str, Any]:
+    """The power table the collusion screen quotes (``pipeline/audit/collusion_power.json``; its shape is in the
+    module's docstring)."""
+    honest = [o for o in outcomes if o.planted == 0]
+    with_false = sum(1 for o in honest if o.false)
+    low, high = wilson(with_false, len(honest))
+    return {
+        "command": command,
+        "date": date,
+        "fdr": fdr,
+        "players": ROOM_PLAYERS,
+        "tuning": list(TUNING),
+        "held_out_families": list(HELD_OUT),
+        "rows": [r.as_dict() for r in power_rows(outcomes)],
+        "honest": {
+            "rooms": len(honest),
+            "with_false": with_false,
+            "low": None if low is None else round(low, 4),
+            "high": None if high is None else round(high, 4),
+        },
+    }

@@ -4,7 +4,9 @@ A bot acts only through the hand state's legal options (:meth:`HandState.turn_op
 :meth:`HandState.claim_options`) and reads only what its seat may see: its own tiles, every discard and
 meld, the declared void suits, how many tiles are left. Two kinds of bot see more, by design, because the
 detectors must find them: a colluder sees its partner's hand, and a cheating bot sees every hand (so it knows
-what the wall still holds: it waits on the tiles that will come, not on those an opponent sits on).
+what the wall still holds: it waits on the tiles that will come, not on those an opponent sits on). What a
+colluder does for its partners is its family's knobs (:mod:`pipeline.simulate.families`); each such act is
+noted in :attr:`Bot.acts` (the labels' ``acts``).
 
 Decisions: 换三张 and 定缺 from the hand's shape; discards by tile efficiency (shanten, then the number of
 unseen tiles that improve the hand), pulled towards one suit by the ``flush`` parameter; pong and kong when
@@ -20,8 +22,14 @@ from dataclasses import dataclass
 
 from pipeline.game.events import Discard, Event, Hu, Kong, Pong
 from pipeline.game.state import HandState
+from pipeline.rules.fan import WinHand, score
 from pipeline.rules.hand import shanten, shanten_after_discards, suit_codes, win_mask_of_codes
+from pipeline.simulate.families import FEEDING, Family
 from pipeline.simulate.styles import Player
+
+# A team walling off the outsiders watches an outsider from its sixth discard (or its first meld) on, earlier than
+# an honest careful player (:meth:`Bot._threats`): it plays for the table, not for its own hand.
+WARY = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +39,18 @@ class Collusion:
 
     partners: tuple[int, ...]
     intensity: float
+    family: Family = FEEDING
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """One thing a colluder did for a partner: ``event`` is the index of the discard it made or answered
+    (``None`` before play: the exchange and the void)."""
+
+    event: int | None
+    seat: int
+    partner: int
+    act: str  # feed_win, feed_pong, feed_kong, soft, decline, pass, gift, split_void, wall_off
 
 
 class Bot:
@@ -50,19 +70,32 @@ class Bot:
         self.collusion = collusion
         self.sees_all = sees_all
         self.void: int | None = None
+        self.acts: list[Act] = []
         # A novice sometimes forgets the void suit for a whole hand: a flower pig in the making.
         self.forgetting = rng.random() < player.style.forget_void
 
     # ------------------------------------------------------------------------------------ before play
-    def choose_exchange(self, hand: Sequence[int]) -> list[int]:
-        """换三张: three tiles of the suit we least want (fewest tiles among suits with at least three)."""
+    def choose_exchange(self, hand: Sequence[int], to: int | None = None, their: Sequence[int] = ()) -> list[int]:
+        """换三张: three tiles of the suit we least want (fewest tiles among suits with at least three). A
+        colluder of a gift family whose tiles go to a partner (seat ``to``, holding ``their``) gives, with its
+        intensity, three tiles of the partner's longest suit, those closest to the partner's tiles."""
         by_suit = [[k for k in hand if k // 9 == s] for s in range(3)]
+        c = self.collusion
+        if c is not None and c.family.gifts and to in c.partners and self.rng.random() < c.intensity:
+            theirs = [[k for k in their if k // 9 == s] for s in range(3)]
+            fits = [s for s in range(3) if len(by_suit[s]) >= 3]
+            suit = max(fits, key=lambda s: (len(theirs[s]), -s))
+            tiles = sorted(by_suit[suit], key=lambda k: (-sum(1 for t in theirs[suit] if abs(t - k) <= 2), k))
+            self.acts.append(Act(None, self.seat, to, "gift"))
+            return tiles[:3]
         suit = min((s for s in range(3) if len(by_suit[s]) >= 3), key=lambda s: (len(by_suit[s]), self.rng.random()))
         tiles = sorted(by_suit[suit], key=lambda k: (_connections(by_suit[suit], k), self.rng.random()))
         return tiles[:3]
 
-    def choose_void(self, hand: Sequence[int]) -> int:
-        """定缺: the suit with the fewest tiles (ties broken by fewer pairs, then at random)."""
+    def choose_void(self, hand: Sequence[int], partner_voids: Sequence[int | None] = ()) -> int:
+        """定缺: the suit with the fewest tiles (ties broken by fewer pairs, then at random). A colluder of a
+        family that splits voids, whose choice is a void a partner declared (``partner_voids``), takes its
+        next suit with its intensity."""
         counts = [0] * 27
         for k in hand:
             counts[k] += 1
@@ -72,6 +105,13 @@ class Bot:
             return sum(part), sum(1 for n in part if n >= 2), self.rng.random()
 
         self.void = min(range(3), key=weight)
+        c = self.collusion
+        if c is not None and c.family.split_voids:
+            taken = {v for v in partner_voids if v is not None}
+            if self.void in taken and self.rng.random() < c.intensity:
+                partner = next(p for p, v in zip(c.partners, partner_voids, strict=False) if v == self.void)
+                self.void = min((s for s in range(3) if s not in taken), key=weight)
+                self.acts.append(Act(None, self.seat, partner, "split_void"))
         return self.void
 
     # ------------------------------------------------------------------------------------ own turn
@@ -87,6 +127,21 @@ class Bot:
         return self._choose_discard(st, discards)
 
     def _take_win(self, st: HandState, hu: Hu, *, self_drawn: bool) -> bool:
+        c = self.collusion
+        if c is not None and not self_drawn and hu.source in c.partners and st.left > 3:
+            # soft play declines a partner's discard; passing lets a cheap one go (never in the last four tiles,
+            # where the rules forbid a pass)
+            family = c.family
+            if family.decline and self.rng.random() < c.intensity:
+                self.acts.append(Act(len(st.events) - 1, self.seat, hu.source, "decline"))
+                return False
+            if (
+                family.cheap
+                and st.win_value(self.seat, hu.tile, self_drawn=False).fan <= family.cheap
+                and self.rng.random() < c.intensity
+            ):
+                self.acts.append(Act(len(st.events) - 1, self.seat, hu.source, "pass"))
+                return False
         if st.left <= 3 or self.sees_all or self.style.take_small_win >= 1.0:
             return True
         if self.collusion and hu.source in self.collusion.partners:
@@ -112,6 +167,13 @@ class Bot:
     def _choose_discard(self, st: HandState, discards: list[Discard]) -> Discard:
         counts, melds = st.counts[self.seat], st.melds[self.seat]
         rng = self.rng
+        c = self.collusion
+        if c is not None and c.family.soft:
+            discards = self._soft(st, discards, c)
+        if c is not None and c.family.wall_off and rng.random() < c.intensity:
+            safe = self._wall_off(st, discards, c)
+            if safe is not None:
+                return safe
         void_tiles = [d for d in discards if d.tile // 9 == self.void]
         if void_tiles and self.sees_all and not st.rules.void_discard_first:
             # it throws its void suit first, but never one that completes a hand while it holds a tile that does not
@@ -230,8 +292,9 @@ class Bot:
             if isinstance(o, (Pong, Kong)):
                 need = 2 if isinstance(o, Pong) else 3
                 eager = self.style.pong if isinstance(o, Pong) else self.style.kong
-                if self.collusion and o.source in self.collusion.partners:
-                    eager = max(eager, self.collusion.intensity)
+                c = self.collusion
+                if c and o.source in c.partners and (c.family.claim_partner or (c.family.kong_partner and need == 3)):
+                    eager = max(eager, c.intensity)
                 if rng.random() >= eager:
                     continue
                 before = shanten(counts, len(melds), self.void)
@@ -276,22 +339,122 @@ class Bot:
         return danger
 
     def _feed(self, st: HandState, candidates: Sequence[Discard]) -> Discard | None:
-        """A colluder discards a tile that wins for (or can be ponged by) a partner still in, partners in seat
-        order: wins first, then pongs."""
+        """A colluder discards a tile that wins for (or can be ponged by, or konged by) a partner still in, as
+        its family does, partners in seat order: wins first, then pongs, then kongs."""
         c = self.collusion
         if c is None:
             return None
+        family = c.family
         partners = [p for p in c.partners if not st.won[p]]
         rng = self.rng
-        for partner in partners:
-            for d in candidates:
-                if st.can_win_with(partner, d.tile) and rng.random() < c.intensity:
-                    return d
-        for partner in partners:
-            for d in candidates:
-                if st.counts[partner][d.tile] >= 2 and rng.random() < c.intensity / 2:
-                    return d
+        event = len(st.events)
+        if family.feed_win and (not family.late or st.left <= family.late):
+            for partner in partners:
+                for d in candidates:
+                    if (
+                        st.can_win_with(partner, d.tile)
+                        and (not family.min_fan or _fan_on(st, partner, d.tile) >= family.min_fan)
+                        and rng.random() < c.intensity
+                    ):
+                        self.acts.append(Act(event, self.seat, partner, "feed_win"))
+                        return d
+        if family.feed_pong:
+            for partner in partners:
+                for d in candidates:
+                    if st.counts[partner][d.tile] >= 2 and rng.random() < c.intensity / 2:
+                        self.acts.append(Act(event, self.seat, partner, "feed_pong"))
+                        return d
+        if family.kong_feed:
+            for partner in partners:
+                for d in candidates:
+                    if st.counts[partner][d.tile] == 3 and rng.random() < c.intensity:
+                        self.acts.append(Act(event, self.seat, partner, "feed_kong"))
+                        return d
         return None
+
+    def _soft(self, st: HandState, discards: list[Discard], c: Collusion) -> list[Discard]:
+        """Soft play: with the intensity, the discards that win for no partner still in, when there are any
+        (all of them when every one wins for a partner)."""
+        partners = [p for p in c.partners if not st.won[p]]
+        into = {d.tile for d in discards if any(st.can_win_with(p, d.tile) for p in partners)}
+        if not into or len(into) == len({d.tile for d in discards}) or self.rng.random() >= c.intensity:
+            return discards
+        partner = next(p for p in partners if any(st.can_win_with(p, k) for k in into))
+        self.acts.append(Act(len(st.events), self.seat, partner, "soft"))
+        return [d for d in discards if d.tile not in into]
+
+    def _wall_off(self, st: HandState, discards: list[Discard], c: Collusion) -> Discard | None:
+        """Playing safe against the outsiders (壁: walling off): once an outsider still in has made ``WARY``
+        discards or a meld, the discard with the fewest ways to complete an outsider's hand, counted from the
+        tiles no member of the group holds and nobody has shown (the group pools its hands: an outsider can
+        wait on a tile only with tiles from that unseen pool), among the discards at most one step back from the
+        best (any, when two or more from ready: folding); safe outright are an outsider's void suit and the
+        tiles passed since its last draw (过手胡). ``None`` when no outsider is watched or the honest choice is
+        as safe."""
+        outsiders = [
+            s
+            for s in range(st.n)
+            if s != self.seat and s not in c.partners and not st.won[s] and (st.melds[s] or len(st.rivers[s]) >= WARY)
+        ]
+        if not outsiders:
+            return None
+        counts, melds = st.counts[self.seat], st.melds[self.seat]
+        seen = _visible(st, self.seat)
+        for p in c.partners:
+            for k in range(27):
+                seen[k] = seen[k] + st.counts[p][k]
+        unseen = [max(0, st.full[k] - seen[k]) for k in range(27)]
+        danger = [0] * 27
+        for opp in outsiders:
+            safe = set(_passed_since_draw(st, opp))
+            void = st.void[opp]
+            for k in range(27):
+                if k in safe or (void is not None and k // 9 == void):
+                    continue
+                danger[k] = danger[k] + _ways_to_wait(unseen, k)
+        after = shanten_after_discards(counts, len(melds), self.void)
+        best = min(after[d.tile] for d in discards)
+        pool = [d for d in discards if best >= 2 or after[d.tile] <= best + 1]
+        safest = min(danger[d.tile] for d in pool)
+        if safest >= min(danger[d.tile] for d in discards if after[d.tile] == best):
+            return None
+        self.acts.append(Act(len(st.events), self.seat, c.partners[0], "wall_off"))
+        return min((d for d in pool if danger[d.tile] == safest), key=lambda d: (after[d.tile], counts[d.tile], d.tile))
+
+
+def _ways_to_wait(unseen: Sequence[int], k: int) -> int:
+    """How many ways a hidden hand drawn from ``unseen`` could wait on ``k``: a single or paired wait on it, and
+    the two-tile shapes of its suit that it completes (the count of each shape's tile pairs)."""
+    rank = k % 9
+    ways = unseen[k] * 2
+    if 1 <= rank <= 7:
+        ways += unseen[k - 1] * unseen[k + 1]
+    if rank >= 2:
+        ways += unseen[k - 2] * unseen[k - 1]
+    if rank <= 6:
+        ways += unseen[k + 1] * unseen[k + 2]
+    return ways
+
+
+def _fan_on(st: HandState, seat: int, tile: int) -> int:
+    """The fan ``seat`` would win with on a discard of ``tile`` (a colluder reads its partner's hand; the
+    situational fan of the moment, 海底 or 杠上炮, left out)."""
+    counts = list(st.counts[seat])
+    counts[tile] = counts[tile] + 1
+    hand = WinHand(
+        counts27=tuple(counts),
+        melds=tuple(st.melds[seat]),
+        win_tile=tile,
+        void=st.void[seat],
+        self_drawn=False,
+        after_kong=False,
+        kong_discard=False,
+        rob_kong=False,
+        last_tile=False,
+        heavenly=False,
+        earthly=False,
+    )
+    return score(hand, st.rules).fan
 
 
 def _connections(tiles: Sequence[int], kind: int) -> int:

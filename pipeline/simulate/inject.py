@@ -15,7 +15,19 @@ Spec (``--inject``), comma-separated ``name=value`` items:
 - ``stack=N:I`` — ``N`` players whose deals are stacked (the wall arranged for them) in a share ``I`` of their
   hands (:func:`stack_deals`: the better of two deals);
 - ``friends=N`` — ``N`` honest pairs who sit at the same table as often as colluders do (hard negatives for
-  the collusion screen: they play for themselves).
+  the collusion screen: they play for themselves);
+- ``cheat=FAMILY:N:I[:knob=value...]`` — ``N`` colluding groups of a cheat family at intensity ``I`` (the item
+  may be repeated, one family each). The families and their knobs (``seat=S``: the chance a partner joins a
+  table a member sits at, ``seat=0`` for partners who sit together only by chance; ``size=K``; ``fan=N``;
+  ``late=L``; ``cheap=N``) are documented in :mod:`pipeline.simulate.families`: ``feeding`` (``collude=``'s
+  play), ``selective`` (feeds only wins worth ``fan`` fan or more), ``late`` (feeds only in the last ``late``
+  tiles of the wall), ``soft`` (never throws into a partner's wait while it has another tile, never claims a
+  win off a partner), ``passing`` (feeding, and passes cheap wins off the partner), ``kong`` (throws the
+  partner's kong tiles), ``exchange`` (换三张 gifts and complementary 定缺), ``team`` (three who feed each
+  other and play safe against the fourth), ``ready`` (feeds only once the partner is ready). Seating: a
+  member seated at a table (anywhere, not only first) brings each partner with probability ``seat``. The
+  labels name each group's ``family``, ``intensity``, ``players``, ``seating`` and ``knobs``, and list every
+  act a member made for a partner (``acts``: hand, event, seat, partner, act).
 
 Fault kinds (the ``kind`` of each entry of the labels file's ``faults``):
 
@@ -53,6 +65,7 @@ from pipeline.game.start import DEAL_SIZE, deal_hands, dealt
 from pipeline.rules.hand import deal_shanten
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.tiles import KIND_BY_NAME, TILE_NAMES, counts_of
+from pipeline.simulate.families import FAMILIES, Family
 from pipeline.simulate.play import PlayedHand
 
 SCORE_KINDS = (
@@ -81,6 +94,31 @@ class SpecError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class Cheat:
+    """``cheat=FAMILY:N:I[:knob=value...]``: ``groups`` colluding groups of ``family`` at ``intensity``."""
+
+    family: Family
+    groups: int
+    intensity: float
+
+    @classmethod
+    def parse(cls, value: str) -> Cheat:
+        """``"soft:1:0.5:seat=0"`` → the cheat; ``ValueError`` for what cannot be read."""
+        name, *rest = value.split(":")
+        if name not in FAMILIES:
+            raise SpecError(f"unknown cheat family {name!r} (known: {', '.join(FAMILIES)})")
+        if len(rest) < 2:
+            raise SpecError(f"cheat={value!r}: give the groups and the intensity (cheat=FAMILY:N:I)")
+        knobs: dict[str, str] = {}
+        for knob in rest[2:]:
+            key, sep, setting = knob.partition("=")
+            if not sep:
+                raise SpecError(f"cheat={value!r}: a knob is key=value, got {knob!r}")
+            knobs[key] = setting
+        return cls(FAMILIES[name].with_knobs(knobs), int(rest[0]), float(rest[1]))
+
+
+@dataclass(frozen=True, slots=True)
 class InjectSpec:
     collude_pairs: int = 0
     collude_intensity: float = 0.0
@@ -92,6 +130,7 @@ class InjectSpec:
     team_intensity: float = 0.0
     stack: int = 0  # players whose deals are stacked
     stack_intensity: float = 0.0  # the share of their hands stacked
+    cheats: tuple[Cheat, ...] = ()  # groups of the cheat families (cheat=FAMILY:N:I)
 
     @classmethod
     def parse(cls, text: str | None, *, players: int | None = None) -> InjectSpec:
@@ -120,10 +159,12 @@ class InjectSpec:
                 elif name == "team" and sep:
                     size, _, intensity = value.partition(":")
                     values["team"], values["team_intensity"] = int(size), float(intensity or 0.3)
+                elif name == "cheat" and sep:
+                    values["cheats"] = (*values.get("cheats", ()), Cheat.parse(value))
                 else:
                     raise SpecError(
                         f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N, "
-                        "friends=N, team=K:I, stack=N:I)"
+                        "friends=N, team=K:I, stack=N:I, cheat=FAMILY:N:I)"
                     )
             except ValueError as exc:
                 if isinstance(exc, SpecError):
@@ -135,12 +176,17 @@ class InjectSpec:
                 raise SpecError(f"{name} must be between 0 and 1")
         if min(spec.collude_pairs, spec.bots, spec.friends, spec.team, spec.stack) < 0:
             raise SpecError("counts must not be negative")
+        for cheat in spec.cheats:
+            if cheat.groups < 0:
+                raise SpecError("counts must not be negative")
+            if not 0.0 <= cheat.intensity <= 1.0:
+                raise SpecError(f"the intensity of cheat={cheat.family.name} must be between 0 and 1")
         if spec.team == 1:
             raise SpecError("a team needs at least 2 players (team=K:I)")
         if players is not None and spec.players_needed > players:
             raise SpecError(
                 f"{text!r} needs {spec.players_needed} distinct players (2 per colluding or friend pair, 1 per bot, "
-                "K for a team, 1 per stacked player); "
+                "K for a team, 1 per stacked player, the size of each cheat group); "
                 f"the pool has {players} (raise --players)"
             )
         return spec
@@ -148,7 +194,8 @@ class InjectSpec:
     @property
     def players_needed(self) -> int:
         """Distinct players the injection takes from the pool."""
-        return 2 * self.collude_pairs + 2 * self.friends + self.bots + self.team + self.stack
+        cheats = sum(c.groups * c.family.size for c in self.cheats)
+        return 2 * self.collude_pairs + 2 * self.friends + self.bots + self.team + self.stack + cheats
 
 
 @dataclass(frozen=True, slots=True)

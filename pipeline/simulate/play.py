@@ -9,11 +9,11 @@ from typing import Any
 
 from pipeline.game.events import Hu
 from pipeline.game.record import ClaimedWin, record_json
-from pipeline.game.start import DIRECTIONS, Exchange, deal_hands, exchanged, start_hand
+from pipeline.game.start import DIRECTIONS, Exchange, deal_hands, exchange_offset, exchanged, start_hand
 from pipeline.game.state import HandFacts, HandState
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.tiles import full_set
-from pipeline.simulate.bots import Bot, Collusion
+from pipeline.simulate.bots import Act, Bot, Collusion
 from pipeline.simulate.styles import Player
 
 
@@ -27,6 +27,7 @@ class PlayedHand:
     exchange: Exchange | None
     que: tuple[int, ...] | None  # None at a two-suit table
     stacked: tuple[int, ...] = ()  # seats whose deal the wall was arranged for (simulate --inject stack=N:I)
+    acts: tuple[Act, ...] = ()  # what colluders did for their partners (simulate --inject cheat=FAMILY:N:I)
 
     def fresh_state(self) -> HandState:
         """A new state at the start of play, to replay the record's events on."""
@@ -72,10 +73,18 @@ def play_hand(
     exchange: Exchange | None = None
     if rules.exchange_three:
         direction = rng.choice(DIRECTIONS if n == 4 else tuple(d for d in DIRECTIONS if d != "across"))
-        exchange = (direction, [bots[s].choose_exchange(hands[s]) for s in range(n)])
+        offset = exchange_offset(direction, n)
+        given = []
+        for s in range(n):
+            to = (s + offset) % n
+            given.append(bots[s].choose_exchange(hands[s], to, hands[to]))
+        exchange = (direction, given)
         hands = exchanged(hands, *exchange)
-    # 定缺 where three suits are in play (with two, no hand can hold a third)
-    que = tuple(bots[s].choose_void(hands[s]) for s in range(n)) if len(rules.suits) == 3 else None
+    # 定缺 where three suits are in play (with two, no hand can hold a third); a seat knows the voids its partners
+    # (seated before it) declared
+    que = None
+    if len(rules.suits) == 3:
+        que = tuple(bots[s].choose_void(hands[s], _partner_voids(bots, s)) for s in range(n))
     st = start_hand(rules, dealer=dealer, wall=wall, exchange=exchange, que=que)
     run_hand(st, bots)
     hand = st.facts()
@@ -97,7 +106,15 @@ def play_hand(
         deltas=hand.deltas,
         wins=wins,
     )
-    return PlayedHand(record, hand, tuple(wall), exchange, que, stacked)
+    acts = tuple(a for b in bots for a in b.acts)
+    return PlayedHand(record, hand, tuple(wall), exchange, que, stacked, acts)
+
+
+def _partner_voids(bots: Sequence[Bot], seat: int) -> tuple[int | None, ...]:
+    """The voids the partners of ``seat`` declared so far (``None`` for one not declared yet), in the order of
+    its partners."""
+    c = bots[seat].collusion
+    return tuple(bots[p].void for p in c.partners) if c is not None else ()
 
 
 def run_hand(st: HandState, bots: Sequence[Bot]) -> None:

@@ -23,6 +23,7 @@ import zstandard
 
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.simulate.bots import Collusion
+from pipeline.simulate.families import FEEDING, Family
 from pipeline.simulate.inject import Fault, InjectSpec, corrupt_record, inject_score_error, stack_deals
 from pipeline.simulate.play import PlayedHand, Seating, play_hand
 from pipeline.simulate.styles import Player, make_pool
@@ -54,10 +55,13 @@ class Labels:
     faults: list[Fault] = field(default_factory=list)
     stackers: list[dict[str, Any]] = field(default_factory=list)  # {"player", "intensity"}: stack=N:I
     stacked: list[dict[str, Any]] = field(default_factory=list)  # {"hand_id", "seat", "player"}: the rigged deals
+    # what the members of cheat-family groups did for their partners: {"hand_id", "event", "seat", "player",
+    # "partner", "act"} (``event`` None for the exchange and the void)
+    acts: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        """The labels file's content; ``stackers`` and ``stacked`` only when deals were stacked (so a file
-        made without stacking reads as it always did)."""
+        """The labels file's content; ``stackers`` and ``stacked`` only when deals were stacked, ``acts`` only
+        when cheat families were planted (so a file made without them reads as it always did)."""
         out = {
             "seed": self.seed,
             "players": self.players,
@@ -68,6 +72,8 @@ class Labels:
         }
         if self.stackers:
             out |= {"stackers": self.stackers, "stacked": self.stacked}
+        if any("family" in c for c in self.colluders):
+            out["acts"] = self.acts
         return out
 
 
@@ -133,9 +139,17 @@ class Summary:
 
 def make_labels(
     config: SimConfig,
-) -> tuple[list[Player], list[tuple[Player, ...]], list[tuple[Player, Player]], set[str], dict[str, float], Labels]:
-    """The pool, the colluding groups (the pairs, then the team), the honest friend pairs, the bots, each
-    colluder's intensity, and the labels that name them."""
+) -> tuple[
+    list[Player],
+    list[tuple[Player, ...]],
+    list[tuple[Player, Player]],
+    set[str],
+    dict[str, float],
+    dict[str, Family],
+    Labels,
+]:
+    """The pool, the colluding groups (the pairs, then the team, then the cheat families' groups), the honest
+    friend pairs, the bots, each colluder's intensity and family, and the labels that name them."""
     rng = random.Random(f"pool-{config.seed}")
     pool = make_pool(config.players, rng, config.styles)
     spec = config.inject
@@ -159,15 +173,38 @@ def make_labels(
         groups.append(team)
         intensity |= {p.id: spec.team_intensity for p in team}
     start += spec.team
+    stackers = chosen[start : start + spec.stack]
+    start += spec.stack
+    colluders: list[dict[str, Any]] = [
+        {"players": [p.id for p in group], "intensity": intensity[group[0].id]} for group in groups
+    ]
+    family: dict[str, Family] = {p.id: FEEDING for group in groups for p in group}
+    for cheat in spec.cheats:
+        size = cheat.family.size
+        for _ in range(cheat.groups):
+            group = tuple(by_id[i] for i in chosen[start : start + size])
+            start += size
+            groups.append(group)
+            intensity |= {p.id: cheat.intensity for p in group}
+            family |= {p.id: cheat.family for p in group}
+            colluders.append(
+                {
+                    "players": [p.id for p in group],
+                    "intensity": cheat.intensity,
+                    "family": cheat.family.name,
+                    "seating": "chance" if cheat.family.seating == 0 else "together",
+                    "knobs": cheat.family.knobs,
+                }
+            )
     labels = Labels(
         seed=config.seed,
         players={p.id: {"style": p.style.name, "skill": p.skill} for p in pool},
-        colluders=[{"players": [p.id for p in group], "intensity": intensity[group[0].id]} for group in groups],
+        colluders=colluders,
         bots=sorted(bots),
         friends=[[a.id, b.id] for a, b in friends],
-        stackers=[{"player": i, "intensity": spec.stack_intensity} for i in sorted(chosen[start:])],
+        stackers=[{"player": i, "intensity": spec.stack_intensity} for i in sorted(stackers)],
     )
-    return pool, groups, friends, bots, intensity, labels
+    return pool, groups, friends, bots, intensity, family, labels
 
 
 def simulate(
@@ -178,13 +215,17 @@ def simulate(
     rules = load_ruleset(config.profile)
     if config.players < rules.players:
         raise ValueError(f"a room needs at least {rules.players} players (a table of profile {config.profile!r})")
-    pool, groups, friends, bots, intensity, labels = make_labels(config)
-    # each colluder's partners (one in a pair, the others in a team), and each player's companions at the table
+    pool, groups, friends, bots, intensity, family, labels = make_labels(config)
+    # each colluder's partners (one in a pair, the others in a team), and each player's companions at the table:
+    # collude=, team= and friends= by the first seat's companions (config.together), the cheat families by
+    # their seating bias wherever a member sits (``joins``)
     mates: dict[str, tuple[str, ...]] = {}
     for group in groups:
         for p in group:
             mates[p.id] = tuple(q.id for q in group if q is not p)
-    companion = mates | {a.id: (b.id,) for a, b in friends} | {b.id: (a.id,) for a, b in friends}
+    legacy = {p: m for p, m in mates.items() if family[p] is FEEDING}
+    joins = {p: (m, family[p].seating) for p, m in mates.items() if family[p] is not FEEDING}
+    companion = legacy | {a.id: (b.id,) for a, b in friends} | {b.id: (a.id,) for a, b in friends}
     stackers = {s["player"]: s["intensity"] for s in labels.stackers}
 
     def lines() -> Iterator[str]:
@@ -194,13 +235,13 @@ def simulate(
         clock = START
         while made < config.hands:
             table += 1
-            players = _seat_table(pool, companion, config.together, rng, rules.players)
+            players = _seat_table(pool, companion, config.together, rng, rules.players, joins)
             at_table = {q.id: seat for seat, q in enumerate(players)}
             collusion = {}
             for seat, p in enumerate(players):
                 present = tuple(sorted(at_table[m] for m in mates.get(p.id, ()) if m in at_table))
                 if present:
-                    collusion[seat] = Collusion(present, intensity[p.id])
+                    collusion[seat] = Collusion(present, intensity[p.id], family[p.id])
             seating = Seating(tuple(players), collusion, frozenset(s for s, p in enumerate(players) if p.id in bots))
             stacked = {s: stackers[p.id] for s, p in enumerate(players) if p.id in stackers}
             arrange = functools.partial(stack_deals, rules=rules, stacked=stacked) if stacked else None
@@ -228,6 +269,18 @@ def simulate(
                     labels.stacked.append(
                         {"hand_id": played.record["hand_id"], "seat": seat, "player": players[seat].id}
                     )
+                for act in sorted(played.acts, key=lambda a: (a.event is not None, a.event or 0, a.seat)):
+                    if family[players[act.seat].id] is not FEEDING:
+                        labels.acts.append(
+                            {
+                                "hand_id": played.record["hand_id"],
+                                "event": act.event,
+                                "seat": act.seat,
+                                "player": players[act.seat].id,
+                                "partner": players[act.partner].id,
+                                "act": act.act,
+                            }
+                        )
                 if summary is not None:
                     summary.add(played, seating)
                 dealer = played.hand.next_dealer
@@ -248,21 +301,48 @@ def simulate(
 
 
 def _seat_table(
-    pool: list[Player], companion: dict[str, tuple[str, ...]], together: float, rng: random.Random, seats: int
+    pool: list[Player],
+    companion: dict[str, tuple[str, ...]],
+    together: float,
+    rng: random.Random,
+    seats: int,
+    joins: dict[str, tuple[tuple[str, ...], float]] | None = None,
 ) -> list[Player]:
-    """``seats`` players at random; each of a colluder's partners (or a friend) joins with probability
-    ``together``."""
+    """``seats`` players at random; each of the first player's companions (a colluder's partners of
+    ``collude=``/``team=``, or a friend) joins with probability ``together``; each partner of a cheat family's
+    member (``joins``: member → its partners and the family's seating bias) joins with that bias whenever the
+    member takes a seat and a seat is left (a bias of 0: no more often than chance)."""
+    joins = joins or {}
+    by_id = {p.id: p for p in pool}
     first = rng.choice(pool)
     chosen = [first]
     for mate in companion.get(first.id, ()):
         if rng.random() < together:
-            chosen.append(next(p for p in pool if p.id == mate))
+            chosen.append(by_id[mate])
+    _bring(first, chosen, joins, by_id, rng, seats)
     while len(chosen) < seats:
         p = rng.choice(pool)
         if p not in chosen:
             chosen.append(p)
+            _bring(p, chosen, joins, by_id, rng, seats)
     rng.shuffle(chosen)
     return chosen
+
+
+def _bring(
+    p: Player,
+    chosen: list[Player],
+    joins: dict[str, tuple[tuple[str, ...], float]],
+    by_id: dict[str, Player],
+    rng: random.Random,
+    seats: int,
+) -> None:
+    """Seat the partners of a cheat family's member ``p`` who join it (each with the family's seating bias)."""
+    mates, bias = joins.get(p.id, ((), 0.0))
+    for mate in mates:
+        if bias and len(chosen) < seats and by_id[mate] not in chosen and rng.random() < bias:
+            chosen.append(by_id[mate])
+            _bring(by_id[mate], chosen, joins, by_id, rng, seats)
 
 
 def labels_path(out: str | Path) -> Path:
