@@ -981,7 +981,7 @@ def _findings_table(df: pl.DataFrame) -> str:
             f'<td class="id">{_esc(r["hand_id"])}</td>'
             f'<td class="num">{_esc(_fmt(r["event"]))}</td><td>{code}</td><td>{_esc(_fmt(r["player"]))}</td>'
             f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"], r["position"])}'
-            + (f" <i>reasons: {_esc(r['reasons'])}</i>" if r["reasons"] else "")
+            + (f" (reasons: {_esc(r['reasons'])})" if r["reasons"] else "")
             + "</td></tr>"
         )
     k = int(df["n_mistakes"][0])

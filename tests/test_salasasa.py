@@ -232,12 +232,13 @@ def que() -> dict[str, list[str]]:
 def test_the_fixtures_are_what_build_writes() -> None:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("salasasa_fixtures_build", FIXTURES / "build.py")
+    spec = importlib.util.spec_from_file_location("salasasa_fixtures_build", FIXTURES / "build_salasasa.py")
     assert spec is not None and spec.loader is not None
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)  # its own asserts: each row reads back as the hand the engine played
     for name, text in build.build().items():
-        assert (FIXTURES / name).read_text(encoding="utf-8") == text, f"{name}: run tests/fixtures/salasasa/build.py"
+        again = "run tests/fixtures/salasasa/build_salasasa.py"
+        assert (FIXTURES / name).read_text(encoding="utf-8") == text, f"{name}: {again}"
 
 
 def test_the_fixtures_hold_every_tick_and_case() -> None:
@@ -433,12 +434,13 @@ MAJSOUL = Path(__file__).parent / "fixtures" / "majsoul"
 def test_the_majsoul_fixture_is_what_build_writes() -> None:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("majsoul_fixtures_build", MAJSOUL / "build.py")
+    spec = importlib.util.spec_from_file_location("majsoul_fixtures_build", MAJSOUL / "build_majsoul.py")
     assert spec is not None and spec.loader is not None
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)  # its own asserts: the game reads back as the hands the engine played
     for name, text in build.build().items():
-        assert (MAJSOUL / name).read_text(encoding="utf-8") == text, f"{name}: run tests/fixtures/majsoul/build.py"
+        again = "run tests/fixtures/majsoul/build_majsoul.py"
+        assert (MAJSOUL / name).read_text(encoding="utf-8") == text, f"{name}: {again}"
 
 
 def majsoul_expected() -> list[dict[str, Any]]:
