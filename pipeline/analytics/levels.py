@@ -145,6 +145,8 @@ NEEDS: dict[str, Needs] = {
     "feed_sheet": SHEET,  # wins on the other's discard, per hand: what a hand with no discards shows
     "chosen_danger": CHOSEN,
     "soft_pass": HAND,  # the passer's hand (an observer's own seat)
+    "passed": HAND,  # passed wins per chance to win: the passer's hand
+    "could_feed": HAND,  # tiles the opponent could win on (deal-in avoidance): its hand
     "channel": CLAIMS,
 }
 TABLE_FIGURES = (

@@ -73,7 +73,7 @@ import polars as pl
 
 from pipeline import sql
 from pipeline.analytics.levels import LEVELS, NEEDS, coverage, excluded_text
-from pipeline.analytics.stats import by_qvalues, normal_sf, poisson_interval
+from pipeline.analytics.stats import by_qvalues, normal_isf, normal_sf, poisson_interval
 from pipeline.memory import return_freed_memory
 
 SIGNALS: dict[str, tuple[str, ...]] = {
@@ -82,15 +82,26 @@ SIGNALS: dict[str, tuple[str, ...]] = {
     "dangerous": ("chosen_danger",),
     "soft_play": ("soft_pass",),
     "channel": ("channel",),
+    "passed_wins": ("passed",),
+    "avoidance": ("could_feed",),
 }
-FEATURES = ("feed_win", "feed_call", "chosen_danger", "soft_pass", "channel", "feed_sheet")
+# The direction in which a signal is evidence of collusion, fixed by what it means (issue 37), never read from the
+# data: +1 an excess (feeding, dangerous discards by choice, passed wins on the partner's tile given the passer's
+# own passes), -1 a deficit (deal-in avoidance: fewer tiles the partner could win on thrown to it than to the
+# thrower's other opponents in the same hands: soft play).
+# A signal without a direction is reported, not scored: soft_play is passed wins under the giver × taker model,
+# which a pair making most of a room's passes absorbs into its own rates (30 observed against 52 expected, z
+# -5.4: passed_wins replaces it), and channel (查叫/花猪 money) runs negative when a fed partner wins before the
+# wall runs out and drove the one honest false pair of the outside rooms.
+DIRECTION: dict[str, int] = {"feeding": 1, "dangerous": 1, "passed_wins": 1, "avoidance": -1}
+FEATURES = ("feed_win", "feed_call", "chosen_danger", "soft_pass", "channel", "feed_sheet", "passed", "could_feed")
 # counted once per hand and ordered pair (0/1, exposure 1 where the hand's level supports it), not per offer
 PER_HAND = ("channel", "feed_sheet")
 # Which hands each feature may use is the levels table (pipeline/analytics/levels.py NEEDS): a score sheet has no
 # discards, so its feeding is its wins on each other's tiles (feed_sheet) and it shows no dangerous discards or
 # passed wins; an observer's record shows every discard and call but only its own seat's hand, so a passed
 # win counts only when the passer is that seat. _OWN says whose hand a feature needs where only one is shown.
-_OWN = {"soft_pass": "x"}  # x passed a win on a's tile: x's hand
+_OWN = {"soft_pass": "x", "passed": "x", "could_feed": "x"}  # x passed a win on a's tile, x could win: x's hand
 
 
 @functools.cache
@@ -315,11 +326,12 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
     players[np.repeat(np.arange(n_hands), seats), np.arange(len(flat)) - np.repeat(np.cumsum(seats) - seats, seats)] = (
         flat
     )
+    could = events["could"].to_numpy()[order][offer].astype(np.int64)
     return Offers(
         hno=hno[offer],
         a=seat[offer],
         wall=events["wall_left"].to_numpy()[order][offer].astype(np.int64),
-        could=events["could"].to_numpy()[order][offer].astype(np.int64),
+        could=could,
         won=np.where(hit, won_by[found] if len(uniq) else 0, 0),
         called=np.where(hit, called_by[found] if len(uniq) else 0, 0),
         still_in=still_in,
@@ -333,8 +345,24 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
     )
 
 
-OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft")  # per offer and opponent still in
-HAZARD_OF = {"feed_win": "won", "feed_call": "called", "chosen_danger": "chosen", "soft_pass": "soft"}
+# per offer and opponent still in
+OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft", "passed")
+HAZARD_OF = {
+    "feed_win": "won",
+    "feed_call": "called",
+    "chosen_danger": "chosen",
+    "soft_pass": "soft",
+    "passed": "passed",
+    "could_feed": "could",
+}
+# Outcomes judged only on the offers where a condition holds (issue 37): their rate by wall, and so their
+# baselines, are over those offers alone. ``passed``: a win passed on a tile the passer could win on (the
+# chances to pass, so that a partner fed more chances is not read as passing more).
+GIVEN = {"passed": "could"}
+# Features whose expectation is the taker's rate alone (x's passes per chance to pass): a giver's rate of being
+# passed on is made by its partner's passes, and the quasi-independence model that multiplies both rates
+# absorbs a pair that makes a room's passes into its players' own rates (issue 37: 30 observed, 52 expected).
+TAKER_ONLY = ("passed",)
 FEATURE_OF = {outcome: feature for feature, outcome in HAZARD_OF.items()}
 
 
@@ -403,6 +431,7 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
         "could": could,
         "chosen": could & offers.safe[which],
         "soft": could & ~won,
+        "passed": could & ~won,
     }
     keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
     return keys, offers.wall[which], outcome
@@ -425,9 +454,10 @@ def rows_of(
     offers: Offers, hazard: np.ndarray | None
 ) -> tuple[Rows, np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The pair features of one run of hands (``sql/pair_features.sql``'s rows, in its order) with the baselines
-    of ``hazard`` (rate of each of :data:`OUTCOMES` by wall, shape (walls, 6); None: zero baselines), and the
-    expanded offers (each one's row, wall, outcomes, and which can be seen) the first pass sums the hazard from.
-    An offer whose hand's level cannot show a feature neither counts nor expects anything for it."""
+    of ``hazard`` (rate of each of :data:`OUTCOMES` by wall, shape (walls, outcomes); None: zero baselines), and
+    the expanded offers (each one's row, wall, outcomes, and which can be seen) the first pass sums the hazard
+    from. An offer whose hand's level cannot show a feature neither counts nor expects anything for it, nor does
+    one where the condition of a :data:`GIVEN` outcome does not hold."""
     n = len(offers.seats)
     a, x = np.meshgrid(np.arange(SEATS), np.arange(SEATS), indexing="ij")
     slot = (a * SEATS + x).ravel()
@@ -456,7 +486,7 @@ def rows_of(
             exposures[:, k] = usable
             continue
         name = HAZARD_OF[f]
-        seeable[name] = usable[offer_row]
+        seeable[name] = usable[offer_row] & outcome[GIVEN[name]] if name in GIVEN else usable[offer_row]
         counts[:, k] = np.bincount(offer_row[outcome[name] & seeable[name]], minlength=len(hand))
         if hazard is None or not len(offer_row):
             exposures[:, k] = 0.0
@@ -488,10 +518,15 @@ def _with_baselines(rows: Rows, extra: dict[str, np.ndarray], hazard: np.ndarray
     gives, summed in the same order."""
     exposures = rows.exposures.copy()
     offer_row, wall, usable = extra["offer_row"], extra["offer_wall"], extra["usable"]  # int32, int16: smaller files
+    given = extra["given"]  # per expanded offer, whether each GIVEN outcome's condition holds
     if len(offer_row):
         for j, f in enumerate(_HAZARD_FEATURES):
-            rate = hazard[:, OUTCOMES.index(HAZARD_OF[f])]
-            base = np.bincount(offer_row, rate[wall] * usable[offer_row, j], minlength=len(rows.hand))
+            name = HAZARD_OF[f]
+            rate = hazard[:, OUTCOMES.index(name)]
+            chance = usable[offer_row, j]
+            if name in GIVEN:
+                chance = chance & given[:, list(GIVEN).index(name)]
+            base = np.bincount(offer_row, rate[wall] * chance, minlength=len(rows.hand))
             exposures[:, FEATURES.index(f)] = base * usable[:, j]
     return replace(rows, exposures=exposures)
 
@@ -714,6 +749,7 @@ class WarehouseSource(FeatureSource):
                     [_seen(f, rows.level, offers.seen[rows.hand], rows.seat_a, rows.seat_x) for f in _HAZARD_FEATURES],
                     axis=1,
                 ),
+                given=np.stack([outcome[GIVEN[name]] for name in GIVEN], axis=1).reshape(-1, len(GIVEN)),
             )
             total.add(_part_sums(rows, p))  # the hazard features' exposures are 0 until the hazard is known
             del offers, rows, offer_row, walls, outcome, seeable
@@ -799,6 +835,8 @@ def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset())
     colluding pair inflates both players' rates towards everybody, which makes their other opponents look
     clean and the pairs *those* opponents form look guilty; refitting without the flagged pairs removes that
     (see :func:`screen_source`).
+
+    A feature of :data:`TAKER_ONLY` is expected from the taker's rate alone (every giver's rate is the overall).
     """
     p = len(sums.players)
     code = {name: k for k, name in enumerate(sums.players)}
@@ -819,6 +857,8 @@ def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset())
                 rate = np.bincount(who, counts, minlength=p) / np.bincount(who, exposures, minlength=p)
                 rate[np.isnan(rate)] = 0.0
                 out[k] = np.where(present, rate, overall[k])
+    for f in TAKER_ONLY:  # the taker's rate alone: every giver at the overall rate
+        give[FEATURES.index(f)] = overall[FEATURES.index(f)]
     return Fit(give, take, overall)
 
 
@@ -837,7 +877,7 @@ class Moments:
     pairs screened (:func:`screened_pairs`), not players².
 
     >>> Moments.zeros(np.array([1, 5, 7]), 1_000_000).cov.shape
-    (3, 4, 4)
+    (3, 6, 6)
     """
 
     pairs: np.ndarray
@@ -1000,9 +1040,10 @@ def screen_source(
     hands, the total growing by the second pass's pairs when the first flags any.
 
     A first pass flags pairs; a second refits the giving and taking rates without the flagged pairs, so that
-    a colluding pair no longer sets the baseline for its players' other opponents. Each flagged pair is
+    a colluding pair no longer sets the baseline for its players' other opponents, and leaves each flagged
+    pair's members out of each other's opponents (:func:`_without`). Each flagged pair is
     re-judged with the rates refitted without the *other* flagged pairs only (leaving a pair out of its own
-    baseline would favour flagging it), and the q-values are recomputed over all pairs. The second pass and
+    baseline would favour flagging it), and those pairs' members out of each other's opponents, and the q-values are recomputed over all pairs. The second pass and
     the re-judgements read the hands once, together.
     """
     sums = source.sums
@@ -1031,11 +1072,13 @@ def screen_source(
         # each flagged pair re-judged keeps its own row only
         again = {pair: Moments.zeros(np.array([code[pair[0]] * players + code[pair[1]]]), players) for pair in flagged}
         refit = fit_rates(sums, flagged)
+        suspected = np.sort([min(code[a], code[b]) * players + max(code[a], code[b]) for a, b in flagged])
         fits = {pair: fit_rates(sums, flagged - {pair}) for pair in flagged}
         for part, rows in _read(source):
-            second.add(rows, refit, players)
+            second.add(_without(rows, suspected, players), refit, players)
             for pair, moments in again.items():
-                moments.add(_hands_of(rows, code[pair[0]], code[pair[1]]), fits[pair], players)
+                others = suspected[suspected != code[pair[0]] * players + code[pair[1]]]
+                moments.add(_without(_hands_of(rows, code[pair[0]], code[pair[1]]), others, players), fits[pair], players)
             moved(part, screened, screened + len(flagged))
         by_pair = {r.players: r for r in _results(second, first, sums.players, min_hands)}
         for pair, moments in again.items():
@@ -1071,10 +1114,55 @@ def _read(source: FeatureSource) -> Iterator[tuple[float, Rows]]:
         yield min(1.0, done / total), rows
 
 
+def _without(rows: Rows, pairs: np.ndarray, players: int) -> Rows:
+    """``rows`` less those between the players of ``pairs`` (keys ``a × players + x``, ``a`` < ``x``, sorted), in
+    either direction: a flagged partner is left out of its partner's opponents, so that the relabelling of the
+    other pairs is over the opponents it is not known to play for (:mod:`pipeline.audit.teams` does the same).
+    Without it a feeding pair makes every other opponent of its members look shunned: their deal-in avoidance
+    reads as soft play (issue 37)."""
+    if not len(pairs) or not len(rows.hand):
+        return rows
+    key = np.minimum(rows.a, rows.x) * players + np.maximum(rows.a, rows.x)
+    at = np.minimum(np.searchsorted(pairs, key), len(pairs) - 1)
+    out = pairs[at] == key
+    return rows if not out.any() else rows.take(np.flatnonzero(~out))
+
+
 def _hands_of(rows: Rows, a: int, b: int) -> Rows:
     """The rows of the hands where players ``a`` and ``b`` sat together."""
     hands = np.unique(rows.hand[(rows.a == a) & (rows.x == b)])
     return rows.take(np.flatnonzero(np.isin(rows.hand, hands)))
+
+
+_SIGN = np.array([DIRECTION.get(s, 0) for s in SIGNALS], dtype=float)
+_SCORED = _SIGN != 0
+
+
+def combined(evidence: np.ndarray) -> tuple[float, float]:
+    """``(score, p)`` of a pair from its tested signals' z-scores turned to their direction (``evidence``: each
+    signal's z times its :data:`DIRECTION`, large when it points at collusion): the score is the largest, its
+    p-value Šidák's over the ``m`` signals, ``1 − (1 − Φ̄(max))^m``. A max-type statistic, so that a signal that
+    runs the wrong way for some cheat (soft play lowers feeding; a pair that feeds makes fewer passes between
+    themselves than the model expects) does not subtract from another's evidence, as the sum of signed
+    z-scores did (issue 37). Šidák is exact for independent signals and conservative for positively correlated
+    ones.
+
+    >>> combined(np.array([3.0, -6.0]))[0]
+    3.0
+    >>> round(combined(np.array([3.0, -6.0]))[1], 6) == round(1 - (1 - 0.0013498980316301035) ** 2, 6)
+    True
+    """
+    best = float(np.max(evidence))
+    return best, sidak(normal_sf(best), len(evidence))
+
+
+def sidak(p: float, m: int) -> float:
+    """The smallest of ``m`` p-values ``p``, corrected: ``1 − (1 − p)^m``, exact for tiny ``p``.
+
+    >>> sidak(0.05, 1), round(sidak(0.05, 2), 4), sidak(1e-20, 4)
+    (0.05, 0.0975, 4e-20)
+    """
+    return float(-math.expm1(m * math.log1p(-min(p, 1.0)))) if p < 1.0 else 1.0
 
 
 def _results(
@@ -1103,14 +1191,16 @@ def _results(
         # "variance" is rounding in the fitted expectations.
         live = (moments.varies[pair] >= 5) & (np.diag(cov) > 1e-9)
         z = np.where(live, z, 0.0)
-        if not live.any():
+        tested = live & _SCORED
+        if not tested.any():
             continue
-        corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
-        score = float(z[live].sum() / math.sqrt(max(corr.sum(), 1e-12)))
-        p = normal_sf(score)
+        score, p = combined(z[tested] * _SIGN[tested])
         raw, exp = moments.raw[pair], moments.expected[pair]
         expected_shared = seating.slots[a] * seating.hands[b] / max(1.0, total_seat_hands - seating.hands[a])
-        signals = {s: _signal(float(raw[k]), float(exp[k]), float(z[k])) for k, s in enumerate(signal_names)}
+        signals = {
+            s: _signal(float(raw[k]), float(exp[k]), float(z[k]), DIRECTION.get(s, 0), bool(tested[k]))
+            for k, s in enumerate(signal_names)
+        }
         shared_by_level = {(level, True): int(moments.by_level[pair, j]) for j, level in enumerate(LEVELS)}
         for s in signal_names:
             signals[s] |= signal_coverage(s, shared_by_level)
@@ -1166,6 +1256,8 @@ def levels_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
       dangerous: not available (excluded: 6 settlement hands (a score sheet has no discards))
       soft_play: not available (excluded: 6 settlement hands (a score sheet has no tiles))
       channel: n 6 (settlement 6)
+      passed_wins: not available (excluded: 6 settlement hands (a score sheet has no tiles))
+      avoidance: not available (excluded: 6 settlement hands (a score sheet has no tiles))
     """
     lines = ["signals by level of record (hands screened):"]
     for signal, entry in summary.items():
@@ -1190,25 +1282,44 @@ def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
     The permutation null is exact only if honest opponents are exchangeable; real play has interactions the
     rate model does not absorb (a strong player and a loose one, say), and with thousands of hands they become
     "significant". With enough pairs screened (at least 20), most of them honest, the spread of their scores
-    shows it: scores are put on an empirical null (Efron) — centre the median (never below 0), scale
-    1.4826 × MAD (never below 1) — so the correction can only make the screen more cautious.
+    shows it: each scored signal's z-scores, turned to their :data:`DIRECTION`, are put on an empirical null
+    (Efron) over the pairs that test it — centre the median (never below 0), scale 1.4826 × MAD (never below
+    1) — so the correction can only make the screen more cautious. Each signal's one-sided ``p`` is read on it,
+    and the pair's p-value is Šidák's over its tested signals (:func:`combined`); its ``z`` is that p-value's
+    normal quantile. Benjamini–Yekutieli over the pairs.
     """
     if not results:
         return results
-    scores = np.array([r.score for r in results])
-    centre, scale = 0.0, 1.0
-    if len(results) >= EMPIRICAL_NULL_PAIRS:
-        centre = max(0.0, float(np.median(scores)))
-        scale = max(1.0, 1.4826 * float(np.median(np.abs(scores - np.median(scores)))))
-    z = (scores - centre) / scale
-    pvals = np.array([normal_sf(float(v)) for v in z])
+    names = [s for s in SIGNALS if DIRECTION.get(s)]
+    signals = [{s: dict(v) for s, v in r.signals.items()} for r in results]
+    for s in names:
+        tested = [v[s] for v in signals if v.get(s, {}).get("tested")]
+        evidence = np.array([DIRECTION[s] * v["z"] for v in tested])
+        centre, scale = 0.0, 1.0
+        if len(tested) >= EMPIRICAL_NULL_PAIRS:
+            centre = max(0.0, float(np.median(evidence)))
+            scale = max(1.0, 1.4826 * float(np.median(np.abs(evidence - np.median(evidence)))))
+        for v, e in zip(tested, evidence, strict=True):
+            v["p"] = normal_sf(float((e - centre) / scale))
+    pvals = np.array(
+        [
+            sidak(min((v[s]["p"] for s in names if v.get(s, {}).get("tested")), default=1.0), _tests(v, names))
+            for v in signals
+        ]
+    )
+    z = np.array([normal_isf(float(p)) if 0.0 < p < 1.0 else (math.inf if p <= 0.0 else -math.inf) for p in pvals])
     qvals = by_qvalues(pvals)
     out = [
-        replace(r, z=float(zi), p=float(pi), q=float(qi), flagged=bool(qi <= fdr))
-        for r, zi, pi, qi in zip(results, z, pvals, qvals, strict=True)
+        replace(r, signals=v, z=float(zi), p=float(pi), q=float(qi), flagged=bool(qi <= fdr))
+        for r, v, zi, pi, qi in zip(results, signals, z, pvals, qvals, strict=True)
     ]
     out.sort(key=lambda r: (r.p, -r.score))
     return out
+
+
+def _tests(signals: dict[str, dict[str, Any]], names: Sequence[str]) -> int:
+    """How many of the signals ``names`` a pair's ``signals`` tested (at least 1)."""
+    return max(1, sum(1 for s in names if signals.get(s, {}).get("tested")))
 
 
 def _poisson_sf(observed: int, expected: float) -> float:
@@ -1226,10 +1337,13 @@ def _poisson_sf(observed: int, expected: float) -> float:
     return max(0.0, 1.0 - total)
 
 
-def _signal(observed: float, expected: float, z: float) -> dict[str, Any]:
+def _signal(observed: float, expected: float, z: float, direction: int = 0, tested: bool = False) -> dict[str, Any]:
     """One signal of a pair: the counts, the raw ratio observed / expected with its 95% interval (Garwood's
-    Poisson interval of the count over the expectation; none without an expectation) and the z-score.
-    ``ratio_shrunk`` and ``prior_sd`` are set across all pairs by :func:`_shrink`."""
+    Poisson interval of the count over the expectation; none without an expectation), the z-score, the
+    direction in which it is evidence (``"excess"``, ``"deficit"``, or ``None``: reported, not scored), whether
+    the pair's score tested it and its one-sided ``p`` in that direction (on the empirical null: set by
+    :func:`_with_q`; ``None`` when not tested). ``ratio_shrunk`` and ``prior_sd`` are set across all pairs by
+    :func:`_shrink`."""
     ratio = low = high = None
     if expected > 0:
         lo, hi = poisson_interval(observed)
@@ -1243,6 +1357,9 @@ def _signal(observed: float, expected: float, z: float) -> dict[str, Any]:
         "ratio_shrunk": None,
         "prior_sd": None,
         "z": round(z, 3),
+        "direction": {1: "excess", -1: "deficit"}.get(direction),
+        "tested": tested,
+        "p": normal_sf(direction * z) if tested else None,
     }
 
 
