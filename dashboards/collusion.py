@@ -53,6 +53,8 @@ SIGNAL_NAMES = {  # signal → (name on the page, Chinese)
     "dangerous": ("dangerous discards", "放危险牌"),
     "soft_play": ("soft play", "放水"),
     "channel": ("end-of-wall payments", "查叫花猪"),
+    "passed_wins": ("passed wins per chance", "让胡"),
+    "avoidance": ("deal-in avoidance", "避炮"),
 }
 
 

@@ -7,6 +7,8 @@
 --   chosen_danger  ... and a held another tile nobody could win on that was as good for a's own hand
 --                  (a dangerous discard by choice; a forced one is no evidence)
 --   soft_pass   x could have won on a's tile and did not
+--   passed      the same count, whose base_passed is over the chances to pass only: the offers x could win on
+--               (pipeline/audit/collusion.py GIVEN: passed wins per chance to pass)
 --   channel     x collected 查叫 or 花猪 money from a at the end of the wall (0/1)
 --   feed_sheet  x won on a's discard or robbed a's kong (0/1), in a hand whose discards are not recorded (a score
 --               sheet: level settlement, pipeline/analytics/levels.py); base_feed_sheet: 1 in such a hand, else 0
@@ -82,7 +84,8 @@ hazard AS (  -- the population's rate of each outcome per offer, by tiles left i
         avg(called) AS h_call,
         avg(CASE WHEN could THEN 1 ELSE 0 END) AS h_could,
         avg(CASE WHEN chosen THEN 1 ELSE 0 END) AS h_chosen,
-        avg(CASE WHEN could AND won = 0 THEN 1 ELSE 0 END) AS h_soft
+        avg(CASE WHEN could AND won = 0 THEN 1 ELSE 0 END) AS h_soft,
+        coalesce(avg(CASE WHEN won = 0 THEN 1 ELSE 0 END) FILTER (WHERE could), 0) AS h_passed
     FROM per_offer
     GROUP BY wall_left
 ),
@@ -100,7 +103,8 @@ offer_counts AS (
         sum(h.h_call) AS base_feed_call,
         sum(h.h_could) AS base_could_feed,
         sum(h.h_chosen) AS base_chosen_danger,
-        sum(h.h_soft) AS base_soft_pass
+        sum(h.h_soft) AS base_soft_pass,
+        sum(CASE WHEN could THEN h.h_passed ELSE 0 END) AS base_passed
     FROM per_offer
     JOIN hazard AS h USING (wall_left)
     GROUP BY hand_id, a, x
@@ -133,12 +137,14 @@ SELECT  -- final
     coalesce(c.feed_call, 0)::INTEGER AS feed_call,
     coalesce(c.could_feed, 0)::INTEGER AS could_feed,
     coalesce(c.soft_pass, 0)::INTEGER AS soft_pass,
+    coalesce(c.soft_pass, 0)::INTEGER AS passed,
     coalesce(c.chosen_danger, 0)::INTEGER AS chosen_danger,
     coalesce(c.base_feed_win, 0)::DOUBLE AS base_feed_win,
     coalesce(c.base_feed_call, 0)::DOUBLE AS base_feed_call,
     coalesce(c.base_could_feed, 0)::DOUBLE AS base_could_feed,
     coalesce(c.base_chosen_danger, 0)::DOUBLE AS base_chosen_danger,
     coalesce(c.base_soft_pass, 0)::DOUBLE AS base_soft_pass,
+    coalesce(c.base_passed, 0)::DOUBLE AS base_passed,
     coalesce(ch.channel, 0)::INTEGER AS channel,
     coalesce(sf.feed_sheet, 0)::INTEGER AS feed_sheet,
     (CASE WHEN sp.sheet THEN 1 ELSE 0 END)::DOUBLE AS base_feed_sheet,
