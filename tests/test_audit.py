@@ -184,9 +184,18 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
     assert best["evidence"] and all(set(e) == {"hand_id", "event", "why"} for e in best["evidence"])
     out = runner.invoke(app, ["collusion", "--warehouse", str(warehouse), "--min-hands", "100", "--format", "json"])
     assert out.exit_code == 0
-    rows = json.loads(out.stdout)
+    doc = json.loads(out.stdout)
+    rows = doc["pairs"]
     assert rows[0]["players"] == list(truth)
     assert set(rows[0]) >= {"players", "shared_hands", "score", "p", "q", "flagged", "signals", "evidence"}
+    # issue 37: the teams, the victims, every signal's figures and direction, and the power, in the same object
+    assert set(doc) >= {"pairs", "teams", "victims", "signals", "power", "joined_by_flagged_pairs"}
+    assert doc["victims"] and all({"player", "losses", "teams"} <= set(v) for v in doc["victims"])
+    assert doc["signals"]["avoidance"]["direction"] == "deficit" and doc["signals"]["channel"]["direction"] is None
+    feeding = rows[0]["signals"]["feeding"]
+    assert feeding["direction"] == "excess" and feeding["tested"] and feeding["p"] < 1e-3
+    assert {"observed", "expected", "z"} <= set(feeding)
+    assert doc["power"]["rows"] and "0 flagged means no evidence at this power" in doc["power"]["text"][0]
 
 
 def test_honest_population_with_friends_and_novices_flags_nobody(tmp_path) -> None:

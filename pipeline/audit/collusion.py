@@ -56,7 +56,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.resources
 import itertools
+import json
 import math
 import tempfile
 import threading
@@ -1467,3 +1469,74 @@ def flagged_groups(results: Iterable[PairResult], *, reported: Iterable[Sequence
             inside = set(team)
             groups.append(Group(tuple(sorted(team)), sum(1 for a, b in links if a in inside and b in inside)))
     return sorted(groups, key=lambda g: (-len(g.players), g.players))
+
+
+# ---------------------------------------------------------------------------------------------- power
+POWER_FILE = "collusion_power.json"  # written by ``xuezhan eval-collusion --family ... --power-table``
+
+
+@functools.cache
+def power_table() -> dict[str, Any] | None:
+    """The committed power table (``pipeline/audit/collusion_power.json``: :mod:`pipeline.evaluate` documents
+    its shape), or None when the package has none."""
+    try:
+        text = importlib.resources.files("pipeline.audit").joinpath(POWER_FILE).read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):
+        return None
+    return dict(json.loads(text))
+
+
+def power_statement(shared: Sequence[int], table: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the screen can see at the sizes of this warehouse (issue 37 item 5): the power table's rows
+    (``table``, default :func:`power_table`: rooms of a planted family at an intensity and a number of shared
+    hands, found at the table's FDR) with, per row, how many of the warehouse's pairs share at least that many
+    hands (``shared``: the screened pairs' shared hands), and a sentence per row, so that "0 flagged" reads as
+    "no evidence at this power", never as "clean".
+
+    >>> t = {"command": "c", "date": "d", "fdr": 0.05, "rows": [{"family": "feeding", "held_out": False,
+    ...      "intensity": 0.3, "shared": 1000, "rooms": 10, "found": 7, "low": 0.4, "high": 0.9}]}
+    >>> print(power_statement([1200, 300], t)["text"][1])
+    with 1,000 shared hands, a pair feeding at 0.3 is found with probability ~70% [40%, 90%] (7/10 rooms; 1 of this warehouse's 2 pairs share as many)
+    """
+    table = power_table() if table is None else table
+    most = max(shared, default=0)
+    head = (
+        f"what the screen can see: a pair is flagged only with enough evidence; the largest number of hands a "
+        f"pair of this warehouse shared is {most:,}. 0 flagged means no evidence at this power, not that nobody "
+        "colludes."
+    )
+    if not table:
+        return {"max_shared_hands": most, "rows": [], "text": [head, "no power table: the power is not known"]}
+    rows, text = [], [head]
+    for row in table.get("rows", []):
+        rooms = int(row["rooms"])
+        probability = row["found"] / rooms if rooms else None
+        reached = sum(1 for n in shared if n >= row["shared"])
+        group = "a team of three" if row["family"] == "team" else "a pair"
+        held = ", held out of the tuning" if row.get("held_out") else ""
+        rows.append(
+            {
+                "family": row["family"],
+                "held_out": bool(row.get("held_out")),
+                "intensity": row["intensity"],
+                "shared": row["shared"],
+                "rooms": rooms,
+                "found": row["found"],
+                "probability": None if probability is None else round(probability, 3),
+                "low": row.get("low"),
+                "high": row.get("high"),
+                "pairs_with_as_many": reached,
+            }
+        )
+        if probability is not None:
+            text.append(
+                f"with {row['shared']:,} shared hands, {group} {row['family']} at {row['intensity']} is found with "
+                f"probability ~{probability:.0%} [{row['low']:.0%}, {row['high']:.0%}] ({row['found']}/{rooms} "
+                f"rooms{held}; {reached} of this warehouse's {len(shared)} pairs share as many)"
+            )
+    return {
+        "source": {"command": table.get("command"), "date": table.get("date"), "fdr": table.get("fdr")},
+        "max_shared_hands": most,
+        "rows": rows,
+        "text": text,
+    }
