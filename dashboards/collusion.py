@@ -55,6 +55,7 @@ SIGNAL_NAMES = {  # signal → (name on the page, Chinese)
     "channel": ("end-of-wall payments", "查叫花猪"),
     "passed_wins": ("passed wins per chance", "让胡"),
     "avoidance": ("deal-in avoidance", "避炮"),
+    "kong_feeding": ("kong feeding", "喂杠"),
 }
 
 

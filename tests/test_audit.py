@@ -180,7 +180,7 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
     assert results[0].p < 1e-5
     best = results[0].as_dict()
     assert best["players"] == list(truth) and best["flagged"] and best["q"] <= 0.05
-    assert set(best["signals"]) == {"feeding", "dangerous", "soft_play", "channel", "passed_wins", "avoidance"}
+    assert set(best["signals"]) == {"feeding", "dangerous", "soft_play", "channel", "passed_wins", "avoidance", "kong_feeding"}
     assert best["evidence"] and all(set(e) == {"hand_id", "event", "why"} for e in best["evidence"])
     out = runner.invoke(app, ["collusion", "--warehouse", str(warehouse), "--min-hands", "100", "--format", "json"])
     assert out.exit_code == 0
@@ -258,6 +258,7 @@ def test_shrunk_ratios_lie_between_1_and_the_raw_ratio(colluding_rooms) -> None:
         "channel": True,
         "passed_wins": False,
         "avoidance": True,
+        "kong_feeding": True,
     }
     for r in results:
         for name, v in r.signals.items():
@@ -462,9 +463,10 @@ def test_features_counted_a_run_of_hands_at_a_time_are_the_one_shot_model(stream
                 got = chunked_features(source)
             assert got.height == model.height == 500 * 12
             counts = ["hand", "player_a", "player_x", "seat_a", "seat_x", "feed_win", "feed_call"]
-            counts += ["chosen_danger", "soft_pass", "channel", "passed", "could_feed"]
+            counts += ["chosen_danger", "soft_pass", "channel", "passed", "could_feed", "feed_kong"]
             assert got.select(counts).equals(model.select(counts).with_columns(pl.col("hand").cast(pl.Int64))), size
-            for column in ("base_feed_win", "base_feed_call", "base_chosen_danger", "base_soft_pass", "base_passed"):
+            bases = ("base_feed_win", "base_feed_call", "base_chosen_danger", "base_soft_pass", "base_passed")
+            for column in (*bases, "base_feed_kong"):
                 assert np.allclose(got[column].to_numpy(), model[column].to_numpy(), rtol=1e-12, atol=1e-15)
 
 

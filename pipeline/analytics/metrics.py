@@ -268,6 +268,7 @@ COLLUSION_FEATURES = (
     "channel",
     "passed",
     "could_feed",
+    "feed_kong",
 )
 
 

@@ -86,6 +86,7 @@ SIGNALS: dict[str, tuple[str, ...]] = {
     "channel": ("channel",),
     "passed_wins": ("passed",),
     "avoidance": ("could_feed",),
+    "kong_feeding": ("feed_kong",),
 }
 # The direction in which a signal is evidence of collusion, fixed by what it means (issue 37), never read from the
 # data: +1 an excess (feeding, dangerous discards by choice, passed wins on the partner's tile given the passer's
@@ -95,8 +96,20 @@ SIGNALS: dict[str, tuple[str, ...]] = {
 # which a pair making most of a room's passes absorbs into its own rates (30 observed against 52 expected, z
 # -5.4: passed_wins replaces it), and channel (查叫/花猪 money) runs negative when a fed partner wins before the
 # wall runs out and drove the one honest false pair of the outside rooms.
-DIRECTION: dict[str, int] = {"feeding": 1, "dangerous": 1, "passed_wins": 1, "avoidance": -1}
-FEATURES = ("feed_win", "feed_call", "chosen_danger", "soft_pass", "channel", "feed_sheet", "passed", "could_feed")
+# kong_feeding: direct kongs on the other's discard, apart from the pongs among which feed_call drowns them (a
+# kong pays the konger at once: 刮风).
+DIRECTION: dict[str, int] = {"feeding": 1, "dangerous": 1, "passed_wins": 1, "avoidance": -1, "kong_feeding": 1}
+FEATURES = (
+    "feed_win",
+    "feed_call",
+    "chosen_danger",
+    "soft_pass",
+    "channel",
+    "feed_sheet",
+    "passed",
+    "could_feed",
+    "feed_kong",
+)
 # counted once per hand and ordered pair (0/1, exposure 1 where the hand's level supports it), not per offer
 PER_HAND = ("channel", "feed_sheet")
 # Which hands each feature may use is the levels table (pipeline/analytics/levels.py NEEDS): a score sheet has no
@@ -254,7 +267,7 @@ def hand_chunks(con: duckdb.DuckDBPyConnection, size: int = CHUNK_HANDS) -> list
 class Offers:
     """The offers of one run of hands (discards and added kongs), one entry each: the hand (``hno``), the
     offering seat ``a``, the tiles left in the wall, and as seat bits (seat s: ``1 << s``) who could have won on
-    it, who won on it, who called it (pong, direct kong), and who was still in; ``safe``: a held a tile nobody
+    it, who won on it, who called it (pong, direct kong), who direct-konged it, and who was still in; ``safe``: a held a tile nobody
     could win on that was as good. Plus each hand's seats, players (codes, -1 past the seats), channel
     payments (bit ``4 × payer + payee``), wins on another's tile (``feed``, bit ``4 × discarder + winner``), its
     level (an index into :data:`LEVELS`) and the seats whose whole hand its record shows (``seen``, seat bits)."""
@@ -265,6 +278,7 @@ class Offers:
     could: np.ndarray
     won: np.ndarray
     called: np.ndarray
+    konged: np.ndarray
     still_in: np.ndarray
     safe: np.ndarray
     seats: np.ndarray
@@ -308,6 +322,8 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
     is_hu = kind[takes][by_key] == HU
     won_by = np.bitwise_or.reduceat(np.where(is_hu, bit[by_key], 0), first) if len(first) else first
     called_by = np.bitwise_or.reduceat(np.where(is_hu, 0, bit[by_key]), first) if len(first) else first
+    is_kong = kind[takes][by_key] == DIRECT_KONG
+    konged_by = np.bitwise_or.reduceat(np.where(is_kong, bit[by_key], 0), first) if len(first) else first
 
     # When each seat won first (it is out of the hand from then on): wins are in order within a hand.
     won_at = np.full((n_hands, SEATS), np.iinfo(np.int64).max)
@@ -336,6 +352,7 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
         could=could,
         won=np.where(hit, won_by[found] if len(uniq) else 0, 0),
         called=np.where(hit, called_by[found] if len(uniq) else 0, 0),
+        konged=np.where(hit, konged_by[found] if len(uniq) else 0, 0),
         still_in=still_in,
         safe=events["safe"].to_numpy()[order][offer].astype(bool),
         seats=seats,
@@ -348,7 +365,7 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
 
 
 # per offer and opponent still in
-OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft", "passed")
+OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft", "passed", "konged")
 HAZARD_OF = {
     "feed_win": "won",
     "feed_call": "called",
@@ -356,6 +373,7 @@ HAZARD_OF = {
     "soft_pass": "soft",
     "passed": "passed",
     "could_feed": "could",
+    "feed_kong": "konged",
 }
 # Outcomes judged only on the offers where a condition holds (issue 37): their rate by wall, and so their
 # baselines, are over those offers alone. ``passed``: a win passed on a tile the passer could win on (the
@@ -430,6 +448,7 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
         "offers": np.ones(len(which), dtype=bool),
         "won": won,
         "called": bit(offers.called),
+        "konged": bit(offers.konged),
         "could": could,
         "chosen": could & offers.safe[which],
         "soft": could & ~won,
@@ -879,7 +898,7 @@ class Moments:
     pairs screened (:func:`screened_pairs`), not players².
 
     >>> Moments.zeros(np.array([1, 5, 7]), 1_000_000).cov.shape
-    (3, 6, 6)
+    (3, 7, 7)
     """
 
     pairs: np.ndarray
@@ -1260,6 +1279,7 @@ def levels_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
       channel: n 6 (settlement 6)
       passed_wins: not available (excluded: 6 settlement hands (a score sheet has no tiles))
       avoidance: not available (excluded: 6 settlement hands (a score sheet has no tiles))
+      kong_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
     """
     lines = ["signals by level of record (hands screened):"]
     for signal, entry in summary.items():

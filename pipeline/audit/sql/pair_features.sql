@@ -3,6 +3,7 @@
 --   exposure    a's discards and added kongs while x was still in (the chances a had to give x a tile)
 --   feed_win    x won on a's discard or robbed a's added kong
 --   feed_call   x ponged or direct-konged a's discard
+--   feed_kong   x direct-konged a's discard
 --   could_feed  a's tile was one x could have won on (a dangerous discard for x)
 --   chosen_danger  ... and a held another tile nobody could win on that was as good for a's own hand
 --                  (a dangerous discard by choice; a forced one is no evidence)
@@ -64,7 +65,8 @@ offer_rows AS (  -- logic: each offer of a, for each x still in at that moment
 
 took AS (  -- x's wins and calls on a's offers
     SELECT hand_id, target AS idx, seat AS x, max(CASE WHEN t = 'hu' THEN 1 ELSE 0 END) AS won,
-           max(CASE WHEN t IN ('pong', 'kong') THEN 1 ELSE 0 END) AS called
+           max(CASE WHEN t IN ('pong', 'kong') THEN 1 ELSE 0 END) AS called,
+           max(CASE WHEN t = 'kong' THEN 1 ELSE 0 END) AS konged
     FROM ev
     WHERE t = 'hu' OR t = 'pong' OR (t = 'kong' AND kind = 'direct')
     GROUP BY hand_id, target, seat
@@ -72,7 +74,7 @@ took AS (  -- x's wins and calls on a's offers
 
 per_offer AS (
     SELECT o.hand_id, o.a, o.x, o.wall_left, o.could, o.could AND o.safe AS chosen, coalesce(k.won, 0) AS won,
-           coalesce(k.called, 0) AS called
+           coalesce(k.called, 0) AS called, coalesce(k.konged, 0) AS konged
     FROM offer_rows AS o
     LEFT JOIN took AS k ON k.hand_id = o.hand_id AND k.idx = o.idx AND k.x = o.x
 ),
@@ -82,6 +84,7 @@ hazard AS (  -- the population's rate of each outcome per offer, by tiles left i
         wall_left,
         avg(won) AS h_win,
         avg(called) AS h_call,
+        avg(konged) AS h_kong,
         avg(CASE WHEN could THEN 1 ELSE 0 END) AS h_could,
         avg(CASE WHEN chosen THEN 1 ELSE 0 END) AS h_chosen,
         avg(CASE WHEN could AND won = 0 THEN 1 ELSE 0 END) AS h_soft,
@@ -96,11 +99,13 @@ offer_counts AS (
         count(*) AS exposure,
         sum(won) AS feed_win,
         sum(called) AS feed_call,
+        sum(konged) AS feed_kong,
         count(*) FILTER (WHERE could) AS could_feed,
         count(*) FILTER (WHERE could AND won = 0) AS soft_pass,
         count(*) FILTER (WHERE chosen) AS chosen_danger,
         sum(h.h_win) AS base_feed_win,
         sum(h.h_call) AS base_feed_call,
+        sum(h.h_kong) AS base_feed_kong,
         sum(h.h_could) AS base_could_feed,
         sum(h.h_chosen) AS base_chosen_danger,
         sum(h.h_soft) AS base_soft_pass,
@@ -135,12 +140,14 @@ SELECT  -- final
     coalesce(c.exposure, 0)::INTEGER AS exposure,
     coalesce(c.feed_win, 0)::INTEGER AS feed_win,
     coalesce(c.feed_call, 0)::INTEGER AS feed_call,
+    coalesce(c.feed_kong, 0)::INTEGER AS feed_kong,
     coalesce(c.could_feed, 0)::INTEGER AS could_feed,
     coalesce(c.soft_pass, 0)::INTEGER AS soft_pass,
     coalesce(c.soft_pass, 0)::INTEGER AS passed,
     coalesce(c.chosen_danger, 0)::INTEGER AS chosen_danger,
     coalesce(c.base_feed_win, 0)::DOUBLE AS base_feed_win,
     coalesce(c.base_feed_call, 0)::DOUBLE AS base_feed_call,
+    coalesce(c.base_feed_kong, 0)::DOUBLE AS base_feed_kong,
     coalesce(c.base_could_feed, 0)::DOUBLE AS base_could_feed,
     coalesce(c.base_chosen_danger, 0)::DOUBLE AS base_chosen_danger,
     coalesce(c.base_soft_pass, 0)::DOUBLE AS base_soft_pass,
