@@ -430,6 +430,12 @@ def prep_top_pairs(screen: Screen, *, limit: int = TOP_PAIRS) -> pl.DataFrame:
     )
 
 
+def power_lines(screen: Screen) -> list[str]:
+    """The power statement of the screen, a sentence per measured cell after a first line on what "0 flagged"
+    means (:func:`pipeline.audit.collusion.power_statement` over the screened pairs' shared hands)."""
+    return list(collusion.power_statement([r.shared_hands for r in screen.pairs])["text"])
+
+
 TOP_PAIRS_LARGE = 50  # rows of the pairs table when the heat map cannot show every player
 
 
