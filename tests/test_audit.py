@@ -14,7 +14,7 @@ from cli import app
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit import scoring
-from pipeline.audit.collusion import _poisson_sf, prior_variance, screen, screen_frame
+from pipeline.audit.collusion import SIGNALS, _poisson_sf, prior_variance, screen, screen_frame
 from pipeline.audit.scoring import FINDING_FIELDS
 from pipeline.evaluate import Population, auc, run_population, table
 from pipeline.ingest.run import ingest
@@ -180,7 +180,11 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
     assert results[0].p < 1e-5
     best = results[0].as_dict()
     assert best["players"] == list(truth) and best["flagged"] and best["q"] <= 0.05
-    assert set(best["signals"]) == {"feeding", "dangerous", "soft_play", "channel", "passed_wins", "avoidance", "kong_feeding"}
+    assert (
+        set(best["signals"])
+        == {*SIGNALS}
+        == {*("feeding", "dangerous", "soft_play", "channel", "passed_wins", "avoidance", "kong_feeding")}
+    )
     assert best["evidence"] and all(set(e) == {"hand_id", "event", "why"} for e in best["evidence"])
     out = runner.invoke(app, ["collusion", "--warehouse", str(warehouse), "--min-hands", "100", "--format", "json"])
     assert out.exit_code == 0
@@ -323,11 +327,7 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
                 rates("player_x", "take"), on="player_x", how="left"
             )
             give = pl.lit(overall) if f in TAKER_ONLY else pl.col("give").fill_null(overall)
-            rate = (
-                (give * pl.col("take").fill_null(overall) / overall)
-                if overall > 0
-                else pl.lit(0.0)
-            )
+            rate = (give * pl.col("take").fill_null(overall) / overall) if overall > 0 else pl.lit(0.0)
             out = frame.with_columns((pl.col(exposure) * rate).fill_nan(0.0).alias(f"{f}_exp")).drop("give", "take")
             out = out.with_columns((pl.col(f) - pl.col(f"{f}_exp")).alias(f"{f}_res"))
         return out.drop("one")
@@ -361,9 +361,7 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
             [pl.col(c).alias(f"cand_{c}") for c in g_cols]
             + [(pl.col(f"raw_{s}").n_unique() > 1).alias(f"varies_{s}") for s in names]
         )
-        hands_count = {
-            r[0]: r[1] for r in everyone.group_by("player_a").agg(pl.col("hand_id").n_unique()).iter_rows()
-        }
+        hands_count = {r[0]: r[1] for r in everyone.group_by("player_a").agg(pl.col("hand_id").n_unique()).iter_rows()}
         slots = {r[0]: r[1] for r in everyone.group_by("player_a").len().iter_rows()}
         shared = (
             sym.filter(pl.col("player_a") < pl.col("player_x"))

@@ -8,8 +8,13 @@ hands is screened on what each did for the other *while both were still in the h
 - ``dangerous``: one discards a tile the other could win on (taken or not) while holding another tile
   nobody could win on that was as good for their own hand — a dangerous discard by choice (forced ones are
   not evidence);
-- ``soft_play``: one passes a win on the other's discard;
-- ``channel``: one pays the other 查叫 or 花猪 money at the end of the wall.
+- ``passed_wins``: one passes a win on the other's discard, per chance to win on it, against the passer's own
+  rate of passing (:data:`GIVEN`, :data:`TAKER_ONLY`);
+- ``avoidance``: deal-in avoidance, one throws tiles the other could win on (a deficit is the evidence: soft
+  play never deals in to a partner);
+- ``kong_feeding``: one direct-kongs the other's discard;
+- reported, not scored (:data:`DIRECTION`): ``soft_play``, one passes a win on the other's discard under the
+  giver × taker model, and ``channel``, one pays the other 查叫 or 花猪 money at the end of the wall.
 
 Method, per signal:
 
@@ -21,8 +26,11 @@ Method, per signal:
    pair's summed residual. Its mean and variance are exact (a sum of independent per-hand draws), and with
    hundreds of hands it is close to normal, so p-values far smaller than a Monte-Carlo run could resolve are
    still computed — needed, since the correction below asks for them.
-3. *Combination.* The signals' z-scores are summed and scaled by the null correlation between them (also
-   exact), one pair score ``T``; ``p = 1 − Φ(T)``.
+3. *Combination* (issue 37). Each scored signal is tested one-sided in the direction fixed by what it means
+   (:data:`DIRECTION`), on an empirical null per signal (:func:`_with_q`); the pair's p-value is the smallest
+   with Šidák's correction over the signals it tested (:func:`combined`). The z-scores used to be summed with
+   their signs, and a signal running the wrong way for a cheat (soft play lowers feeding; a pair that feeds and
+   passes shows fewer passes between themselves than the model expects) cancelled another's evidence.
 4. *False discovery rate.* Benjamini–Yekutieli across all screened pairs (pairs share players, so their
    tests are dependent); a pair is flagged when ``q ≤ fdr``.
 5. *Effect sizes.* Each signal reports its raw ratio observed / expected with a 95% Poisson interval, and an
@@ -267,10 +275,11 @@ def hand_chunks(con: duckdb.DuckDBPyConnection, size: int = CHUNK_HANDS) -> list
 class Offers:
     """The offers of one run of hands (discards and added kongs), one entry each: the hand (``hno``), the
     offering seat ``a``, the tiles left in the wall, and as seat bits (seat s: ``1 << s``) who could have won on
-    it, who won on it, who called it (pong, direct kong), who direct-konged it, and who was still in; ``safe``: a held a tile nobody
-    could win on that was as good. Plus each hand's seats, players (codes, -1 past the seats), channel
-    payments (bit ``4 × payer + payee``), wins on another's tile (``feed``, bit ``4 × discarder + winner``), its
-    level (an index into :data:`LEVELS`) and the seats whose whole hand its record shows (``seen``, seat bits)."""
+    it, who won on it, who called it (pong, direct kong), who direct-konged it, and who was still in;
+    ``safe``: a held a tile nobody could win on that was as good. Plus each hand's seats, players (codes, -1
+    past the seats), channel payments (bit ``4 × payer + payee``), wins on another's tile (``feed``, bit
+    ``4 × discarder + winner``), its level (an index into :data:`LEVELS`) and the seats whose whole hand its
+    record shows (``seen``, seat bits)."""
 
     hno: np.ndarray
     a: np.ndarray
@@ -1062,10 +1071,10 @@ def screen_source(
 
     A first pass flags pairs; a second refits the giving and taking rates without the flagged pairs, so that
     a colluding pair no longer sets the baseline for its players' other opponents, and leaves each flagged
-    pair's members out of each other's opponents (:func:`_without`). Each flagged pair is
-    re-judged with the rates refitted without the *other* flagged pairs only (leaving a pair out of its own
-    baseline would favour flagging it), and those pairs' members out of each other's opponents, and the q-values are recomputed over all pairs. The second pass and
-    the re-judgements read the hands once, together.
+    pair's members out of each other's opponents (:func:`_without`). Each flagged pair is re-judged with the
+    rates refitted without the *other* flagged pairs only (leaving a pair out of its own baseline would favour
+    flagging it), and those pairs' members out of each other's opponents, and the q-values are recomputed over
+    all pairs. The second pass and the re-judgements read the hands once, together.
     """
     sums = source.sums
     players = len(sums.players)
@@ -1099,7 +1108,8 @@ def screen_source(
             second.add(_without(rows, suspected, players), refit, players)
             for pair, moments in again.items():
                 others = suspected[suspected != code[pair[0]] * players + code[pair[1]]]
-                moments.add(_without(_hands_of(rows, code[pair[0]], code[pair[1]]), others, players), fits[pair], players)
+                hands = _hands_of(rows, code[pair[0]], code[pair[1]])
+                moments.add(_without(hands, others, players), fits[pair], players)
             moved(part, screened, screened + len(flagged))
         by_pair = {r.players: r for r in _results(second, first, sums.players, min_hands)}
         for pair, moments in again.items():
@@ -1515,8 +1525,10 @@ def power_statement(shared: Sequence[int], table: dict[str, Any] | None = None) 
 
     >>> t = {"command": "c", "date": "d", "fdr": 0.05, "rows": [{"family": "feeding", "held_out": False,
     ...      "intensity": 0.3, "shared": 1000, "rooms": 10, "found": 7, "low": 0.4, "high": 0.9}]}
-    >>> print(power_statement([1200, 300], t)["text"][1])
-    with 1,000 shared hands, a pair feeding at 0.3 is found with probability ~70% [40%, 90%] (7/10 rooms; 1 of this warehouse's 2 pairs share as many)
+    >>> print(power_statement([1200, 300], t)["text"][1][:79])
+    with 1,000 shared hands, a pair feeding at 0.3 is found with probability ~70% [
+    >>> print(power_statement([1200, 300], t)["text"][1][79:])
+    40%, 90%] (7/10 rooms; 1 of this warehouse's 2 pairs share as many)
     """
     table = power_table() if table is None else table
     most = max(shared, default=0)
