@@ -56,6 +56,7 @@ SIGNAL_NAMES = {  # signal → (name on the page, Chinese)
     "passed_wins": ("passed wins per chance", "让胡"),
     "avoidance": ("deal-in avoidance", "避炮"),
     "kong_feeding": ("kong feeding", "喂杠"),
+    "value_feeding": ("feeding valuable wins", "喂大牌"),
 }
 
 

@@ -183,7 +183,18 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
     assert (
         set(best["signals"])
         == {*SIGNALS}
-        == {*("feeding", "dangerous", "soft_play", "channel", "passed_wins", "avoidance", "kong_feeding")}
+        == {
+            *(
+                "feeding",
+                "dangerous",
+                "soft_play",
+                "channel",
+                "passed_wins",
+                "avoidance",
+                "kong_feeding",
+                "value_feeding",
+            )
+        }
     )
     assert best["evidence"] and all(set(e) == {"hand_id", "event", "why"} for e in best["evidence"])
     out = runner.invoke(app, ["collusion", "--warehouse", str(warehouse), "--min-hands", "100", "--format", "json"])
@@ -263,6 +274,7 @@ def test_shrunk_ratios_lie_between_1_and_the_raw_ratio(colluding_rooms) -> None:
         "passed_wins": False,
         "avoidance": True,
         "kong_feeding": True,
+        "value_feeding": True,
     }
     for r in results:
         for name, v in r.signals.items():
@@ -461,10 +473,10 @@ def test_features_counted_a_run_of_hands_at_a_time_are_the_one_shot_model(stream
                 got = chunked_features(source)
             assert got.height == model.height == 500 * 12
             counts = ["hand", "player_a", "player_x", "seat_a", "seat_x", "feed_win", "feed_call"]
-            counts += ["chosen_danger", "soft_pass", "channel", "passed", "could_feed", "feed_kong"]
+            counts += ["chosen_danger", "soft_pass", "channel", "passed", "could_feed", "feed_kong", "feed_value"]
             assert got.select(counts).equals(model.select(counts).with_columns(pl.col("hand").cast(pl.Int64))), size
             bases = ("base_feed_win", "base_feed_call", "base_chosen_danger", "base_soft_pass", "base_passed")
-            for column in (*bases, "base_feed_kong"):
+            for column in (*bases, "base_feed_kong", "base_feed_value"):
                 assert np.allclose(got[column].to_numpy(), model[column].to_numpy(), rtol=1e-12, atol=1e-15)
 
 

@@ -269,6 +269,7 @@ COLLUSION_FEATURES = (
     "passed",
     "could_feed",
     "feed_kong",
+    "feed_value",
 )
 
 

@@ -95,6 +95,7 @@ SIGNALS: dict[str, tuple[str, ...]] = {
     "passed_wins": ("passed",),
     "avoidance": ("could_feed",),
     "kong_feeding": ("feed_kong",),
+    "value_feeding": ("feed_value",),
 }
 # The direction in which a signal is evidence of collusion, fixed by what it means (issue 37), never read from the
 # data: +1 an excess (feeding, dangerous discards by choice, passed wins on the partner's tile given the passer's
@@ -106,7 +107,17 @@ SIGNALS: dict[str, tuple[str, ...]] = {
 # wall runs out and drove the one honest false pair of the outside rooms.
 # kong_feeding: direct kongs on the other's discard, apart from the pongs among which feed_call drowns them (a
 # kong pays the konger at once: 刮风).
-DIRECTION: dict[str, int] = {"feeding": 1, "dangerous": 1, "passed_wins": 1, "avoidance": -1, "kong_feeding": 1}
+# value_feeding: wins of BIG_FAN fan or more on the other's tiles (a pair that feeds only valuable hands; the
+# fan as a weight was tried first: its heavy tail flagged an honest pair, z 4.6, in a feeding room).
+DIRECTION: dict[str, int] = {
+    "feeding": 1,
+    "dangerous": 1,
+    "passed_wins": 1,
+    "avoidance": -1,
+    "kong_feeding": 1,
+    "value_feeding": 1,
+}
+BIG_FAN = 2  # a valuable win: at least double a plain hand (value_feeding)
 FEATURES = (
     "feed_win",
     "feed_call",
@@ -117,6 +128,7 @@ FEATURES = (
     "passed",
     "could_feed",
     "feed_kong",
+    "feed_value",
 )
 # counted once per hand and ordered pair (0/1, exposure 1 where the hand's level supports it), not per offer
 PER_HAND = ("channel", "feed_sheet")
@@ -275,7 +287,8 @@ def hand_chunks(con: duckdb.DuckDBPyConnection, size: int = CHUNK_HANDS) -> list
 class Offers:
     """The offers of one run of hands (discards and added kongs), one entry each: the hand (``hno``), the
     offering seat ``a``, the tiles left in the wall, and as seat bits (seat s: ``1 << s``) who could have won on
-    it, who won on it, who called it (pong, direct kong), who direct-konged it, and who was still in;
+    it, who won on it, who called it (pong, direct kong), who direct-konged it, and who was still in; the fan
+    of each seat's win on it (``fan``, (offers, 4));
     ``safe``: a held a tile nobody could win on that was as good. Plus each hand's seats, players (codes, -1
     past the seats), channel payments (bit ``4 × payer + payee``), wins on another's tile (``feed``, bit
     ``4 × discarder + winner``), its level (an index into :data:`LEVELS`) and the seats whose whole hand its
@@ -288,6 +301,7 @@ class Offers:
     won: np.ndarray
     called: np.ndarray
     konged: np.ndarray
+    fan: np.ndarray
     still_in: np.ndarray
     safe: np.ndarray
     seats: np.ndarray
@@ -333,6 +347,12 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
     called_by = np.bitwise_or.reduceat(np.where(is_hu, 0, bit[by_key]), first) if len(first) else first
     is_kong = kind[takes][by_key] == DIRECT_KONG
     konged_by = np.bitwise_or.reduceat(np.where(is_kong, bit[by_key], 0), first) if len(first) else first
+    # the fan of each seat's win on each offer taken (a win the engine did not value: 0)
+    group = np.cumsum(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) - 1 if len(takes) else np.zeros(0, np.int64)
+    fan_by_key = np.zeros((len(first), SEATS))
+    taken_fan = events["fan"].to_numpy()[order][takes][by_key].astype(float) if "fan" in events.columns else None
+    if taken_fan is not None and len(first):
+        np.add.at(fan_by_key, (group[is_hu], seat[takes][by_key][is_hu]), taken_fan[is_hu])
 
     # When each seat won first (it is out of the hand from then on): wins are in order within a hand.
     won_at = np.full((n_hands, SEATS), np.iinfo(np.int64).max)
@@ -362,6 +382,7 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
         won=np.where(hit, won_by[found] if len(uniq) else 0, 0),
         called=np.where(hit, called_by[found] if len(uniq) else 0, 0),
         konged=np.where(hit, konged_by[found] if len(uniq) else 0, 0),
+        fan=np.where(hit[:, None], fan_by_key[found] if len(uniq) else 0.0, 0.0),
         still_in=still_in,
         safe=events["safe"].to_numpy()[order][offer].astype(bool),
         seats=seats,
@@ -374,7 +395,7 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
 
 
 # per offer and opponent still in
-OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft", "passed", "konged")
+OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft", "passed", "konged", "valued")
 HAZARD_OF = {
     "feed_win": "won",
     "feed_call": "called",
@@ -383,6 +404,7 @@ HAZARD_OF = {
     "passed": "passed",
     "could_feed": "could",
     "feed_kong": "konged",
+    "feed_value": "valued",
 }
 # Outcomes judged only on the offers where a condition holds (issue 37): their rate by wall, and so their
 # baselines, are over those offers alone. ``passed``: a win passed on a tile the passer could win on (the
@@ -458,6 +480,7 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
         "won": won,
         "called": bit(offers.called),
         "konged": bit(offers.konged),
+        "valued": offers.fan[which, opponent] >= BIG_FAN,
         "could": could,
         "chosen": could & offers.safe[which],
         "soft": could & ~won,
@@ -465,6 +488,20 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
     }
     keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
     return keys, offers.wall[which], outcome
+
+
+def tally(index: np.ndarray, outcome: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    """Per value of ``index`` (0 to ``n`` − 1), the outcomes where ``mask`` holds: counted when ``outcome`` is a
+    bit, summed when it is a weight (``valued``: the fan of a win).
+
+    >>> tally(np.array([0, 0, 1]), np.array([True, True, True]), np.array([True, False, True]), 2).tolist()
+    [1.0, 1.0]
+    >>> tally(np.array([0, 0, 1]), np.array([2.0, 3.0, 0.0]), np.array([True, True, True]), 2).tolist()
+    [5.0, 0.0]
+    """
+    keep = mask & (outcome != 0)
+    weights = None if outcome.dtype == bool else outcome[keep]
+    return np.bincount(index[keep], weights=weights, minlength=n).astype(float)
 
 
 def _seen(feature: str, level: np.ndarray, seen: np.ndarray, seat_a: np.ndarray, seat_x: np.ndarray) -> np.ndarray:
@@ -517,7 +554,7 @@ def rows_of(
             continue
         name = HAZARD_OF[f]
         seeable[name] = usable[offer_row] & outcome[GIVEN[name]] if name in GIVEN else usable[offer_row]
-        counts[:, k] = np.bincount(offer_row[outcome[name] & seeable[name]], minlength=len(hand))
+        counts[:, k] = tally(offer_row, outcome[name], seeable[name], len(hand))
         if hazard is None or not len(offer_row):
             exposures[:, k] = 0.0
         else:
@@ -765,8 +802,8 @@ class WarehouseSource(FeatureSource):
             every = np.bincount(walls, minlength=WALLS)[:WALLS]
             for j, name in enumerate(OUTCOMES):
                 can = seeable.get(name)  # None: "offers" and "could" feed no feature, every offer counts
-                hit = outcome[name] if can is None else outcome[name] & can
-                hazard[:, j] += every if name == "offers" else np.bincount(walls[hit], minlength=WALLS)[:WALLS]
+                mask = np.ones(len(walls), dtype=bool) if can is None else can
+                hazard[:, j] += every if name == "offers" else tally(walls, outcome[name], mask, WALLS)[:WALLS]
                 chances[:, j] += every if can is None else np.bincount(walls[can], minlength=WALLS)[:WALLS]
             # the run's rows as counted, and what their baselines are summed from once the hazard is known: each
             # expanded offer's row and wall, and whether each row's level shows each hazard feature (an offer's is
@@ -907,7 +944,7 @@ class Moments:
     pairs screened (:func:`screened_pairs`), not players².
 
     >>> Moments.zeros(np.array([1, 5, 7]), 1_000_000).cov.shape
-    (3, 7, 7)
+    (3, 8, 8)
     """
 
     pairs: np.ndarray
@@ -1290,6 +1327,7 @@ def levels_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
       passed_wins: not available (excluded: 6 settlement hands (a score sheet has no tiles))
       avoidance: not available (excluded: 6 settlement hands (a score sheet has no tiles))
       kong_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
+      value_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
     """
     lines = ["signals by level of record (hands screened):"]
     for signal, entry in summary.items():
