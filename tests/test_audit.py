@@ -587,3 +587,26 @@ def pair_features_frame(con) -> pl.DataFrame:
     from pipeline.audit.collusion import pair_features
 
     return pair_features(con)
+
+
+def test_a_signal_that_runs_the_wrong_way_cancels_no_other(tmp_path) -> None:
+    """Issue 37: a pair that only soft-plays (never deals in to the partner, never claims a win off it) lowers
+    its feeding and dangerous discards, which used to cancel the passed wins in the signed sum. Each signal is
+    now tested one-sided in its own direction and the pair's score is the largest: the passes find the pair
+    whatever the feeding does, and the deficit of deal-ins points the same way."""
+    from pipeline.audit.collusion import DIRECTION
+
+    config = SimConfig(hands=600, seed=37, players=6, inject=InjectSpec.parse("cheat=soft:1:0.8:seat=0.5"))
+    warehouse, labels = _warehouse(tmp_path, config)
+    with connect(warehouse) as con:
+        results = screen(con, min_hands=100, evidence=0)
+    truth = tuple(sorted(labels.colluders[0]["players"]))
+    pair = next(r for r in results if r.players == truth)
+    signals = pair.signals
+    assert pair.flagged and results[0].players == truth
+    assert signals["passed_wins"]["z"] > 4 and signals["passed_wins"]["direction"] == "excess"
+    assert signals["feeding"]["z"] < 0 and signals["avoidance"]["z"] < 0  # the wrong way for feeding
+    tested = {s: v for s, v in signals.items() if v["tested"]}
+    assert set(tested) <= set(DIRECTION) and "channel" not in tested and "soft_play" not in tested
+    assert pair.score == pytest.approx(max(DIRECTION[s] * v["z"] for s, v in tested.items()), abs=1e-3)
+    assert pair.score > signals["passed_wins"]["z"] - 1e-3  # the feeding deficit did not pull it down
