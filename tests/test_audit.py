@@ -404,6 +404,9 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
             z = np.where(live, z, 0.0)
             sign = np.array([DIRECTION.get(s, 0) for s in names])
             tested = live & (sign != 0)
+            members = {p for pair in exclude | ({only} if only else set()) for p in pair}
+            if exclude and (a, b) not in exclude and (a, b) != only and members & {a, b}:
+                tested &= sign > 0  # a deficit next to a flagged pair is explained by it
             if not tested.any():
                 continue
             score = float((z * sign)[tested].max())
