@@ -978,7 +978,9 @@ def collusion_command(
     """Screen every pair of players for collusion, and every group of three as a group (teams); flagged pairs
     and reported teams come with the hands that prove it, then the victim view: who pays whom beyond what the
     opponent takes from the others at those tables, and what each player pays with a reported team at the
-    table against without it (the table's lines; --format json lists the pairs). With a filter, the screen (its
+    table against without it (the table's lines), and what the screen can see at this warehouse's sizes (the
+    power the evaluation measured: "0 flagged" is no evidence at that power, not "clean"). --format json:
+    pairs, teams, victims, the signals and the power in one object. With a filter, the screen (its
     population rates too) is over the hands in scope only."""
     from pipeline.analytics.queries import connect, hands_by_level
     from pipeline.audit.collusion import levels_lines, screen_levels
@@ -1012,8 +1014,28 @@ def collusion_command(
             victims = victim_view(con, teams=[t.players for t in teams if t.reported], min_hands=min_hands, fdr=fdr)
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
+    from pipeline.audit.collusion import DIRECTION, flagged_groups, power_statement
+
+    power = power_statement([r.shared_hands for r in results])
     if fmt == "json":
-        typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
+        reported_players = [t.players for t in teams if t.reported]
+        doc = {
+            "fdr": fdr,
+            "min_hands": min_hands,
+            "pairs": [r.as_dict() for r in results],
+            "joined_by_flagged_pairs": [
+                {"players": list(g.players), "flagged_pairs": g.flagged_pairs, "pairs": g.pairs}
+                for g in flagged_groups(results, reported=reported_players)
+            ],
+            "teams": [t.as_dict() for t in teams],
+            "victims": [v.as_dict() for v in victims],
+            "signals": {
+                name: {"direction": {1: "excess", -1: "deficit"}.get(DIRECTION.get(name, 0)), **entry}
+                for name, entry in fed.items()
+            },
+            "power": power,
+        }
+        typer.echo(json.dumps(doc, ensure_ascii=False))
         return
     flagged = sum(r.flagged for r in results)
     for line in _scope_line(scope):
@@ -1024,6 +1046,8 @@ def collusion_command(
     )
     for line in levels_lines(fed):
         typer.echo(line)
+    scored = ", ".join(f"{k} ({'excess' if v > 0 else 'deficit'})" for k, v in DIRECTION.items())
+    typer.echo(f"scored, each one-sided, the largest with Šidák's correction: {scored}; the others reported")
     typer.echo(f"{'pair':<20}{'hands':>7}{'score':>8}{'p':>11}{'q':>9}  flag  signals (z)")
     for r in results[:top]:
         z = " ".join(f"{k}={v['z']:+.1f}" for k, v in r.signals.items())
@@ -1034,8 +1058,6 @@ def collusion_command(
         )
         for e in r.evidence:
             typer.echo(f"      {_shown(e.get('hand_id'))} event {_shown(e.get('event'))}: {_shown(e['why'])}")
-    from pipeline.audit.collusion import flagged_groups
-
     reported = [t for t in teams if t.reported]
     for g in flagged_groups(results, reported=[t.players for t in reported]):
         team = " & ".join(_shown(p) for p in g.players)
@@ -1067,6 +1089,8 @@ def collusion_command(
                     f"at the table ({tl.with_hands} hands), {tl.without_per_hand:+.1f} with none "
                     f"({tl.without_hands} hands) (z {tl.z:.1f}, q {tl.q:.3f})"
                 )
+    for line in power["text"]:
+        typer.echo(line)
 
 
 @app.command("info-cheats")

@@ -53,6 +53,10 @@ SIGNAL_NAMES = {  # signal → (name on the page, Chinese)
     "dangerous": ("dangerous discards", "放危险牌"),
     "soft_play": ("soft play", "放水"),
     "channel": ("end-of-wall payments", "查叫花猪"),
+    "passed_wins": ("passed wins per chance", "让胡"),
+    "avoidance": ("deal-in avoidance", "避炮"),
+    "kong_feeding": ("kong feeding", "喂杠"),
+    "value_feeding": ("feeding valuable wins", "喂大牌"),
 }
 
 
@@ -437,6 +441,12 @@ def prep_top_pairs(screen: Screen, *, limit: int = TOP_PAIRS) -> pl.DataFrame:
         pl.lit(screen.min_hands, dtype=pl.Int64).alias("min_hands"),
         pl.lit(screen.fdr, dtype=pl.Float64).alias("fdr"),
     )
+
+
+def power_lines(screen: Screen) -> list[str]:
+    """The power statement of the screen, a sentence per measured cell after a first line on what "0 flagged"
+    means (:func:`pipeline.audit.collusion.power_statement` over the screened pairs' shared hands)."""
+    return list(collusion.power_statement([r.shared_hands for r in screen.pairs])["text"])
 
 
 TOP_PAIRS_LARGE = 50  # rows of the pairs table when the heat map cannot show every player

@@ -177,7 +177,7 @@ def _build(
     # Collusion: the screen runs once; the charts and tables arrange its result.
     step("collusion: screen")
     screen = collusion_dash.screen_pairs(con, min_hands=min_hands)
-    body = [_collusion_summary(screen), _collusion_levels(screen_levels(replayed))]
+    body = [_collusion_summary(screen), _collusion_power(screen), _collusion_levels(screen_levels(replayed))]
     body += [_figure(draw("collusion", spec, screen)[1]) for spec in collusion_dash.CHARTS]
     body.append(
         _teams_section(screen, collusion_dash.prep_teams(screen), collusion_dash.prep_team_evidence(con, screen))
@@ -1034,6 +1034,19 @@ def _collusion_summary(screen: collusion_dash.Screen) -> str:
         + verdict
         + f"<p>{players:,} players; {screen.shared.height:,} pairs sat at one table for at least one "
         f"replayed hand. {_esc(screen.threshold_note())}</p></section>"
+    )
+
+
+def _collusion_power(screen: collusion_dash.Screen) -> str:
+    """What the screen can see at this warehouse's sizes (issue 37): the power the evaluation measured per cheat
+    family (:func:`pipeline.audit.collusion.power_statement`), so that "0 flagged" reads as "no evidence at this
+    power", never as "clean"."""
+    lines = collusion_dash.power_lines(screen)
+    items = "".join(f"<li>{_esc(line)}</li>" for line in lines[1:])
+    return (
+        f'<section><h2>What the screen can see</h2><p class="note">{_esc(lines[0])}</p>'
+        + (f"<ul>{items}</ul>" if items else "")
+        + "</section>"
     )
 
 

@@ -14,7 +14,7 @@ from cli import app
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit import scoring
-from pipeline.audit.collusion import _poisson_sf, prior_variance, screen, screen_frame
+from pipeline.audit.collusion import SIGNALS, _poisson_sf, prior_variance, screen, screen_frame
 from pipeline.audit.scoring import FINDING_FIELDS
 from pipeline.evaluate import Population, auc, run_population, table
 from pipeline.ingest.run import ingest
@@ -238,13 +238,37 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
     assert results[0].p < 1e-5
     best = results[0].as_dict()
     assert best["players"] == list(truth) and best["flagged"] and best["q"] <= 0.05
-    assert set(best["signals"]) == {"feeding", "dangerous", "soft_play", "channel"}
+    assert (
+        set(best["signals"])
+        == {*SIGNALS}
+        == {
+            *(
+                "feeding",
+                "dangerous",
+                "soft_play",
+                "channel",
+                "passed_wins",
+                "avoidance",
+                "kong_feeding",
+                "value_feeding",
+            )
+        }
+    )
     assert best["evidence"] and all(set(e) == {"hand_id", "event", "why"} for e in best["evidence"])
     out = runner.invoke(app, ["collusion", "--warehouse", str(warehouse), "--min-hands", "100", "--format", "json"])
     assert out.exit_code == 0
-    rows = json.loads(out.stdout)
+    doc = json.loads(out.stdout)
+    rows = doc["pairs"]
     assert rows[0]["players"] == list(truth)
     assert set(rows[0]) >= {"players", "shared_hands", "score", "p", "q", "flagged", "signals", "evidence"}
+    # issue 37: the teams, the victims, every signal's figures and direction, and the power, in the same object
+    assert set(doc) >= {"pairs", "teams", "victims", "signals", "power", "joined_by_flagged_pairs"}
+    assert doc["victims"] and all({"player", "losses", "teams"} <= set(v) for v in doc["victims"])
+    assert doc["signals"]["avoidance"]["direction"] == "deficit" and doc["signals"]["channel"]["direction"] is None
+    feeding = rows[0]["signals"]["feeding"]
+    assert feeding["direction"] == "excess" and feeding["tested"] and feeding["p"] < 1e-3
+    assert {"observed", "expected", "z"} <= set(feeding)
+    assert doc["power"]["rows"] and "0 flagged means no evidence at this power" in doc["power"]["text"][0]
 
 
 def test_honest_population_with_friends_and_novices_flags_nobody(tmp_path) -> None:
@@ -299,7 +323,17 @@ def test_shrunk_ratios_lie_between_1_and_the_raw_ratio(colluding_rooms) -> None:
     95% interval; the prior's spread is reported with every signal."""
     results, _ = colluding_rooms[0.8]
     fitted = {s: sum(r.signals[s]["expected"] > 0 for r in results) >= 3 for s in results[0].signals}
-    assert fitted == {"feeding": True, "dangerous": True, "soft_play": False, "channel": True}  # no soft play here
+    # no passed wins here; tiles the other could win on are thrown in every room (avoidance)
+    assert fitted == {
+        "feeding": True,
+        "dangerous": True,
+        "soft_play": False,
+        "channel": True,
+        "passed_wins": False,
+        "avoidance": True,
+        "kong_feeding": True,
+        "value_feeding": True,
+    }
     for r in results:
         for name, v in r.signals.items():
             assert (v["prior_sd"] is not None and v["prior_sd"] >= 0.0) == fitted[name], (r.players, name)
@@ -327,10 +361,23 @@ def test_prior_variance_and_the_fallbacks() -> None:
 # ---------------------------------------------------------------------------------------------- streaming (issue 23)
 def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05) -> list:
     """The screen as it was before issue 23, on the whole frame at once (Polars joins, per-pair frames): the
-    oracle the streamed screen must agree with."""
+    oracle the streamed screen must agree with. Issue 37: the signals are combined by the largest in its
+    direction with Šidák's correction (no longer their signed sum, under which one cancelled another), the
+    passes are expected from the passer's rate alone, and the second pass leaves the flagged pairs' members
+    out of each other's opponents."""
     from dataclasses import replace
 
-    from pipeline.audit.collusion import FEATURES, SIGNALS, PairResult, _poisson_sf, _shrink, _signal, _with_q
+    from pipeline.audit.collusion import (
+        DIRECTION,
+        FEATURES,
+        SIGNALS,
+        TAKER_ONLY,
+        PairResult,
+        _poisson_sf,
+        _shrink,
+        _signal,
+        _with_q,
+    )
 
     def residuals(df: pl.DataFrame, exclude: frozenset) -> pl.DataFrame:
         out = df.with_columns(pl.lit(1.0).alias("one"))
@@ -349,11 +396,8 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
             frame = out.join(rates("player_a", "give"), on="player_a", how="left").join(
                 rates("player_x", "take"), on="player_x", how="left"
             )
-            rate = (
-                (pl.col("give").fill_null(overall) * pl.col("take").fill_null(overall) / overall)
-                if overall > 0
-                else pl.lit(0.0)
-            )
+            give = pl.lit(overall) if f in TAKER_ONLY else pl.col("give").fill_null(overall)
+            rate = (give * pl.col("take").fill_null(overall) / overall) if overall > 0 else pl.lit(0.0)
             out = frame.with_columns((pl.col(exposure) * rate).fill_nan(0.0).alias(f"{f}_exp")).drop("give", "take")
             out = out.with_columns((pl.col(f) - pl.col(f"{f}_exp")).alias(f"{f}_res"))
         return out.drop("one")
@@ -367,6 +411,12 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
             cols.append(pl.sum_horizontal([pl.col(f) for f in feats]).alias(f"{name}_raw"))
             cols.append(pl.sum_horizontal([pl.col(f"{f}_exp") for f in feats]).alias(f"{name}_exp"))
         directed = res.select("hand_id", "player_a", "player_x", *cols)
+        everyone = directed  # the seats and hands played, for sitting together: every row
+        if exclude:  # a flagged pair's members are not each other's opponents (but for the pair judged)
+            key = pl.concat_str(
+                pl.min_horizontal("player_a", "player_x"), pl.lit("\x00"), pl.max_horizontal("player_a", "player_x")
+            )
+            directed = directed.filter(~key.is_in([f"{a}\x00{b}" for a, b in exclude]))
         reverse = directed.rename(
             {"player_a": "player_x", "player_x": "player_a"}
             | {c: c + "_rev" for c in directed.columns if c.endswith(("_res", "_raw", "_exp"))}
@@ -381,8 +431,8 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
             [pl.col(c).alias(f"cand_{c}") for c in g_cols]
             + [(pl.col(f"raw_{s}").n_unique() > 1).alias(f"varies_{s}") for s in names]
         )
-        hands_count = {r[0]: r[1] for r in sym.group_by("player_a").agg(pl.col("hand_id").n_unique()).iter_rows()}
-        slots = {r[0]: r[1] for r in sym.group_by("player_a").len().iter_rows()}
+        hands_count = {r[0]: r[1] for r in everyone.group_by("player_a").agg(pl.col("hand_id").n_unique()).iter_rows()}
+        slots = {r[0]: r[1] for r in everyone.group_by("player_a").len().iter_rows()}
         shared = (
             sym.filter(pl.col("player_a") < pl.col("player_x"))
             .group_by("player_a", "player_x")
@@ -397,30 +447,42 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
         for a, b, n in shared.iter_rows():
             rows = indexed.filter((pl.col("player_a") == a) & (pl.col("player_x") == b))
             observed = rows.select(g_cols).to_numpy()
-            candidates = np.stack([np.array(rows[f"cand_{c}"].to_list(), dtype=float) for c in g_cols], axis=-1)
-            opponents = np.full(len(rows), candidates.shape[1], dtype=float)  # one table shape in these rooms
-            mu = candidates.mean(axis=1)
-            centred = candidates - mu[:, None, :]
-            cov = np.einsum("nck,ncl->kl", centred, centred / opponents[:, None, None])
+            # per hand, a's opponents' draws (fewer where a flagged partner is left out of them)
+            lists = [rows[f"cand_{c}"].to_list() for c in g_cols]
+            mu = np.zeros((len(rows), len(g_cols)))
+            cov = np.zeros((len(g_cols), len(g_cols)))
+            for i in range(len(rows)):
+                candidates = np.array([lst[i] for lst in lists], dtype=float).T  # (opponents, signals)
+                mu[i] = candidates.mean(axis=0)
+                centred = candidates - mu[i]
+                cov += centred.T @ centred / len(candidates)
             sd = np.sqrt(np.clip(np.diag(cov), 1e-12, None))
             z = (observed - mu).sum(axis=0) / sd
             live = (np.array(rows.select([f"varies_{s}" for s in names]).sum().row(0)) >= 5) & (np.diag(cov) > 1e-9)
             z = np.where(live, z, 0.0)
-            if not live.any():
+            sign = np.array([DIRECTION.get(s, 0) for s in names])
+            tested = live & (sign != 0)
+            members = {p for pair in exclude | ({only} if only else set()) for p in pair}
+            if exclude and (a, b) not in exclude and (a, b) != only and members & {a, b}:
+                tested &= sign > 0  # a deficit next to a flagged pair is explained by it
+            if not tested.any():
                 continue
-            corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
-            score = float(z[live].sum() / math.sqrt(max(corr.sum(), 1e-12)))
+            score = float((z * sign)[tested].max())
+            p = 1.0 - (1.0 - normal_sf(score)) ** int(tested.sum())
             raw = rows.select([f"raw_{s}" for s in names]).sum().row(0)
             exp = rows.select([f"exp_{s}" for s in names]).sum().row(0)
             expected = slots[a] * hands_count[b] / max(1, total_seat_hands - hands_count[a])
-            signals = {s: _signal(float(raw[k]), float(exp[k]), float(z[k])) for k, s in enumerate(names)}
+            signals = {
+                s: _signal(float(raw[k]), float(exp[k]), float(z[k]), int(sign[k]), bool(tested[k]))
+                for k, s in enumerate(names)
+            }
             seating = {
                 "observed": n,
                 "expected": round(expected, 2),
                 "ratio": round(n / expected, 3) if expected else None,
                 "p": _poisson_sf(n, expected),
             }
-            out.append(PairResult((a, b), n, score, normal_sf(score), 1.0, False, signals, seating, []))
+            out.append(PairResult((a, b), n, score, p, 1.0, False, signals, seating, []))
         return out
 
     results = once(frozenset())
@@ -444,7 +506,9 @@ def _same_results(got: list, want: list) -> None:
             for key, value in v.items():
                 other = g.signals[s][key]
                 assert (other is None) == (value is None), (g.players, s, key)
-                if value is not None:
+                if isinstance(value, str | bool):
+                    assert other == value, (g.players, s, key)
+                elif value is not None:
                     assert math.isclose(other, value, rel_tol=1e-9, abs_tol=1e-9), (g.players, s, key, other, value)
 
 
@@ -470,9 +534,10 @@ def test_features_counted_a_run_of_hands_at_a_time_are_the_one_shot_model(stream
                 got = chunked_features(source)
             assert got.height == model.height == 500 * 12
             counts = ["hand", "player_a", "player_x", "seat_a", "seat_x", "feed_win", "feed_call"]
-            counts += ["chosen_danger", "soft_pass", "channel"]
+            counts += ["chosen_danger", "soft_pass", "channel", "passed", "could_feed", "feed_kong", "feed_value"]
             assert got.select(counts).equals(model.select(counts).with_columns(pl.col("hand").cast(pl.Int64))), size
-            for column in ("base_feed_win", "base_feed_call", "base_chosen_danger", "base_soft_pass"):
+            bases = ("base_feed_win", "base_feed_call", "base_chosen_danger", "base_soft_pass", "base_passed")
+            for column in (*bases, "base_feed_kong", "base_feed_value"):
                 assert np.allclose(got[column].to_numpy(), model[column].to_numpy(), rtol=1e-12, atol=1e-15)
 
 
@@ -572,7 +637,8 @@ def test_the_streamed_screen_is_the_one_shot_screen(streamed_room) -> None:
     statistics to rounding; and the frame path (screen_frame, in runs of 50 hands) the same again."""
     with connect(streamed_room) as con:
         want = _oracle_screen(pair_features_frame(con), min_hands=100)
-        assert sum(r.flagged for r in want) >= 2
+        # the colluding pair (before issue 37 an honest pair too, on the signed sum): the second pass runs
+        assert sum(r.flagged for r in want) >= 1
         for size in (37, 10**6):
             _same_results(screen(con, min_hands=100, evidence=0, chunk_hands=size), want)
         _same_results(screen_frame(pair_features_frame(con), min_hands=100, chunk_hands=50), want)
@@ -582,3 +648,26 @@ def pair_features_frame(con) -> pl.DataFrame:
     from pipeline.audit.collusion import pair_features
 
     return pair_features(con)
+
+
+def test_a_signal_that_runs_the_wrong_way_cancels_no_other(tmp_path) -> None:
+    """Issue 37: a pair that only soft-plays (never deals in to the partner, never claims a win off it) lowers
+    its feeding and dangerous discards, which used to cancel the passed wins in the signed sum. Each signal is
+    now tested one-sided in its own direction and the pair's score is the largest: the passes find the pair
+    whatever the feeding does, and the deficit of deal-ins points the same way."""
+    from pipeline.audit.collusion import DIRECTION
+
+    config = SimConfig(hands=600, seed=37, players=6, inject=InjectSpec.parse("cheat=soft:1:0.8:seat=0.5"))
+    warehouse, labels = _warehouse(tmp_path, config)
+    with connect(warehouse) as con:
+        results = screen(con, min_hands=100, evidence=0)
+    truth = tuple(sorted(labels.colluders[0]["players"]))
+    pair = next(r for r in results if r.players == truth)
+    signals = pair.signals
+    assert pair.flagged and results[0].players == truth
+    assert signals["passed_wins"]["z"] > 4 and signals["passed_wins"]["direction"] == "excess"
+    assert signals["feeding"]["z"] < 0 and signals["avoidance"]["z"] < 0  # the wrong way for feeding
+    tested = {s: v for s, v in signals.items() if v["tested"]}
+    assert set(tested) <= set(DIRECTION) and "channel" not in tested and "soft_play" not in tested
+    assert pair.score == pytest.approx(max(DIRECTION[s] * v["z"] for s, v in tested.items()), abs=1e-3)
+    assert pair.score > signals["passed_wins"]["z"] - 1e-3  # the feeding deficit did not pull it down

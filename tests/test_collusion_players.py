@@ -17,6 +17,8 @@ from test_audit import _oracle_screen, _same_results
 
 from pipeline.analytics.queries import connect
 from pipeline.audit.collusion import (
+    FEATURES,
+    SIGNALS,
     Moments,
     PairSums,
     WarehouseSource,
@@ -86,10 +88,10 @@ def test_many_players_cost_the_pairs_they_formed_not_players_squared(rooms) -> N
                 sums = source.sums
                 players = len(sums.players)
                 assert players == 2_000
-                assert len(sums.a) == 500 * 12 and sums.counts.shape == (500 * 12, 6)
+                assert len(sums.a) == 500 * 12 and sums.counts.shape == (500 * 12, len(FEATURES))
                 pairs = screened_pairs(sums, 1)
                 assert len(pairs) == 500 * 6
-                assert Moments.zeros(pairs, players).cov.shape == (3_000, 4, 4)
+                assert Moments.zeros(pairs, players).cov.shape == (3_000, len(SIGNALS), len(SIGNALS))
                 assert len(screened_pairs(sums, 2)) == 0  # no pair met twice
                 results = screen_source(source, con, min_hands=1, evidence=0)
                 teams = screen_teams(source, min_hands=1)

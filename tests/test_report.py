@@ -159,6 +159,9 @@ def test_collusion_page_says_which_threshold_and_that_nothing_is_flagged(report)
     assert "so the screen fell back to 20;" in text
     assert "<b>No pair is flagged</b> at a false discovery rate of 5%" in text
     assert "<h2>Top pairs</h2>" in text and text.count('<td class="id">') >= 1  # still shown
+    # issue 37: "0 flagged" is no evidence at the power the evaluation measured, never "clean"
+    assert "<h2>What the screen can see</h2>" in text and "no evidence at this power" in text
+    assert "a pair feeding at 0.5 is found with probability ~" in text
 
 
 def test_flagged_pairs_and_their_hands_on_the_page():

@@ -142,9 +142,13 @@ NEEDS: dict[str, Needs] = {
     # collusion features (pipeline/audit/collusion.py)
     "feed_win": PUBLIC,  # wins on the other's discard, against the discards made while both were in
     "feed_call": PUBLIC,
+    "feed_kong": PUBLIC,  # direct kongs on the other's discard
+    "feed_value": PUBLIC,  # wins of 2 fan or more on the other's discard
     "feed_sheet": SHEET,  # wins on the other's discard, per hand: what a hand with no discards shows
     "chosen_danger": CHOSEN,
     "soft_pass": HAND,  # the passer's hand (an observer's own seat)
+    "passed": HAND,  # passed wins per chance to win: the passer's hand
+    "could_feed": HAND,  # tiles the opponent could win on (deal-in avoidance): its hand
     "channel": CLAIMS,
 }
 TABLE_FIGURES = (

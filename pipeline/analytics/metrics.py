@@ -259,7 +259,18 @@ METRICS: tuple[Metric, ...] = (
 )
 METRIC_BY_ID = {m.id: m for m in METRICS}
 # the collusion screen's directed features (pipeline/audit/collusion.py FEATURES, which the tests hold to this)
-COLLUSION_FEATURES = ("feed_win", "feed_call", "feed_sheet", "chosen_danger", "soft_pass", "channel")
+COLLUSION_FEATURES = (
+    "feed_win",
+    "feed_call",
+    "feed_sheet",
+    "chosen_danger",
+    "soft_pass",
+    "channel",
+    "passed",
+    "could_feed",
+    "feed_kong",
+    "feed_value",
+)
 
 
 def player_metrics(base: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

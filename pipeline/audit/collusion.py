@@ -8,8 +8,13 @@ hands is screened on what each did for the other *while both were still in the h
 - ``dangerous``: one discards a tile the other could win on (taken or not) while holding another tile
   nobody could win on that was as good for their own hand — a dangerous discard by choice (forced ones are
   not evidence);
-- ``soft_play``: one passes a win on the other's discard;
-- ``channel``: one pays the other 查叫 or 花猪 money at the end of the wall.
+- ``passed_wins``: one passes a win on the other's discard, per chance to win on it, against the passer's own
+  rate of passing (:data:`GIVEN`, :data:`TAKER_ONLY`);
+- ``avoidance``: deal-in avoidance, one throws tiles the other could win on (a deficit is the evidence: soft
+  play never deals in to a partner);
+- ``kong_feeding``: one direct-kongs the other's discard;
+- reported, not scored (:data:`DIRECTION`): ``soft_play``, one passes a win on the other's discard under the
+  giver × taker model, and ``channel``, one pays the other 查叫 or 花猪 money at the end of the wall.
 
 Method, per signal:
 
@@ -21,8 +26,11 @@ Method, per signal:
    pair's summed residual. Its mean and variance are exact (a sum of independent per-hand draws), and with
    hundreds of hands it is close to normal, so p-values far smaller than a Monte-Carlo run could resolve are
    still computed — needed, since the correction below asks for them.
-3. *Combination.* The signals' z-scores are summed and scaled by the null correlation between them (also
-   exact), one pair score ``T``; ``p = 1 − Φ(T)``.
+3. *Combination* (issue 37). Each scored signal is tested one-sided in the direction fixed by what it means
+   (:data:`DIRECTION`), on an empirical null per signal (:func:`_with_q`); the pair's p-value is the smallest
+   with Šidák's correction over the signals it tested (:func:`combined`). The z-scores used to be summed with
+   their signs, and a signal running the wrong way for a cheat (soft play lowers feeding; a pair that feeds and
+   passes shows fewer passes between themselves than the model expects) cancelled another's evidence.
 4. *False discovery rate.* Benjamini–Yekutieli across all screened pairs (pairs share players, so their
    tests are dependent); a pair is flagged when ``q ≤ fdr``.
 5. *Effect sizes.* Each signal reports its raw ratio observed / expected with a 95% Poisson interval, and an
@@ -56,7 +64,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.resources
 import itertools
+import json
 import math
 import tempfile
 import threading
@@ -73,7 +83,7 @@ import polars as pl
 
 from pipeline import sql
 from pipeline.analytics.levels import LEVELS, NEEDS, coverage, excluded_text
-from pipeline.analytics.stats import by_qvalues, normal_sf, poisson_interval
+from pipeline.analytics.stats import by_qvalues, normal_isf, normal_sf, poisson_interval
 from pipeline.memory import return_freed_memory
 
 SIGNALS: dict[str, tuple[str, ...]] = {
@@ -82,15 +92,51 @@ SIGNALS: dict[str, tuple[str, ...]] = {
     "dangerous": ("chosen_danger",),
     "soft_play": ("soft_pass",),
     "channel": ("channel",),
+    "passed_wins": ("passed",),
+    "avoidance": ("could_feed",),
+    "kong_feeding": ("feed_kong",),
+    "value_feeding": ("feed_value",),
 }
-FEATURES = ("feed_win", "feed_call", "chosen_danger", "soft_pass", "channel", "feed_sheet")
+# The direction in which a signal is evidence of collusion, fixed by what it means (issue 37), never read from the
+# data: +1 an excess (feeding, dangerous discards by choice, passed wins on the partner's tile given the passer's
+# own passes), -1 a deficit (deal-in avoidance: fewer tiles the partner could win on thrown to it than to the
+# thrower's other opponents in the same hands: soft play).
+# A signal without a direction is reported, not scored: soft_play is passed wins under the giver × taker model,
+# which a pair making most of a room's passes absorbs into its own rates (30 observed against 52 expected, z
+# -5.4: passed_wins replaces it), and channel (查叫/花猪 money) runs negative when a fed partner wins before the
+# wall runs out and drove the one honest false pair of the outside rooms.
+# kong_feeding: direct kongs on the other's discard, apart from the pongs among which feed_call drowns them (a
+# kong pays the konger at once: 刮风).
+# value_feeding: wins of BIG_FAN fan or more on the other's tiles (a pair that feeds only valuable hands; the
+# fan as a weight was tried first: its heavy tail flagged an honest pair, z 4.6, in a feeding room).
+DIRECTION: dict[str, int] = {
+    "feeding": 1,
+    "dangerous": 1,
+    "passed_wins": 1,
+    "avoidance": -1,
+    "kong_feeding": 1,
+    "value_feeding": 1,
+}
+BIG_FAN = 2  # a valuable win: at least double a plain hand (value_feeding)
+FEATURES = (
+    "feed_win",
+    "feed_call",
+    "chosen_danger",
+    "soft_pass",
+    "channel",
+    "feed_sheet",
+    "passed",
+    "could_feed",
+    "feed_kong",
+    "feed_value",
+)
 # counted once per hand and ordered pair (0/1, exposure 1 where the hand's level supports it), not per offer
 PER_HAND = ("channel", "feed_sheet")
 # Which hands each feature may use is the levels table (pipeline/analytics/levels.py NEEDS): a score sheet has no
 # discards, so its feeding is its wins on each other's tiles (feed_sheet) and it shows no dangerous discards or
 # passed wins; an observer's record shows every discard and call but only its own seat's hand, so a passed
 # win counts only when the passer is that seat. _OWN says whose hand a feature needs where only one is shown.
-_OWN = {"soft_pass": "x"}  # x passed a win on a's tile: x's hand
+_OWN = {"soft_pass": "x", "passed": "x", "could_feed": "x"}  # x passed a win on a's tile, x could win: x's hand
 
 
 @functools.cache
@@ -241,10 +287,12 @@ def hand_chunks(con: duckdb.DuckDBPyConnection, size: int = CHUNK_HANDS) -> list
 class Offers:
     """The offers of one run of hands (discards and added kongs), one entry each: the hand (``hno``), the
     offering seat ``a``, the tiles left in the wall, and as seat bits (seat s: ``1 << s``) who could have won on
-    it, who won on it, who called it (pong, direct kong), and who was still in; ``safe``: a held a tile nobody
-    could win on that was as good. Plus each hand's seats, players (codes, -1 past the seats), channel
-    payments (bit ``4 × payer + payee``), wins on another's tile (``feed``, bit ``4 × discarder + winner``), its
-    level (an index into :data:`LEVELS`) and the seats whose whole hand its record shows (``seen``, seat bits)."""
+    it, who won on it, who called it (pong, direct kong), who direct-konged it, and who was still in; the fan
+    of each seat's win on it (``fan``, (offers, 4));
+    ``safe``: a held a tile nobody could win on that was as good. Plus each hand's seats, players (codes, -1
+    past the seats), channel payments (bit ``4 × payer + payee``), wins on another's tile (``feed``, bit
+    ``4 × discarder + winner``), its level (an index into :data:`LEVELS`) and the seats whose whole hand its
+    record shows (``seen``, seat bits)."""
 
     hno: np.ndarray
     a: np.ndarray
@@ -252,6 +300,8 @@ class Offers:
     could: np.ndarray
     won: np.ndarray
     called: np.ndarray
+    konged: np.ndarray
+    fan: np.ndarray
     still_in: np.ndarray
     safe: np.ndarray
     seats: np.ndarray
@@ -295,6 +345,14 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
     is_hu = kind[takes][by_key] == HU
     won_by = np.bitwise_or.reduceat(np.where(is_hu, bit[by_key], 0), first) if len(first) else first
     called_by = np.bitwise_or.reduceat(np.where(is_hu, 0, bit[by_key]), first) if len(first) else first
+    is_kong = kind[takes][by_key] == DIRECT_KONG
+    konged_by = np.bitwise_or.reduceat(np.where(is_kong, bit[by_key], 0), first) if len(first) else first
+    # the fan of each seat's win on each offer taken (a win the engine did not value: 0)
+    group = np.cumsum(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) - 1 if len(takes) else np.zeros(0, np.int64)
+    fan_by_key = np.zeros((len(first), SEATS))
+    taken_fan = events["fan"].to_numpy()[order][takes][by_key].astype(float) if "fan" in events.columns else None
+    if taken_fan is not None and len(first):
+        np.add.at(fan_by_key, (group[is_hu], seat[takes][by_key][is_hu]), taken_fan[is_hu])
 
     # When each seat won first (it is out of the hand from then on): wins are in order within a hand.
     won_at = np.full((n_hands, SEATS), np.iinfo(np.int64).max)
@@ -315,13 +373,16 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
     players[np.repeat(np.arange(n_hands), seats), np.arange(len(flat)) - np.repeat(np.cumsum(seats) - seats, seats)] = (
         flat
     )
+    could = events["could"].to_numpy()[order][offer].astype(np.int64)
     return Offers(
         hno=hno[offer],
         a=seat[offer],
         wall=events["wall_left"].to_numpy()[order][offer].astype(np.int64),
-        could=events["could"].to_numpy()[order][offer].astype(np.int64),
+        could=could,
         won=np.where(hit, won_by[found] if len(uniq) else 0, 0),
         called=np.where(hit, called_by[found] if len(uniq) else 0, 0),
+        konged=np.where(hit, konged_by[found] if len(uniq) else 0, 0),
+        fan=np.where(hit[:, None], fan_by_key[found] if len(uniq) else 0.0, 0.0),
         still_in=still_in,
         safe=events["safe"].to_numpy()[order][offer].astype(bool),
         seats=seats,
@@ -333,8 +394,26 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
     )
 
 
-OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft")  # per offer and opponent still in
-HAZARD_OF = {"feed_win": "won", "feed_call": "called", "chosen_danger": "chosen", "soft_pass": "soft"}
+# per offer and opponent still in
+OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft", "passed", "konged", "valued")
+HAZARD_OF = {
+    "feed_win": "won",
+    "feed_call": "called",
+    "chosen_danger": "chosen",
+    "soft_pass": "soft",
+    "passed": "passed",
+    "could_feed": "could",
+    "feed_kong": "konged",
+    "feed_value": "valued",
+}
+# Outcomes judged only on the offers where a condition holds (issue 37): their rate by wall, and so their
+# baselines, are over those offers alone. ``passed``: a win passed on a tile the passer could win on (the
+# chances to pass, so that a partner fed more chances is not read as passing more).
+GIVEN = {"passed": "could"}
+# Features whose expectation is the taker's rate alone (x's passes per chance to pass): a giver's rate of being
+# passed on is made by its partner's passes, and the quasi-independence model that multiplies both rates
+# absorbs a pair that makes a room's passes into its players' own rates (issue 37: 30 observed, 52 expected).
+TAKER_ONLY = ("passed",)
 FEATURE_OF = {outcome: feature for feature, outcome in HAZARD_OF.items()}
 
 
@@ -400,12 +479,29 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
         "offers": np.ones(len(which), dtype=bool),
         "won": won,
         "called": bit(offers.called),
+        "konged": bit(offers.konged),
+        "valued": offers.fan[which, opponent] >= BIG_FAN,
         "could": could,
         "chosen": could & offers.safe[which],
         "soft": could & ~won,
+        "passed": could & ~won,
     }
     keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
     return keys, offers.wall[which], outcome
+
+
+def tally(index: np.ndarray, outcome: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    """Per value of ``index`` (0 to ``n`` − 1), the outcomes where ``mask`` holds: counted when ``outcome`` is a
+    bit, summed when it is a weight (``valued``: the fan of a win).
+
+    >>> tally(np.array([0, 0, 1]), np.array([True, True, True]), np.array([True, False, True]), 2).tolist()
+    [1.0, 1.0]
+    >>> tally(np.array([0, 0, 1]), np.array([2.0, 3.0, 0.0]), np.array([True, True, True]), 2).tolist()
+    [5.0, 0.0]
+    """
+    keep = mask & (outcome != 0)
+    weights = None if outcome.dtype == bool else outcome[keep]
+    return np.bincount(index[keep], weights=weights, minlength=n).astype(float)
 
 
 def _seen(feature: str, level: np.ndarray, seen: np.ndarray, seat_a: np.ndarray, seat_x: np.ndarray) -> np.ndarray:
@@ -425,9 +521,10 @@ def rows_of(
     offers: Offers, hazard: np.ndarray | None
 ) -> tuple[Rows, np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The pair features of one run of hands (``sql/pair_features.sql``'s rows, in its order) with the baselines
-    of ``hazard`` (rate of each of :data:`OUTCOMES` by wall, shape (walls, 6); None: zero baselines), and the
-    expanded offers (each one's row, wall, outcomes, and which can be seen) the first pass sums the hazard from.
-    An offer whose hand's level cannot show a feature neither counts nor expects anything for it."""
+    of ``hazard`` (rate of each of :data:`OUTCOMES` by wall, shape (walls, outcomes); None: zero baselines), and
+    the expanded offers (each one's row, wall, outcomes, and which can be seen) the first pass sums the hazard
+    from. An offer whose hand's level cannot show a feature neither counts nor expects anything for it, nor does
+    one where the condition of a :data:`GIVEN` outcome does not hold."""
     n = len(offers.seats)
     a, x = np.meshgrid(np.arange(SEATS), np.arange(SEATS), indexing="ij")
     slot = (a * SEATS + x).ravel()
@@ -456,8 +553,8 @@ def rows_of(
             exposures[:, k] = usable
             continue
         name = HAZARD_OF[f]
-        seeable[name] = usable[offer_row]
-        counts[:, k] = np.bincount(offer_row[outcome[name] & seeable[name]], minlength=len(hand))
+        seeable[name] = usable[offer_row] & outcome[GIVEN[name]] if name in GIVEN else usable[offer_row]
+        counts[:, k] = tally(offer_row, outcome[name], seeable[name], len(hand))
         if hazard is None or not len(offer_row):
             exposures[:, k] = 0.0
         else:
@@ -488,10 +585,15 @@ def _with_baselines(rows: Rows, extra: dict[str, np.ndarray], hazard: np.ndarray
     gives, summed in the same order."""
     exposures = rows.exposures.copy()
     offer_row, wall, usable = extra["offer_row"], extra["offer_wall"], extra["usable"]  # int32, int16: smaller files
+    given = extra["given"]  # per expanded offer, whether each GIVEN outcome's condition holds
     if len(offer_row):
         for j, f in enumerate(_HAZARD_FEATURES):
-            rate = hazard[:, OUTCOMES.index(HAZARD_OF[f])]
-            base = np.bincount(offer_row, rate[wall] * usable[offer_row, j], minlength=len(rows.hand))
+            name = HAZARD_OF[f]
+            rate = hazard[:, OUTCOMES.index(name)]
+            chance = usable[offer_row, j]
+            if name in GIVEN:
+                chance = chance & given[:, list(GIVEN).index(name)]
+            base = np.bincount(offer_row, rate[wall] * chance, minlength=len(rows.hand))
             exposures[:, FEATURES.index(f)] = base * usable[:, j]
     return replace(rows, exposures=exposures)
 
@@ -700,8 +802,8 @@ class WarehouseSource(FeatureSource):
             every = np.bincount(walls, minlength=WALLS)[:WALLS]
             for j, name in enumerate(OUTCOMES):
                 can = seeable.get(name)  # None: "offers" and "could" feed no feature, every offer counts
-                hit = outcome[name] if can is None else outcome[name] & can
-                hazard[:, j] += every if name == "offers" else np.bincount(walls[hit], minlength=WALLS)[:WALLS]
+                mask = np.ones(len(walls), dtype=bool) if can is None else can
+                hazard[:, j] += every if name == "offers" else tally(walls, outcome[name], mask, WALLS)[:WALLS]
                 chances[:, j] += every if can is None else np.bincount(walls[can], minlength=WALLS)[:WALLS]
             # the run's rows as counted, and what their baselines are summed from once the hazard is known: each
             # expanded offer's row and wall, and whether each row's level shows each hazard feature (an offer's is
@@ -714,6 +816,7 @@ class WarehouseSource(FeatureSource):
                     [_seen(f, rows.level, offers.seen[rows.hand], rows.seat_a, rows.seat_x) for f in _HAZARD_FEATURES],
                     axis=1,
                 ),
+                given=np.stack([outcome[GIVEN[name]] for name in GIVEN], axis=1).reshape(-1, len(GIVEN)),
             )
             total.add(_part_sums(rows, p))  # the hazard features' exposures are 0 until the hazard is known
             del offers, rows, offer_row, walls, outcome, seeable
@@ -799,6 +902,8 @@ def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset())
     colluding pair inflates both players' rates towards everybody, which makes their other opponents look
     clean and the pairs *those* opponents form look guilty; refitting without the flagged pairs removes that
     (see :func:`screen_source`).
+
+    A feature of :data:`TAKER_ONLY` is expected from the taker's rate alone (every giver's rate is the overall).
     """
     p = len(sums.players)
     code = {name: k for k, name in enumerate(sums.players)}
@@ -819,6 +924,8 @@ def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset())
                 rate = np.bincount(who, counts, minlength=p) / np.bincount(who, exposures, minlength=p)
                 rate[np.isnan(rate)] = 0.0
                 out[k] = np.where(present, rate, overall[k])
+    for f in TAKER_ONLY:  # the taker's rate alone: every giver at the overall rate
+        give[FEATURES.index(f)] = overall[FEATURES.index(f)]
     return Fit(give, take, overall)
 
 
@@ -837,7 +944,7 @@ class Moments:
     pairs screened (:func:`screened_pairs`), not players².
 
     >>> Moments.zeros(np.array([1, 5, 7]), 1_000_000).cov.shape
-    (3, 4, 4)
+    (3, 8, 8)
     """
 
     pairs: np.ndarray
@@ -1000,10 +1107,11 @@ def screen_source(
     hands, the total growing by the second pass's pairs when the first flags any.
 
     A first pass flags pairs; a second refits the giving and taking rates without the flagged pairs, so that
-    a colluding pair no longer sets the baseline for its players' other opponents. Each flagged pair is
-    re-judged with the rates refitted without the *other* flagged pairs only (leaving a pair out of its own
-    baseline would favour flagging it), and the q-values are recomputed over all pairs. The second pass and
-    the re-judgements read the hands once, together.
+    a colluding pair no longer sets the baseline for its players' other opponents, and leaves each flagged
+    pair's members out of each other's opponents (:func:`_without`). Each flagged pair is re-judged with the
+    rates refitted without the *other* flagged pairs only (leaving a pair out of its own baseline would favour
+    flagging it), and those pairs' members out of each other's opponents, and the q-values are recomputed over
+    all pairs. The second pass and the re-judgements read the hands once, together.
     """
     sums = source.sums
     players = len(sums.players)
@@ -1031,13 +1139,16 @@ def screen_source(
         # each flagged pair re-judged keeps its own row only
         again = {pair: Moments.zeros(np.array([code[pair[0]] * players + code[pair[1]]]), players) for pair in flagged}
         refit = fit_rates(sums, flagged)
+        suspected = np.sort([min(code[a], code[b]) * players + max(code[a], code[b]) for a, b in flagged])
         fits = {pair: fit_rates(sums, flagged - {pair}) for pair in flagged}
         for part, rows in _read(source):
-            second.add(rows, refit, players)
+            second.add(_without(rows, suspected, players), refit, players)
             for pair, moments in again.items():
-                moments.add(_hands_of(rows, code[pair[0]], code[pair[1]]), fits[pair], players)
+                others = suspected[suspected != code[pair[0]] * players + code[pair[1]]]
+                hands = _hands_of(rows, code[pair[0]], code[pair[1]])
+                moments.add(_without(hands, others, players), fits[pair], players)
             moved(part, screened, screened + len(flagged))
-        by_pair = {r.players: r for r in _results(second, first, sums.players, min_hands)}
+        by_pair = {r.players: r for r in _results(second, first, sums.players, min_hands, explained=flagged)}
         for pair, moments in again.items():
             judged = _results(moments, first, sums.players, min_hands, only=pair)
             if judged:
@@ -1071,10 +1182,55 @@ def _read(source: FeatureSource) -> Iterator[tuple[float, Rows]]:
         yield min(1.0, done / total), rows
 
 
+def _without(rows: Rows, pairs: np.ndarray, players: int) -> Rows:
+    """``rows`` less those between the players of ``pairs`` (keys ``a × players + x``, ``a`` < ``x``, sorted), in
+    either direction: a flagged partner is left out of its partner's opponents, so that the relabelling of the
+    other pairs is over the opponents it is not known to play for (:mod:`pipeline.audit.teams` does the same).
+    Without it a feeding pair makes every other opponent of its members look shunned: their deal-in avoidance
+    reads as soft play (issue 37)."""
+    if not len(pairs) or not len(rows.hand):
+        return rows
+    key = np.minimum(rows.a, rows.x) * players + np.maximum(rows.a, rows.x)
+    at = np.minimum(np.searchsorted(pairs, key), len(pairs) - 1)
+    out = pairs[at] == key
+    return rows if not out.any() else rows.take(np.flatnonzero(~out))
+
+
 def _hands_of(rows: Rows, a: int, b: int) -> Rows:
     """The rows of the hands where players ``a`` and ``b`` sat together."""
     hands = np.unique(rows.hand[(rows.a == a) & (rows.x == b)])
     return rows.take(np.flatnonzero(np.isin(rows.hand, hands)))
+
+
+_SIGN = np.array([DIRECTION.get(s, 0) for s in SIGNALS], dtype=float)
+_SCORED = _SIGN != 0
+
+
+def combined(evidence: np.ndarray) -> tuple[float, float]:
+    """``(score, p)`` of a pair from its tested signals' z-scores turned to their direction (``evidence``: each
+    signal's z times its :data:`DIRECTION`, large when it points at collusion): the score is the largest, its
+    p-value Šidák's over the ``m`` signals, ``1 − (1 − Φ̄(max))^m``. A max-type statistic, so that a signal that
+    runs the wrong way for some cheat (soft play lowers feeding; a pair that feeds makes fewer passes between
+    themselves than the model expects) does not subtract from another's evidence, as the sum of signed
+    z-scores did (issue 37). Šidák is exact for independent signals and conservative for positively correlated
+    ones.
+
+    >>> combined(np.array([3.0, -6.0]))[0]
+    3.0
+    >>> round(combined(np.array([3.0, -6.0]))[1], 6) == round(1 - (1 - 0.0013498980316301035) ** 2, 6)
+    True
+    """
+    best = float(np.max(evidence))
+    return best, sidak(normal_sf(best), len(evidence))
+
+
+def sidak(p: float, m: int) -> float:
+    """The smallest of ``m`` p-values ``p``, corrected: ``1 − (1 − p)^m``, exact for tiny ``p``.
+
+    >>> sidak(0.05, 1), round(sidak(0.05, 2), 4), sidak(1e-20, 4)
+    (0.05, 0.0975, 4e-20)
+    """
+    return float(-math.expm1(m * math.log1p(-min(p, 1.0)))) if p < 1.0 else 1.0
 
 
 def _results(
@@ -1083,10 +1239,18 @@ def _results(
     players: Sequence[str],
     min_hands: int,
     only: tuple[str, str] | None = None,
+    explained: frozenset[tuple[str, str]] = frozenset(),
 ) -> list[PairResult]:
     """Every pair's statistic and p-value from its null moments (q set later), pairs by ids; the seats and
-    hands of ``seating`` (the first pass, which read every hand) for sitting together."""
+    hands of ``seating`` (the first pass, which read every hand) for sitting together.
+
+    ``explained``: the pairs a first pass flagged. A player of one of them who plays for a partner also plays
+    *against* the others (a team walls off its victims: it deals in to them less), so a deficit between such a
+    player and somebody outside its flagged pairs is explained by the collusion found, not evidence of another:
+    those pairs are tested on the signals of excess only (measured: a team member and an outsider flagged on
+    deal-in avoidance, z -3.4, in one of five team rooms at intensity 0.5)."""
     n = len(players)
+    members = {p for pair in explained for p in pair}
     total_seat_hands = float(seating.hands.sum())
     out = []
     signal_names = list(SIGNALS)
@@ -1103,14 +1267,19 @@ def _results(
         # "variance" is rounding in the fitted expectations.
         live = (moments.varies[pair] >= 5) & (np.diag(cov) > 1e-9)
         z = np.where(live, z, 0.0)
-        if not live.any():
+        tested = live & _SCORED
+        pair_names = (players[a], players[b])
+        if pair_names not in explained and members & set(pair_names):
+            tested &= _SIGN > 0
+        if not tested.any():
             continue
-        corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
-        score = float(z[live].sum() / math.sqrt(max(corr.sum(), 1e-12)))
-        p = normal_sf(score)
+        score, p = combined(z[tested] * _SIGN[tested])
         raw, exp = moments.raw[pair], moments.expected[pair]
         expected_shared = seating.slots[a] * seating.hands[b] / max(1.0, total_seat_hands - seating.hands[a])
-        signals = {s: _signal(float(raw[k]), float(exp[k]), float(z[k])) for k, s in enumerate(signal_names)}
+        signals = {
+            s: _signal(float(raw[k]), float(exp[k]), float(z[k]), DIRECTION.get(s, 0), bool(tested[k]))
+            for k, s in enumerate(signal_names)
+        }
         shared_by_level = {(level, True): int(moments.by_level[pair, j]) for j, level in enumerate(LEVELS)}
         for s in signal_names:
             signals[s] |= signal_coverage(s, shared_by_level)
@@ -1166,6 +1335,10 @@ def levels_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
       dangerous: not available (excluded: 6 settlement hands (a score sheet has no discards))
       soft_play: not available (excluded: 6 settlement hands (a score sheet has no tiles))
       channel: n 6 (settlement 6)
+      passed_wins: not available (excluded: 6 settlement hands (a score sheet has no tiles))
+      avoidance: not available (excluded: 6 settlement hands (a score sheet has no tiles))
+      kong_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
+      value_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
     """
     lines = ["signals by level of record (hands screened):"]
     for signal, entry in summary.items():
@@ -1190,25 +1363,44 @@ def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
     The permutation null is exact only if honest opponents are exchangeable; real play has interactions the
     rate model does not absorb (a strong player and a loose one, say), and with thousands of hands they become
     "significant". With enough pairs screened (at least 20), most of them honest, the spread of their scores
-    shows it: scores are put on an empirical null (Efron) — centre the median (never below 0), scale
-    1.4826 × MAD (never below 1) — so the correction can only make the screen more cautious.
+    shows it: each scored signal's z-scores, turned to their :data:`DIRECTION`, are put on an empirical null
+    (Efron) over the pairs that test it — centre the median (never below 0), scale 1.4826 × MAD (never below
+    1) — so the correction can only make the screen more cautious. Each signal's one-sided ``p`` is read on it,
+    and the pair's p-value is Šidák's over its tested signals (:func:`combined`); its ``z`` is that p-value's
+    normal quantile. Benjamini–Yekutieli over the pairs.
     """
     if not results:
         return results
-    scores = np.array([r.score for r in results])
-    centre, scale = 0.0, 1.0
-    if len(results) >= EMPIRICAL_NULL_PAIRS:
-        centre = max(0.0, float(np.median(scores)))
-        scale = max(1.0, 1.4826 * float(np.median(np.abs(scores - np.median(scores)))))
-    z = (scores - centre) / scale
-    pvals = np.array([normal_sf(float(v)) for v in z])
+    names = [s for s in SIGNALS if DIRECTION.get(s)]
+    signals = [{s: dict(v) for s, v in r.signals.items()} for r in results]
+    for s in names:
+        tested = [v[s] for v in signals if v.get(s, {}).get("tested")]
+        evidence = np.array([DIRECTION[s] * v["z"] for v in tested])
+        centre, scale = 0.0, 1.0
+        if len(tested) >= EMPIRICAL_NULL_PAIRS:
+            centre = max(0.0, float(np.median(evidence)))
+            scale = max(1.0, 1.4826 * float(np.median(np.abs(evidence - np.median(evidence)))))
+        for v, e in zip(tested, evidence, strict=True):
+            v["p"] = normal_sf(float((e - centre) / scale))
+    pvals = np.array(
+        [
+            sidak(min((v[s]["p"] for s in names if v.get(s, {}).get("tested")), default=1.0), _tests(v, names))
+            for v in signals
+        ]
+    )
+    z = np.array([normal_isf(float(p)) if 0.0 < p < 1.0 else (math.inf if p <= 0.0 else -math.inf) for p in pvals])
     qvals = by_qvalues(pvals)
     out = [
-        replace(r, z=float(zi), p=float(pi), q=float(qi), flagged=bool(qi <= fdr))
-        for r, zi, pi, qi in zip(results, z, pvals, qvals, strict=True)
+        replace(r, signals=v, z=float(zi), p=float(pi), q=float(qi), flagged=bool(qi <= fdr))
+        for r, v, zi, pi, qi in zip(results, signals, z, pvals, qvals, strict=True)
     ]
     out.sort(key=lambda r: (r.p, -r.score))
     return out
+
+
+def _tests(signals: dict[str, dict[str, Any]], names: Sequence[str]) -> int:
+    """How many of the signals ``names`` a pair's ``signals`` tested (at least 1)."""
+    return max(1, sum(1 for s in names if signals.get(s, {}).get("tested")))
 
 
 def _poisson_sf(observed: int, expected: float) -> float:
@@ -1226,10 +1418,13 @@ def _poisson_sf(observed: int, expected: float) -> float:
     return max(0.0, 1.0 - total)
 
 
-def _signal(observed: float, expected: float, z: float) -> dict[str, Any]:
+def _signal(observed: float, expected: float, z: float, direction: int = 0, tested: bool = False) -> dict[str, Any]:
     """One signal of a pair: the counts, the raw ratio observed / expected with its 95% interval (Garwood's
-    Poisson interval of the count over the expectation; none without an expectation) and the z-score.
-    ``ratio_shrunk`` and ``prior_sd`` are set across all pairs by :func:`_shrink`."""
+    Poisson interval of the count over the expectation; none without an expectation), the z-score, the
+    direction in which it is evidence (``"excess"``, ``"deficit"``, or ``None``: reported, not scored), whether
+    the pair's score tested it and its one-sided ``p`` in that direction (on the empirical null: set by
+    :func:`_with_q`; ``None`` when not tested). ``ratio_shrunk`` and ``prior_sd`` are set across all pairs by
+    :func:`_shrink`."""
     ratio = low = high = None
     if expected > 0:
         lo, hi = poisson_interval(observed)
@@ -1243,6 +1438,9 @@ def _signal(observed: float, expected: float, z: float) -> dict[str, Any]:
         "ratio_shrunk": None,
         "prior_sd": None,
         "z": round(z, 3),
+        "direction": {1: "excess", -1: "deficit"}.get(direction),
+        "tested": tested,
+        "p": normal_sf(direction * z) if tested else None,
     }
 
 
@@ -1350,3 +1548,76 @@ def flagged_groups(results: Iterable[PairResult], *, reported: Iterable[Sequence
             inside = set(team)
             groups.append(Group(tuple(sorted(team)), sum(1 for a, b in links if a in inside and b in inside)))
     return sorted(groups, key=lambda g: (-len(g.players), g.players))
+
+
+# ---------------------------------------------------------------------------------------------- power
+POWER_FILE = "collusion_power.json"  # written by ``xuezhan eval-collusion --family ... --power-table``
+
+
+@functools.cache
+def power_table() -> dict[str, Any] | None:
+    """The committed power table (``pipeline/audit/collusion_power.json``: :mod:`pipeline.evaluate` documents
+    its shape), or None when the package has none."""
+    try:
+        text = importlib.resources.files("pipeline.audit").joinpath(POWER_FILE).read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):
+        return None
+    return dict(json.loads(text))
+
+
+def power_statement(shared: Sequence[int], table: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the screen can see at the sizes of this warehouse (issue 37 item 5): the power table's rows
+    (``table``, default :func:`power_table`: rooms of a planted family at an intensity and a number of shared
+    hands, found at the table's FDR) with, per row, how many of the warehouse's pairs share at least that many
+    hands (``shared``: the screened pairs' shared hands), and a sentence per row, so that "0 flagged" reads as
+    "no evidence at this power", never as "clean".
+
+    >>> t = {"command": "c", "date": "d", "fdr": 0.05, "rows": [{"family": "feeding", "held_out": False,
+    ...      "intensity": 0.3, "shared": 1000, "rooms": 10, "found": 7, "low": 0.4, "high": 0.9}]}
+    >>> print(power_statement([1200, 300], t)["text"][1][:79])
+    with 1,000 shared hands, a pair feeding at 0.3 is found with probability ~70% [
+    >>> print(power_statement([1200, 300], t)["text"][1][79:])
+    40%, 90%] (7/10 rooms; 1 of this warehouse's 2 pairs share as many)
+    """
+    table = power_table() if table is None else table
+    most = max(shared, default=0)
+    head = (
+        f"what the screen can see: a pair is flagged only with enough evidence; the largest number of hands a "
+        f"pair of this warehouse shared is {most:,}. 0 flagged means no evidence at this power, not that nobody "
+        "colludes."
+    )
+    if not table:
+        return {"max_shared_hands": most, "rows": [], "text": [head, "no power table: the power is not known"]}
+    rows, text = [], [head]
+    for row in table.get("rows", []):
+        rooms = int(row["rooms"])
+        probability = row["found"] / rooms if rooms else None
+        reached = sum(1 for n in shared if n >= row["shared"])
+        group = "a team of three" if row["family"] == "team" else "a pair"
+        held = ", held out of the tuning" if row.get("held_out") else ""
+        rows.append(
+            {
+                "family": row["family"],
+                "held_out": bool(row.get("held_out")),
+                "intensity": row["intensity"],
+                "shared": row["shared"],
+                "rooms": rooms,
+                "found": row["found"],
+                "probability": None if probability is None else round(probability, 3),
+                "low": row.get("low"),
+                "high": row.get("high"),
+                "pairs_with_as_many": reached,
+            }
+        )
+        if probability is not None:
+            text.append(
+                f"with {row['shared']:,} shared hands, {group} {row['family']} at {row['intensity']} is found with "
+                f"probability ~{probability:.0%} [{row['low']:.0%}, {row['high']:.0%}] ({row['found']}/{rooms} "
+                f"rooms{held}; {reached} of this warehouse's {len(shared)} pairs share as many)"
+            )
+    return {
+        "source": {"command": table.get("command"), "date": table.get("date"), "fdr": table.get("fdr")},
+        "max_shared_hands": most,
+        "rows": rows,
+        "text": text,
+    }

@@ -8,6 +8,7 @@
 --   could   the seats that could have won on an offer, as bits (seat s: 1 << s)
 --   safe    the discarder held a tile nobody could win on that was as good (pair_features.sql's chosen)
 --   wall_left  -1 when the record has none (an offer the hazard has no rate for: it counts nowhere)
+--   fan     a win's total fan (wins.fan; 0 for every other event and a win the engine did not value)
 -- Events are numbered 0, 1, 2, … in their record and the replayed ones are a prefix of it
 -- (pipeline/ingest/work.py), so "the last event before a win that is not a win" is found from the run of
 -- consecutive wins it belongs to.
@@ -28,8 +29,10 @@ SELECT
      + CASE WHEN list_contains(e.could_win, 2::TINYINT) THEN 4 ELSE 0 END
      + CASE WHEN list_contains(e.could_win, 3::TINYINT) THEN 8 ELSE 0 END)::TINYINT AS could,
     coalesce(e.safe_alternative, false) AS safe,
-    coalesce(e.wall_left, -1)::SMALLINT AS wall_left
+    coalesce(e.wall_left, -1)::SMALLINT AS wall_left,
+    coalesce(w.fan, 0)::SMALLINT AS fan
 FROM events AS e
 JOIN hands_in AS h ON h.hand_id = e.hand_id
+LEFT JOIN wins AS w ON w.hand_id = e.hand_id AND w.event = e.idx AND w.hand_id BETWEEN $lo AND $hi
 WHERE e.replayed AND e.hand_id BETWEEN $lo AND $hi
     AND (e.t IN ('discard', 'pong', 'hu') OR (e.t = 'kong' AND e.kind IN ('added', 'direct')))

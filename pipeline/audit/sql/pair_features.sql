@@ -3,10 +3,14 @@
 --   exposure    a's discards and added kongs while x was still in (the chances a had to give x a tile)
 --   feed_win    x won on a's discard or robbed a's added kong
 --   feed_call   x ponged or direct-konged a's discard
+--   feed_kong   x direct-konged a's discard
+--   feed_value  x won on a's tile with a hand of 2 fan or more (collusion.py BIG_FAN: a valuable win)
 --   could_feed  a's tile was one x could have won on (a dangerous discard for x)
 --   chosen_danger  ... and a held another tile nobody could win on that was as good for a's own hand
 --                  (a dangerous discard by choice; a forced one is no evidence)
 --   soft_pass   x could have won on a's tile and did not
+--   passed      the same count, whose base_passed is over the chances to pass only: the offers x could win on
+--               (pipeline/audit/collusion.py GIVEN: passed wins per chance to pass)
 --   channel     x collected 查叫 or 花猪 money from a at the end of the wall (0/1)
 --   feed_sheet  x won on a's discard or robbed a's kong (0/1), in a hand whose discards are not recorded (a score
 --               sheet: level settlement, pipeline/analytics/levels.py); base_feed_sheet: 1 in such a hand, else 0
@@ -24,11 +28,12 @@ hands_in AS (  -- source: replayed hands
 
 ev AS (  -- renamed: events with the event each hu answers (the last non-hu event before it)
     SELECT
-        e.hand_id, e.idx, e.t, e.seat, e.source, e.kind, e.could_win, e.wall_left, e.safe_alternative,
+        e.hand_id, e.idx, e.t, e.seat, e.source, e.kind, e.could_win, e.wall_left, e.safe_alternative, w.fan,
         last_value(CASE WHEN e.t <> 'hu' THEN e.idx END IGNORE NULLS)
             OVER (PARTITION BY e.hand_id ORDER BY e.idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS target
     FROM events AS e
     JOIN hands_in AS h ON h.hand_id = e.hand_id
+    LEFT JOIN wins AS w ON w.hand_id = e.hand_id AND w.event = e.idx
     WHERE e.replayed
 ),
 
@@ -62,7 +67,9 @@ offer_rows AS (  -- logic: each offer of a, for each x still in at that moment
 
 took AS (  -- x's wins and calls on a's offers
     SELECT hand_id, target AS idx, seat AS x, max(CASE WHEN t = 'hu' THEN 1 ELSE 0 END) AS won,
-           max(CASE WHEN t IN ('pong', 'kong') THEN 1 ELSE 0 END) AS called
+           max(CASE WHEN t IN ('pong', 'kong') THEN 1 ELSE 0 END) AS called,
+           max(CASE WHEN t = 'kong' THEN 1 ELSE 0 END) AS konged,
+           sum(CASE WHEN t = 'hu' THEN coalesce(fan, 0) ELSE 0 END) AS fan
     FROM ev
     WHERE t = 'hu' OR t = 'pong' OR (t = 'kong' AND kind = 'direct')
     GROUP BY hand_id, target, seat
@@ -70,7 +77,7 @@ took AS (  -- x's wins and calls on a's offers
 
 per_offer AS (
     SELECT o.hand_id, o.a, o.x, o.wall_left, o.could, o.could AND o.safe AS chosen, coalesce(k.won, 0) AS won,
-           coalesce(k.called, 0) AS called
+           coalesce(k.called, 0) AS called, coalesce(k.konged, 0) AS konged, coalesce(k.fan, 0) AS fan
     FROM offer_rows AS o
     LEFT JOIN took AS k ON k.hand_id = o.hand_id AND k.idx = o.idx AND k.x = o.x
 ),
@@ -80,9 +87,12 @@ hazard AS (  -- the population's rate of each outcome per offer, by tiles left i
         wall_left,
         avg(won) AS h_win,
         avg(called) AS h_call,
+        avg(konged) AS h_kong,
+        avg(CASE WHEN fan >= 2 THEN 1 ELSE 0 END) AS h_value,
         avg(CASE WHEN could THEN 1 ELSE 0 END) AS h_could,
         avg(CASE WHEN chosen THEN 1 ELSE 0 END) AS h_chosen,
-        avg(CASE WHEN could AND won = 0 THEN 1 ELSE 0 END) AS h_soft
+        avg(CASE WHEN could AND won = 0 THEN 1 ELSE 0 END) AS h_soft,
+        coalesce(avg(CASE WHEN won = 0 THEN 1 ELSE 0 END) FILTER (WHERE could), 0) AS h_passed
     FROM per_offer
     GROUP BY wall_left
 ),
@@ -93,14 +103,19 @@ offer_counts AS (
         count(*) AS exposure,
         sum(won) AS feed_win,
         sum(called) AS feed_call,
+        sum(konged) AS feed_kong,
+        count(*) FILTER (WHERE fan >= 2) AS feed_value,
         count(*) FILTER (WHERE could) AS could_feed,
         count(*) FILTER (WHERE could AND won = 0) AS soft_pass,
         count(*) FILTER (WHERE chosen) AS chosen_danger,
         sum(h.h_win) AS base_feed_win,
         sum(h.h_call) AS base_feed_call,
+        sum(h.h_kong) AS base_feed_kong,
+        sum(h.h_value) AS base_feed_value,
         sum(h.h_could) AS base_could_feed,
         sum(h.h_chosen) AS base_chosen_danger,
-        sum(h.h_soft) AS base_soft_pass
+        sum(h.h_soft) AS base_soft_pass,
+        sum(CASE WHEN could THEN h.h_passed ELSE 0 END) AS base_passed
     FROM per_offer
     JOIN hazard AS h USING (wall_left)
     GROUP BY hand_id, a, x
@@ -131,14 +146,20 @@ SELECT  -- final
     coalesce(c.exposure, 0)::INTEGER AS exposure,
     coalesce(c.feed_win, 0)::INTEGER AS feed_win,
     coalesce(c.feed_call, 0)::INTEGER AS feed_call,
+    coalesce(c.feed_kong, 0)::INTEGER AS feed_kong,
+    coalesce(c.feed_value, 0)::INTEGER AS feed_value,
     coalesce(c.could_feed, 0)::INTEGER AS could_feed,
     coalesce(c.soft_pass, 0)::INTEGER AS soft_pass,
+    coalesce(c.soft_pass, 0)::INTEGER AS passed,
     coalesce(c.chosen_danger, 0)::INTEGER AS chosen_danger,
     coalesce(c.base_feed_win, 0)::DOUBLE AS base_feed_win,
     coalesce(c.base_feed_call, 0)::DOUBLE AS base_feed_call,
+    coalesce(c.base_feed_kong, 0)::DOUBLE AS base_feed_kong,
+    coalesce(c.base_feed_value, 0)::DOUBLE AS base_feed_value,
     coalesce(c.base_could_feed, 0)::DOUBLE AS base_could_feed,
     coalesce(c.base_chosen_danger, 0)::DOUBLE AS base_chosen_danger,
     coalesce(c.base_soft_pass, 0)::DOUBLE AS base_soft_pass,
+    coalesce(c.base_passed, 0)::DOUBLE AS base_passed,
     coalesce(ch.channel, 0)::INTEGER AS channel,
     coalesce(sf.feed_sheet, 0)::INTEGER AS feed_sheet,
     (CASE WHEN sp.sheet THEN 1 ELSE 0 END)::DOUBLE AS base_feed_sheet,
