@@ -1119,8 +1119,9 @@ def _pairs_table(df: pl.DataFrame) -> str:
         rows.append(f'<tr class="{"flagged" if r["flagged"] else ""}">{"".join(cells)}</tr>')
     n = int(df["n_screened"][0])
     return (
-        f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
-        f'</table><p class="note">The best {df.height:,} of {n:,} screened pairs. needed: the score the rank '
+        f'<section><h2>{_esc(title)}</h2><div class="wide"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        f'<p class="note">The best {df.height:,} of {n:,} screened pairs. needed: the score the rank '
         f"needs to be flagged at a false discovery rate of {_fdr(float(df['fdr'][0]))}. Signal z-scores: "
         "positive when the pair does more of it for each other than for their other opponents in the same "
         "hands. sit together: shared hands / what random seating gives (reported, not scored: friends sit "

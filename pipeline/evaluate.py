@@ -18,14 +18,14 @@ hands; ``chance``: no seating bias, a pair shares ~9% of the hands, so the room 
 app profile. A room is *found* when the planted pair is flagged, or for a team when the team screen reports it or
 one of its pairs is flagged; the honest false discovery rate is the share of honest rooms with any false
 discovery, with its Wilson interval. The held-out protocol: the screen's thresholds and weights are chosen on
-:data:`TUNING` (feeding, soft, team) only; :data:`HELD_OUT` (selective, late, passing, kong, exchange, ready) are
-reported apart, labelled, as power on cheats the screen was not tuned on.
+:data:`TUNING` (feeding, soft, team, and the families a signal was designed from: selective, kong, exchange) only;
+:data:`HELD_OUT` (late, passing, ready) are reported apart, labelled, as power on cheats the screen was not tuned on.
 
 The power table (``--power-table PATH``; the committed one is ``pipeline/audit/collusion_power.json``, which
 the collusion screen quotes: "with N shared hands, a pair feeding at 0.3 is found with probability ~X")::
 
     {"command": the command line, "date": "YYYY-MM-DD", "fdr": 0.05, "players": 12,
-     "tuning": ["feeding", "soft", "team"], "held_out_families": [...],
+     "tuning": ["feeding", "soft", "team", ...], "held_out_families": [...],
      "rows": [{"family", "held_out": bool, "intensity", "shared" (target shared hands),
                "seating": "together" | "chance", "rooms", "found", "low", "high" (Wilson 95% of found/rooms),
                "ranked_first", "honest_pairs_flagged", "honest_pairs", "rooms_with_false", "mean_shared"}],
@@ -54,6 +54,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import wilson
 from pipeline.audit.collusion import PairResult, WarehouseSource, flagged_groups, screen_source
@@ -62,6 +64,7 @@ from pipeline.audit.teams import TeamResult, screen_teams
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, labels_path, write
+from schemas.tables import TABLES
 
 INTENSITIES = (0.1, 0.2, 0.3, 0.5)
 SHARED = (200, 500, 1000, 3000)
@@ -213,6 +216,8 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
     ``OUT.labels.json`` holds them). A ``root`` that already holds both (a cache) is read, not simulated again."""
     games = root / "games.jsonl.gz"
     if (root / "wh").is_dir() and labels_path(games).is_file():
+        if _written_before(root / "wh"):  # ingested before a column the screens read: ingest its games again
+            _ingest_again(root)
         return dict(json.loads(labels_path(games).read_text(encoding="utf-8")))
     shutil.rmtree(root / "wh-partial", ignore_errors=True)
     stack = pop.stack if isinstance(pop, StackedPopulation) else 0
@@ -230,6 +235,16 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
     ingest([str(games)], root / "wh-partial", workers=1)
     (root / "wh-partial").rename(root / "wh")  # a cached warehouse is whole or absent
     return labels.as_dict()
+
+
+def _written_before(warehouse: Path) -> bool:
+    """Does a cached warehouse lack a column of :data:`~schemas.tables.TABLES` (it was ingested before the column
+    was added, e.g. player_hands' start facts)? Its first file of each table says."""
+    for name, schema in TABLES.items():
+        first = next(iter(sorted((warehouse / name).glob("*.parquet"))), None)
+        if first is not None and set(schema.names) - set(pq.read_schema(first).names):
+            return True
+    return False
 
 
 def _ingest_again(root: Path) -> None:
@@ -619,8 +634,10 @@ def session_lines(outcomes: Iterable[Outcome]) -> str:
 # ---------------------------------------------------------------------------------------------- cheat families
 # The held-out protocol: thresholds and weights of the collusion screen are chosen on the TUNING families only;
 # the HELD_OUT families are reported separately, labelled, as the screen's power on cheats it was not tuned on.
-TUNING = ("feeding", "soft", "team")
-HELD_OUT = ("selective", "late", "passing", "kong", "exchange", "ready")
+# A family a signal was designed from (avoidance from soft's description, value_feeding from selective's,
+# kong_feeding from kong's, exchange from exchange's) is a tuning family, whatever data the design saw.
+TUNING = ("feeding", "soft", "team", "selective", "kong", "exchange")
+HELD_OUT = ("late", "passing", "ready")
 ROOM_PLAYERS = 12  # rooms like the outside ones: 12 players, an honest pair sharing about 270 of 3,000 hands
 FAMILY_INTENSITIES = (0.3, 0.5)
 FAMILY_SHARED = (1000,)
@@ -755,6 +772,8 @@ def run_family(
     with _population_dir(pop, workdir, cache) as root:
         games = root / "games.jsonl.gz"
         if (root / "wh").is_dir() and labels_path(games).is_file():
+            if _written_before(root / "wh"):
+                _ingest_again(root)
             labels = dict(json.loads(labels_path(games).read_text(encoding="utf-8")))
         else:
             shutil.rmtree(root / "wh-partial", ignore_errors=True)

@@ -138,6 +138,24 @@ PLAYER_HANDS = pa.schema(
             "tiles the seat was dealt outside its shortest suit (what it keeps after declaring that suit void); "
             "null at a table of two suits and where deal_shanten is",
         ),
+        _f(
+            "gave_to",
+            pa.int8(),
+            "the seat this seat's 换三张 tiles went to; null without an exchange and where deal_shanten is",
+        ),
+        _f(
+            "gift_fit",
+            pa.bool_(),
+            "were the tiles it gave in 换三张 of a longest suit of the receiving seat's deal (a gift that fits: the "
+            "collusion screen's exchange signal)? null where gave_to is",
+        ),
+        _f(
+            "void_over",
+            pa.int8(),
+            "the suits it held fewer tiles of, after the exchange, than the void it declared (bit 0 m, 1 p, 2 s; 0 "
+            "when it declared a shortest suit): a void chosen against its hand (the exchange signal); null without "
+            "定缺 and where deal_shanten is",
+        ),
     ]
 )
 

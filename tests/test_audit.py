@@ -251,6 +251,7 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
                 "avoidance",
                 "kong_feeding",
                 "value_feeding",
+                "exchange",
             )
         }
     )
@@ -333,6 +334,8 @@ def test_shrunk_ratios_lie_between_1_and_the_raw_ratio(colluding_rooms) -> None:
         "avoidance": True,
         "kong_feeding": True,
         "value_feeding": True,
+        # the room's profile plays no 换三张 and honest bots void their shortest suit: nothing to expect
+        "exchange": False,
     }
     for r in results:
         for name, v in r.signals.items():
@@ -371,6 +374,7 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
         DIRECTION,
         FEATURES,
         SIGNALS,
+        POOLED,
         TAKER_ONLY,
         PairResult,
         _poisson_sf,
@@ -396,8 +400,9 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
             frame = out.join(rates("player_a", "give"), on="player_a", how="left").join(
                 rates("player_x", "take"), on="player_x", how="left"
             )
-            give = pl.lit(overall) if f in TAKER_ONLY else pl.col("give").fill_null(overall)
-            rate = (give * pl.col("take").fill_null(overall) / overall) if overall > 0 else pl.lit(0.0)
+            give = pl.lit(overall) if f in TAKER_ONLY + POOLED else pl.col("give").fill_null(overall)
+            take = pl.lit(overall) if f in POOLED else pl.col("take").fill_null(overall)
+            rate = (give * take / overall) if overall > 0 else pl.lit(0.0)
             out = frame.with_columns((pl.col(exposure) * rate).fill_nan(0.0).alias(f"{f}_exp")).drop("give", "take")
             out = out.with_columns((pl.col(f) - pl.col(f"{f}_exp")).alias(f"{f}_res"))
         return out.drop("one")

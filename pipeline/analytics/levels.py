@@ -90,6 +90,12 @@ CHOSEN = Needs(
     ("full", "dealt"),
     lacks=(("observer", "the other seats' hands are hidden"), ("settlement", "a score sheet has no discards")),
 )
+START = Needs(
+    "start",
+    "every seat's deal, the tiles it gave in 换三张 and the void it declared",
+    ("full", "dealt"),
+    lacks=(("observer", "the other seats' deals are hidden"), ("settlement", "a score sheet has no tiles")),
+)
 SHEET = Needs(
     "sheet",
     "each win's discarder, in a hand whose discards are not recorded (a hand with them is screened on them)",
@@ -150,6 +156,8 @@ NEEDS: dict[str, Needs] = {
     "passed": HAND,  # passed wins per chance to win: the passer's hand
     "could_feed": HAND,  # tiles the opponent could win on (deal-in avoidance): its hand
     "channel": CLAIMS,
+    "gift": START,  # 换三张 tiles of a longest suit of the receiver's deal
+    "split": START,  # a void declared against the hand, leaving the other's void suit to it
 }
 TABLE_FIGURES = (
     "fan_distribution",

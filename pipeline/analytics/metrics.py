@@ -270,6 +270,8 @@ COLLUSION_FEATURES = (
     "could_feed",
     "feed_kong",
     "feed_value",
+    "gift",
+    "split",
 )
 
 

@@ -13,6 +13,9 @@ hands is screened on what each did for the other *while both were still in the h
 - ``avoidance``: deal-in avoidance, one throws tiles the other could win on (a deficit is the evidence: soft
   play never deals in to a partner);
 - ``kong_feeding``: one direct-kongs the other's discard;
+- ``value_feeding``: one wins a hand of ``BIG_FAN`` fan or more on the other's tile;
+- ``exchange``: help before play: one's 换三张 tiles go to the other in a suit it collects, or one declares a void
+  against its own hand, leaving that suit to the other (``gift``, ``split``);
 - reported, not scored (:data:`DIRECTION`): ``soft_play``, one passes a win on the other's discard under the
   giver × taker model, and ``channel``, one pays the other 查叫 or 花猪 money at the end of the wall.
 
@@ -96,6 +99,7 @@ SIGNALS: dict[str, tuple[str, ...]] = {
     "avoidance": ("could_feed",),
     "kong_feeding": ("feed_kong",),
     "value_feeding": ("feed_value",),
+    "exchange": ("gift", "split"),
 }
 # The direction in which a signal is evidence of collusion, fixed by what it means (issue 37), never read from the
 # data: +1 an excess (feeding, dangerous discards by choice, passed wins on the partner's tile given the passer's
@@ -109,6 +113,12 @@ SIGNALS: dict[str, tuple[str, ...]] = {
 # kong pays the konger at once: 刮风).
 # value_feeding: wins of BIG_FAN fan or more on the other's tiles (a pair that feeds only valuable hands; the
 # fan as a weight was tried first: its heavy tail flagged an honest pair, z 4.6, in a feeding room).
+# exchange: help before play (换三张 and 定缺, the two choices the rules leave to a player before the first discard):
+# a's exchange tiles went to x and were of a longest suit of x's deal (gift), and x's declared void is a suit a
+# held fewer tiles of than the void a declared (split: a voided against its own hand, leaving that suit to x).
+# Designed from the exchange family's description (so that family is not held out); measured on the simulator's
+# exchange rooms before it was built in: 470 of 697 gifts between the partners fit (43.6% in the room), 98 split
+# voids in 2,150 pair-hands (0.35% in the room).
 DIRECTION: dict[str, int] = {
     "feeding": 1,
     "dangerous": 1,
@@ -116,6 +126,7 @@ DIRECTION: dict[str, int] = {
     "avoidance": -1,
     "kong_feeding": 1,
     "value_feeding": 1,
+    "exchange": 1,
 }
 BIG_FAN = 2  # a valuable win: at least double a plain hand (value_feeding)
 FEATURES = (
@@ -129,9 +140,12 @@ FEATURES = (
     "could_feed",
     "feed_kong",
     "feed_value",
+    "gift",
+    "split",
 )
 # counted once per hand and ordered pair (0/1, exposure 1 where the hand's level supports it), not per offer
-PER_HAND = ("channel", "feed_sheet")
+PER_HAND = ("channel", "feed_sheet", "gift", "split")
+_START = ("gift", "split")  # exposure 1 only where the hand's start facts are known (pair_hands.sql start)
 # Which hands each feature may use is the levels table (pipeline/analytics/levels.py NEEDS): a score sheet has no
 # discards, so its feeding is its wins on each other's tiles (feed_sheet) and it shows no dangerous discards or
 # passed wins; an observer's record shows every discard and call but only its own seat's hand, so a passed
@@ -310,6 +324,9 @@ class Offers:
     feed: np.ndarray
     level: np.ndarray
     seen: np.ndarray
+    gift: np.ndarray | None = None
+    split: np.ndarray | None = None
+    start: np.ndarray | None = None
 
 
 def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -> Offers:
@@ -391,6 +408,10 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
         feed=hands["feed"].to_numpy().astype(np.int64),
         level=np.array([LEVELS.index(v) for v in hands["level"].to_list()], dtype=np.int64),
         seen=hands["seen"].to_numpy().astype(np.int64),
+        **{
+            name: hands[name].to_numpy().astype(np.int64) if name in hands.columns else np.zeros(n_hands, np.int64)
+            for name in ("gift", "split", "start")
+        },
     )
 
 
@@ -414,6 +435,13 @@ GIVEN = {"passed": "could"}
 # passed on is made by its partner's passes, and the quasi-independence model that multiplies both rates
 # absorbs a pair that makes a room's passes into its players' own rates (issue 37: 30 observed, 52 expected).
 TAKER_ONLY = ("passed",)
+# Features expected from the room's overall rate alone (neither player's own rate): help before play is no
+# player's trait (whose exchange tiles fit whose deal, whose void a void was chosen against), and an honest
+# player almost never declares a void against its own hand, so a player's own rate of doing it would be made of
+# the partner's hands alone and absorb them (measured: an exchange pair at 0.5, 98 split voids against 0.35% in
+# the room, read z 3.9 with both rates fitted). The permutation null (the other opponents in the same hand) is
+# the test.
+POOLED = ("gift", "split")
 FEATURE_OF = {outcome: feature for feature, outcome in HAZARD_OF.items()}
 
 
@@ -548,7 +576,9 @@ def rows_of(
     for k, f in enumerate(FEATURES):
         usable = _seen(f, level, offers.seen[hand], seat_a, seat_x)
         if f in PER_HAND:
-            bits = offers.channel if f == "channel" else offers.feed
+            bits = _per_hand_bits(offers, f)
+            if f in _START:
+                usable = usable & (_per_hand_bits(offers, "start")[hand] == 1)
             counts[:, k] = ((bits[hand] >> (seat_a * SEATS + seat_x)) & 1) * usable
             exposures[:, k] = usable
             continue
@@ -574,6 +604,14 @@ def rows_of(
         level=level,
     )
     return rows, offer_row, walls, outcome, seeable
+
+
+def _per_hand_bits(offers: Offers, name: str) -> np.ndarray:
+    """Per hand, the bits of a per-hand feature (``4 × a + x``), or ``start`` (0/1); zeros where not read."""
+    if name == "feed_sheet":
+        return offers.feed
+    values = getattr(offers, name)
+    return np.zeros(len(offers.seats), np.int64) if values is None else values
 
 
 _HAZARD_FEATURES = tuple(f for f in FEATURES if f not in PER_HAND)  # the features whose baselines are the hazard's
@@ -903,7 +941,8 @@ def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset())
     clean and the pairs *those* opponents form look guilty; refitting without the flagged pairs removes that
     (see :func:`screen_source`).
 
-    A feature of :data:`TAKER_ONLY` is expected from the taker's rate alone (every giver's rate is the overall).
+    A feature of :data:`TAKER_ONLY` is expected from the taker's rate alone (every giver's rate is the overall),
+    one of :data:`POOLED` from the overall rate alone.
     """
     p = len(sums.players)
     code = {name: k for k, name in enumerate(sums.players)}
@@ -926,6 +965,8 @@ def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset())
                 out[k] = np.where(present, rate, overall[k])
     for f in TAKER_ONLY:  # the taker's rate alone: every giver at the overall rate
         give[FEATURES.index(f)] = overall[FEATURES.index(f)]
+    for f in POOLED:  # the room's rate alone
+        give[FEATURES.index(f)] = take[FEATURES.index(f)] = overall[FEATURES.index(f)]
     return Fit(give, take, overall)
 
 

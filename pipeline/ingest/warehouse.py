@@ -333,6 +333,18 @@ def _no_readers(root: Path) -> Iterator[bool]:
         os.close(fd)  # closing the descriptor drops the lock
 
 
+def _with_missing(con: duckdb.DuckDBPyConnection, name: str, body: str) -> str:
+    """``body`` (a query of table ``name``'s files) with every column of :data:`TABLES` its files lack added as
+    nulls of the column's type (the files' own columns as they are)."""
+    have = {row[0] for row in con.execute(f"DESCRIBE {body}").fetchall()}
+    missing = [field for field in TABLES[name] if field.name not in have]
+    if not missing:
+        return body
+    kinds = con.from_arrow(pa.schema(missing).empty_table()).types
+    extra = ", ".join(f'CAST(NULL AS {kind}) AS "{f.name}"' for f, kind in zip(missing, map(str, kinds), strict=True))
+    return f"SELECT *, {extra} FROM ({body})"
+
+
 class Warehouse:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
@@ -629,7 +641,7 @@ class Warehouse:
                 continue
             files = [f for b in batches if (f := self.root / name / f"part-{b}.parquet").exists()]
             listed = files if name != "ingest_runs" and files else None
-            con.execute(self._view_sql(name, "main._committed", listed, schema=schema))
+            con.execute(self._view_sql(name, "main._committed", listed, schema=schema, con=con))
         return con
 
     @staticmethod
@@ -652,7 +664,13 @@ class Warehouse:
         return f"read_parquet({_literal(glob_escape(str(self.manifest_path)))})"
 
     def _view_sql(
-        self, name: str, committed: str, files_of: list[Path] | None = None, *, schema: str | None = None
+        self,
+        name: str,
+        committed: str,
+        files_of: list[Path] | None = None,
+        *,
+        schema: str | None = None,
+        con: duckdb.DuckDBPyConnection | None = None,
     ) -> str:
         """The view of table ``name``: its files of the batches in ``committed`` (SQL naming the manifest's
         rows); ``ingest_runs`` with the counts of an unfinished run from its committed batches.
@@ -660,11 +678,16 @@ class Warehouse:
         ``files_of``: the committed files themselves, listed (what :meth:`connect` reads from its snapshot):
         the view reads just those, and a file removed since (a compaction that committed after the connection
         was made removes the batches it folded) is an error, never rows silently missing. ``schema``: the
-        schema the view is created in (default: the connection's)."""
+        schema the view is created in (default: the connection's).
+
+        ``con``: the connection the view is for; a column of the table that none of its files has (a warehouse
+        written before the column was added) is then in the view as nulls of its type, so that a query naming
+        it reads "unknown" instead of failing on an older warehouse (issue 40)."""
         view = f'"{name}"' if schema is None else f'"{schema}"."{name}"'
         if files_of:
             listed = ", ".join(_literal(glob_escape(str(f))) for f in files_of)
-            return f"CREATE VIEW {view} AS SELECT * FROM read_parquet([{listed}], union_by_name = true)"
+            body = f"SELECT * FROM read_parquet([{listed}], union_by_name = true)"
+            return f"CREATE VIEW {view} AS {body if con is None else _with_missing(con, name, body)}"
         files = f"read_parquet({_literal(self.glob(name))}, union_by_name = true"
         if name == "ingest_runs":
             sums = ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in COUNTS)
@@ -673,10 +696,11 @@ class Warehouse:
                 f"CREATE VIEW {view} AS SELECT r.* REPLACE ({replace}) FROM {files}) AS r "
                 f"LEFT JOIN (SELECT run_id, {sums} FROM {committed} GROUP BY run_id) AS b ON r.run_id = b.run_id"
             )
-        return (
-            f"CREATE VIEW {view} AS SELECT * EXCLUDE (_file) FROM {files}, filename = '_file') "
+        body = (
+            f"SELECT * EXCLUDE (_file) FROM {files}, filename = '_file') "
             f"WHERE parse_filename(_file) IN (SELECT 'part-' || batch || '.parquet' FROM {committed})"
         )
+        return f"CREATE VIEW {view} AS {body if con is None else _with_missing(con, name, body)}"
 
     def last_run(self) -> tuple[str, bool] | None:
         """The id of the last run that started and whether it finished, from ``ingest_runs`` (None: no run)."""

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.game.record import played_at_offset, played_at_time
-from pipeline.game.start import deal_hands, wall_after_deal
+from pipeline.game.start import deal_hands, exchange_offset, wall_after_deal
 from pipeline.game.state import WaitChoice
 from pipeline.ingest.read import RawLine
 from pipeline.ingest.warehouse import Encoded
@@ -286,7 +286,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     )
     deals = _deal_scores(record) if hand is not None else {}
     for f in v.seats:
-        scores = deals.get(f.seat, (None, None))
+        scores = deals.get(f.seat, _NO_DEAL)
         rows.add(
             "player_hands",
             hand_id=hand_id,
@@ -314,8 +314,11 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             compulsory_passes=f.compulsory_passes,
             delta=f.delta,
             claimed_delta=f.claimed_delta,
-            deal_shanten=scores[0],
-            deal_suited=scores[1],
+            deal_shanten=scores.shanten,
+            deal_suited=scores.suited,
+            gave_to=scores.gave_to,
+            gift_fit=scores.gift_fit,
+            void_over=scores.void_over,
             _rec=rec,
         )
     events = record.events
@@ -437,9 +440,32 @@ def _wait_choices(
         )
 
 
-def _deal_scores(record: Any) -> dict[int, tuple[int, int | None]]:
-    """Per seat, the starting shanten and the tiles outside the shortest suit of its deal (player_hands'
-    deal_shanten, deal_suited), where the record has every hand (levels full and dealt) and its start replayed."""
+class DealFacts(NamedTuple):
+    """What a seat's start shows (player_hands): its deal's 向听 and the tiles outside its shortest suit (the
+    stacked-deal screen), and what it did for the others before play (the collusion screen's ``exchange``
+    signal): the seat its 换三张 tiles went to, whether they were of a longest suit of that seat's deal (a gift
+    that fits), and the suits it held fewer tiles of than the void it declared (bit s for suit s of
+    ``mps``; 0 when it declared a shortest suit)."""
+
+    shanten: int | None = None
+    suited: int | None = None
+    gave_to: int | None = None
+    gift_fit: bool | None = None
+    void_over: int | None = None
+
+
+_NO_DEAL = DealFacts()
+
+
+def _deal_scores(record: Any) -> dict[int, DealFacts]:
+    """Per seat, the facts of its start (:class:`DealFacts`), where the record has every hand (levels full and
+    dealt) and its start replayed.
+
+    换三张 and 定缺 are the only choices made before the first discard, and the only ones that can help another
+    seat without a tile changing hands in play: "换三张：…每人拿出三张同花色的牌与其他玩家交换" and "定缺：…必须
+    打缺一门" (the rules texts) leave the suit given and the suit declared to the player, so a partner can be
+    given the suit it collects and the suits split between two partners. The screen compares these with what
+    the same player does to its other opponents (pipeline/audit/collusion.py)."""
     if record.level not in ("full", "dealt"):
         return {}
     rules = record.rules
@@ -450,15 +476,31 @@ def _deal_scores(record: Any) -> dict[int, tuple[int, int | None]]:
         hands = list(record.deal)
     else:
         return {}
+    if any(tiles is None for tiles in hands):
+        return {}
     three = len(rules.suits) == 3
-    out: dict[int, tuple[int, int | None]] = {}
+    suits = [[sum(1 for k in tiles if k // 9 == s) for s in range(3)] for tiles in hands]
+    gave_to: list[int | None] = [None] * n
+    fits: list[bool | None] = [None] * n
+    after = [list(suit) for suit in suits]
+    given = record.exchange_given
+    if given is not None and record.exchange_direction is not None and all(g for g in given):
+        offset = exchange_offset(record.exchange_direction, n)
+        for seat, tiles in enumerate(given):
+            to, suit = (seat + offset) % n, tiles[0] // 9
+            gave_to[seat] = to
+            fits[seat] = suits[to][suit] == max(suits[to])
+            after[seat][suit] -= 3
+            after[to][suit] += 3
+    que = record.que
+    out: dict[int, DealFacts] = {}
     for seat in range(n):
         tiles = hands[seat]
-        if tiles is None:
-            continue
         counts = counts_of(list(tiles))
-        suited = len(tiles) - min(sum(counts[9 * s : 9 * s + 9]) for s in range(3)) if three else None
-        out[seat] = (deal_shanten(counts, choose_void=three), suited)
+        suited = len(tiles) - min(suits[seat]) if three else None
+        void = que[seat] if que is not None and three else None
+        over = None if void is None else sum(1 << s for s in range(3) if after[seat][s] < after[seat][void])
+        out[seat] = DealFacts(deal_shanten(counts, choose_void=three), suited, gave_to[seat], fits[seat], over)
     return out
 
 

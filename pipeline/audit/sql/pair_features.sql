@@ -14,6 +14,10 @@
 --   channel     x collected 查叫 or 花猪 money from a at the end of the wall (0/1)
 --   feed_sheet  x won on a's discard or robbed a's kong (0/1), in a hand whose discards are not recorded (a score
 --               sheet: level settlement, pipeline/analytics/levels.py); base_feed_sheet: 1 in such a hand, else 0
+--   gift        a's 换三张 tiles went to x and were of a longest suit of x's deal (0/1; player_hands gift_fit)
+--   split       x declared a void that a held fewer tiles of than the void a declared (0/1; player_hands
+--               void_over: a void chosen against a's own hand, leaving x's suit to x); base_gift, base_split: 1
+--               where the hand's start facts are known (levels full and dealt), else 0
 --   level       the hand's level of record (a hand stored before levels were recorded: dealt)
 --   base_*      the same counts expected from the population's rate at each point of the hand (tiles left in
 --               the wall): late discards are far more dangerous than early ones, so pairs left alone late in
@@ -129,6 +133,20 @@ channels AS (
     GROUP BY p.hand_id, p.payer, p.payee
 ),
 
+starts AS (  -- what a did for x before play
+    SELECT a.hand_id, a.seat AS a, x.seat AS x,
+           (CASE WHEN a.gift_fit AND a.gave_to = x.seat THEN 1 ELSE 0 END) AS gift,
+           (CASE WHEN (a.void_over::INTEGER >> (CASE x.void WHEN 'm' THEN 0 WHEN 'p' THEN 1 ELSE 2 END)) & 1 = 1
+                 THEN 1 ELSE 0 END) AS split
+    FROM player_hands AS a
+    JOIN player_hands AS x ON x.hand_id = a.hand_id AND x.seat <> a.seat
+),
+
+known_starts AS (  -- hands whose start facts are known
+    SELECT hand_id FROM player_hands GROUP BY hand_id
+    HAVING bool_or(gave_to IS NOT NULL OR void_over IS NOT NULL)
+),
+
 sheet_feeds AS (  -- a score sheet's wins on another's tile
     SELECT w.hand_id, w.source AS a, w.seat AS x, 1 AS feed_sheet
     FROM wins AS w
@@ -163,9 +181,15 @@ SELECT  -- final
     coalesce(ch.channel, 0)::INTEGER AS channel,
     coalesce(sf.feed_sheet, 0)::INTEGER AS feed_sheet,
     (CASE WHEN sp.sheet THEN 1 ELSE 0 END)::DOUBLE AS base_feed_sheet,
+    (CASE WHEN ks.hand_id IS NULL THEN 0 ELSE coalesce(st.gift, 0) END)::INTEGER AS gift,
+    (CASE WHEN ks.hand_id IS NULL THEN 0 ELSE coalesce(st.split, 0) END)::INTEGER AS split,
+    (CASE WHEN ks.hand_id IS NULL THEN 0 ELSE 1 END)::DOUBLE AS base_gift,
+    (CASE WHEN ks.hand_id IS NULL THEN 0 ELSE 1 END)::DOUBLE AS base_split,
     sp.level
 FROM seat_pairs AS sp
 LEFT JOIN offer_counts AS c ON c.hand_id = sp.hand_id AND c.a = sp.a AND c.x = sp.x
 LEFT JOIN channels AS ch ON ch.hand_id = sp.hand_id AND ch.a = sp.a AND ch.x = sp.x
 LEFT JOIN sheet_feeds AS sf ON sf.hand_id = sp.hand_id AND sf.a = sp.a AND sf.x = sp.x
+LEFT JOIN starts AS st ON st.hand_id = sp.hand_id AND st.a = sp.a AND st.x = sp.x
+LEFT JOIN known_starts AS ks ON ks.hand_id = sp.hand_id
 ORDER BY sp.hand_id, sp.a, sp.x

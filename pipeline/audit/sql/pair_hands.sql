@@ -5,7 +5,10 @@
 -- discarder's tile (a discard or a robbed kong: what a score sheet says of a win's `from`); level is the record's
 -- level (a hand stored before levels were recorded: dealt), and seen has bit s set when the record shows seat s's
 -- whole hand (every seat of a full or dealt record, the seat whose draws an observer's record shows, none of a
--- score sheet's). Which feature may use which hand is pipeline/analytics/levels.py's table, applied by the screen.
+-- score sheet's). gift has bit 4 × a + x set when a's 换三张 tiles went to x and were of a longest suit of x's
+-- deal, split when x declared a void a held fewer tiles of than the void a declared (player_hands gift_fit,
+-- void_over); start is 1 when the hand's start facts are known (a hand stored before those columns: 0).
+-- Which feature may use which hand is pipeline/analytics/levels.py's table, applied by the screen.
 WITH
 hands_in AS (
     SELECT hand_id, players, coalesce(level, 'dealt') AS level,
@@ -29,6 +32,19 @@ seen AS (  -- an observer's record: the seats whose draws it shows
     GROUP BY e.hand_id
 ),
 
+starts AS (  -- what each seat did for another before play: 换三张 gifts that fit, voids split
+    SELECT a.hand_id,
+           bit_or(CASE WHEN a.gift_fit AND a.gave_to = x.seat
+                       THEN 1::INTEGER << (4 * a.seat::INTEGER + x.seat::INTEGER) ELSE 0 END)::INTEGER AS gift,
+           bit_or(CASE WHEN (a.void_over::INTEGER >> (CASE x.void WHEN 'm' THEN 0 WHEN 'p' THEN 1 ELSE 2 END)) & 1 = 1
+                       THEN 1::INTEGER << (4 * a.seat::INTEGER + x.seat::INTEGER) ELSE 0 END)::INTEGER AS split,
+           max(CASE WHEN a.gave_to IS NOT NULL OR a.void_over IS NOT NULL THEN 1 ELSE 0 END)::INTEGER AS known
+    FROM player_hands AS a
+    JOIN player_hands AS x ON x.hand_id = a.hand_id AND x.seat <> a.seat
+    WHERE a.hand_id BETWEEN $lo AND $hi AND x.hand_id BETWEEN $lo AND $hi
+    GROUP BY a.hand_id
+),
+
 channels AS (
     SELECT p.hand_id, bit_or(1::INTEGER << (4 * p.payer::INTEGER + p.payee::INTEGER))::INTEGER AS channel
     FROM payments AS p
@@ -39,10 +55,12 @@ channels AS (
 
 SELECT
     h.hno, h.hand_id, h.players, coalesce(c.channel, 0)::INTEGER AS channel, coalesce(f.feed, 0)::INTEGER AS feed,
-    h.level,
+    coalesce(st.gift, 0)::INTEGER AS gift, coalesce(st.split, 0)::INTEGER AS split,
+    coalesce(st.known, 0)::INTEGER AS start, h.level,
     (CASE h.level WHEN 'settlement' THEN 0 WHEN 'observer' THEN coalesce(s.seen, 0) ELSE 15 END)::INTEGER AS seen
 FROM hands_in AS h
 LEFT JOIN channels AS c ON c.hand_id = h.hand_id
 LEFT JOIN feeds AS f ON f.hand_id = h.hand_id
 LEFT JOIN seen AS s ON s.hand_id = h.hand_id
+LEFT JOIN starts AS st ON st.hand_id = h.hand_id
 ORDER BY h.hno
