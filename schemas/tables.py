@@ -178,6 +178,13 @@ EVENTS = pa.schema(
             "hands' waits are not known)",
         ),
         _f(
+            "could_kong",
+            pa.list_(pa.int8()),
+            "for a discard: the other seats holding three of its tile concealed, who could kong it (the fourth tile of "
+            "their triplet: the collusion screen's kong feeding); null where not every hand is known (levels observer "
+            "and settlement) and after the replay stopped",
+        ),
+        _f(
             "safe_alternative",
             pa.bool_(),
             "for a discard someone could win on: the discarder held a tile nobody could "

@@ -373,8 +373,8 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
     from pipeline.audit.collusion import (
         DIRECTION,
         FEATURES,
-        SIGNALS,
         POOLED,
+        SIGNALS,
         TAKER_ONLY,
         PairResult,
         _poisson_sf,

@@ -149,6 +149,7 @@ NEEDS: dict[str, Needs] = {
     "feed_win": PUBLIC,  # wins on the other's discard, against the discards made while both were in
     "feed_call": PUBLIC,
     "feed_kong": PUBLIC,  # direct kongs on the other's discard
+    "kong_offer": CHOSEN,  # the fourth tile of the other's concealed triplet thrown: every seat's hand
     "feed_value": PUBLIC,  # wins of 2 fan or more on the other's discard
     "feed_sheet": SHEET,  # wins on the other's discard, per hand: what a hand with no discards shows
     "chosen_danger": CHOSEN,

@@ -272,6 +272,7 @@ COLLUSION_FEATURES = (
     "feed_value",
     "gift",
     "split",
+    "kong_offer",
 )
 
 

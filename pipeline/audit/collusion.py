@@ -12,7 +12,8 @@ hands is screened on what each did for the other *while both were still in the h
   rate of passing (:data:`GIVEN`, :data:`TAKER_ONLY`);
 - ``avoidance``: deal-in avoidance, one throws tiles the other could win on (a deficit is the evidence: soft
   play never deals in to a partner);
-- ``kong_feeding``: one direct-kongs the other's discard;
+- ``kong_feeding``: one direct-kongs the other's discard, or throws the fourth tile of the other's concealed
+  triplet (``kong_offer``: a tile the other could kong, taken or not);
 - ``value_feeding``: one wins a hand of ``BIG_FAN`` fan or more on the other's tile;
 - ``exchange``: help before play: one's 换三张 tiles go to the other in a suit it collects, or one declares a void
   against its own hand, leaving that suit to the other (``gift``, ``split``);
@@ -97,7 +98,7 @@ SIGNALS: dict[str, tuple[str, ...]] = {
     "channel": ("channel",),
     "passed_wins": ("passed",),
     "avoidance": ("could_feed",),
-    "kong_feeding": ("feed_kong",),
+    "kong_feeding": ("feed_kong", "kong_offer"),
     "value_feeding": ("feed_value",),
     "exchange": ("gift", "split"),
 }
@@ -110,7 +111,9 @@ SIGNALS: dict[str, tuple[str, ...]] = {
 # -5.4: passed_wins replaces it), and channel (查叫/花猪 money) runs negative when a fed partner wins before the
 # wall runs out and drove the one honest false pair of the outside rooms.
 # kong_feeding: direct kongs on the other's discard, apart from the pongs among which feed_call drowns them (a
-# kong pays the konger at once: 刮风).
+# kong pays the konger at once: 刮风), and the discards of the fourth tile of the other's concealed triplet, taken
+# or not (kong_offer: events.could_kong). The kongs alone are rare: a kong room at 0.5 whose members threw 160
+# such tiles showed 60 direct kongs between them and a kong_feeding z of 0.5 to 1.8 (0 of 5 rooms found).
 # value_feeding: wins of BIG_FAN fan or more on the other's tiles (a pair that feeds only valuable hands; the
 # fan as a weight was tried first: its heavy tail flagged an honest pair, z 4.6, in a feeding room).
 # exchange: help before play (换三张 and 定缺, the two choices the rules leave to a player before the first discard):
@@ -142,6 +145,7 @@ FEATURES = (
     "feed_value",
     "gift",
     "split",
+    "kong_offer",
 )
 # counted once per hand and ordered pair (0/1, exposure 1 where the hand's level supports it), not per offer
 PER_HAND = ("channel", "feed_sheet", "gift", "split")
@@ -327,6 +331,7 @@ class Offers:
     gift: np.ndarray | None = None
     split: np.ndarray | None = None
     start: np.ndarray | None = None
+    kongable: np.ndarray | None = None  # per offer, the seats holding three of its tile concealed (bits)
 
 
 def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -> Offers:
@@ -391,6 +396,11 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
         flat
     )
     could = events["could"].to_numpy()[order][offer].astype(np.int64)
+    kongable = (
+        events["kongable"].to_numpy()[order][offer].astype(np.int64)
+        if "kongable" in events.columns
+        else np.zeros(len(offer), np.int64)
+    )
     return Offers(
         hno=hno[offer],
         a=seat[offer],
@@ -408,6 +418,7 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
         feed=hands["feed"].to_numpy().astype(np.int64),
         level=np.array([LEVELS.index(v) for v in hands["level"].to_list()], dtype=np.int64),
         seen=hands["seen"].to_numpy().astype(np.int64),
+        kongable=kongable,
         **{
             name: hands[name].to_numpy().astype(np.int64) if name in hands.columns else np.zeros(n_hands, np.int64)
             for name in ("gift", "split", "start")
@@ -416,7 +427,7 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
 
 
 # per offer and opponent still in
-OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft", "passed", "konged", "valued")
+OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft", "passed", "konged", "valued", "kongable")
 HAZARD_OF = {
     "feed_win": "won",
     "feed_call": "called",
@@ -426,6 +437,7 @@ HAZARD_OF = {
     "could_feed": "could",
     "feed_kong": "konged",
     "feed_value": "valued",
+    "kong_offer": "kongable",
 }
 # Outcomes judged only on the offers where a condition holds (issue 37): their rate by wall, and so their
 # baselines, are over those offers alone. ``passed``: a win passed on a tile the passer could win on (the
@@ -513,6 +525,7 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
         "chosen": could & offers.safe[which],
         "soft": could & ~won,
         "passed": could & ~won,
+        "kongable": bit(offers.kongable if offers.kongable is not None else np.zeros_like(offers.could)),
     }
     keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
     return keys, offers.wall[which], outcome

@@ -209,7 +209,7 @@ class GroupMoments:
         q = len(keys)
 
         def per_pair(values: np.ndarray) -> np.ndarray:
-            flat = values.reshape(len(values), -1)
+            flat = values.reshape(len(values), math.prod(values.shape[1:]))  # -1 fails on no rows
             out = np.stack([np.bincount(inv, flat[:, j], minlength=q) for j in range(flat.shape[1])], axis=1)
             return out.reshape((q, *values.shape[1:]))
 
@@ -245,7 +245,7 @@ class GroupMoments:
         w_count = two - 2 * once
 
         def per_three(values: np.ndarray) -> np.ndarray:
-            flat = values.reshape(len(values), -1)
+            flat = values.reshape(len(values), math.prod(values.shape[1:]))  # -1 fails on no rows
             out = np.stack([np.bincount(tinv, flat[:, k], minlength=t) for k in range(flat.shape[1])], axis=1)
             return out.reshape((t, *values.shape[1:]))
 

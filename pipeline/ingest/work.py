@@ -327,6 +327,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     observer = record.level == "observer"  # the hidden hands' waits are not known: who could win is unknown
     could = hand.could_win_at if hand is not None and not observer else {}
     safe = hand.safe_alternative_at if hand is not None else {}
+    kongable = _could_kong(record, replayed_upto) if hand is not None else {}
     left = wall_after_deal(record.rules)
     settlement = record.level == "settlement"  # no draws, no wall to count: wall_left unknown
     wall_left: list[int | None] = []
@@ -355,6 +356,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         rob_kong=[ev.rob_kong if isinstance(ev, Hu) else None for ev in events],
         wall_left=wall_left,
         could_win=could_win,
+        could_kong=[kongable.get(idx) for idx in range(n)],
         safe_alternative=[safe.get(idx) for idx in range(n)],
         replayed=[idx < replayed_upto for idx in range(n)],
         _rec=[rec] * n,
@@ -461,11 +463,11 @@ def _deal_scores(record: Any) -> dict[int, DealFacts]:
     """Per seat, the facts of its start (:class:`DealFacts`), where the record has every hand (levels full and
     dealt) and its start replayed.
 
-    换三张 and 定缺 are the only choices made before the first discard, and the only ones that can help another
-    seat without a tile changing hands in play: "换三张：…每人拿出三张同花色的牌与其他玩家交换" and "定缺：…必须
-    打缺一门" (the rules texts) leave the suit given and the suit declared to the player, so a partner can be
-    given the suit it collects and the suits split between two partners. The screen compares these with what
-    the same player does to its other opponents (pipeline/audit/collusion.py)."""
+    换三张 and 定缺 are the only choices made before the first discard, and both leave a suit to the player: the
+    exchange passes "3 tiles of one suit to another seat" (RULES.md; the profiles that play it), and the void is
+    any one suit ("打缺门，必须打掉其中一门", the first rules text). So a partner can be given the suit it collects,
+    and two partners can split the suits. The screen compares these with what the same player does to its other
+    opponents (pipeline/audit/collusion.py)."""
     if record.level not in ("full", "dealt"):
         return {}
     rules = record.rules
@@ -501,6 +503,55 @@ def _deal_scores(record: Any) -> dict[int, DealFacts]:
         void = que[seat] if que is not None and three else None
         over = None if void is None else sum(1 << s for s in range(3) if after[seat][s] < after[seat][void])
         out[seat] = DealFacts(deal_shanten(counts, choose_void=three), suited, gave_to[seat], fits[seat], over)
+    return out
+
+
+def _could_kong(record: Any, replayed: int) -> dict[int, list[int]]:
+    """Per replayed discard (event index), the other seats holding three of its tile concealed at that moment
+    (they could kong it: "“直杠”就是玩家手中有三张一样的牌，当其他麻友打出了第四张一样的牌时，麻友选择的杠牌。
+    直杠，立刻收取引杠者2倍点数", the first rules text, which counts avoiding 引杠 as a skill), where the record
+    shows every hand (levels full and dealt). Counted from the deal after 换三张, each
+    seat's draws, discards, pongs and kongs; the replay has already checked that every one of them was legal."""
+    if record.level not in ("full", "dealt"):
+        return {}
+    n = record.rules.players
+    if record.wall is not None:
+        hands: list[Any] = deal_hands(record.wall, record.dealer, n)
+    elif record.deal is not None:
+        hands = list(record.deal)
+    else:
+        return {}
+    if any(tiles is None for tiles in hands):
+        return {}
+    counts = [[0] * 27 for _ in range(n)]
+    for seat, tiles in enumerate(hands):
+        for k in tiles:
+            counts[seat][k] += 1
+    given = record.exchange_given
+    if given is not None and record.exchange_direction is not None:
+        if not all(given):
+            return {}
+        offset = exchange_offset(record.exchange_direction, n)
+        for seat, tiles in enumerate(given):
+            for k in tiles:
+                counts[seat][k] -= 1
+                counts[(seat + offset) % n][k] += 1
+    out: dict[int, list[int]] = {}
+    for idx, ev in enumerate(record.events[:replayed]):
+        seat, tile = ev.seat, ev.tile
+        if tile < 0:
+            return {}  # a tile the record does not name: no count from here on
+        if isinstance(ev, Draw):
+            counts[seat][tile] += 1
+        elif isinstance(ev, Discard):
+            out[idx] = [x for x in range(n) if x != seat and counts[x][tile] == 3]
+            counts[seat][tile] -= 1
+        elif isinstance(ev, Pong):
+            counts[seat][tile] -= 2
+        elif isinstance(ev, Kong):
+            counts[seat][tile] -= {"direct": 3, "added": 1, "concealed": 4}[ev.kind]
+        elif isinstance(ev, Hu) and ev.source is None:
+            counts[seat][tile] -= 1  # a self-drawn winning tile is laid down with the hand (血流成河 plays on)
     return out
 
 

@@ -6,6 +6,7 @@
 -- groups outside it.
 --   kind    0 discard, 1 added kong, 2 direct kong, 3 pong, 4 hu
 --   could   the seats that could have won on an offer, as bits (seat s: 1 << s)
+--   kongable  the seats holding three of a discard's tile concealed (events.could_kong), as bits: they could kong it
 --   safe    the discarder held a tile nobody could win on that was as good (pair_features.sql's chosen)
 --   wall_left  -1 when the record has none (an offer the hazard has no rate for: it counts nowhere)
 --   fan     a win's total fan (wins.fan; 0 for every other event and a win the engine did not value)
@@ -28,6 +29,10 @@ SELECT
      + CASE WHEN list_contains(e.could_win, 1::TINYINT) THEN 2 ELSE 0 END
      + CASE WHEN list_contains(e.could_win, 2::TINYINT) THEN 4 ELSE 0 END
      + CASE WHEN list_contains(e.could_win, 3::TINYINT) THEN 8 ELSE 0 END)::TINYINT AS could,
+    (CASE WHEN list_contains(e.could_kong, 0::TINYINT) THEN 1 ELSE 0 END
+     + CASE WHEN list_contains(e.could_kong, 1::TINYINT) THEN 2 ELSE 0 END
+     + CASE WHEN list_contains(e.could_kong, 2::TINYINT) THEN 4 ELSE 0 END
+     + CASE WHEN list_contains(e.could_kong, 3::TINYINT) THEN 8 ELSE 0 END)::TINYINT AS kongable,
     coalesce(e.safe_alternative, false) AS safe,
     coalesce(e.wall_left, -1)::SMALLINT AS wall_left,
     coalesce(w.fan, 0)::SMALLINT AS fan

@@ -4,6 +4,7 @@
 --   feed_win    x won on a's discard or robbed a's added kong
 --   feed_call   x ponged or direct-konged a's discard
 --   feed_kong   x direct-konged a's discard
+--   kong_offer  a's discard was the fourth tile of a triplet x held concealed (x could kong it: events.could_kong)
 --   feed_value  x won on a's tile with a hand of 2 fan or more (collusion.py BIG_FAN: a valuable win)
 --   could_feed  a's tile was one x could have won on (a dangerous discard for x)
 --   chosen_danger  ... and a held another tile nobody could win on that was as good for a's own hand
@@ -32,7 +33,8 @@ hands_in AS (  -- source: replayed hands
 
 ev AS (  -- renamed: events with the event each hu answers (the last non-hu event before it)
     SELECT
-        e.hand_id, e.idx, e.t, e.seat, e.source, e.kind, e.could_win, e.wall_left, e.safe_alternative, w.fan,
+        e.hand_id, e.idx, e.t, e.seat, e.source, e.kind, e.could_win, e.could_kong, e.wall_left, e.safe_alternative,
+        w.fan,
         last_value(CASE WHEN e.t <> 'hu' THEN e.idx END IGNORE NULLS)
             OVER (PARTITION BY e.hand_id ORDER BY e.idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS target
     FROM events AS e
@@ -46,7 +48,7 @@ out_at AS (  -- when each winner left the hand
 ),
 
 offers AS (  -- a's tiles others could take: discards and added kongs
-    SELECT hand_id, idx, seat AS a, could_win, wall_left, coalesce(safe_alternative, false) AS safe
+    SELECT hand_id, idx, seat AS a, could_win, could_kong, wall_left, coalesce(safe_alternative, false) AS safe
     FROM ev WHERE t = 'discard' OR (t = 'kong' AND kind = 'added')
 ),
 
@@ -61,7 +63,8 @@ seat_pairs AS (
 ),
 
 offer_rows AS (  -- logic: each offer of a, for each x still in at that moment
-    SELECT o.hand_id, o.idx, o.a, p.x, o.wall_left, o.safe, list_contains(o.could_win, p.x::TINYINT) AS could
+    SELECT o.hand_id, o.idx, o.a, p.x, o.wall_left, o.safe, list_contains(o.could_win, p.x::TINYINT) AS could,
+           coalesce(list_contains(o.could_kong, p.x::TINYINT), false) AS kongable
     FROM offers AS o
     JOIN seat_pairs AS p ON p.hand_id = o.hand_id AND p.a = o.a
     LEFT JOIN out_at AS wa ON wa.hand_id = o.hand_id AND wa.seat = o.a
@@ -80,7 +83,7 @@ took AS (  -- x's wins and calls on a's offers
 ),
 
 per_offer AS (
-    SELECT o.hand_id, o.a, o.x, o.wall_left, o.could, o.could AND o.safe AS chosen, coalesce(k.won, 0) AS won,
+    SELECT o.hand_id, o.a, o.x, o.wall_left, o.could, o.kongable, o.could AND o.safe AS chosen, coalesce(k.won, 0) AS won,
            coalesce(k.called, 0) AS called, coalesce(k.konged, 0) AS konged, coalesce(k.fan, 0) AS fan
     FROM offer_rows AS o
     LEFT JOIN took AS k ON k.hand_id = o.hand_id AND k.idx = o.idx AND k.x = o.x
@@ -93,6 +96,7 @@ hazard AS (  -- the population's rate of each outcome per offer, by tiles left i
         avg(called) AS h_call,
         avg(konged) AS h_kong,
         avg(CASE WHEN fan >= 2 THEN 1 ELSE 0 END) AS h_value,
+        avg(CASE WHEN kongable THEN 1 ELSE 0 END) AS h_kongable,
         avg(CASE WHEN could THEN 1 ELSE 0 END) AS h_could,
         avg(CASE WHEN chosen THEN 1 ELSE 0 END) AS h_chosen,
         avg(CASE WHEN could AND won = 0 THEN 1 ELSE 0 END) AS h_soft,
@@ -109,6 +113,7 @@ offer_counts AS (
         sum(called) AS feed_call,
         sum(konged) AS feed_kong,
         count(*) FILTER (WHERE fan >= 2) AS feed_value,
+        count(*) FILTER (WHERE kongable) AS kong_offer,
         count(*) FILTER (WHERE could) AS could_feed,
         count(*) FILTER (WHERE could AND won = 0) AS soft_pass,
         count(*) FILTER (WHERE chosen) AS chosen_danger,
@@ -116,6 +121,7 @@ offer_counts AS (
         sum(h.h_call) AS base_feed_call,
         sum(h.h_kong) AS base_feed_kong,
         sum(h.h_value) AS base_feed_value,
+        sum(h.h_kongable) AS base_kong_offer,
         sum(h.h_could) AS base_could_feed,
         sum(h.h_chosen) AS base_chosen_danger,
         sum(h.h_soft) AS base_soft_pass,
@@ -166,6 +172,7 @@ SELECT  -- final
     coalesce(c.feed_call, 0)::INTEGER AS feed_call,
     coalesce(c.feed_kong, 0)::INTEGER AS feed_kong,
     coalesce(c.feed_value, 0)::INTEGER AS feed_value,
+    coalesce(c.kong_offer, 0)::INTEGER AS kong_offer,
     coalesce(c.could_feed, 0)::INTEGER AS could_feed,
     coalesce(c.soft_pass, 0)::INTEGER AS soft_pass,
     coalesce(c.soft_pass, 0)::INTEGER AS passed,
@@ -174,6 +181,7 @@ SELECT  -- final
     coalesce(c.base_feed_call, 0)::DOUBLE AS base_feed_call,
     coalesce(c.base_feed_kong, 0)::DOUBLE AS base_feed_kong,
     coalesce(c.base_feed_value, 0)::DOUBLE AS base_feed_value,
+    coalesce(c.base_kong_offer, 0)::DOUBLE AS base_kong_offer,
     coalesce(c.base_could_feed, 0)::DOUBLE AS base_could_feed,
     coalesce(c.base_chosen_danger, 0)::DOUBLE AS base_chosen_danger,
     coalesce(c.base_soft_pass, 0)::DOUBLE AS base_soft_pass,
