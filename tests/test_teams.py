@@ -211,6 +211,25 @@ def test_a_group_whose_members_feed_each_other_scores_high_and_a_random_one_does
     assert team_score > 5 and abs(other) < 3
 
 
+def test_a_signal_running_the_wrong_way_does_not_cancel_the_feeding() -> None:
+    """Issue 37: a team that feeds its members but otherwise keeps clear of them (no dangerous discard by choice
+    toward a member) is scored on its feeding. Summed with their signs, the dangerous discards' deficit took the
+    feeding's evidence away; the group's score is the largest one-sided z, Šidák-corrected."""
+    rng = np.random.default_rng(4)
+    fit = _fit(6, rng)
+    rows = _as_fitted(_rows(rng, 400), fit, rng)
+    team = np.isin(rows.a, [0, 1, 2]) & np.isin(rows.x, [0, 1, 2])
+    fed = rows.counts.copy()
+    fed[team, FEATURES.index("feed_win")] += rng.poisson(0.5, size=int(team.sum()))
+    fed[team, FEATURES.index("chosen_danger")] = 0
+    moments = GroupMoments.zeros([(0, 1, 2)])
+    moments.add(Rows(**{**{f: getattr(rows, f) for f in Rows.__slots__}, "counts": fed}), fit, 6)
+    feeding, dangerous = (list(SIGNALS).index(s) for s in ("feeding", "dangerous"))
+    z = moments.excess[0] / np.sqrt(np.diag(moments.cov[0]))
+    assert z[feeding] > 5 and z[dangerous] < -3  # the deficit is there, and large
+    assert group_scores(moments)[0] > 4.5
+
+
 def test_a_colluding_pair_with_an_honest_third_is_the_pair_not_a_team() -> None:
     rng = np.random.default_rng(6)
     fit = _fit(6, rng)

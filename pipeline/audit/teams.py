@@ -13,9 +13,11 @@ a scale of 3.6, inside which the team's scores of 5–8 sink.
 pairwise in at least ``min_hands`` hands: a pair is a candidate so that a colluding pair with an honest third is
 the pair, not a team), per hand and member ``a`` at the table with ``m`` of its ``n`` opponents in ``G`` (``0 < m <
 n``): the sum of ``a``'s *directed* residuals (count − expectation of the fitted rates, per signal: feeding,
-dangerous discards by choice, passed wins; :data:`GROUP_SIGNALS` says why not the 查叫/花猪 money) toward its ``m``
-fellow members, less ``m`` times their mean over all ``n`` opponents. The group's statistic sums this over hands
-and members; its signals' z-scores are combined with their null correlation into one score, as a pair's are.
+dangerous discards by choice, passed wins per chance; :data:`GROUP_SIGNALS` says why not the 查叫/花猪 money)
+toward its ``m`` fellow members, less ``m`` times their mean over all ``n`` opponents. The group's statistic
+sums this over hands and members; the group's score is its largest one-sided signal z, Šidák-corrected over the signals tested and
+read back as a normal quantile, as a pair's is (:func:`group_scores`: a signal running the wrong way cannot cancel
+another's evidence).
 
 **Its null.** ``H0(G)``: no member of ``G`` treats the other members differently from its other opponents,
 given the rates. Then, in each hand, which ``m`` of ``a``'s opponents are the members is exchangeable: a draw
@@ -64,7 +66,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from pipeline.analytics.stats import by_qvalues, normal_sf
+from pipeline.analytics.stats import by_qvalues, normal_isf, normal_sf
 from pipeline.audit.collusion import (
     CHUNK_HANDS,
     SEATS,
@@ -77,6 +79,7 @@ from pipeline.audit.collusion import (
     Rows,
     WarehouseSource,
     by_signal,
+    combined,
     expected_counts,
     fit_rates,
     pair_evidence,
@@ -444,25 +447,29 @@ def group_moments(
 # (measured on the honest rooms of ``xuezhan eval-collusion --team 3``: channel z up to 6.4 for groups of three
 # novices, the top group of 2 rooms in 12), while a team that feeds itself ends its hands early and shows a
 # channel z of -2 to -3 (every one of 8 team rooms). It is reported with the others, not scored.
-GROUP_SIGNALS = ("feeding", "dangerous", "soft_play")
+# Passes are scored per chance to pass (passed_wins, as the pair screen does), not under the giver × taker model
+# (soft_play), under which a group that makes most of a room's passes reads fewer between its members than
+# expected (issue 37).
+GROUP_SIGNALS = ("feeding", "dangerous", "passed_wins")
 _SCORED = np.array([name in GROUP_SIGNALS for name in SIGNALS])
 
 
 def group_scores(moments: GroupMoments) -> np.ndarray:
-    """Each group's score: the z-scores of :data:`GROUP_SIGNALS` summed and scaled by their null correlation
-    (as a pair's)."""
+    """Each group's score: the largest one-sided z of :data:`GROUP_SIGNALS` (every one an excess of help), its
+    p-value corrected by Šidák over the signals tested and given back as a normal quantile, so that it reads on
+    the scale the empirical null expects (as a pair's, :func:`~pipeline.audit.collusion.combined`). A maximum, so
+    that a signal running the wrong way for some team cannot subtract from another's evidence, as the sum of
+    signed z-scores did (issue 37)."""
     out = np.zeros(len(moments.groups))
     for g in range(len(moments.groups)):
-        cov = moments.cov[g]
-        var = np.diag(cov)
+        var = np.diag(moments.cov[g])
         # as a pair's: a signal is evidence only where the raw counts differ among the opponents in enough draws
         live = _SCORED & (var > 1e-9) & (moments.draws[g] >= 5)
         if not live.any():
             continue
-        sd = np.sqrt(var[live])
-        z = moments.excess[g][live] / sd
-        corr = cov[np.ix_(live, live)] / np.outer(sd, sd)
-        out[g] = float(z.sum() / math.sqrt(max(float(corr.sum()), 1e-12)))
+        z = moments.excess[g][live] / np.sqrt(var[live])
+        _, p = combined(z)
+        out[g] = normal_isf(min(max(p, 1e-300), 1.0 - 1e-16))
     return out
 
 
