@@ -15,9 +15,9 @@ the pair, not a team), per hand and member ``a`` at the table with ``m`` of its 
 n``): the sum of ``a``'s *directed* residuals (count − expectation of the fitted rates, per signal: feeding,
 dangerous discards by choice, passed wins per chance; :data:`GROUP_SIGNALS` says why not the 查叫/花猪 money)
 toward its ``m`` fellow members, less ``m`` times their mean over all ``n`` opponents. The group's statistic
-sums this over hands and members; the group's score is its largest one-sided signal z, Šidák-corrected over the signals tested and
-read back as a normal quantile, as a pair's is (:func:`group_scores`: a signal running the wrong way cannot cancel
-another's evidence).
+sums this over hands and members; the group's score is its largest one-sided signal z, Šidák-corrected over the
+signals tested and read back as a normal quantile, as a pair's is (:func:`group_scores`: a signal running the wrong
+way cannot cancel another's evidence).
 
 **Its null.** ``H0(G)``: no member of ``G`` treats the other members differently from its other opponents,
 given the rates. Then, in each hand, which ``m`` of ``a``'s opponents are the members is exchangeable: a draw
