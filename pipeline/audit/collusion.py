@@ -998,7 +998,7 @@ class Moments:
     pairs screened (:func:`screened_pairs`), not players².
 
     >>> Moments.zeros(np.array([1, 5, 7]), 1_000_000).cov.shape
-    (3, 8, 8)
+    (3, 9, 9)
     """
 
     pairs: np.ndarray
@@ -1393,6 +1393,7 @@ def levels_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
       avoidance: not available (excluded: 6 settlement hands (a score sheet has no tiles))
       kong_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
       value_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
+      exchange: not available (excluded: 6 settlement hands (a score sheet has no tiles))
     """
     lines = ["signals by level of record (hands screened):"]
     for signal, entry in summary.items():

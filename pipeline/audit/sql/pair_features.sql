@@ -142,7 +142,7 @@ channels AS (
 starts AS (  -- what a did for x before play
     SELECT a.hand_id, a.seat AS a, x.seat AS x,
            (CASE WHEN a.gift_fit AND a.gave_to = x.seat THEN 1 ELSE 0 END) AS gift,
-           (CASE WHEN (a.void_over::INTEGER >> (CASE x.void WHEN 'm' THEN 0 WHEN 'p' THEN 1 ELSE 2 END)) & 1 = 1
+           (CASE WHEN (a.void_over::INTEGER >> (CASE x.void WHEN 'm' THEN 0 WHEN 'p' THEN 1 WHEN 's' THEN 2 END)) & 1 = 1
                  THEN 1 ELSE 0 END) AS split
     FROM player_hands AS a
     JOIN player_hands AS x ON x.hand_id = a.hand_id AND x.seat <> a.seat

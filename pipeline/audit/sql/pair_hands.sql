@@ -36,7 +36,7 @@ starts AS (  -- what each seat did for another before play: 换三张 gifts that
     SELECT a.hand_id,
            bit_or(CASE WHEN a.gift_fit AND a.gave_to = x.seat
                        THEN 1::INTEGER << (4 * a.seat::INTEGER + x.seat::INTEGER) ELSE 0 END)::INTEGER AS gift,
-           bit_or(CASE WHEN (a.void_over::INTEGER >> (CASE x.void WHEN 'm' THEN 0 WHEN 'p' THEN 1 ELSE 2 END)) & 1 = 1
+           bit_or(CASE WHEN (a.void_over::INTEGER >> (CASE x.void WHEN 'm' THEN 0 WHEN 'p' THEN 1 WHEN 's' THEN 2 END)) & 1 = 1
                        THEN 1::INTEGER << (4 * a.seat::INTEGER + x.seat::INTEGER) ELSE 0 END)::INTEGER AS split,
            max(CASE WHEN a.gave_to IS NOT NULL OR a.void_over IS NOT NULL THEN 1 ELSE 0 END)::INTEGER AS known
     FROM player_hands AS a
