@@ -1852,11 +1852,24 @@ def export_command(
     table: TableOption = None,
     profile: ProfileOption = None,
     tz: TzOption = None,
+    keep_invalid: Annotated[
+        bool,
+        typer.Option(
+            "--keep-invalid",
+            help="Also write hands whose play the validator finds illegal (illegal plays, false wins), each marked "
+            "(start_kyoku's x_xuezhan_invalid: the codes).",
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Write records in another format: mjai, one event per line, a game per session (docs/FORMATS.md says what
     mjai cannot carry). A record it cannot carry (a table of three, a settlement record with no deal, a line
     that is not a record) is skipped and listed; the last line accounts for every input line.
+
+    Each record is validated first: a hand whose play is illegal (a tile that cannot exist, a turn out of order,
+    an illegal call, a false win: data to train a model on must not hold them) is left out and counted, or with
+    --keep-invalid written with the codes in start_kyoku's x_xuezhan_invalid. A wrong claimed score is no fault
+    of the play: such hands are written.
 
     With --warehouse, the warehouse's hands (or those the filters keep: --player, --since, --until, --table,
     --profile) are read back from the files they were ingested from, each checked against the sha256 stored
@@ -1866,6 +1879,7 @@ def export_command(
 
     from pipeline.formats import write_lines as write_out
     from pipeline.formats.mjai import NotWritable, write_mjai
+    from pipeline.validate import play_faults, validate
 
     if to not in FORMATS_OUT:
         raise fail(f"--to {to!r}: not a format xuezhan writes (formats: {', '.join(FORMATS_OUT)})")
@@ -1884,23 +1898,47 @@ def export_command(
         if len(skipped) < 10:
             skipped.append(f"{where[0]}: {_shown(why)}")
 
+    marks: list[tuple[str, ...]] = []  # per record handed to write_mjai and not yet written or skipped: its faults
+
     def on_skip(record: dict[str, Any], exc: NotWritable) -> None:
+        marks.pop(0)
         skip(exc)
 
+    def legal(records: Iterator[dict[str, Any]], bar: _Bar) -> Iterator[dict[str, Any]]:
+        for record in records:
+            faults = play_faults(validate(record))
+            if faults and not keep_invalid:
+                counts["invalid"] += 1
+                skip(f"illegal play ({', '.join(faults)}): left out (--keep-invalid writes it, marked)")
+                bar.count(1)
+                continue
+            marks.append(faults)
+            yield record
+
     def stream(records: Iterator[dict[str, Any]], bar: _Bar) -> Iterator[bytes]:
-        for event in write_mjai(records, on_skip=on_skip):
+        for event in write_mjai(legal(records, bar), on_skip=on_skip):
             if event["type"] == "start_kyoku":
                 counts["written"] += 1
+                faults = marks.pop(0)
+                if faults:
+                    counts["marked"] += 1
+                    event = {**event, "x_xuezhan_invalid": list(faults)}
                 bar.count(1)
             yield orjson.dumps(event)
+
+    def invalid_said() -> str:
+        if keep_invalid:
+            return f"; {plural(counts['marked'], 'hand')} with illegal play written, marked"
+        return f"; {counts['invalid']} of the skipped with illegal play (--keep-invalid writes them, marked)"
 
     if warehouse is not None:
         _export_warehouse(warehouse, out, scope, quiet, stream, skip, where, counts)
         typer.echo(f"wrote {plural(counts['written'], 'hand')} ({plural(counts['events'], 'event')}) to {out}")
         typer.echo(
             f"hands selected {counts['selected']} = {counts['written']} written + {counts['skipped']} skipped"
-            f" ({counts['unread']} not read back from their source, {counts['skipped'] - counts['unread']} that"
-            " mjai cannot carry)"
+            f" ({counts['unread']} not read back from their source, {counts['invalid']} with illegal play,"
+            f" {counts['skipped'] - counts['unread'] - counts['invalid']} that mjai cannot carry)"
+            + (invalid_said() if keep_invalid else "")
         )
     else:
         from pipeline.ingest.read import MAX_LINE, find_files, input_bytes, read_lines
@@ -1933,7 +1971,9 @@ def export_command(
         with _progress("exporting (mjai)", quiet, size=input_bytes(paths or []) or None) as bar:
             n = write_out(out, stream(records(bar), bar))
         typer.echo(f"wrote {plural(counts['written'], 'hand')} ({plural(n, 'event')}) to {out}")
-        typer.echo(f"lines {counts['lines']} = {counts['written']} written + {counts['skipped']} skipped")
+        typer.echo(
+            f"lines {counts['lines']} = {counts['written']} written + {counts['skipped']} skipped{invalid_said()}"
+        )
     for line in skipped:
         typer.echo(f"  skipped {line}")
     assert counts["written"] + counts["skipped"] == counts["selected" if warehouse is not None else "lines"]

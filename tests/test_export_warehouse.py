@@ -59,7 +59,8 @@ def test_the_round_trip_from_a_warehouse(room: tuple[Path, dict[str, list[dict[s
     lines = done.stdout.splitlines()
     assert (
         lines[1]
-        == "hands selected 26 = 23 written + 3 skipped (0 not read back from their source, 3 that mjai cannot carry)"
+        == "hands selected 26 = 23 written + 3 skipped (0 not read back from their source, 0 with illegal play, "
+        "3 that mjai cannot carry)"
     )
     assert lines[2].startswith(f"  skipped S1-1 ({root / 'b.jsonl'}:1): no deal and no wall")
     back = root / "back.jsonl"
@@ -100,8 +101,8 @@ def test_a_changed_or_moved_source_is_a_skipped_hand_with_its_reason(
     out = done.stdout.splitlines()
     assert out[0].startswith("wrote 21 hands")
     assert (
-        out[1]
-        == "hands selected 26 = 21 written + 5 skipped (5 not read back from their source, 0 that mjai cannot carry)"
+        out[1] == "hands selected 26 = 21 written + 5 skipped (5 not read back from their source, 0 with illegal play, "
+        "0 that mjai cannot carry)"
     )
     assert any("is not the line ingested" in line for line in out[2:])
 

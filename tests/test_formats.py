@@ -210,14 +210,57 @@ def test_import_and_export_on_the_command_line(tmp_path: Path) -> None:
     assert [r["hand_id"] for r in records] == ["S1-1", "S1-2", "S1-3"]
     mjai = tmp_path / "sample.mjson"
     done = xuezhan("export", str(ROOT / "data" / "sample.jsonl.gz"), "--to", "mjai", "-o", str(mjai))
-    # the sample's three corrupted lines are no records: skipped, said, exit 1; its five repeated hands are written
-    assert done.returncode == 1 and "lines 2005 = 2002 written + 3 skipped" in done.stdout, done.stdout
+    # the sample's three corrupted lines are no records, and its nine hands with an injected illegal play are not
+    # training data (issue 40): skipped, said, exit 1; its five repeated hands are written
+    assert done.returncode == 1, done.stdout
+    assert "lines 2005 = 1993 written + 12 skipped; 9 of the skipped with illegal play" in done.stdout, done.stdout
     back = tmp_path / "back.jsonl.gz"
     done = xuezhan("import", str(mjai), "--from", "mjai", "-o", str(back))
     assert done.returncode == 0 and "+ 0 rejected" in done.stdout, done.stdout
     # a settlement record has no deal: the export skips it, says so, and exits 1
     done = xuezhan("export", str(out), "--to", "mjai", "-o", str(tmp_path / "none.mjson"))
     assert done.returncode == 1 and "lines 3 = 0 written + 3 skipped" in done.stdout
+
+
+def test_export_leaves_illegal_play_out_of_training_data_or_marks_it(tmp_path: Path) -> None:
+    """Issue 40: a hand whose play the validator finds illegal is left out of `export --to mjai` by default and
+    counted in the last line; `--keep-invalid` writes it with the codes in start_kyoku's x_xuezhan_invalid. A hand
+    whose claimed score is wrong has legal plays: it is written, unmarked, either way."""
+    import gzip
+
+    from pipeline.validate import validate
+
+    lines = gzip.decompress((ROOT / "data" / "sample.jsonl.gz").read_bytes()).decode().splitlines()
+    good = next(r for r in map(json.loads, lines[:50]) if not validate(r).issues and r.get("result"))
+    illegal = json.loads(json.dumps(good))
+    illegal["hand_id"] += "-illegal"
+    first = illegal["events"][0]
+    first["seat"] = (first["seat"] + 1) % len(illegal["players"])  # not that seat's turn
+    wrong = json.loads(json.dumps(good))
+    wrong["hand_id"] += "-wrong-score"
+    wrong["result"]["deltas"][0] += 1
+    wrong["result"]["deltas"][1] -= 1
+    assert {i.code for i in validate(wrong).issues} and not any(
+        i.code.startswith(("TILE_", "TURN_", "CLAIM_", "WIN_")) for i in validate(wrong).issues
+    )
+    src = tmp_path / "three.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in (good, illegal, wrong)))
+
+    out = tmp_path / "out.mjson"
+    done = xuezhan("export", str(src), "--to", "mjai", "-o", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "lines 3 = 2 written + 1 skipped; 1 of the skipped with illegal play" in done.stdout, done.stdout
+    assert "three.jsonl:2: illegal play (TURN_ORDER)" in done.stdout, done.stdout
+    starts = [e for e in map(json.loads, out.read_text().splitlines()) if e["type"] == "start_kyoku"]
+    assert [e["x_xuezhan"]["hand_id"] for e in starts] == [good["hand_id"], wrong["hand_id"]]
+    assert not any("x_xuezhan_invalid" in e for e in starts)
+
+    kept = tmp_path / "kept.mjson"
+    done = xuezhan("export", str(src), "--to", "mjai", "-o", str(kept), "--keep-invalid")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "lines 3 = 3 written + 0 skipped; 1 hand with illegal play written, marked" in done.stdout, done.stdout
+    starts = [e for e in map(json.loads, kept.read_text().splitlines()) if e["type"] == "start_kyoku"]
+    assert [e.get("x_xuezhan_invalid") for e in starts] == [None, ["TURN_ORDER"], None]
 
 
 @pytest.mark.parametrize(
