@@ -395,15 +395,8 @@ def play_faults(v: Validation) -> tuple[str, ...]:
     """The codes of ``v``'s errors in the play itself (a tile that cannot exist, a turn out of order, an illegal
     call, a false win) and of any finding that stopped the replay: what makes a record unfit to learn play
     from (``export``), unlike a wrong claimed score, whose plays are still legal. Empty for a legal hand."""
-    return tuple(
-        dict.fromkeys(
-            i.code
-            for i in v.issues
-            if (c := CODES.get(i.code)) is not None
-            and c.severity == "error"
-            and (c.stops_replay or i.code.startswith(PLAY_FAMILIES))
-        )
-    )
+    codes = [i.code for i in v.issues if CODES[i.code].severity == "error"]
+    return tuple(dict.fromkeys(c for c in codes if CODES[c].stops_replay or c.startswith(PLAY_FAMILIES)))
 
 
 def validate_lines(
