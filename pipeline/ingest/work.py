@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
 from pipeline.game.record import played_at_offset, played_at_time
-from pipeline.game.start import deal_hands, exchange_offset, wall_after_deal
+from pipeline.game.start import deal_hands, exchange_offset, exchanged, wall_after_deal
 from pipeline.game.state import WaitChoice
 from pipeline.ingest.read import RawLine
 from pipeline.ingest.warehouse import Encoded
@@ -284,7 +284,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         waits_judged=judged,
         _rec=rec,
     )
-    deals = _deal_scores(record) if hand is not None else {}
+    dealt = _dealt_hands(record) if hand is not None else None  # its start replayed
+    deals = _deal_scores(record, dealt)
     for f in v.seats:
         scores = deals.get(f.seat, _NO_DEAL)
         rows.add(
@@ -327,7 +328,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     observer = record.level == "observer"  # the hidden hands' waits are not known: who could win is unknown
     could = hand.could_win_at if hand is not None and not observer else {}
     safe = hand.safe_alternative_at if hand is not None else {}
-    kongable = _could_kong(record, replayed_upto) if hand is not None else {}
+    kongable = _could_kong(record, dealt, replayed_upto)
     left = wall_after_deal(record.rules)
     settlement = record.level == "settlement"  # no draws, no wall to count: wall_left unknown
     wall_left: list[int | None] = []
@@ -459,7 +460,21 @@ class DealFacts(NamedTuple):
 _NO_DEAL = DealFacts()
 
 
-def _deal_scores(record: Any) -> dict[int, DealFacts]:
+def _dealt_hands(record: Any) -> list[Any] | None:
+    """Every seat's starting hand, where the record shows every hand (levels full and dealt): dealt from its wall,
+    or its deal; None otherwise."""
+    if record.level not in ("full", "dealt"):
+        return None
+    if record.wall is not None:
+        hands: list[Any] = deal_hands(record.wall, record.dealer, record.rules.players)
+    elif record.deal is not None:
+        hands = list(record.deal)
+    else:
+        return None
+    return None if any(tiles is None for tiles in hands) else hands
+
+
+def _deal_scores(record: Any, hands: list[Any] | None) -> dict[int, DealFacts]:
     """Per seat, the facts of its start (:class:`DealFacts`), where the record has every hand (levels full and
     dealt) and its start replayed.
 
@@ -467,19 +482,11 @@ def _deal_scores(record: Any) -> dict[int, DealFacts]:
     exchange passes "3 tiles of one suit to another seat" (RULES.md; the profiles that play it), and the void is
     any one suit ("打缺门，必须打掉其中一门", the first rules text). So a partner can be given the suit it collects,
     and two partners can split the suits. The screen compares these with what the same player does to its other
-    opponents (pipeline/audit/collusion.py)."""
-    if record.level not in ("full", "dealt"):
+    opponents (pipeline/audit/collusion.py). ``hands``: :func:`_dealt_hands`."""
+    if hands is None:
         return {}
     rules = record.rules
     n = rules.players
-    if record.wall is not None:
-        hands: list[Any] = deal_hands(record.wall, record.dealer, n)
-    elif record.deal is not None:
-        hands = list(record.deal)
-    else:
-        return {}
-    if any(tiles is None for tiles in hands):
-        return {}
     three = len(rules.suits) == 3
     suits = [[sum(1 for k in tiles if k // 9 == s) for s in range(3)] for tiles in hands]
     gave_to: list[int | None] = [None] * n
@@ -506,36 +513,22 @@ def _deal_scores(record: Any) -> dict[int, DealFacts]:
     return out
 
 
-def _could_kong(record: Any, replayed: int) -> dict[int, list[int]]:
+def _could_kong(record: Any, hands: list[Any] | None, replayed: int) -> dict[int, list[int]]:
     """Per replayed discard (event index), the other seats holding three of its tile concealed at that moment
     (they could kong it: "“直杠”就是玩家手中有三张一样的牌，当其他麻友打出了第四张一样的牌时，麻友选择的杠牌。
     直杠，立刻收取引杠者2倍点数", the first rules text, which counts avoiding 引杠 as a skill), where the record
     shows every hand (levels full and dealt). Counted from the deal after 换三张, each
-    seat's draws, discards, pongs and kongs; the replay has already checked that every one of them was legal."""
-    if record.level not in ("full", "dealt"):
+    seat's draws, discards, pongs and kongs; the replay has already checked that every one of them was legal.
+    ``hands``: :func:`_dealt_hands`."""
+    if hands is None:
         return {}
     n = record.rules.players
-    if record.wall is not None:
-        hands: list[Any] = deal_hands(record.wall, record.dealer, n)
-    elif record.deal is not None:
-        hands = list(record.deal)
-    else:
-        return {}
-    if any(tiles is None for tiles in hands):
-        return {}
-    counts = [[0] * 27 for _ in range(n)]
-    for seat, tiles in enumerate(hands):
-        for k in tiles:
-            counts[seat][k] += 1
     given = record.exchange_given
     if given is not None and record.exchange_direction is not None:
         if not all(given):
             return {}
-        offset = exchange_offset(record.exchange_direction, n)
-        for seat, tiles in enumerate(given):
-            for k in tiles:
-                counts[seat][k] -= 1
-                counts[(seat + offset) % n][k] += 1
+        hands = exchanged(hands, record.exchange_direction, given)
+    counts = [counts_of(list(tiles)) for tiles in hands]
     out: dict[int, list[int]] = {}
     for idx, ev in enumerate(record.events[:replayed]):
         seat, tile = ev.seat, ev.tile
