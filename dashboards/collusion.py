@@ -57,6 +57,7 @@ SIGNAL_NAMES = {  # signal → (name on the page, Chinese)
     "avoidance": ("deal-in avoidance", "避炮"),
     "kong_feeding": ("kong feeding", "喂杠"),
     "value_feeding": ("feeding valuable wins", "喂大牌"),
+    "costly_feeding": ("feeding at a cost", "拆牌喂牌"),
     "exchange": ("exchange gifts and split voids", "换三张送牌·定缺"),
 }
 

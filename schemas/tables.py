@@ -190,6 +190,13 @@ EVENTS = pa.schema(
             "for a discard someone could win on: the discarder held a tile nobody could "
             "win on whose discard kept its own hand as close to ready (false: a forced discard); null otherwise",
         ),
+        _f(
+            "cost",
+            pa.int8(),
+            "for a discard someone could win on or kong: how many steps (shanten) further from ready it left the "
+            "discarder's hand than the best discard it held (0: one of the best; more: a tile given up at a cost to "
+            "its own hand, the collusion screen's costly offers); null otherwise",
+        ),
         _f("replayed", pa.bool_(), "the event was replayed (false after an illegal action stopped the replay)"),
     ]
 )

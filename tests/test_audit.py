@@ -251,6 +251,7 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
                 "avoidance",
                 "kong_feeding",
                 "value_feeding",
+                "costly_feeding",
                 "exchange",
             )
         }
@@ -334,6 +335,7 @@ def test_shrunk_ratios_lie_between_1_and_the_raw_ratio(colluding_rooms) -> None:
         "avoidance": True,
         "kong_feeding": True,
         "value_feeding": True,
+        "costly_feeding": True,
         # the room's profile plays no 换三张 and honest bots void their shortest suit: nothing to expect
         "exchange": False,
     }
@@ -371,6 +373,7 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
     from dataclasses import replace
 
     from pipeline.audit.collusion import (
+        BORROWED,
         DIRECTION,
         FEATURES,
         POOLED,
@@ -400,10 +403,20 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
             frame = out.join(rates("player_a", "give"), on="player_a", how="left").join(
                 rates("player_x", "take"), on="player_x", how="left"
             )
-            give = pl.lit(overall) if f in TAKER_ONLY + POOLED else pl.col("give").fill_null(overall)
+            give = pl.lit(overall) if f in (*TAKER_ONLY, *POOLED, *BORROWED) else pl.col("give").fill_null(overall)
             take = pl.lit(overall) if f in POOLED else pl.col("take").fill_null(overall)
+            if f in BORROWED:  # the taker's relative rate of another feature, times the room's rate
+                of = BORROWED[f]
+                overall_of = float(fit[of].sum()) / max(1e-12, float(fit[f"base_{of}"].sum()))
+                borrowed = fit.group_by("player_x").agg(
+                    (pl.col(of).sum() / pl.col(f"base_{of}").sum()).fill_nan(0.0).alias("of")
+                )
+                frame = frame.join(borrowed, on="player_x", how="left")
+                relative = (pl.col("of") / overall_of).fill_null(1.0) if overall_of > 0 else pl.lit(1.0)
+                take = relative * overall
             rate = (give * take / overall) if overall > 0 else pl.lit(0.0)
             out = frame.with_columns((pl.col(exposure) * rate).fill_nan(0.0).alias(f"{f}_exp")).drop("give", "take")
+            out = out.drop("of") if "of" in out.columns else out
             out = out.with_columns((pl.col(f) - pl.col(f"{f}_exp")).alias(f"{f}_res"))
         return out.drop("one")
 

@@ -465,7 +465,27 @@ def test_evidence_with_void_first_only_void_tiles_were_a_choice() -> None:
     assert state.safe_alternative_at == {0: False}
 
 
+def test_evidence_the_cost_of_a_discard_is_how_much_further_from_ready_it_left_the_hand() -> None:
+    # 5p was one of the best discards (cost 0): the hand is ready after it; 5p out of 45p instead leaves
+    # 22s 4p 9m one step further from ready than shedding the isolated 9m would have (cost 1): a tile given up
+    # at a cost to one's own hand, into seat 1's wait
+    assert _dangerous_discard("123m456m789m22s33s5p").cost_at == {0: 0}
+    assert _dangerous_discard("123m456m789m11s7s5p9p").cost_at == {0: 0}
+    assert _dangerous_discard("123m456m789m22s45p9m").cost_at == {0: 1}
+
+
+def test_evidence_the_cost_is_worked_out_for_a_tile_another_could_kong() -> None:
+    # nobody wins on 9s, but seat 1 holds 999s concealed: the dealer's 9s is a tile it could kong (events.could_kong)
+    state = deal("123m456m789m22s45p9s", WAITER, "13579m13579p246s", "2468m2468p1357s8s", evidence=True)
+    state.discard(0, t("9s"))
+    assert state.could_win_at == {} and state.safe_alternative_at == {}
+    assert state.cost_at == {0: 0}
+    plain = deal("123m456m789m22s45p9s", WAITER, "13579m13579p246s", "2468m2468p1357s8s", evidence=True)
+    plain.discard(0, t("2s"))  # nobody could win on or kong 2s: no cost worked out
+    assert plain.cost_at == {}
+
+
 def test_evidence_is_worked_out_only_on_request() -> None:
     state = deal("123m456m789m22s33s5p", WAITER, *FILLERS)
     state.discard(0, t("5p"))
-    assert state.could_win_at == {0: (1,)} and state.safe_alternative_at == {}
+    assert state.could_win_at == {0: (1,)} and state.safe_alternative_at == {} and state.cost_at == {}

@@ -273,6 +273,8 @@ COLLUSION_FEATURES = (
     "gift",
     "split",
     "kong_offer",
+    "feed_costly",
+    "kong_costly",
 )
 
 

@@ -15,6 +15,8 @@ hands is screened on what each did for the other *while both were still in the h
 - ``kong_feeding``: one direct-kongs the other's discard, or throws the fourth tile of the other's concealed
   triplet (``kong_offer``: a tile the other could kong, taken or not);
 - ``value_feeding``: one wins a hand of ``BIG_FAN`` fan or more on the other's tile;
+- ``costly_feeding``: one wins on, or direct-kongs, a tile the other gave up at a cost to its own hand (the
+  discard left the giver further from ready than its best discard: ``events.cost``);
 - ``exchange``: help before play: one's 换三张 tiles go to the other in a suit it collects, or one declares a void
   against its own hand, leaving that suit to the other (``gift``, ``split``);
 - reported, not scored (:data:`DIRECTION`): ``soft_play``, one passes a win on the other's discard under the
@@ -98,8 +100,9 @@ SIGNALS: dict[str, tuple[str, ...]] = {
     "channel": ("channel",),
     "passed_wins": ("passed",),
     "avoidance": ("could_feed",),
-    "kong_feeding": ("feed_kong", "kong_offer"),
+    "kong_feeding": ("feed_kong", "kong_costly"),
     "value_feeding": ("feed_value",),
+    "costly_feeding": ("feed_costly",),
     "exchange": ("gift", "split"),
 }
 # The direction in which a signal is evidence of collusion, fixed by what it means (issue 37), never read from the
@@ -129,6 +132,7 @@ DIRECTION: dict[str, int] = {
     "avoidance": -1,
     "kong_feeding": 1,
     "value_feeding": 1,
+    "costly_feeding": 1,
     "exchange": 1,
 }
 BIG_FAN = 2  # a valuable win: at least double a plain hand (value_feeding)
@@ -146,6 +150,8 @@ FEATURES = (
     "gift",
     "split",
     "kong_offer",
+    "feed_costly",
+    "kong_costly",
 )
 # counted once per hand and ordered pair (0/1, exposure 1 where the hand's level supports it), not per offer
 PER_HAND = ("channel", "feed_sheet", "gift", "split")
@@ -332,6 +338,7 @@ class Offers:
     split: np.ndarray | None = None
     start: np.ndarray | None = None
     kongable: np.ndarray | None = None  # per offer, the seats holding three of its tile concealed (bits)
+    costly: np.ndarray | None = None  # per offer, whether it left its discarder further from ready (events.cost > 0)
 
 
 def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -> Offers:
@@ -419,6 +426,7 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
         level=np.array([LEVELS.index(v) for v in hands["level"].to_list()], dtype=np.int64),
         seen=hands["seen"].to_numpy().astype(np.int64),
         kongable=kongable,
+        costly=events["costly"].to_numpy()[order][offer].astype(bool) if "costly" in events.columns else None,
         **{
             name: hands[name].to_numpy().astype(np.int64) if name in hands.columns else np.zeros(n_hands, np.int64)
             for name in ("gift", "split", "start")
@@ -427,7 +435,20 @@ def offers_of(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -
 
 
 # per offer and opponent still in
-OUTCOMES = ("offers", "won", "called", "could", "chosen", "soft", "passed", "konged", "valued", "kongable")
+OUTCOMES = (
+    "offers",
+    "won",
+    "called",
+    "could",
+    "chosen",
+    "soft",
+    "passed",
+    "konged",
+    "valued",
+    "kongable",
+    "costly_won",
+    "costly_kong",
+)
 HAZARD_OF = {
     "feed_win": "won",
     "feed_call": "called",
@@ -438,6 +459,8 @@ HAZARD_OF = {
     "feed_kong": "konged",
     "feed_value": "valued",
     "kong_offer": "kongable",
+    "feed_costly": "costly_won",
+    "kong_costly": "costly_kong",
 }
 # Outcomes judged only on the offers where a condition holds (issue 37): their rate by wall, and so their
 # baselines, are over those offers alone. ``passed``: a win passed on a tile the passer could win on (the
@@ -454,6 +477,13 @@ TAKER_ONLY = ("passed",)
 # the room, read z 3.9 with both rates fitted). The permutation null (the other opponents in the same hand) is
 # the test.
 POOLED = ("gift", "split")
+# Features whose expectation is the room's rate × the taker's relative rate of another feature, every giver at
+# the room's rate. ``feed_costly``: a tile given up at a cost that x won on or could kong. Its own rates are made
+# of the pair (measured: a kong pair, 42 such tiles taken against 29 expected with either player's own rate,
+# z 2.1, where its 88 costly offers stood out from every other pair's); a giver's own rate of costly discards
+# (weak play) is common to all its opponents in a hand, which the permutation null compares; a taker who wins
+# often takes more of everything, which x's rate of wins on discards says (feed_win).
+BORROWED = {"feed_costly": "feed_win", "kong_costly": "kong_offer"}
 FEATURE_OF = {outcome: feature for feature, outcome in HAZARD_OF.items()}
 
 
@@ -514,18 +544,22 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
     def bit(of: np.ndarray) -> np.ndarray:  # whether the opponent's seat bit is set in each offer's ``of``
         return ((of[which] >> opponent) & 1).astype(bool)
 
-    could, won = bit(offers.could), bit(offers.won)
+    could, won, konged = bit(offers.could), bit(offers.won), bit(offers.konged)
+    kongable = bit(offers.kongable if offers.kongable is not None else np.zeros_like(offers.could))
+    costly = offers.costly[which] if offers.costly is not None else np.zeros(len(which), dtype=bool)
     outcome = {
         "offers": np.ones(len(which), dtype=bool),
         "won": won,
         "called": bit(offers.called),
-        "konged": bit(offers.konged),
+        "konged": konged,
         "valued": offers.fan[which, opponent] >= BIG_FAN,
         "could": could,
         "chosen": could & offers.safe[which],
         "soft": could & ~won,
         "passed": could & ~won,
-        "kongable": bit(offers.kongable if offers.kongable is not None else np.zeros_like(offers.could)),
+        "kongable": kongable,
+        "costly_won": costly & won,
+        "costly_kong": costly & kongable,
     }
     keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
     return keys, offers.wall[which], outcome
@@ -978,6 +1012,10 @@ def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset())
                 out[k] = np.where(present, rate, overall[k])
     for f in TAKER_ONLY:  # the taker's rate alone: every giver at the overall rate
         give[FEATURES.index(f)] = overall[FEATURES.index(f)]
+    for f, of in BORROWED.items():  # the room's rate × the taker's relative rate of another feature
+        k, j = FEATURES.index(f), FEATURES.index(of)
+        give[k] = overall[k]
+        take[k] = take[j] / overall[j] * overall[k] if overall[j] > 0 else overall[k]
     for f in POOLED:  # the room's rate alone
         give[FEATURES.index(f)] = take[FEATURES.index(f)] = overall[FEATURES.index(f)]
     return Fit(give, take, overall)
@@ -998,7 +1036,7 @@ class Moments:
     pairs screened (:func:`screened_pairs`), not players².
 
     >>> Moments.zeros(np.array([1, 5, 7]), 1_000_000).cov.shape
-    (3, 9, 9)
+    (3, 10, 10)
     """
 
     pairs: np.ndarray
@@ -1393,6 +1431,7 @@ def levels_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
       avoidance: not available (excluded: 6 settlement hands (a score sheet has no tiles))
       kong_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
       value_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
+      costly_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards))
       exchange: not available (excluded: 6 settlement hands (a score sheet has no tiles))
     """
     lines = ["signals by level of record (hands screened):"]

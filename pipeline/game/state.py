@@ -55,6 +55,7 @@ Phase = Literal["discard", "claim", "rob", "draw", "end"]
 WaitOption = tuple[int, int, int, int]
 WaitChoice = tuple[int, tuple[WaitOption, ...]]
 _NO_WAITS: Final[dict[int, WaitChoice]] = {}
+_NO_COSTS: Final[dict[int, int]] = {}
 WinHow = Literal["discard", "self_draw", "rob_kong"]
 
 
@@ -181,6 +182,7 @@ class HandFacts(Value):
         "unchecked",
         "end_open",
         "waits_at",
+        "cost_at",
     )
 
     def __init__(
@@ -204,6 +206,7 @@ class HandFacts(Value):
         unchecked: tuple[str, ...] = (),
         end_open: bool = False,
         waits_at: Mapping[int, WaitChoice] = _NO_WAITS,
+        cost_at: Mapping[int, int] = _NO_COSTS,
     ) -> None:
         self._v = (
             rules,
@@ -225,6 +228,7 @@ class HandFacts(Value):
             unchecked,
             end_open,
             waits_at,
+            cost_at,
         )
 
     @property
@@ -306,6 +310,10 @@ class HandFacts(Value):
     @property
     def waits_at(self) -> Mapping[int, WaitChoice]:  # discard → its judged choice of waits (evidence)
         return self._v[18]
+
+    @property
+    def cost_at(self) -> Mapping[int, int]:  # offer to an opponent → shanten it cost its discarder (evidence)
+        return self._v[19]
 
     @property
     def won_out(self) -> bool:
@@ -432,6 +440,9 @@ class HandState:
         # event index → seats that could win on that tile: every added kong, and the discards someone could win on
         self.could_win_at: dict[int, tuple[int, ...]] = {}
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
+        # discard somebody could win on or kong → how many steps (shanten) further from ready it left its discarder
+        # than its best discard (evidence)
+        self.cost_at: dict[int, int] = {}
         self.waits_at: dict[int, WaitChoice] = {}  # discard's index → its judged choice of waits (evidence)
         self.gave: dict[int, tuple[int, tuple[int, ...]]] = {}  # seat → (receiver, the kinds it gave at 换三张)
         # Each seat's winning tiles, kept until its hand changes, the code of each of its suits and its size, kept
@@ -606,6 +617,7 @@ class HandState:
             unchecked=tuple(self.unchecked),
             end_open=self.end_open,
             waits_at=self.waits_at,
+            cost_at=self.cost_at,
         )
 
     def _earthly(self, seat: int, self_drawn: bool) -> bool:
@@ -897,8 +909,11 @@ class HandState:
                 window.could_win[other] = None
         if window.could_win is not None:
             self.could_win_at[index] = tuple(window.could_win)
-            if self.evidence:
-                self.safe_alternative_at[index] = self._safe_alternative(seat, tile)
+        if self.evidence and (window.could_win is not None or self._kongable(seat, tile)):
+            safe, cost = self._choice(seat, tile)
+            if window.could_win is not None:
+                self.safe_alternative_at[index] = safe
+            self.cost_at[index] = cost
         if self.kong_chain:  # a new empty list only when there was a chain (not one per discard)
             self.kong_chain = []
         self.last_draw = None
@@ -1004,11 +1019,17 @@ class HandState:
         suits_ok = held != 7 and (void is None or not (held >> void) & 1)
         return h.size == 14 - 3 * len(melds) and suits_ok and is_win(counts, melds)
 
-    def _safe_alternative(self, seat: int, tile: int) -> bool:
-        """Having just discarded ``tile`` (a tile somebody can win on), did ``seat`` hold another tile that no
-        opponent still in could win on and whose discard would have left its own hand as close to ready
-        (shanten)? A discard with no such choice is forced, and forced discards are no evidence of feeding.
-        Computed only for dangerous discards, which are a few per hand."""
+    def _kongable(self, seat: int, tile: int) -> bool:
+        """Does another seat still in hold three ``tile`` concealed (it could kong ``seat``'s discard of it)?"""
+        return any(o != seat and not self.won[o] and self.counts[o][tile] == 3 for o in range(self.n))
+
+    def _choice(self, seat: int, tile: int) -> tuple[bool, int]:
+        """Having just discarded ``tile`` (a tile somebody can win on or kong), ``(safe, cost)``: did ``seat`` hold
+        another tile that no opponent still in could win on and whose discard would have left its own hand as
+        close to ready (shanten)? A discard with no such choice is forced, and forced discards are no evidence of
+        feeding. And how many steps further from ready (shanten) the discard left the hand than the best discard
+        it held (0: it was one of the best): a tile given up at a cost to one's own hand is the collusion screen's
+        ``costly_offer`` (issue 37). Computed only for such discards, which are a few per hand."""
         n_melds, void = len(self.melds[seat]), self.void[seat]
         codes = self._hands[seat].codes()
         actual = shanten_of_codes(codes, n_melds, void)  # the hand after the discard
@@ -1020,16 +1041,18 @@ class HandState:
         for o in range(self.n):
             if o != seat and not self.won[o]:
                 dangerous |= self.win_mask(o)
+        safe, best = False, actual
         for k in range(27):
-            if k == tile or not counts[k] or (void_first and k // 9 != void) or (dangerous >> k) & 1:
+            if k == tile or not counts[k] or (void_first and k // 9 != void):
                 continue
             suit, step = k // 9, code_step(k)
             codes[suit] = codes[suit] - step
             alternative = shanten_of_codes(codes, n_melds, void)
             codes[suit] = codes[suit] + step
-            if alternative <= actual:
-                return True
-        return False
+            best = min(best, alternative)
+            if alternative <= actual and not (dangerous >> k) & 1:
+                safe = True
+        return safe, actual - best
 
     # ------------------------------------------------------------------------------------ pong
     def _verify_call(self, seat: int, tile: int, need: int, what: str) -> None:

@@ -328,6 +328,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     observer = record.level == "observer"  # the hidden hands' waits are not known: who could win is unknown
     could = hand.could_win_at if hand is not None and not observer else {}
     safe = hand.safe_alternative_at if hand is not None else {}
+    cost = hand.cost_at if hand is not None else {}
     kongable = _could_kong(record, dealt, replayed_upto)
     left = wall_after_deal(record.rules)
     settlement = record.level == "settlement"  # no draws, no wall to count: wall_left unknown
@@ -359,6 +360,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         could_win=could_win,
         could_kong=[kongable.get(idx) for idx in range(n)],
         safe_alternative=[safe.get(idx) for idx in range(n)],
+        cost=[cost.get(idx) for idx in range(n)],
         replayed=[idx < replayed_upto for idx in range(n)],
         _rec=[rec] * n,
     )

@@ -8,6 +8,7 @@
 --   could   the seats that could have won on an offer, as bits (seat s: 1 << s)
 --   kongable  the seats holding three of a discard's tile concealed (events.could_kong), as bits: they could kong it
 --   safe    the discarder held a tile nobody could win on that was as good (pair_features.sql's chosen)
+--   costly  the discard left the discarder's hand further from ready than its best discard (events.cost > 0)
 --   wall_left  -1 when the record has none (an offer the hazard has no rate for: it counts nowhere)
 --   fan     a win's total fan (wins.fan; 0 for every other event and a win the engine did not value)
 -- Events are numbered 0, 1, 2, … in their record and the replayed ones are a prefix of it
@@ -34,6 +35,7 @@ SELECT
      + CASE WHEN list_contains(e.could_kong, 2::TINYINT) THEN 4 ELSE 0 END
      + CASE WHEN list_contains(e.could_kong, 3::TINYINT) THEN 8 ELSE 0 END)::TINYINT AS kongable,
     coalesce(e.safe_alternative, false) AS safe,
+    coalesce(e.cost, 0) > 0 AS costly,
     coalesce(e.wall_left, -1)::SMALLINT AS wall_left,
     coalesce(w.fan, 0)::SMALLINT AS fan
 FROM events AS e

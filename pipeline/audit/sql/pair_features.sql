@@ -6,6 +6,9 @@
 --   feed_kong   x direct-konged a's discard
 --   kong_offer  a's discard was the fourth tile of a triplet x held concealed (x could kong it: events.could_kong)
 --   feed_value  x won on a's tile with a hand of 2 fan or more (collusion.py BIG_FAN: a valuable win)
+--   feed_costly x won on a's discard, which left a's own hand further from ready than a's best discard
+--               (events.cost > 0: a tile given up at a cost to one's own hand)
+--   kong_costly a's discard at such a cost was the fourth tile of a triplet x held concealed (taken or not)
 --   could_feed  a's tile was one x could have won on (a dangerous discard for x)
 --   chosen_danger  ... and a held another tile nobody could win on that was as good for a's own hand
 --                  (a dangerous discard by choice; a forced one is no evidence)
@@ -34,6 +37,7 @@ hands_in AS (  -- source: replayed hands
 ev AS (  -- renamed: events with the event each hu answers (the last non-hu event before it)
     SELECT
         e.hand_id, e.idx, e.t, e.seat, e.source, e.kind, e.could_win, e.could_kong, e.wall_left, e.safe_alternative,
+        coalesce(e.cost, 0) > 0 AS costly,
         w.fan,
         last_value(CASE WHEN e.t <> 'hu' THEN e.idx END IGNORE NULLS)
             OVER (PARTITION BY e.hand_id ORDER BY e.idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS target
@@ -48,7 +52,7 @@ out_at AS (  -- when each winner left the hand
 ),
 
 offers AS (  -- a's tiles others could take: discards and added kongs
-    SELECT hand_id, idx, seat AS a, could_win, could_kong, wall_left, coalesce(safe_alternative, false) AS safe
+    SELECT hand_id, idx, seat AS a, could_win, could_kong, wall_left, coalesce(safe_alternative, false) AS safe, costly
     FROM ev WHERE t = 'discard' OR (t = 'kong' AND kind = 'added')
 ),
 
@@ -63,7 +67,7 @@ seat_pairs AS (
 ),
 
 offer_rows AS (  -- logic: each offer of a, for each x still in at that moment
-    SELECT o.hand_id, o.idx, o.a, p.x, o.wall_left, o.safe, list_contains(o.could_win, p.x::TINYINT) AS could,
+    SELECT o.hand_id, o.idx, o.a, p.x, o.wall_left, o.safe, o.costly, list_contains(o.could_win, p.x::TINYINT) AS could,
            coalesce(list_contains(o.could_kong, p.x::TINYINT), false) AS kongable
     FROM offers AS o
     JOIN seat_pairs AS p ON p.hand_id = o.hand_id AND p.a = o.a
@@ -84,7 +88,9 @@ took AS (  -- x's wins and calls on a's offers
 
 per_offer AS (
     SELECT o.hand_id, o.a, o.x, o.wall_left, o.could, o.kongable, o.could AND o.safe AS chosen, coalesce(k.won, 0) AS won,
-           coalesce(k.called, 0) AS called, coalesce(k.konged, 0) AS konged, coalesce(k.fan, 0) AS fan
+           coalesce(k.called, 0) AS called, coalesce(k.konged, 0) AS konged, coalesce(k.fan, 0) AS fan,
+           CASE WHEN o.costly AND coalesce(k.won, 0) = 1 THEN 1 ELSE 0 END AS costly_won,
+           CASE WHEN o.costly AND o.kongable THEN 1 ELSE 0 END AS costly_kong
     FROM offer_rows AS o
     LEFT JOIN took AS k ON k.hand_id = o.hand_id AND k.idx = o.idx AND k.x = o.x
 ),
@@ -97,6 +103,8 @@ hazard AS (  -- the population's rate of each outcome per offer, by tiles left i
         avg(konged) AS h_kong,
         avg(CASE WHEN fan >= 2 THEN 1 ELSE 0 END) AS h_value,
         avg(CASE WHEN kongable THEN 1 ELSE 0 END) AS h_kongable,
+        avg(costly_won) AS h_costly_won,
+        avg(costly_kong) AS h_costly_kong,
         avg(CASE WHEN could THEN 1 ELSE 0 END) AS h_could,
         avg(CASE WHEN chosen THEN 1 ELSE 0 END) AS h_chosen,
         avg(CASE WHEN could AND won = 0 THEN 1 ELSE 0 END) AS h_soft,
@@ -114,6 +122,8 @@ offer_counts AS (
         sum(konged) AS feed_kong,
         count(*) FILTER (WHERE fan >= 2) AS feed_value,
         count(*) FILTER (WHERE kongable) AS kong_offer,
+        sum(costly_won) AS feed_costly,
+        sum(costly_kong) AS kong_costly,
         count(*) FILTER (WHERE could) AS could_feed,
         count(*) FILTER (WHERE could AND won = 0) AS soft_pass,
         count(*) FILTER (WHERE chosen) AS chosen_danger,
@@ -122,6 +132,8 @@ offer_counts AS (
         sum(h.h_kong) AS base_feed_kong,
         sum(h.h_value) AS base_feed_value,
         sum(h.h_kongable) AS base_kong_offer,
+        sum(h.h_costly_won) AS base_feed_costly,
+        sum(h.h_costly_kong) AS base_kong_costly,
         sum(h.h_could) AS base_could_feed,
         sum(h.h_chosen) AS base_chosen_danger,
         sum(h.h_soft) AS base_soft_pass,
@@ -173,6 +185,8 @@ SELECT  -- final
     coalesce(c.feed_kong, 0)::INTEGER AS feed_kong,
     coalesce(c.feed_value, 0)::INTEGER AS feed_value,
     coalesce(c.kong_offer, 0)::INTEGER AS kong_offer,
+    coalesce(c.feed_costly, 0)::INTEGER AS feed_costly,
+    coalesce(c.kong_costly, 0)::INTEGER AS kong_costly,
     coalesce(c.could_feed, 0)::INTEGER AS could_feed,
     coalesce(c.soft_pass, 0)::INTEGER AS soft_pass,
     coalesce(c.soft_pass, 0)::INTEGER AS passed,
@@ -182,6 +196,8 @@ SELECT  -- final
     coalesce(c.base_feed_kong, 0)::DOUBLE AS base_feed_kong,
     coalesce(c.base_feed_value, 0)::DOUBLE AS base_feed_value,
     coalesce(c.base_kong_offer, 0)::DOUBLE AS base_kong_offer,
+    coalesce(c.base_feed_costly, 0)::DOUBLE AS base_feed_costly,
+    coalesce(c.base_kong_costly, 0)::DOUBLE AS base_kong_costly,
     coalesce(c.base_could_feed, 0)::DOUBLE AS base_could_feed,
     coalesce(c.base_chosen_danger, 0)::DOUBLE AS base_chosen_danger,
     coalesce(c.base_soft_pass, 0)::DOUBLE AS base_soft_pass,
