@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from test_rules_shanten_reference import reference_shanten
 
 from pipeline.analytics.queries import connect
 from pipeline.audit.collusion import screen
 from pipeline.ingest.run import ingest
+from pipeline.rules.ruleset import load_ruleset
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
 
@@ -134,8 +136,8 @@ def test_a_warehouse_written_before_the_start_columns_is_screened_without_them(e
 
 
 # ------------------------------------------------------------------------------------------ kong offers
-def _kongable_from_json(record: dict) -> dict[int, list[int]]:
-    """Per discard (event index), the other seats holding three of its tile concealed, counted from the record's
+def _held_from_json(record: dict):
+    """Each event of a record with every seat's concealed tiles and melds just before it, counted from the record's
     own fields: the deal (or the wall dealt), the exchange, and every draw, discard, pong and kong."""
     n, dealer = len(record["players"]), record["dealer"]
     deal = record.get("deal")
@@ -145,6 +147,7 @@ def _kongable_from_json(record: dict) -> dict[int, list[int]]:
         deal = [deal[(seat - dealer) % n] for seat in range(n)]
         deal[dealer] = [*deal[dealer], wall[13 * n]]
     held: list[dict[str, int]] = [{} for _ in range(n)]
+    melds = [0] * n
     for seat, hand in enumerate(deal):
         for t in hand:
             held[seat][t] = held[seat].get(t, 0) + 1
@@ -154,20 +157,56 @@ def _kongable_from_json(record: dict) -> dict[int, list[int]]:
             for t in given:
                 held[seat][t] -= 1
                 held[(seat + offset) % n][t] = held[(seat + offset) % n].get(t, 0) + 1
-    out = {}
     for idx, e in enumerate(record["events"]):
+        yield idx, e, held, melds
         seat, tile = e["seat"], e.get("tile")
         if e["t"] == "draw":
             held[seat][tile] = held[seat].get(tile, 0) + 1
         elif e["t"] == "discard":
-            out[idx] = [x for x in range(n) if x != seat and held[x].get(tile, 0) == 3]
             held[seat][tile] -= 1
         elif e["t"] == "pong":
             held[seat][tile] -= 2
+            melds[seat] += 1
         elif e["t"] == "kong":
             held[seat][tile] -= {"direct": 3, "added": 1, "concealed": 4}[e["kind"]]
+            melds[seat] += e["kind"] != "added"
         elif e["t"] == "hu" and e.get("from") is None:
             held[seat][tile] -= 1
+
+
+def _kongable_from_json(record: dict) -> dict[int, list[int]]:
+    """Per discard (event index), the other seats holding three of its tile concealed (:func:`_held_from_json`)."""
+    n = len(record["players"])
+    return {
+        idx: [x for x in range(n) if x != e["seat"] and held[x].get(e["tile"], 0) == 3]
+        for idx, e, held, _ in _held_from_json(record)
+        if e["t"] == "discard"
+    }
+
+
+def _costs_from_json(record: dict, void_first: bool) -> dict[int, int]:
+    """Per discard, how many steps (shanten, by the plain reference search of test_rules_shanten_reference) further
+    from ready it left its discarder than the best discard it held: only the tiles of its void suit may go while
+    it holds any, where ``void_first``."""
+    out = {}
+    for idx, e, held, melds in _held_from_json(record):
+        if e["t"] != "discard":
+            continue
+        seat, tile = e["seat"], e["tile"]
+        void = SUITS.index(record["que"][seat]) if record.get("que") else None
+        counts = [0] * 27
+        for t, c in held[seat].items():
+            counts[SUITS.index(t[1]) * 9 + int(t[0]) - 1] += c
+        kind = SUITS.index(tile[1]) * 9 + int(tile[0]) - 1
+        voids = void is not None and any(counts[void * 9 : void * 9 + 9])
+        choices = [k for k in range(27) if counts[k] and not (void_first and voids and k // 9 != void)]
+
+        def after(k: int, counts: list[int] = counts, melds: int = melds[seat], void: int | None = void) -> int:
+            rest = list(counts)
+            rest[k] -= 1
+            return reference_shanten(rest, melds, void)
+
+        out[idx] = after(kind) - min(after(k) for k in choices)
     return out
 
 
@@ -207,3 +246,63 @@ def test_a_kong_feeding_pair_leads_on_kong_feeding(kong_room) -> None:
     assert results[0].players == pair, [(r.players, r.score) for r in results[:3]]
     signals = results[0].signals
     assert max(signals, key=lambda s: signals[s]["z"]) == "kong_feeding", signals
+
+
+def test_the_cost_of_each_offer_is_what_the_records_show(kong_room) -> None:
+    """events.cost, for every discard somebody could win on or kong, against the hands counted again from each
+    record's JSON and a shanten search that shares no code with the engine; and every fourth tile the family's
+    labels name carries one. Its premise: a kong-feeding partner gives up more of them at a cost than anyone
+    else gives anyone (the costly offers of kong_feeding)."""
+    games, warehouse, labels = kong_room
+    records = [json.loads(line) for line in gzip.decompress(games.read_bytes()).decode("utf-8").splitlines()]
+    with connect(warehouse) as con:
+        stored = {
+            (h, i): c
+            for h, i, c in con.execute(
+                "SELECT hand_id, idx, cost FROM events WHERE t = 'discard' AND replayed AND cost IS NOT NULL"
+            ).fetchall()
+        }
+        offered = {
+            (h, i)
+            for (h, i) in con.execute(
+                "SELECT hand_id, idx FROM events WHERE t = 'discard' AND replayed"
+                " AND (len(could_win) > 0 OR len(could_kong) > 0)"
+            ).fetchall()
+        }
+    assert stored and set(stored) <= offered
+    checked = 0
+    for record in records[:120]:
+        void_first = load_ruleset(record["ruleset"]).void_discard_first
+        costs = _costs_from_json(record, void_first)
+        for (h, i), cost in stored.items():
+            if h == record["hand_id"]:
+                assert cost == costs[i], (h, i, cost, costs[i])
+                checked += 1
+    assert checked >= 100 and any(stored[k] > 0 for k in stored)
+    fed = [a for a in labels["acts"] if a["act"] == "feed_kong"]
+    assert fed and all((a["hand_id"], a["event"]) in stored for a in fed)
+    costly_to_partner = sum(1 for a in fed if stored[(a["hand_id"], a["event"])] > 0)
+    assert costly_to_partner >= 10, costly_to_partner
+
+
+@pytest.fixture(scope="module")
+def selective_room(tmp_path_factory):
+    """Six players, one pair of the selective family at 1.0: each throws the other its winning tile whenever
+    the win is worth 2 fan or more, whatever the tile is worth to its own hand."""
+    return _room(tmp_path_factory.mktemp("selective"), "cheat=selective:1:1.0", hands=600, seed=7)
+
+
+def test_a_pair_feeding_valuable_wins_at_a_cost_leads_on_costly_feeding(selective_room) -> None:
+    """The pair that feeds only valuable wins is the top pair, flagged, and its wins on tiles that cost the giver
+    (costly_feeding) stand well above what its members' rates of winning on discards expect, while no honest
+    pair's do."""
+    _, warehouse, labels = selective_room
+    pair = tuple(sorted(labels["colluders"][0]["players"]))
+    with connect(warehouse) as con:
+        results = screen(con, min_hands=100, evidence=0)
+    assert results[0].players == pair and results[0].flagged, [(r.players, r.q) for r in results[:3]]
+    costly = results[0].signals["costly_feeding"]
+    assert costly["tested"] and costly["observed"] > 1.5 * costly["expected"] and costly["z"] > 3.0, costly
+    assert all(r.signals["costly_feeding"]["z"] < costly["z"] / 2 for r in results[1:]), [
+        (r.players, r.signals["costly_feeding"]["z"]) for r in results[1:4]
+    ]
