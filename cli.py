@@ -1800,13 +1800,16 @@ def replay_command(
 ) -> None:
     """Print one hand turn by turn: the deal, every event in the hand notation with the issues raised at it,
     each win's value computed beside the claim, and the settlement computed beside the claimed one
-    (docs/REPLAY.md). Exit 0 when the hand is valid, 1 when it is not, 2 when it cannot be found."""
+    (docs/REPLAY.md). With --warehouse, the hand's session findings too (the checks across the hands of its
+    session: dealer, hand numbers, players). Exit 0 when the hand is valid, 1 when it is not (or a session
+    finding is an error), 2 when it cannot be found."""
     from pipeline.audit.replay import HandNotFound, find_record, replay_html, replay_text, stored_record
     from pipeline.validate import validate
 
     override = _profile_option(profile)
     if bool(paths) == (warehouse is not None):
         raise fail("give the record files or --warehouse (one of them)")
+    across: list[tuple[str, str, str]] = []  # the warehouse's session findings of the hand: (code, severity, message)
     try:
         if warehouse is not None:
             _records_in(warehouse)
@@ -1814,6 +1817,11 @@ def replay_command(
 
             with connect(warehouse) as con:
                 found = stored_record(con, hand_id)
+                across = con.execute(
+                    "SELECT code, severity, message FROM issues "
+                    "WHERE hand_id = ? AND code LIKE 'SESSION\\_%' ESCAPE '\\' ORDER BY severity, code, message",
+                    [hand_id],
+                ).fetchall()
         else:
             assert paths is not None
             missing = [p for p in paths if p != "-" and not Path(p).exists()]
@@ -1825,11 +1833,12 @@ def replay_command(
     validation = validate(found.record, profile=override)
     if html is not None:
         _output_file(html, "--html")
-        html.write_text(replay_html(found.record, validation), encoding="utf-8")
+        html.write_text(replay_html(found.record, validation, across), encoding="utf-8")
         typer.echo(f"wrote {html}")
     else:
-        _write_data(f"{_shown(found.source)}:{found.line}\n{replay_text(found.record, validation)}\n")
-    raise typer.Exit(0 if validation.ok else 1)
+        session = "".join(f"session: {code} ({severity}) {_shown(message)}\n" for code, severity, message in across)
+        _write_data(f"{_shown(found.source)}:{found.line}\n{replay_text(found.record, validation)}\n{session}")
+    raise typer.Exit(0 if validation.ok and all(severity != "error" for _, severity, _ in across) else 1)
 
 
 @app.command("export")

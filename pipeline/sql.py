@@ -1,8 +1,9 @@
 """The SQL models shipped with the package: ``<package>/sql/<name>.sql``, read once and run on DuckDB with every
 value bound as a parameter.
 
-Three packages carry models: ``pipeline.analytics`` (the ``stats`` figures), ``pipeline.audit`` (findings, pair
-features and evidence) and ``dashboards`` (the few charts the analytics have no model for).
+Four packages carry models: ``pipeline.analytics`` (the ``stats`` figures), ``pipeline.audit`` (findings, pair
+features and evidence), ``pipeline.ingest`` (the session checks the warehouse's ``issues`` view adds) and
+``dashboards`` (the few charts the analytics have no model for).
 
 >>> load_sql("pipeline.analytics", "warehouse_counts").lstrip().startswith("--")
 True

@@ -304,8 +304,10 @@ def table_rows(hands: tuple[Hand, ...]) -> dict[str, list[dict[str, Any]]]:
                 "source_file": "/in/games.jsonl",
                 "source_line": number,
                 "ingest_run": "r1",
-                "session_id": "t1-s1",
-                "hand_no": number,
+                # a session per hand: the fixture's hands seat different players, which in one session would be
+                # SESSION_PLAYERS findings (the issues view works them out from the hands) the fixture does not list
+                "session_id": f"t1-s{number}",
+                "hand_no": 1,
                 "table_id": "t1",
                 "played_at": h.played_at,
                 "profile": h.profile,

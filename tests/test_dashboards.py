@@ -72,8 +72,8 @@ def _hand(
         "record_sha256": f"sha-{hand_id}",
         "source_file": "tiny.jsonl",
         "source_line": 1,
-        "session_id": "s1",
-        "hand_no": int(hand_id[1:]),
+        "session_id": f"s{hand_id}",  # a session per hand: no session findings beside the fixture's own
+        "hand_no": 1,
         "table_id": "t1",
         "played_at": PLAYED,
         "profile": "chengdu",

@@ -86,7 +86,10 @@ def assert_readers_see_whole_batches(root: Path, reference: Path, *, killed: boo
             orphans = con.execute(f"SELECT count(*) FROM {table} WHERE hand_id NOT IN (SELECT hand_id FROM hands)")
             assert orphans.fetchone() == (0,), f"{table} rows without their hand"
         for table in ("player_hands", "events", "wins", "payments", "issues"):  # each stored hand whole
-            (mine,) = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+            # the issues view adds the session findings worked out from the hands stored (a session cut by the
+            # kill has gaps): the stored rows are the others
+            stored_rows = " WHERE code NOT LIKE 'SESSION\\_%' ESCAPE '\\'" if table == "issues" else ""
+            (mine,) = con.execute(f"SELECT count(*) FROM {table}{stored_rows}").fetchone()
             (whole,) = con.execute(
                 f"SELECT count(*) FROM read_parquet('{reference / table}/*.parquet') "
                 "WHERE hand_id IN (SELECT hand_id FROM hands)"

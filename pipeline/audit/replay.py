@@ -286,16 +286,20 @@ p.key span { margin-right: 1.5em; }
 """
 
 
-def replay_html(record: Mapping[str, Any], validation: Validation) -> str:
+def replay_html(record: Mapping[str, Any], validation: Validation, session: Sequence[tuple[str, str, str]] = ()) -> str:
     """The replay as a page of its own: the same text (:func:`replay_text`), each line of an issue or of a
-    payment marked by its kind. Every string of the record is escaped."""
+    payment marked by its kind, then the hand's ``session`` findings (code, severity, message: the checks across
+    the hands of its session, from a warehouse). Every string of the record is escaped."""
     lines = []
     for line in replay_text(record, validation).split("\n"):
         kind = _LINE_CLASS.get(line.lstrip()[:1]) if line.startswith(" ") else None
         text = html.escape(line)
         lines.append(f'<span class="{kind}">{text}</span>' if kind else text)
+    for code, severity, message in session:
+        kind = "error" if severity == "error" else "warning"
+        lines.append(f'<span class="{kind}">{html.escape(f"session: {code} ({severity}) {printable(message)}")}</span>')
     title = html.escape(printable(validation.hand_id or record.get("hand_id")))
-    errors = sum(i.severity == "error" for i in validation.issues)
+    errors = sum(i.severity == "error" for i in validation.issues) + sum(s == "error" for _, s, _ in session)
     return (
         f'<!doctype html>\n<html lang="zh"><head><meta charset="utf-8"><title>hand {title} · xuezhan</title>'
         f"<style>{_STYLE}</style></head>\n"
@@ -312,9 +316,16 @@ def write_pack(folder: Path, found: Found, validation: Validation, issues: pl.Da
     as its source holds it, and the issue rows the warehouse stored for it (CSV). Returns the files written."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / f"hand-{file_stem(str(validation.hand_id or found.record.get('hand_id')))}"
+    session = [
+        (str(r["code"]), str(r["severity"]), str(r["message"]))
+        for r in issues.iter_rows(named=True)
+        if str(r["code"]).startswith("SESSION_")
+    ]
+    text = replay_text(found.record, validation) + "\n"
+    text += "".join(f"session: {code} ({severity}) {printable(message)}\n" for code, severity, message in session)
     files = {
-        stem.with_name(stem.name + ".txt"): (replay_text(found.record, validation) + "\n").encode(),
-        stem.with_name(stem.name + ".html"): replay_html(found.record, validation).encode(),
+        stem.with_name(stem.name + ".txt"): text.encode(),
+        stem.with_name(stem.name + ".html"): replay_html(found.record, validation, session).encode(),
         stem.with_name(stem.name + ".record.jsonl"): found.data + b"\n",
         stem.with_name(stem.name + ".issues.csv"): csv_frame(issues).write_csv().encode(),
     }

@@ -91,6 +91,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline import sql
 from pipeline.ingest.read import PARTIAL, fsync_dir
 from schemas.tables import TABLES
 
@@ -343,6 +344,17 @@ def _with_missing(con: duckdb.DuckDBPyConnection, name: str, body: str) -> str:
     kinds = con.from_arrow(pa.schema(missing).empty_table()).types
     extra = ", ".join(f'CAST(NULL AS {kind}) AS "{f.name}"' for f, kind in zip(missing, map(str, kinds), strict=True))
     return f"SELECT *, {extra} FROM ({body})"
+
+
+def _with_sessions(name: str, body: str, schema: str | None) -> str:
+    """``body`` (the query of table ``name``'s files); for ``issues``, with the session checks of the stored hands
+    added (``sql/session_issues.sql``, read from the ``hands`` view of ``schema``): findings that span hands,
+    worked out when read, so that a hand stored later changes them (issue 40)."""
+    if name != "issues":
+        return body
+    hands = '"hands"' if schema is None else f'"{schema}"."hands"'
+    sessions = sql.load_sql("pipeline.ingest", "session_issues").replace("{hands}", hands)
+    return f"SELECT * FROM ({body}) UNION ALL BY NAME ({sessions})"
 
 
 class Warehouse:
@@ -687,7 +699,8 @@ class Warehouse:
         if files_of:
             listed = ", ".join(_literal(glob_escape(str(f))) for f in files_of)
             body = f"SELECT * FROM read_parquet([{listed}], union_by_name = true)"
-            return f"CREATE VIEW {view} AS {body if con is None else _with_missing(con, name, body)}"
+            body = body if con is None else _with_missing(con, name, body)
+            return f"CREATE VIEW {view} AS {_with_sessions(name, body, schema)}"
         files = f"read_parquet({_literal(self.glob(name))}, union_by_name = true"
         if name == "ingest_runs":
             sums = ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in COUNTS)
@@ -700,7 +713,8 @@ class Warehouse:
             f"SELECT * EXCLUDE (_file) FROM {files}, filename = '_file') "
             f"WHERE parse_filename(_file) IN (SELECT 'part-' || batch || '.parquet' FROM {committed})"
         )
-        return f"CREATE VIEW {view} AS {body if con is None else _with_missing(con, name, body)}"
+        body = body if con is None else _with_missing(con, name, body)
+        return f"CREATE VIEW {view} AS {_with_sessions(name, body, schema)}"
 
     def last_run(self) -> tuple[str, bool] | None:
         """The id of the last run that started and whether it finished, from ``ingest_runs`` (None: no run)."""

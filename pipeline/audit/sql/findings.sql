@@ -7,6 +7,9 @@
 -- same points). The money stays on the payment: a SETTLE_* at the win's event, else the hand's SETTLE_DELTA
 -- on the seats that got too much (claimed above the rules: the moved points counted once), else SCORE_POINTS,
 -- else SCORE_FAN. The findings behind it have money 0 and reason_of the code that carries it.
+-- A hand's stake is counted once too: where a hand has several rule violations (a false win and a wrong dealer,
+-- or two session findings), the first (errors first, then by event, code, seat, message) carries the stake and
+-- the others have money 0 and reason_of that finding's code.
 -- position: the replay's state where a rule violation stopped it (null for other findings).
 -- month: of the hand's local time (the record's own offset, or --tz: pipeline/analytics/sql/local_time.sql).
 -- Ranked by money at stake, then hand, event, code, seat and message (a total order: the same on any connection).
@@ -55,6 +58,32 @@ sided AS (  -- logic: reason_of for the findings behind a payment
     LEFT JOIN by_delta AS d ON d.hand_id = f.hand_id
 ),
 
+verdicts AS (  -- logic: the rule violations of each hand (money from the hand's stake), the first one carrying it
+    SELECT
+        f.*,
+        f.money IS NULL AND f.reason_of IS NULL
+            AND NOT (f.code LIKE 'SCORE\_%' ESCAPE '\' OR f.code LIKE 'SETTLE\_%' ESCAPE '\') AS verdict
+    FROM sided AS f
+),
+
+carried AS (  -- logic
+    SELECT
+        f.* REPLACE (
+            CASE WHEN f.verdict AND f.at > 1 THEN f.carrier ELSE f.reason_of END AS reason_of
+        )
+    FROM (
+        SELECT
+            v.*,
+            row_number() OVER w AS at,
+            first_value(v.code) OVER w AS carrier
+        FROM verdicts AS v
+        WINDOW w AS (
+            PARTITION BY v.hand_id, v.verdict
+            ORDER BY v.severity = 'error' DESC, v.event NULLS LAST, v.code, v.seat NULLS FIRST, v.message
+        )
+    ) AS f
+),
+
 priced AS (  -- logic
     SELECT
         f.*,
@@ -64,7 +93,7 @@ priced AS (  -- logic
             CASE WHEN f.code LIKE 'SCORE\_%' ESCAPE '\' OR f.code LIKE 'SETTLE\_%' ESCAPE '\' THEN NULL ELSE s.stake END,
             0
         ) END::BIGINT AS money_at_stake
-    FROM sided AS f
+    FROM carried AS f
     LEFT JOIN stake AS s ON s.hand_id = f.hand_id
 )
 
