@@ -739,10 +739,10 @@ def compact_command(
     """
     from pipeline.ingest.warehouse import Warehouse, WarehouseBusy
 
-    if not (warehouse / "hands").is_dir() or not (warehouse / "warehouse.duckdb").is_file():
+    if not (warehouse / "hands").is_dir() or not any((warehouse / "hands").glob("part-*.parquet")):
         raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
     try:
-        with Warehouse(warehouse) as wh:
+        with Warehouse(warehouse) as wh:  # an older layout is upgraded in place (manifest, new tables' files)
             folded = wh.compact(threads=os.cpu_count() or 1)
     except WarehouseBusy as exc:
         raise fail(str(exc)) from None

@@ -20,7 +20,7 @@ from pipeline.analytics.stats import mean_interval, wilson
 from pipeline.ingest.warehouse import Warehouse
 from schemas.tables import TABLES
 
-_WARNED: set[str] = set()  # incomplete runs this process has warned of
+_WARNED: set[str] = set()  # incomplete runs, and warehouses written by an earlier release, this process has warned of
 # Connections whose player_base_levels answers are kept (see remember_bases), with the results by (by, player)
 _BASES: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[tuple[str, str | None], pl.DataFrame]] = (
     weakref.WeakKeyDictionary()
@@ -55,6 +55,16 @@ def connect(warehouse_dir: str | Path, *, scope: Scope | None = None, warn: bool
     except BaseException:
         con.close()
         raise
+    older = wh.written_before() if warn and str(root.resolve()) not in _WARNED else {}
+    if older:
+        _WARNED.add(str(root.resolve()))
+        columns = ", ".join(f"{table}.{c}" for table, cs in older.items() for c in cs)
+        print(
+            f"xuezhan: warning: part of this warehouse was written by an earlier release, without {columns}: what "
+            "needs them reads as unknown (a hand's level as dealt); ingest the records again into a new warehouse "
+            "to have them (xuezhan ingest FILES --warehouse NEW)",
+            file=sys.stderr,
+        )
     last = wh.last_run() if warn else None
     if last is not None and not last[1] and last[0] not in _WARNED:
         _WARNED.add(last[0])  # once per process: a command may connect more than once

@@ -153,8 +153,13 @@ def screen_deals(
     """The screen of the warehouse behind ``con``: per kind of group (in :data:`KINDS` order), flagged first,
     then by p-value; the untested groups last. Each flagged group carries its ``evidence`` best-dealt hands."""
     null = load()
-    columns = {row[0] for row in con.sql("DESCRIBE player_hands").fetchall()}
-    if "deal_shanten" not in columns:
+    # A warehouse made before ingest kept the scores shows the column as nulls (its views add the columns its files
+    # lack): its dealt hands have none, where every dealt hand of a newer one has them.
+    dealt, scored = con.sql(
+        "SELECT count(*), count(p.deal_shanten) FROM player_hands AS p JOIN hands AS h USING (hand_id) "
+        "WHERE coalesce(h.level, 'dealt') IN ('full', 'dealt')"
+    ).fetchall()[0]
+    if dealt and not scored:
         raise NoDealScores(
             "the warehouse was made before ingest kept each deal's shanten (player_hands.deal_shanten): ingest its "
             "sources into a new warehouse to screen their deals"

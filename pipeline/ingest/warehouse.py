@@ -414,10 +414,12 @@ class Warehouse:
     def _upgrade_empty_files(self) -> None:
         """Schema evolution: a column added to a table after a warehouse was made appears in its views as
         null for the old rows, because every view reads with ``union_by_name`` and the table's empty file is
-        rewritten here with the current schema."""
+        rewritten here with the current schema; a table added after it was made (``wait_choices``, which a
+        warehouse of 1 December lacks) gets its empty file here, so that its view has a file to read (issue 40:
+        without it the catalogue failed, and every command after it)."""
         for name, schema in TABLES.items():
             path = self.root / name / f"part-{EMPTY_BATCH}.parquet"
-            if path.exists() and not pq.read_schema(path).remove_metadata().equals(schema.remove_metadata()):
+            if not path.exists() or not pq.read_schema(path).remove_metadata().equals(schema.remove_metadata()):
                 staged = self.tmp / f"{name}-empty.parquet"
                 write_durably(staged, parquet_bytes(schema.empty_table()))
                 os.replace(staged, path)
@@ -648,10 +650,12 @@ class Warehouse:
             con.unregister("_old_manifest")
         batches = [b for (b,) in con.execute("SELECT batch FROM main._committed").fetchall()]
         for name in TABLES:
-            if not (self.root / name).is_dir():  # a table added after the warehouse was made: empty until written
+            files = [f for b in batches if (f := self.root / name / f"part-{b}.parquet").exists()]
+            if not files and name != "ingest_runs":
+                # a table added after the warehouse was made (no folder, or the empty folder a failed run of an
+                # older release left): no rows until an ingest writes it
                 con.execute(self._empty_view_sql(con, name, schema=schema))
                 continue
-            files = [f for b in batches if (f := self.root / name / f"part-{b}.parquet").exists()]
             listed = files if name != "ingest_runs" and files else None
             con.execute(self._view_sql(name, "main._committed", listed, schema=schema, con=con))
         return con
@@ -715,6 +719,30 @@ class Warehouse:
         )
         body = body if con is None else _with_missing(con, name, body)
         return f"CREATE VIEW {view} AS {_with_sessions(name, body, schema)}"
+
+    def written_before(self) -> dict[str, list[str]]:
+        """Per table, the columns of :data:`TABLES` that some committed file holding rows lacks: rows an earlier
+        release wrote before the column existed, which every view reads as nulls (issue 40). Empty for a warehouse
+        written by this release alone. Reads the files' footers only."""
+        if self.manifest_path.exists():
+            batches = [str(b) for b in read_parquet(self.manifest_path).column("batch").to_pylist()]
+        else:
+            batches = [str(row["batch"]) for row in self._read_manifest_of_old()]
+        out: dict[str, list[str]] = {}
+        for name, schema in TABLES.items():
+            if name == "ingest_runs":
+                continue
+            lacking: set[str] = set()
+            for batch in batches:
+                path = self.root / name / f"part-{batch}.parquet"
+                if batch == EMPTY_BATCH or not path.exists():
+                    continue
+                meta = pq.read_metadata(path)
+                if meta.num_rows:
+                    lacking |= set(schema.names) - set(meta.schema.to_arrow_schema().names)
+            if lacking:
+                out[name] = [c for c in schema.names if c in lacking]
+        return out
 
     def last_run(self) -> tuple[str, bool] | None:
         """The id of the last run that started and whether it finished, from ``ingest_runs`` (None: no run)."""

@@ -9,7 +9,7 @@ seated AS (
         unnest(h.players) AS player,
         h.waits_judged
     FROM hands AS h
-    WHERE h.level IN ('full', 'dealt')
+    WHERE coalesce(h.level, 'dealt') IN ('full', 'dealt')  -- a hand stored before levels were recorded: dealt
 ),
 
 played AS (
