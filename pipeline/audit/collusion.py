@@ -89,7 +89,7 @@ import polars as pl
 
 from pipeline import sql
 from pipeline.analytics.levels import LEVELS, NEEDS, coverage, excluded_text
-from pipeline.analytics.stats import by_qvalues, normal_isf, normal_sf, poisson_interval
+from pipeline.analytics.stats import by_qvalues, normal_isf, normal_sf, poisson_interval, skewed
 from pipeline.memory import return_freed_memory
 
 SIGNALS: dict[str, tuple[str, ...]] = {
@@ -1049,6 +1049,7 @@ class Moments:
     hands: np.ndarray
     slots: np.ndarray
     by_level: np.ndarray
+    third: np.ndarray  # per pair and signal, the null's third cumulant (its skew: :func:`skewed`)
 
     @staticmethod
     def zeros(pairs: np.ndarray, players: int) -> Moments:
@@ -1064,6 +1065,7 @@ class Moments:
             np.zeros(players),
             np.zeros(players),
             np.zeros((q, len(LEVELS))),
+            np.zeros((q, K)),
         )
 
     def add(self, rows: Rows, fit: Fit, players: int) -> None:
@@ -1093,6 +1095,7 @@ class Moments:
         mean = np.add.reduceat(g, starts, axis=0) / size[:, None]
         centred = g - mean[which]
         var = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / size[:, None, None]
+        cube = np.add.reduceat(centred**3, starts, axis=0) / size[:, None]  # the draw's third central moment
         varies = np.maximum.reduceat(raw, starts, axis=0) != np.minimum.reduceat(raw, starts, axis=0)
 
         mine = rows.a < rows.x
@@ -1110,6 +1113,7 @@ class Moments:
             self.varies[:, k] += np.bincount(pair, varies[which[mine], k], minlength=q)
             self.raw[:, k] += np.bincount(pair, raw[mine, k], minlength=q)
             self.expected[:, k] += np.bincount(pair, exp[mine, k], minlength=q)
+            self.third[:, k] += np.bincount(pair, cube[which[mine], k], minlength=q)
             for m in range(K):
                 self.cov[:, k, m] += np.bincount(pair, var[which[mine], k, m], minlength=q)
         first = rows.hand[starts] * players + rows.a[starts]
@@ -1358,7 +1362,7 @@ def _results(
         # A signal is evidence only where the opponents' raw counts differ in enough hands: otherwise its
         # "variance" is rounding in the fitted expectations.
         live = (moments.varies[pair] >= 5) & (np.diag(cov) > 1e-9)
-        z = np.where(live, z, 0.0)
+        z = np.where(live, _skew_corrected(z, moments.third[pair] / sd**3), 0.0)
         tested = live & _SCORED
         pair_names = (players[a], players[b])
         if pair_names not in explained and members & set(pair_names):
@@ -1382,6 +1386,19 @@ def _results(
             "p": _poisson_sf(shared, float(expected_shared)),
         }
         out.append(PairResult((players[a], players[b]), shared, score, p, 1.0, False, signals, seat, []))
+    return out
+
+
+def _skew_corrected(z: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """Each scored signal's ``z`` read on its null's skew (``gamma``: the third cumulant over sd³), in the direction
+    it is evidence: :func:`~pipeline.analytics.stats.skewed`, and never more evidence than the normal reading.
+    A signal of rare events (a few costly feeds in 200 shared hands) has a null skewed far to the right: read as
+    normal, 10 such feeds against 4.2 expected were z 4.6 (p 2e-6), and flagged honest pairs in 4 of 260 rooms."""
+    out = z.copy()
+    for k, sign in enumerate(_SIGN):
+        if sign:
+            evidence = sign * z[k]
+            out[k] = sign * min(evidence, skewed(float(evidence), float(sign * gamma[k])))
     return out
 
 
