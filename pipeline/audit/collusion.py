@@ -1466,6 +1466,12 @@ def levels_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
 
 
 EMPIRICAL_NULL_PAIRS = 20
+# The empirical null's scale is also read on the upper side of the bulk: the evidence's 80th percentile over the pairs
+# against the normal's (0.84). A signal of rare events can be overdispersed in its tail while its centre is not:
+# costly_feeding over the 2,529 honest pairs of 40 honest rooms exceeded 3 six times as often as a normal does,
+# with a median absolute deviation often below 1, and flagged honest pairs in 4 of 260 rooms (issue 37). One
+# planted pair among a room's pairs barely moves the 80th percentile.
+UPPER_QUANTILE = 0.8
 
 
 def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
@@ -1475,8 +1481,9 @@ def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
     rate model does not absorb (a strong player and a loose one, say), and with thousands of hands they become
     "significant". With enough pairs screened (at least 20), most of them honest, the spread of their scores
     shows it: each scored signal's z-scores, turned to their :data:`DIRECTION`, are put on an empirical null
-    (Efron) over the pairs that test it — centre the median (never below 0), scale 1.4826 × MAD (never below
-    1) — so the correction can only make the screen more cautious. Each signal's one-sided ``p`` is read on it,
+    (Efron) over the pairs that test it — centre the median (never below 0), scale the larger of 1.4826 × MAD
+    and the 80th percentile's distance from the centre over the normal's (:data:`UPPER_QUANTILE`), never below 1
+    — so the correction can only make the screen more cautious. Each signal's one-sided ``p`` is read on it,
     and the pair's p-value is Šidák's over its tested signals (:func:`combined`); its ``z`` is that p-value's
     normal quantile. Benjamini–Yekutieli over the pairs.
     """
@@ -1490,7 +1497,11 @@ def _with_q(results: list[PairResult], fdr: float) -> list[PairResult]:
         centre, scale = 0.0, 1.0
         if len(tested) >= EMPIRICAL_NULL_PAIRS:
             centre = max(0.0, float(np.median(evidence)))
-            scale = max(1.0, 1.4826 * float(np.median(np.abs(evidence - np.median(evidence)))))
+            scale = max(
+                1.0,
+                1.4826 * float(np.median(np.abs(evidence - np.median(evidence)))),
+                (float(np.quantile(evidence, UPPER_QUANTILE)) - centre) / normal_isf(1.0 - UPPER_QUANTILE),
+            )
         for v, e in zip(tested, evidence, strict=True):
             v["p"] = normal_sf(float((e - centre) / scale))
     pvals = np.array(
