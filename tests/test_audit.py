@@ -498,6 +498,9 @@ def _oracle_screen(features: pl.DataFrame, *, min_hands: int, fdr: float = 0.05)
             members = {p for pair in exclude | ({only} if only else set()) for p in pair}
             if exclude and (a, b) not in exclude and (a, b) != only and members & {a, b}:
                 tested &= sign > 0  # a deficit next to a flagged pair is explained by it
+            others = {p for pair in exclude for p in pair}
+            if (a, b) == only and len(others & {a, b}) == 1:
+                tested &= sign > 0  # a flagged member-and-outsider pair: its deficit is the team's walling-off
             if not tested.any():
                 continue
             score = float((z * sign)[tested].max())

@@ -747,7 +747,10 @@ def test_a_warehouse_of_every_level(tmp_path: Path) -> None:
     figures = stats(con)
     assert figures["hands"] >= 30
     found = audit(con).findings
-    assert sorted(found.filter(found["hand_id"].str.ends_with("-x"))["code"].to_list()) == ["SETTLE_UNBALANCED"]
+    # the copies keep their originals' session and hand_no: the session checks see repeats (what validate prints
+    # for these lines too); the record's own finding is the one at issue here
+    own = found.filter(found["hand_id"].str.ends_with("-x") & ~found["code"].str.starts_with("SESSION_"))
+    assert sorted(own["code"].to_list()) == ["SETTLE_UNBALANCED"]
     screen(con, min_hands=5)
     con.close()
 

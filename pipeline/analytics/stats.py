@@ -101,9 +101,9 @@ def skewed(z: float, gamma: float) -> float:
 
     >>> skewed(4.0, 0.0)
     4.0
-    >>> round(skewed(4.58, 0.3), 2)  # a rare count: z 4.58 is a tail of 3.6 standard errors
-    3.6
-    >>> skewed(1.0, 0.5) < 1.0 < skewed(1.0, -0.5)
+    >>> round(skewed(4.58, 0.3), 2)  # skewed right: z 4.58 is the tail of a normal deviate of 3.86
+    3.86
+    >>> skewed(3.0, 0.5) < 3.0 < skewed(3.0, -0.5)
     True
     """
     if abs(gamma) < 1e-9:

@@ -1246,7 +1246,7 @@ def screen_source(
             moved(part, screened, screened + len(flagged))
         by_pair = {r.players: r for r in _results(second, first, sums.players, min_hands, explained=flagged)}
         for pair, moments in again.items():
-            judged = _results(moments, first, sums.players, min_hands, only=pair)
+            judged = _results(moments, first, sums.players, min_hands, only=pair, explained=flagged - {pair})
             if judged:
                 by_pair[pair] = judged[0]
             else:
@@ -1344,7 +1344,10 @@ def _results(
     *against* the others (a team walls off its victims: it deals in to them less), so a deficit between such a
     player and somebody outside its flagged pairs is explained by the collusion found, not evidence of another:
     those pairs are tested on the signals of excess only (measured: a team member and an outsider flagged on
-    deal-in avoidance, z -3.4, in one of five team rooms at intensity 0.5)."""
+    deal-in avoidance, z -3.4, in one of five team rooms at intensity 0.5). A flagged pair re-judged (``only``)
+    is given the *other* flagged pairs: tested on excess only when just one of its players is in them (a member
+    and an outsider, flagged in the first pass on the deficit the team's walling-off makes: z -4.0, one of 20 team
+    rooms), on every signal when both are (a team's own pairs) or neither."""
     n = len(players)
     members = {p for pair in explained for p in pair}
     total_seat_hands = float(seating.hands.sum())
@@ -1365,7 +1368,8 @@ def _results(
         z = np.where(live, _skew_corrected(z, moments.third[pair] / sd**3), 0.0)
         tested = live & _SCORED
         pair_names = (players[a], players[b])
-        if pair_names not in explained and members & set(pair_names):
+        inside = members & set(pair_names)
+        if pair_names not in explained and (len(inside) == 1 if only is not None else inside):
             tested &= _SIGN > 0
         if not tested.any():
             continue
