@@ -12,11 +12,11 @@ hands is screened on what each did for the other *while both were still in the h
   rate of passing (:data:`GIVEN`, :data:`TAKER_ONLY`);
 - ``avoidance``: deal-in avoidance, one throws tiles the other could win on (a deficit is the evidence: soft
   play never deals in to a partner);
-- ``kong_feeding``: one direct-kongs the other's discard, or throws the fourth tile of the other's concealed
-  triplet (``kong_offer``: a tile the other could kong, taken or not);
+- ``kong_feeding``: one direct-kongs the other's discard, or throws, at a cost to its own hand, the fourth tile of
+  the other's concealed triplet (``kong_costly``: a tile the other could kong, taken or not);
 - ``value_feeding``: one wins a hand of ``BIG_FAN`` fan or more on the other's tile;
-- ``costly_feeding``: one wins on, or direct-kongs, a tile the other gave up at a cost to its own hand (the
-  discard left the giver further from ready than its best discard: ``events.cost``);
+- ``costly_feeding``: one wins on a tile the other gave up at a cost to its own hand (the discard left the giver
+  further from ready than its best discard: ``events.cost``);
 - ``exchange``: help before play: one's 换三张 tiles go to the other in a suit it collects, or one declares a void
   against its own hand, leaving that suit to the other (``gift``, ``split``);
 - reported, not scored (:data:`DIRECTION`): ``soft_play``, one passes a win on the other's discard under the
@@ -115,8 +115,14 @@ SIGNALS: dict[str, tuple[str, ...]] = {
 # wall runs out and drove the one honest false pair of the outside rooms.
 # kong_feeding: direct kongs on the other's discard, apart from the pongs among which feed_call drowns them (a
 # kong pays the konger at once: 刮风), and the discards of the fourth tile of the other's concealed triplet, taken
-# or not (kong_offer: events.could_kong). The kongs alone are rare: a kong room at 0.5 whose members threw 160
-# such tiles showed 60 direct kongs between them and a kong_feeding z of 0.5 to 1.8 (0 of 5 rooms found).
+# or not, that cost the giver a step towards ready (kong_costly: events.could_kong, events.cost). The kongs alone
+# are rare: a kong room at 0.5 whose members threw 160 such tiles showed 60 direct kongs between them and a
+# kong_feeding z of 0.5 to 1.8 (0 of 5 rooms found); with every fourth tile thrown (kong_offer) it was found in 4
+# of 10 rooms at 0.5 and 1 of 10 at 0.3, honest players throwing the fourth tile when it is of no use to them;
+# of a kong pair's 228 such tiles to the partner, 88 cost the giver a step, and with those alone 10 of 10 and 9 of
+# 10 (issue 37).
+# costly_feeding: wins on a tile that cost its giver a step towards ready (feed_costly): a feeder gives the partner
+# what it needs whatever the tile is worth to itself. Designed on the selective and kong families.
 # value_feeding: wins of BIG_FAN fan or more on the other's tiles (a pair that feeds only valuable hands; the
 # fan as a weight was tried first: its heavy tail flagged an honest pair, z 4.6, in a feeding room).
 # exchange: help before play (换三张 and 定缺, the two choices the rules leave to a player before the first discard):
@@ -478,9 +484,9 @@ TAKER_ONLY = ("passed",)
 # the test.
 POOLED = ("gift", "split")
 # Features whose expectation is the room's rate × the taker's relative rate of another feature, every giver at
-# the room's rate. ``feed_costly``: a tile given up at a cost that x won on or could kong. Its own rates are made
-# of the pair (measured: a kong pair, 42 such tiles taken against 29 expected with either player's own rate,
-# z 2.1, where its 88 costly offers stood out from every other pair's); a giver's own rate of costly discards
+# the room's rate: ``feed_costly`` (x won on a tile a gave up at a cost) and ``kong_costly`` (x could kong it).
+# Their own rates are made of the pair (measured: a kong pair, 42 such tiles taken against 29 expected with
+# either player's own rate, z 2.1, where its 88 costly offers stood out from every other pair's); a giver's own rate of costly discards
 # (weak play) is common to all its opponents in a hand, which the permutation null compares; a taker who wins
 # often takes more of everything, which x's rate of wins on discards says (feed_win).
 BORROWED = {"feed_costly": "feed_win", "kong_costly": "kong_offer"}
@@ -1396,8 +1402,9 @@ def _results(
 def _skew_corrected(z: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     """Each scored signal's ``z`` read on its null's skew (``gamma``: the third cumulant over sd³), in the direction
     it is evidence: :func:`~pipeline.analytics.stats.skewed`, and never more evidence than the normal reading.
-    A signal of rare events (a few costly feeds in 200 shared hands) has a null skewed far to the right: read as
-    normal, 10 such feeds against 4.2 expected were z 4.6 (p 2e-6), and flagged honest pairs in 4 of 260 rooms."""
+    A signal of rare events (a few costly feeds in 200 shared hands) has a null skewed to the right: read as
+    normal, 10 such feeds against 4.2 expected in an honest pair were z 4.6 (p 2e-6), on the skew 4.0 (what was
+    still overdispersed, the empirical null's upper-side scale takes: :data:`UPPER_QUANTILE`)."""
     out = z.copy()
     for k, sign in enumerate(_SIGN):
         if sign:

@@ -1029,7 +1029,8 @@ class HandState:
         close to ready (shanten)? A discard with no such choice is forced, and forced discards are no evidence of
         feeding. And how many steps further from ready (shanten) the discard left the hand than the best discard
         it held (0: it was one of the best): a tile given up at a cost to one's own hand is the collusion screen's
-        ``costly_offer`` (issue 37). Computed only for such discards, which are a few per hand."""
+        ``costly_feeding`` and the costly kong offers of ``kong_feeding`` (issue 37). Computed only for such
+        discards, which are a few per hand."""
         n_melds, void = len(self.melds[seat]), self.void[seat]
         codes = self._hands[seat].codes()
         actual = shanten_of_codes(codes, n_melds, void)  # the hand after the discard
