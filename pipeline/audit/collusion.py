@@ -486,9 +486,10 @@ POOLED = ("gift", "split")
 # Features whose expectation is the room's rate × the taker's relative rate of another feature, every giver at
 # the room's rate: ``feed_costly`` (x won on a tile a gave up at a cost) and ``kong_costly`` (x could kong it).
 # Their own rates are made of the pair (measured: a kong pair, 42 such tiles taken against 29 expected with
-# either player's own rate, z 2.1, where its 88 costly offers stood out from every other pair's); a giver's own rate of costly discards
-# (weak play) is common to all its opponents in a hand, which the permutation null compares; a taker who wins
-# often takes more of everything, which x's rate of wins on discards says (feed_win).
+# either player's own rate, z 2.1, where its 88 costly offers stood out from every other pair's); a giver's own
+# rate of costly discards (weak play) is common to all its opponents in a hand, which the permutation null
+# compares; a taker who wins often takes more of everything, which x's rate of wins on discards says (feed_win),
+# and one often offered a fourth tile holds triplets (kong_offer).
 BORROWED = {"feed_costly": "feed_win", "kong_costly": "kong_offer"}
 FEATURE_OF = {outcome: feature for feature, outcome in HAZARD_OF.items()}
 
