@@ -64,6 +64,7 @@ from pipeline.audit import scoring
 from pipeline.audit.anticipation import MIN_DECISIONS, AnticipationResult, Seer
 from pipeline.audit.collusion import SIGNALS, screen_levels
 from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult
+from pipeline.audit.teams import TeamResult
 from pipeline.report import charts, svg
 from pipeline.report.names import file_stem
 
@@ -1010,10 +1011,17 @@ def _collusion_summary(screen: collusion_dash.Screen) -> str:
     players = len(set(screen.shared["player_a"].to_list()) | set(screen.shared["player_b"].to_list()))
     flagged = screen.flagged
     rate = _fdr(screen.fdr)
+    teams = screen.teams
     if not screen.pairs:
         verdict = (
             f'<p class="verdict"><b>Nothing was screened</b>: no pair of players shared {screen.min_hands:,} '
             "replayed hands, too few to tell help from chance.</p>"
+        )
+    elif not flagged and teams:
+        verdict = (
+            f'<p class="verdict"><b class="flag">No pair is flagged</b>, but the group screen reports '
+            f"{_teams(teams)} at a false discovery rate of {rate}: a group that helps each other, each pair of it "
+            "too little to flag alone. A report is a reason to replay the hands listed below, not a verdict.</p>"
         )
     elif not flagged:
         verdict = (
@@ -1025,8 +1033,9 @@ def _collusion_summary(screen: collusion_dash.Screen) -> str:
         names = ", ".join(_pair(*r.players) for r in flagged)
         verdict = (
             f'<p class="verdict"><b class="flag">{len(flagged):,} pair{"s" if len(flagged) > 1 else ""} '
-            f"flagged</b> of {len(screen.pairs):,} screened, at a false discovery rate of {rate}: {names}. "
-            "A flag is a reason to replay the hands listed below, not a verdict: among flagged pairs, up to "
+            f"flagged</b> of {len(screen.pairs):,} screened, at a false discovery rate of {rate}: {names}"
+            + (f"; the group screen reports {_teams(teams)}" if teams else "")
+            + ". A flag is a reason to replay the hands listed below, not a verdict: among flagged pairs, up to "
             f"{rate} are expected to be honest.</p>"
         )
     return (
@@ -1035,6 +1044,14 @@ def _collusion_summary(screen: collusion_dash.Screen) -> str:
         + f"<p>{players:,} players; {screen.shared.height:,} pairs sat at one table for at least one "
         f"replayed hand. {_esc(screen.threshold_note())}</p></section>"
     )
+
+
+def _teams(teams: tuple[TeamResult, ...]) -> str:
+    """The reported teams in words: "1 team of three: A, B &amp; C (q 0.003)"."""
+    named = "; ".join(
+        f"{', '.join(_esc(p) for p in t.players[:-1])} &amp; {_esc(t.players[-1])} (q {t.q:.2g})" for t in teams
+    )
+    return f"{len(teams)} team{'s' if len(teams) > 1 else ''} of three or more: {named}"
 
 
 def _collusion_power(screen: collusion_dash.Screen) -> str:

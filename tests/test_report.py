@@ -189,6 +189,27 @@ def test_flagged_pairs_and_their_hands_on_the_page():
     assert table.count('<tr class="flagged">') == 1 and '<b class="flag">yes</b>' in table
 
 
+def test_the_collusion_summary_names_the_reported_teams():
+    """Issue 40: the summary named the flagged pairs but not the teams the group screen reported; a team whose
+    pairs are each too weak to flag read as "No pair is flagged"."""
+    from dashboards import collusion as collusion_dash
+    from dashboards.site import _collusion_summary
+    from pipeline.audit.collusion import SIGNALS, PairResult
+    from pipeline.audit.teams import TeamResult
+
+    signals = {s: {"observed": 3.0, "expected": 1.5, "ratio_shrunk": 1.0, "z": 2.5} for s in SIGNALS}
+    seating = {"observed": 300, "expected": 150.0, "ratio": 2.0, "p": 0.01}
+    pair = PairResult(("pA", "pB"), 300, 2.0, 0.02, 0.4, False, signals, seating, [])
+    team = TeamResult(("pA", "pB", "pC"), 900, 5.2, 1e-6, 0.0031, True, {}, reported=True)
+    shared = pl.DataFrame({"player_a": ["pA"], "player_b": ["pB"], "shared_hands": [300]})
+    summary = _collusion_summary(collusion_dash.Screen(200, 200, 0.05, shared, (pair,), (team,)))
+    assert "No pair is flagged</b>, but the group screen reports 1 team of three or more: pA, pB &amp; pC" in summary
+    assert "(q 0.0031)" in summary
+    flagged = PairResult(("pA", "pB"), 300, 5.0, 2.9e-7, 0.0001, True, signals, seating, [])
+    summary = _collusion_summary(collusion_dash.Screen(200, 200, 0.05, shared, (flagged,), (team,)))
+    assert "1 pair flagged</b> of 1 screened" in summary and "the group screen reports 1 team" in summary
+
+
 def test_player_page(report, warehouse):
     first = _top3(warehouse)[0]
     text = (report.parent / page_file(first)).read_text(encoding="utf-8")
