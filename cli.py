@@ -1229,16 +1229,20 @@ def deals_command(
             "before ingest kept their deals' shanten have none: ingest their sources into a new warehouse)"
         )
         return
+    typer.echo(
+        "deals: one player's starting tiles in one hand; a player's and a seat's groups count one a hand, a "
+        "table's and a session's one per seat (four a hand at a table of four)"
+    )
     for k in kinds:
         lines = [r for r in results if r.kind == k]
         tested = [r for r in lines if r.p is not None]
         typer.echo(
-            f"{k}: {len(tested)} with at least {plural(min_hands, 'dealt hand')} screened "
+            f"{k}: {len(tested)} with at least {plural(min_hands, 'deal')} screened "
             f"({len(lines) - len(tested)} with fewer not tested); {sum(r.flagged for r in lines)} flagged at FDR {fdr}"
         )
         if not lines:
             continue
-        head = f"  {'group':<22}{'hands':>7}{'shanten':>9}{'fair':>7}{'z':>7}{'p':>11}{'q':>9}"
+        head = f"  {'group':<22}{'deals':>7}{'shanten':>9}{'fair':>7}{'z':>7}{'p':>11}{'q':>9}"
         typer.echo(f"{head}{'suited':>8}{'fair':>7}  flag")
         for r in lines[:top]:
             p = f"{r.p:>11.2e}" if r.p is not None else f"{'–':>11}"

@@ -395,11 +395,12 @@ def test_the_deals_command(room: tuple[Path, Path, dict[str, object]]) -> None:
     done = runner.invoke(app, ["deals", "--warehouse", str(warehouse), "--kind", "player", "--top", "2"])
     assert done.exit_code == 0, done.output
     lines = done.stdout.splitlines()
-    assert (
-        lines[0] == "player: 8 with at least 20 dealt hands screened (0 with fewer not tested); 1 flagged at FDR 0.05"
-    )
-    assert lines[2].startswith(f"  {stacker:<22}") and lines[2].endswith("YES")
-    assert "from ready" in lines[3] and "seat" not in lines[0]
+    # one unit, named (issue 40): a table's groups count a deal per seat, a player's one a hand
+    assert lines[0].startswith("deals: one player's starting tiles in one hand;") and "four a hand" in lines[0]
+    assert lines[1] == "player: 8 with at least 20 deals screened (0 with fewer not tested); 1 flagged at FDR 0.05"
+    assert lines[2].split()[:2] == ["group", "deals"]
+    assert lines[3].startswith(f"  {stacker:<22}") and lines[3].endswith("YES")
+    assert "from ready" in lines[4] and "seat" not in lines[1]
     done = runner.invoke(app, ["deals", "--warehouse", str(warehouse), "--format", "json"])
     rows = json.loads(done.stdout)
     assert [r["group"] for r in rows if r["flagged"] and r["kind"] == "player"] == [stacker]
