@@ -154,11 +154,17 @@ def screen_deals(
     then by p-value; the untested groups last. Each flagged group carries its ``evidence`` best-dealt hands."""
     null = load()
     # A warehouse made before ingest kept the scores shows the column as nulls (its views add the columns its files
-    # lack): its dealt hands have none, where every dealt hand of a newer one has them.
-    dealt, scored = con.sql(
-        "SELECT count(*), count(p.deal_shanten) FROM player_hands AS p JOIN hands AS h USING (hand_id) "
-        "WHERE coalesce(h.level, 'dealt') IN ('full', 'dealt')"
-    ).fetchall()[0]
+    # lack): its dealt hands have none, where every dealt hand of a newer one has them. A bare connection whose
+    # player_hands has no such column at all is older still.
+    columns = {row[0] for row in con.sql("DESCRIBE player_hands").fetchall()}
+    dealt, scored = (
+        con.sql(
+            "SELECT count(*), count(p.deal_shanten) FROM player_hands AS p JOIN hands AS h USING (hand_id) "
+            "WHERE coalesce(h.level, 'dealt') IN ('full', 'dealt')"
+        ).fetchall()[0]
+        if "deal_shanten" in columns
+        else (1, 0)
+    )
     if dealt and not scored:
         raise NoDealScores(
             "the warehouse was made before ingest kept each deal's shanten (player_hands.deal_shanten): ingest its "
