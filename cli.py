@@ -1807,7 +1807,14 @@ def replay_command(
     (docs/REPLAY.md). With --warehouse, the hand's session findings too (the checks across the hands of its
     session: dealer, hand numbers, players). Exit 0 when the hand is valid, 1 when it is not (or a session
     finding is an error), 2 when it cannot be found."""
-    from pipeline.audit.replay import HandNotFound, find_record, replay_html, replay_text, stored_record
+    from pipeline.audit.replay import (
+        HandNotFound,
+        find_record,
+        replay_html,
+        replay_text,
+        session_line,
+        stored_record,
+    )
     from pipeline.validate import validate
 
     override = _profile_option(profile)
@@ -1840,7 +1847,7 @@ def replay_command(
         html.write_text(replay_html(found.record, validation, across), encoding="utf-8")
         typer.echo(f"wrote {html}")
     else:
-        session = "".join(f"session: {code} ({severity}) {_shown(message)}\n" for code, severity, message in across)
+        session = "".join(session_line(*finding) + "\n" for finding in across)
         _write_data(f"{_shown(found.source)}:{found.line}\n{replay_text(found.record, validation)}\n{session}")
     raise typer.Exit(0 if validation.ok and all(severity != "error" for _, severity, _ in across) else 1)
 

@@ -286,6 +286,16 @@ p.key span { margin-right: 1.5em; }
 """
 
 
+def session_line(code: str, severity: str, message: str) -> str:
+    """One session finding of a hand (a check across the hands of its session) as the replay shows it, in its
+    text, its page and its dispute pack alike; the message's control characters shown as escapes.
+
+    >>> session_line("SESSION_DEALER", "error", "dealer 2, expected 1")
+    'session: SESSION_DEALER (error) dealer 2, expected 1'
+    """
+    return f"session: {code} ({severity}) {printable(message)}"
+
+
 def replay_html(record: Mapping[str, Any], validation: Validation, session: Sequence[tuple[str, str, str]] = ()) -> str:
     """The replay as a page of its own: the same text (:func:`replay_text`), each line of an issue or of a
     payment marked by its kind, then the hand's ``session`` findings (code, severity, message: the checks across
@@ -297,7 +307,7 @@ def replay_html(record: Mapping[str, Any], validation: Validation, session: Sequ
         lines.append(f'<span class="{kind}">{text}</span>' if kind else text)
     for code, severity, message in session:
         kind = "error" if severity == "error" else "warning"
-        lines.append(f'<span class="{kind}">{html.escape(f"session: {code} ({severity}) {printable(message)}")}</span>')
+        lines.append(f'<span class="{kind}">{html.escape(session_line(code, severity, message))}</span>')
     title = html.escape(printable(validation.hand_id or record.get("hand_id")))
     errors = sum(i.severity == "error" for i in validation.issues) + sum(s == "error" for _, s, _ in session)
     return (
@@ -322,7 +332,7 @@ def write_pack(folder: Path, found: Found, validation: Validation, issues: pl.Da
         if str(r["code"]).startswith("SESSION_")
     ]
     text = replay_text(found.record, validation) + "\n"
-    text += "".join(f"session: {code} ({severity}) {printable(message)}\n" for code, severity, message in session)
+    text += "".join(session_line(*finding) + "\n" for finding in session)
     files = {
         stem.with_name(stem.name + ".txt"): text.encode(),
         stem.with_name(stem.name + ".html"): replay_html(found.record, validation, session).encode(),
