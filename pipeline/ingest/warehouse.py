@@ -109,6 +109,7 @@ COMPACTED = "compact-"  # a batch made by compaction: its files hold the rows of
 RUN_COUNTS = "counts-"  # a manifest row naming no files: the counts of a run's batches that were compacted
 COMPACT_AFTER = 16  # ingest compacts at the end of a run when more batches than this are not compacted yet
 ROW_GROUP_ROWS = 128 * 1024  # rows per row group of a compacted file (DuckDB reads row groups in parallel)
+MERGE_BYTES = 64 << 20  # bytes of rows a compaction holds before it writes them (a smaller row group)
 
 
 class Encoded:
@@ -206,21 +207,27 @@ def fold_counts(rows: list[dict[str, object]]) -> list[dict[str, object]]:
 
 def merge_files(files: list[Path], schema: pa.Schema, path: Path) -> None:
     """Write the rows of ``files`` (in order, each conformed to ``schema``: a column it lacks reads as null)
-    into one new Parquet file ``path``, fsynced; row groups of :data:`ROW_GROUP_ROWS` rows. One row group's
-    worth of rows is held at a time."""
+    into one new Parquet file ``path``, fsynced; row groups of :data:`ROW_GROUP_ROWS` rows, or fewer where
+    their bytes reach :data:`MERGE_BYTES` first (the rejects' raw lines: 380 rejected lines of 4 MiB were held
+    at once, 1.9 GB, issue 39). At most one row group's worth of rows, and one input file, is held at a time."""
     pending: list[pa.Table] = []
-    held = 0
+    held = size = 0
     try:
         with pq.ParquetWriter(path, schema, compression=COMPRESSION) as writer:
             for f in files:
                 table = conform(read_parquet(f), schema)
                 pending.append(table)
                 held += table.num_rows
-                if held >= ROW_GROUP_ROWS:
+                size += table.nbytes
+                if size >= MERGE_BYTES:  # large rows: what is held goes out as it is
+                    writer.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP_ROWS)
+                    pending, held, size = [], 0, 0
+                elif held >= ROW_GROUP_ROWS:
                     rows = pa.concat_tables(pending)
                     whole = rows.num_rows - rows.num_rows % ROW_GROUP_ROWS
                     writer.write_table(rows.slice(0, whole), row_group_size=ROW_GROUP_ROWS)
                     pending, held = [rows.slice(whole)], rows.num_rows - whole
+                    size = pending[0].nbytes
             if held or not files:
                 writer.write_table(pa.concat_tables(pending) if pending else schema.empty_table())
         fd = os.open(path, os.O_RDONLY)
