@@ -67,6 +67,7 @@ from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult
 from pipeline.audit.teams import TeamResult
 from pipeline.report import charts, svg
 from pipeline.report.names import file_stem
+from pipeline.report.staging import staged_folder
 
 TITLE = "xuezhan report · 血战到底"
 
@@ -106,7 +107,9 @@ def build_report(
     queries.remember_bases(con)  # the pages share the players' base counts
     try:
         selected = _select_players(con, players, top_players)
-        return _build(con, Path(out_dir), selected, min_hands, on_step, scope or EVERYTHING)
+        with staged_folder(Path(out_dir)) as stage:  # every page of this run, or none (an interrupted run)
+            index = _build(con, stage, selected, min_hands, on_step, scope or EVERYTHING)
+        return Path(out_dir) / index.relative_to(stage)
     finally:
         con.close()
 

@@ -84,3 +84,31 @@ def test_an_interrupted_simulation_leaves_no_half_file(tmp_path: Path) -> None:
     done = child(patch, "simulate", "--hands", "20", "--out", str(out), "--quiet", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (2, LINE)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_report_leaves_the_last_report_as_it_was(warehouse: Path, tmp_path: Path) -> None:
+    """Ctrl-C once some pages are written (here: as the player directory is made, after the first screen, the
+    charts and the audit): the report folder keeps the last run's pages, none of this one's, and no staging
+    folder is left beside it. Run again, it is replaced page by page, and files of the user's own stay."""
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "index.html").write_text("the last report", encoding="utf-8")
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    patch = (
+        "import os, signal, dashboards.site as s; real = s._directory\n"
+        "def stopped(*a, **k):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(*a, **k)\n"
+        "s._directory = stopped"
+    )
+    args = ("report", "--warehouse", str(warehouse), "--out", str(out), "--min-hands", "10", "--quiet")
+    done = child(patch, *args, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, LINE)
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "notes.txt"]
+    assert (out / "index.html").read_text(encoding="utf-8") == "the last report"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+    done = child("pass", *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (out / "index.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine" and (out / "charts").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]

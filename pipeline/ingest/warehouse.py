@@ -77,8 +77,6 @@ import fcntl
 import os
 import re
 import shutil
-import signal
-import threading
 import uuid
 import weakref
 from collections.abc import Iterator
@@ -93,6 +91,7 @@ import pyarrow.parquet as pq
 
 from pipeline import sql
 from pipeline.ingest.read import PARTIAL, fsync_dir
+from pipeline.signals import signals_held
 from schemas.tables import TABLES
 
 EMPTY_BATCH = "0-empty"
@@ -274,39 +273,6 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 def remove(path: Path) -> None:
     """Remove a file that no manifest names any more (its own function: the crash tests stop a run here)."""
     path.unlink(missing_ok=True)
-
-
-# What a run turns into exceptions (Ctrl-C, SIGTERM): held back while a commit point and its bookkeeping run.
-_HELD = (signal.SIGINT, signal.SIGTERM)
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """Delay SIGINT and SIGTERM until the block ends: they are noted, then raised again as they came, so the
-    handlers they had run then.
-
-    A commit's rename and the note that it happened must not be split by an exception raised from a
-    signal handler: the failure path would then remove the files of a batch the manifest names (the kill
-    comes exactly there when a watcher reacts to the new manifest). Blocking the signals with a thread's
-    mask is not enough: a signal sent to the process goes to any thread not blocking it (DuckDB's, Arrow's),
-    and Python then runs the handler in the main thread all the same. Handlers can only be replaced from the
-    main thread; elsewhere, and should anything slip through, the failure path asks the manifest on disk."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-
-    def note(signum: int, _frame: object) -> None:
-        caught.append(signum)
-
-    previous = {held: signal.signal(held, note) for held in _HELD}
-    try:
-        yield
-    finally:
-        for held, handler in previous.items():
-            signal.signal(held, handler if handler is not None else signal.SIG_DFL)
-        for signum in caught:
-            signal.raise_signal(signum)
 
 
 def _reader_lease(root: Path) -> int | None:
@@ -505,7 +471,7 @@ class Warehouse:
             for folder in sorted({dst.parent for _, dst in staged}):
                 fsync_dir(folder)
             row = {"batch": batch, "run_id": None, **dict.fromkeys(COUNTS), **(counts or {})}
-            with _signals_held():
+            with signals_held():
                 self._write_manifest([*self._committed, row])
                 committed = True
                 self._committed.append(row)
@@ -600,7 +566,7 @@ class Warehouse:
             kept = [row for row in self._committed if row["batch"] not in gone and not is_run_counts(row)]
             runs = fold_counts([row for row in self._committed if row["batch"] in gone or is_run_counts(row)])
             rows = [*kept, *runs, {"batch": batch, "run_id": None, **dict.fromkeys(COUNTS)}]
-            with _signals_held():
+            with signals_held():
                 self._write_manifest(rows)
                 committed = True
                 self._committed = rows
