@@ -14,10 +14,11 @@ duplicate ``hand_id``.
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any, Final, Protocol
 
@@ -558,7 +559,7 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         issues = issues[:1]
     return Validation(
         hand_id=hand_id,
-        issues=tuple(issues),
+        issues=named(issues, record.players),
         record=record,
         replayed=not stopped,
         seats=tuple(_seat_facts(record, hand, claimed)),
@@ -566,6 +567,24 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         hand=hand,
         not_checked=not_checked + end_notes(hand, claimed),
     )
+
+
+_SEAT = re.compile(r"\bseat ([0-3])\b")
+
+
+def named(issues: Sequence[Issue], players: Sequence[str]) -> tuple[Issue, ...]:
+    """``issues`` with each ``seat N`` of their messages followed by the player's name, ``seat 0 (张三)``: the
+    engine speaks in seats, a reader in players (issue 40). The seat stays, to be found in the record.
+
+    >>> named([Issue("SETTLE_AMOUNT", "hu 3 from seat 0 to seat 2")], ["张三", "李四", "王五", "赵六"])[0].message
+    'hu 3 from seat 0 (张三) to seat 2 (王五)'
+    """
+
+    def name(match: re.Match[str]) -> str:
+        seat = int(match.group(1))
+        return f"{match.group(0)} ({players[seat]})" if seat < len(players) else match.group(0)
+
+    return tuple(replace(i, message=_SEAT.sub(name, i.message)) if "seat " in i.message else i for i in issues)
 
 
 class _Unseen:
@@ -633,7 +652,7 @@ def _validate_settlement(obj: dict[str, Any], record: Record, issues: list[Issue
         issues = issues[:1]
     return Validation(
         hand_id=record.hand_id,
-        issues=tuple(issues),
+        issues=named(issues, record.players),
         record=record,
         replayed=not faults,
         seats=tuple(_seat_facts(record, hand, claimed)),

@@ -32,7 +32,7 @@ seat  player  deal               given  void
 #     event   player  wall  what
    0  0-8p    p1      55
    1  1h8p<0  p2      55    win: 平胡 1 fan, 1 point (claimed 1 fan, 1 point)
-       ! SETTLE_PAYER: hu 1 from seat 0 to seat 1 (event 1): claimed paid by seat 3
+       ! SETTLE_PAYER: hu 1 from seat 0 (p1) to seat 1 (p2) (event 1): claimed paid by seat 3 (p4)
    2  2+9s    p3      54
    3  2h9s    p3      54    win: 对对胡 2 fan, 2 points (claimed 2 fan, 2 points)
    4  3+5s    p4      53
@@ -63,8 +63,8 @@ def test_payments_not_itemised_and_issues_of_no_event() -> None:
     assert "      0>1=1hu@1\n" in text and "(the claim does not itemise its payments)" in text
     assert text.endswith(
         "issues\n"
-        "  ! SETTLE_DELTA: seat 0: claimed delta -5, the rules give -6\n"
-        "  ! SETTLE_DELTA: seat 3: claimed delta -2, the rules give -1\n"
+        "  ! SETTLE_DELTA: seat 0 (p1): claimed delta -5, the rules give -6\n"
+        "  ! SETTLE_DELTA: seat 3 (p4): claimed delta -2, the rules give -1\n"
         "not checked: the draw order (no wall)"
     )
 
@@ -75,7 +75,7 @@ def test_a_hand_that_stops_and_hostile_names() -> None:
     record["events"].insert(2, {"t": "discard", "seat": 3, "tile": "1m"})  # out of turn: the replay stops
     text = replay_text(record, validate(record))
     assert "\x1b" not in text and "\u202e" not in text and "p2\\u001b[31m\\u202e" in text
-    assert re.search(r"\n   2  3-1m +p4 +55\n       ! TURN_ORDER: seat 3 discards out of turn", text)
+    assert re.search(r"\n   2  3-1m +p4 +55\n       ! TURN_ORDER: seat 3 \(p4\) discards out of turn", text)
     assert "\n#     event" in text and text.count("\n   ") >= 8  # every event is still listed
 
 
@@ -183,7 +183,7 @@ def test_a_dispute_pack_holds_the_replay_the_record_and_the_issue_rows(
     issues = (pack / "hand-settle-payer.issues.csv").read_text(encoding="utf-8").splitlines()
     assert len(issues) == 2 and issues[1].startswith("settle-payer,SETTLE_PAYER,error,1,3,")
     page = (pack / "hand-settle-payer.html").read_text(encoding="utf-8")
-    assert 'data-errors="1"' in page and '<span class="error">       ! SETTLE_PAYER: hu 1 from seat 0' in page
+    assert 'data-errors="1"' in page and '<span class="error">       ! SETTLE_PAYER: hu 1 from seat 0 (p1)' in page
     assert '<span class="missing">   +  0&gt;1=1hu@1</span>' in page
     hostile_page = next(pack / n for n in hostile if n.endswith(".html")).read_text(encoding="utf-8")
     assert "<b>" not in hostile_page and "\u202e" not in hostile_page and "&lt;b&gt;\\u202e" in hostile_page
