@@ -1025,3 +1025,33 @@ def test_audit_and_collusion_plots_when_there_is_nothing(empty_con, con):
         texts = _draw(plot, df, charts.Fonts(cjk_family=None))
         assert any(t.startswith(("no ", "no:")) for t in texts), plot.__name__  # says what there is none of
         assert charts.render(plot, df, choice=charts.Fonts(cjk_family=None)).startswith(b"\x89PNG")
+
+
+def test_a_tall_chart_shows_its_scale_at_the_top_as_well() -> None:
+    """Issue 40: the deals chart, 1,232 px tall, had its axis at the bottom only. A chart taller than
+    AXIS_AT_TOP_IN shows the x tick labels at both ends; a short one at the bottom only."""
+    from dashboards import deals
+
+    drawn = []
+
+    def plot(df: pl.DataFrame, ax) -> None:
+        deals.plot_players(df, ax)
+        drawn.append(ax)
+
+    rows = pl.DataFrame(
+        {
+            "player": [f"p{k:02d}" for k in range(30)],
+            "hands": [300] * 30,
+            "mean": [2.0 + k / 100 for k in range(30)],
+            "fair": [2.1] * 30,
+            "z": [-1.0] * 30,
+            "flagged": [k == 0 for k in range(30)],
+        }
+    )
+    spec = deals.CHARTS[0]
+    assert spec.size(rows)[1] > charts.AXIS_AT_TOP_IN > spec.size(rows.head(5))[1]
+    for df, top in ((rows, True), (rows.head(5), False)):
+        charts.render(plot, df, size=spec.size(df), choice=charts.Fonts(cjk_family=None))
+        ticks = [t for t in drawn[-1].xaxis.get_major_ticks() if t.label1.get_text()]
+        assert ticks and all(t.label1.get_visible() for t in ticks)
+        assert all(t.label2.get_visible() == top for t in ticks), top

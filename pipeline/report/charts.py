@@ -63,6 +63,7 @@ NEUTRAL = "#5d8aa8"
 WARNING = "#e6a23c"
 
 DPI = 110
+AXIS_AT_TOP_IN = 7.0  # a chart taller than this (inches: 770 px) shows its x axis at the top as well
 LABEL_CHARS = 28  # a data string in a chart is cut beyond this many characters (Fonts.safe)
 
 
@@ -360,8 +361,10 @@ def render(
 ) -> bytes:
     """Draw ``plot(df, ax)`` on a fresh Agg figure with the house style and return PNG bytes.
 
-    Titles and x-axis labels too wide for the figure are wrapped. Raises :class:`GlyphError` when any text of
-    the chart cannot be drawn by the chosen fonts.
+    Titles and x-axis labels too wide for the figure are wrapped; a chart taller than :data:`AXIS_AT_TOP_IN`
+    (a bar per player or code) repeats its x axis's tick labels at the top, so that the scale is in sight at
+    either end (issue 40: a 1,232 px chart had its axis at the bottom only). Raises :class:`GlyphError` when
+    any text of the chart cannot be drawn by the chosen fonts.
     """
     choice = choice or fonts()
     # The plot's labels (fonts().term / both / safe) follow the same choice as the fonts drawing them.
@@ -370,6 +373,8 @@ def render(
         FigureCanvasAgg(fig)
         ax = fig.add_subplot()
         plot(df, ax)
+        if size[1] > AXIS_AT_TOP_IN and ax.axison:
+            ax.tick_params(axis="x", top=True, labeltop=True)
         fig.canvas.draw()  # lays out tick labels, so that every text is checked below
         if _fit_texts(fig):
             fig.canvas.draw()
