@@ -59,6 +59,7 @@ SIGNAL_NAMES = {  # signal → (name on the page, Chinese)
     "value_feeding": ("feeding valuable wins", "喂大牌"),
     "costly_feeding": ("feeding at a cost", "拆牌喂牌"),
     "exchange": ("exchange gifts and split voids", "换三张送牌·定缺"),
+    "costly_value": ("valuable wins fed at a cost", "拆牌喂大牌"),
 }
 
 

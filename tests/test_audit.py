@@ -257,6 +257,7 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
                 "value_feeding",
                 "costly_feeding",
                 "exchange",
+                "costly_value",
             )
         }
     )
@@ -340,6 +341,7 @@ def test_shrunk_ratios_lie_between_1_and_the_raw_ratio(colluding_rooms) -> None:
         "kong_feeding": True,
         "value_feeding": True,
         "costly_feeding": True,
+        "costly_value": True,
         # the room's profile plays no 换三张 and honest bots void their shortest suit: nothing to expect
         "exchange": False,
     }
@@ -571,8 +573,10 @@ def test_features_counted_a_run_of_hands_at_a_time_are_the_one_shot_model(stream
             assert got.height == model.height == 500 * 12
             counts = ["hand", "player_a", "player_x", "seat_a", "seat_x", "feed_win", "feed_call"]
             counts += ["chosen_danger", "soft_pass", "channel", "passed", "could_feed", "feed_kong", "feed_value"]
+            counts += ["kong_offer", "feed_costly", "kong_costly", "feed_costly_value"]
             assert got.select(counts).equals(model.select(counts).with_columns(pl.col("hand").cast(pl.Int64))), size
             bases = ("base_feed_win", "base_feed_call", "base_chosen_danger", "base_soft_pass", "base_passed")
+            bases += ("base_kong_offer", "base_feed_costly", "base_kong_costly", "base_feed_costly_value")
             for column in (*bases, "base_feed_kong", "base_feed_value"):
                 assert np.allclose(got[column].to_numpy(), model[column].to_numpy(), rtol=1e-12, atol=1e-15)
 

@@ -306,3 +306,23 @@ def test_a_pair_feeding_valuable_wins_at_a_cost_leads_on_costly_feeding(selectiv
     assert all(r.signals["costly_feeding"]["z"] < costly["z"] / 2 for r in results[1:]), [
         (r.players, r.signals["costly_feeding"]["z"]) for r in results[1:4]
     ]
+
+
+def test_valuable_wins_fed_at_a_cost_stand_further_above_their_background(selective_room) -> None:
+    """costly_value (issue 37): the selective pair's valuable wins on tiles that cost the giver, against the room's
+    rate of such wins times the taker's relative rate of valuable wins on discards. Its background is a fraction
+    of costly_feeding's (most honest costly wins are cheap), so the same gifts stand further above it: its ratio
+    observed / expected beats costly_feeding's, and no honest pair comes near it."""
+    _, warehouse, labels = selective_room
+    pair = tuple(sorted(labels["colluders"][0]["players"]))
+    with connect(warehouse) as con:
+        results = screen(con, min_hands=100, evidence=0)
+    top = results[0]
+    assert top.players == pair
+    value, costly = top.signals["costly_value"], top.signals["costly_feeding"]
+    assert value["tested"] and value["direction"] == "excess" and value["z"] > 3.0, value
+    assert 0 < value["observed"] <= costly["observed"] and value["expected"] < costly["expected"] / 2
+    assert value["observed"] / value["expected"] > costly["observed"] / costly["expected"], (value, costly)
+    assert all(r.signals["costly_value"]["z"] < value["z"] / 2 for r in results[1:]), [
+        (r.players, r.signals["costly_value"]["z"]) for r in results[1:4]
+    ]

@@ -50,8 +50,10 @@ LAYOUTS = (
     Layout(
         "warehouse-2026-12-01",
         {
-            "hands": ["utc_offset", "seats", "suits", "mode", "fan_base", "pot", "wins", "level", "not_checked"]
-            + ["waits_judged"],
+            "hands": [
+                *("utc_offset", "seats", "suits", "mode", "fan_base", "pot", "wins"),
+                *("level", "not_checked", "waits_judged"),
+            ],
             "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE],
             "events": ["could_kong", "cost"],
         },

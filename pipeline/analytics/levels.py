@@ -152,6 +152,7 @@ NEEDS: dict[str, Needs] = {
     "kong_offer": CHOSEN,  # the fourth tile of the other's concealed triplet thrown: every seat's hand
     "kong_costly": CHOSEN,  # the fourth tile of the other's triplet given up at a cost
     "feed_costly": CHOSEN,  # a tile given up at a cost: the giver's hand, and the takers' to know who could take it
+    "feed_costly_value": CHOSEN,  # the same, for a win of 2 fan or more
     "feed_value": PUBLIC,  # wins of 2 fan or more on the other's discard
     "feed_sheet": SHEET,  # wins on the other's discard, per hand: what a hand with no discards shows
     "chosen_danger": CHOSEN,

@@ -275,6 +275,7 @@ COLLUSION_FEATURES = (
     "kong_offer",
     "feed_costly",
     "kong_costly",
+    "feed_costly_value",
 )
 
 

@@ -104,6 +104,7 @@ SIGNALS: dict[str, tuple[str, ...]] = {
     "value_feeding": ("feed_value",),
     "costly_feeding": ("feed_costly",),
     "exchange": ("gift", "split"),
+    "costly_value": ("feed_costly_value",),
 }
 # The direction in which a signal is evidence of collusion, fixed by what it means (issue 37), never read from the
 # data: +1 an excess (feeding, dangerous discards by choice, passed wins on the partner's tile given the passer's
@@ -125,6 +126,12 @@ SIGNALS: dict[str, tuple[str, ...]] = {
 # what it needs whatever the tile is worth to itself. Designed on the selective and kong families.
 # value_feeding: wins of BIG_FAN fan or more on the other's tiles (a pair that feeds only valuable hands; the
 # fan as a weight was tried first: its heavy tail flagged an honest pair, z 4.6, in a feeding room).
+# costly_value: the two together, wins of BIG_FAN fan or more on a tile given up at a cost (feed_costly_value): a
+# selective feeder's gifts are all valuable and most costly, while an honest background of either alone is
+# several times larger (a selective pair at 0.3: 27 such wins against 6.4 expected, z 3.8, where costly_feeding
+# read 40 against 21.9, z 1.4). Selective pairs at 0.3 were found in 3 of 10 rooms without it, 7 of 10 with it
+# (0.5: 9 of 10 either way); counting them twice inside costly_feeding instead found 8 and 8. Designed on the
+# selective family, so that family is not held out.
 # exchange: help before play (换三张 and 定缺, the two choices the rules leave to a player before the first discard):
 # a's exchange tiles went to x and were of a longest suit of x's deal (gift), and x's declared void is a suit a
 # held fewer tiles of than the void a declared (split: a voided against its own hand, leaving that suit to x).
@@ -140,6 +147,7 @@ DIRECTION: dict[str, int] = {
     "value_feeding": 1,
     "costly_feeding": 1,
     "exchange": 1,
+    "costly_value": 1,
 }
 BIG_FAN = 2  # a valuable win: at least double a plain hand (value_feeding)
 FEATURES = (
@@ -158,6 +166,7 @@ FEATURES = (
     "kong_offer",
     "feed_costly",
     "kong_costly",
+    "feed_costly_value",
 )
 # counted once per hand and ordered pair (0/1, exposure 1 where the hand's level supports it), not per offer
 PER_HAND = ("channel", "feed_sheet", "gift", "split")
@@ -454,6 +463,7 @@ OUTCOMES = (
     "kongable",
     "costly_won",
     "costly_kong",
+    "costly_valued",
 )
 HAZARD_OF = {
     "feed_win": "won",
@@ -467,6 +477,7 @@ HAZARD_OF = {
     "kong_offer": "kongable",
     "feed_costly": "costly_won",
     "kong_costly": "costly_kong",
+    "feed_costly_value": "costly_valued",
 }
 # Outcomes judged only on the offers where a condition holds (issue 37): their rate by wall, and so their
 # baselines, are over those offers alone. ``passed``: a win passed on a tile the passer could win on (the
@@ -484,13 +495,14 @@ TAKER_ONLY = ("passed",)
 # the test.
 POOLED = ("gift", "split")
 # Features whose expectation is the room's rate × the taker's relative rate of another feature, every giver at
-# the room's rate: ``feed_costly`` (x won on a tile a gave up at a cost) and ``kong_costly`` (x could kong it).
+# the room's rate: ``feed_costly`` (x won on a tile a gave up at a cost), ``kong_costly`` (x could kong it) and
+# ``feed_costly_value`` (x won a valuable hand on it: x's relative rate of valuable wins on discards).
 # Their own rates are made of the pair (measured: a kong pair, 42 such tiles taken against 29 expected with
 # either player's own rate, z 2.1, where its 88 costly offers stood out from every other pair's); a giver's own
 # rate of costly discards (weak play) is common to all its opponents in a hand, which the permutation null
 # compares; a taker who wins often takes more of everything, which x's rate of wins on discards says (feed_win),
 # and one often offered a fourth tile holds triplets (kong_offer).
-BORROWED = {"feed_costly": "feed_win", "kong_costly": "kong_offer"}
+BORROWED = {"feed_costly": "feed_win", "kong_costly": "kong_offer", "feed_costly_value": "feed_value"}
 FEATURE_OF = {outcome: feature for feature, outcome in HAZARD_OF.items()}
 
 
@@ -567,6 +579,7 @@ def _expand(offers: Offers) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarra
         "kongable": kongable,
         "costly_won": costly & won,
         "costly_kong": costly & kongable,
+        "costly_valued": costly & (offers.fan[which, opponent] >= BIG_FAN),
     }
     keys = (offers.hno[which] * SEATS + offers.a[which]) * SEATS + opponent
     return keys, offers.wall[which], outcome
@@ -1043,7 +1056,7 @@ class Moments:
     pairs screened (:func:`screened_pairs`), not players².
 
     >>> Moments.zeros(np.array([1, 5, 7]), 1_000_000).cov.shape
-    (3, 10, 10)
+    (3, 11, 11)
     """
 
     pairs: np.ndarray
@@ -1462,6 +1475,7 @@ def levels_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
       value_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards, pongs or draws))
       costly_feeding: not available (excluded: 6 settlement hands (a score sheet has no discards))
       exchange: not available (excluded: 6 settlement hands (a score sheet has no tiles))
+      costly_value: not available (excluded: 6 settlement hands (a score sheet has no discards))
     """
     lines = ["signals by level of record (hands screened):"]
     for signal, entry in summary.items():

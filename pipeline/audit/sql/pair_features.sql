@@ -9,6 +9,7 @@
 --   feed_costly x won on a's discard, which left a's own hand further from ready than a's best discard
 --               (events.cost > 0: a tile given up at a cost to one's own hand)
 --   kong_costly a's discard at such a cost was the fourth tile of a triplet x held concealed (taken or not)
+--   feed_costly_value  x won on such a discard with a hand of 2 fan or more (a valuable win given at a cost)
 --   could_feed  a's tile was one x could have won on (a dangerous discard for x)
 --   chosen_danger  ... and a held another tile nobody could win on that was as good for a's own hand
 --                  (a dangerous discard by choice; a forced one is no evidence)
@@ -90,7 +91,8 @@ per_offer AS (
     SELECT o.hand_id, o.a, o.x, o.wall_left, o.could, o.kongable, o.could AND o.safe AS chosen, coalesce(k.won, 0) AS won,
            coalesce(k.called, 0) AS called, coalesce(k.konged, 0) AS konged, coalesce(k.fan, 0) AS fan,
            CASE WHEN o.costly AND coalesce(k.won, 0) = 1 THEN 1 ELSE 0 END AS costly_won,
-           CASE WHEN o.costly AND o.kongable THEN 1 ELSE 0 END AS costly_kong
+           CASE WHEN o.costly AND o.kongable THEN 1 ELSE 0 END AS costly_kong,
+           CASE WHEN o.costly AND coalesce(k.won, 0) = 1 AND coalesce(k.fan, 0) >= 2 THEN 1 ELSE 0 END AS costly_value
     FROM offer_rows AS o
     LEFT JOIN took AS k ON k.hand_id = o.hand_id AND k.idx = o.idx AND k.x = o.x
 ),
@@ -105,6 +107,7 @@ hazard AS (  -- the population's rate of each outcome per offer, by tiles left i
         avg(CASE WHEN kongable THEN 1 ELSE 0 END) AS h_kongable,
         avg(costly_won) AS h_costly_won,
         avg(costly_kong) AS h_costly_kong,
+        avg(costly_value) AS h_costly_value,
         avg(CASE WHEN could THEN 1 ELSE 0 END) AS h_could,
         avg(CASE WHEN chosen THEN 1 ELSE 0 END) AS h_chosen,
         avg(CASE WHEN could AND won = 0 THEN 1 ELSE 0 END) AS h_soft,
@@ -124,6 +127,7 @@ offer_counts AS (
         count(*) FILTER (WHERE kongable) AS kong_offer,
         sum(costly_won) AS feed_costly,
         sum(costly_kong) AS kong_costly,
+        sum(costly_value) AS feed_costly_value,
         count(*) FILTER (WHERE could) AS could_feed,
         count(*) FILTER (WHERE could AND won = 0) AS soft_pass,
         count(*) FILTER (WHERE chosen) AS chosen_danger,
@@ -134,6 +138,7 @@ offer_counts AS (
         sum(h.h_kongable) AS base_kong_offer,
         sum(h.h_costly_won) AS base_feed_costly,
         sum(h.h_costly_kong) AS base_kong_costly,
+        sum(h.h_costly_value) AS base_feed_costly_value,
         sum(h.h_could) AS base_could_feed,
         sum(h.h_chosen) AS base_chosen_danger,
         sum(h.h_soft) AS base_soft_pass,
@@ -187,6 +192,7 @@ SELECT  -- final
     coalesce(c.kong_offer, 0)::INTEGER AS kong_offer,
     coalesce(c.feed_costly, 0)::INTEGER AS feed_costly,
     coalesce(c.kong_costly, 0)::INTEGER AS kong_costly,
+    coalesce(c.feed_costly_value, 0)::INTEGER AS feed_costly_value,
     coalesce(c.could_feed, 0)::INTEGER AS could_feed,
     coalesce(c.soft_pass, 0)::INTEGER AS soft_pass,
     coalesce(c.soft_pass, 0)::INTEGER AS passed,
@@ -198,6 +204,7 @@ SELECT  -- final
     coalesce(c.base_kong_offer, 0)::DOUBLE AS base_kong_offer,
     coalesce(c.base_feed_costly, 0)::DOUBLE AS base_feed_costly,
     coalesce(c.base_kong_costly, 0)::DOUBLE AS base_kong_costly,
+    coalesce(c.base_feed_costly_value, 0)::DOUBLE AS base_feed_costly_value,
     coalesce(c.base_could_feed, 0)::DOUBLE AS base_could_feed,
     coalesce(c.base_chosen_danger, 0)::DOUBLE AS base_chosen_danger,
     coalesce(c.base_soft_pass, 0)::DOUBLE AS base_soft_pass,
