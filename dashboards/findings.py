@@ -81,6 +81,7 @@ SCHEMA: dict[str, Any] = {
     "subject": pl.String,
     "detail": pl.String,
     "money": pl.Int64,
+    "base": pl.Int64,  # the base (底) of the money's hands (null: none, or several): ranked by money ÷ base
     "q": pl.Float64,
     "evidence": pl.String,  # a file of the report with an anchor: where the evidence is
     "evidence_text": pl.String,
@@ -364,6 +365,7 @@ def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
                 "subject": f"hand {r['hand_id']}",
                 "detail": f"{r['code']}{where}{seat}: {r['message']}",
                 "money": int(r["money"]),
+                "base": int(r["base"]),
                 "evidence": f"{AUDIT}#finding-{rank}" if rank <= AUDIT_ROWS else AUDIT,
                 "evidence_text": f"finding #{rank} of the audit" if rank <= AUDIT_ROWS else "the audit",
             }
@@ -436,10 +438,12 @@ def _quality(counts: dict[str, int], issues: pl.DataFrame, rejects: pl.DataFrame
 
 
 def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
-    def key(r: dict[str, Any]) -> tuple[int, float, str]:
+    def key(r: dict[str, Any]) -> tuple[int, float, float, str]:
         order = KINDS[r["kind"]][1]
-        strength = -float(r["money"]) if r.get("money") is not None else (r.get("q") or 0.0)
-        return (order, strength, r["subject"])
+        if r.get("money") is None:
+            return (order, r.get("q") or 0.0, 0.0, r["subject"])
+        # money in bases where the hands' bases differ (a majsoul room beside base-1 rooms), then in points
+        return (order, -float(r["money"]) / (r.get("base") or 1), -float(r["money"]), r["subject"])
 
     ordered = sorted(rows, key=key)
     full = [
@@ -448,6 +452,7 @@ def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
             "severity": KINDS[r["kind"]][0],
             "label": KINDS[r["kind"]][2],  # unless the row names itself (a rule violation among the audit's)
             "money": None,
+            "base": None,
             "q": None,
             **r,
         }
@@ -519,6 +524,7 @@ def prep_player_findings(findings: pl.DataFrame, audit_of_player: pl.DataFrame, 
         errors = int((audit_of_player["severity"] == "error").sum())
         money = as_int(audit_of_player["money"].sum())
         hands = audit_of_player["hand_id"].n_unique()
+        seat = Audit(audit_of_player)
         rows.append(
             {
                 "kind": "scoring",
@@ -527,9 +533,10 @@ def prep_player_findings(findings: pl.DataFrame, audit_of_player: pl.DataFrame, 
                 "subject": f"{audit_of_player.height:,} audit finding{'s' if audit_of_player.height > 1 else ''}",
                 "detail": (
                     f"on the player's seat in {hands:,} hand{'s' if hands > 1 else ''} ({errors:,} errors), "
-                    f"{money:,} points at stake"
+                    f"{seat.stake_text()}"
                 ),
                 "money": money,
+                "base": None if seat.mixed else next(iter(seat.bases), None),
                 "evidence": "#scoring",
                 "evidence_text": "the findings below",
             }

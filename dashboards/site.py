@@ -50,7 +50,7 @@ from urllib.parse import quote
 import duckdb
 import polars as pl
 
-from dashboards import ChartSpec, as_int, levels_note, overview, player, quality
+from dashboards import ChartSpec, levels_note, overview, player, quality
 from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
 from dashboards import deals as deals_dash
@@ -59,6 +59,7 @@ from dashboards import information as info_dash
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope
 from pipeline.audit import scoring
 from pipeline.audit.anticipation import MIN_DECISIONS, AnticipationResult, Seer
@@ -135,6 +136,7 @@ def _build(
 
     by_level = queries.hands_by_level(con)
     replayed = {level: c["replayed"] for level, c in by_level.items()}
+    scale = scales(con)  # the scale groups (profile and base): money in one unit, players beside their group's
 
     def draw(
         prefix: str, spec: ChartSpec, *args: Any, hands: dict[str, int] = replayed
@@ -168,7 +170,7 @@ def _build(
     # Audit: the findings are the audit's (pipeline.audit.scoring), computed once for every chart.
     result = scoring.audit(con)
     by_code, by_month, by_player = audit_dash.CHARTS
-    body = [_audit_summary(con, result, quality_page)]
+    body = [_audit_summary(con, result, quality_page, scale)]
     body += [_figure(draw("audit", by_code, result)[1])]
     body += [_figure(draw("audit", by_month, con, result)[1])]
     body += [_figure(draw("audit", by_player, result)[1])]
@@ -375,6 +377,7 @@ SEVERITY_TEXT = {
 
 
 def _findings_rows(found: pl.DataFrame, pages: dict[str, Page]) -> str:
+    in_bases = found["base"].drop_nulls().n_unique() > 1  # money of several bases: ranked by money ÷ base
     rows = []
     for r in found.iter_rows(named=True):
         names = r["players"] or []
@@ -382,7 +385,8 @@ def _findings_rows(found: pl.DataFrame, pages: dict[str, Page]) -> str:
             who = (" &amp; " if r["kind"] == "pair" else ", ").join(_who(p, pages) for p in names)
         else:
             who = _esc(r["subject"])
-        money = f'<br><span class="n">{r["money"]:,} points</span>' if r["money"] is not None else ""
+        base = f" at base {r['base']:,}" if in_bases and r["base"] is not None else ""
+        money = f'<br><span class="n">{r["money"]:,} points{base}</span>' if r["money"] is not None else ""
         rows.append(
             f'<tr class="sev-{r["severity"]}"><td class="num">{r["rank"]}</td>'
             f'<td><span class="sev {r["severity"]}">{r["severity"]}</span></td>'
@@ -828,12 +832,11 @@ def _player_scoring(seat: pl.DataFrame) -> str:
         for r in seat.head(PLAYER_FINDINGS).iter_rows(named=True)
     )
     shown = "all" if seat.height <= PLAYER_FINDINGS else f"the {PLAYER_FINDINGS} with most money of"
-    money = as_int(seat["money"].sum())
     return (
         f"{title}<table><thead><tr><th>hand</th><th>event</th><th>code</th><th>money (points)</th><th>message</th>"
         f'</tr></thead><tbody>{rows}</tbody></table><p class="note">{_esc(shown)} {seat.height:,} findings, '
-        f"{money:,} points at stake. The replay of a hand: <code>xuezhan replay HAND --warehouse WH</code>; every "
-        "finding: <code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
+        f"{_esc(scoring.Audit(seat).stake_text())}. The replay of a hand: <code>xuezhan replay HAND --warehouse "
+        "WH</code>; every finding: <code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
     )
 
 
@@ -930,11 +933,16 @@ def _codes_table(title: str, df: pl.DataFrame, columns: tuple[str, ...], anchor:
 
 
 # ---------------------------------------------------------------------------------------------- audit
-def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, quality_page: Page) -> str:
+def _scales_note(scale: Scales) -> str:
+    """The line a warehouse of several scale groups carries (which, their bases, hands each); nothing for one."""
+    line = scale.line()
+    return f'<p class="note" id="scales">{_esc(line)}</p>' if line else ""
+
+
+def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, quality_page: Page, scale: Scales) -> str:
     f = result.findings
     stored = int(queries.run(con, "warehouse_counts")["hands"][0] or 0)
     hands = f["hand_id"].n_unique() if f.height else 0
-    money = int(f["money"].sum() or 0) if f.height else 0
     errors = int((f["severity"] == "error").sum()) if f.height else 0
     codes = f["code"].n_unique() if f.height else 0
     if not f.height:
@@ -945,14 +953,20 @@ def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, qualit
         found = (
             f"<p><b>{f.height:,}</b> findings ({errors:,} errors, {f.height - errors:,} warnings, {codes:,} "
             f"codes) in <b>{hands:,}</b> of {stored:,} stored hands "
-            f"({charts.pct(hands / stored if stored else None)}), <b>{money:,}</b> points at stake.</p>"
+            f"({charts.pct(hands / stored if stored else None)}), <b>{_esc(result.stake_text())}</b>.</p>"
         )
+    in_bases = (
+        " Where the hands have different bases (底), money is ranked and added up in bases: points ÷ the hand's base."
+        if result.mixed
+        else ""
+    )
     return (
         '<section class="summary">'
         + found
+        + _scales_note(scale)
         + "<p>Money at stake: for a scoring or settlement difference, the points it moves; for a rule "
         "violation, the points the source system settled in that hand (a hand with two violations counts it "
-        "twice). Every finding names its hand and, where there is one, the event (index in the record, "
+        f"twice).{in_bases} Every finding names its hand and, where there is one, the event (index in the record, "
         f'0-based) and seat. The validator\'s issues by count: <a href="{_href(quality_page.file)}">data '
         "quality</a>.</p></section>"
     )
@@ -974,14 +988,16 @@ def _findings_table(df: pl.DataFrame) -> str:
         return f'<section><h2>{_esc(title)}</h2><p class="note">No findings.</p></section>'
     n = int(df["n_findings"][0])
     head = "".join(f"<th>{h}</th>" for h in ("#", "hand", "event", "code", "player", "money (points)", "message"))
+    in_bases = df["unit"][0] == "bases"  # the hands have several bases: ranked by money ÷ base
     rows = []
     for r in df.iter_rows(named=True):
+        base = f'<br><span class="n">at base {r["base"]:,}</span>' if in_bases else ""
         code = f'<abbr title="{_esc(r["meaning"])}">{_esc(r["code"])}</abbr>' if r["meaning"] else _esc(r["code"])
         rows.append(
             f'<tr class="{_esc(r["severity"])}" id="finding-{r["rank"]}"><td class="num">{r["rank"]}</td>'
             f'<td class="id">{_esc(r["hand_id"])}</td>'
             f'<td class="num">{_esc(_fmt(r["event"]))}</td><td>{code}</td><td>{_esc(_fmt(r["player"]))}</td>'
-            f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"], r["position"])}'
+            f'<td class="num">{r["money"]:,}{base}</td><td class="def">{_message(r["message"], r["position"])}'
             + (f" (reasons: {_esc(r['reasons'])})" if r["reasons"] else "")
             + "</td></tr>"
         )
@@ -992,7 +1008,8 @@ def _findings_table(df: pl.DataFrame) -> str:
     return (
         f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
         f'</tbody></table><p class="note">{_esc(shown)} mistakes{_esc(behind)}, each wrong payment once, most money '
-        "first (then hand and event). "
+        + ("in bases (points ÷ the hand's base) " if in_bases else "")
+        + "first (then hand and event). "
         "Hover a code for its meaning (schemas/ISSUE_CODES.md); warnings in grey. Every finding: "
         "<code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
     )
