@@ -20,7 +20,9 @@ expected within ``μ ± 1.96 √(τ² + se² + se(μ)²)``: the room's spread of
 error (``se``, from the per-hand sum of squares) and the reference's. ``z`` is the distance in those units,
 ``p`` two-sided, ``q`` Benjamini–Yekutieli over the players tested (results in one room are dependent: the
 points one wins, others lose). An unusual result is not an accusation: a far better player than the room, a
-long run of luck on few hands, or a player who is helped, all look alike here.
+long run of luck on few hands, or a player who is helped, all look alike here. "The other players" are those of
+the player's scale group (:mod:`pipeline.analytics.scales`: a profile and its base), so that a room playing for
+1,000 points a base is never the reference of one playing for 1 (a warehouse of one group: every other player).
 
 >>> findings_text(0)
 'Nothing needs attention.'
@@ -98,6 +100,7 @@ def findings_text(n: int) -> str:
 # ---------------------------------------------------------------------------------------------- unusual results
 _UNUSUAL_SCHEMA: dict[str, Any] = {
     "player": pl.String,
+    "group": pl.String,
     "hands": pl.Int64,
     "net": pl.Int64,
     "per_hand": pl.Float64,
@@ -135,15 +138,21 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
     """Each player's net points per hand against the range the other players give (module docstring).
 
     ``base``: one row per player with ``player``, ``hands``, ``delta_sum``, ``delta_sq`` (the ``player_base``
-    counts over the hands whose level carries the net points). Players with fewer than ``min_hands`` hands, or
-    whose deltas never varied, are listed but not tested; a test needs three other tested players.
+    counts over the hands whose level carries the net points), and the player's scale ``group``
+    (:meth:`pipeline.analytics.scales.Scales.with_group`; without the column, every player is of one group).
+    Each player is compared with the other tested players of their group only. Players with fewer than
+    ``min_hands`` hands, or whose deltas never varied, are listed but not tested; a test needs three other tested
+    players of the group.
 
-    Columns: ``player``, ``hands``, ``net``, ``per_hand``, ``se`` (of the per-hand mean), ``expected`` (μ of the
-    others), ``spread`` (√τ² of the others), ``low``/``high`` (the 95% range the player's per-hand result is
-    expected in), ``z``, ``p`` (two-sided), ``q`` (Benjamini–Yekutieli over the tested), ``tested``,
-    ``flagged`` (``q ≤ fdr``); flagged first, then by p, then by player.
+    Columns: ``player``, ``group``, ``hands``, ``net``, ``per_hand``, ``se`` (of the per-hand mean), ``expected``
+    (μ of the others), ``spread`` (√τ² of the others), ``low``/``high`` (the 95% range the player's per-hand
+    result is expected in), ``z``, ``p`` (two-sided), ``q`` (Benjamini–Yekutieli over every player tested, of
+    every group), ``tested``, ``flagged`` (``q ≤ fdr``); flagged first, then by p, then by player.
     """
     players = base["player"].to_list()
+    groups = base["group"].to_list() if "group" in base.columns else [None] * len(players)
+    known = {g: k for k, g in enumerate(dict.fromkeys(groups))}
+    codes = np.array([known[g] for g in groups], dtype=np.int64)
     n = base["hands"].cast(pl.Float64).fill_null(0).to_numpy()
     total = base["delta_sum"].cast(pl.Float64).fill_null(0).to_numpy()
     squares = base["delta_sq"].cast(pl.Float64).fill_null(0).to_numpy()
@@ -154,10 +163,11 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
     tested = (n >= max(min_hands, 2)) & (v > 0)
     rows = []
     for i, pid in enumerate(players):
-        others = tested.copy()
+        others = tested & (codes == codes[i])  # the other players of the group
         others[i] = False
         row: dict[str, Any] = {
             "player": pid,
+            "group": groups[i],
             "hands": int(n[i]),
             "net": int(total[i]),
             "per_hand": None if math.isnan(mean[i]) else float(mean[i]),
@@ -373,8 +383,19 @@ def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
     return rows
 
 
+def others_of(group: str | None, mixed: bool) -> str:
+    """Whom a player of scale ``group`` was compared with, in words: ``the other players``, or where the players
+    are of several groups (``mixed``), ``the other players of GROUP``.
+
+    >>> others_of("chengdu", False), others_of("majsoul (base 1,000)", True)
+    ('the other players', 'the other players of majsoul (base 1,000)')
+    """
+    return f"the other players of {group}" if mixed and group is not None else "the other players"
+
+
 def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
     rows = []
+    mixed = "group" in unusual.columns and unusual["group"].drop_nulls().n_unique() > 1
     for r in unusual.filter(pl.col("flagged")).iter_rows(named=True):
         page = page_of(r["player"])
         rows.append(
@@ -384,8 +405,8 @@ def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> lis
                 "subject": r["player"],
                 "detail": (
                     f"net {r['per_hand']:+.2f} points per hand over {r['hands']:,} hands, outside the "
-                    f"{r['low']:+.2f} to {r['high']:+.2f} the other players' range gives (z {r['z']:+.1f}, "
-                    f"q {_q(r['q'])}); unusual, not an accusation"
+                    f"{r['low']:+.2f} to {r['high']:+.2f} range {others_of(r.get('group'), mixed)} give "
+                    f"(z {r['z']:+.1f}, q {_q(r['q'])}); unusual, not an accusation"
                 ),
                 "q": r["q"],
                 "evidence": f"{page}#results" if page else PLAYERS,

@@ -70,6 +70,10 @@ class Scales:
         rows = self.players.filter(pl.col("player") == player)
         return str(rows["group"][0]) if rows.height else None
 
+    def with_group(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """``frame`` (one row per ``player``) with each player's ``group`` (null for a player with no stored hand)."""
+        return frame.join(self.players, on="player", how="left", maintain_order="left")
+
     def population(self, group: str | None) -> str:
         """What a player of ``group`` is compared with, in words: ``all players`` in a warehouse of one group,
         else ``players of GROUP``."""
