@@ -34,10 +34,14 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import duckdb
 import numpy as np
 import polars as pl
 
 from dashboards import as_int
+from pipeline.analytics import queries
+from pipeline.analytics.levels import NEEDS
+from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit.anticipation import Seer
 from pipeline.audit.collusion import PairResult, flagged_groups
@@ -201,6 +205,14 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
         .sort(["flagged", "p", "player"], descending=[True, False, False], nulls_last=True)
         .with_columns(pl.lit(min_hands, dtype=pl.Int64).alias("min_hands"), pl.lit(fdr).alias("fdr"))
     )
+
+
+def unusual_of(con: duckdb.DuckDBPyConnection, scale: Scales | None = None) -> pl.DataFrame:
+    """:func:`prep_unusual_results` of the warehouse behind ``con``: every player's net points over the hands
+    whose level carries them, each beside the players of their scale group (``scale``: the warehouse's
+    :class:`~pipeline.analytics.scales.Scales`, default read from ``con``)."""
+    net = queries.fold(queries.player_base_levels(con), NEEDS["net_points_per_hand"])
+    return prep_unusual_results((scale if scale is not None else scales(con)).with_group(net))
 
 
 # ---------------------------------------------------------------------------------------------- findings

@@ -57,7 +57,6 @@ from dashboards import deals as deals_dash
 from dashboards import findings as found_dash
 from dashboards import information as info_dash
 from pipeline.analytics import queries
-from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope
@@ -211,8 +210,7 @@ def _build(
     # What needs attention: the findings of every page above, and players' results against the room.
     step("findings")
     every = player.prep_every_player(con, scale=scale)
-    net_base = queries.fold(queries.player_base_levels(con), NEEDS["net_points_per_hand"])
-    unusual = found_dash.prep_unusual_results(scale.with_group(net_base))  # each player beside their group's
+    unusual = found_dash.unusual_of(con, scale)  # each player beside the other players of their scale group
     found = found_dash.prep_findings(
         pairs=screen.pairs,
         pair_fdr=screen.fdr,
