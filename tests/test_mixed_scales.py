@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from cli import app
 from dashboards import findings as found_dash
-from dashboards import player
+from dashboards import overview, player
 from dashboards.site import build_report
 from pipeline.analytics import queries
 from pipeline.analytics.scales import label, scales
@@ -235,6 +235,19 @@ def test_the_report_names_the_group_and_says_the_warehouse_mixes_scales(rooms, t
     alone = build_report(rooms["m"], tmp_path / "alone", players=["mp001"], min_hands=50)
     page = (alone.parent / "player-mp001.html").read_text(encoding="utf-8")
     assert "Key figures beside all players</h2>" in page and "mixes scales" not in alone.read_text(encoding="utf-8")
+
+
+def test_the_overview_ranks_players_net_in_bases(rooms) -> None:
+    with queries.connect(rooms["mc"]) as con:
+        mixed = overview.prep_net_points_by_player(con)
+    assert set(mixed["unit"]) == {"bases"} and mixed["per_hand"].to_list() == sorted(mixed["per_hand"], reverse=True)
+    for prefix, (_, base, _) in ROOMS.items():
+        with queries.connect(rooms[prefix]) as con:
+            alone = overview.prep_net_points_by_player(con)
+        assert set(alone["unit"]) == {"points"}
+        for pid, per_hand in alone.select("player", "per_hand").rows():
+            row = mixed.filter(pl.col("player") == pid).row(0, named=True)
+            assert row["base"] == base and math.isclose(row["per_hand"], per_hand / base), pid
 
 
 # ---------------------------------------------------------------------------------------------- old warehouses
