@@ -25,6 +25,7 @@ from cli import app
 from dashboards import findings as found_dash
 from dashboards import overview, player
 from dashboards.site import build_report
+from pipeline import evaluate
 from pipeline.analytics import queries
 from pipeline.analytics.scales import label, scales
 from pipeline.audit.scoring import FINDING_FIELDS, audit
@@ -276,6 +277,7 @@ def test_an_old_warehouse_reads_the_base_from_its_ruleset(rooms, tmp_path, capsy
             table = table.set_column(table.schema.get_field_index("ruleset"), "ruleset", column)
         pq.write_table(table.drop_columns(["base"]), part)
     assert overridden is not None
+    assert not Warehouse(room).written_before() and not evaluate._written_before(room)  # derived: nothing missing
     with queries.connect(room, warn=False) as con:
         bases = dict(con.execute("SELECT hand_id, base FROM hands").fetchall())
         findings = audit(con).findings
