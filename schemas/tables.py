@@ -57,10 +57,10 @@ HANDS = pa.schema(
         _f(
             "base",
             pa.int64(),
-            "the ruleset's base (底): the points of the unit every payment of this hand is a multiple of (hand values, "
-            "kongs, the end-of-wall payments; 1 in the Chinese profiles, 1,000 in majsoul); money of hands of "
-            "different bases is compared in bases. In a warehouse made before the column, read from the record's "
-            "ruleset (its override, else its profile's)",
+            "the ruleset's base (底): the points of the unit this hand's payments are multiples of (hand values, "
+            "kongs, flower pigs, penalties; not the void penalties, in points: docs/RULES.md#base), 1 in the Chinese "
+            "profiles, 1,000 in majsoul; money of hands of different bases is compared in bases. In a warehouse made "
+            "before the column, read from the record's ruleset (its override, else its profile's)",
         ),
         _f("pot", pa.int64(), "points paid to nobody (penalties with penalty_to = pot): the deltas sum to −pot"),
         _f("dealer", pa.int8(), "dealer seat (庄)"),
