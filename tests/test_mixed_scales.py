@@ -15,6 +15,7 @@ import re
 import shutil
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -161,6 +162,30 @@ def test_the_scale_groups(rooms) -> None:
     with queries.connect(rooms["m"]) as con:
         alone = scales(con)
     assert not alone.mixed and alone.line() is None and alone.population("majsoul (base 1,000)") == "all players"
+
+
+def test_a_players_group_is_that_of_most_of_their_hands_ties_to_the_smallest_label() -> None:
+    with duckdb.connect() as con:
+        con.execute(
+            "CREATE TABLE hands AS SELECT * FROM (VALUES ('h1', 'chengdu', 1), ('h2', 'majsoul', 1000), "
+            "('h3', 'sbr', 1), ('h4', 'sbr', 1)) AS t(hand_id, profile, base)"
+        )
+        con.execute(
+            "CREATE TABLE player_hands AS SELECT * FROM (VALUES ('h1', 'a'), ('h2', 'a'), ('h2', 'b'), ('h3', 'b'), "
+            "('h2', 'c'), ('h3', 'c'), ('h4', 'c')) AS t(hand_id, player)"
+        )
+        s = scales(con)
+    assert dict(s.players.rows()) == {"a": "chengdu", "b": "majsoul (base 1,000)", "c": "sbr"}
+    assert s.groups.rows() == [
+        ("sbr", "sbr", 1, 2),
+        ("chengdu", "chengdu", 1, 1),
+        ("majsoul (base 1,000)", "majsoul", 1000, 1),
+    ]
+    assert s.line() == (
+        "This warehouse mixes scales (a profile and its base, 底): sbr at base 1, 2 hands; chengdu at base 1, 1 hand; "
+        "majsoul at base 1,000, 1 hand. Money is compared in bases (points ÷ each hand's base), and each player with "
+        "the players of their own group."
+    )
 
 
 # ---------------------------------------------------------------------------------------------- unusual results
