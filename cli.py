@@ -174,7 +174,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n} {_word(n, word, words)}"
 
 
-def _word(n: int, word: str, words: str | None = None) -> str:
+def _word(n: float, word: str, words: str | None = None) -> str:
     return word if n == 1 else words or word + "s"
 
 
@@ -883,6 +883,7 @@ def audit_command(
     With --hand and --pack: a dispute pack per hand (the replay as text and HTML, the record's line as its
     source holds it, the issue rows), for settling an argument."""
     from pipeline.analytics.queries import connect
+    from pipeline.analytics.scales import amount, scales
     from pipeline.audit.scoring import FINDING_FIELDS, GROUPS, Audit, audit
 
     if pack is not None and not hands:
@@ -897,6 +898,7 @@ def audit_command(
     try:
         with connect(warehouse, scope=scope) as con:
             result = audit(con)
+            mixes = scales(con).line()
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     if hands:
@@ -914,27 +916,35 @@ def audit_command(
     findings = result.findings
     for line in _scope_line(scope):
         typer.echo(line)
+    if mixes is not None:
+        typer.echo(mixes)
     typer.echo(
         f"{plural(findings.height, 'finding')} in {plural(findings['hand_id'].n_unique(), 'hand')}, "
-        f"{plural(int(findings['money'].sum() or 0), 'point')} at stake"
+        f"{result.stake_text()}"
     )
+    in_bases = result.mixed  # money of several bases: added up and ranked in bases
     for by in GROUPS:
         typer.echo(f"\nby {by}:")
         for row in result.grouped(by).head(10).iter_rows(named=True):
             name = row[GROUPS[by]]
+            money = (
+                f"{amount(row['bases']):>8} {_word(row['bases'], 'base')}"
+                if in_bases
+                else f"{row['money']:>8} {_word(row['money'], 'point')}"
+            )
             typer.echo(
                 f"  {_shown(name):<24} {row['findings']:>6} {_word(row['findings'], 'finding')}"
-                f" {row['hands']:>6} {_word(row['hands'], 'hand')} {row['money']:>8} {_word(row['money'], 'point')}"
+                f" {row['hands']:>6} {_word(row['hands'], 'hand')} {money}"
             )
     mistakes = result.mistakes()  # each wrong payment once, its fan/points findings as its reasons
-    typer.echo(f"\ntop {min(top, mistakes.height)} by money (each mistake once):")
+    typer.echo(f"\ntop {min(top, mistakes.height)} by money{' in bases' if in_bases else ''} (each mistake once):")
     for row in mistakes.head(top).iter_rows(named=True):
         where = f" event {row['event']}" if row["event"] is not None else ""
         who = f" {_shown(row['player'])}" if row["player"] else ""
         why = f" (reasons: {row['reasons']})" if row["reasons"] else ""
+        money = f"{row['money']:>6}" + (f" at base {row['base']:,}".ljust(15) if in_bases else "")
         typer.echo(
-            f"  {row['money']:>6}  {_shown(row['hand_id'])}{where}{who}: {_shown(row['code'])} "
-            f"{_shown(row['message'])}{why}"
+            f"  {money}  {_shown(row['hand_id'])}{where}{who}: {_shown(row['code'])} {_shown(row['message'])}{why}"
         )
 
 

@@ -8,7 +8,9 @@ rather than a connection: the findings and the money they put at stake are the a
 arranges them. Money follows the audit: for a scoring or settlement difference, the points it moves, each
 wrong payment counted once (the fan and points findings behind it carry 0, ``reason_of`` naming the payment's
 code); for a rule violation, the points the source system settled in that hand — so a hand with two violations
-counts its stake twice, once per finding.
+counts its stake twice, once per finding. Where the findings' hands have different bases (a majsoul room at
+base 1,000 beside rooms at base 1), money is added up in bases (points ÷ the hand's base) and every frame says
+so (``unit``: ``points`` or ``bases``; ``bases`` beside ``money``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from matplotlib.axes import Axes
 
 from dashboards import ChartSpec, as_int, run_sql
 from dashboards.quality import meaning
+from pipeline.analytics.scales import amount
 from pipeline.analytics.stats import wilson
 from pipeline.audit.scoring import Audit
 from pipeline.report import charts
@@ -33,26 +36,62 @@ def _totals(findings: pl.DataFrame) -> tuple[int, int]:
     return findings.height, findings["hand_id"].n_unique() if findings.height else 0
 
 
+def _money() -> list[pl.Expr]:
+    """The money of a group of findings: ``money`` (points) and ``bases`` (each finding's points ÷ its base)."""
+    return [
+        pl.col("money").sum().cast(pl.Int64).alias("money"),
+        (pl.col("money") / pl.col("base")).sum().cast(pl.Float64).alias("bases"),
+    ]
+
+
+def unit(result: Audit) -> str:
+    """What the charts add money up in: ``points`` where the findings' hands share one base, else ``bases``."""
+    return "bases" if result.mixed else "points"
+
+
+def _shown(df: pl.DataFrame) -> str:
+    """The column a chart of ``df`` draws: the money in its unit."""
+    return "bases" if df.height and df["unit"][0] == "bases" else "money"
+
+
+def _label(df: pl.DataFrame, row: dict[str, object]) -> str:
+    """A bar's money, in the frame's unit: ``1,200 pts`` or ``3.5 bases``."""
+    if _shown(df) == "bases":
+        return f"{amount(float(row['bases'] or 0))} bases"  # type: ignore[arg-type]
+    return f"{as_int(row['money']):,} pts"
+
+
+def _axis(df: pl.DataFrame, what: str) -> str:
+    """The money axis' label: in points, or in bases where the findings' hands have several bases."""
+    if _shown(df) == "bases":
+        return (
+            f"money at stake in bases (points ÷ each hand's base: the hands have several), summed over {what} "
+            "(label: bases, findings, hands)"
+        )
+    return f"points at stake, summed over {what} (label: points, findings, hands)"
+
+
 # ---------------------------------------------------------------------------------------------- by code
 def prep_money_by_code(result: Audit) -> pl.DataFrame:
     """Money at stake per issue code, most money first (then most findings, then code).
 
     Columns: ``code``, ``severity``, ``findings``, ``hands`` (distinct hands with the code), ``money``
-    (points, summed over the code's findings), ``share`` (of all money at stake; null when there is none),
-    ``n_findings``, ``n_hands`` (all findings, all hands with a finding).
+    (points, summed over the code's findings), ``bases`` (the same in bases), ``share`` (of all money at stake,
+    in bases; null when there is none), ``n_findings``, ``n_hands`` (all findings, all hands with a finding),
+    ``unit`` (:func:`unit`: what the chart draws).
     """
     f = result.findings
     n_findings, n_hands = _totals(f)
-    total = as_int(f["money"].sum())
+    total = float(f.select((pl.col("money") / pl.col("base")).sum()).item() or 0.0) if f.height else 0.0
     grouped = (
         f.group_by("code")
         .agg(
             pl.col("severity").first(),
             pl.len().cast(pl.Int64).alias("findings"),
             pl.col("hand_id").n_unique().cast(pl.Int64).alias("hands"),
-            pl.col("money").sum().cast(pl.Int64).alias("money"),
+            *_money(),
         )
-        .sort(["money", "findings", "code"], descending=[True, True, False])
+        .sort(["bases", "money", "findings", "code"], descending=[True, True, True, False])
     )
     return grouped.select(
         pl.col("code").cast(pl.String),
@@ -60,9 +99,11 @@ def prep_money_by_code(result: Audit) -> pl.DataFrame:
         "findings",
         "hands",
         "money",
-        (pl.col("money") / total if total else pl.lit(None, dtype=pl.Float64)).alias("share"),
+        "bases",
+        (pl.col("bases") / total if total else pl.lit(None, dtype=pl.Float64)).alias("share"),
         pl.lit(n_findings, dtype=pl.Int64).alias("n_findings"),
         pl.lit(n_hands, dtype=pl.Int64).alias("n_hands"),
+        pl.lit(unit(result), dtype=pl.String).alias("unit"),
     )
 
 
@@ -73,13 +114,10 @@ def plot_money_by_code(df: pl.DataFrame, ax: Axes) -> None:
         charts.empty(ax, title, "no findings: every stored hand replays and settles as the rules say")
         return
     rows = df.reverse()  # most money on top
-    labels = [
-        f"{m:,} pts ({k:,} findings, {h:,} hands)"
-        for m, k, h in zip(rows["money"], rows["findings"], rows["hands"], strict=True)
-    ]
-    charts.severity_bars(ax, rows, "money", labels)
+    labels = [f"{_label(df, r)} ({r['findings']:,} findings, {r['hands']:,} hands)" for r in rows.iter_rows(named=True)]
+    charts.severity_bars(ax, rows, _shown(df), labels)
     ax.set_title(title)
-    ax.set_xlabel("points at stake, summed over the code's findings (label: points, findings, hands)")
+    ax.set_xlabel(_axis(df, "the code's findings"))
     ax.grid(axis="y", visible=False)
     ax.margins(x=0.4, y=0.02)
 
@@ -90,8 +128,8 @@ def prep_findings_by_month(con: duckdb.DuckDBPyConnection, result: Audit) -> pl.
     month's stored hands (Wilson 95%), and the money at stake; every month with a stored hand, oldest first
     (hands without a date last, as ``"no date"``).
 
-    Columns: ``month``, ``hands``, ``findings``, ``hands_with_findings``, ``money``, ``share``, ``ci_low``,
-    ``ci_high``, ``n`` (all stored hands), ``n_findings``.
+    Columns: ``month``, ``hands``, ``findings``, ``hands_with_findings``, ``money``, ``bases``, ``share``,
+    ``ci_low``, ``ci_high``, ``n`` (all stored hands), ``n_findings``, ``unit`` (:func:`unit`).
     """
     stored = run_sql(con, "hands_by_month")
     per = (
@@ -99,7 +137,7 @@ def prep_findings_by_month(con: duckdb.DuckDBPyConnection, result: Audit) -> pl.
         .agg(
             pl.len().cast(pl.Int64).alias("findings"),
             pl.col("hand_id").n_unique().cast(pl.Int64).alias("hands_with_findings"),
-            pl.col("money").sum().cast(pl.Int64).alias("money"),
+            *_money(),
         )
         .with_columns(pl.col("month").cast(pl.String))
     )
@@ -109,7 +147,7 @@ def prep_findings_by_month(con: duckdb.DuckDBPyConnection, result: Audit) -> pl.
     n = as_int(stored["hands"].sum())
     rows = []
     for month in sorted(months, key=lambda m: (m is None, m or "")):
-        findings, with_findings, money = got.get(month, (0, 0, 0))
+        findings, with_findings, money, bases = got.get(month, (0, 0, 0, 0.0))
         den = int(hands.get(month, 0))
         low, high = wilson(with_findings, den)
         rows.append(
@@ -119,6 +157,7 @@ def prep_findings_by_month(con: duckdb.DuckDBPyConnection, result: Audit) -> pl.
                 "findings": findings,
                 "hands_with_findings": with_findings,
                 "money": money,
+                "bases": bases,
                 "share": with_findings / den if den else None,
                 "ci_low": low,
                 "ci_high": high,
@@ -130,6 +169,7 @@ def prep_findings_by_month(con: duckdb.DuckDBPyConnection, result: Audit) -> pl.
         "findings": pl.Int64,
         "hands_with_findings": pl.Int64,
         "money": pl.Int64,
+        "bases": pl.Float64,
         "share": pl.Float64,
         "ci_low": pl.Float64,
         "ci_high": pl.Float64,
@@ -137,6 +177,7 @@ def prep_findings_by_month(con: duckdb.DuckDBPyConnection, result: Audit) -> pl.
     return pl.DataFrame(rows, schema=schema).with_columns(
         pl.lit(n, dtype=pl.Int64).alias("n"),
         pl.lit(result.findings.height, dtype=pl.Int64).alias("n_findings"),
+        pl.lit(unit(result), dtype=pl.String).alias("unit"),
     )
 
 
@@ -158,8 +199,8 @@ def plot_findings_by_month(df: pl.DataFrame, ax: Axes) -> None:
     ax.bar_label(
         bars,
         labels=[
-            f"{k:,} findings\n{h:,} hands, {m:,} pts"
-            for k, h, m in zip(df["findings"], df["hands_with_findings"], df["money"], strict=True)
+            f"{r['findings']:,} findings\n{r['hands_with_findings']:,} hands, {_label(df, r)}"
+            for r in df.iter_rows(named=True)
         ],
         fontsize=7.5,
         padding=3,
@@ -168,7 +209,8 @@ def plot_findings_by_month(df: pl.DataFrame, ax: Axes) -> None:
     if df.height > 8:
         ax.tick_params(axis="x", labelsize=7, labelrotation=90)
     ax.set_title(title)
-    ax.set_xlabel("month of play (local time); n = stored hands that month; whiskers: 95% Wilson")
+    money = " (money in bases: the hands have several)" if _shown(df) == "bases" else ""
+    ax.set_xlabel(f"month of play (local time); n = stored hands that month; whiskers: 95% Wilson{money}")
     ax.set_ylabel("share of the month's stored hands")
     charts.percent_axis(ax, "y")
     top = max([0.0, *df["ci_high"].drop_nulls().to_list(), *df["share"].drop_nulls().to_list()])
@@ -181,9 +223,10 @@ def plot_findings_by_month(df: pl.DataFrame, ax: Axes) -> None:
 def prep_money_by_player(result: Audit, *, limit: int = MAX_PLAYERS) -> pl.DataFrame:
     """The ``limit`` players with most money at stake in findings on their seat (then most findings, then id).
 
-    Columns: ``player``, ``findings``, ``hands``, ``money``, ``players`` (players with any finding),
-    ``unattributed_findings`` and ``unattributed_money`` (findings about the whole hand, with no seat),
-    ``n_findings`` (all findings).
+    Columns: ``player``, ``findings``, ``hands``, ``money``, ``bases`` (the money in bases), ``players``
+    (players with any finding), ``unattributed_findings``, ``unattributed_money`` and ``unattributed_bases``
+    (findings about the whole hand, with no seat), ``n_findings`` (all findings), ``unit`` (:func:`unit`);
+    most money in bases first (in a warehouse of one base, most money).
     """
     f = result.findings
     seated = f.filter(pl.col("player").is_not_null())
@@ -193,17 +236,20 @@ def prep_money_by_player(result: Audit, *, limit: int = MAX_PLAYERS) -> pl.DataF
         .agg(
             pl.len().cast(pl.Int64).alias("findings"),
             pl.col("hand_id").n_unique().cast(pl.Int64).alias("hands"),
-            pl.col("money").sum().cast(pl.Int64).alias("money"),
+            *_money(),
         )
         .with_columns(pl.col("player").cast(pl.String))
-        .sort(["money", "findings", "player"], descending=[True, True, False])
+        .sort(["bases", "money", "findings", "player"], descending=[True, True, True, False])
     )
+    loose_bases = float(loose.select((pl.col("money") / pl.col("base")).sum()).item() or 0.0) if loose.height else 0.0
     return grouped.head(max(0, limit)).with_columns(
         pl.lit(grouped.height, dtype=pl.Int64).alias("players"),
         pl.lit(loose.height, dtype=pl.Int64).alias("unattributed_findings"),
         pl.lit(as_int(loose["money"].sum()), dtype=pl.Int64).alias("unattributed_money"),
+        pl.lit(loose_bases, dtype=pl.Float64).alias("unattributed_bases"),
         pl.lit(f.height, dtype=pl.Int64).alias("n_findings"),
         pl.lit(f.filter(pl.col("reason_of").is_null()).height, dtype=pl.Int64).alias("n_mistakes"),
+        pl.lit(unit(result), dtype=pl.String).alias("unit"),
     )
 
 
@@ -215,23 +261,23 @@ def plot_money_by_player(df: pl.DataFrame, ax: Axes) -> None:
     f = charts.fonts()
     total = int(df["players"][0])
     shown = f"{df.height} players" if df.height == total else f"the {df.height} of {total} players"
-    loose, loose_money = int(df["unattributed_findings"][0]), int(df["unattributed_money"][0])
+    loose = int(df["unattributed_findings"][0])
+    loose_money = _label(df, {"money": df["unattributed_money"][0], "bases": df["unattributed_bases"][0]})
     subtitle = f"{shown} with a finding, n = {int(df['n_findings'][0]):,} findings"
     if loose:
-        subtitle += f"; {loose:,} more ({loose_money:,} pts) concern the whole hand"
+        subtitle += f"; {loose:,} more ({loose_money}) concern the whole hand"
     rows = df.reverse()  # most money on top
-    bars = ax.barh([f.safe(p) for p in rows["player"]], rows["money"].to_list(), color=charts.NEUTRAL, height=0.65)
+    bars = ax.barh([f.safe(p) for p in rows["player"]], rows[_shown(df)].to_list(), color=charts.NEUTRAL, height=0.65)
     ax.bar_label(
         bars,
         labels=[
-            f"{m:,} pts ({k:,} findings, {h:,} hands)"
-            for m, k, h in zip(rows["money"], rows["findings"], rows["hands"], strict=True)
+            f"{_label(df, r)} ({r['findings']:,} findings, {r['hands']:,} hands)" for r in rows.iter_rows(named=True)
         ],
         fontsize=8,
         padding=3,
     )
     ax.set_title(f"{title}\n{subtitle}", fontsize=10.5)
-    ax.set_xlabel("points at stake, summed over the player's findings (label: points, findings, hands)")
+    ax.set_xlabel(_axis(df, "the player's findings"))
     ax.grid(axis="y", visible=False)
     ax.margins(x=0.4, y=0.02)
 
@@ -243,8 +289,9 @@ def prep_top_findings(result: Audit, *, limit: int = TOP_FINDINGS) -> pl.DataFra
     named in ``reasons``.
 
     Columns: ``rank`` (1-based), ``hand_id``, ``event``, ``code``, ``severity``, ``player``, ``money``,
-    ``message``, ``reasons``, ``position``, ``table_id``, ``month``, ``meaning`` (the code's, from the
-    catalogue), ``n_findings``, ``n_mistakes`` (findings that are no other's reason).
+    ``base`` (the hand's: the audit ranks by money ÷ base), ``message``, ``reasons``, ``position``, ``table_id``,
+    ``month``, ``meaning`` (the code's, from the catalogue), ``n_findings``, ``n_mistakes`` (findings that are
+    no other's reason), ``unit`` (:func:`unit`: ``bases`` where the findings' hands have several bases).
     """
     f = result.findings
     top = result.mistakes().head(max(0, limit))  # each wrong payment once, with the findings behind it
@@ -256,6 +303,7 @@ def prep_top_findings(result: Audit, *, limit: int = TOP_FINDINGS) -> pl.DataFra
         pl.col("severity").cast(pl.String),
         pl.col("player").cast(pl.String),
         pl.col("money").cast(pl.Int64),
+        pl.col("base").cast(pl.Int64),
         pl.col("message").cast(pl.String),
         pl.col("reasons").cast(pl.String),
         pl.col("position").cast(pl.String),
@@ -264,6 +312,7 @@ def prep_top_findings(result: Audit, *, limit: int = TOP_FINDINGS) -> pl.DataFra
         pl.col("code").map_elements(meaning, return_dtype=pl.String).alias("meaning"),
         pl.lit(f.height, dtype=pl.Int64).alias("n_findings"),
         pl.lit(f.filter(pl.col("reason_of").is_null()).height, dtype=pl.Int64).alias("n_mistakes"),
+        pl.lit(unit(result), dtype=pl.String).alias("unit"),
     )
 
 

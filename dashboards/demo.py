@@ -102,10 +102,7 @@ def main() -> int:
     findings = audit(con)
     found = set(findings.findings["hand_id"].to_list())
     injected = {f["hand_id"] for f in labels["faults"]}
-    print(
-        f"\n== audit: {findings.findings.height} findings in {len(found)} hands, "
-        f"{findings.findings['money'].sum()} points at stake"
-    )
+    print(f"\n== audit: {findings.findings.height} findings in {len(found)} hands, {findings.stake_text()}")
     print(
         f"  injected faults in {len(injected)} hands; stored and found: {len(injected & found)}; "
         f"found without an injected fault: {len(found - injected)} (duplicates and broken lines are not stored hands)"

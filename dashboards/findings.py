@@ -20,7 +20,9 @@ expected within ``μ ± 1.96 √(τ² + se² + se(μ)²)``: the room's spread of
 error (``se``, from the per-hand sum of squares) and the reference's. ``z`` is the distance in those units,
 ``p`` two-sided, ``q`` Benjamini–Yekutieli over the players tested (results in one room are dependent: the
 points one wins, others lose). An unusual result is not an accusation: a far better player than the room, a
-long run of luck on few hands, or a player who is helped, all look alike here.
+long run of luck on few hands, or a player who is helped, all look alike here. "The other players" are those of
+the player's scale group (:mod:`pipeline.analytics.scales`: a profile and its base), so that a room playing for
+1,000 points a base is never the reference of one playing for 1 (a warehouse of one group: every other player).
 
 >>> findings_text(0)
 'Nothing needs attention.'
@@ -32,10 +34,14 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import duckdb
 import numpy as np
 import polars as pl
 
 from dashboards import as_int
+from pipeline.analytics import queries
+from pipeline.analytics.levels import NEEDS
+from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit.anticipation import Seer
 from pipeline.audit.collusion import PairResult, flagged_groups
@@ -81,6 +87,7 @@ SCHEMA: dict[str, Any] = {
     "subject": pl.String,
     "detail": pl.String,
     "money": pl.Int64,
+    "base": pl.Int64,  # the base (底) of the money's hands (null: none, or several): ranked by money ÷ base
     "q": pl.Float64,
     "evidence": pl.String,  # a file of the report with an anchor: where the evidence is
     "evidence_text": pl.String,
@@ -97,6 +104,7 @@ def findings_text(n: int) -> str:
 # ---------------------------------------------------------------------------------------------- unusual results
 _UNUSUAL_SCHEMA: dict[str, Any] = {
     "player": pl.String,
+    "group": pl.String,
     "hands": pl.Int64,
     "net": pl.Int64,
     "per_hand": pl.Float64,
@@ -134,15 +142,21 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
     """Each player's net points per hand against the range the other players give (module docstring).
 
     ``base``: one row per player with ``player``, ``hands``, ``delta_sum``, ``delta_sq`` (the ``player_base``
-    counts over the hands whose level carries the net points). Players with fewer than ``min_hands`` hands, or
-    whose deltas never varied, are listed but not tested; a test needs three other tested players.
+    counts over the hands whose level carries the net points), and the player's scale ``group``
+    (:meth:`pipeline.analytics.scales.Scales.with_group`; without the column, every player is of one group).
+    Each player is compared with the other tested players of their group only. Players with fewer than
+    ``min_hands`` hands, or whose deltas never varied, are listed but not tested; a test needs three other tested
+    players of the group.
 
-    Columns: ``player``, ``hands``, ``net``, ``per_hand``, ``se`` (of the per-hand mean), ``expected`` (μ of the
-    others), ``spread`` (√τ² of the others), ``low``/``high`` (the 95% range the player's per-hand result is
-    expected in), ``z``, ``p`` (two-sided), ``q`` (Benjamini–Yekutieli over the tested), ``tested``,
-    ``flagged`` (``q ≤ fdr``); flagged first, then by p, then by player.
+    Columns: ``player``, ``group``, ``hands``, ``net``, ``per_hand``, ``se`` (of the per-hand mean), ``expected``
+    (μ of the others), ``spread`` (√τ² of the others), ``low``/``high`` (the 95% range the player's per-hand
+    result is expected in), ``z``, ``p`` (two-sided), ``q`` (Benjamini–Yekutieli over every player tested, of
+    every group), ``tested``, ``flagged`` (``q ≤ fdr``); flagged first, then by p, then by player.
     """
     players = base["player"].to_list()
+    groups = base["group"].to_list() if "group" in base.columns else [None] * len(players)
+    known = {g: k for k, g in enumerate(dict.fromkeys(groups))}
+    codes = np.array([known[g] for g in groups], dtype=np.int64)
     n = base["hands"].cast(pl.Float64).fill_null(0).to_numpy()
     total = base["delta_sum"].cast(pl.Float64).fill_null(0).to_numpy()
     squares = base["delta_sq"].cast(pl.Float64).fill_null(0).to_numpy()
@@ -153,10 +167,11 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
     tested = (n >= max(min_hands, 2)) & (v > 0)
     rows = []
     for i, pid in enumerate(players):
-        others = tested.copy()
+        others = tested & (codes == codes[i])  # the other players of the group
         others[i] = False
         row: dict[str, Any] = {
             "player": pid,
+            "group": groups[i],
             "hands": int(n[i]),
             "net": int(total[i]),
             "per_hand": None if math.isnan(mean[i]) else float(mean[i]),
@@ -190,6 +205,14 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
         .sort(["flagged", "p", "player"], descending=[True, False, False], nulls_last=True)
         .with_columns(pl.lit(min_hands, dtype=pl.Int64).alias("min_hands"), pl.lit(fdr).alias("fdr"))
     )
+
+
+def unusual_of(con: duckdb.DuckDBPyConnection, scale: Scales | None = None) -> pl.DataFrame:
+    """:func:`prep_unusual_results` of the warehouse behind ``con``: every player's net points over the hands
+    whose level carries them, each beside the players of their scale group (``scale``: the warehouse's
+    :class:`~pipeline.analytics.scales.Scales`, default read from ``con``)."""
+    net = queries.fold(queries.player_base_levels(con), NEEDS["net_points_per_hand"])
+    return prep_unusual_results((scale if scale is not None else scales(con)).with_group(net))
 
 
 # ---------------------------------------------------------------------------------------------- findings
@@ -364,6 +387,7 @@ def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
                 "subject": f"hand {r['hand_id']}",
                 "detail": f"{r['code']}{where}{seat}: {r['message']}",
                 "money": int(r["money"]),
+                "base": int(r["base"]),
                 "evidence": f"{AUDIT}#finding-{rank}" if rank <= AUDIT_ROWS else AUDIT,
                 "evidence_text": f"finding #{rank} of the audit" if rank <= AUDIT_ROWS else "the audit",
             }
@@ -371,8 +395,19 @@ def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
     return rows
 
 
+def others_of(group: str | None, mixed: bool) -> str:
+    """Whom a player of scale ``group`` was compared with, in words: ``the other players``, or where the players
+    are of several groups (``mixed``), ``the other players of GROUP``.
+
+    >>> others_of("chengdu", False), others_of("majsoul (base 1,000)", True)
+    ('the other players', 'the other players of majsoul (base 1,000)')
+    """
+    return f"the other players of {group}" if mixed and group is not None else "the other players"
+
+
 def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
     rows = []
+    mixed = "group" in unusual.columns and unusual["group"].drop_nulls().n_unique() > 1
     for r in unusual.filter(pl.col("flagged")).iter_rows(named=True):
         page = page_of(r["player"])
         rows.append(
@@ -382,8 +417,8 @@ def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> lis
                 "subject": r["player"],
                 "detail": (
                     f"net {r['per_hand']:+.2f} points per hand over {r['hands']:,} hands, outside the "
-                    f"{r['low']:+.2f} to {r['high']:+.2f} the other players' range gives (z {r['z']:+.1f}, "
-                    f"q {_q(r['q'])}); unusual, not an accusation"
+                    f"{r['low']:+.2f} to {r['high']:+.2f} range {others_of(r.get('group'), mixed)} give "
+                    f"(z {r['z']:+.1f}, q {_q(r['q'])}); unusual, not an accusation"
                 ),
                 "q": r["q"],
                 "evidence": f"{page}#results" if page else PLAYERS,
@@ -436,10 +471,12 @@ def _quality(counts: dict[str, int], issues: pl.DataFrame, rejects: pl.DataFrame
 
 
 def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
-    def key(r: dict[str, Any]) -> tuple[int, float, str]:
+    def key(r: dict[str, Any]) -> tuple[int, float, float, str]:
         order = KINDS[r["kind"]][1]
-        strength = -float(r["money"]) if r.get("money") is not None else (r.get("q") or 0.0)
-        return (order, strength, r["subject"])
+        if r.get("money") is None:
+            return (order, r.get("q") or 0.0, 0.0, r["subject"])
+        # money in bases where the hands' bases differ (a majsoul room beside base-1 rooms), then in points
+        return (order, -float(r["money"]) / (r.get("base") or 1), -float(r["money"]), r["subject"])
 
     ordered = sorted(rows, key=key)
     full = [
@@ -448,6 +485,7 @@ def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
             "severity": KINDS[r["kind"]][0],
             "label": KINDS[r["kind"]][2],  # unless the row names itself (a rule violation among the audit's)
             "money": None,
+            "base": None,
             "q": None,
             **r,
         }
@@ -519,6 +557,7 @@ def prep_player_findings(findings: pl.DataFrame, audit_of_player: pl.DataFrame, 
         errors = int((audit_of_player["severity"] == "error").sum())
         money = as_int(audit_of_player["money"].sum())
         hands = audit_of_player["hand_id"].n_unique()
+        seat = Audit(audit_of_player)
         rows.append(
             {
                 "kind": "scoring",
@@ -527,9 +566,10 @@ def prep_player_findings(findings: pl.DataFrame, audit_of_player: pl.DataFrame, 
                 "subject": f"{audit_of_player.height:,} audit finding{'s' if audit_of_player.height > 1 else ''}",
                 "detail": (
                     f"on the player's seat in {hands:,} hand{'s' if hands > 1 else ''} ({errors:,} errors), "
-                    f"{money:,} points at stake"
+                    f"{seat.stake_text()}"
                 ),
                 "money": money,
+                "base": None if seat.mixed else next(iter(seat.bases), None),
                 "evidence": "#scoring",
                 "evidence_text": "the findings below",
             }

@@ -13,6 +13,7 @@ from matplotlib.axes import Axes
 from dashboards import ChartSpec, as_int, population_base, run_sql
 from pipeline.analytics import queries
 from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.analytics.scales import scales
 from pipeline.analytics.stats import wilson
 from pipeline.report import charts
 from pipeline.rules.fan import PATTERN_BY_ID, SPECIAL_NAMES
@@ -413,23 +414,36 @@ def plot_deal_in_by_player(df: pl.DataFrame, ax: Axes) -> None:
 def prep_net_points_by_player(con: duckdb.DuckDBPyConnection, *, limit: int = MAX_PLAYERS) -> pl.DataFrame:
     """Net points (engine's settlement) of the ``limit`` players with most hands, best per hand first.
 
-    Columns: ``player``, ``hands``, ``net`` (total), ``per_hand``, ``ci_low``, ``ci_high`` (95% of the mean
-    per hand), ``players`` (players in the warehouse), ``all_net`` (every player's total: 0 when every hand
-    settles).
+    Where the players' scale groups (:mod:`pipeline.analytics.scales`) have different bases (a majsoul room at
+    1,000 beside rooms at 1), the per-hand figures are in bases (÷ the base of the player's group), so that the
+    players are ranked in one unit; ``unit`` says which.
+
+    Columns: ``player``, ``hands``, ``net`` (total, points), ``per_hand``, ``ci_low``, ``ci_high`` (95% of the
+    mean per hand, in ``unit``), ``base`` (of the player's scale group), ``unit`` (``points`` or ``bases``),
+    ``players`` (players in the warehouse), ``all_net`` (every player's total: 0 when every hand settles).
     """
     base = _players_base(con)
+    scale = scales(con)
+    in_bases = len(scale.bases) > 1
+    bases = dict(scale.players.join(scale.groups.select("group", "base"), on="group").select("player", "base").rows())
     metric = METRIC_BY_ID["net_points_per_hand"]
     rows = []
     for row in _limit(base, limit).iter_rows(named=True):
         m = metric.value(row)
+        unit = bases.get(row["player"], 1) if in_bases else 1
+
+        def per(value: float | None, unit: int = unit) -> float | None:
+            return None if value is None else value / unit
+
         rows.append(
             {
                 "player": row["player"],
                 "hands": row["hands"],
                 "net": row["delta_sum"],
-                "per_hand": m["value"],
-                "ci_low": m["ci_low"],
-                "ci_high": m["ci_high"],
+                "per_hand": per(m["value"]),
+                "ci_low": per(m["ci_low"]),
+                "ci_high": per(m["ci_high"]),
+                "base": bases.get(row["player"]),
             }
         )
     schema = {
@@ -439,11 +453,13 @@ def prep_net_points_by_player(con: duckdb.DuckDBPyConnection, *, limit: int = MA
         "per_hand": pl.Float64,
         "ci_low": pl.Float64,
         "ci_high": pl.Float64,
+        "base": pl.Int64,
     }
     return (
         pl.DataFrame(rows, schema=schema)
         .sort(["per_hand", "player"], descending=[True, False], nulls_last=True)
         .with_columns(
+            pl.lit("bases" if in_bases else "points", dtype=pl.String).alias("unit"),
             pl.lit(base.height, dtype=pl.Int64).alias("players"),
             pl.lit(as_int(base["delta_sum"].sum()), dtype=pl.Int64).alias("all_net"),
         )
@@ -451,7 +467,8 @@ def prep_net_points_by_player(con: duckdb.DuckDBPyConnection, *, limit: int = MA
 
 
 def plot_net_points_by_player(df: pl.DataFrame, ax: Axes) -> None:
-    title = "Net points per hand by player (engine's settlement), 95% intervals"
+    in_bases = df.height > 0 and df["unit"][0] == "bases"  # the players' groups have different bases
+    title = f"Net {'bases' if in_bases else 'points'} per hand by player (engine's settlement), 95% intervals"
     if not df.height:
         charts.empty(ax, title, "no players")
         return
@@ -471,9 +488,13 @@ def plot_net_points_by_player(df: pl.DataFrame, ax: Axes) -> None:
         capsize=2.5,
     )
     ax.scatter(per_hand, y, color=colours, s=22, zorder=3)
-    for yy, v, high, net in zip(y, per_hand, rows["ci_high"].to_list(), rows["net"].to_list(), strict=True):
+    for yy, v, high, net, base in zip(
+        y, per_hand, rows["ci_high"].to_list(), rows["net"].to_list(), rows["base"].to_list(), strict=True
+    ):
         ax.annotate(
-            f"{v:+.2f}/hand, {net:+,} total",
+            f"{v:+.2f} bases/hand, {net:+,} points total at base {base or 1:,}"
+            if in_bases
+            else f"{v:+.2f}/hand, {net:+,} total",
             (high if high is not None else v, yy),
             xytext=(5, 0),
             textcoords="offset points",
@@ -483,7 +504,13 @@ def plot_net_points_by_player(df: pl.DataFrame, ax: Axes) -> None:
     ax.set_yticks(y, labels)
     ax.axvline(0, color="#333333", linewidth=0.8)
     ax.set_title(f"{title}\n{_shown(df)}", fontsize=10.5)
-    ax.set_xlabel("net points per hand played (dot), 95% normal interval (whiskers); n = hands played")
+    if in_bases:  # the players' groups have different bases: one unit
+        ax.set_xlabel(
+            "net bases per hand played (points ÷ the base of the player's scale group: the groups have several), "
+            "95% normal interval; n = hands played"
+        )
+    else:
+        ax.set_xlabel("net points per hand played (dot), 95% normal interval (whiskers); n = hands played")
     ax.grid(axis="y", visible=False)
     ax.margins(x=0.3, y=0.02)
 

@@ -1,8 +1,11 @@
-"""The player dashboard: one player's tendencies beside the population's (every player in the warehouse).
+"""The player dashboard: one player's tendencies beside the population's: the players of the player's scale
+group (:mod:`pipeline.analytics.scales`: a profile and its base, so that a room playing for 1,000 points a base
+is never beside one playing for 1), every player of a warehouse of one group ("all players").
 
 Every figure comes from the metric registry (:mod:`pipeline.analytics.metrics`) applied to the base counts
-of ``player_base``. Base counts are sums, so the population's are the players' counts added up, and the
-same metric definitions give its rates (Wilson 95%) and means (normal 95%).
+of ``player_base``. Base counts are sums, so the population's are its players' counts added up, and the
+same metric definitions give its rates (Wilson 95%) and means (normal 95%). Every frame says which population
+(``group``, and ``population`` in words: ``all players``, or ``players of GROUP`` where there are several).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dashboards import ChartSpec, as_int, population_base, run_sql
 from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, Metric
+from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.stats import wilson
 from pipeline.report import charts
 
@@ -30,7 +34,7 @@ RATES = (
     "not_ready_at_draw_rate",
 )
 MEANS = ("fan_per_win", "points_per_win", "points_lost_per_deal_in", "net_points_per_hand", "pongs_per_hand")
-PLAYER, POPULATION = "player", "all players"
+PLAYER, POPULATION = "player", "all players"  # the two sides' ``who``; the population's words: ``population``
 # Denominator words for the sample sizes in labels, by the metric's denominator column.
 DEN_WORDS = {
     "hands": "hands",
@@ -52,6 +56,8 @@ _SCHEMA = {
     "den_of": pl.String,
     "ci_low": pl.Float64,
     "ci_high": pl.Float64,
+    "group": pl.String,  # the player's scale group, whose players are the population
+    "population": pl.String,  # the population in words (Scales.population)
 }
 
 
@@ -98,24 +104,42 @@ def _value_cells(m: Metric, v: dict[str, Any]) -> dict[str, Any]:
 def prep_player_metrics(con: duckdb.DuckDBPyConnection, player: str, metrics: tuple[str, ...] = RATES) -> pl.DataFrame:
     """The player's and the population's value of each metric, in the order given: two rows per metric.
 
-    Columns: ``metric``, ``name_zh``, ``name_en``, ``unit``, ``who`` (``player`` or ``all players``),
-    ``value``, ``num`` (numerator, or the sum of a mean), ``den`` (denominator, or n of a mean), ``den_of``
-    (what ``den`` counts), ``ci_low``, ``ci_high``, ``player`` (the player's id). Each metric over the hands
-    whose level of record carries what it needs (:data:`pipeline.analytics.levels.NEEDS`: a score sheet's
-    hands have no pongs to count).
+    Columns: ``metric``, ``name_zh``, ``name_en``, ``unit``, ``who`` (``player``, or ``all players``: the
+    population, the players of the player's scale group), ``value``, ``num`` (numerator, or the sum of a mean),
+    ``den`` (denominator, or n of a mean), ``den_of`` (what ``den`` counts), ``ci_low``, ``ci_high``, ``group``
+    (the player's scale group), ``population`` (the population in words: ``all players`` in a warehouse of one
+    group), ``player`` (the player's id). Each metric over the hands whose level of record carries what it needs
+    (:data:`pipeline.analytics.levels.NEEDS`: a score sheet's hands have no pongs to count).
     Raises :class:`UnknownPlayer`.
     """
     levels = queries.player_base_levels(con)
     player_row(queries.fold(levels), player)  # raises for a player with no replayed hand
+    scale = scales(con)
+    group = scale.group_of(player)
     bases = {needs.id: queries.fold(levels, needs) for needs in {NEEDS[mid] for mid in metrics}}
     rows = []
     for mid in metrics:
         m = METRIC_BY_ID[mid]
         base = bases[NEEDS[mid].id]  # the hands whose level carries what the metric needs
-        for who, counts in ((PLAYER, player_row(base, player)), (POPULATION, population_base(base))):
+        ours = _of_group(scale, base, group)  # the population: the players of the player's group
+        for who, counts in ((PLAYER, player_row(base, player)), (POPULATION, population_base(ours))):
             cells = _value_cells(m, m.value(counts))
             rows.append({**cells, "name_zh": m.name_zh, "name_en": m.name_en, "unit": m.unit, "who": who})
-    return pl.DataFrame(rows, schema=_SCHEMA).with_columns(pl.lit(player, dtype=pl.String).alias("player"))
+    return pl.DataFrame(rows, schema=_SCHEMA).with_columns(
+        pl.lit(group, dtype=pl.String).alias("group"),
+        pl.lit(scale.population(group), dtype=pl.String).alias("population"),
+        pl.lit(player, dtype=pl.String).alias("player"),
+    )
+
+
+def _of_group(scale: Scales, base: pl.DataFrame, group: str | None) -> pl.DataFrame:
+    """The rows of ``base`` (one per player) of the players of ``group``."""
+    return scale.with_group(base).filter(pl.col("group").eq_missing(group)).drop("group")
+
+
+def population_of(df: pl.DataFrame) -> str:
+    """The population a frame of this module compares the player with, in words (its ``population``)."""
+    return str(df["population"][0]) if df.height and "population" in df.columns else POPULATION
 
 
 def prep_player_rates(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
@@ -147,7 +171,7 @@ def _comparison(df: pl.DataFrame, ax: Axes, *, title: str, xlabel: str, share: b
     name = f.safe(str(df["player"][0]))
     for rows, offset, colour, who in (
         (player, 0.17, charts.SUBJECT, name),
-        (everyone, -0.17, charts.POPULATION, POPULATION),
+        (everyone, -0.17, charts.POPULATION, population_of(df)),
     ):
         values = rows["value"]
         shown = [v if v is not None else float("nan") for v in values.to_list()]
@@ -198,7 +222,7 @@ def plot_player_rates(df: pl.DataFrame, ax: Axes) -> None:
         charts.empty(ax, "Rates beside all players", "no metrics")
         return
     name = charts.fonts().safe(str(df["player"][0]))
-    title = f"Rates: {name} beside all players ({hands:,} seat-hands), 95% Wilson"
+    title = f"Rates: {name} beside {population_of(df)} ({hands:,} seat-hands), 95% Wilson"
     _comparison(df, ax, title=title, xlabel="share (of the n in each label: the player's)", share=True)
 
 
@@ -207,7 +231,7 @@ def plot_player_means(df: pl.DataFrame, ax: Axes) -> None:
         charts.empty(ax, "Means beside all players", "no metrics")
         return
     name = charts.fonts().safe(str(df["player"][0]))
-    title = f"Means: {name} beside all players, 95% intervals"
+    title = f"Means: {name} beside {population_of(df)}, 95% intervals"
     _comparison(
         df,
         ax,
@@ -220,13 +244,20 @@ def plot_player_means(df: pl.DataFrame, ax: Axes) -> None:
 
 # ---------------------------------------------------------------------------------------------- fan
 def prep_player_fan(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame:
-    """The player's wins by fan beside all players' wins, as shares of each one's wins.
+    """The player's wins by fan beside the wins of the players of the player's scale group (all players' in a
+    warehouse of one group), as shares of each one's wins.
 
-    Columns: ``fan``, ``who``, ``wins``, ``share``, ``n`` (that side's wins), ``player``. Every fan from 1 (or
-    the lowest seen) to the highest seen appears on both sides.
+    Columns: ``fan``, ``who``, ``wins``, ``share``, ``n`` (that side's wins), ``population`` (the population in
+    words), ``player``. Every fan from 1 (or the lowest seen) to the highest seen appears on both sides.
     """
+    scale = scales(con)
+    group = scale.group_of(player)
     mine = queries.run(con, "fan_distribution", player=player)
-    everyone = queries.run(con, "fan_distribution", player=None)
+    everyone = (
+        prep_every_player_fan(con, scale)
+        .filter(pl.col("player").is_null() & pl.col("group").eq_missing(group))
+        .select("fan", "wins")
+    )
     seen = mine["fan"].to_list() + everyone["fan"].to_list()
     schema = {
         "fan": pl.Int64,
@@ -234,6 +265,7 @@ def prep_player_fan(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame
         "wins": pl.Int64,
         "share": pl.Float64,
         "n": pl.Int64,
+        "population": pl.String,
         "player": pl.String,
     }
     if not seen:
@@ -251,6 +283,7 @@ def prep_player_fan(con: duckdb.DuckDBPyConnection, player: str) -> pl.DataFrame
                     "wins": got.get(fan, 0),
                     "share": got.get(fan, 0) / n if n else None,
                     "n": n,
+                    "population": scale.population(group),
                     "player": player,
                 }
             )
@@ -262,12 +295,14 @@ def plot_player_fan(df: pl.DataFrame, ax: Axes) -> None:
     if not df.height:
         charts.empty(ax, "Fan per win beside all players", "no wins")
         return
-    title = f"Fan per win ({f.term('番', 'fan')}): {f.safe(str(df['player'][0]))}'s wins beside all players'"
+    everyone = population_of(df)
+    theirs = f"{everyone}'" if everyone == POPULATION else f"the wins of {everyone}"
+    title = f"Fan per win ({f.term('番', 'fan')}): {f.safe(str(df['player'][0]))}'s wins beside {theirs}"
     width = 0.4
     name = f.safe(str(df["player"][0]))
     for who, offset, colour, label in (
         (PLAYER, -width / 2, charts.SUBJECT, name),
-        (POPULATION, width / 2, charts.POPULATION, POPULATION),
+        (POPULATION, width / 2, charts.POPULATION, everyone),
     ):
         rows = df.filter(pl.col("who") == who)
         n = int(rows["n"][0])
@@ -540,35 +575,47 @@ CHARTS = (
 _EVERY_SCHEMA = {"player": pl.String, **{k: v for k, v in _SCHEMA.items() if k not in ("name_zh", "name_en", "unit")}}
 
 
-def prep_every_player(con: duckdb.DuckDBPyConnection, metrics: tuple[str, ...] | None = None) -> pl.DataFrame:
-    """Every player's value of each metric (default: every metric of the registry) and the population's, as
+def prep_every_player(
+    con: duckdb.DuckDBPyConnection, metrics: tuple[str, ...] | None = None, scale: Scales | None = None
+) -> pl.DataFrame:
+    """Every player's value of each metric (default: every metric of the registry) and the populations', as
     :func:`prep_player_metrics` gives them for one player: one row per player and metric (``who`` =
-    ``player``), and one per metric for the population (``who`` = ``all players``, ``player`` null).
+    ``player``), and one per metric and scale group for the population of that group (``who`` = ``all
+    players``, ``player`` null): one per metric in a warehouse of one group. ``scale``: the warehouse's
+    :class:`~pipeline.analytics.scales.Scales` (default: read from ``con``).
 
-    Columns: ``player``, ``metric``, ``who``, ``value``, ``num``, ``den``, ``den_of``, ``ci_low``, ``ci_high``;
-    players in id order, metrics in the order given.
+    Columns: ``player``, ``metric``, ``who``, ``value``, ``num``, ``den``, ``den_of``, ``ci_low``, ``ci_high``,
+    ``group`` (the player's scale group; the population's), ``population`` (in words); players in id order,
+    metrics in the order given, a metric's populations after its players, by group.
     """
+    scale = scale if scale is not None else scales(con)
     chosen = metrics if metrics is not None else tuple(m.id for m in METRICS)
     levels = queries.player_base_levels(con)
     bases = {needs.id: queries.fold(levels, needs) for needs in {NEEDS[mid] for mid in chosen}}
     rows = []
     for mid in chosen:
         m = METRIC_BY_ID[mid]
-        base = bases[NEEDS[mid].id]
-        entries = [(PLAYER, r["player"], r) for r in base.sort("player").iter_rows(named=True)]
-        entries.append((POPULATION, None, population_base(base)))
-        for who, pid, counts in entries:
-            rows.append({**_value_cells(m, m.value(counts)), "player": pid, "who": who})
+        base = scale.with_group(bases[NEEDS[mid].id]).sort("player")
+        entries = [(PLAYER, r["player"], r["group"], r) for r in base.iter_rows(named=True)]
+        for group in sorted(set(base["group"].to_list()), key=lambda g: (g is None, g or "")):
+            ours = base.filter(pl.col("group").eq_missing(group)).drop("group")
+            entries.append((POPULATION, None, group, population_base(ours)))
+        for who, pid, group, counts in entries:
+            cells = _value_cells(m, m.value(counts))
+            rows.append({**cells, "player": pid, "who": who, "group": group, "population": scale.population(group)})
     return pl.DataFrame(rows, schema=_EVERY_SCHEMA)
 
 
 def metrics_of(every: pl.DataFrame, player: str) -> pl.DataFrame:
-    """One player's rows of :func:`prep_every_player` beside the population's, in the shape of
-    :func:`prep_player_metrics` (two rows per metric, the player's first). Raises :class:`UnknownPlayer`."""
+    """One player's rows of :func:`prep_every_player` beside the population's (the players of the player's
+    group), in the shape of :func:`prep_player_metrics` (two rows per metric, the player's first). Raises
+    :class:`UnknownPlayer`."""
     mine = every.filter(pl.col("player") == player)
     if not mine.height:
         raise UnknownPlayer(f"no replayed hands of player {player!r} in the warehouse")
-    return paired_metrics(mine, every.filter(pl.col("who") == POPULATION), player)
+    group = mine["group"][0]
+    everyone = every.filter((pl.col("who") == POPULATION) & pl.col("group").eq_missing(group))
+    return paired_metrics(mine, everyone, player)
 
 
 def paired_metrics(mine: pl.DataFrame, everyone: pl.DataFrame, player: str) -> pl.DataFrame:
@@ -603,22 +650,29 @@ def prep_every_player_levels(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     )
 
 
-def prep_every_player_fan(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Every player's wins by fan, and all players' (``player`` null), as shares of each one's wins.
+def prep_every_player_fan(con: duckdb.DuckDBPyConnection, scale: Scales | None = None) -> pl.DataFrame:
+    """Every player's wins by fan, and each scale group's players' (``player`` null: all players' in a warehouse
+    of one group), as shares of each one's wins. ``scale``: as :func:`prep_every_player`'s.
 
-    Columns: ``player``, ``fan``, ``wins``, ``share``, ``n`` (that side's wins)."""
-    mine = run_sql(con, "players_fan_distribution").select(
-        pl.col("player").cast(pl.String), pl.col("fan").cast(pl.Int64), pl.col("wins").cast(pl.Int64)
+    Columns: ``player``, ``group`` (the player's scale group; the population's), ``fan``, ``wins``, ``share``,
+    ``n`` (that side's wins); by player (the populations last, by group), then fan."""
+    scale = scale if scale is not None else scales(con)
+    mine = scale.with_group(
+        run_sql(con, "players_fan_distribution").select(
+            pl.col("player").cast(pl.String), pl.col("fan").cast(pl.Int64), pl.col("wins").cast(pl.Int64)
+        )
     )
     everyone = (
-        mine.group_by("fan").agg(pl.col("wins").sum()).with_columns(pl.lit(None, dtype=pl.String).alias("player"))
+        mine.group_by("group", "fan")
+        .agg(pl.col("wins").sum())
+        .with_columns(pl.lit(None, dtype=pl.String).alias("player"))
     )
     both = pl.concat([mine, everyone.select(mine.columns)])
     return (
-        both.with_columns(pl.col("wins").sum().over("player").alias("n"))
+        both.with_columns(pl.col("wins").sum().over("player", "group").alias("n"))
         .with_columns((pl.col("wins") / pl.col("n")).alias("share"))
-        .select("player", "fan", "wins", "share", "n")
-        .sort(["player", "fan"], nulls_last=True)
+        .select("player", "group", "fan", "wins", "share", "n")
+        .sort(["player", "group", "fan"], nulls_last=True)
     )
 
 
@@ -630,7 +684,7 @@ def prep_directory(every: pl.DataFrame) -> pl.DataFrame:
 
     Columns: ``player``, ``hands``, ``win_rate``, ``win_low``, ``win_high``, ``deal_in_rate``, ``deal_in_low``,
     ``deal_in_high``, ``wins``, ``deal_in_hands``, ``net`` (total net points), ``per_hand``, ``per_hand_low``,
-    ``per_hand_high`` (95% of the mean per hand).
+    ``per_hand_high`` (95% of the mean per hand), ``group`` (the player's scale group: the unit of their points).
     """
     mine = every.filter(pl.col("who") == PLAYER)
 
@@ -639,16 +693,20 @@ def prep_directory(every: pl.DataFrame) -> pl.DataFrame:
             "player", *(pl.col(src).alias(dst) for dst, src in names.items())
         )
 
-    out = side("hands", hands="value")
+    out = side("hands", hands="value", group="group")
     for part in (
         side("win_rate", win_rate="value", win_low="ci_low", win_high="ci_high", wins="num"),
         side("deal_in_rate", deal_in_rate="value", deal_in_low="ci_low", deal_in_high="ci_high", deal_in_hands="num"),
         side("net_points_per_hand", net="num", per_hand="value", per_hand_low="ci_low", per_hand_high="ci_high"),
     ):
         out = out.join(part, on="player", how="left")
-    return out.with_columns(
-        pl.col("hands").cast(pl.Int64),
-        pl.col("wins").cast(pl.Int64),
-        pl.col("deal_in_hands").cast(pl.Int64),
-        pl.col("net").cast(pl.Int64),
-    ).sort("player")
+    return (
+        out.select(pl.exclude("group"), "group")
+        .with_columns(
+            pl.col("hands").cast(pl.Int64),
+            pl.col("wins").cast(pl.Int64),
+            pl.col("deal_in_hands").cast(pl.Int64),
+            pl.col("net").cast(pl.Int64),
+        )
+        .sort("player")
+    )

@@ -50,15 +50,15 @@ from urllib.parse import quote
 import duckdb
 import polars as pl
 
-from dashboards import ChartSpec, as_int, levels_note, overview, player, quality
+from dashboards import ChartSpec, levels_note, overview, player, quality
 from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
 from dashboards import deals as deals_dash
 from dashboards import findings as found_dash
 from dashboards import information as info_dash
 from pipeline.analytics import queries
-from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope
 from pipeline.audit import scoring
 from pipeline.audit.anticipation import MIN_DECISIONS, AnticipationResult, Seer
@@ -138,6 +138,7 @@ def _build(
 
     by_level = queries.hands_by_level(con)
     replayed = {level: c["replayed"] for level, c in by_level.items()}
+    scale = scales(con)  # the scale groups (profile and base): money in one unit, players beside their group's
 
     def draw(
         prefix: str, spec: ChartSpec, *args: Any, hands: dict[str, int] = replayed
@@ -171,7 +172,7 @@ def _build(
     # Audit: the findings are the audit's (pipeline.audit.scoring), computed once for every chart.
     result = scoring.audit(con)
     by_code, by_month, by_player = audit_dash.CHARTS
-    body = [_audit_summary(con, result, quality_page)]
+    body = [_audit_summary(con, result, quality_page, scale)]
     body += [_figure(draw("audit", by_code, result)[1])]
     body += [_figure(draw("audit", by_month, con, result)[1])]
     body += [_figure(draw("audit", by_player, result)[1])]
@@ -211,9 +212,8 @@ def _build(
 
     # What needs attention: the findings of every page above, and players' results against the room.
     step("findings")
-    every = player.prep_every_player(con)
-    net_base = queries.fold(queries.player_base_levels(con), NEEDS["net_points_per_hand"])
-    unusual = found_dash.prep_unusual_results(net_base)
+    every = player.prep_every_player(con, scale=scale)
+    unusual = found_dash.unusual_of(con, scale)  # each player beside the other players of their scale group
     found = found_dash.prep_findings(
         pairs=screen.pairs,
         pair_fdr=screen.fdr,
@@ -235,7 +235,7 @@ def _build(
 
     # Overview
     body = [font_notice(font), _findings_section(found, unusual, player_pages)]
-    body.append(_overview_summary(con, directory, quality_page, audit_page, collusion_page, info_page))
+    body.append(_overview_summary(con, directory, quality_page, audit_page, collusion_page, info_page, scale))
     body.append(_tables_section(overview.prep_tables(con)))
     body.append(_levels_section(by_level))
     body += [_figure(draw("overview", spec, con)[1]) for spec in overview.CHARTS]
@@ -245,7 +245,7 @@ def _build(
     step("players")
     table = player.prep_directory(every).join(flags, on="player", how="left")
     write(directory, [_directory(table, player_pages, unusual)])
-    parts = _PlayerParts.of(con, every, found, unusual, result, player_pages)
+    parts = _PlayerParts.of(con, every, found, unusual, result, player_pages, scale)
     for pid, page in player_pages.items():
         write(page, parts.body(pid), here=directory)
     return out / index.file
@@ -334,6 +334,7 @@ def _overview_summary(
     audit_page: Page,
     collusion_page: Page,
     info_page: Page,
+    scale: Scales,
 ) -> str:
     counts = queries.run(con, "warehouse_counts").row(0, named=True)
     top = player.prep_top_players(con, 10**9)
@@ -345,7 +346,8 @@ def _overview_summary(
         f"<b>{top.height:,}</b> players, <b>{wins:,}</b> wins. "
         "Statistics count replayed hands only; fan is the engine's total before any cap "
         "(平胡 = 1 fan).</p>"
-        f'<p>Every player: <a href="{_href(directory.file)}">the player directory</a>. '
+        + _scales_note(scale)
+        + f'<p>Every player: <a href="{_href(directory.file)}">the player directory</a>. '
         f'Data quality: <a href="{_href(quality_page.file)}">issues and rejects</a>. '
         f'Audit: <a href="{_href(audit_page.file)}">scoring differences and rule violations by money</a>. '
         f'Collusion: <a href="{_href(collusion_page.file)}">the pair and team screens, and victims</a>. '
@@ -378,6 +380,7 @@ SEVERITY_TEXT = {
 
 
 def _findings_rows(found: pl.DataFrame, pages: dict[str, Page]) -> str:
+    in_bases = found["base"].drop_nulls().n_unique() > 1  # money of several bases: ranked by money ÷ base
     rows = []
     for r in found.iter_rows(named=True):
         names = r["players"] or []
@@ -385,7 +388,8 @@ def _findings_rows(found: pl.DataFrame, pages: dict[str, Page]) -> str:
             who = (" &amp; " if r["kind"] == "pair" else ", ").join(_who(p, pages) for p in names)
         else:
             who = _esc(r["subject"])
-        money = f'<br><span class="n">{r["money"]:,} points</span>' if r["money"] is not None else ""
+        base = f" at base {r['base']:,}" if in_bases and r["base"] is not None else ""
+        money = f'<br><span class="n">{r["money"]:,} points{base}</span>' if r["money"] is not None else ""
         rows.append(
             f'<tr class="sev-{r["severity"]}"><td class="num">{r["rank"]}</td>'
             f'<td><span class="sev {r["severity"]}">{r["severity"]}</span></td>'
@@ -415,6 +419,13 @@ def _findings_section(found: pl.DataFrame, unusual: pl.DataFrame, pages: dict[st
     legend = "; ".join(f'<span class="sev {s}">{s}</span> {_esc(t)}' for s, t in SEVERITY_TEXT.items())
     tested = int(unusual["tested"].sum()) if unusual.height else 0
     min_hands = found_dash.MIN_HANDS
+    groups = unusual["group"].drop_nulls().n_unique() if unusual.height else 0
+    within = (
+        f" Each player is compared with the other players of their own scale group (a profile and its base: "
+        f"{groups} here), so that rooms playing for different stakes are never each other's reference."
+        if groups > 1
+        else ""
+    )
     return (
         f'<section class="findings" id="findings"><h2>What needs attention</h2>{verdict}{table}'
         f'<p class="note">Severity: {legend}. Scoring errors: the {found_dash.TOP_ERRORS} biggest by money here, '
@@ -422,8 +433,8 @@ def _findings_section(found: pl.DataFrame, unusual: pl.DataFrame, pages: dict[st
         "the other players give: their average, how much players truly differ beyond chance (the spread of skill "
         "is in the reference, so a good player is not unusual), and the player's own sampling error; two-sided "
         f"p-values, Benjamini–Yekutieli q ≤ {found_dash.FDR:g} over the {tested:,} players with at least "
-        f"{min_hands:,} replayed hands. An unusual result is not an accusation: a far better player, a run of "
-        "luck, or a player who is helped look alike.</p></section>"
+        f"{min_hands:,} replayed hands.{within} An unusual result is not an accusation: a far better player, a run "
+        "of luck, or a player who is helped look alike.</p></section>"
     )
 
 
@@ -444,8 +455,8 @@ def _lookup(df: pl.DataFrame) -> Lookup:
     return {(r["metric"], r["who"]): r for r in df.iter_rows(named=True)}
 
 
-def _player_table(rows_of: Lookup) -> str:
-    """Every metric: the player's value [95%] (n) beside all players'."""
+def _player_table(rows_of: Lookup, population: str = player.POPULATION) -> str:
+    """Every metric: the player's value [95%] (n) beside the population's (``population``: its words)."""
     rows = []
     for mid in dict.fromkeys(metric for metric, _ in rows_of):
         m = METRIC_BY_ID[mid]
@@ -464,7 +475,7 @@ def _player_table(rows_of: Lookup) -> str:
         )
     return (
         '<section><h2>Every metric</h2><table class="metrics"><thead><tr><th>metric</th><th>player</th>'
-        "<th>all players</th><th>definition</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        f"<th>{_esc(population)}</th><th>definition</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
         '<p class="note">Rates with 95% Wilson intervals, means with 95% normal intervals; n is the '
         "denominator (hands, wins, deal-ins …). Definitions: schemas/METRICS.md.</p></section>"
     )
@@ -486,9 +497,12 @@ def _num_cell(value: float | int | None, text: str) -> str:
 
 
 def _directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFrame) -> str:
-    """players.html: every player with a replayed hand, one sortable row each, linked to their page."""
+    """players.html: every player with a replayed hand, one sortable row each, linked to their page; with the
+    player's scale group where the players are of several (their points are in its unit)."""
+    mixed = table["group"].drop_nulls().n_unique() > 1
     heads = (
         ("player", "text"),
+        *((("scale group", "text"),) if mixed else ()),
         ("hands", "num"),
         ("win rate", "num"),
         ("deal-in rate", "num"),
@@ -507,6 +521,7 @@ def _directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFram
         rows.append(
             f'<tr class="{"flagged" if r["severity"] == "high" else ""}">'
             f'<td class="id" data-v="{_esc(pid)}">{_who(pid, pages)}</td>'
+            + (f'<td data-v="{_esc(r["group"] or "")}">{_esc(r["group"] or "–")}</td>' if mixed else "")
             + _num_cell(r["hands"], f"{r['hands']:,}")
             + _num_cell(r["win_rate"], charts.pct(r["win_rate"]) + _ci(r["win_low"], r["win_high"], True))
             + _num_cell(
@@ -541,10 +556,12 @@ def _directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFram
         f'<div class="wide"><table class="sortable directory"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         '<p class="note">Rates: hands won and hands with a deal-in over hands played, with 95% Wilson intervals; '
-        "net points: the engine's settlement, per hand with a 95% normal interval. vs room: the unusual-result "
-        "test's z (the player's net per hand against the range the other players give; see What needs attention "
-        "on the overview). Audit: findings on the player's seat, with their points at stake. Flags: the first "
-        "screen's findings about the player.</p></section>"
+        "net points: the engine's settlement, per hand with a 95% normal interval"
+        + (" (in the points of the player's scale group: a profile and its base)" if mixed else "")
+        + ". vs room: the unusual-result test's z (the player's net per hand against the range the other players "
+        + ("of their scale group " if mixed else "")
+        + "give; see What needs attention on the overview). Audit: findings on the player's seat, with their "
+        "points at stake. Flags: the first screen's findings about the player.</p></section>"
     )
 
 
@@ -553,10 +570,12 @@ class _PlayerParts:
     """What every player page is made of, computed once for all players: a page is then string assembly."""
 
     mine: dict[str, Lookup]  # player -> their rows of prep_every_player
-    population: Lookup
+    population: dict[str | None, Lookup]  # scale group -> the rows of its players' population
+    group: dict[str, str | None]  # player -> their scale group
+    scale: Scales
     levels: dict[str, dict[str, int]]  # player -> replayed hands by level
     fan: dict[str, pl.DataFrame]
-    fan_all: pl.DataFrame
+    fan_all: dict[str | None, pl.DataFrame]  # scale group -> its players' wins by fan
     unusual: dict[str, dict[str, Any]]
     found: dict[str, pl.DataFrame]  # player -> the first screen's rows that name them
     none: pl.DataFrame  # no row of the first screen
@@ -573,23 +592,33 @@ class _PlayerParts:
         unusual: pl.DataFrame,
         result: scoring.Audit,
         pages: dict[str, Page],
+        scale: Scales,
     ) -> _PlayerParts:
         def by_player(df: pl.DataFrame, column: str = "player") -> dict[str, pl.DataFrame]:
             return {str(k[0]): v for k, v in df.partition_by(column, as_dict=True).items() if k[0] is not None}
 
+        def by_group(df: pl.DataFrame) -> dict[str | None, pl.DataFrame]:
+            return {k[0]: v for k, v in df.partition_by("group", as_dict=True).items()}
+
         levels: dict[str, dict[str, int]] = {}
         for r in player.prep_every_player_levels(con).iter_rows(named=True):
             levels.setdefault(r["player"], {})[r["level"]] = r["replayed"]
-        fan = player.prep_every_player_fan(con)
+        fan = player.prep_every_player_fan(con, scale)
         mine: dict[str, Lookup] = {}
+        group: dict[str, str | None] = {}
         for r in every.filter(pl.col("who") == player.PLAYER).iter_rows(named=True):
             mine.setdefault(r["player"], {})[(r["metric"], r["who"])] = r
+            group[r["player"]] = r["group"]
         return _PlayerParts(
             mine=mine,
-            population=_lookup(every.filter(pl.col("who") == player.POPULATION)),
+            population={
+                g: _lookup(rows) for g, rows in by_group(every.filter(pl.col("who") == player.POPULATION)).items()
+            },
+            group=group,
+            scale=scale,
             levels=levels,
             fan=by_player(fan.filter(pl.col("player").is_not_null())),
-            fan_all=fan.filter(pl.col("player").is_null()),
+            fan_all=by_group(fan.filter(pl.col("player").is_null())),
             unusual={r["player"]: r for r in unusual.iter_rows(named=True)},
             found={
                 who: rows.drop("who")
@@ -603,19 +632,23 @@ class _PlayerParts:
         )
 
     def body(self, pid: str) -> list[str]:
-        metrics = {**self.population, **self.mine[pid]}
+        group = self.group.get(pid)
+        population = self.scale.population(group)  # "all players", or "players of GROUP" where there are several
+        metrics = {**self.population.get(group, {}), **self.mine[pid]}
         seat = self.audit.get(pid, pl.DataFrame(schema=dict.fromkeys(("hand_id", "severity", "money"), pl.String)))
         findings = found_dash.prep_player_findings(self.found.get(pid, self.none), seat, pid)
+        fan_all = self.fan_all.get(group, pl.DataFrame(schema={"fan": pl.Int64, "share": pl.Float64, "n": pl.Int64}))
+        others = found_dash.others_of(group, self.scale.mixed)
         return [
             _player_banner(pid, findings, self.pages),
             _player_summary(pid, metrics),
-            _player_figures(metrics, self.levels.get(pid, {})),
+            _player_figures(metrics, self.levels.get(pid, {}), population),
             _player_opponents(pid, self.opponents.get(pid), self.pages),
             self.over_time.get(pid) or _player_over_time(None),
-            _player_results(self.unusual.get(pid)),
-            _player_fan(self.fan.get(pid), self.fan_all),
+            _player_results(self.unusual.get(pid), others),
+            _player_fan(self.fan.get(pid), fan_all, population),
             _player_scoring(seat),
-            _player_table(metrics),
+            _player_table(metrics, population),
         ]
 
 
@@ -659,8 +692,9 @@ def _player_summary(pid: str, metrics: Lookup) -> str:
     )
 
 
-def _player_figures(metrics: Lookup, hands: dict[str, int]) -> str:
-    """The key rates and means beside all players', each with its interval drawn (inline SVG)."""
+def _player_figures(metrics: Lookup, hands: dict[str, int], population: str = player.POPULATION) -> str:
+    """The key rates and means beside the population's (``population``: its words; all players' in a
+    warehouse of one scale group), each with its interval drawn (inline SVG)."""
     rows = []
     for mid in (*player.RATES, *player.MEANS):
         m = METRIC_BY_ID[mid]
@@ -684,12 +718,20 @@ def _player_figures(metrics: Lookup, hands: dict[str, int]) -> str:
             f"<td>{strip}</td></tr>"
         )
     note = levels_note((*player.RATES, *player.MEANS), hands)
+    who = _esc(population)
+    if population == player.POPULATION:
+        added = "all players: every player's counts added up"
+    else:  # a warehouse of several scale groups: the player's own
+        added = (
+            f"{who}: the counts of every player of the player's scale group (a profile and its base) added up; "
+            "the other groups play for other stakes or by other rules"
+        )
     return (
-        '<section id="figures"><h2>Key figures beside all players</h2><table class="figures"><thead><tr>'
-        "<th>figure</th><th>player [95%]</th><th>all players [95%]</th>"
-        '<th><span class="key subject">●</span> player <span class="key population">●</span> all players</th>'
+        f'<section id="figures"><h2>Key figures beside {who}</h2><table class="figures"><thead><tr>'
+        f"<th>figure</th><th>player [95%]</th><th>{who} [95%]</th>"
+        f'<th><span class="key subject">●</span> player <span class="key population">●</span> {who}</th>'
         f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p class="note">Rates with 95% Wilson intervals, '
-        "means with 95% normal intervals; all players: every player's counts added up. Each line is drawn on "
+        f"means with 95% normal intervals; {added}. Each line is drawn on "
         f"its own scale, zoomed to the two intervals. {_esc(note)}</p></section>"
     )
 
@@ -770,8 +812,9 @@ def _player_over_time(df: pl.DataFrame | None) -> str:
     )
 
 
-def _player_results(row: dict[str, Any] | None) -> str:
-    """The player's net points per hand against the range the other players give (the unusual-result test)."""
+def _player_results(row: dict[str, Any] | None, others: str = "the other players") -> str:
+    """The player's net points per hand against the range the other players (``others``: of the player's scale
+    group, where there are several) give (the unusual-result test)."""
     title = '<section id="results"><h2>Results against the room</h2>'
     if row is None or not row["tested"]:
         hands = 0 if row is None else row["hands"]
@@ -786,14 +829,14 @@ def _player_results(row: dict[str, Any] | None) -> str:
     )
     return (
         f"{title}<p>Net <b>{row['per_hand']:+.2f}</b> points per hand over {row['hands']:,} hands "
-        f"(±{found_dash.Z95 * row['se']:.2f}); the other players give {row['expected']:+.2f} on average, players "
+        f"(±{found_dash.Z95 * row['se']:.2f}); {_esc(others)} give {row['expected']:+.2f} on average, players "
         f"truly differ by {row['spread']:.2f} (one standard deviation), so a result from {row['low']:+.2f} to "
         f"{row['high']:+.2f} is within the room's range. This one is {verdict}: z {row['z']:+.2f}, "
         f"p {row['p']:.2g}, q {row['q']:.2g} (Benjamini–Yekutieli over every player tested).</p></section>"
     )
 
 
-def _player_fan(mine: pl.DataFrame | None, everyone: pl.DataFrame) -> str:
+def _player_fan(mine: pl.DataFrame | None, everyone: pl.DataFrame, population: str = player.POPULATION) -> str:
     title = '<section id="fan"><h2>Wins by fan</h2>'
     if mine is None or not mine.height:
         return f'{title}<p class="note">No win in a replayed hand.</p></section>'
@@ -808,11 +851,16 @@ def _player_fan(mine: pl.DataFrame | None, everyone: pl.DataFrame) -> str:
             f'<tr><td class="num">{fan}</td><td class="num">{r["wins"] if r else 0:,} ({charts.pct(share)})</td>'
             f'<td class="num">{charts.pct(share_all)}</td><td>{svg.share_bars(share, share_all)}</td></tr>'
         )
+    if population == player.POPULATION:  # a warehouse of one scale group
+        head, key, beside = "all players' (share)", "all", f"all players' {n_all:,}"
+    else:
+        who = _esc(population)
+        head, key, beside = f"wins of {who} (share)", who, f"the {n_all:,} wins of {who}"
     return (
-        f"{title}<table class=\"fan\"><thead><tr><th>fan</th><th>player's wins (share)</th><th>all players' "
-        '(share)</th><th><span class="key subject">●</span> player <span class="key population">●</span> all</th>'
+        f'{title}<table class="fan"><thead><tr><th>fan</th><th>player\'s wins (share)</th><th>{head}</th>'
+        f'<th><span class="key subject">●</span> player <span class="key population">●</span> {key}</th>'
         f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p class="note">The total fan of each win (engine, '
-        f"before any cap; 平胡 = 1): the player's {n:,} wins beside all players' {n_all:,}.</p></section>"
+        f"before any cap; 平胡 = 1): the player's {n:,} wins beside {beside}.</p></section>"
     )
 
 
@@ -831,12 +879,11 @@ def _player_scoring(seat: pl.DataFrame) -> str:
         for r in seat.head(PLAYER_FINDINGS).iter_rows(named=True)
     )
     shown = "all" if seat.height <= PLAYER_FINDINGS else f"the {PLAYER_FINDINGS} with most money of"
-    money = as_int(seat["money"].sum())
     return (
         f"{title}<table><thead><tr><th>hand</th><th>event</th><th>code</th><th>money (points)</th><th>message</th>"
         f'</tr></thead><tbody>{rows}</tbody></table><p class="note">{_esc(shown)} {seat.height:,} findings, '
-        f"{money:,} points at stake. The replay of a hand: <code>xuezhan replay HAND --warehouse WH</code>; every "
-        "finding: <code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
+        f"{_esc(scoring.Audit(seat).stake_text())}. The replay of a hand: <code>xuezhan replay HAND --warehouse "
+        "WH</code>; every finding: <code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
     )
 
 
@@ -933,11 +980,16 @@ def _codes_table(title: str, df: pl.DataFrame, columns: tuple[str, ...], anchor:
 
 
 # ---------------------------------------------------------------------------------------------- audit
-def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, quality_page: Page) -> str:
+def _scales_note(scale: Scales) -> str:
+    """The line a warehouse of several scale groups carries (which, their bases, hands each); nothing for one."""
+    line = scale.line()
+    return f'<p class="note" id="scales">{_esc(line)}</p>' if line else ""
+
+
+def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, quality_page: Page, scale: Scales) -> str:
     f = result.findings
     stored = int(queries.run(con, "warehouse_counts")["hands"][0] or 0)
     hands = f["hand_id"].n_unique() if f.height else 0
-    money = int(f["money"].sum() or 0) if f.height else 0
     errors = int((f["severity"] == "error").sum()) if f.height else 0
     codes = f["code"].n_unique() if f.height else 0
     if not f.height:
@@ -948,14 +1000,20 @@ def _audit_summary(con: duckdb.DuckDBPyConnection, result: scoring.Audit, qualit
         found = (
             f"<p><b>{f.height:,}</b> findings ({errors:,} errors, {f.height - errors:,} warnings, {codes:,} "
             f"codes) in <b>{hands:,}</b> of {stored:,} stored hands "
-            f"({charts.pct(hands / stored if stored else None)}), <b>{money:,}</b> points at stake.</p>"
+            f"({charts.pct(hands / stored if stored else None)}), <b>{_esc(result.stake_text())}</b>.</p>"
         )
+    in_bases = (
+        " Where the hands have different bases (底), money is ranked and added up in bases: points ÷ the hand's base."
+        if result.mixed
+        else ""
+    )
     return (
         '<section class="summary">'
         + found
+        + _scales_note(scale)
         + "<p>Money at stake: for a scoring or settlement difference, the points it moves; for a rule "
         "violation, the points the source system settled in that hand (a hand with two violations counts it "
-        "twice). Every finding names its hand and, where there is one, the event (index in the record, "
+        f"twice).{in_bases} Every finding names its hand and, where there is one, the event (index in the record, "
         f'0-based) and seat. The validator\'s issues by count: <a href="{_href(quality_page.file)}">data '
         "quality</a>.</p></section>"
     )
@@ -977,14 +1035,16 @@ def _findings_table(df: pl.DataFrame) -> str:
         return f'<section><h2>{_esc(title)}</h2><p class="note">No findings.</p></section>'
     n = int(df["n_findings"][0])
     head = "".join(f"<th>{h}</th>" for h in ("#", "hand", "event", "code", "player", "money (points)", "message"))
+    in_bases = df["unit"][0] == "bases"  # the hands have several bases: ranked by money ÷ base
     rows = []
     for r in df.iter_rows(named=True):
+        base = f'<br><span class="n">at base {r["base"]:,}</span>' if in_bases else ""
         code = f'<abbr title="{_esc(r["meaning"])}">{_esc(r["code"])}</abbr>' if r["meaning"] else _esc(r["code"])
         rows.append(
             f'<tr class="{_esc(r["severity"])}" id="finding-{r["rank"]}"><td class="num">{r["rank"]}</td>'
             f'<td class="id">{_esc(r["hand_id"])}</td>'
             f'<td class="num">{_esc(_fmt(r["event"]))}</td><td>{code}</td><td>{_esc(_fmt(r["player"]))}</td>'
-            f'<td class="num">{r["money"]:,}</td><td class="def">{_message(r["message"], r["position"])}'
+            f'<td class="num">{r["money"]:,}{base}</td><td class="def">{_message(r["message"], r["position"])}'
             + (f" (reasons: {_esc(r['reasons'])})" if r["reasons"] else "")
             + "</td></tr>"
         )
@@ -995,7 +1055,8 @@ def _findings_table(df: pl.DataFrame) -> str:
     return (
         f"<section><h2>{_esc(title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
         f'</tbody></table><p class="note">{_esc(shown)} mistakes{_esc(behind)}, each wrong payment once, most money '
-        "first (then hand and event). "
+        + ("in bases (points ÷ the hand's base) " if in_bases else "")
+        + "first (then hand and event). "
         "Hover a code for its meaning (schemas/ISSUE_CODES.md); warnings in grey. Every finding: "
         "<code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
     )

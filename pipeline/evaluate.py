@@ -64,7 +64,7 @@ from pipeline.audit.teams import TeamResult, screen_teams
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, labels_path, write
-from schemas.tables import TABLES
+from schemas.tables import DERIVED, TABLES
 
 INTENSITIES = (0.1, 0.2, 0.3, 0.5)
 SHARED = (200, 500, 1000, 3000)
@@ -239,10 +239,12 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
 
 def _written_before(warehouse: Path) -> bool:
     """Does a cached warehouse lack a column of :data:`~schemas.tables.TABLES` (it was ingested before the column
-    was added, e.g. player_hands' start facts)? Its first file of each table says."""
+    was added, e.g. player_hands' start facts)? Its first file of each table says; a column the views derive
+    (:data:`~schemas.tables.DERIVED`, hands.base) is not missing."""
     for name, schema in TABLES.items():
         first = next(iter(sorted((warehouse / name).glob("*.parquet"))), None)
-        if first is not None and set(schema.names) - set(pq.read_schema(first).names):
+        derived = set(DERIVED.get(name, ()))
+        if first is not None and set(schema.names) - set(pq.read_schema(first).names) - derived:
             return True
     return False
 

@@ -59,7 +59,7 @@ ARROWS: dict[str, tuple[str, ...]] = {
     # the simulator plays through the state machine; it never validates (its output is validated like any input)
     "pipeline.simulate": ("pipeline.rules", "pipeline.game", "pipeline.codes"),
     "pipeline.ingest": ("pipeline.rules", "pipeline.game", "pipeline.validate", *_BASE),
-    "pipeline.analytics": ("pipeline.ingest", *_BASE),
+    "pipeline.analytics": ("pipeline.rules", "pipeline.ingest", *_BASE),
     # the chart helpers: a library of the dashboards, knowing nothing of the data's origin
     "pipeline.report": ("pipeline.signals",),
     "pipeline.audit": (

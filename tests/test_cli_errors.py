@@ -388,6 +388,7 @@ def _fake_audit(rows: list[dict[str, object]]) -> SimpleNamespace:
             "expected": pl.Utf8,
             "actual": pl.Utf8,
             "money": pl.Int64,
+            "base": pl.Int64,
             "message": pl.Utf8,
             "position": pl.Int64,
             "reason_of": pl.Utf8,
@@ -402,7 +403,8 @@ def test_audit_table_prints_no_none_and_singular_counts(warehouse: Path, monkeyp
     import pipeline.audit.scoring as scoring
 
     row = {"hand_id": None, "code": "SCORE_FAN", "event": None, "seat": None, "player": None, "expected": "2"}
-    row |= {"actual": "3", "money": 1, "message": "one fan off", "position": 0, "table_id": None, "month": None}
+    row |= {"actual": "3", "money": 1, "base": 1, "message": "one fan off", "position": 0, "table_id": None}
+    row |= {"month": None}
     monkeypatch.setattr(scoring, "audit", lambda con: _fake_audit([row]))
     result = invoke("audit", "--warehouse", warehouse)
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]

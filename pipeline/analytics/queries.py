@@ -18,6 +18,7 @@ from pipeline.analytics.metrics import METRICS
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope, ScopeError
 from pipeline.analytics.stats import mean_interval, wilson
 from pipeline.ingest.warehouse import Warehouse
+from pipeline.rules.ruleset import profile_names, read_profile
 from schemas.tables import TABLES
 
 _WARNED: set[str] = set()  # incomplete runs, and warehouses written by an earlier release, this process has warned of
@@ -79,10 +80,30 @@ def connect(warehouse_dir: str | Path, *, scope: Scope | None = None, warn: bool
 STORED = "stored"  # the schema of the unfiltered views (Warehouse.connect's)
 
 
+def _profile_base_sql() -> str:
+    """SQL of a hand's base (底) from its ruleset where the warehouse did not store it (rows written before
+    ``hands.base``): the record's override (``ruleset.base``), else its profile's as the registry sets it, else 1.
+
+    >>> "WHEN 'majsoul' THEN 1000" in _profile_base_sql()
+    True
+    """
+    profiles = " ".join(
+        f"WHEN '{name}' THEN {int(read_profile(name).switches['base'])}"
+        for name in profile_names()
+        if name.isidentifier()  # the registry's names are identifiers: safe in a literal
+    )
+    override = "CASE WHEN json_valid(ruleset) THEN TRY_CAST(json_extract_string(ruleset, '$.base') AS BIGINT) END"
+    return f"CASE WHEN base IS NOT NULL THEN base ELSE coalesce({override}, CASE profile {profiles} END, 1) END"
+
+
+_HANDS_BASE = _profile_base_sql()
+
+
 def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
     """The views the analytics read, in the default schema over ``stored``'s: the rows of the hands in scope
     (every row without a scope), with the columns of :data:`schemas.tables.TABLES` an older warehouse lacks
-    as nulls; and the ``local_time`` macro in the scope's time zone."""
+    as nulls, but for those derived from what it holds (:data:`schemas.tables.DERIVED`: ``hands.base``, from
+    the record's ruleset, :func:`_profile_base_sql`); and the ``local_time`` macro in the scope's time zone."""
     con.execute("SET VARIABLE xuezhan_tz = ?", [scope.tz])
     con.execute(sql.load_sql("pipeline.analytics", "local_time"))
     if scope.tz is not None:
@@ -99,7 +120,10 @@ def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
             for column, kind in zip(empty.columns, map(str, empty.types), strict=True)
             if column not in have
         )
-        views[name] = f'CREATE OR REPLACE VIEW "{name}" AS SELECT *{missing} FROM "{STORED}"."{name}"'
+        body = f'SELECT *{missing} FROM "{STORED}"."{name}"'
+        if name == "hands":
+            body = f"SELECT * REPLACE ({_HANDS_BASE} AS base) FROM ({body})"
+        views[name] = f'CREATE OR REPLACE VIEW "{name}" AS {body}'
         con.execute(views[name])
     if scope.filters:  # the hands in scope, from the whole warehouse's; then every view keeps just those
         con.execute("CREATE TABLE _scope AS " + sql.load_sql("pipeline.analytics", "scope_hands"), scope.params())

@@ -92,7 +92,7 @@ import pyarrow.parquet as pq
 from pipeline import sql
 from pipeline.ingest.read import PARTIAL, fsync_dir
 from pipeline.signals import signals_held
-from schemas.tables import TABLES
+from schemas.tables import DERIVED, TABLES
 
 EMPTY_BATCH = "0-empty"
 SPILL = "spill"
@@ -695,8 +695,9 @@ class Warehouse:
 
     def written_before(self) -> dict[str, list[str]]:
         """Per table, the columns of :data:`TABLES` that some committed file holding rows lacks: rows an earlier
-        release wrote before the column existed, which every view reads as nulls (issue 40). Empty for a warehouse
-        written by this release alone. Reads the files' footers only."""
+        release wrote before the column existed, which every view reads as nulls (issue 40); not those the views
+        derive from the other columns (:data:`schemas.tables.DERIVED`). Empty for a warehouse written by this
+        release alone. Reads the files' footers only."""
         if self.manifest_path.exists():
             batches = [str(b) for b in read_parquet(self.manifest_path).column("batch").to_pylist()]
         else:
@@ -713,6 +714,7 @@ class Warehouse:
                 meta = pq.read_metadata(path)
                 if meta.num_rows:
                     lacking |= set(schema.names) - set(meta.schema.to_arrow_schema().names)
+            lacking -= set(DERIVED.get(name, ()))  # the views derive them
             if lacking:
                 out[name] = [c for c in schema.names if c in lacking]
         return out

@@ -266,6 +266,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         suits=record.rules.suits,
         mode=record.rules.mode,
         fan_base=record.rules.fan_base,
+        base=record.rules.base,
         pot=sum(p.amount for p in v.payments if p.payee is None) if hand is not None else None,
         dealer=record.dealer,
         events=len(record.events),

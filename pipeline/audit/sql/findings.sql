@@ -12,7 +12,10 @@
 -- the others have money 0 and reason_of that finding's code.
 -- position: the replay's state where a rule violation stopped it (null for other findings).
 -- month: of the hand's local time (the record's own offset, or --tz: pipeline/analytics/sql/local_time.sql).
--- Ranked by money at stake, then hand, event, code, seat and message (a total order: the same on any connection).
+-- base: the hand's base (底, hands.base): its money is a multiple of it, and money of hands of different bases is
+-- compared in bases (money ÷ base: 1,000 points at majsoul's base 1,000 rank with 1 point at chengdu's base 1).
+-- Ranked by money at stake in bases, then in points, then hand, event, code, seat and message (a total order:
+-- the same on any connection; in a warehouse of one base, the order of the money in points).
 WITH
 stake AS (  -- claimed money per hand: what the winners of the claimed settlement took
     SELECT hand_id, sum(greatest(coalesce(claimed_delta, delta), 0))::BIGINT AS stake
@@ -23,7 +26,7 @@ stake AS (  -- claimed money per hand: what the winners of the claimed settlemen
 found AS (  -- source: issues with their hand's context
     SELECT
         i.hand_id, i.code, i.severity, i.event, i.seat, i.expected, i.actual, i.message, i.money, i.position,
-        h.table_id, h.played_at, h.utc_offset, h.players
+        h.table_id, h.played_at, h.utc_offset, h.players, h.base
     FROM issues AS i
     JOIN hands AS h ON h.hand_id = i.hand_id
 ),
@@ -99,6 +102,7 @@ priced AS (  -- logic
 
 SELECT  -- final
     hand_id, code, severity, event, seat, player, expected, actual, money_at_stake AS money, message, position,
-    reason_of, table_id, strftime(local_time(played_at, utc_offset), '%Y-%m') AS month
+    reason_of, table_id, strftime(local_time(played_at, utc_offset), '%Y-%m') AS month, base::BIGINT AS base
 FROM priced
-ORDER BY money DESC, hand_id, event NULLS FIRST, code, seat NULLS FIRST, message
+ORDER BY
+    money_at_stake::DOUBLE / base DESC, money_at_stake DESC, hand_id, event NULLS FIRST, code, seat NULLS FIRST, message
