@@ -54,17 +54,15 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import wilson
 from pipeline.audit.collusion import PairResult, WarehouseSource, flagged_groups, screen_source
 from pipeline.audit.information import screen_information
 from pipeline.audit.teams import TeamResult, screen_teams
 from pipeline.ingest.run import ingest
+from pipeline.ingest.warehouse import Warehouse
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, labels_path, write
-from schemas.tables import DERIVED, TABLES
 
 INTENSITIES = (0.1, 0.2, 0.3, 0.5)
 SHARED = (200, 500, 1000, 3000)
@@ -239,14 +237,9 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
 
 def _written_before(warehouse: Path) -> bool:
     """Does a cached warehouse lack a column of :data:`~schemas.tables.TABLES` (it was ingested before the column
-    was added, e.g. player_hands' start facts)? Its first file of each table says; a column the views derive
-    (:data:`~schemas.tables.DERIVED`, hands.base) is not missing."""
-    for name, schema in TABLES.items():
-        first = next(iter(sorted((warehouse / name).glob("*.parquet"))), None)
-        derived = set(DERIVED.get(name, ()))
-        if first is not None and set(schema.names) - set(pq.read_schema(first).names) - derived:
-            return True
-    return False
+    was added, e.g. player_hands' start facts)? What :meth:`~pipeline.ingest.warehouse.Warehouse.written_before`
+    says of its files (a column the views derive, hands.base, is not missing)."""
+    return bool(Warehouse(warehouse).written_before())
 
 
 def _ingest_again(root: Path) -> None:
