@@ -23,7 +23,7 @@ from dashboards import ChartSpec, as_int, run_sql
 from dashboards.quality import meaning
 from pipeline.analytics.scales import amount
 from pipeline.analytics.stats import wilson
-from pipeline.audit.scoring import Audit
+from pipeline.audit.scoring import IN_BASES, Audit
 from pipeline.report import charts
 
 MAX_PLAYERS = 20  # bars of the players chart
@@ -40,7 +40,7 @@ def _money() -> list[pl.Expr]:
     """The money of a group of findings: ``money`` (points) and ``bases`` (each finding's points ÷ its base)."""
     return [
         pl.col("money").sum().cast(pl.Int64).alias("money"),
-        (pl.col("money") / pl.col("base")).sum().cast(pl.Float64).alias("bases"),
+        IN_BASES.sum().cast(pl.Float64).alias("bases"),
     ]
 
 
@@ -82,7 +82,7 @@ def prep_money_by_code(result: Audit) -> pl.DataFrame:
     """
     f = result.findings
     n_findings, n_hands = _totals(f)
-    total = float(f.select((pl.col("money") / pl.col("base")).sum()).item() or 0.0) if f.height else 0.0
+    total = float(f.select(IN_BASES.sum()).item() or 0.0) if f.height else 0.0
     grouped = (
         f.group_by("code")
         .agg(
@@ -241,7 +241,7 @@ def prep_money_by_player(result: Audit, *, limit: int = MAX_PLAYERS) -> pl.DataF
         .with_columns(pl.col("player").cast(pl.String))
         .sort(["bases", "money", "findings", "player"], descending=[True, True, True, False])
     )
-    loose_bases = float(loose.select((pl.col("money") / pl.col("base")).sum()).item() or 0.0) if loose.height else 0.0
+    loose_bases = float(loose.select(IN_BASES.sum()).item() or 0.0) if loose.height else 0.0
     return grouped.head(max(0, limit)).with_columns(
         pl.lit(grouped.height, dtype=pl.Int64).alias("players"),
         pl.lit(loose.height, dtype=pl.Int64).alias("unattributed_findings"),

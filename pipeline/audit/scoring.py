@@ -35,6 +35,10 @@ FINDING_FIELDS = (
 GROUPS = {"code": "code", "table": "table_id", "player": "player", "month": "month"}
 
 
+# A finding's money in bases (底): its points over its hand's base, the one unit of hands of different bases.
+IN_BASES = pl.col("money") / pl.col("base")
+
+
 @dataclass(frozen=True)
 class Audit:
     """The findings, one row per finding ranked by money in bases (``money`` ÷ ``base``; then by money: in a
@@ -110,7 +114,7 @@ class Audit:
                 pl.len().alias("findings"),
                 pl.col("hand_id").n_unique().alias("hands"),
                 pl.col("money").sum().alias("money"),
-                (pl.col("money") / pl.col("base")).sum().alias("bases"),
+                IN_BASES.sum().alias("bases"),
             )
             .sort(["bases", "money", "findings", column], descending=[True, True, True, False], nulls_last=True)
         )
