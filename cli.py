@@ -199,8 +199,8 @@ def _emit(
 def _shown(value: object) -> str:
     """A value from the records (an id, a message quoting one) as the table formats print it: ``–`` for none,
     control and format characters (a terminal escape, a bidirectional override) as ``\\uXXXX``
-    (:func:`pipeline.analytics.render.printable`)."""
-    from pipeline.analytics.render import printable
+    (:func:`pipeline.text.printable`)."""
+    from pipeline.text import printable
 
     return "–" if value is None else printable(value)
 

@@ -39,7 +39,7 @@ SOURCES = (
 
 # unit → the units it may import (besides itself). The layers: rules → game → validate → ingest → analytics →
 # audit → dashboards → cli, with the side libraries each may use; anything not written here is refused.
-_BASE = ("pipeline.codes", "pipeline.sql", "pipeline.memory", "pipeline.signals", "schemas")  # leaf utilities
+_BASE = ("pipeline.codes", "pipeline.sql", "pipeline.memory", "pipeline.signals", "pipeline.text", "schemas")  # leaves
 ARROWS: dict[str, tuple[str, ...]] = {
     # leaves: the rule books, the issue codes, SQL loading, memory and signal handling, the table schemas
     "pipeline.rules": (),
@@ -47,6 +47,7 @@ ARROWS: dict[str, tuple[str, ...]] = {
     "pipeline.sql": (),
     "pipeline.memory": (),
     "pipeline.signals": (),
+    "pipeline.text": (),
     "schemas": (),
     # the state machine that replays a hand, shared by validator, simulator and audits
     "pipeline.game": ("pipeline.rules", "pipeline.codes"),

@@ -1,11 +1,11 @@
 """Text renderings of the ``stats`` answer: a terminal table and a long-format CSV; and what makes any data
-string safe to print (:func:`printable`) or to hand to a spreadsheet (:func:`csv_cell`, :func:`csv_frame`)."""
+string safe to hand to a spreadsheet (:func:`csv_cell`, :func:`csv_frame`; safe to print:
+:func:`pipeline.text.printable`)."""
 
 from __future__ import annotations
 
 import csv
 import io
-import unicodedata
 from typing import Any
 
 import polars as pl
@@ -13,27 +13,10 @@ import polars as pl
 from pipeline.analytics.levels import NEEDS, excluded_text
 from pipeline.analytics.metrics import METRICS
 from pipeline.analytics.scope import Scope
+from pipeline.text import printable
 
 # what a spreadsheet reads as a formula at the start of a cell (OWASP's CSV injection list)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
-
-
-def printable(value: object) -> str:
-    r"""``value`` as text a terminal can print as it is: every control character (the escape that starts a
-    terminal sequence, BEL, tab, newline, DEL, C1), format character (a bidirectional override, a zero-width
-    joiner), line or paragraph separator and unassigned code point is written as ``\uXXXX``, as the report
-    writes them. Ids come from the records: they are data, never instructions to the terminal.
-
-    >>> print(printable("p1\x1b[31mred\u202e"))
-    p1\u001b[31mred\u202e
-    >>> printable("张三 & 李四"), printable(None)
-    ('张三 & 李四', 'None')
-    """
-    text = str(value)
-    if text.isprintable():
-        return text
-    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in _UNPRINTABLE else c for c in text)
 
 
 def csv_cell(value: Any) -> Any:

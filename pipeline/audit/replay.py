@@ -51,12 +51,13 @@ import orjson
 import polars as pl
 
 from pipeline.analytics.export import Missing, read_back, selected
-from pipeline.analytics.render import csv_frame, printable
+from pipeline.analytics.render import csv_frame
 from pipeline.formats.notation import NotationError, format_event, format_payment
 from pipeline.game.start import DEAL_SIZE, deal_hands, wall_after_deal
 from pipeline.ingest.read import read_lines
 from pipeline.report.names import file_stem
 from pipeline.rules.tiles import format_tiles, parse_tiles
+from pipeline.text import printable
 from pipeline.validate import Issue, Validation
 
 
