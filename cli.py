@@ -539,7 +539,7 @@ def validate_command(
     usage error.
     """
     from pipeline.ingest.read import RawLine, find_files, input_bytes, read_lines
-    from pipeline.validate import check_sessions, hand_key, validate_lines
+    from pipeline.validate import check_sessions, commitments_line, hand_key, validate_lines
 
     override = _profile_option(profile)
     missing = [p for p in paths if p != "-" and not Path(p).exists()]
@@ -565,10 +565,8 @@ def validate_command(
             if v.level is not None:
                 by_level[v.level] += 1
                 unchecked.update(v.not_checked)
-            if v.record is not None and v.record.commitment is not None:
-                faulty = any(i.code.startswith("TILE_COMMIT_") for i in v.issues)
-                proved = v.record.commitment.seed is not None and v.record.wall is not None and not faulty
-                walls["proved" if proved else "faulty" if faulty else "stored"] += 1
+            if v.wall_commitment is not None:
+                walls[v.wall_commitment] += 1
             for issue in v.issues:
                 by_code[issue.code] += 1
                 if len(first) < show:
@@ -600,10 +598,7 @@ def validate_command(
     if not as_json:
         typer.echo(tally.text())
         if walls:  # a stacked deal proved hand by hand, not only inferred from statistics
-            typer.echo(
-                f"wall commitments: {walls['proved']} walls proved by their revealed seed, {walls['faulty']} that do"
-                f" not match it, {walls['stored']} committed with no seed revealed (not checked)"
-            )
+            typer.echo(commitments_line(walls))
         if unchecked or set(by_level) - {"full"}:  # what the records could not support, never passed in silence
             typer.echo("levels of record: " + ", ".join(f"{level} {n}" for level, n in sorted(by_level.items())))
             typer.echo("not checked (records):")
@@ -1214,7 +1209,7 @@ def deals_command(
     fair wall deals (the sum of the deals' shanten against its exact distribution under fair shuffles); hands of
     level full and dealt only. With a filter, over the hands in scope only."""
     from pipeline.analytics.queries import connect
-    from pipeline.audit.deals import KINDS, NoDealScores, screen_deals
+    from pipeline.audit.deals import KINDS, NoDealScores, commitments, screen_deals
 
     kinds = tuple(kind or KINDS)
     unknown = [k for k in kinds if k not in KINDS]
@@ -1224,6 +1219,7 @@ def deals_command(
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
     with connect(warehouse, scope=scope) as con:
+        walls = commitments(con)
         try:
             results = screen_deals(con, fdr=fdr, min_hands=min_hands, kinds=kinds)
         except NoDealScores as exc:
@@ -1233,6 +1229,10 @@ def deals_command(
         return
     for line in _scope_line(scope):
         typer.echo(line)
+    if walls.hands:  # walls committed before play: proved or disproved hand by hand, before any statistics
+        typer.echo(walls.line())
+        for status, hands in walls.faulty.items():
+            typer.echo(f"  {status} ({walls.counts[status]}): {', '.join(_shown(h) for h in hands)}")
     if not results:
         typer.echo(
             "no dealt hand to screen: deals are known in hands of level full and dealt only (and hands stored "

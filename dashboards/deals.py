@@ -8,14 +8,14 @@ ingest kept the deal scores has nothing to screen, and the page says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import polars as pl
 from matplotlib.axes import Axes
 
-from dashboards import ChartSpec, with_replays
-from pipeline.audit.deals import KINDS, DealResult, NoDealScores, screen_deals
+from dashboards import ChartSpec, run_sql, with_replays
+from pipeline.audit.deals import KINDS, Commitments, DealResult, NoDealScores, commitments, screen_deals
 from pipeline.report import charts
 
 TOP = 10  # rows per kind of the page's table
@@ -29,6 +29,7 @@ class Screen:
     results: list[DealResult]
     fdr: float
     note: str | None = None  # why nothing was screened
+    walls: Commitments = field(default_factory=lambda: Commitments({}, {}))  # committed walls, by what they proved
 
     @property
     def flagged(self) -> list[DealResult]:
@@ -37,10 +38,11 @@ class Screen:
 
 def screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05) -> Screen:
     """The stacked-deal screen of the warehouse behind ``con``."""
+    walls = commitments(con)
     try:
-        return Screen(screen_deals(con, fdr=fdr), fdr)
+        return Screen(screen_deals(con, fdr=fdr), fdr, walls=walls)
     except NoDealScores as exc:
-        return Screen([], fdr, str(exc))
+        return Screen([], fdr, str(exc), walls)
 
 
 def prep_top(s: Screen, per_kind: int = TOP) -> pl.DataFrame:
@@ -78,15 +80,33 @@ def prep_top(s: Screen, per_kind: int = TOP) -> pl.DataFrame:
 
 def prep_evidence(con: duckdb.DuckDBPyConnection, s: Screen) -> pl.DataFrame:
     """Each flagged group's best-dealt hands, each with its replay (as ``xuezhan replay HAND --warehouse W``
-    prints it, read back from its source line) or the reason it cannot be read back."""
+    prints it, read back from its source line) or the reason it cannot be read back, and what its wall's
+    commitment proved (``wall_commitment``, null where the record carries none)."""
     rows = [
         {"rank": rank, "kind": r.kind, "group": r.group, **{k: e[k] for k in _EVIDENCE}}
         for rank, r in enumerate(s.flagged, start=1)  # rank: the group's anchor deal-<rank> on the page
         for e in r.evidence
     ]
     rows = with_replays(con, rows)
-    schema = {"rank": pl.Int64, "kind": pl.String, "group": pl.String, **_EVIDENCE, "replay": pl.String}
+    proved = _wall_commitments(con, {r["hand_id"] for r in rows}) if s.walls.hands else {}
+    for r in rows:
+        r["wall_commitment"] = proved.get(r["hand_id"])
+    schema = {
+        "rank": pl.Int64,
+        "kind": pl.String,
+        "group": pl.String,
+        **_EVIDENCE,
+        "replay": pl.String,
+        "wall_commitment": pl.String,
+    }
     return pl.DataFrame(rows, schema=schema)
+
+
+def _wall_commitments(con: duckdb.DuckDBPyConnection, hand_ids: set[str]) -> dict[str, str]:
+    if not hand_ids:
+        return {}
+    frame = run_sql(con, "evidence_commitments", hand_ids=sorted(hand_ids))
+    return dict(zip(frame["hand_id"].to_list(), frame["wall_commitment"].to_list(), strict=True))
 
 
 _EVIDENCE = {"hand_id": pl.String, "seat": pl.Int64, "player": pl.String, "dealer": pl.Boolean, "shanten": pl.Int64}

@@ -11,6 +11,7 @@ from matplotlib.axes import Axes
 from dashboards import ChartSpec, run_sql
 from pipeline.analytics import queries
 from pipeline.analytics.stats import wilson
+from pipeline.audit.deals import commitments
 from pipeline.codes import CODES
 from pipeline.report import charts
 
@@ -25,7 +26,8 @@ def prep_summary(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The warehouse in numbers, one row per figure: ``figure``, ``value``.
 
     Figures: ingest runs, lines read, stored hands, valid hands, replayed hands, hands with issues, issues,
-    rejects, duplicates skipped, conflicts.
+    rejects, duplicates skipped, conflicts; where records carry wall commitments, how many, how many walls they
+    proved and how many fail.
     """
     counts = queries.run(con, "warehouse_counts").row(0, named=True)
     runs = run_sql(con, "quality_summary").row(0, named=True)
@@ -42,6 +44,13 @@ def prep_summary(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         ("duplicate lines skipped", runs["duplicates"]),
         ("conflicting hand_ids", runs["conflicts"]),
     ]
+    walls = commitments(con)
+    if walls.hands:  # only where some record carries a wall commitment (the stacked-deal page has the detail)
+        figures += [
+            ("hands with a wall commitment", walls.hands),
+            ("walls proved by their commitment", walls.counts.get("verified", 0)),
+            ("walls or seeds that fail their commitment", walls.failed),
+        ]
     return pl.DataFrame(
         {"figure": [f for f, _ in figures], "value": [int(v or 0) for _, v in figures]},
         schema={"figure": pl.String, "value": pl.Int64},

@@ -204,7 +204,7 @@ def _build(
     # Stacked deals: the screen runs once; each flagged group's hands are replayed from their sources.
     step("deals: screen")
     deals = deals_dash.screen(con)
-    body = [_deals_summary(deals)]
+    body = [_deals_summary(deals), _deals_commitments(deals)]
     body += [_figure(draw("deals", spec, deals)[1]) for spec in deals_dash.CHARTS]
     body.append(_deals_evidence(deals_dash.prep_evidence(con, deals)))
     body += [_deals_table(deals_dash.prep_top(deals)), _deals_method()]
@@ -1482,7 +1482,8 @@ def _deals_evidence(df: pl.DataFrame) -> str:
     for (k, kind, group), hands in df.group_by(["rank", "kind", "group"], maintain_order=True):
         items = "".join(
             f'<details><summary><span class="id">{_esc(h["hand_id"])}</span> seat {h["seat"]} '
-            f"({_esc(h['player'])}{', dealer' if h['dealer'] else ''}): dealt {h['shanten']} from ready</summary>"
+            f"({_esc(h['player'])}{', dealer' if h['dealer'] else ''}): dealt {h['shanten']} from ready"
+            f"{_EVIDENCE_WALL.get(h['wall_commitment'], '')}</summary>"
             f'<div class="replay">{_esc(h["replay"])}</div></details>'
             for h in hands.iter_rows(named=True)
         )
@@ -1490,6 +1491,44 @@ def _deals_evidence(df: pl.DataFrame) -> str:
     return (
         f'<section><h2>{_esc(title)}</h2>{"".join(parts)}<p class="note">Each hand as <code>xuezhan replay '
         "HAND --warehouse W</code> prints it, read back from the line it was ingested from.</p></section>"
+    )
+
+
+# what a flagged hand's wall commitment proved, beside its deal
+_EVIDENCE_WALL = {
+    "verified": "; its wall is the one committed before play (a deal of chance, not a changed wall)",
+    "seed_mismatch": '; <b class="flag">its revealed seed is not the committed one</b>',
+    "wall_mismatch": '; <b class="flag">its wall is not the committed one</b>',
+}
+
+
+def _deals_commitments(s: deals_dash.Screen) -> str:
+    """The walls committed before play: proved or disproved hand by hand (no statistics), the failed ones
+    named; nothing where no record carries a commitment."""
+    walls = s.walls
+    if not walls.hands:
+        return ""
+    faulty = walls.failed
+    head = (
+        f'<p class="verdict"><b class="flag">{faulty:,} {"hand" if faulty == 1 else "hands"} whose wall is not the '
+        "one committed before play</b>: the platform's own proof fails for these hands. Replay them.</p>"
+        if faulty
+        else ""
+    )
+    rows = "".join(
+        f'<tr><td>{_esc(status)}</td><td class="num">{n:,}</td><td>{_esc(meaning)}</td>'
+        f'<td class="id">{_esc(", ".join(first))}</td></tr>'
+        for status, n, meaning, first in walls.rows()
+    )
+    return (
+        f"<section><h2>Wall commitments</h2>{head}<p>{_esc(walls.line())}.</p><table><thead><tr><th>status</th>"
+        f"<th>hands</th><th>meaning</th><th>first hands</th></tr></thead><tbody>{rows}</tbody></table>"
+        '<p class="note">A platform that publishes a hash of its shuffle seed before play and reveals the seed '
+        "after lets each wall be regenerated: a verified wall was not rearranged after the commitment, whoever "
+        "was dealt what; a mismatch is a wall (or seed) that is not the committed one. A verified wall does not "
+        "show that the platform chose its seed fairly, and a stacked deal by other means (a seat given tiles "
+        "outside the wall) would show in the validator's tile checks. Hands with no seed revealed rest on the "
+        "statistical screen alone.</p></section>"
     )
 
 

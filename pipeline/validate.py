@@ -24,6 +24,8 @@ from typing import Any, Final, Protocol
 
 from pipeline.codes import CODES, NOT_CHECKED, VOID_UNRECORDED, Fault
 from pipeline.game.commitment import check as check_commitment
+from pipeline.game.commitment import commitments_line as commitments_line  # the validate command's summary line
+from pipeline.game.commitment import status as commitment_status
 from pipeline.game.events import Hu, Kong
 from pipeline.game.record import (
     Claimed,
@@ -305,6 +307,15 @@ class Validation(Value):
     def not_checked(self) -> tuple[str, ...]:
         """What this record's level, or what it left out, could not support (in words): never passed in silence."""
         return self._v[7]
+
+    @property
+    def wall_commitment(self) -> str | None:
+        """What the record's wall commitment proved (:data:`pipeline.game.commitment.STATUSES`: verified,
+        seed_only, unrevealed, seed_mismatch, wall_mismatch); ``None`` without one (or an unreadable record)."""
+        record = self.record
+        if record is None or record.commitment is None:
+            return None
+        return commitment_status(record.commitment, (i.code for i in self.issues), has_wall=record.wall is not None)
 
     @property
     def payments(self) -> tuple[Payment, ...]:

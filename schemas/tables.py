@@ -88,6 +88,14 @@ HANDS = pa.schema(
             "hidden, their tiles null in events) | settlement (wins, kongs, end states and payments)",
         ),
         _f(
+            "wall_commitment",
+            pa.string(),
+            "what the record's wall commitment proved (schemas/XZLOG.md, commitment): verified (the wall is the one "
+            "the revealed seed gives) | seed_only (the seed matches, no wall to compare) | unrevealed (no seed: "
+            "nothing checked) | seed_mismatch | wall_mismatch; null: no commitment (or a warehouse ingested before "
+            "the column)",
+        ),
+        _f(
             "not_checked",
             pa.list_(pa.string()),
             "the checks this record's level (or what it left out) could not support, in words; empty for full",

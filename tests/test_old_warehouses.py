@@ -52,7 +52,7 @@ LAYOUTS = (
         {
             "hands": [
                 *("utc_offset", "seats", "suits", "mode", "fan_base", "pot", "wins"),
-                *("level", "not_checked", "waits_judged"),
+                *("level", "wall_commitment", "not_checked", "waits_judged"),
             ],
             "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE],
             "events": ["could_kong", "cost"],
@@ -63,14 +63,19 @@ LAYOUTS = (
     Layout(
         "warehouse-2026-12-02",
         {
-            "hands": ["utc_offset", "waits_judged"],
+            "hands": ["utc_offset", "wall_commitment", "waits_judged"],
             "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE],
             "events": ["could_kong", "cost"],
         },
         "full",
         ("info-cheats", "deals"),
     ),
-    Layout("warehouse-2026-12-03", {"player_hands": EXCHANGE, "events": ["could_kong", "cost"]}, "full", ()),
+    Layout(
+        "warehouse-2026-12-03",
+        {"hands": ["wall_commitment"], "player_hands": EXCHANGE, "events": ["could_kong", "cost"]},
+        "full",
+        (),
+    ),
 )
 RUNNER = CliRunner()
 WARNING = "written by an earlier release"

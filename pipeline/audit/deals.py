@@ -52,6 +52,7 @@ import polars as pl
 from pipeline import sql
 from pipeline.analytics.stats import by_qvalues
 from pipeline.audit.deal_null import DealNull, key, load, lower_tail
+from pipeline.game.commitment import STATUSES, commitments_line
 
 KINDS = ("player", "seat", "table", "session")
 MIN_HANDS = 20
@@ -140,6 +141,50 @@ class DealResult:
             "suited_expected": self.suited_expected,
             "evidence": self.evidence,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Commitments:
+    """The hands whose wall was committed before play (hands.wall_commitment), by what the commitment proved
+    (:data:`pipeline.game.commitment.STATUSES`): where a seed was revealed, a stacked wall is proved or ruled out
+    hand by hand, with no statistics; ``faulty`` lists the first hands of each failed status."""
+
+    counts: dict[str, int]
+    faulty: dict[str, list[str]]
+
+    @property
+    def hands(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def failed(self) -> int:
+        return sum(n for status, n in self.counts.items() if status.endswith("_mismatch"))
+
+    def line(self) -> str:
+        return commitments_line(self.counts)
+
+    def rows(self) -> list[tuple[str, int, str, list[str]]]:
+        """(status, hands, what it means, the first failed hands) for each status present, in
+        :data:`~pipeline.game.commitment.STATUSES` order."""
+        return [
+            (k, self.counts[k], meaning, self.faulty.get(k, [])) for k, meaning in STATUSES.items() if k in self.counts
+        ]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"counts": self.counts, "faulty": self.faulty}
+
+
+def commitments(con: duckdb.DuckDBPyConnection, *, limit: int = EVIDENCE) -> Commitments:
+    """The wall commitments of the warehouse behind ``con`` (none in one ingested before hands.wall_commitment)."""
+    columns = {row[0] for row in con.sql("DESCRIBE hands").fetchall()}
+    if "wall_commitment" not in columns:
+        return Commitments({}, {})
+    frame = sql.run_sql(con, "pipeline.audit", "wall_commitments", limit=limit)
+    counts = {r["status"]: int(r["hands"]) for r in frame.iter_rows(named=True)}
+    faulty = {
+        r["status"]: list(r["first_hands"]) for r in frame.iter_rows(named=True) if r["status"].endswith("_mismatch")
+    }
+    return Commitments(counts, faulty)
 
 
 def screen_deals(

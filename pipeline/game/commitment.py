@@ -24,10 +24,19 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
 SCHEMES: Final = ("salasasa-sha256-v1",)
+# What a hand's commitment proved (hands.wall_commitment; null: the record carries none):
+STATUSES: Final = {
+    "verified": "the wall is the one the revealed seed gives, and the seed hashes to the commitment",
+    "seed_only": "the revealed seed hashes to the commitment; the record has no wall to compare (level below full)",
+    "unrevealed": "committed, but no seed revealed: nothing could be checked",
+    "seed_mismatch": "the revealed seed does not hash to the commitment (TILE_COMMIT_SEED)",
+    "wall_mismatch": "the wall is not the one the committed seed gives (TILE_COMMIT_WALL)",
+}
 _SORTED: Final = tuple(kind for kind in range(27) for _ in range(4))  # our kinds: 0-8 m, 9-17 p, 18-26 s
 
 
@@ -56,6 +65,27 @@ def regenerate(c: Commitment, *, dealer: int) -> tuple[int, ...]:
     return tuple(t for k in range(4) for t in blocks[(dealer + k) % 4]) + tuple(tiles[52:])
 
 
+def status(c: Commitment, codes: Iterable[str], *, has_wall: bool) -> str:
+    """What the commitment proved (a key of :data:`STATUSES`), from the validator's issue ``codes`` for the hand
+    (:func:`check`'s findings among them) and whether the record has a wall.
+
+    >>> hidden = Commitment("salasasa-sha256-v1", "0" * 64, "", None, 1)
+    >>> shown = Commitment("salasasa-sha256-v1", "0" * 64, "", "1" * 64, 1)
+    >>> status(hidden, [], has_wall=True), status(shown, ["TILE_COMMIT_WALL"], has_wall=True)
+    ('unrevealed', 'wall_mismatch')
+    >>> status(shown, [], has_wall=True), status(shown, [], has_wall=False)
+    ('verified', 'seed_only')
+    """
+    codes = set(codes)
+    if "TILE_COMMIT_SEED" in codes:
+        return "seed_mismatch"
+    if "TILE_COMMIT_WALL" in codes:
+        return "wall_mismatch"
+    if c.seed is None:
+        return "unrevealed"
+    return "verified" if has_wall else "seed_only"
+
+
 def check(c: Commitment, wall: tuple[int, ...] | None, *, dealer: int) -> list[tuple[str, str]]:
     """The commitment's findings as (code, message): the seed against the hash, the wall against the seed."""
     if c.seed is None:
@@ -74,3 +104,19 @@ def check(c: Commitment, wall: tuple[int, ...] | None, *, dealer: int) -> list[t
             )
         ]
     return []
+
+
+def commitments_line(counts: Mapping[str, int]) -> str:
+    """One line for the hands' commitments by :data:`STATUSES` key (``validate``, ``deals`` and the report say
+    the same).
+
+    >>> commitments_line({"verified": 2, "unrevealed": 8})  # doctest: +ELLIPSIS
+    'wall commitments: 2 walls proved by their revealed seed, 0 that do not match it, 8 committed with no seed...'
+    """
+    faulty = counts.get("seed_mismatch", 0) + counts.get("wall_mismatch", 0)
+    seed_only = counts.get("seed_only", 0)
+    also = f", {seed_only} seeds matched with no wall to compare" if seed_only else ""
+    return (
+        f"wall commitments: {counts.get('verified', 0)} walls proved by their revealed seed, {faulty} that do not "
+        f"match it{also}, {counts.get('unrevealed', 0)} committed with no seed revealed (not checked)"
+    )

@@ -282,6 +282,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         has_result=v.claimed is not None,
         level=record.level,
         not_checked=list(v.not_checked),
+        wall_commitment=v.wall_commitment,
         waits_judged=judged,
         _rec=rec,
     )
