@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 from rooms import simulated_room
+from system_parts import EXPECTED
 
 import pipeline
 
@@ -18,7 +19,8 @@ settings.load_profile("xuezhan")
 
 def pytest_report_header() -> str:
     engine = "compiled (mypyc)" if pipeline.compiled() else "pure Python"
-    return f"xuezhan engine: {engine}, from {pipeline.__path__[0]}"
+    expected = ", ".join(sorted(EXPECTED)) or "none"  # tests/system_parts.py
+    return f"xuezhan engine: {engine}, from {pipeline.__path__[0]}; system parts expected: {expected}"
 
 
 @pytest.fixture(scope="session")

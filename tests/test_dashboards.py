@@ -37,6 +37,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
+from system_parts import missing_system_part
 
 from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
@@ -650,7 +651,7 @@ def test_player_pages_of_a_player_who_never_won(con):
 def test_chinese_labels_with_a_cjk_font(con):
     choice = charts.fonts()
     if not choice.cjk:
-        pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")
+        missing_system_part("cjk", "no CJK font installed (apt-get install fonts-noto-cjk)")
     texts = _draw(overview.plot_pattern_frequency, overview.prep_pattern_frequency(con), choice)
     assert "清一色 full flush" in texts  # a bar's label
     assert any("平胡 plain hand: 4 wins (100.0%), not drawn" in t for t in texts)  # set apart, in the title
@@ -682,7 +683,7 @@ def test_sql_files_are_models_with_a_header():
 def test_cjk_terms_of_the_collusion_heat_map(con):
     choice = charts.fonts()
     if not choice.cjk:
-        pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")
+        missing_system_part("cjk", "no CJK font installed (apt-get install fonts-noto-cjk)")
     df = collusion_dash.prep_pair_matrix(_screen())
     texts = _draw(collusion_dash.plot_pair_matrix, df, choice)
     assert any("串通" in t for t in texts)

@@ -14,6 +14,7 @@ from pathlib import Path
 import matplotlib.image
 import polars as pl
 import pytest
+from system_parts import missing_system_part
 
 from dashboards.site import build_report, page_file
 from pipeline.analytics import queries
@@ -322,7 +323,7 @@ def test_index_says_on_its_first_screen_that_no_cjk_font_was_found(warehouse, tm
 def test_no_font_notice_when_a_cjk_font_exists(warehouse, tmp_path, detected_font):
     family = charts._detected.__wrapped__().cjk_family  # what this machine really has
     if family is None:
-        pytest.skip("no CJK font installed: a report with Chinese labels cannot be drawn here")
+        missing_system_part("cjk", "no CJK font installed: a report with Chinese labels cannot be drawn here")
     detected_font(family)
     index = build_report(warehouse, tmp_path / "out", top_players=1)
     text = index.read_text(encoding="utf-8")
@@ -379,7 +380,9 @@ def test_fonts_helpers():
 def test_detected_font_draws_the_chinese_labels():
     choice = charts.fonts()
     if not choice.cjk:
-        pytest.skip("no CJK font installed: the charts use English/pinyin (apt-get install fonts-noto-cjk)")
+        missing_system_part(
+            "cjk", "no CJK font installed: the charts use English/pinyin (apt-get install fonts-noto-cjk)"
+        )
     assert charts.covers(choice.cjk_family, charts.CJK_SAMPLE)
     assert choice.families[-1] == charts.LATIN
 
@@ -392,7 +395,7 @@ def test_fonts_installed_after_matplotlibs_cache_are_found(monkeypatch):
 
     zh_files = set(charts._fontconfig_cjk_files())
     if not zh_files:
-        pytest.skip("fontconfig lists no Chinese font")
+        missing_system_part("cjk", "fontconfig lists no Chinese font")
     stale = copy.copy(font_manager.fontManager)
     stale.ttflist = [f for f in font_manager.fontManager.ttflist if f.fname not in zh_files]
     before = len(stale.ttflist)
@@ -457,7 +460,9 @@ def _chromium() -> str:
             error = error[0]
             if path := shutil.which("chromium"):
                 return path
-    pytest.skip(f"chromium is not installed and could not be installed ({error}): apt-get install -y chromium")
+    missing_system_part(
+        "chromium", f"chromium is not installed and could not be installed ({error}): apt-get install -y chromium"
+    )
 
 
 def _browse(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
