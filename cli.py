@@ -797,6 +797,42 @@ def stats_command(
     _emit(fmt, answer, csv=stats_csv, table=stats_table)
 
 
+@app.command("check")
+def check_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    thresholds: Annotated[
+        Path | None,
+        typer.Option(
+            "--thresholds",
+            help="TOML file of thresholds over the shipped ones (pipeline/analytics/health.toml: its keys and "
+            "their meaning).",
+        ),
+    ] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Check this ingest run (default: the last).")] = None,
+    fmt: Annotated[Literal["table", "json", "csv"], typer.Option("--format", help="table, json or csv.")] = "table",
+) -> None:
+    """The health of an ingest run against the runs before it, for a scheduler: volume, invalid and reject
+    rates, each table's rate of wrong settlements, new issue codes and players, freshness. Exit 0 ok, 1 a
+    warning, 2 an error (or the check could not run)."""
+    from pipeline.analytics.health import ThresholdsError, check, load_thresholds
+    from pipeline.analytics.queries import connect
+    from pipeline.analytics.render import health_csv, health_table
+
+    try:
+        limits = load_thresholds(thresholds)
+    except ThresholdsError as exc:
+        raise fail(f"--thresholds: {exc}") from None
+    if not (warehouse / "hands").is_dir():
+        raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
+    with connect(warehouse) as con:
+        try:
+            health = check(con, limits, run=run)
+        except KeyError:
+            raise fail(f"no ingest run {run} in {warehouse} (xuezhan check --format json lists them)") from None
+    _emit(fmt, health.as_dict(), csv=health_csv, table=health_table)
+    raise typer.Exit(health.exit_code)
+
+
 @app.command("report")
 def report_command(
     warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],

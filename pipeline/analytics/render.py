@@ -323,3 +323,49 @@ def stats_csv(answer: dict[str, Any]) -> str:
                 ]
             )
     return out.getvalue()
+
+
+_HEALTH_RUN = ("run_no", "run_id", "started_at", "finished_at", "lines_read", "stored", "invalid", "rejects")
+_HEALTH_RUN_TAIL = ("duplicates", "settle_errors", "newest", "players", "new_players")
+
+
+def health_table(answer: dict[str, Any]) -> str:
+    """``check``'s answer (:meth:`pipeline.analytics.health.Health.as_dict`) for people: the verdict, each alert,
+    then every run's figures, the checked run marked."""
+    runs = answer["runs"]
+    if not runs:
+        return "no ingest run in this warehouse: nothing to check"
+    lines = [f"run {printable(answer['run'])}: {answer['level'].upper()}"]
+    for a in answer["alerts"]:
+        lines.append(f"  {a['level'].upper():<5}  {a['check']:<9}  {printable(a['message'])}")
+    if not answer["alerts"]:
+        lines.append("  as the runs before it: no alert")
+    lines += ["", "runs (settle: hands with a scoring or settlement error; new: players, issue codes)"]
+    lines.append(
+        f"  {'run':>4}  {'started':<16}  {'lines':>9}  {'stored':>9}  {'invalid':>7}  {'rejects':>7}  {'settle':>7}"
+        f"  {'new':>5}  {'codes':>5}"
+    )
+    for r in runs:
+        mark = "*" if r["run_id"] == answer["run"] else " "
+        settle = f"{r['settle_errors'] / r['stored']:.2%}" if r["stored"] else "–"
+        started = (r["started_at"] or "?")[:16].replace("T", " ")
+        done = "" if r["finished_at"] is not None else "  incomplete"
+        lines.append(
+            f"{mark} {r['run_no']:>4}  {started:<16}  {r['lines_read']:>9,}  {r['stored']:>9,}  {r['invalid']:>7,}  "
+            f"{r['rejects']:>7,}  {settle:>7}  {r['new_players']:>5,}  {len(r['new_codes']):>5}{done}"
+        )
+    return "\n".join(lines)
+
+
+def health_csv(answer: dict[str, Any]) -> str:
+    """``check``'s runs as CSV, one row per run and table (``table_id`` empty: the run's whole figures)."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow([*_HEALTH_RUN, *_HEALTH_RUN_TAIL, "table_id", "hands", "table_settle_errors", "checked"])
+    for r in answer["runs"]:
+        head = [csv_cell(r[k]) for k in _HEALTH_RUN] + [csv_cell(r[k]) for k in _HEALTH_RUN_TAIL]
+        checked = r["run_id"] == answer["run"]
+        w.writerow([*head, "", r["stored"], r["settle_errors"], checked])
+        for t in r["tables"]:
+            w.writerow([*head, csv_cell(t["table_id"] or ""), t["hands"], t["settle_errors"], checked])
+    return out.getvalue()

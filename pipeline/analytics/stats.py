@@ -90,6 +90,45 @@ def normal_sf(z: float) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
+def binomial_sf(k: int, n: int, p: float) -> float:
+    """``P(X >= k)`` for ``X ~ Binomial(n, p)``, exact: the terms summed in log space from ``k`` up, until they
+    no longer change the sum (past the mode they only shrink).
+
+    >>> binomial_sf(0, 10, 0.3), round(binomial_sf(3, 3, 0.5), 6), round(binomial_sf(1, 2, 0.5), 6)
+    (1.0, 0.125, 0.75)
+    >>> f"{binomial_sf(20, 45, 1 / 6):.2e}"
+    '1.18e-05'
+    """
+    if k <= 0:
+        return 1.0
+    if k > n or p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    lp, lq = math.log(p), math.log1p(-p)
+    head = math.lgamma(n + 1)
+
+    def term(i: int) -> float:
+        return math.exp(head - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
+
+    mode = int((n + 1) * p)
+    if k <= mode:  # the upper tail holds the mode: its complement is the shorter sum, from k - 1 down
+        below = 0.0
+        for i in range(k - 1, -1, -1):
+            t = term(i)
+            below += t
+            if t < below * 1e-17:
+                break
+        return max(0.0, 1.0 - below)
+    total = 0.0
+    for i in range(k, n + 1):
+        t = term(i)
+        total += t
+        if t < total * 1e-17:
+            break
+    return min(1.0, total)
+
+
 def skewed(z: float, gamma: float) -> float:
     """The ``z`` of a sum whose distribution is skewed (third cumulant over the variance to the power 3/2:
     ``gamma``), read as the standard normal deviate of the same upper tail: the sum taken as a shifted gamma of the
