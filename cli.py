@@ -162,6 +162,12 @@ app = typer.Typer(
 )
 rules_app = typer.Typer(help="Rule profiles: list them, show their switches and sources.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
+case_app = typer.Typer(
+    help="Cases: what a reviewer decided about a finding (open, confirm, dismiss, appeal), kept in the warehouse; "
+    "a dismissed finding stays hidden from `xuezhan findings` and the report until its evidence grows.",
+    no_args_is_help=True,
+)
+app.add_typer(case_app, name="case")
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -2197,6 +2203,273 @@ def rules_show(profile: Annotated[str, typer.Argument(help="Profile name, e.g. c
         source = data.sources.get(name)
         if source:
             typer.echo(f"    source: {source}")
+
+
+# ---------------------------------------------------------------------------------------------- findings and cases
+MinHandsOption = Annotated[
+    int, typer.Option("--min-hands", min=1, help="The collusion screen's least shared hands for a pair to be tested.")
+]
+ReviewerOption = Annotated[str, typer.Option("--reviewer", help="Who takes the action (kept with it).")]
+NoteOption = Annotated[str | None, typer.Option("--note", help="The reviewer's note (kept with the action).")]
+
+
+def _current_findings(warehouse: Path, min_hands: int) -> Any:
+    """The warehouse's findings now (every screen and the audit, as the report's first screen has them)."""
+    from dashboards.findings import collect
+    from pipeline.analytics.queries import connect
+
+    _records_in(warehouse)
+    with connect(warehouse) as con:
+        return collect(con, min_hands=min_hands)
+
+
+def _with_cases(found: Any, warehouse: Path) -> list[dict[str, Any]]:
+    """Each finding as a dict with its case (``case_id``, ``case_state``) and ``status``/``why``
+    (:func:`pipeline.audit.cases.status`)."""
+    from pipeline.audit.cases import case_of_finding, read_cases, status
+
+    cases = read_cases(warehouse)
+    out = []
+    for row in found.iter_rows(named=True):
+        case = case_of_finding(cases, row["key"])
+        row["status"], row["why"] = status(row, case)
+        row["case_id"] = case.case_id if case is not None else None
+        out.append(row)
+    return out
+
+
+@app.command("findings")
+def findings_command(
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    min_hands: MinHandsOption = 200,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="List dismissed findings too (hidden while their evidence has not grown).")
+    ] = False,
+    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
+) -> None:
+    """What needs attention, as the report's first screen has it, each finding with its key and its case: new,
+    open, confirmed, appealed, reopened (dismissed, and its evidence has grown since: why) or dismissed (hidden
+    unless --all). Exit 0 when nothing is new or reopened, 1 when something is."""
+    rows = _with_cases(_current_findings(warehouse, min_hands), warehouse)
+    shown = [r for r in rows if show_all or r["status"] != "dismissed"]
+    fresh = sum(r["status"] in ("new", "reopened") for r in rows)
+    if fmt == "json":
+        keys = ("rank", "severity", "kind", "key", "status", "why", "case_id", "subject", "players", "q", "n")
+        typer.echo(json.dumps([{k: r[k] for k in (*keys, "money", "detail")} for r in shown], ensure_ascii=False))
+    else:
+        counts = Counter(r["status"] for r in rows)
+        typer.echo(
+            f"{plural(len(rows), 'finding')}: {counts['new']} new, {counts['reopened']} reopened, "
+            f"{counts['open'] + counts['appealed']} under review, {counts['confirmed']} confirmed, "
+            f"{counts['dismissed']} dismissed{'' if show_all else ' (hidden: --all lists them)'}"
+        )
+        for r in shown:
+            case = f" [{r['case_id']}]" if r["case_id"] else ""
+            typer.echo(f"{r['severity']:<6} {r['status'].upper():<9} {_shown(r['key'])}{case}")
+            typer.echo(f"       {_shown(r['subject'])}: {_shown(r['detail'])}")
+            if r["why"]:
+                typer.echo(f"       reopened: {r['why']}")
+    raise typer.Exit(1 if fresh else 0)
+
+
+def _finding(warehouse: Path, key: str, min_hands: int) -> dict[str, Any] | None:
+    found = _current_findings(warehouse, min_hands)
+    rows = [r for r in found.iter_rows(named=True) if r["key"] == key]
+    return rows[0] if rows else None
+
+
+def _write_case_pack(warehouse: Path, finding: dict[str, Any], folder: Path, mask: bool) -> tuple[str, str]:
+    from pipeline.analytics.queries import connect
+    from pipeline.audit.cases import CaseError, write_case_pack
+    from pipeline.audit.replay import HandNotFound, stored_record
+    from pipeline.sql import run_sql
+    from pipeline.validate import validate
+
+    _output_dir(folder, "--pack")
+    stored = []
+    with connect(warehouse) as con:
+        for hand_id in finding.get("hands") or []:
+            try:
+                found = stored_record(con, hand_id)
+            except HandNotFound as exc:
+                raise fail(str(exc)) from None
+            stored.append(
+                (found, validate(found.record), run_sql(con, "pipeline.audit", "hand_issues", hand_id=hand_id))
+            )
+    summary = {k: finding.get(k) for k in ("key", "kind", "subject", "players", "q", "n", "detail")}
+    try:
+        files, digest = write_case_pack(folder, summary, stored, mask=mask)
+    except CaseError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(f"wrote the evidence pack {folder} ({plural(len(stored), 'hand')}, {len(files)} files), sha256 {digest}")
+    return str(folder), digest
+
+
+def _case_lines(case: Any) -> list[str]:
+    first = case.actions[0]
+    lines = [f"{case.case_id}  {case.state.upper()}  {_shown(case.finding)}  ({_shown(first.subject)})"]
+    for a in case.actions:
+        figures = ", ".join(
+            part
+            for part in (f"q {a.q:.2g}" if a.q is not None else "", f"n {a.n:,}" if a.n is not None else "")
+            if part
+        )
+        pack = f"; pack {a.pack} sha256 {a.pack_sha256}" if a.pack else ""
+        lines.append(
+            f"  {a.at.strftime('%Y-%m-%d %H:%M')}  {a.action:<8} {_shown(a.reviewer)}: {_shown(a.note or '')}"
+            f"{' (' + figures + ')' if figures else ''}{pack}"
+        )
+    return lines
+
+
+@case_app.command("open")
+def case_open_command(
+    finding: Annotated[str, typer.Argument(help="The finding's key, as `xuezhan findings` lists it.")],
+    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    reviewer: ReviewerOption,
+    note: NoteOption = None,
+    pack: Annotated[
+        Path | None, typer.Option("--pack", help="Write the finding's evidence pack into this folder (hashed).")
+    ] = None,
+    mask: Annotated[bool, typer.Option("--mask", help="Mask the pack for a blind review.")] = False,
+    min_hands: MinHandsOption = 200,
+) -> None:
+    """Open a case on a current finding (or open again a dismissed or confirmed case of the same finding)."""
+    from pipeline.audit.cases import CaseError, open_case
+
+    row = _finding(warehouse, finding, min_hands)
+    if row is None:
+        raise fail(f"no current finding {finding} in {warehouse} (xuezhan findings --all lists them)")
+    written = _write_case_pack(warehouse, row, pack, mask) if pack is not None else None
+    try:
+        case = open_case(warehouse, row, reviewer=reviewer, note=note, pack=written)
+    except CaseError as exc:
+        raise fail(str(exc)) from None
+    for line in _case_lines(case):
+        typer.echo(line)
+
+
+def _decide(action: str, case_id: str, warehouse: Path, reviewer: str, note: str | None, min_hands: int) -> None:
+    from pipeline.audit.cases import CaseError, act, read_cases
+
+    case = read_cases(warehouse).get(case_id)
+    if case is None:
+        raise fail(f"no case {case_id} in {warehouse} (xuezhan case list)")
+    # a decision keeps the finding's figures as they are now: a dismissal is judged against them later
+    row = _finding(warehouse, case.finding, min_hands) if action in ("confirm", "dismiss", "reopen") else None
+    try:
+        case = act(warehouse, case_id, action, reviewer=reviewer, note=note, finding=row)
+    except CaseError as exc:
+        raise fail(str(exc)) from None
+    for line in _case_lines(case):
+        typer.echo(line)
+
+
+CaseArgument = Annotated[str, typer.Argument(help="The case's id (xuezhan case list).")]
+CaseWarehouse = Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")]
+
+
+@case_app.command("confirm")
+def case_confirm_command(
+    case_id: CaseArgument,
+    warehouse: CaseWarehouse,
+    reviewer: ReviewerOption,
+    note: NoteOption = None,
+    min_hands: MinHandsOption = 200,
+) -> None:
+    """Confirm a case (open or appealed)."""
+    _decide("confirm", case_id, warehouse, reviewer, note, min_hands)
+
+
+@case_app.command("dismiss")
+def case_dismiss_command(
+    case_id: CaseArgument,
+    warehouse: CaseWarehouse,
+    reviewer: ReviewerOption,
+    note: NoteOption = None,
+    min_hands: MinHandsOption = 200,
+) -> None:
+    """Dismiss a case (open or appealed): its finding stays hidden until its evidence grows materially (a q-value
+    10× smaller, or twice the evidence it was dismissed on)."""
+    _decide("dismiss", case_id, warehouse, reviewer, note, min_hands)
+
+
+@case_app.command("appeal")
+def case_appeal_command(
+    case_id: CaseArgument, warehouse: CaseWarehouse, reviewer: ReviewerOption, note: NoteOption = None
+) -> None:
+    """Appeal a confirmed or dismissed case."""
+    _decide("appeal", case_id, warehouse, reviewer, note, 200)
+
+
+@case_app.command("reopen")
+def case_reopen_command(
+    case_id: CaseArgument,
+    warehouse: CaseWarehouse,
+    reviewer: ReviewerOption,
+    note: NoteOption = None,
+    min_hands: MinHandsOption = 200,
+) -> None:
+    """Open a dismissed or confirmed case again."""
+    _decide("reopen", case_id, warehouse, reviewer, note, min_hands)
+
+
+@case_app.command("note")
+def case_note_command(
+    case_id: CaseArgument,
+    warehouse: CaseWarehouse,
+    reviewer: ReviewerOption,
+    note: Annotated[str, typer.Option("--note", help="The note.")],
+) -> None:
+    """Add a dated note to a case (its state stays)."""
+    _decide("note", case_id, warehouse, reviewer, note, 200)
+
+
+@case_app.command("pack")
+def case_pack_command(
+    case_id: CaseArgument,
+    warehouse: CaseWarehouse,
+    out: Annotated[Path, typer.Option("--out", help="Folder to write the evidence pack into.")],
+    reviewer: ReviewerOption,
+    mask: Annotated[bool, typer.Option("--mask", help="Mask the pack for a blind review.")] = False,
+    min_hands: MinHandsOption = 200,
+) -> None:
+    """Write a case's evidence pack (the finding's hands, replayed) and record its hash in the case."""
+    from pipeline.audit.cases import act, read_cases
+
+    case = read_cases(warehouse).get(case_id)
+    if case is None:
+        raise fail(f"no case {case_id} in {warehouse} (xuezhan case list)")
+    row = _finding(warehouse, case.finding, min_hands)
+    if row is None:
+        raise fail(f"the finding {case.finding} of case {case_id} is not among the current findings: no hands to pack")
+    written = _write_case_pack(warehouse, row, out, mask)
+    note = f"{'masked ' if mask else ''}evidence pack written"
+    act(warehouse, case_id, "note", reviewer=reviewer, note=note, pack=written)
+
+
+@case_app.command("list")
+def case_list_command(
+    warehouse: CaseWarehouse,
+    state: Annotated[str | None, typer.Option("--state", help="Only cases in this state.")] = None,
+    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
+) -> None:
+    """Every case of the warehouse, with its actions."""
+    from pipeline.audit.cases import STATES, read_cases
+
+    if state is not None and state not in STATES:
+        raise fail(f"--state: unknown {state} (known: {', '.join(STATES)})")
+    if not (warehouse / "hands").is_dir():
+        raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
+    cases = [c for c in read_cases(warehouse).values() if state is None or c.state == state]
+    if fmt == "json":
+        typer.echo(json.dumps([c.as_dict() for c in cases], ensure_ascii=False))
+        return
+    if not cases:
+        typer.echo("no case")
+    for c in cases:
+        for line in _case_lines(c):
+            typer.echo(line)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -91,6 +91,9 @@ SCHEMA: dict[str, Any] = {
     "q": pl.Float64,
     "evidence": pl.String,  # a file of the report with an anchor: where the evidence is
     "evidence_text": pl.String,
+    "key": pl.String,  # the finding's stable name (kind:subject): what a case is opened on (pipeline.audit.cases)
+    "n": pl.Int64,  # the size of its evidence: shared hands, judged decisions, dealt hands (null: none)
+    "hands": pl.List(pl.String),  # hands to replay (a case's evidence pack), where the finding names them
 }
 
 
@@ -216,6 +219,11 @@ def unusual_of(con: duckdb.DuckDBPyConnection, scale: Scales | None = None) -> p
 
 
 # ---------------------------------------------------------------------------------------------- findings
+def _hands_of(evidence: Iterable[dict[str, Any]]) -> list[str]:
+    """The hands of a screen's evidence rows, once each, in its order."""
+    return list(dict.fromkeys(str(e["hand_id"]) for e in evidence if e.get("hand_id") is not None))
+
+
 def _q(q: float | None) -> str:
     return "–" if q is None else ("< 0.001" if q < 0.0005 else f"{q:.3f}")
 
@@ -229,6 +237,9 @@ def _pairs(pairs: Sequence[PairResult], fdr: float) -> list[dict[str, Any]]:
         rows.append(
             {
                 "kind": "pair",
+                "key": f"pair:{'+'.join(sorted((a, b)))}",
+                "n": r.shared_hands,
+                "hands": _hands_of(r.evidence),
                 "players": [a, b],
                 "subject": f"{a} & {b}",
                 "detail": (
@@ -250,6 +261,9 @@ def _group_teams(teams: Sequence[TeamResult]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "kind": "team",
+                "key": f"team:{'+'.join(sorted(t.players))}",
+                "n": t.hands,
+                "hands": _hands_of(t.evidence),
                 "players": list(t.players),
                 "subject": ", ".join(t.players),
                 "detail": (
@@ -282,6 +296,8 @@ def _victims(victims: pl.DataFrame) -> list[dict[str, Any]]:
         rows.append(
             {
                 "kind": "victim",
+                "key": f"victim:{r['player']}>{'+'.join(sorted(r['to']))}",
+                "n": r["hands"],
                 "players": [r["player"], *r["to"]],
                 "subject": f"{r['player']} loses to {', '.join(r['to'])}",
                 "detail": f"{detail}: z {r['z']:.1f}, q {_q(r['q'])}",
@@ -299,6 +315,7 @@ def _teams(pairs: Sequence[PairResult]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "kind": "team",
+                "key": f"team:{'+'.join(sorted(g.players))}",
                 "players": list(g.players),
                 "subject": ", ".join(g.players),
                 "detail": (
@@ -339,6 +356,8 @@ def _information(info: Sequence[Seer], fdr: float) -> list[dict[str, Any]]:
         rows.append(
             {
                 "kind": "information",
+                "key": f"information:{s.player}",
+                "n": (d.discards if d is not None else 0) + (a.decisions if a is not None else 0),
                 "players": [s.player],
                 "subject": s.player,
                 "detail": "; ".join(parts) + f" (false discovery rate {100 * fdr:g}% over both signals)",
@@ -356,6 +375,9 @@ def _deals(deals: Sequence[DealResult], fdr: float) -> list[dict[str, Any]]:
         rows.append(
             {
                 "kind": "deals",
+                "key": f"deals:{r.kind}:{r.group}",
+                "n": r.hands,
+                "hands": _hands_of(r.evidence),
                 "players": [r.group] if r.kind == "player" else [],
                 "subject": f"{r.kind} {r.group}",
                 "detail": (
@@ -382,6 +404,8 @@ def _scoring(result: Audit, top: int) -> list[dict[str, Any]]:
         rows.append(
             {
                 "kind": "scoring",
+                "key": f"scoring:{r['hand_id']}:{r['code']}" + (f":{r['event']}" if r["event"] is not None else ""),
+                "hands": [r["hand_id"]],
                 "label": "scoring error" if money_code else "rule violation",
                 "players": [r["player"]] if r["player"] is not None else [],
                 "subject": f"hand {r['hand_id']}",
@@ -413,6 +437,8 @@ def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> lis
         rows.append(
             {
                 "kind": "results",
+                "key": f"results:{r['player']}",
+                "n": r["hands"],
                 "players": [r["player"]],
                 "subject": r["player"],
                 "detail": (
@@ -445,6 +471,8 @@ def _quality(counts: dict[str, int], issues: pl.DataFrame, rejects: pl.DataFrame
         rows.append(
             {
                 "kind": "invalid",
+                "key": "invalid:records",
+                "n": invalid,
                 "players": [],
                 "subject": f"{invalid:,} of {stored:,} stored records",
                 "detail": (
@@ -459,6 +487,8 @@ def _quality(counts: dict[str, int], issues: pl.DataFrame, rejects: pl.DataFrame
         rows.append(
             {
                 "kind": "rejects",
+                "key": "rejects:lines",
+                "n": rejected,
                 "players": [],
                 "subject": f"{rejected:,} input line{'s' if rejected > 1 else ''}",
                 "detail": f"not stored: no readable xzlog/1 record, or a conflicting hand_id. By code: "
@@ -487,6 +517,8 @@ def _frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
             "money": None,
             "base": None,
             "q": None,
+            "n": None,
+            "hands": [],
             **r,
         }
         for k, r in enumerate(ordered, start=1)
@@ -621,4 +653,36 @@ def prep_player_flags(findings: pl.DataFrame, audit: Audit, unusual: pl.DataFram
         out.with_columns(weight.alias("rank"))
         .select("player", "flags", "severity", "rank", "audit_findings", "audit_money", "z", "q")
         .sort("player")
+    )
+
+
+def collect(con: duckdb.DuckDBPyConnection, *, min_hands: int = 200) -> pl.DataFrame:
+    """Every finding of the warehouse behind ``con``, as :func:`prep_findings` makes them for the report's first
+    screen: each screen and the audit run once here (``xuezhan findings`` and ``xuezhan case``; the report runs
+    them for its pages and passes them to :func:`prep_findings` itself). ``min_hands``: the collusion screen's."""
+    from dashboards import collusion as collusion_dash
+    from dashboards import deals as deals_dash
+    from dashboards import information as info_dash
+    from dashboards import quality
+    from pipeline.audit import scoring
+    from pipeline.audit.information import FDR as INFO_FDR
+
+    screen = collusion_dash.screen_pairs(con, min_hands=min_hands)
+    seers, _ = info_dash.screen_noted(con)
+    deals = deals_dash.screen(con)
+    return prep_findings(
+        pairs=screen.pairs,
+        pair_fdr=screen.fdr,
+        teams=screen.teams,
+        victims=collusion_dash.prep_victims(screen),
+        info=seers,
+        info_fdr=INFO_FDR,
+        deals=deals.results,
+        deals_fdr=deals.fdr,
+        audit=scoring.audit(con),
+        counts=queries.run(con, "warehouse_counts").row(0, named=True),
+        issues=quality.prep_issues_by_code(con),
+        rejects=quality.prep_rejects_by_code(con),
+        unusual=unusual_of(con, scales(con)),
+        page_of=lambda _pid: None,
     )

@@ -352,6 +352,30 @@ TABLES: dict[str, pa.Schema] = {
     "ingest_runs": INGEST_RUNS,
 }
 
+# The case log (``xuezhan case``, :mod:`pipeline.audit.cases`): not written by ingest, so not among TABLES (no
+# batch, no manifest, no compaction). One file per action under DIR/cases/, never changed once written; a case's
+# state is its last action's.
+CASES = pa.schema(
+    [
+        _f("action_id", pa.string(), "the action (a file of its own: cases/part-<action_id>.parquet)", False),
+        _f("case_id", pa.string(), "the case", False),
+        _f("at", pa.timestamp("us", tz="UTC"), "when the action was taken", False),
+        _f("action", pa.string(), "open | confirm | dismiss | appeal | reopen | note", False),
+        _f("state", pa.string(), "the case's state after it: open | confirmed | dismissed | appealed", False),
+        _f("finding", pa.string(), "the finding's key (kind:subject, as `xuezhan findings` lists it)", False),
+        _f("kind", pa.string(), "the finding's kind (team, pair, information, deals, scoring, victim, results, ...)"),
+        _f("subject", pa.string(), "what the finding is about, in words"),
+        _f("players", pa.list_(pa.string()), "whom it concerns"),
+        _f("reviewer", pa.string(), "who took the action"),
+        _f("note", pa.string(), "the reviewer's note"),
+        _f("q", pa.float64(), "the finding's q-value when the action was taken (null: none)"),
+        _f("n", pa.int64(), "the size of its evidence then: shared hands, judged decisions, dealt hands (null: none)"),
+        _f("detail", pa.string(), "the finding's figures then, in words"),
+        _f("pack", pa.string(), "the evidence pack written with the action (a folder), if any"),
+        _f("pack_sha256", pa.string(), "sha256 over the pack's files (names and contents, in name order)"),
+    ]
+)
+
 # Columns a warehouse written before them lacks that the analytics' views derive from what it holds
 # (pipeline.analytics.queries): such a warehouse has them, so they are not listed as missing (no warning, no
 # reason to ingest again).
@@ -365,8 +389,11 @@ def page() -> str:
         "Parquet folders under the warehouse directory, one per table, registered as views in",
         "`warehouse.duckdb`. Generated from `schemas/tables.py` by `python -m schemas.tables`.",
     ]
-    for name, schema in TABLES.items():
-        lines += ["", f"## `{name}`", "", "| column | type | meaning |", "|---|---|---|"]
+    for name, schema in {**TABLES, "cases": CASES}.items():
+        lines += ["", f"## `{name}`", ""]
+        if name == "cases":
+            lines += ["The case log of `xuezhan case` (not written by ingest): one row per action.", ""]
+        lines += ["| column | type | meaning |", "|---|---|---|"]
         for field in schema:
             doc = (field.metadata or {}).get(b"doc", b"").decode()
             lines.append(f"| `{field.name}` | `{field.type}`{'' if field.nullable else ' not null'} | {doc} |")
