@@ -74,7 +74,7 @@ system-deps:
 # simulation-heavy test). Both spread over the machine's cores (pytest-xdist; JOBS=1 for one process).
 COVERAGE_TESTS := tests/test_rules_*.py tests/test_game_*.py tests/test_record_*.py tests/test_validate_*.py \
 	tests/test_xzlog_schema.py tests/test_sample_data.py tests/test_tables_mixed.py tests/test_engine_build.py \
-	tests/test_levels.py tests/test_levels_observer.py tests/corpus pipeline schemas dashboards cli.py
+	tests/test_levels.py tests/test_levels_observer.py tests/corpus pipeline schemas dashboards tools cli.py
 JOBS ?= auto
 PARALLEL := $(if $(filter 1,$(JOBS)),,-n $(JOBS))
 # The system parts found after system-deps (tests/system_parts.py): a test needing one that is expected fails where
@@ -94,12 +94,12 @@ test-compiled: $(COMPILED_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy pipeline dashboards schemas cli.py
+	$(BIN)/mypy pipeline dashboards schemas tools cli.py
 
 # make bench: 20k, 200k and 1M hands (the 1M warehouse cached in $XUEZHAN_BENCH_CACHE, keyed by the code it
 # depends on); QUICK=1: 4k and 20k, about 2 minutes; SKIP_1M=1: 20k and 200k; BENCH_ARGS: e.g. --timeout 600
 bench: $(COMPILED_STAMP)
-	$(BIN)/python -m pipeline.bench --compiled $(COMPILED) $(if $(QUICK),--quick,) $(if $(SKIP_1M),--skip-1m,) $(BENCH_ARGS)
+	$(BIN)/python -m tools.bench --compiled $(COMPILED) $(if $(QUICK),--quick,) $(if $(SKIP_1M),--skip-1m,) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .coverage bench-results.json build

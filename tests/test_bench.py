@@ -1,4 +1,4 @@
-"""The benchmark harness's own parts (pipeline/bench.py), fast: the plan each option makes, the floors and their
+"""The benchmark harness's own parts (tools/bench.py), fast: the plan each option makes, the floors and their
 table, the corpus copies and their ids, the JSON written, the cache key. No benchmark is run."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 import pipeline
-from pipeline import bench
+from tools import bench
 
 
 def _plan(*argv: str) -> bench.Plan:
@@ -311,7 +311,7 @@ def test_a_grown_bench_does_not_lend_its_size_to_what_it_measures() -> None:
     MB for every command of a run after the corpus was written; the command here exits before the first /proc
     sample, so its peak is the kernel's figure, which measure() takes from a fresh launcher, not the bench."""
     script = (
-        "import sys; from pipeline import bench\n"
+        "import sys; from tools import bench\n"
         "x = bytearray(400 << 20); x[::4096] = b'1' * len(x[::4096]); del x\n"
         "print(bench.measure([sys.executable, '-c', 'pass'], dict(bench.os.environ)).rss_mb)\n"
     )

@@ -1178,7 +1178,7 @@ def bench_players(p: Plan, compiled: Path | None, work: Path, results: dict[str,
 
 # ---------------------------------------------------------------------------------------------- the run
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], prog="python -m pipeline.bench")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], prog="python -m tools.bench")
     parser.add_argument("--quick", action="store_true", help="4k and 20k hands, no 1M: under three minutes")
     parser.add_argument("--skip-1m", action="store_true", help="20k and 200k hands only (about ten minutes)")
     parser.add_argument("--rebuild-1m", action="store_true", help="ingest the 1M-hand warehouse even if cached")

@@ -1,0 +1,1 @@
+"""Developer tools, outside the installed package: the benchmark harness (``python -m tools.bench``, ``make bench``)."""
