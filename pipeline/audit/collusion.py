@@ -1275,10 +1275,11 @@ def screen_source(
     if progress is not None:
         progress("pairs", state["total"], state["total"])
     results = _with_q(_shrink(results), fdr)
-    if con is not None and evidence:
-        for r in results:
-            if r.flagged or r is results[0]:
-                r.evidence.extend(pair_evidence(con, r.players, limit=evidence))
+    if con is not None and evidence:  # a result is built whole: the evidence is in the value made for it
+        results = [
+            replace(r, evidence=pair_evidence(con, r.players, limit=evidence)) if r.flagged or k == 0 else r
+            for k, r in enumerate(results)
+        ]
     return results
 
 
