@@ -1666,7 +1666,7 @@ def simulate_command(
     except SpecError as exc:
         raise fail(f"--inject: {exc}") from None
     except RuleSetError as exc:
-        raise fail(str(exc)) from None
+        raise fail(f"--rules: {exc}") from None
     if not out.name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst")):
         raise fail("--out must end in .jsonl, .jsonl.gz or .jsonl.zst")
     _output_file(out, "--out")
