@@ -1,9 +1,11 @@
 """The ``xuezhan`` command line: thin typer commands over the ``pipeline`` library.
 
-Each command turns domain errors into one line on stderr (``xuezhan: ...``) and an exit code: 0 all good,
-1 the input holds something wrong (a losing hand, an invalid record, a rejected line), 2 a usage or
-environment error (a bad option, a path that cannot be read or written, a full disk, an empty warehouse).
-Never a traceback: :class:`_Guarded` turns what a command lets through into that one line.
+Each command turns domain errors into one line on stderr (``xuezhan: ...``) and an exit code of the one table,
+:data:`EXIT_CODES` (README.md and every ``--help`` print it): 0 done, 1 done and the input fell short (a losing
+hand, an invalid record, a rejected line, filters that keep no hand), 2 could not run (a bad option, a path that
+cannot be read or written, a full disk, an empty warehouse, interrupted). Never a traceback: :class:`_Guarded`
+turns what a command lets through into that one line. One vocabulary: an option name several commands take has
+one meaning, :data:`OPTIONS` (tests/test_cli_vocabulary.py walks every command).
 """
 
 from __future__ import annotations
@@ -1414,6 +1416,9 @@ def eval_collusion_command(
     ] = None,
     out: OutJson = None,
     cache: CacheOption = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+    ] = "table",
 ) -> None:
     """Simulate populations with and without colluding pairs (or teams); per cell the pairs (teams) flagged
     with a Wilson 95% interval over the replicates, the honest pairs flagged, the false discovery proportion
@@ -1428,7 +1433,7 @@ def eval_collusion_command(
 
     if family:
         _eval_families(
-            family, seating, intensity, shared, replicates, honest, seed, fdr, workers, out, power_table, cache
+            family, seating, intensity, shared, replicates, honest, seed, fdr, workers, out, power_table, cache, fmt
         )
         return
     if power_table is not None or seating:
@@ -1451,7 +1456,7 @@ def eval_collusion_command(
             honest=honest,
             replicates=replicates,
         )
-    _evaluate("collusion", pops, fdr, workers, out, "pairs", cache)
+    _evaluate("collusion", pops, fdr, workers, out, "pairs", cache, fmt)
 
 
 def _eval_families(
@@ -1467,6 +1472,7 @@ def _eval_families(
     out: Path | None,
     power_table: Path | None,
     cache: Path | None,
+    fmt: str = "table",
 ) -> None:
     """eval-collusion --family: the cheat families' rooms, the tables, the JSON and the power table."""
     import datetime
@@ -1522,7 +1528,7 @@ def _eval_families(
         progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
         cache=None if cache is None else str(cache),
     )
-    typer.echo(family_table(outcomes, fdr))
+    typer.echo(json.dumps(summary(outcomes), ensure_ascii=False) if fmt == "json" else family_table(outcomes, fdr))
     if out is not None:
         out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
     if power_table is not None:
@@ -1542,6 +1548,9 @@ def eval_info_cheats_command(
     seed: Annotated[int, _option("--seed", " of the first population.")] = 1,
     out: OutJson = None,
     cache: CacheOption = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+    ] = "table",
 ) -> None:
     """Simulate populations with planted information cheats (simulate --inject bot=N) and honest ones (half
     with many careful players); report the cheats `info-cheats` flags (either signal, BY over both), with a
@@ -1552,8 +1561,9 @@ def eval_info_cheats_command(
     pops = information_grid(seed=seed, hands=hands, bots=bots, replicates=replicates, honest=honest)
     if out is not None:
         _output_file(out, "--out")
-    typer.echo("both signals (a player flagged on either, BY over both families):")
-    outcomes = _evaluate("information", pops, fdr, workers, None, "players", cache)
+    if fmt == "table":
+        typer.echo("both signals (a player flagged on either, BY over both families):")
+    outcomes = _evaluate("information", pops, fdr, workers, None, "players", cache, fmt, show=fmt == "table")
     signals = {"dodges": "dangerous discards by choice", "anticipation": "winning-tile anticipation"}
     alone: dict[str, list[Any]] = {name: [] for name in signals}
     for o in outcomes:
@@ -1563,11 +1573,13 @@ def eval_info_cheats_command(
                 if one is not None:
                     alone[name].append(one)
     for name, title in signals.items():
-        if alone[name]:
+        if alone[name] and fmt == "table":
             typer.echo(f"\n{title} alone (its own BY over the players it tests):")
             typer.echo(table(alone[name], fdr, unit="players"))
+    data = {**summary(outcomes), **{name: summary(group) for name, group in alone.items()}}
+    if fmt == "json":
+        typer.echo(json.dumps(data, ensure_ascii=False))
     if out is not None:
-        data = {**summary(outcomes), **{name: summary(group) for name, group in alone.items()}}
         out.write_text(json.dumps(data, indent=1) + "\n")
 
 
@@ -1583,6 +1595,9 @@ def eval_deals_command(
     seed: Annotated[int, _option("--seed", " of the first population.")] = 1,
     cache: CacheOption = None,
     out: OutJson = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+    ] = "table",
 ) -> None:
     """Simulate populations with stacked deals (simulate --inject stack=N:I) and honest ones; report the
     stacked players `deals` flags, with a Wilson 95% interval, the honest players flagged and the false
@@ -1611,16 +1626,30 @@ def eval_deals_command(
         workers=workers,
         progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
     )
-    typer.echo(table(outcomes, fdr, unit="players"))
-    typer.echo("")
-    typer.echo(session_lines(outcomes))
+    data = summary(outcomes) | {"sessions": session_lines(outcomes)}
+    if fmt == "json":
+        typer.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        typer.echo(table(outcomes, fdr, unit="players"))
+        typer.echo("")
+        typer.echo(session_lines(outcomes))
     if out is not None:
-        out.write_text(json.dumps(summary(outcomes) | {"sessions": session_lines(outcomes)}, indent=1) + "\n")
+        out.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def _evaluate(
-    detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str, cache: Path | None = None
+    detector: str,
+    pops: list[Any],
+    fdr: float,
+    workers: int,
+    out: Path | None,
+    unit: str,
+    cache: Path | None = None,
+    fmt: str = "table",
+    *,
+    show: bool = True,
 ) -> list[Any]:
+    """Run the grid; print its table (``fmt`` json: what ``out`` gets) unless ``show`` is off, write ``out``."""
     from pipeline.evaluate import evaluate, summary, table
 
     if out is not None:
@@ -1633,7 +1662,10 @@ def _evaluate(
         progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
         cache=None if cache is None else str(cache),
     )
-    typer.echo(table(outcomes, fdr, unit=unit))
+    if show:
+        typer.echo(
+            json.dumps(summary(outcomes), ensure_ascii=False) if fmt == "json" else table(outcomes, fdr, unit=unit)
+        )
     if out is not None:
         out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
     return outcomes

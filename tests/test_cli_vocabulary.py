@@ -107,8 +107,10 @@ def test_the_app_speaks_one_vocabulary() -> None:
 
 
 def test_the_profile_filter_and_the_rules_are_two_names() -> None:
-    takes = {name: {" ".join(p) for p, c in COMMANDS.items() for q in c.params if name in long_names(q)} for name in
-             ("--profile", "--rules")}  # fmt: skip
+    def taking(name: str) -> set[str]:
+        return {" ".join(p) for p, c in COMMANDS.items() for q in c.params if name in long_names(q)}
+
+    takes = {name: taking(name) for name in ("--profile", "--rules")}
     assert takes["--profile"] == {"stats", "report", "audit", "collusion", "info-cheats", "deals", "export"}
     assert takes["--rules"] == {"score", "validate", "ingest", "replay", "simulate", "import"}
 
@@ -325,8 +327,10 @@ MISSING_INPUT = {
 
 
 def test_every_command_reading_files_is_checked() -> None:
-    takes_paths = {" ".join(p) for p, c in COMMANDS.items() if any(q.param_type_name == "argument" and
-                   q.name in ("paths", "path") for q in c.params)}  # fmt: skip
+    def reads_files(command: Any) -> bool:
+        return any(q.param_type_name == "argument" and q.name in ("paths", "path") for q in command.params)
+
+    takes_paths = {" ".join(p) for p, c in COMMANDS.items() if reads_files(c)}
     assert takes_paths | {"score"} == set(MISSING_INPUT)
 
 
@@ -336,3 +340,48 @@ def test_a_missing_input_file_exits_2(command: str, tmp_path: Path) -> None:
     assert code == 2, line
     assert stdout == "" and "missing" in line, line
     assert not (tmp_path / "wh").exists()
+
+
+# ---------------------------------------------------------------------------------------------- csv and json agree
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import subprocess
+    import sys
+
+    root = tmp_path_factory.mktemp("vocabulary")
+    for args in (
+        ["simulate", "--hands", "120", "--players", "6", "--seed", "5", "--out", str(root / "r.jsonl"), "--quiet"],
+        ["ingest", str(root / "r.jsonl"), "--warehouse", str(root / "wh"), "--workers", "1", "--quiet"],
+    ):
+        done = subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    return root / "wh"
+
+
+# command: (its options to screen a small warehouse, the JSON's items, an item's key, the csv columns of the key)
+SCREENS: dict[str, tuple[list[str], Any, Any, list[str]]] = {
+    "collusion": (["--min-hands", "1"], lambda doc: doc["pairs"], lambda i: i["players"], ["player_a", "player_b"]),
+    "info-cheats": (["--min-discards", "1", "--min-waits", "1"], lambda doc: doc, lambda i: [i["player"]], ["player"]),
+    "deals": (["--min-hands", "1"], lambda doc: doc, lambda i: [i["kind"], i["group"]], ["kind", "group"]),
+}
+
+
+@pytest.mark.parametrize("command", sorted(SCREENS))
+def test_a_screens_csv_is_its_json_one_row_each(command: str, warehouse: Path) -> None:
+    import csv
+    import io
+    import json
+
+    options, items, key, columns = SCREENS[command]
+    args = [command, "--warehouse", str(warehouse), *options]
+    as_json = runner.invoke(app, [*args, "--format", "json"])
+    as_csv = runner.invoke(app, [*args, "--format", "csv"])
+    assert as_json.exit_code == as_csv.exit_code == 0, as_csv.output
+    expected = items(json.loads(as_json.stdout))
+    header = next(csv.reader(io.StringIO(as_csv.stdout)))
+    assert len(header) == len(set(header)) and set(columns) <= set(header)  # a header row of distinct names
+    rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert expected and len(rows) == len(expected)
+    for row, item in zip(rows, expected, strict=True):
+        assert [row[c] for c in columns] == key(item)
+        assert row["flagged"] == str(item["flagged"]).lower()
