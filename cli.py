@@ -327,7 +327,7 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
     (
         1,
         "done, and the input fell short: a record invalid, a line rejected or skipped, a hand that does not win, "
-        "nothing stored or written, or the filters kept no hand",
+        "nothing stored or written, or nothing selected (filters that keep no hand, a player with no hand)",
     ),
     (
         2,
@@ -1677,7 +1677,7 @@ def simulate_command(
     out: Annotated[Path, _option("--out", ": the records, .jsonl, .jsonl.gz or .jsonl.zst.")],
     seed: Annotated[int, _option("--seed", ": the same arguments give the same bytes.")] = 0,
     players: Annotated[int, typer.Option("--players", min=4, help="Size of the player pool.")] = 16,
-    rules_: Annotated[str, _option("--rules", " (simulate: a profile name) the tables play.")] = "chengdu",
+    rules_: Annotated[str, _option("--rules", ": the tables play it (a profile name only).")] = "chengdu",
     inject: Annotated[
         str | None,
         typer.Option("--inject", help="Anomalies, e.g. collude=2:0.3,score_errors=0.02,corrupt=0.01,bot=1."),
@@ -1738,7 +1738,7 @@ def import_command(
     out: Annotated[Path, _option("--out", ": the xzlog/1 records, .jsonl, .jsonl.gz or .jsonl.zst.", "-o")],
     rules_: Annotated[
         str | None,
-        _option("--rules", " of a hand that names none (default chengdu; mjai: app, no exchange)."),
+        _option("--rules", ", for a hand that names none (default chengdu; mjai: app, no exchange)."),
     ] = None,
     game: Annotated[
         str | None,
