@@ -51,7 +51,8 @@ def test_score_json_self_drawn_base_and_cap() -> None:
             "--after-kong",
             "--cap",
             "4",
-            "--format", "json",
+            "--format",
+            "json",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -69,17 +70,41 @@ def test_score_void_suit_is_not_a_win() -> None:
 
 
 def test_score_flags_and_profiles() -> None:
-    rob = json.loads(runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--rob-kong", "--format", "json"]).stdout)
+    rob = json.loads(
+        runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--rob-kong", "--format", "json"]).stdout
+    )
     assert rob["fan"] == 2
     app_gsh = runner.invoke(
         app,
-        ["score", "111m444m789m456p7p", "--win", "7p", "--self-drawn", "--after-kong", "--rules", "app", "--format", "json"],
+        [
+            "score",
+            "111m444m789m456p7p",
+            "--win",
+            "7p",
+            "--self-drawn",
+            "--after-kong",
+            "--rules",
+            "app",
+            "--format",
+            "json",
+        ],
     )
     assert json.loads(app_gsh.stdout)["fan"] == 3  # 杠上花 +2 in the app profile
     heavenly = json.loads(
         runner.invoke(
             app,
-            ["score", "111m444m789m456p7p", "--win", "7p", "--self-drawn", "--heavenly", "--rules", "app", "--format", "json"],
+            [
+                "score",
+                "111m444m789m456p7p",
+                "--win",
+                "7p",
+                "--self-drawn",
+                "--heavenly",
+                "--rules",
+                "app",
+                "--format",
+                "json",
+            ],
         ).stdout
     )
     assert heavenly["fan"] == 8
