@@ -1,9 +1,11 @@
 """The ``xuezhan`` command line: thin typer commands over the ``pipeline`` library.
 
-Each command turns domain errors into one line on stderr (``xuezhan: ...``) and an exit code: 0 all good,
-1 the input holds something wrong (a losing hand, an invalid record, a rejected line), 2 a usage or
-environment error (a bad option, a path that cannot be read or written, a full disk, an empty warehouse).
-Never a traceback: :class:`_Guarded` turns what a command lets through into that one line.
+Each command turns domain errors into one line on stderr (``xuezhan: ...``) and an exit code of the one table,
+:data:`EXIT_CODES` (README.md and every ``--help`` print it): 0 done, 1 done and the input fell short (a losing
+hand, an invalid record, a rejected line, filters that keep no hand), 2 could not run (a bad option, a path that
+cannot be read or written, a full disk, an empty warehouse, interrupted). Never a traceback: :class:`_Guarded`
+turns what a command lets through into that one line. One vocabulary: an option name several commands take has
+one meaning, :data:`OPTIONS` (tests/test_cli_vocabulary.py walks every command).
 """
 
 from __future__ import annotations
@@ -161,6 +163,7 @@ app = typer.Typer(
     add_completion=False,
 )
 rules_app = typer.Typer(help="Rule profiles: list them, show their switches and sources.", no_args_is_help=True)
+# (the exit codes' epilog, EXIT_EPILOG, is set on the groups and every command at the end of this module)
 app.add_typer(rules_app, name="rules")
 case_app = typer.Typer(
     help="Cases: what a reviewer decided about a finding (open, confirm, dismiss, appeal), kept in the warehouse; "
@@ -200,6 +203,20 @@ def _emit(
         _write_data(csv(answer))
     else:
         typer.echo(table(answer))
+
+
+def _write_csv(columns: Sequence[str], rows: Iterator[Sequence[object]] | list[Sequence[object]]) -> None:
+    """A CSV table on stdout, byte for byte: a header row, then one row per item (none: an empty cell; a bool:
+    true or false, as the JSON says it)."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if v is None else str(v).lower() if isinstance(v, bool) else v for v in row])
+    _write_data(buffer.getvalue())
 
 
 def _shown(value: object) -> str:
@@ -309,34 +326,107 @@ def _records_in(warehouse: Path) -> None:
         raise fail(f"no records in the warehouse {warehouse} (nothing was stored: see its rejects)")
 
 
+# ---------------------------------------------------------------------------------------------- the vocabulary
+# One exit-code table for every command (README.md, "Exit codes"; every --help ends with it).
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (0, "done: every check passed, or the analysis ran (what a screen finds is its output, not a failure)"),
+    (
+        1,
+        "done, and the input fell short: a record invalid, a line rejected or skipped, a hand that does not win, "
+        "nothing stored or written, or nothing selected (filters that keep no hand, a player with no hand); "
+        "check: a warning",
+    ),
+    (
+        2,
+        "could not run: a usage error (an unknown option, a value out of range such as an unknown profile name "
+        "or an --fdr outside (0, 1)), a missing input file, folder, hand or warehouse, an output that cannot be "
+        "written, or interrupted; check: an error (a scheduler acts on 1 and 2 alike)",
+    ),
+)
+EXIT_EPILOG = "Exit codes:\n\n" + "\n\n".join(f"{code}  {meaning}" for code, meaning in EXIT_CODES)
+
+CACHE_HELP = (
+    "Keep each population's games and warehouse in this folder and read them from it next time instead of "
+    "simulating again (one folder per version of the simulator)."
+)
+
+# Every option name that more than one command takes, with its one meaning: each such option's help starts with
+# it (tests/test_cli_vocabulary.py walks every command). Build them with _option, or the aliases below.
+OPTIONS: dict[str, str] = {
+    "--warehouse": "Warehouse directory",
+    "--profile": "Only hands of this rule profile",
+    "--rules": "The rules to judge or play by: a profile name (xuezhan rules list) or a JSON ruleset object",
+    "--since": "Only hands played on or after this date or time",
+    "--until": "Only hands played up to this date (the whole day) or before this time",
+    "--table": "Only hands played at this table",
+    "--player": "Only the hands this player sat in",
+    "--tz": "Read times in this time zone (an IANA name such as Asia/Shanghai, or UTC)",
+    "--format": "Output format",
+    "--fdr": "False discovery rate (Benjamini–Yekutieli), in (0, 1)",
+    "--top": "Only the first N",
+    "--min-hands": "Screen only what has at least N hands",
+    "--quiet": "No progress bar",
+    "--out": "Where to write",
+    "--workers": "Processes run at once",
+    "--seed": "Random seed",
+    "--hands": "How many hands to play",
+    "--replicates": "Populations per cell (seeds)",
+    "--honest": "Honest populations",
+    "--intensity": "Share of a cheat's hands it cheats in (repeat the option)",
+    "--cache": CACHE_HELP,
+    "--que": "定缺, the declared void suit",
+    "--reviewer": "Who takes the action (kept with it in the case log)",
+    "--note": "The reviewer's note (kept with the action)",
+    "--mask": "Mask the evidence pack for a blind review",
+    "--pack": "Write evidence packs (each hand replayed, docs/REPLAY.md) into this folder",
+}
+FORMATS = ("table", "csv", "json")  # the only --format choices; a command offers those that make sense for it
+
+
+def _option(name: str, detail: str = "", *aliases: str, **kwargs: Any) -> Any:
+    """``typer.Option(name)`` with its registered meaning (:data:`OPTIONS`) as the start of its help."""
+    return typer.Option(name, *aliases, help=OPTIONS[name] + detail, **kwargs)
+
+
+def _fdr_in_range(value: float) -> float:
+    """Every --fdr: in (0, 1). At 0 a screen flags nothing whatever the data (its "0 flagged" would read as
+    clean), at 1 it flags every test (a q-value is never above 1): neither is a screen."""
+    if not 0.0 < value < 1.0:
+        raise fail(f"--fdr must be in (0, 1), got {value}")
+    return value
+
+
 # The filters of the analysis commands (pipeline/analytics/scope.py): one Scope, applied by the connection.
 _ZONE = "each record's local time, or --tz's"
 SinceOption = Annotated[
     str | None,
-    typer.Option(
+    _option(
         "--since",
-        help=f"Only hands played on or after this date or time (2026-11-01, 2026-11-01T20:00, or with an offset "
-        f"2026-11-01T20:00:00+08:00); a date or a time without offset is in {_ZONE}.",
+        f" (2026-11-01, 2026-11-01T20:00, or with an offset 2026-11-01T20:00:00+08:00); a date or a time "
+        f"without offset is in {_ZONE}.",
     ),
 ]
-UntilOption = Annotated[
-    str | None,
-    typer.Option(
-        "--until",
-        help="Only hands played up to this date (the whole day) or before this time; read as --since is.",
-    ),
-]
-TableOption = Annotated[str | None, typer.Option("--table", help="Only hands played at this table (table_id).")]
-ProfileOption = Annotated[str | None, typer.Option("--profile", help="Only hands of this rule profile (chengdu).")]
+UntilOption = Annotated[str | None, _option("--until", "; read as --since is.")]
+TableOption = Annotated[str | None, _option("--table", " (table_id).")]
+ProfileOption = Annotated[str | None, _option("--profile", " (chengdu; see xuezhan rules list).")]
 TzOption = Annotated[
     str | None,
-    typer.Option(
+    _option(
         "--tz",
-        help="Dates and months in this time zone (an IANA name such as Asia/Shanghai, or UTC) instead of each "
-        "record's own offset (a record without one reads as UTC).",
+        ": dates and months in this zone instead of each record's own offset (a record without one reads as UTC).",
     ),
 ]
-PlayerFilter = Annotated[str | None, typer.Option("--player", help="Only the hands this player sat in.")]
+PlayerFilter = Annotated[str | None, _option("--player", ".")]
+RulesOption = Annotated[str | None, _option("--rules", " (default: each record's own ruleset).")]
+FdrOption = Annotated[float, _option("--fdr", ".", callback=_fdr_in_range)]
+QuietOption = Annotated[bool, _option("--quiet", ".")]
+WarehouseIn = Annotated[Path, _option("--warehouse", " made by xuezhan ingest.")]
+TableJson = Literal["table", "json"]
+TableCsvJson = Literal["table", "csv", "json"]
+FormatOption = Annotated[TableCsvJson, _option("--format", ": table, csv or json.")]
+FormatNoCsv = Annotated[TableJson, _option("--format", ": table or json.")]
+CacheOption = Annotated[Path | None, _option("--cache")]
+OutJson = Annotated[Path | None, _option("--out", ": the results as JSON, besides the table.")]
 
 
 def _scope(
@@ -393,7 +483,7 @@ def _scope_line(scope: Any) -> list[str]:
 def score_command(
     hand: Annotated[str | None, typer.Argument(help="Concealed tiles before the win, e.g. 11144478m45677p.")] = None,
     win: Annotated[str | None, typer.Option("--win", help="The winning tile, e.g. 7p.")] = None,
-    que: Annotated[str | None, typer.Option("--que", help="Declared void suit: m, p or s.")] = None,
+    que: Annotated[str | None, _option("--que", ": m, p or s.")] = None,
     melds: Annotated[
         str, typer.Option("--melds", help="Melds: pong:5m, kong:7p (direct), ckong:3s (concealed), akong:2m (added).")
     ] = "",
@@ -406,26 +496,25 @@ def score_command(
     last_tile: Annotated[bool, typer.Option("--last-tile", help="海底: win on the last tile.")] = False,
     heavenly: Annotated[bool, typer.Option("--heavenly", help="天胡: the dealer's dealt hand wins.")] = False,
     earthly: Annotated[bool, typer.Option("--earthly", help="地胡: win on the first discard or draw.")] = False,
-    profile: Annotated[
-        str, typer.Option("--profile", help="Rule profile (see `xuezhan rules list`), or a JSON ruleset object.")
-    ] = "chengdu",
+    rules_: Annotated[str, _option("--rules", ".")] = "chengdu",
     cap: Annotated[int | None, typer.Option("--cap", help="Fan cap (封顶) override; 0 = none.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    fmt: FormatNoCsv = "table",
     batch: Annotated[
         str | None, typer.Option("--batch", help="Score one JSON request per line of FILE ('-' = stdin).")
     ] = None,
 ) -> None:
     """Score one winning hand, or a batch of disputed hands.
 
-    Exit 0 when the hand wins (in a batch: every line was readable), 1 when it does not (a batch line
-    was unreadable), 2 on a usage error.
+    Exit 0 when the hand wins (in a batch, JSON lines whatever --format: every line was readable), 1 when it
+    does not (a batch line was unreadable), 2 on a usage error.
     """
+    as_json = fmt == "json"
     if batch is not None:
         raise typer.Exit(_score_batch(batch))
     if hand is None or win is None:
         raise fail("give the concealed tiles and --win TILE, or --batch FILE")
     flags = {"self_drawn": self_drawn, "after_kong": after_kong, "heavenly": heavenly, "earthly": earthly}
-    spec = _profile_option(profile) or {"profile": profile}  # a name or the JSON object docs/RULES.md shows
+    spec = _rules_option(rules_) or {"profile": rules_}  # a name or the JSON object docs/RULES.md shows
     try:
         rules = load_ruleset(
             spec if len(spec) > 1 else str(spec["profile"]), **({"cap": cap} if cap is not None else {})
@@ -500,8 +589,8 @@ def _score_batch(path: str) -> int:
     return code
 
 
-def _profile_option(value: str | None) -> dict[str, object] | None:
-    """``--profile NAME`` or ``--profile '{"profile": "app", "cap": 4}'``, checked before any record is read
+def _rules_option(value: str | None) -> dict[str, object] | None:
+    """``--rules NAME`` or ``--rules '{"profile": "app", "cap": 4}'``, checked before any record is read
     (:class:`~pipeline.rules.ruleset.Override`): a typo is a usage error, not a run of rejects."""
     if value is None:
         return None
@@ -512,13 +601,13 @@ def _profile_option(value: str | None) -> dict[str, object] | None:
         try:  # orjson: nesting past 1,024 levels is an error, not a RecursionError
             obj = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
-            raise fail(f"--profile is not a JSON object: {exc}") from None
+            raise fail(f"--rules is not a JSON object: {exc}") from None
         if not isinstance(obj, dict):
-            raise fail("--profile must be a name or a JSON object")
+            raise fail("--rules must be a name or a JSON object")
     try:
         Override.parse(obj)  # type: ignore[arg-type]
     except RuleSetError as exc:
-        raise fail(f"--profile: {exc}") from None
+        raise fail(f"--rules: {exc}") from None
     return obj  # type: ignore[return-value]
 
 
@@ -527,15 +616,15 @@ def validate_command(
     paths: Annotated[
         list[str], typer.Argument(help="Files or folders of .jsonl, .jsonl.gz, .jsonl.zst; '-' for stdin.")
     ],
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per record, in input order.")] = False,
-    profile: Annotated[
-        str | None, typer.Option("--profile", help="Override the records' ruleset: a name or a JSON object.")
-    ] = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table (a summary), or json (one JSON object per record, in input order).")
+    ] = "table",
+    rules_: RulesOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Stop at the first issue (per record, and the whole run).")
     ] = False,
     show: Annotated[int, typer.Option("--show", help="How many issues the summary lists.")] = 20,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Replay every record through the rules and report every difference.
 
@@ -547,7 +636,8 @@ def validate_command(
     from pipeline.ingest.read import RawLine, find_files, input_bytes, read_lines
     from pipeline.validate import check_sessions, commitments_line, hand_key, validate_lines
 
-    override = _profile_option(profile)
+    as_json = fmt == "json"
+    override = _rules_option(rules_)
     missing = [p for p in paths if p != "-" and not Path(p).exists()]
     if missing:
         raise fail(f"no such file or folder: {', '.join(missing)}")
@@ -670,20 +760,16 @@ def ingest_command(
     paths: Annotated[
         list[str], typer.Argument(help="Files or folders of .jsonl, .jsonl.gz, .jsonl.zst; '-' for stdin.")
     ],
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory (created when missing).")],
-    workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="Worker processes (default: all cores).")
-    ] = None,
+    warehouse: Annotated[Path, _option("--warehouse", " (created when missing).")],
+    workers: Annotated[int | None, _option("--workers", " (default: all cores).", min=1)] = None,
     engine: Annotated[
         Literal["local", "spark"],
         # \\[ keeps rich's markup from taking [spark] for a style tag and printing "xuezhan"
         typer.Option("--engine", help="local, or spark (needs pip install xuezhan\\[spark])."),
     ] = "local",
     master: Annotated[str | None, typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
-    profile: Annotated[
-        str | None, typer.Option("--profile", help="Override the records' ruleset: a name or a JSON object.")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    rules_: RulesOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Validate records and store them in a Parquet + DuckDB warehouse; every line is accounted for.
 
@@ -694,7 +780,7 @@ def ingest_command(
     from pipeline.ingest.run import ingest
     from pipeline.ingest.warehouse import WarehouseBusy
 
-    override = _profile_option(profile)
+    override = _rules_option(rules_)
     if all(p != "-" and not Path(p).exists() for p in paths):
         raise fail(f"no such file or folder: {', '.join(paths)}")
     if not find_files(paths):
@@ -728,7 +814,7 @@ def ingest_command(
 
 @app.command("compact")
 def compact_command(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory (made by xuezhan ingest).")],
+    warehouse: WarehouseIn,
 ) -> None:
     """Rewrite a warehouse's committed batches into one file per table, so that queries open a few large files
     instead of hundreds of small ones. Crash-safe (a kill leaves the old batches or the compacted ones, never
@@ -752,14 +838,10 @@ def compact_command(
 
 @app.command("stats")
 def stats_command(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    warehouse: WarehouseIn,
     player: Annotated[
         str | None,
-        typer.Option(
-            "--player",
-            help="Only this player: their figures, their own wins by fan and pattern, over the hands they sat in "
-            "(the table figures too).",
-        ),
+        _option("--player", ": their figures, their own wins by fan and pattern (the table figures too)."),
     ] = None,
     by: Annotated[
         groups.Split,
@@ -769,7 +851,7 @@ def stats_command(
             "row per opponent).",
         ),
     ] = "all",
-    fmt: Annotated[Literal["table", "json", "csv"], typer.Option("--format", help="table, json or csv.")] = "table",
+    fmt: FormatOption = "table",
     since: SinceOption = None,
     until: UntilOption = None,
     table: TableOption = None,
@@ -805,7 +887,7 @@ def stats_command(
 
 @app.command("check")
 def check_command(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    warehouse: WarehouseIn,
     thresholds: Annotated[
         Path | None,
         typer.Option(
@@ -815,7 +897,7 @@ def check_command(
         ),
     ] = None,
     run: Annotated[str | None, typer.Option("--run", help="Check this ingest run (default: the last).")] = None,
-    fmt: Annotated[Literal["table", "json", "csv"], typer.Option("--format", help="table, json or csv.")] = "table",
+    fmt: Annotated[TableCsvJson, _option("--format", ": table, csv (the runs per table) or json.")] = "table",
 ) -> None:
     """The health of an ingest run against the runs before it, for a scheduler: volume, invalid and reject
     rates, each table's rate of wrong settlements, new issue codes and players, freshness. Exit 0 ok, 1 a
@@ -841,26 +923,24 @@ def check_command(
 
 @app.command("report")
 def report_command(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    warehouse: WarehouseIn,
     out: Annotated[
-        Path, typer.Option("--out", help="Output directory: index.html, player and quality pages, charts/*.png.")
+        Path, _option("--out", ": the output directory (index.html, player and quality pages, charts/*.png).")
     ],
     player: Annotated[
         list[str] | None,
-        typer.Option("--player", help="A player to give a page (repeatable); default: every player."),
+        typer.Option("--page", help="A player to give a page (repeatable); default: every player."),
     ] = None,
     top: Annotated[
         int | None,
-        typer.Option(
+        _option(
             "--top",
+            " players by hands get a page (without --page); the directory lists every player.",
             min=0,
-            help="Only the N players with most hands get a page (without --player); the directory lists every player.",
         ),
     ] = None,
-    min_hands: Annotated[
-        int, typer.Option("--min-hands", min=1, help="Collusion page: screen pairs with at least N shared hands.")
-    ] = 200,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress.")] = False,
+    min_hands: Annotated[int, _option("--min-hands", " (collusion page: pairs' shared hands).", min=1)] = 200,
+    quiet: Annotated[bool, _option("--quiet", ", no step lines, no font warnings.")] = False,
     since: SinceOption = None,
     until: UntilOption = None,
     table: TableOption = None,
@@ -869,8 +949,8 @@ def report_command(
 ) -> None:
     """HTML dashboards: what needs attention first, the player directory and a page per player, data quality,
     the audit, the collusion and information-cheat screens; every chart also as a PNG. --since, --until, --table
-    and --profile restrict every page to those hands (--player here names the pages: to look at the hands one
-    player sat in, see stats --player)."""
+    and --profile restrict every page to those hands (--page names the players who get a page: to look at the
+    hands one player sat in, see stats --player)."""
     from dashboards.site import build_report
 
     _quiet_fonts(quiet=quiet)
@@ -897,17 +977,15 @@ def report_command(
 
 @app.command("audit")
 def audit_command(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
-    fmt: Annotated[Literal["table", "json", "csv"], typer.Option("--format", help="table, json or csv.")] = "table",
-    top: Annotated[
-        int, typer.Option("--top", min=0, help="Findings to list in the table (json and csv list all).")
-    ] = 30,
+    warehouse: WarehouseIn,
+    fmt: FormatOption = "table",
+    top: Annotated[int, _option("--top", " findings in the table (json and csv list all).", min=0)] = 30,
     hands: Annotated[
         list[str] | None, typer.Option("--hand", help="Only this hand's findings (repeat for several).")
     ] = None,
     pack: Annotated[
         Path | None,
-        typer.Option("--pack", help="With --hand: write each hand's dispute pack into this folder (docs/REPLAY.md)."),
+        _option("--pack", ": with --hand, each of those hands' dispute pack."),
     ] = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -1005,16 +1083,15 @@ def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
 
 @app.command("collusion")
 def collusion_command(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
-    min_hands: Annotated[
-        int, typer.Option("--min-hands", min=1, help="Screen pairs that shared at least N hands.")
-    ] = 200,
-    fdr: Annotated[
-        float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli).")
-    ] = 0.05,
-    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
-    top: Annotated[int, typer.Option("--top", min=0, help="Pairs to list in the table (json lists all).")] = 20,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    warehouse: WarehouseIn,
+    min_hands: Annotated[int, _option("--min-hands", " (pairs: shared hands).", min=1)] = 200,
+    fdr: FdrOption = 0.05,
+    fmt: Annotated[
+        TableCsvJson,
+        _option("--format", ": table, csv (the pairs, one row each) or json (pairs, teams, victims, signals, power)."),
+    ] = "table",
+    top: Annotated[int, _option("--top", " pairs in the table (csv and json list all).", min=0)] = 20,
+    quiet: QuietOption = False,
     since: SinceOption = None,
     until: UntilOption = None,
     table: TableOption = None,
@@ -1064,6 +1141,27 @@ def collusion_command(
     from pipeline.audit.collusion import DIRECTION, flagged_groups, power_statement
 
     power = power_statement([r.shared_hands for r in results])
+    if fmt == "csv":  # the pairs, as the table lists them (the signals' z each a column)
+        names = sorted({k for r in results for k in r.signals})
+        _write_csv(
+            ["player_a", "player_b", "shared_hands", "score", "z", "p", "q", "flagged", "sitting_together_ratio"]
+            + [f"z_{k}" for k in names],
+            [
+                [
+                    *r.players,
+                    r.shared_hands,
+                    round(r.score, 4),
+                    round(r.z, 4),
+                    r.p,
+                    r.q,
+                    r.flagged,
+                    r.seating.get("ratio"),
+                    *(r.signals[k]["z"] if k in r.signals else None for k in names),
+                ]
+                for r in results
+            ],
+        )
+        return
     if fmt == "json":
         reported_players = [t.players for t in teams if t.reported]
         doc = {
@@ -1142,18 +1240,16 @@ def collusion_command(
 
 @app.command("info-cheats")
 def info_cheats_command(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
-    fdr: Annotated[
-        float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli).")
-    ] = 0.05,
+    warehouse: WarehouseIn,
+    fdr: FdrOption = 0.05,
     min_discards: Annotated[
         int, typer.Option("--min-discards", min=1, help="Test players with at least N judged discards.")
     ] = 300,
     min_waits: Annotated[
         int, typer.Option("--min-waits", min=1, help="Test the waits of players with at least N judged waits.")
     ] = 30,
-    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
-    top: Annotated[int, typer.Option("--top", min=0, help="Players to list in the table (json lists all).")] = 20,
+    fmt: FormatOption = "table",
+    top: Annotated[int, _option("--top", " players in the table (csv and json list all).", min=0)] = 20,
     since: SinceOption = None,
     until: UntilOption = None,
     table: TableOption = None,
@@ -1181,6 +1277,14 @@ def info_cheats_command(
             raise fail(str(exc)) from None
         dodges = screen_information(con, fdr=fdr, min_discards=min_discards)
     seers = combine(dodges, waits, fdr=fdr)
+    if fmt == "csv":  # one row a player: the dodges' columns, then the waits' (wait_...)
+        tail = ("expected", "p", "q")
+        _write_csv(
+            ["player", "flagged", "signals", "hands", "discards", "dangerous_by_choice", *tail]
+            + [f"wait_{c}" for c in ("hands", "decisions", "hits", *tail)],
+            [[s.player, s.flagged, " ".join(s.signals), *_seer_cells(s)] for s in seers],
+        )
+        return
     if fmt == "json":
         typer.echo(json.dumps([s.as_dict() for s in seers], ensure_ascii=False))
         return
@@ -1216,6 +1320,16 @@ def info_cheats_command(
         typer.echo(f"{line}  YES ({', '.join(s.signals)})" if s.flagged else line)
 
 
+def _seer_cells(s: Any) -> list[object]:
+    """A player's info-cheats csv cells after the flag: the dodges' six, then the waits' six (empty: no line)."""
+    d, a = s.dodges, s.anticipation
+    cells: list[object] = [None] * 6 if d is None else [d.hands, d.discards, d.dangerous_by_choice]
+    if d is not None:
+        cells += [d.expected, d.p, s.q_dodges]
+    cells += [None] * 6 if a is None else [a.hands, a.decisions, a.hits, a.expected, a.p, s.q_anticipation]
+    return cells
+
+
 def _tail(expected: float | None, p: float | None, q: float | None) -> str:
     """A screen's expected count, p and q as the info-cheats table prints them (– when not tested)."""
     return (
@@ -1227,19 +1341,15 @@ def _tail(expected: float | None, p: float | None, q: float | None) -> str:
 
 @app.command("deals")
 def deals_command(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
-    fdr: Annotated[
-        float, typer.Option("--fdr", min=0.0, max=1.0, help="False discovery rate (Benjamini–Yekutieli, per kind).")
-    ] = 0.05,
-    min_hands: Annotated[int, typer.Option("--min-hands", min=1, help="Test groups with at least N dealt hands.")] = 20,
+    warehouse: WarehouseIn,
+    fdr: Annotated[float, _option("--fdr", " (per kind).", callback=_fdr_in_range)] = 0.05,
+    min_hands: Annotated[int, _option("--min-hands", " (groups: dealt hands).", min=1)] = 20,
     kind: Annotated[
         list[str] | None,
         typer.Option("--kind", help="Only these kinds of group: player, seat, table, session (repeat the option)."),
     ] = None,
-    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
-    top: Annotated[
-        int, typer.Option("--top", min=0, help="Groups to list per kind in the table (json lists all).")
-    ] = 10,
+    fmt: FormatOption = "table",
+    top: Annotated[int, _option("--top", " groups per kind in the table (csv and json list all).", min=0)] = 10,
     since: SinceOption = None,
     until: UntilOption = None,
     table: TableOption = None,
@@ -1268,6 +1378,11 @@ def deals_command(
             raise fail(str(exc)) from None
     if fmt == "json":
         typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
+        return
+    if fmt == "csv":  # one row a group, as the JSON's (its evidence hands left to json)
+        columns = ["kind", "group", "hands", "shanten", "mean_shanten", "expected_mean", "z", "p", "q", "flagged"]
+        columns += ["suited", "suited_expected"]
+        _write_csv(columns, [[r.as_dict()[c] for c in columns] for r in results])
         return
     for line in _scope_line(scope):
         typer.echo(line)
@@ -1310,30 +1425,20 @@ def deals_command(
                 )
 
 
-CACHE_HELP = (
-    "Keep each population's games and warehouse in this folder and read them from it next time instead of "
-    "simulating again (one folder per version of the simulator)."
-)
-
-
 @app.command("eval-collusion")
 def eval_collusion_command(
-    fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
+    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
     quick: Annotated[
         bool, typer.Option("--quick", help="A small grid (one intensity, small samples) for a look.")
     ] = False,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 2,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
-    replicates: Annotated[
-        int, typer.Option("--replicates", min=1, help="Populations per cell (seeds), for the Wilson intervals.")
-    ] = 1,
-    intensity: Annotated[
-        list[float] | None, typer.Option("--intensity", help="Only these intensities (repeat the option).")
-    ] = None,
+    workers: Annotated[int, _option("--workers", ": populations simulated at once.", min=1)] = 2,
+    seed: Annotated[int, _option("--seed", " of the first population.")] = 1,
+    replicates: Annotated[int, _option("--replicates", ", for the Wilson intervals.", min=1)] = 1,
+    intensity: Annotated[list[float] | None, _option("--intensity", ": only these intensities.")] = None,
     shared: Annotated[
         list[int] | None, typer.Option("--shared", help="Only these target shared hands (repeat the option).")
     ] = None,
-    honest: Annotated[int, typer.Option("--honest", min=0, help="Honest populations (3,000 hands each).")] = 4,
+    honest: Annotated[int, _option("--honest", " (3,000 hands each).", min=0)] = 4,
     team: Annotated[
         int | None,
         typer.Option(
@@ -1356,8 +1461,11 @@ def eval_collusion_command(
         Path | None,
         typer.Option("--power-table", help="--family: write the power table the screen quotes (JSON) here."),
     ] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
-    cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
+    out: OutJson = None,
+    cache: CacheOption = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+    ] = "table",
 ) -> None:
     """Simulate populations with and without colluding pairs (or teams); per cell the pairs (teams) flagged
     with a Wilson 95% interval over the replicates, the honest pairs flagged, the false discovery proportion
@@ -1372,7 +1480,7 @@ def eval_collusion_command(
 
     if family:
         _eval_families(
-            family, seating, intensity, shared, replicates, honest, seed, fdr, workers, out, power_table, cache
+            family, seating, intensity, shared, replicates, honest, seed, fdr, workers, out, power_table, cache, fmt
         )
         return
     if power_table is not None or seating:
@@ -1395,7 +1503,7 @@ def eval_collusion_command(
             honest=honest,
             replicates=replicates,
         )
-    _evaluate("collusion", pops, fdr, workers, out, "pairs", cache)
+    _evaluate("collusion", pops, fdr, workers, out, "pairs", cache, fmt)
 
 
 def _eval_families(
@@ -1411,6 +1519,7 @@ def _eval_families(
     out: Path | None,
     power_table: Path | None,
     cache: Path | None,
+    fmt: str = "table",
 ) -> None:
     """eval-collusion --family: the cheat families' rooms, the tables, the JSON and the power table."""
     import datetime
@@ -1446,8 +1555,6 @@ def _eval_families(
     for i in intensity or ():
         if not 0.0 < i <= 1.0:
             raise fail(f"--intensity must be in (0, 1], got {i}")
-    if not 0.0 < fdr < 1.0:
-        raise fail(f"--fdr must be in (0, 1), got {fdr}")
     for path, what in ((out, "--out"), (power_table, "--power-table")):
         if path is not None:
             _output_file(path, what)
@@ -1468,7 +1575,7 @@ def _eval_families(
         progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
         cache=None if cache is None else str(cache),
     )
-    typer.echo(family_table(outcomes, fdr))
+    typer.echo(json.dumps(summary(outcomes), ensure_ascii=False) if fmt == "json" else family_table(outcomes, fdr))
     if out is not None:
         out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
     if power_table is not None:
@@ -1479,17 +1586,18 @@ def _eval_families(
 
 @app.command("eval-info-cheats")
 def eval_info_cheats_command(
-    fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
-    hands: Annotated[int, typer.Option("--hands", min=50, help="Hands each planted cheat plays (about).")] = 1000,
+    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    hands: Annotated[int, _option("--hands", ": each planted cheat's (about).", min=50)] = 1000,
     bots: Annotated[int, typer.Option("--bots", min=1, help="Information cheats planted per population.")] = 1,
-    replicates: Annotated[
-        int, typer.Option("--replicates", min=1, help="Populations with planted cheats (seeds).")
-    ] = 10,
-    honest: Annotated[int, typer.Option("--honest", min=0, help="Honest populations of the same size.")] = 10,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 2,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
-    out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
-    cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
+    replicates: Annotated[int, _option("--replicates", ": populations with planted cheats.", min=1)] = 10,
+    honest: Annotated[int, _option("--honest", " of the same size.", min=0)] = 10,
+    workers: Annotated[int, _option("--workers", ": populations simulated at once.", min=1)] = 2,
+    seed: Annotated[int, _option("--seed", " of the first population.")] = 1,
+    out: OutJson = None,
+    cache: CacheOption = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+    ] = "table",
 ) -> None:
     """Simulate populations with planted information cheats (simulate --inject bot=N) and honest ones (half
     with many careful players); report the cheats `info-cheats` flags (either signal, BY over both), with a
@@ -1500,8 +1608,9 @@ def eval_info_cheats_command(
     pops = information_grid(seed=seed, hands=hands, bots=bots, replicates=replicates, honest=honest)
     if out is not None:
         _output_file(out, "--out")
-    typer.echo("both signals (a player flagged on either, BY over both families):")
-    outcomes = _evaluate("information", pops, fdr, workers, None, "players", cache)
+    if fmt == "table":
+        typer.echo("both signals (a player flagged on either, BY over both families):")
+    outcomes = _evaluate("information", pops, fdr, workers, None, "players", cache, fmt, show=fmt == "table")
     signals = {"dodges": "dangerous discards by choice", "anticipation": "winning-tile anticipation"}
     alone: dict[str, list[Any]] = {name: [] for name in signals}
     for o in outcomes:
@@ -1511,37 +1620,37 @@ def eval_info_cheats_command(
                 if one is not None:
                     alone[name].append(one)
     for name, title in signals.items():
-        if alone[name]:
+        if alone[name] and fmt == "table":
             typer.echo(f"\n{title} alone (its own BY over the players it tests):")
             typer.echo(table(alone[name], fdr, unit="players"))
+    data = {**summary(outcomes), **{name: summary(group) for name, group in alone.items()}}
+    if fmt == "json":
+        typer.echo(json.dumps(data, ensure_ascii=False))
     if out is not None:
-        data = {**summary(outcomes), **{name: summary(group) for name, group in alone.items()}}
         out.write_text(json.dumps(data, indent=1) + "\n")
 
 
 @app.command("eval-deals")
 def eval_deals_command(
-    fdr: Annotated[float, typer.Option("--fdr", help="False discovery rate the screen runs at, in (0, 1).")] = 0.05,
-    hands: Annotated[int, typer.Option("--hands", min=50, help="Hands each stacked player plays (about).")] = 500,
-    intensity: Annotated[
-        list[float] | None,
-        typer.Option("--intensity", help="Share of the stacker's hands stacked (repeat the option; default 0.4)."),
-    ] = None,
+    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    hands: Annotated[int, _option("--hands", ": each stacked player's (about).", min=50)] = 500,
+    intensity: Annotated[list[float] | None, _option("--intensity", " (default 0.4).")] = None,
     stackers: Annotated[int, typer.Option("--stackers", min=1, help="Stacked players per population.")] = 1,
-    replicates: Annotated[int, typer.Option("--replicates", min=1, help="Populations per intensity (seeds).")] = 25,
-    honest: Annotated[int, typer.Option("--honest", min=0, help="Honest populations of the same size.")] = 25,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Populations simulated at once.")] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the first population.")] = 1,
-    cache: Annotated[Path | None, typer.Option("--cache", help=CACHE_HELP)] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Also write the results as JSON here.")] = None,
+    replicates: Annotated[int, _option("--replicates", ": populations per intensity.", min=1)] = 25,
+    honest: Annotated[int, _option("--honest", " of the same size.", min=0)] = 25,
+    workers: Annotated[int, _option("--workers", ": populations simulated at once.", min=1)] = 1,
+    seed: Annotated[int, _option("--seed", " of the first population.")] = 1,
+    cache: CacheOption = None,
+    out: OutJson = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+    ] = "table",
 ) -> None:
     """Simulate populations with stacked deals (simulate --inject stack=N:I) and honest ones; report the
     stacked players `deals` flags, with a Wilson 95% interval, the honest players flagged and the false
     discovery proportion of the honest populations, and the sessions flagged."""
     from pipeline.evaluate import deals_grid, evaluate, session_lines, summary, table
 
-    if not 0.0 < fdr < 1.0:
-        raise fail(f"--fdr must be in (0, 1), got {fdr}")
     if out is not None:
         _output_file(out, "--out")
     for i in intensity or ():
@@ -1564,20 +1673,32 @@ def eval_deals_command(
         workers=workers,
         progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
     )
-    typer.echo(table(outcomes, fdr, unit="players"))
-    typer.echo("")
-    typer.echo(session_lines(outcomes))
+    data = summary(outcomes) | {"sessions": session_lines(outcomes)}
+    if fmt == "json":
+        typer.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        typer.echo(table(outcomes, fdr, unit="players"))
+        typer.echo("")
+        typer.echo(session_lines(outcomes))
     if out is not None:
-        out.write_text(json.dumps(summary(outcomes) | {"sessions": session_lines(outcomes)}, indent=1) + "\n")
+        out.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def _evaluate(
-    detector: str, pops: list[Any], fdr: float, workers: int, out: Path | None, unit: str, cache: Path | None = None
+    detector: str,
+    pops: list[Any],
+    fdr: float,
+    workers: int,
+    out: Path | None,
+    unit: str,
+    cache: Path | None = None,
+    fmt: str = "table",
+    *,
+    show: bool = True,
 ) -> list[Any]:
+    """Run the grid; print its table (``fmt`` json: what ``out`` gets) unless ``show`` is off, write ``out``."""
     from pipeline.evaluate import evaluate, summary, table
 
-    if not 0.0 < fdr < 1.0:
-        raise fail(f"--fdr must be in (0, 1), got {fdr}")
     if out is not None:
         _output_file(out, "--out")
     outcomes = evaluate(
@@ -1588,7 +1709,10 @@ def _evaluate(
         progress=lambda o: typer.echo(f"  done: {o.population.name} (seed {o.population.seed})", err=True),
         cache=None if cache is None else str(cache),
     )
-    typer.echo(table(outcomes, fdr, unit=unit))
+    if show:
+        typer.echo(
+            json.dumps(summary(outcomes), ensure_ascii=False) if fmt == "json" else table(outcomes, fdr, unit=unit)
+        )
     if out is not None:
         out.write_text(json.dumps(summary(outcomes), indent=1) + "\n")
     return outcomes
@@ -1596,18 +1720,18 @@ def _evaluate(
 
 @app.command("simulate")
 def simulate_command(
-    hands: Annotated[int, typer.Option("--hands", min=1, help="How many hands to play.")],
-    out: Annotated[Path, typer.Option("--out", help="Output file: .jsonl, .jsonl.gz or .jsonl.zst.")],
-    seed: Annotated[int, typer.Option("--seed", help="Random seed: the same arguments give the same bytes.")] = 0,
+    hands: Annotated[int, _option("--hands", ".", min=1)],
+    out: Annotated[Path, _option("--out", ": the records, .jsonl, .jsonl.gz or .jsonl.zst.")],
+    seed: Annotated[int, _option("--seed", ": the same arguments give the same bytes.")] = 0,
     players: Annotated[int, typer.Option("--players", min=4, help="Size of the player pool.")] = 16,
-    profile: Annotated[str, typer.Option("--profile", help="Rule profile the tables play.")] = "chengdu",
+    rules_: Annotated[str, _option("--rules", ": the tables play it (a profile name only).")] = "chengdu",
     inject: Annotated[
         str | None,
         typer.Option("--inject", help="Anomalies, e.g. collude=2:0.3,score_errors=0.02,corrupt=0.01,bot=1."),
     ] = None,
     session_hands: Annotated[int, typer.Option("--session-hands", min=1, help="Hands per table session.")] = 8,
     summary: Annotated[bool, typer.Option("--summary", help="Print the realism report per style.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Play realistic hands with bots of several styles; write records and OUT.labels.json (ground truth)."""
     from pipeline.simulate.inject import InjectSpec, SpecError
@@ -1615,16 +1739,18 @@ def simulate_command(
 
     try:
         spec = InjectSpec.parse(inject, players=players)
-        load_ruleset(profile)
+        if rules_.lstrip().startswith("{"):
+            raise fail("--rules: simulate plays a profile by name (xuezhan rules list), not a JSON object")
+        load_ruleset(rules_)
     except SpecError as exc:
         raise fail(f"--inject: {exc}") from None
     except RuleSetError as exc:
-        raise fail(str(exc)) from None
+        raise fail(f"--rules: {exc}") from None
     if not out.name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst")):
         raise fail("--out must end in .jsonl, .jsonl.gz or .jsonl.zst")
     _output_file(out, "--out")
     config = SimConfig(
-        hands=hands, seed=seed, players=players, profile=profile, inject=spec, session_hands=session_hands
+        hands=hands, seed=seed, players=players, profile=rules_, inject=spec, session_hands=session_hands
     )
     report = Summary() if summary else None
     with _progress("simulating", quiet, total=hands) as bar:
@@ -1656,13 +1782,10 @@ def import_command(
         str,
         typer.Option("--from", help="Its format: sheet (a score sheet), mjai, salasasa or majsoul (docs/FORMATS.md)."),
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The xzlog/1 records: .jsonl, .jsonl.gz or .jsonl.zst.")],
-    profile: Annotated[
+    out: Annotated[Path, _option("--out", ": the xzlog/1 records, .jsonl, .jsonl.gz or .jsonl.zst.", "-o")],
+    rules_: Annotated[
         str | None,
-        typer.Option(
-            "--profile",
-            help="Rules of a hand that names none: a name or a JSON object (default chengdu; mjai: app, no exchange).",
-        ),
+        _option("--rules", ", for a hand that names none (default chengdu; mjai: app, no exchange)."),
     ] = None,
     game: Annotated[
         str | None,
@@ -1673,19 +1796,19 @@ def import_command(
     ] = "utf-8-sig",
     players_file: Annotated[
         Path | None,
-        typer.Option("--players", help="salasasa: game_player_records (JSON lines or CSV/TSV) to reconcile totals."),
+        typer.Option(
+            "--player-records", help="salasasa: game_player_records (JSON lines or CSV/TSV) to reconcile totals."
+        ),
     ] = None,
     que_file: Annotated[
         Path | None,
-        typer.Option(
-            "--que", help='salasasa: a JSON object, hand id → the four void suits (定缺), e.g. ["m","s","p","m"].'
-        ),
+        _option("--que", ' (salasasa): a JSON object, hand id → the four void suits, e.g. ["m","s","p","m"].'),
     ] = None,
     mode: Annotated[
         str | None, typer.Option("--mode", help="salasasa: the room's mode where a hand does not show it.")
     ] = None,
-    tz: Annotated[str | None, typer.Option("--tz", help="salasasa: the server's time zone (IANA name).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    tz: Annotated[str | None, _option("--tz", ": salasasa, the server's (a game's start_time has no offset).")] = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Read another format into xzlog/1 records: a score sheet into settlement records, mjai into dealt records.
 
@@ -1716,7 +1839,7 @@ def import_command(
     _output_file(out, "--out")
     rejects_path = out.with_name(out.name.split(".jsonl")[0] + ".rejects.jsonl")
     _not_the_input([path], out, rejects_path)
-    spec = _profile_option(profile)
+    spec = _rules_option(rules_)
     acc = Accounting(keep=10)
     games = [0]  # salasasa, majsoul: the games read (each game's first record carries its lines)
     size = os.path.getsize(path) if path != "-" and not path.endswith((".gz", ".zst")) else None
@@ -1847,11 +1970,9 @@ def replay_command(
     ] = None,
     warehouse: Annotated[
         Path | None,
-        typer.Option("--warehouse", "-w", help="Find the hand in this warehouse and read it from its source."),
+        _option("--warehouse", ": find the hand in it and read it from its source.", "-w"),
     ] = None,
-    profile: Annotated[
-        str | None, typer.Option("--profile", help="Override the record's ruleset: a name or a JSON object.")
-    ] = None,
+    rules_: RulesOption = None,
     html: Annotated[Path | None, typer.Option("--html", help="Write the replay as an HTML page here instead.")] = None,
 ) -> None:
     """Print one hand turn by turn: the deal, every event in the hand notation with the issues raised at it,
@@ -1869,7 +1990,7 @@ def replay_command(
     )
     from pipeline.validate import validate
 
-    override = _profile_option(profile)
+    override = _rules_option(rules_)
     if bool(paths) == (warehouse is not None):
         raise fail("give the record files or --warehouse (one of them)")
     across: list[tuple[str, str, str]] = []  # the warehouse's session findings of the hand: (code, severity, message)
@@ -1907,16 +2028,14 @@ def replay_command(
 @app.command("export")
 def export_command(
     to: Annotated[str, typer.Option("--to", help="The format to write: mjai.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The output: .jsonl (.mjson), .gz or .zst compressed.")],
+    out: Annotated[Path, _option("--out", ": .jsonl (.mjson), .gz or .zst compressed.", "-o")],
     paths: Annotated[
         list[str] | None,
         typer.Argument(help="Files or folders of xzlog/1 records (.jsonl, .jsonl.gz, .jsonl.zst); or --warehouse."),
     ] = None,
     warehouse: Annotated[
         Path | None,
-        typer.Option(
-            "--warehouse", help="Export the hands of this warehouse, read back from their sources (sha256 checked)."
-        ),
+        _option("--warehouse", ": export its hands, read back from their sources (sha256 checked)."),
     ] = None,
     player: PlayerFilter = None,
     since: SinceOption = None,
@@ -1932,7 +2051,7 @@ def export_command(
             "(start_kyoku's x_xuezhan_invalid: the codes).",
         ),
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Write records in another format: mjai, one event per line, a game per session (docs/FORMATS.md says what
     mjai cannot carry). A record it cannot carry (a table of three, a settlement record with no deal, a line
@@ -2183,19 +2302,34 @@ def _progress(
 
 
 @rules_app.command("list")
-def rules_list() -> None:
+def rules_list(fmt: Annotated[TableJson, _option("--format", ": table or json.")] = "table") -> None:
     """List the rule profiles."""
+    if fmt == "json":
+        found = [{"name": name, "description": read_profile(name).description} for name in profile_names()]
+        typer.echo(json.dumps(found, ensure_ascii=False))
+        return
     for name in profile_names():
         typer.echo(f"{name:<10} {read_profile(name).description}")
 
 
 @rules_app.command("show")
-def rules_show(profile: Annotated[str, typer.Argument(help="Profile name, e.g. chengdu.")]) -> None:
+def rules_show(
+    profile: Annotated[str, typer.Argument(help="Profile name, e.g. chengdu.")],
+    fmt: Annotated[TableJson, _option("--format", ": table or json.")] = "table",
+) -> None:
     """Show a profile's switches, what each means and the rules-text line it comes from."""
     try:
         data = read_profile(profile)
     except RuleSetError as exc:
         raise fail(str(exc)) from None
+    if fmt == "json":
+        switches = {
+            name: {"value": data.switches[name], "doc": switch_doc(name), "source": data.sources.get(name)}
+            for name in switch_names()
+        }
+        doc = {"name": data.name, "description": data.description, "switches": switches}
+        typer.echo(json.dumps(doc, ensure_ascii=False))
+        return
     typer.echo(f"{data.name}: {data.description}")
     for name in switch_names():
         typer.echo(f"\n{name} = {json.dumps(data.switches[name], ensure_ascii=False)}")
@@ -2206,11 +2340,10 @@ def rules_show(profile: Annotated[str, typer.Argument(help="Profile name, e.g. c
 
 
 # ---------------------------------------------------------------------------------------------- findings and cases
-MinHandsOption = Annotated[
-    int, typer.Option("--min-hands", min=1, help="The collusion screen's least shared hands for a pair to be tested.")
-]
-ReviewerOption = Annotated[str, typer.Option("--reviewer", help="Who takes the action (kept with it).")]
-NoteOption = Annotated[str | None, typer.Option("--note", help="The reviewer's note (kept with the action).")]
+MinHandsOption = Annotated[int, _option("--min-hands", ": the collusion screen's shared hands of a pair.", min=1)]
+ReviewerOption = Annotated[str, _option("--reviewer", ".")]
+NoteOption = Annotated[str | None, _option("--note", ".")]
+MaskOption = Annotated[bool, _option("--mask", ": the case's players A, B, …, everyone else O1, O2, …, ids masked.")]
 
 
 def _current_findings(warehouse: Path, min_hands: int) -> Any:
@@ -2240,19 +2373,18 @@ def _with_cases(found: Any, warehouse: Path) -> list[dict[str, Any]]:
 
 @app.command("findings")
 def findings_command(
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    warehouse: WarehouseIn,
     min_hands: MinHandsOption = 200,
     show_all: Annotated[
         bool, typer.Option("--all", help="List dismissed findings too (hidden while their evidence has not grown).")
     ] = False,
-    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
+    fmt: Annotated[TableJson, _option("--format", ": table or json.")] = "table",
 ) -> None:
     """What needs attention, as the report's first screen has it, each finding with its key and its case: new,
     open, confirmed, appealed, reopened (dismissed, and its evidence has grown since: why) or dismissed (hidden
-    unless --all). Exit 0 when nothing is new or reopened, 1 when something is."""
+    unless --all)."""
     rows = _with_cases(_current_findings(warehouse, min_hands), warehouse)
     shown = [r for r in rows if show_all or r["status"] != "dismissed"]
-    fresh = sum(r["status"] in ("new", "reopened") for r in rows)
     if fmt == "json":
         keys = ("rank", "severity", "kind", "key", "status", "why", "case_id", "subject", "players", "q", "n")
         typer.echo(json.dumps([{k: r[k] for k in (*keys, "money", "detail")} for r in shown], ensure_ascii=False))
@@ -2269,7 +2401,6 @@ def findings_command(
             typer.echo(f"       {_shown(r['subject'])}: {_shown(r['detail'])}")
             if r["why"]:
                 typer.echo(f"       reopened: {r['why']}")
-    raise typer.Exit(1 if fresh else 0)
 
 
 def _finding(warehouse: Path, key: str, min_hands: int) -> dict[str, Any] | None:
@@ -2325,13 +2456,13 @@ def _case_lines(case: Any) -> list[str]:
 @case_app.command("open")
 def case_open_command(
     finding: Annotated[str, typer.Argument(help="The finding's key, as `xuezhan findings` lists it.")],
-    warehouse: Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")],
+    warehouse: WarehouseIn,
     reviewer: ReviewerOption,
     note: NoteOption = None,
     pack: Annotated[
-        Path | None, typer.Option("--pack", help="Write the finding's evidence pack into this folder (hashed).")
+        Path | None, _option("--pack", ": the finding's hands (the pack's sha256 kept in the case).")
     ] = None,
-    mask: Annotated[bool, typer.Option("--mask", help="Mask the pack for a blind review.")] = False,
+    mask: MaskOption = False,
     min_hands: MinHandsOption = 200,
 ) -> None:
     """Open a case on a current finding (or open again a dismissed or confirmed case of the same finding)."""
@@ -2366,7 +2497,7 @@ def _decide(action: str, case_id: str, warehouse: Path, reviewer: str, note: str
 
 
 CaseArgument = Annotated[str, typer.Argument(help="The case's id (xuezhan case list).")]
-CaseWarehouse = Annotated[Path, typer.Option("--warehouse", help="Warehouse directory made by xuezhan ingest.")]
+CaseWarehouse = WarehouseIn
 
 
 @case_app.command("confirm")
@@ -2419,7 +2550,7 @@ def case_note_command(
     case_id: CaseArgument,
     warehouse: CaseWarehouse,
     reviewer: ReviewerOption,
-    note: Annotated[str, typer.Option("--note", help="The note.")],
+    note: Annotated[str, _option("--note", ".")],
 ) -> None:
     """Add a dated note to a case (its state stays)."""
     _decide("note", case_id, warehouse, reviewer, note, 200)
@@ -2429,9 +2560,9 @@ def case_note_command(
 def case_pack_command(
     case_id: CaseArgument,
     warehouse: CaseWarehouse,
-    out: Annotated[Path, typer.Option("--out", help="Folder to write the evidence pack into.")],
+    out: Annotated[Path, _option("--out", ": the folder of the evidence pack.")],
     reviewer: ReviewerOption,
-    mask: Annotated[bool, typer.Option("--mask", help="Mask the pack for a blind review.")] = False,
+    mask: MaskOption = False,
     min_hands: MinHandsOption = 200,
 ) -> None:
     """Write a case's evidence pack (the finding's hands, replayed) and record its hash in the case."""
@@ -2452,7 +2583,7 @@ def case_pack_command(
 def case_list_command(
     warehouse: CaseWarehouse,
     state: Annotated[str | None, typer.Option("--state", help="Only cases in this state.")] = None,
-    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table or json.")] = "table",
+    fmt: Annotated[TableJson, _option("--format", ": table or json.")] = "table",
 ) -> None:
     """Every case of the warehouse, with its actions."""
     from pipeline.audit.cases import STATES, read_cases
@@ -2470,6 +2601,12 @@ def case_list_command(
     for c in cases:
         for line in _case_lines(c):
             typer.echo(line)
+
+
+# Every --help ends with the exit-code table (tests/test_cli_vocabulary.py checks each command's).
+for _info in (*app.registered_commands, *rules_app.registered_commands, *case_app.registered_commands):
+    _info.epilog = EXIT_EPILOG
+app.info.epilog = rules_app.info.epilog = case_app.info.epilog = EXIT_EPILOG
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -143,7 +143,7 @@ def test_a_full_disk_on_stdout_is_one_line_exit_2(warehouse: Path, args: list[st
 
 
 def test_a_full_disk_on_stdout_of_validate_and_rules(records: Path) -> None:
-    for args in (["validate", str(records), "--json"], ["rules", "list"], ["score", *WIN]):
+    for args in (["validate", str(records), "--format", "json"], ["rules", "list"], ["score", *WIN]):
         with open("/dev/full", "w") as full:
             done = subprocess.run([XUEZHAN, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
         assert (done.returncode, done.stderr) == (2, "xuezhan: cannot write the output: No space left on device\n")
@@ -193,7 +193,7 @@ def test_score_batch_after_kong_without_self_drawn_is_an_error_on_that_line(tmp_
 
 # Contradictory flags and tiles a table does not hold (issue 38): each refused, beside its one-fact twin that scores.
 PLAIN = ("123m456m789m111p2p", "--win", "2p", "--que", "s")  # a plain hand of 万 and 筒
-TWO_SUITS = ("123p456p789p111s2s", "--win", "2s", "--profile", "siren_liangse")  # 筒 and 条 only
+TWO_SUITS = ("123p456p789p111s2s", "--win", "2s", "--rules", "siren_liangse")  # 筒 and 条 only
 
 
 def test_score_earthly_on_a_discard_under_a_first_draw_profile_is_refused() -> None:
@@ -201,25 +201,25 @@ def test_score_earthly_on_a_discard_under_a_first_draw_profile_is_refused() -> N
     a win flagged earthly but not self-drawn is a contradiction, not 地和 (6 fan) and not silently a plain win.
     Twins: the same flags self-drawn (地和, 6 fan), and under app, whose 地胡 also counts a win on the dealer's
     first discard ("地胡，即刚打第一张牌就成胡", seed 003)."""
-    result = invoke("score", *PLAIN, "--profile", "majsoul", "--earthly")
+    result = invoke("score", *PLAIN, "--rules", "majsoul", "--earthly")
     assert result.exit_code == 2  # type: ignore[attr-defined]
     assert error_line(result) == (
         "xuezhan: --earthly (地胡) is a self-drawn win on one's first draw under profile 'majsoul' "
         "(earthly_on = first_draw): add --self-drawn, or drop --earthly for a win on a discard"
     )
-    drawn = invoke("score", *PLAIN, "--profile", "majsoul", "--earthly", "--self-drawn", "--json")
+    drawn = invoke("score", *PLAIN, "--rules", "majsoul", "--earthly", "--self-drawn", "--format", "json")
     assert drawn.exit_code == 0 and json.loads(drawn.stdout)["fan"] == 6  # type: ignore[attr-defined]
-    app_discard = invoke("score", *PLAIN, "--profile", "app", "--earthly", "--json")
+    app_discard = invoke("score", *PLAIN, "--rules", "app", "--earthly", "--format", "json")
     assert app_discard.exit_code == 0 and json.loads(app_discard.stdout)["fan"] == 8  # type: ignore[attr-defined]
 
 
 def test_score_heavenly_without_self_drawn_is_refused() -> None:
     """天胡 "即刚码好牌就自然成胡" (seed 003): the dealer's dealt hand, self-drawn by definition. Twin: self-drawn,
     app's fixed 8 fan."""
-    result = invoke("score", *PLAIN, "--profile", "app", "--heavenly")
+    result = invoke("score", *PLAIN, "--rules", "app", "--heavenly")
     assert result.exit_code == 2  # type: ignore[attr-defined]
     assert error_line(result) == "xuezhan: --heavenly (天胡) is a self-drawn win: add --self-drawn"
-    drawn = invoke("score", *PLAIN, "--profile", "app", "--heavenly", "--self-drawn", "--json")
+    drawn = invoke("score", *PLAIN, "--rules", "app", "--heavenly", "--self-drawn", "--format", "json")
     assert drawn.exit_code == 0 and json.loads(drawn.stdout)["fan"] == 8  # type: ignore[attr-defined]
     both = invoke("score", *PLAIN, "--heavenly", "--earthly", "--self-drawn")
     assert both.exit_code == 2  # type: ignore[attr-defined]
@@ -236,7 +236,7 @@ def test_score_a_tile_of_a_suit_the_table_does_not_play_is_refused() -> None:
         ("123p456p789p111s2m", "--win", "2m"),
         ("456p2s", "--win", "2s", "--melds", "pong:1s,pong:7p,pong:5m"),
     ):
-        result = invoke("score", *args, "--profile", "siren_liangse")
+        result = invoke("score", *args, "--rules", "siren_liangse")
         assert result.exit_code == 2, args  # type: ignore[attr-defined]
         assert "of a suit the table does not play: profile 'siren_liangse' plays only 'ps'" in error_line(result)
     result = invoke("score", *TWO_SUITS, "--que", "m")
@@ -506,11 +506,11 @@ BAD: list[tuple[str, list[str]]] = [
     ("simulate out unwritable", ["simulate", "--hands", "1", "--out", "{unwritable}/s.jsonl"]),
     ("simulate players", ["simulate", "--hands", "1", "--out", "{dir}/s.jsonl", "--players", "2"]),
     ("simulate inject", ["simulate", "--hands", "1", "--out", "{dir}/s.jsonl", "--inject", "collude=9"]),
-    ("simulate profile", ["simulate", "--hands", "1", "--out", "{dir}/s.jsonl", "--profile", "nope"]),
+    ("simulate profile", ["simulate", "--hands", "1", "--out", "{dir}/s.jsonl", "--rules", "nope"]),
     ("score batch missing", ["score", "--batch", "{missing}"]),
     ("score batch dir", ["score", "--batch", "{dir}"]),
     ("score cap", ["score", *WIN, "--cap", "x"]),
-    ("score profile", ["score", *WIN, "--profile", "nope"]),
+    ("score profile", ["score", *WIN, "--rules", "nope"]),
     ("score no win", ["score", "111m"]),
     ("rules show", ["rules", "show", "nope"]),
     ("unknown command", ["nope"]),
@@ -546,7 +546,7 @@ def test_every_command_refuses_bad_paths_and_values_in_one_line(
 def test_a_profile_typo_is_refused_before_anything_is_written(records: Path, tmp_path: Path, profile: str) -> None:
     # it used to reject every record as RULESET_UNKNOWN and exit 0, leaving the rejects behind
     for command in (["ingest", str(records), "--warehouse", str(tmp_path / "wh")], ["validate", str(records)]):
-        result = invoke(*command, "--profile", profile)
+        result = invoke(*command, "--rules", profile)
         assert result.exit_code == 2, (command, profile)  # type: ignore[attr-defined]
-        assert error_line(result).startswith("xuezhan: --profile")
+        assert error_line(result).startswith("xuezhan: --rules")
     assert not (tmp_path / "wh").exists()

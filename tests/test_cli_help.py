@@ -60,7 +60,7 @@ def test_every_command_and_parameter_has_help(path: tuple[str, ...], command: ob
         ["stats", "--by", "weekday"],
         ["stats", "--format", "xml"],
         ["audit", "--format", "xml"],
-        ["collusion", "--format", "csv"],
+        ["collusion", "--format", "xml"],
         ["ingest", "x.jsonl", "--engine", "dask"],
     ],
 )

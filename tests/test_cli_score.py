@@ -51,7 +51,8 @@ def test_score_json_self_drawn_base_and_cap() -> None:
             "--after-kong",
             "--cap",
             "4",
-            "--json",
+            "--format",
+            "json",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -63,23 +64,47 @@ def test_score_json_self_drawn_base_and_cap() -> None:
 
 
 def test_score_void_suit_is_not_a_win() -> None:
-    result = runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--que", "p", "--json"])
+    result = runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--que", "p", "--format", "json"])
     assert result.exit_code == 1
     assert "void" in json.loads(result.stdout)["reason"]
 
 
 def test_score_flags_and_profiles() -> None:
-    rob = json.loads(runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--rob-kong", "--json"]).stdout)
+    rob = json.loads(
+        runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--rob-kong", "--format", "json"]).stdout
+    )
     assert rob["fan"] == 2
     app_gsh = runner.invoke(
         app,
-        ["score", "111m444m789m456p7p", "--win", "7p", "--self-drawn", "--after-kong", "--profile", "app", "--json"],
+        [
+            "score",
+            "111m444m789m456p7p",
+            "--win",
+            "7p",
+            "--self-drawn",
+            "--after-kong",
+            "--rules",
+            "app",
+            "--format",
+            "json",
+        ],
     )
     assert json.loads(app_gsh.stdout)["fan"] == 3  # 杠上花 +2 in the app profile
     heavenly = json.loads(
         runner.invoke(
             app,
-            ["score", "111m444m789m456p7p", "--win", "7p", "--self-drawn", "--heavenly", "--profile", "app", "--json"],
+            [
+                "score",
+                "111m444m789m456p7p",
+                "--win",
+                "7p",
+                "--self-drawn",
+                "--heavenly",
+                "--rules",
+                "app",
+                "--format",
+                "json",
+            ],
         ).stdout
     )
     assert heavenly["fan"] == 8
@@ -87,7 +112,7 @@ def test_score_flags_and_profiles() -> None:
 
 def test_score_needs_hand_and_win() -> None:
     assert runner.invoke(app, ["score", "111m"]).exit_code == 2
-    assert runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--profile", "nope"]).exit_code == 2
+    assert runner.invoke(app, ["score", "111m444m789m456p7p", "--win", "7p", "--rules", "nope"]).exit_code == 2
 
 
 def test_batch_keeps_order_reports_errors_and_goes_on(tmp_path) -> None:
@@ -194,9 +219,9 @@ def test_score_says_which_fan_count_its_profile_uses() -> None:
     from cli import app
 
     runner = CliRunner()
-    sbr = runner.invoke(app, ["score", "123s888s345p456p6p", "--win", "6p", "--profile", "sbr", "--que", "m"])
+    sbr = runner.invoke(app, ["score", "123s888s345p456p6p", "--win", "6p", "--rules", "sbr", "--que", "m"])
     assert sbr.exit_code == 0 and "total 0 fan → 1 points" in sbr.stdout and "plain hand = 0 fan" in sbr.stdout
-    chengdu = runner.invoke(app, ["score", "123s888s345p456p6p", "--win", "6p", "--json"])
+    chengdu = runner.invoke(app, ["score", "123s888s345p456p6p", "--win", "6p", "--format", "json"])
     answer = json.loads(chengdu.stdout)
     assert (answer["fan"], answer["points"], answer["fan_base"]) == (1, 1, 1) and "plain hand = 1 fan" in answer[
         "convention"

@@ -232,7 +232,7 @@ def test_every_link_resolves_to_a_file_of_the_report(report):
 )
 def test_report_player_with_a_hostile_id(warehouse, tmp_path, pid):
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["report", "--warehouse", str(warehouse), "--out", str(out), "--player", pid])
+    result = CliRunner().invoke(app, ["report", "--warehouse", str(warehouse), "--out", str(out), "--page", pid])
     assert result.exit_code == 0, (result.output, result.exception)
     assert {p.name for p in out.glob("player-*.html")} == {page_file(pid)}
     text = (out / page_file(pid)).read_text(encoding="utf-8")
@@ -244,7 +244,7 @@ def test_report_player_in_a_real_process(warehouse, tmp_path):
     """The id through argv, as a shell user passes it: exit 0, no traceback, one line naming the index."""
     pid = PLAYERS[4]
     done = subprocess.run(
-        [XUEZHAN, "report", "--warehouse", str(warehouse), "--out", str(tmp_path / "o"), "--player", pid, "--quiet"],
+        [XUEZHAN, "report", "--warehouse", str(warehouse), "--out", str(tmp_path / "o"), "--page", pid, "--quiet"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -259,7 +259,7 @@ def test_report_player_in_a_real_process(warehouse, tmp_path):
 
 def test_an_unknown_hostile_player_is_one_line(warehouse, tmp_path):
     result = CliRunner().invoke(
-        app, ["report", "--warehouse", str(warehouse), "--out", str(tmp_path / "o"), "--player", "<x>\x1b[2J"]
+        app, ["report", "--warehouse", str(warehouse), "--out", str(tmp_path / "o"), "--page", "<x>\x1b[2J"]
     )
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "\x1b" not in result.output  # the id is shown as repr() shows it

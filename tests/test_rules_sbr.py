@@ -204,7 +204,7 @@ def test_simulated_hands_of_the_profile_validate_clean(profile: str, tmp_path: A
     from cli import app
 
     out = tmp_path / f"{profile}.jsonl"
-    args = ["simulate", "--profile", profile, "--hands", "60", "--seed", "11", "--out", str(out)]
+    args = ["simulate", "--rules", profile, "--hands", "60", "--seed", "11", "--out", str(out)]
     made = CliRunner().invoke(app, args)
     assert made.exit_code == 0, made.output
     checked = CliRunner().invoke(app, ["validate", str(out)])

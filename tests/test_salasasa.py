@@ -289,7 +289,7 @@ def test_import_writes_exactly_the_expected_records(tmp_path: Path) -> None:
         "salasasa",
         "--que",
         str(FIXTURES / "que.json"),
-        "--players",
+        "--player-records",
         str(FIXTURES / "players.csv"),
         "-o",
         str(out),

@@ -230,7 +230,7 @@ def test_cli_simulate_rejects_bad_arguments(tmp_path) -> None:
     )
     assert (
         runner.invoke(
-            app, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.jsonl"), "--profile", "nope"]
+            app, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.jsonl"), "--rules", "nope"]
         ).exit_code
         == 2
     )

@@ -80,7 +80,7 @@ def test_validate_json_survives_every_hostile_record(tmp_path: Path) -> None:
     path = tmp_path / "hostile.jsonl"
     lines = [json.dumps(RECORD)] + [json.dumps(with_change(change)) for change, _ in HOSTILE.values()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["validate", "--json", str(path)])
+    result = CliRunner().invoke(app, ["validate", "--format", "json", str(path)])
     assert result.exit_code == 1 and "Traceback" not in result.output
     rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     assert len(rows) >= len(lines)  # one line per record, the valid one included

@@ -91,7 +91,7 @@ def test_all_valid_exits_0(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------- --json
 def test_json_objects_in_input_order(tmp_path: Path) -> None:
     f = write(tmp_path / "mixed.jsonl", VALID[0], "play-turn-order", BROKEN, VALID[1], "settle-amount")
-    result = validate_cli(f, "--json")
+    result = validate_cli(f, "--format", "json")
     assert result.exit_code == 1
     objects = json_out(result)
     assert [o["hand_id"] for o in objects] == [VALID[0], "play-turn-order", None, VALID[1], "settle-amount"]
@@ -110,8 +110,8 @@ def test_json_objects_in_input_order(tmp_path: Path) -> None:
 @pytest.mark.parametrize("suffix", [".jsonl.gz", ".jsonl.zst"])
 def test_compressed_inputs_read_like_plain(tmp_path: Path, suffix: str) -> None:
     items = (VALID[0], "play-turn-order", BROKEN, VALID[3])
-    plain = validate_cli(write(tmp_path / "plain.jsonl", *items), "--json")
-    packed = validate_cli(write(tmp_path / f"packed{suffix}", *items), "--json")
+    plain = validate_cli(write(tmp_path / "plain.jsonl", *items), "--format", "json")
+    packed = validate_cli(write(tmp_path / f"packed{suffix}", *items), "--format", "json")
     assert packed.exit_code == plain.exit_code == 1
     assert json_out(packed) == json_out(plain)
 
@@ -121,7 +121,7 @@ def test_folder_input_reads_every_record_file_below_it(tmp_path: Path) -> None:
     write(tmp_path / "a.jsonl.gz", VALID[0])
     write(tmp_path / "deeper" / "c.jsonl.zst", VALID[2])
     (tmp_path / "notes.txt").write_text("not a record file\n")
-    result = validate_cli(tmp_path, "--json")
+    result = validate_cli(tmp_path, "--format", "json")
     assert result.exit_code == 0, result.output
     assert [o["hand_id"] for o in json_out(result)] == [VALID[0], VALID[1], VALID[2]]  # files in sorted order
 
@@ -138,18 +138,18 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     assert validate_cli(tmp_path / "empty").exit_code == 2
     good = write(tmp_path / "good.jsonl", VALID[0])
-    assert validate_cli(good, "--profile", "beijing").exit_code == 2
-    assert validate_cli(good, "--profile", '{"cpa": 4}').exit_code == 2
-    assert validate_cli(good, "--profile", "{not json").exit_code == 2
+    assert validate_cli(good, "--rules", "beijing").exit_code == 2
+    assert validate_cli(good, "--rules", '{"cpa": 4}').exit_code == 2
+    assert validate_cli(good, "--rules", "{not json").exit_code == 2
     assert validate_cli(good, "--no-such-option").exit_code == 2
 
 
 # ---------------------------------------------------------------------------------------------- --strict
 def test_strict_stops_at_the_first_invalid_record_with_one_issue(tmp_path: Path) -> None:
     f = write(tmp_path / "mixed.jsonl", VALID[0], "app-earthly-claimed-normal", "play-turn-order", VALID[1])
-    loose = json_out(validate_cli(f, "--json"))
+    loose = json_out(validate_cli(f, "--format", "json"))
     assert len(loose) == 4 and len(loose[1]["issues"]) > 1
-    result = validate_cli(f, "--json", "--strict")
+    result = validate_cli(f, "--format", "json", "--strict")
     assert result.exit_code == 1
     strict = json_out(result)
     assert [o["hand_id"] for o in strict] == [VALID[0], "app-earthly-claimed-normal"]
@@ -162,7 +162,7 @@ def test_strict_stops_at_the_first_invalid_record_with_one_issue(tmp_path: Path)
 def test_profile_override_switch(tmp_path: Path) -> None:
     f = write(tmp_path / "kong.jsonl", "kong-dian-gang-hua-feeder")
     assert validate_cli(f).exit_code == 0
-    result = validate_cli(f, "--json", "--profile", '{"dian_gang_hua": "self_draw"}')
+    result = validate_cli(f, "--format", "json", "--rules", '{"dian_gang_hua": "self_draw"}')
     assert result.exit_code == 1
     (obj,) = json_out(result)
     assert {i["code"] for i in obj["issues"]} == {"SETTLE_AMOUNT", "SETTLE_MISSING"}
@@ -172,16 +172,16 @@ def test_profile_override_switch(tmp_path: Path) -> None:
 def test_profile_override_replaces_the_profile(tmp_path: Path) -> None:
     chengdu = write(tmp_path / "chengdu.jsonl", VALID[0])
     app_hand = write(tmp_path / "app.jsonl", "app-exchange-across")
-    (obj,) = json_out(validate_cli(chengdu, "--json", "--profile", "app"))
+    (obj,) = json_out(validate_cli(chengdu, "--format", "json", "--rules", "app"))
     assert [i["code"] for i in obj["issues"]] == ["TILE_VOID"]  # the app profile requires 定缺
-    (obj,) = json_out(validate_cli(app_hand, "--json", "--profile", "chengdu"))
+    (obj,) = json_out(validate_cli(app_hand, "--format", "json", "--rules", "chengdu"))
     assert [i["code"] for i in obj["issues"]] == ["TILE_EXCHANGE"]  # Chengdu plays no 换三张
-    assert validate_cli(app_hand, "--profile", '{"profile": "app", "cap": 4}').exit_code == 0
+    assert validate_cli(app_hand, "--rules", '{"profile": "app", "cap": 4}').exit_code == 0
 
 
 # ---------------------------------------------------------------------------------------------- sessions
 def test_session_errors_fail_the_run_and_warnings_do_not() -> None:
-    dealer = validate_cli(CORPUS / "sessions" / "session-dealer.jsonl", "--json")
+    dealer = validate_cli(CORPUS / "sessions" / "session-dealer.jsonl", "--format", "json")
     assert dealer.exit_code == 1
     sessions = [o for o in json_out(dealer) if o.get("session")]
     assert [(o["hand_id"], o["issues"][0]["code"]) for o in sessions] == [("session-dealer-h2", "SESSION_DEALER")]
@@ -322,7 +322,7 @@ def test_deeply_nested_line_is_a_schema_json_issue_not_a_crash(tmp_path: Path) -
     """The standard library's reader overflows the stack on 100,000 nested arrays; the validator must not."""
     data = tmp_path / "deep.jsonl"
     data.write_text("[" * 100_000 + "]" * 100_000 + "\n")
-    result = runner.invoke(app, ["validate", str(data), "--json"])
+    result = runner.invoke(app, ["validate", str(data), "--format", "json"])
     assert result.exit_code == 1
     out = json.loads(result.stdout.splitlines()[0])
     assert out["hand_id"] is None and out["issues"][0]["code"] == "SCHEMA_JSON"

@@ -431,7 +431,7 @@ def load_ruleset(spec: str | Mapping[str, Any] | RuleSet, **overrides: Any) -> R
 
 @dataclass(frozen=True, slots=True)
 class Override:
-    """What a caller changes in every record's ruleset (``--profile`` of ``validate`` and ``ingest``): with a
+    """What a caller changes in every record's ruleset (``--rules`` of ``validate`` and ``ingest``): with a
     ``profile``, that profile replaces the record's ruleset; the ``switches`` apply last, on top of whichever
     profile the record ends up with. :meth:`parse` checks it all at once, so that a typo is refused before
     any record is read.
