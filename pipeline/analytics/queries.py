@@ -15,8 +15,10 @@ from pipeline import sql
 from pipeline.analytics.groups import check_group
 from pipeline.analytics.levels import LEVELS, NEEDS, TABLE_FIGURES, Needs, coverage, split
 from pipeline.analytics.metrics import METRICS
+from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope, ScopeError
 from pipeline.analytics.stats import mean_interval, wilson
+from pipeline.analytics.yardsticks import deviations, yardsticks
 from pipeline.ingest.warehouse import Warehouse
 from pipeline.rules.ruleset import profile_names, read_profile
 from schemas.tables import TABLES
@@ -337,6 +339,13 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
         if by != "all":
             entry[by] = row["grp"]
         players.append(entry)
+    if by == "all" and player is None:  # each player against the room (yardsticks.py), the most certain first
+        sc = scales(con)
+        group_of = dict(zip(sc.players["player"].to_list(), sc.players["group"].to_list(), strict=True))
+        for entry, (name, ys) in zip(players, yardsticks({"players": players}, group_of=group_of).items(), strict=True):
+            assert entry["player"] == name
+            entry["yardsticks"] = {m: y.as_dict() for m, y in ys.items()}
+            entry["deviations"] = [y.metric for y in deviations(ys)]
     table = table_figures(con)
     if player is not None:
         table["player_wins"] = player_wins(con, player)
