@@ -66,7 +66,7 @@ from dashboards.pages import quality as quality_html
 from dashboards.pages.collusion import evidence_section as _evidence_section
 from dashboards.pages.collusion import pairs_table as _pairs_table
 from dashboards.pages.collusion import summary as _collusion_summary
-from dashboards.pages.overview import CJK_FONT_PACKAGE, font_notice
+from dashboards.pages.overview import font_notice
 from dashboards.pages.players import PlayerParts, page_file, player_pages
 from dashboards.pages.players import directory as _directory
 from dashboards.pages.players import over_time as _player_over_time
@@ -79,9 +79,9 @@ from pipeline.audit.information import FDR
 from pipeline.report import charts
 from pipeline.report.staging import staged_folder
 
-# What the demo and the tests take from here besides build_report (a player's page name, the page parts tests render
-# alone, the script of every page, the font notice); the build calls the directory by this module's name for it.
-__all__ = ["CJK_FONT_PACKAGE", "SCRIPT", "_collusion_summary", "_esc", "_evidence_section", "_href", "_message"]
+# What the tests take from here besides build_report: a player's page name, page parts they render alone, the
+# script of every page, the font notice. The build calls the directory as _directory, where one stops a run.
+__all__ = ["SCRIPT", "_collusion_summary", "_esc", "_evidence_section", "_href", "_message"]
 __all__ += ["_pairs_table", "_player_over_time", "build_report", "font_notice", "page_file"]
 
 
