@@ -13,7 +13,8 @@ SPARK_STAMP := $(VENV)/.installed-spark
 COMPILED := build/compiled
 COMPILED_STAMP := $(COMPILED)/.built
 PACKAGE_SOURCES := $(wildcard setup.py pyproject.toml cli.py) $(shell find pipeline schemas dashboards -type f \
-	\( -name '*.py' -o -name '*.sql' -o -name '*.toml' -o -name '*.json' -o -name '*.md' \) 2>/dev/null)
+	\( -name '*.py' -o -name '*.sql' -o -name '*.toml' -o -name '*.json' -o -name '*.md' \
+	-o -name '*.css' -o -name '*.js' \) 2>/dev/null)
 ON_COMPILED := PYTHONPATH=$(CURDIR)/$(COMPILED) PYTHONSAFEPATH=1
 
 .PHONY: demo test lint bench venv spark clean system-deps compiled test-compiled

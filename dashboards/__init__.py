@@ -12,9 +12,10 @@ Every chart is two steps:
   sizes; Chinese terms go through :func:`pipeline.report.charts.fonts` so that they fall back to English
   where no CJK font is installed.
 
-Each module lists its charts in ``CHARTS`` for :mod:`dashboards.site`, which assembles the pages. The
-dashboards depend on ``pipeline`` (the analytics, the audit, the chart helpers of ``pipeline.report``), never
-the reverse.
+Each module lists its charts in ``CHARTS`` for :mod:`dashboards.site`, which runs each screen once, draws the
+charts and writes the pages; each page's HTML is in :mod:`dashboards.pages` (one module per page), written with
+the one HTML layer of :mod:`dashboards.html`. The dashboards depend on ``pipeline`` (the analytics, the audit, the
+chart helpers of ``pipeline.report``), never the reverse.
 """
 
 from __future__ import annotations

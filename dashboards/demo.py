@@ -22,7 +22,9 @@ import polars as pl
 
 import pipeline
 from dashboards.findings import FINDINGS_JSON, findings_text
-from dashboards.site import CJK_FONT_PACKAGE, build_report, page_file
+from dashboards.pages.overview import CJK_FONT_PACKAGE
+from dashboards.pages.players import page_file
+from dashboards.site import build_report
 from pipeline.analytics.queries import connect, head_to_head, stats
 from pipeline.analytics.render import head_to_head_table, levels_lines
 from pipeline.audit.collusion import screen

@@ -522,7 +522,7 @@ def plot_rolling(df: pl.DataFrame, ax: Axes) -> None:
 
 
 # The two as matplotlib charts, for a PNG of one player; the report draws them cheaper on every player page (a
-# table and an inline SVG: dashboards.site, pipeline.report.svg.rolling_lines), so they are not in CHARTS.
+# table and an inline SVG: dashboards.pages.players, pipeline.report.svg.rolling_lines), so they are not in CHARTS.
 HEAD_TO_HEAD_CHART = ChartSpec(
     "head-to-head",
     prep_head_to_head,

@@ -1,0 +1,491 @@
+"""players.html and player-<id>.html: the player directory (every player with a replayed hand, sortable,
+linked to their page) and one page per selected player: the findings that concern them, their key figures
+beside their population's (inline SVG intervals), head to head against every opponent, win and deal-in rates
+over time (inline SVG), their results against the room, wins by fan, the audit's findings on their seat and
+every metric (:mod:`dashboards.player`).
+
+A player's page draws no chart and runs no query: :class:`PlayerParts` holds what every page is made of,
+computed once for all players, and a page is string assembly, so that thousands of players add seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from dashboards import findings as found_dash
+from dashboards import levels_note, player
+from dashboards.html import Page, cell, ci, esc, finding_message, fmt, href, link, num_cell, player_link
+from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.analytics.scales import Scales
+from pipeline.audit import scoring
+from pipeline.report import charts, svg
+from pipeline.report.names import file_stem
+
+
+def page_file(player_id: str, digest_chars: int = 8) -> str:
+    """``player-<id>.html``, the id made a file name by :func:`pipeline.report.names.file_stem` (readable,
+    safe, distinct): one path component of at most 7 + 64 + 1 + ``digest_chars`` + 5 bytes.
+
+    >>> page_file("p001"), page_file("张三/../x"), page_file("P001")
+    ('player-p001.html', 'player-张三_.._x-7975e758.html', 'player-P001-df1e4005.html')
+    """
+    return f"player-{file_stem(player_id, digest_chars)}.html"
+
+
+def short(text: str, limit: int = 40) -> str:
+    """A data string cut for a navigation bar or a title, with a digest of the whole (the page says it whole).
+
+    >>> short("p001"), short("x" * 50, 8)
+    ('p001', 'xxxxxxx…#77cf')
+    """
+    return text if len(text) <= limit else f"{text[: limit - 1]}…#{charts.digest(text, 4)}"
+
+
+def player_pages(selected: Iterable[str]) -> dict[str, Page]:
+    chosen = list(selected)
+    files = {p: page_file(p) for p in chosen}
+    if len(set(files.values())) < len(files):  # two digests of 32 bits alike: longer digests for every page
+        files = {p: page_file(p, 40) for p in chosen}
+    return {p: Page(files[p], short(p), f"Player {short(p)}") for p in chosen}
+
+
+Lookup = dict[tuple[str, str], dict[str, Any]]  # (metric, who) -> that row of the player's metrics
+
+
+def lookup(df: pl.DataFrame) -> Lookup:
+    """The rows of a player's metrics (:func:`dashboards.player.prep_player_metrics`' columns) by metric and
+    side: a page reads a dozen of them, and a dictionary look-up costs nothing beside a frame filter."""
+    return {(r["metric"], r["who"]): r for r in df.iter_rows(named=True)}
+
+
+def metrics_table(rows_of: Lookup, population: str = player.POPULATION) -> str:
+    """Every metric: the player's value [95%] (n) beside the population's (``population``: its words)."""
+    rows = []
+    for mid in dict.fromkeys(metric for metric, _ in rows_of):
+        m = METRIC_BY_ID[mid]
+        cells = []
+        for who in (player.PLAYER, player.POPULATION):
+            r = rows_of[(mid, who)]
+            if m.kind == "count":
+                cells.append(f"{charts.num(r['value'])}")
+            else:
+                n = f' <span class="n">n={int(r["den"] or 0):,}</span>'
+                cells.append(cell(r["value"], r["ci_low"], r["ci_high"], m.kind == "rate") + n)
+        rows.append(
+            f'<tr><td><span class="zh">{esc(m.name_zh)}</span> {esc(m.name_en)}</td>'
+            f'<td class="num">{cells[0]}</td><td class="num">{cells[1]}</td>'
+            f'<td class="def">{esc(m.definition)} ({esc(m.unit)})</td></tr>'
+        )
+    return (
+        '<section><h2>Every metric</h2><table class="metrics"><thead><tr><th>metric</th><th>player</th>'
+        f"<th>{esc(population)}</th><th>definition</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        '<p class="note">Rates with 95% Wilson intervals, means with 95% normal intervals; n is the '
+        "denominator (hands, wins, deal-ins …). Definitions: schemas/METRICS.md.</p></section>"
+    )
+
+
+def badges(flags: list[str] | None, severity: str | None) -> str:
+    return " ".join(f'<span class="badge {esc(severity or "")}">{esc(f)}</span>' for f in flags or [])
+
+
+def directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFrame) -> str:
+    """players.html: every player with a replayed hand, one sortable row each, linked to their page; with the
+    player's scale group where the players are of several (their points are in its unit)."""
+    mixed = table["group"].drop_nulls().n_unique() > 1
+    heads = (
+        ("player", "text"),
+        *((("scale group", "text"),) if mixed else ()),
+        ("hands", "num"),
+        ("win rate", "num"),
+        ("deal-in rate", "num"),
+        ("net points", "num"),
+        ("per hand", "num"),
+        ("vs room", "num"),
+        ("audit", "num"),
+        ("flags", "num"),
+    )
+    head = "".join(f'<th data-sort="{kind}" class="{kind}" title="sort">{esc(h)}</th>' for h, kind in heads)
+    rows = []
+    for r in table.iter_rows(named=True):
+        pid = r["player"]
+        flags = badges(r["flags"], r["severity"])
+        z = r["z"]
+        rows.append(
+            f'<tr class="{"flagged" if r["severity"] == "high" else ""}">'
+            f'<td class="id" data-v="{esc(pid)}">{player_link(pid, pages)}</td>'
+            + (f'<td data-v="{esc(r["group"] or "")}">{esc(r["group"] or "–")}</td>' if mixed else "")
+            + num_cell(r["hands"], f"{r['hands']:,}")
+            + num_cell(r["win_rate"], charts.pct(r["win_rate"]) + ci(r["win_low"], r["win_high"], True))
+            + num_cell(r["deal_in_rate"], charts.pct(r["deal_in_rate"]) + ci(r["deal_in_low"], r["deal_in_high"], True))
+            + num_cell(r["net"], f"{r['net']:+,}" if r["net"] is not None else "–")
+            + num_cell(
+                r["per_hand"],
+                (f"{r['per_hand']:+.2f}" if r["per_hand"] is not None else "–")
+                + ci(r["per_hand_low"], r["per_hand_high"], False),
+            )
+            + num_cell(z, f"{z:+.1f}" if z is not None else "–")
+            + num_cell(
+                r["audit_findings"],
+                f"{r['audit_findings']:,} <span class=n>({r['audit_money']:,} pts)</span>"
+                if r["audit_findings"]
+                else "0",
+            )
+            + f'<td data-v="{r["rank"] * 1000 + len(r["flags"] or [])}">{flags}</td></tr>'
+        )
+    shown = len(pages)
+    pages_note = (
+        "every player has a page"
+        if shown == table.height
+        else f"{shown:,} of them have a page (linked); the others are listed here only"
+    )
+    return (
+        f'<section id="directory"><h2>Every player</h2><p>{table.height:,} players with a replayed hand; '
+        f"{esc(pages_note)}. Click a column heading to sort (again to reverse); type in the box to keep the "
+        'players whose id holds the text.</p><p><input type="search" id="filter" placeholder="filter by player id" '
+        'aria-label="filter by player id"></p>'
+        f'<div class="wide"><table class="sortable directory"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        '<p class="note">Rates: hands won and hands with a deal-in over hands played, with 95% Wilson intervals; '
+        "net points: the engine's settlement, per hand with a 95% normal interval"
+        + (" (in the points of the player's scale group: a profile and its base)" if mixed else "")
+        + ". vs room: the unusual-result test's z (the player's net per hand against the range the other players "
+        + ("of their scale group " if mixed else "")
+        + "give; see What needs attention on the overview). Audit: findings on the player's seat, with their "
+        "points at stake. Flags: the first screen's findings about the player.</p></section>"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerParts:
+    """What every player page is made of, computed once for all players: a page is then string assembly."""
+
+    mine: dict[str, Lookup]  # player -> their rows of prep_every_player
+    population: dict[str | None, Lookup]  # scale group -> the rows of its players' population
+    group: dict[str, str | None]  # player -> their scale group
+    scale: Scales
+    levels: dict[str, dict[str, int]]  # player -> replayed hands by level
+    fan: dict[str, pl.DataFrame]
+    fan_all: dict[str | None, pl.DataFrame]  # scale group -> its players' wins by fan
+    unusual: dict[str, dict[str, Any]]
+    found: dict[str, pl.DataFrame]  # player -> the first screen's rows that name them
+    none: pl.DataFrame  # no row of the first screen
+    audit: dict[str, pl.DataFrame]  # player -> the audit's findings on their seat
+    opponents: dict[str, pl.DataFrame]  # player -> head to head (dashboards.player.prep_head_to_head)
+    over_time: dict[str, str]  # player -> the over-time section (rolling rates: dashboards.player.prep_rolling)
+    pages: dict[str, Page]
+
+    @staticmethod
+    def of(
+        *,
+        every: pl.DataFrame,
+        levels: pl.DataFrame,
+        fan: pl.DataFrame,
+        opponents: dict[str, pl.DataFrame],
+        rolling: Iterable[tuple[str, pl.DataFrame]],
+        found: pl.DataFrame,
+        unusual: pl.DataFrame,
+        result: scoring.Audit,
+        pages: dict[str, Page],
+        scale: Scales,
+    ) -> PlayerParts:
+        """The parts of every player's page from the frames of every player at once (:mod:`dashboards.player`):
+        ``every`` (``prep_every_player``), ``levels`` (``prep_every_player_levels``), ``fan``
+        (``prep_every_player_fan``), ``opponents`` (``prep_every_head_to_head``) and ``rolling``
+        (``iter_rolling``: each player's frame drawn and dropped in turn); the first screen's ``found`` and
+        ``unusual`` rows, the audit's ``result``, the player ``pages`` and the ``scale`` groups."""
+
+        def by_player(df: pl.DataFrame, column: str = "player") -> dict[str, pl.DataFrame]:
+            return {str(k[0]): v for k, v in df.partition_by(column, as_dict=True).items() if k[0] is not None}
+
+        def by_group(df: pl.DataFrame) -> dict[str | None, pl.DataFrame]:
+            return {k[0]: v for k, v in df.partition_by("group", as_dict=True).items()}
+
+        by_level: dict[str, dict[str, int]] = {}
+        for r in levels.iter_rows(named=True):
+            by_level.setdefault(r["player"], {})[r["level"]] = r["replayed"]
+        mine: dict[str, Lookup] = {}
+        group: dict[str, str | None] = {}
+        for r in every.filter(pl.col("who") == player.PLAYER).iter_rows(named=True):
+            mine.setdefault(r["player"], {})[(r["metric"], r["who"])] = r
+            group[r["player"]] = r["group"]
+        return PlayerParts(
+            mine=mine,
+            population={
+                g: lookup(rows) for g, rows in by_group(every.filter(pl.col("who") == player.POPULATION)).items()
+            },
+            group=group,
+            scale=scale,
+            levels=by_level,
+            fan=by_player(fan.filter(pl.col("player").is_not_null())),
+            fan_all=by_group(fan.filter(pl.col("player").is_null())),
+            unusual={r["player"]: r for r in unusual.iter_rows(named=True)},
+            found={
+                pid: rows.drop("who")
+                for pid, rows in by_player(found.with_columns(who=pl.col("players")).explode("who"), "who").items()
+            },
+            none=found.head(0),
+            audit=by_player(result.findings.filter(pl.col("player").is_not_null())),
+            opponents=opponents,
+            over_time={pid: over_time(frame) for pid, frame in rolling},
+            pages=pages,
+        )
+
+    def body(self, pid: str) -> list[str]:
+        """The page of player ``pid``."""
+        group = self.group.get(pid)
+        population = self.scale.population(group)  # "all players", or "players of GROUP" where there are several
+        metrics = {**self.population.get(group, {}), **self.mine[pid]}
+        seat = self.audit.get(pid, pl.DataFrame(schema=dict.fromkeys(("hand_id", "severity", "money"), pl.String)))
+        findings = found_dash.prep_player_findings(self.found.get(pid, self.none), seat, pid)
+        fan_all = self.fan_all.get(group, pl.DataFrame(schema={"fan": pl.Int64, "share": pl.Float64, "n": pl.Int64}))
+        others = found_dash.others_of(group, self.scale.mixed)
+        return [
+            banner(pid, findings, self.pages),
+            summary(pid, metrics),
+            figures_section(metrics, self.levels.get(pid, {}), population),
+            opponents_section(pid, self.opponents.get(pid), self.pages),
+            self.over_time.get(pid) or over_time(None),
+            results_section(self.unusual.get(pid), others),
+            fan_section(self.fan.get(pid), fan_all, population),
+            scoring_section(seat),
+            metrics_table(metrics, population),
+        ]
+
+
+def banner(pid: str, findings: pl.DataFrame, pages: dict[str, Page]) -> str:
+    """The top of a player's page: whether any finding concerns the player, and each one with its evidence."""
+    severity = found_dash.severity_of(findings)
+    if severity is None:
+        return (
+            f'<section class="banner ok" id="findings"><p>No finding concerns <b>{esc(pid)}</b>: no screen flags '
+            "the player, no audit finding is on their seat, and their results are within the room's range.</p>"
+            "</section>"
+        )
+    head = (
+        f"{esc(pid)} is flagged"
+        if severity == "high"
+        else f"{esc(pid)}: {esc(found_dash.findings_text(findings.height)).lower().rstrip('.')}"
+    )
+    items = "".join(
+        f'<li><span class="sev {r["severity"]}">{esc(r["label"])}</span> <b>{esc(r["subject"])}</b>: '
+        f'{esc(r["detail"])} — <a href="{link(r["evidence"])}">{esc(r["evidence_text"])}</a></li>'
+        for r in findings.iter_rows(named=True)
+    )
+    caveat = " A flag is a reason to replay the hands, not a verdict." if severity == "high" else ""
+    return (
+        f'<section class="banner {severity}" id="findings"><h2>{head}</h2><ul>{items}</ul>'
+        f'<p class="note">Every finding of the report: <a href="{href(found_dash.INDEX)}">What needs attention</a>.'
+        f"{caveat}</p></section>"
+    )
+
+
+def summary(pid: str, metrics: Lookup) -> str:
+    mine = {metric: r for (metric, who), r in metrics.items() if who == player.PLAYER}
+    net = mine["net_points_per_hand"]
+    return (
+        '<section class="summary">'
+        f"<p><b>{esc(pid)}</b>: {int(mine['hands']['value'] or 0):,} replayed hands, "
+        f"won {charts.pct(mine['win_rate']['value'])} of them, "
+        f"dealt in in {charts.pct(mine['deal_in_rate']['value'])}, "
+        f"net {charts.num(net['value'])} points per hand{ci(net['ci_low'], net['ci_high'], False)} "
+        f"(total {int(net['num'] or 0):+,}).</p></section>"
+    )
+
+
+def figures_section(metrics: Lookup, hands: dict[str, int], population: str = player.POPULATION) -> str:
+    """The key rates and means beside the population's (``population``: its words; all players' in a
+    warehouse of one scale group), each with its interval drawn (inline SVG)."""
+    rows = []
+    for mid in (*player.RATES, *player.MEANS):
+        m = METRIC_BY_ID[mid]
+        share = m.kind == "rate"
+        if (mid, player.PLAYER) not in metrics:
+            continue
+        mine, everyone = metrics[(mid, player.PLAYER)], metrics[(mid, player.POPULATION)]
+        fmt = charts.pct if share else charts.num
+        strip = svg.interval_strip(
+            (mine["value"], mine["ci_low"], mine["ci_high"]),
+            (everyone["value"], everyone["ci_low"], everyone["ci_high"]),
+            share=share,
+        )
+        word = player.DEN_WORDS.get(mine["den_of"], mine["den_of"] or "")
+        rows.append(
+            f'<tr><td><span class="zh">{esc(m.name_zh)}</span> {esc(m.name_en)}'
+            f"{'' if share else f' <span class=n>[{esc(m.unit)}]</span>'}</td>"
+            f'<td class="num">{fmt(mine["value"])}{ci(mine["ci_low"], mine["ci_high"], share)} '
+            f'<span class="n">n={int(mine["den"] or 0):,} {esc(word)}</span></td>'
+            f'<td class="num">{fmt(everyone["value"])}{ci(everyone["ci_low"], everyone["ci_high"], share)}</td>'
+            f"<td>{strip}</td></tr>"
+        )
+    note = levels_note((*player.RATES, *player.MEANS), hands)
+    who = esc(population)
+    if population == player.POPULATION:
+        added = "all players: every player's counts added up"
+    else:  # a warehouse of several scale groups: the player's own
+        added = (
+            f"{who}: the counts of every player of the player's scale group (a profile and its base) added up; "
+            "the other groups play for other stakes or by other rules"
+        )
+    return (
+        f'<section id="figures"><h2>Key figures beside {who}</h2><table class="figures"><thead><tr>'
+        f"<th>figure</th><th>player [95%]</th><th>{who} [95%]</th>"
+        f'<th><span class="key subject">●</span> player <span class="key population">●</span> {who}</th>'
+        f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p class="note">Rates with 95% Wilson intervals, '
+        f"means with 95% normal intervals; {added}. Each line is drawn on "
+        f"its own scale, zoomed to the two intervals. {esc(note)}</p></section>"
+    )
+
+
+def opponents_section(pid: str, df: pl.DataFrame | None, pages: dict[str, Page]) -> str:
+    """Head to head: the player against every opponent they sat with, one sortable row each, linked to the
+    opponent's page (:func:`dashboards.player.prep_head_to_head`)."""
+    title = '<section id="opponents"><h2>Head to head</h2>'
+    if df is None or not df.height:
+        return f'{title}<p class="note">No opponent in a replayed hand.</p></section>'
+    heads = (
+        ("opponent", "text"),
+        ("hands", "num"),
+        ("won from", "num"),
+        ("lost to", "num"),
+        ("net", "num"),
+        ("net per hand [95%]", "num"),
+        ("deal-ins to", "num"),
+        ("deal-in rate [95%]", "num"),
+        ("wins from", "num"),
+        ("win-from rate [95%]", "num"),
+    )
+    head = "".join(f'<th data-sort="{kind}" class="{kind}" title="sort">{esc(h)}</th>' for h, kind in heads)
+    rows = []
+    for r in df.iter_rows(named=True):
+        rows.append(
+            f'<tr><td class="id" data-v="{esc(r["opponent"])}">{player_link(r["opponent"], pages)}</td>'
+            + num_cell(r["hands"], f"{r['hands']:,}")
+            + num_cell(r["won_from"], f"{r['won_from']:,}")
+            + num_cell(r["lost_to"], f"{r['lost_to']:,}")
+            + num_cell(r["net"], f"{r['net']:+,}")
+            + num_cell(
+                r["net_per_hand"],
+                (f"{r['net_per_hand']:+.2f}" if r["net_per_hand"] is not None else "–")
+                + "<br>"
+                + ci(r["net_low"], r["net_high"], False),
+            )
+            + num_cell(r["deal_ins_to"], f"{r['deal_ins_to']:,}")
+            + num_cell(
+                r["deal_in_rate"],
+                charts.pct(r["deal_in_rate"]) + "<br>" + ci(r["deal_in_low"], r["deal_in_high"], True),
+            )
+            + num_cell(r["wins_from"], f"{r['wins_from']:,}")
+            + num_cell(r["win_rate"], charts.pct(r["win_rate"]) + "<br>" + ci(r["win_low"], r["win_high"], True))
+            + "</tr>"
+        )
+    name = esc(pid)
+    return (
+        f"{title}<p>{name} against each of the {df.height:,} players they sat with, most hands together first. "
+        'Click a heading to sort.</p><div class="wide"><table class="sortable opponents">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<p class="note">Over the replayed hands both played to the end. Won from / lost to: the points {name} '
+        "received from / paid to that opponent (every payment between them: wins, kongs, the end-of-hand checks, "
+        "penalties); net per hand: the mean over the hands together with a 95% normal interval. Deal-ins to: the "
+        f"opponent's wins on {name}'s discard; wins from: {name}'s wins on the opponent's; rates: the share of the "
+        "hands together with at least one, with 95% Wilson intervals. The same table as "
+        "<code>xuezhan stats --player P --by opponent</code>.</p></section>"
+    )
+
+
+def over_time(df: pl.DataFrame | None) -> str:
+    """The rolling win and deal-in rates over the player's hands in order, in their Wilson bands (inline SVG
+    from :func:`dashboards.player.prep_rolling`, drawn as :func:`dashboards.player.plot_rolling` draws them)."""
+    title = '<section id="over-time"><h2>Over time</h2>'
+    if df is None or not df.height:
+        return f'{title}<p class="note">No replayed hand.</p></section>'
+    window = player.ROLLING_WINDOW
+    shown = df.select(pl.all().gather(svg.thinned(df.height, window)))  # the rows drawn, before they become dicts
+    chart = svg.rolling_lines(shown.to_dicts(), window=window, most=shown.height)
+    days = df["played_local"].drop_nulls().dt.strftime("%Y-%m-%d").to_list()
+    span = f" They were played from {min(days)} to {max(days)} (local dates)." if days else ""
+    return (
+        f'{title}<p><span class="key subject">●</span> win rate <span class="key population">●</span> deal-in '
+        f"rate, each over the player's last {window} hands, across their {df.height:,} replayed hands in the "
+        f'order played.</p><figure class="rolling">{chart}</figure><p class="note">Shaded: 95% Wilson bands. '
+        f"Dashed: the first {window - 1} hands, where the rates are over the hands so far (fewer than {window}); "
+        f"the x axis counts the player's hands, not days.{span}</p></section>"
+    )
+
+
+def results_section(row: dict[str, Any] | None, others: str = "the other players") -> str:
+    """The player's net points per hand against the range the other players (``others``: of the player's scale
+    group, where there are several) give (the unusual-result test)."""
+    title = '<section id="results"><h2>Results against the room</h2>'
+    if row is None or not row["tested"]:
+        hands = 0 if row is None else row["hands"]
+        return (
+            f'{title}<p class="note">Not tested: {hands:,} replayed hands (at least {found_dash.MIN_HANDS:,} '
+            "needed), or too few other players to give a range.</p></section>"
+        )
+    verdict = (
+        '<b class="flag">outside the range</b> (an unusual result, not an accusation)'
+        if row["flagged"]
+        else "within the range"
+    )
+    return (
+        f"{title}<p>Net <b>{row['per_hand']:+.2f}</b> points per hand over {row['hands']:,} hands "
+        f"(±{found_dash.Z95 * row['se']:.2f}); {esc(others)} give {row['expected']:+.2f} on average, players "
+        f"truly differ by {row['spread']:.2f} (one standard deviation), so a result from {row['low']:+.2f} to "
+        f"{row['high']:+.2f} is within the room's range. This one is {verdict}: z {row['z']:+.2f}, "
+        f"p {row['p']:.2g}, q {row['q']:.2g} (Benjamini–Yekutieli over every player tested).</p></section>"
+    )
+
+
+def fan_section(mine: pl.DataFrame | None, everyone: pl.DataFrame, population: str = player.POPULATION) -> str:
+    title = '<section id="fan"><h2>Wins by fan</h2>'
+    if mine is None or not mine.height:
+        return f'{title}<p class="note">No win in a replayed hand.</p></section>'
+    got = {r["fan"]: r for r in mine.iter_rows(named=True)}
+    all_ = {r["fan"]: r for r in everyone.iter_rows(named=True)}
+    n, n_all = int(mine["n"][0]), int(everyone["n"][0]) if everyone.height else 0
+    rows = []
+    for fan in range(min(1, *got), max(got) + 1):
+        r, a = got.get(fan), all_.get(fan)
+        share, share_all = (r["share"] if r else 0.0), (a["share"] if a else 0.0)
+        rows.append(
+            f'<tr><td class="num">{fan}</td><td class="num">{r["wins"] if r else 0:,} ({charts.pct(share)})</td>'
+            f'<td class="num">{charts.pct(share_all)}</td><td>{svg.share_bars(share, share_all)}</td></tr>'
+        )
+    if population == player.POPULATION:  # a warehouse of one scale group
+        head, key, beside = "all players' (share)", "all", f"all players' {n_all:,}"
+    else:
+        who = esc(population)
+        head, key, beside = f"wins of {who} (share)", who, f"the {n_all:,} wins of {who}"
+    return (
+        f'{title}<table class="fan"><thead><tr><th>fan</th><th>player\'s wins (share)</th><th>{head}</th>'
+        f'<th><span class="key subject">●</span> player <span class="key population">●</span> {key}</th>'
+        f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p class="note">The total fan of each win (engine, '
+        f"before any cap; 平胡 = 1): the player's {n:,} wins beside {beside}.</p></section>"
+    )
+
+
+PLAYER_FINDINGS = 20  # audit rows on a player's page
+
+
+def scoring_section(seat: pl.DataFrame) -> str:
+    """The audit's findings on the player's seat, most money first."""
+    title = '<section id="scoring"><h2>Audit findings on the player\'s seat</h2>'
+    if not seat.height:
+        return f'{title}<p class="note">None.</p></section>'
+    rows = "".join(
+        f'<tr class="{esc(r["severity"])}"><td class="id">{esc(r["hand_id"])}</td>'
+        f'<td class="num">{esc(fmt(r["event"]))}</td><td class="code">{esc(r["code"])}</td>'
+        f'<td class="num">{r["money"]:,}</td><td class="def">{finding_message(r["message"], r["position"])}</td></tr>'
+        for r in seat.head(PLAYER_FINDINGS).iter_rows(named=True)
+    )
+    shown = "all" if seat.height <= PLAYER_FINDINGS else f"the {PLAYER_FINDINGS} with most money of"
+    return (
+        f"{title}<table><thead><tr><th>hand</th><th>event</th><th>code</th><th>money (points)</th><th>message</th>"
+        f'</tr></thead><tbody>{rows}</tbody></table><p class="note">{esc(shown)} {seat.height:,} findings, '
+        f"{esc(scoring.Audit(seat).stake_text())}. The replay of a hand: <code>xuezhan replay HAND --warehouse "
+        "WH</code>; every finding: <code>xuezhan audit --warehouse WH --format csv</code>.</p></section>"
+    )
