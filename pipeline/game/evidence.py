@@ -15,7 +15,8 @@ the same rules at the same cost. It reads the state it is handed and never chang
 
 The hooks: :meth:`Evidence.deal` once the deal is dealt (before the exchange), :meth:`Evidence.before_discard`
 once a discard is verified (the hand still holds the tile), :meth:`Evidence.after_discard` once it is applied
-(its claim window open). An observer record (hidden hands) has none: the evidence needs every hand.
+(its claim window open). An observer record (hidden hands) has none: the evidence needs every hand, and its
+counts are those of the hands as the state knows them.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ class Evidence(Observer):
     def __init__(self) -> None:
         self.dealt: list[list[int]] | None = None  # each seat's deal, before any exchange
         self.gave: dict[int, tuple[int, tuple[int, ...]]] = {}  # seat → (receiver, the kinds it gave at 换三张)
-        self.kongs_known = True  # False: an exchange with a seat's tiles not given (the counts are not known)
         self.could_kong_at: dict[int, list[int]] = {}  # discard → the other seats holding three of its tile
         self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard → was a safe, as-good choice held
         # discard somebody could win on or kong → how many steps (shanten) further from ready it left its discarder
@@ -56,7 +56,6 @@ class Evidence(Observer):
         if given is not None:
             n = len(hands)
             self.gave = {s: ((s + offset) % n, tuple(t)) for s, t in enumerate(given) if t is not None}
-            self.kongs_known = all(t is not None for t in given)
 
     def before_discard(self, state: HandState, seat: int, tile: int, index: int) -> None:
         """``seat``'s discard of ``tile`` at event ``index`` is verified, not yet applied: judge its waits."""
@@ -73,10 +72,8 @@ class Evidence(Observer):
         for o in range(state.n):
             if o != seat and counts[o][tile] == 3:
                 kong.append(o)
-                if not state.won[o]:
-                    kongable = True
-        if self.kongs_known:
-            self.could_kong_at[index] = kong
+                kongable = kongable or not state.won[o]
+        self.could_kong_at[index] = kong
         if could_win or kongable:
             safe, cost = choice_cost(state, seat, tile)
             if could_win:
