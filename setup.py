@@ -84,6 +84,7 @@ COMPILED = [
     "pipeline/rules/fan.py",
     "pipeline/rules/settle.py",
     "pipeline/game/events.py",
+    "pipeline/game/evidence.py",
     "pipeline/game/state.py",
     "pipeline/game/start.py",
     "pipeline/game/record.py",

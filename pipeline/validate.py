@@ -27,6 +27,7 @@ from pipeline.game.commitment import check as check_commitment
 from pipeline.game.commitment import commitments_line as commitments_line  # the validate command's summary line
 from pipeline.game.commitment import status as commitment_status
 from pipeline.game.events import Hu, Kong
+from pipeline.game.evidence import Evidence
 from pipeline.game.record import (
     Claimed,
     Record,
@@ -255,7 +256,7 @@ class Validation(Value):
     replay established (``hand``: the frozen :class:`~pipeline.game.state.HandFacts`)."""
 
     __slots__ = ()
-    _fields = ("hand_id", "issues", "record", "replayed", "seats", "claimed", "hand", "not_checked")
+    _fields = ("hand_id", "issues", "record", "replayed", "seats", "claimed", "hand", "not_checked", "evidence")
 
     def __init__(
         self,
@@ -267,8 +268,9 @@ class Validation(Value):
         claimed: Claimed | None = None,
         hand: HandFacts | None = None,
         not_checked: tuple[str, ...] = (),
+        evidence: Evidence | None = None,
     ) -> None:
-        self._v = (hand_id, issues, record, replayed, seats, claimed, hand, not_checked)
+        self._v = (hand_id, issues, record, replayed, seats, claimed, hand, not_checked, evidence)
 
     @property
     def hand_id(self) -> str | None:
@@ -307,6 +309,13 @@ class Validation(Value):
     def not_checked(self) -> tuple[str, ...]:
         """What this record's level, or what it left out, could not support (in words): never passed in silence."""
         return self._v[7]
+
+    @property
+    def evidence(self) -> Evidence | None:
+        """The audits' evidence the replay worked out (:class:`~pipeline.game.evidence.Evidence`: the deal as
+        dealt, who could kong each discard, the costs of discards, the judged waits), when asked for
+        (``evidence=True``) and the record's start could be replayed; ``None`` otherwise."""
+        return self._v[8]
 
     @property
     def wall_commitment(self) -> str | None:
@@ -476,8 +485,8 @@ def validate(
 ) -> Validation:
     """Validate one record object. ``profile`` overrides switches of the record's ruleset, or with a
     ``profile`` entry the profile itself (:class:`~pipeline.rules.ruleset.Override`); ``strict`` stops at the
-    first issue; ``evidence`` works out the collusion screen's evidence (see
-    :class:`~pipeline.game.state.HandState`). A bad ``profile`` raises
+    first issue; ``evidence`` works out the audits' evidence as the hand is replayed
+    (:attr:`Validation.evidence`). A bad ``profile`` raises
     :class:`~pipeline.rules.ruleset.RuleSetError` (no fault of the record's)."""
     override = Override.parse(profile)  # the caller's mistake, not the record's: raises RuleSetError
     try:
@@ -512,8 +521,9 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
     if record.level == "settlement":
         return _validate_settlement(obj, record, issues, strict)
     unseen = _Unseen(obj, record) if record.level == "observer" else None
+    observer = Evidence() if evidence and unseen is None else None
     try:
-        state = initial_state(record, evidence, unseen)
+        state = initial_state(record, observer, unseen)
     except IllegalAction as exc:
         return Validation(
             hand_id=hand_id, issues=(Issue.of(exc),), record=record, not_checked=NOT_CHECKED[record.level]
@@ -577,6 +587,7 @@ def _validate(obj: Any, override: Override | None, strict: bool, evidence: bool)
         claimed=claimed,
         hand=hand,
         not_checked=not_checked + end_notes(hand, claimed),
+        evidence=observer,
     )
 
 
@@ -698,9 +709,11 @@ def _penalize(state: HandState, exc: IllegalAction, index: int) -> None:
         state.ledger.penalty(exc.seat, index, everyone=True)
 
 
-def initial_state(record: Record, evidence: bool, unseen: _Unseen | None = None) -> HandState:
-    """The record's deal, exchange and void suits, checked (:func:`~pipeline.game.start.start_hand`); an
-    observer record's declarations of the hands it did not see (no collusion evidence: it needs every hand)."""
+def initial_state(record: Record, observer: Evidence | None = None, unseen: _Unseen | None = None) -> HandState:
+    """The record's deal, exchange and void suits, checked (:func:`~pipeline.game.start.start_hand`): the one place
+    a record's start is built. ``observer``: the audits' evidence, worked out as the hand is replayed (not for an
+    observer record: it needs every hand); ``unseen``: an observer record's declarations of the hands it did not
+    see."""
     exchange = None
     if record.exchange_given is not None:
         exchange = (record.exchange_direction or "cw", record.exchange_given)
@@ -711,7 +724,7 @@ def initial_state(record: Record, evidence: bool, unseen: _Unseen | None = None)
         deal=record.deal,
         exchange=exchange,
         que=record.que,
-        evidence=evidence and unseen is None,
+        observer=observer if unseen is None else None,
         declared_wins=unseen.wins if unseen is not None else None,
         declared_ends=unseen.ends if unseen is not None else None,
         declared_kongs=unseen.kongs if unseen is not None else None,

@@ -1,6 +1,6 @@
 """Winning-tile anticipation as it was judged before ingest judged it (issue 23 item 3): the screen replayed every
 hand of levels full and dealt from its source at report time, in pure Python. The tests hold the engine's
-judging (pipeline/game/state.py ``HandState._judge_waits``, stored by ingest in ``wait_choices``) and the screen's
+judging (pipeline/game/evidence.py ``judge_waits``, stored by ingest in ``wait_choices``) and the screen's
 SQL tally (pipeline/audit/anticipation.py) to it."""
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from pipeline.rules.ruleset import load_ruleset
 from pipeline.rules.tiles import TILE_NAMES, parse_tiles
 from pipeline.simulate.bots import Bot
 from pipeline.simulate.styles import STYLES, Player
+from pipeline.validate import initial_state
 
 # Seat 0 deals itself 123456789m 11p 357p: throwing 3p waits on 6p (11p 57p), throwing 7p waits on 4p (11p 35p); the
 # other discards leave it not ready. It sees no 4p and no 6p: 4 unseen of each either way. Seat 1 holds 444p, so
@@ -93,7 +94,7 @@ def test_waits_with_as_many_copies_in_the_wall_are_not_judged() -> None:
     # before, so the hand never started and the test passed without judging anything: the start is checked now.)
     deal = [DEAL[0], "555m123456789s1m", DEAL[2], DEAL[3]]
     record = _record(deal, [{"t": "discard", "seat": 0, "tile": "3p"}])
-    state = start_hand(record.rules, dealer=record.dealer, wall=record.wall, deal=record.deal, que=record.que)
+    state = initial_state(record)
     assert state.counts[0][parse_tiles("3p")[0]] == 1  # the hand starts, seat 0 holding the discard
     assert decisions(record) == []
     assert len(decisions(_record(DEAL, [{"t": "discard", "seat": 0, "tile": "3p"}]))) == 1  # with 444p: judged
@@ -316,6 +317,6 @@ def test_tiles_given_at_the_exchange_are_seen_by_the_giver() -> None:
     ],
 )
 def test_the_engine_judges_as_the_replay_did(record: Any) -> None:
-    """The engine's judging (HandState._judge_waits, what ingest stores) gives the decisions the screen's replay
-    gave (tests/anticipation_oracle.py)."""
+    """The engine's judging (pipeline/game/evidence.py ``judge_waits``, what ingest stores) gives the decisions the
+    screen's replay gave (tests/anticipation_oracle.py)."""
     assert decisions(record) == oracle_decisions(record)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pipeline.game.events import Discard, Draw, Hu, Kong, Pong
+from pipeline.game.evidence import Evidence
 from pipeline.game.start import start_hand
 from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.hand import Meld
@@ -429,8 +430,14 @@ WAITER = "111p234p678p999s5p"
 FILLERS = ("13579m13579p246s", "2468m2468p1357s9s")
 
 
+def _ev(state: HandState) -> Evidence:
+    """The audits' evidence the state worked out (pipeline/game/evidence.py)."""
+    assert state.observer is not None
+    return state.observer
+
+
 def _dangerous_discard(dealer_hand: str, rules: RuleSet = CHENGDU, que: Any = None) -> HandState:
-    state = deal(dealer_hand, WAITER, *FILLERS, rules=rules, evidence=True, que=que)
+    state = deal(dealer_hand, WAITER, *FILLERS, rules=rules, observer=Evidence(), que=que)
     assert {t(k) for k in ("2p", "3p", "5p", "6p", "8p", "9p")} == state.win_tiles(1)
     assert not state.win_tiles(2) and not state.win_tiles(3)
     state.discard(0, t("5p"))
@@ -442,19 +449,19 @@ def test_evidence_a_safe_tile_as_good_was_held() -> None:
     # 5p and 7s are both isolated: shedding 7s instead leaves the hand exactly as close to ready, and nobody
     # can win on 7s
     state = _dangerous_discard("123m456m789m11s7s5p9p")
-    assert state.safe_alternative_at == {0: True}
+    assert _ev(state).safe_alternative_at == {0: True}
 
 
 def test_evidence_every_other_discard_was_worse() -> None:
     # after 5p the hand is ready (22s33s: 2s or 3s); shedding any other tile leaves it one away
     state = _dangerous_discard("123m456m789m22s33s5p")
-    assert state.safe_alternative_at == {0: False}
+    assert _ev(state).safe_alternative_at == {0: False}
 
 
 def test_evidence_an_as_good_tile_an_opponent_waits_on_is_not_safe() -> None:
     # 5p leaves 22s 68p (ready on 7p); 8p would leave 22s 56p, as ready, but seat 1 waits on 8p too
     state = _dangerous_discard("123m456m789m22s5p6p8p")
-    assert state.safe_alternative_at == {0: False}
+    assert _ev(state).safe_alternative_at == {0: False}
 
 
 def test_evidence_with_void_first_only_void_tiles_were_a_choice() -> None:
@@ -462,30 +469,31 @@ def test_evidence_with_void_first_only_void_tiles_were_a_choice() -> None:
     # and 9p (the only other void tile) is a tile seat 1 waits on
     rules = load_ruleset("chengdu", void_discard_first=True)
     state = _dangerous_discard("123m456m789m11s7s5p9p", rules=rules, que=(1, None, None, None))
-    assert state.safe_alternative_at == {0: False}
+    assert _ev(state).safe_alternative_at == {0: False}
 
 
 def test_evidence_the_cost_of_a_discard_is_how_much_further_from_ready_it_left_the_hand() -> None:
     # 5p was one of the best discards (cost 0): the hand is ready after it; 5p out of 45p instead leaves
     # 22s 4p 9m one step further from ready than shedding the isolated 9m would have (cost 1): a tile given up
     # at a cost to one's own hand, into seat 1's wait
-    assert _dangerous_discard("123m456m789m22s33s5p").cost_at == {0: 0}
-    assert _dangerous_discard("123m456m789m11s7s5p9p").cost_at == {0: 0}
-    assert _dangerous_discard("123m456m789m22s45p9m").cost_at == {0: 1}
+    assert _ev(_dangerous_discard("123m456m789m22s33s5p")).cost_at == {0: 0}
+    assert _ev(_dangerous_discard("123m456m789m11s7s5p9p")).cost_at == {0: 0}
+    assert _ev(_dangerous_discard("123m456m789m22s45p9m")).cost_at == {0: 1}
 
 
 def test_evidence_the_cost_is_worked_out_for_a_tile_another_could_kong() -> None:
     # nobody wins on 9s, but seat 1 holds 999s concealed: the dealer's 9s is a tile it could kong (events.could_kong)
-    state = deal("123m456m789m22s45p9s", WAITER, "13579m13579p246s", "2468m2468p1357s8s", evidence=True)
+    state = deal("123m456m789m22s45p9s", WAITER, "13579m13579p246s", "2468m2468p1357s8s", observer=Evidence())
     state.discard(0, t("9s"))
-    assert state.could_win_at == {} and state.safe_alternative_at == {}
-    assert state.cost_at == {0: 0}
-    plain = deal("123m456m789m22s45p9s", WAITER, "13579m13579p246s", "2468m2468p1357s8s", evidence=True)
+    assert state.could_win_at == {} and _ev(state).safe_alternative_at == {}
+    assert _ev(state).could_kong_at == {0: [1]}
+    assert _ev(state).cost_at == {0: 0}
+    plain = deal("123m456m789m22s45p9s", WAITER, "13579m13579p246s", "2468m2468p1357s8s", observer=Evidence())
     plain.discard(0, t("2s"))  # nobody could win on or kong 2s: no cost worked out
-    assert plain.cost_at == {}
+    assert _ev(plain).cost_at == {}
 
 
 def test_evidence_is_worked_out_only_on_request() -> None:
     state = deal("123m456m789m22s33s5p", WAITER, *FILLERS)
     state.discard(0, t("5p"))
-    assert state.could_win_at == {0: (1,)} and state.safe_alternative_at == {} and state.cost_at == {}
+    assert state.could_win_at == {0: (1,)} and state.observer is None

@@ -11,6 +11,7 @@ from anticipation_oracle import oracle_decisions
 
 from pipeline.audit.anticipation import decisions
 from pipeline.game.events import Discard
+from pipeline.game.evidence import Evidence
 from pipeline.game.record import parse_record
 from pipeline.game.start import start_hand
 from pipeline.game.state import HandState
@@ -25,14 +26,19 @@ DEAL = ["123456789m11p357p", "444p123456789s1m", "123456789s22m88p", "123456789s
 
 def _state(deal: list[str], *, evidence: bool = True) -> HandState:
     return start_hand(
-        load_ruleset("chengdu"), dealer=0, deal=[parse_tiles(h) for h in deal], que=[2, 0, 1, 1], evidence=evidence
+        load_ruleset("chengdu"),
+        dealer=0,
+        deal=[parse_tiles(h) for h in deal],
+        que=[2, 0, 1, 1],
+        observer=Evidence() if evidence else None,
     )
 
 
-def _after(deal: list[str], tile: str, *, evidence: bool = True) -> HandState:
+def _after(deal: list[str], tile: str, *, evidence: bool = True) -> Evidence:
+    """The evidence worked out once seat 0 discards ``tile`` (an empty one without ``evidence``: none is kept)."""
     state = _state(deal, evidence=evidence)
     state.apply(Discard(0, parse_tiles(tile)[0]))
-    return state
+    return state.observer if state.observer is not None else Evidence()
 
 
 def _names(hand: str) -> list[str]:
@@ -44,13 +50,13 @@ P3, P4, P6 = (parse_tiles(t)[0] for t in ("3p", "4p", "6p"))
 
 def test_a_ready_discard_with_another_wait_of_as_many_unseen_copies_is_judged() -> None:
     """3p: waits on 6p (4 in the wall) against 7p's 4p (seat 1 holds three: 1 in the wall); 4 unseen each."""
-    state = _after(DEAL, "3p")
-    assert state.facts().waits_at == {0: (0, ((P3, 1 << P6, 4, 4), (parse_tiles("7p")[0], 1 << P4, 4, 1)))}
+    assert _after(DEAL, "3p").waits_at == {0: (0, ((P3, 1 << P6, 4, 4), (parse_tiles("7p")[0], 1 << P4, 4, 1)))}
     assert _after(DEAL, "7p").waits_at == {0: (1, ((P3, 1 << P6, 4, 4), (parse_tiles("7p")[0], 1 << P4, 4, 1)))}
 
 
 def test_nothing_is_judged_without_evidence_or_when_the_discard_leaves_the_hand_not_ready() -> None:
-    assert _after(DEAL, "3p", evidence=False).facts().waits_at == {}
+    assert _state(DEAL, evidence=False).observer is None
+    assert _after(DEAL, "3p", evidence=False).waits_at == {}
     assert _after(DEAL, "1m").waits_at == {}
 
 

@@ -31,7 +31,7 @@ from pipeline.rules.fan import declared_score
 from pipeline.rules.hand import could_win, is_legal_win
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.rules.tiles import TILE_NAMES, counts_of, kinds_of_counts, parse_tiles
-from pipeline.validate import validate
+from pipeline.validate import initial_state, validate
 
 OBSERVER_NOT_CHECKED = NOT_CHECKED["observer"]
 
@@ -79,8 +79,7 @@ def to_observer(record: dict[str, Any], observer: int = 0, *, show: bool = False
 def _hands_at_wins(record: dict[str, Any]) -> dict[int, list[str]]:
     """Each winner's concealed tiles with its winning tile, from a replay of the whole record."""
     rec = parse_record(record)
-    exchange = None if rec.exchange_given is None else (rec.exchange_direction or "cw", rec.exchange_given)
-    state = start_hand(rec.rules, dealer=rec.dealer, wall=rec.wall, exchange=exchange, que=rec.que)
+    state = initial_state(rec)
     out = {}
     for index, event in enumerate(rec.events):
         if isinstance(event, Hu):

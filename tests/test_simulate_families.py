@@ -13,12 +13,12 @@ import pytest
 
 from pipeline.game.events import Discard, Event
 from pipeline.game.record import parse_record
-from pipeline.game.start import exchange_offset, start_hand
+from pipeline.game.start import exchange_offset
 from pipeline.game.state import HandState
 from pipeline.simulate.families import FAMILIES
 from pipeline.simulate.inject import InjectSpec, SpecError
 from pipeline.simulate.tables import Labels, SimConfig, simulate
-from pipeline.validate import validate_line
+from pipeline.validate import initial_state, validate_line
 
 
 @cache
@@ -33,12 +33,7 @@ def room(spec: str, hands: int = 240, seed: int = 7, profile: str = "chengdu") -
 def replay(line: str) -> Iterator[tuple[HandState, int, Event]]:
     """Each event of a record with the state just before it and its index."""
     record = parse_record(json.loads(line))
-    exchange = (
-        (record.exchange_direction, [list(t or ()) for t in record.exchange_given])
-        if record.exchange_direction is not None and record.exchange_given is not None
-        else None
-    )
-    state = start_hand(record.rules, dealer=record.dealer, wall=record.wall, exchange=exchange, que=record.que)
+    state = initial_state(record)
     for i, event in enumerate(record.events):
         yield state, i, event
         state.apply(event)

@@ -24,7 +24,7 @@ from pipeline.rules.hand import shanten, win_tiles
 from pipeline.rules.ruleset import load_ruleset, profile_names
 from pipeline.rules.settle import Payment
 from pipeline.rules.tiles import TILE_NAMES, full_set
-from pipeline.validate import _match_payments, compare_payments, validate
+from pipeline.validate import _match_payments, compare_payments, initial_state, validate
 
 PROFILES = tuple(profile_names())  # every table shape and mode
 REPLAY = ("TILE_", "TURN_", "CLAIM_", "WIN_")
@@ -147,9 +147,7 @@ def held_before(record: dict[str, Any], index: int, seat: int) -> Counter[str]:
 
 def _start(record: dict[str, Any]) -> HandState:
     """The state at the start of the record's play, through the one way a hand starts."""
-    rec = parse_record(record)
-    exchange = None if rec.exchange_given is None else (rec.exchange_direction or "cw", rec.exchange_given)
-    return start_hand(rec.rules, dealer=rec.dealer, wall=rec.wall, exchange=exchange, que=rec.que)
+    return initial_state(parse_record(record))
 
 
 def family(found: set[str], *prefixes: str) -> bool:

@@ -9,7 +9,7 @@ which option has more copies left in the wall is chance. A player who sees every
 tiles that will come.
 
 Ingest's replay judges the discards of the hands whose every tile is known (levels full and dealt: the wall's
-contents are then the table's tiles less those dealt and drawn; ``HandState._judge_waits``, stored in the table
+contents are then the table's tiles less those dealt and drawn; ``evidence.judge_waits``, stored in the table
 ``wait_choices``), and the screen counts them in DuckDB. A player's discard is judged when it left the hand ready
 and another discard would have too, with a different wait of **the same unseen count** (what the player could
 see is equal, so its view cannot prefer either), the options' copies left in the wall differing. Per player: ``n``
@@ -48,8 +48,9 @@ import numpy as np
 
 from pipeline.analytics.stats import by_qvalues
 from pipeline.audit.information import FDR, InfoResult, screen_tails
+from pipeline.game.evidence import Evidence, WaitChoice
 from pipeline.game.record import Record
-from pipeline.game.state import IllegalAction, WaitChoice
+from pipeline.game.state import IllegalAction
 from pipeline.rules.tiles import TILE_NAMES
 from pipeline.sql import load_sql, run_sql
 from pipeline.validate import initial_state
@@ -99,13 +100,14 @@ class Decision:
 
 def decisions(record: Record, seat: int | None = None) -> list[Decision]:
     """The judged decisions of ``seat`` (every seat: ``None``) in ``record``, as the engine judges them while it
-    replays (:meth:`pipeline.game.state.HandState._judge_waits`, which ingest runs and stores in
+    replays (:func:`pipeline.game.evidence.judge_waits`, which ingest runs and stores in
     ``wait_choices``); none for a record of another level than full or dealt (a hidden hand hides the wall's
     contents). The replay stops at an illegal action."""
     if record.level not in ("full", "dealt"):
         return []
     try:
-        state = initial_state(record, evidence=True)
+        evidence = Evidence()
+        state = initial_state(record, evidence)
     except IllegalAction:
         return []
     for event in record.events:
@@ -113,12 +115,12 @@ def decisions(record: Record, seat: int | None = None) -> list[Decision]:
             state.apply(event)
         except IllegalAction:
             break
-    found = [decision(index, record.events[index].seat, choice) for index, choice in sorted(state.waits_at.items())]
+    found = [decision(index, record.events[index].seat, choice) for index, choice in sorted(evidence.waits_at.items())]
     return [d for d in found if seat is None or d.seat == seat]
 
 
 def decision(index: int, seat: int, choice: WaitChoice) -> Decision:
-    """The engine's judged choice of waits (:data:`pipeline.game.state.WaitChoice`) at event ``index`` as a
+    """The engine's judged choice of waits (:data:`pipeline.game.evidence.WaitChoice`) at event ``index`` as a
     :class:`Decision`."""
     chosen, options = choice
     made = tuple(

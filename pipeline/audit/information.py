@@ -49,10 +49,10 @@ from pipeline import sql
 from pipeline.analytics.stats import by_qvalues
 from pipeline.game.events import Discard
 from pipeline.game.record import Record, RecordError, parse_record
-from pipeline.game.start import start_hand
 from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.hand import shanten
 from pipeline.rules.tiles import TILE_NAMES
+from pipeline.validate import initial_state
 
 MIN_DISCARDS = 300  # about 30 hands: below this a player is listed, not tested
 FDR = 0.05
@@ -326,13 +326,8 @@ def dodges(record: Record, seat: int) -> list[Dodge]:
     known; others have none), found by replaying it; the replay stops at an illegal action."""
     if record.level not in ("full", "dealt"):
         return []
-    exchange = None
-    if record.exchange_given is not None:
-        exchange = (record.exchange_direction or "cw", record.exchange_given)
     try:
-        state = start_hand(
-            record.rules, dealer=record.dealer, wall=record.wall, deal=record.deal, exchange=exchange, que=record.que
-        )
+        state = initial_state(record)
     except IllegalAction:
         return []
     found = []

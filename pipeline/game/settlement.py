@@ -190,7 +190,6 @@ def settle_declared(
         passed_wins=(),
         compulsory_passes=(),
         could_win_at={},
-        safe_alternative_at={},
         next_dealer=next_dealer(rules, dealer, records, n),
         end_open=end_open,
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, TypeVar
 
-from pipeline.game.state import HandState, IllegalAction
+from pipeline.game.state import HandState, IllegalAction, Observer
 from pipeline.rules.fan import Score
 from pipeline.rules.hand import CODE_STEPS
 from pipeline.rules.ruleset import RuleSet
@@ -225,7 +225,7 @@ def start_hand(
     deal: Sequence[Sequence[int] | None] | None = None,
     exchange: Exchange | SeenExchange | None = None,
     que: Sequence[int | None] | None = None,
-    evidence: bool = False,
+    observer: Observer | None = None,
     declared_wins: Mapping[int, Score] | None = None,
     declared_ends: Mapping[int, SeatEnd] | None = None,
     declared_kongs: frozenset[int] | None = None,
@@ -234,8 +234,10 @@ def start_hand(
 ) -> HandState:
     """The state at the start of play. Give the full ``wall`` (the deal is then dealt from it, and a ``deal``
     given beside it must agree), or only the ``deal``; then the exchange of three, if any, and the void suits.
-    ``evidence``: see :class:`~pipeline.game.state.HandState`. An observer's ``deal`` holds ``None`` for each
-    hand it did not see, whose tiles play starts with hidden (``declared_wins``, ``declared_ends``,
+    ``observer``: an :class:`~pipeline.game.state.Observer` (the audits'
+    :class:`~pipeline.game.evidence.Evidence`), told of the deal as dealt (before the
+    exchange) and of every discard (see :class:`~pipeline.game.state.HandState`). An observer's ``deal`` holds
+    ``None`` for each hand it did not see, whose tiles play starts with hidden (``declared_wins``, ``declared_ends``,
     ``declared_kongs``, ``shown``: see :class:`~pipeline.game.state.HandState`).
 
     >>> from pipeline.rules import load_ruleset
@@ -274,7 +276,11 @@ def start_hand(
         if not rules.exchange_three:
             raise IllegalAction("TILE_EXCHANGE", f"profile {rules.profile!r} plays no exchange of three (换三张)")
         direction, given = exchange
+        if observer is not None:
+            observer.deal(hands, given, exchange_offset(direction, n))
         hands = exchanged(hands, direction, given, hidden)
+    elif observer is not None:
+        observer.deal(hands, None, 0)
     void: Sequence[int | None] = que if que is not None else (None,) * n
     if que is not None and len(rules.suits) < 3 and any(q is not None for q in que):
         # 定缺 picks one of three suits to shed; with two in play no hand can hold a third
@@ -287,7 +293,7 @@ def start_hand(
         hands=hands,
         wall=pile,
         void=void,
-        evidence=evidence,
+        observer=observer,
         hidden=hidden,
         declared_wins=declared_wins,
         declared_ends=declared_ends,
@@ -295,9 +301,6 @@ def start_hand(
         shown=shown,
         void_unknown=void_unknown,
     )
-    if evidence and exchange is not None:  # what each seat gave, which the anticipation evidence counts as seen
-        offset = exchange_offset(exchange[0], n)
-        state.gave = {s: ((s + offset) % n, tuple(t)) for s, t in enumerate(exchange[1]) if t is not None}
     return state
 
 

@@ -29,11 +29,8 @@ from pipeline.rules.fan import Score, WinHand, ready_value, score
 from pipeline.rules.hand import (
     CODE_STEPS,
     Meld,
-    code_step,
     could_win,
     is_win,
-    shanten_after_discards,
-    shanten_of_codes,
     suits_fault,
     suits_ok,
     suits_used,
@@ -49,13 +46,6 @@ from pipeline.rules.values import Value
 HIDDEN: Final = -1  # an observer record's draw of a tile it did not see (the reader's UNKNOWN_TILE)
 
 Phase = Literal["discard", "claim", "rob", "draw", "end"]
-# A judged choice of waits (the anticipation evidence, :meth:`HandState._judge_waits`): the position of the wait
-# chosen among the options, and each option as (the kind discarded, its winning kinds as bits, the copies of them
-# the discarder could not see, the copies still in the wall).
-WaitOption = tuple[int, int, int, int]
-WaitChoice = tuple[int, tuple[WaitOption, ...]]
-_NO_WAITS: Final[dict[int, WaitChoice]] = {}
-_NO_COSTS: Final[dict[int, int]] = {}
 WinHow = Literal["discard", "self_draw", "rob_kong"]
 
 
@@ -177,12 +167,9 @@ class HandFacts(Value):
         "passed_wins",
         "compulsory_passes",
         "could_win_at",
-        "safe_alternative_at",
         "next_dealer",
         "unchecked",
         "end_open",
-        "waits_at",
-        "cost_at",
     )
 
     def __init__(
@@ -201,12 +188,9 @@ class HandFacts(Value):
         passed_wins: tuple[tuple[int, int], ...],
         compulsory_passes: tuple[tuple[int, int], ...],
         could_win_at: Mapping[int, tuple[int, ...]],
-        safe_alternative_at: Mapping[int, bool],
         next_dealer: int,
         unchecked: tuple[str, ...] = (),
         end_open: bool = False,
-        waits_at: Mapping[int, WaitChoice] = _NO_WAITS,
-        cost_at: Mapping[int, int] = _NO_COSTS,
     ) -> None:
         self._v = (
             rules,
@@ -223,12 +207,9 @@ class HandFacts(Value):
             passed_wins,
             compulsory_passes,
             could_win_at,
-            safe_alternative_at,
             next_dealer,
             unchecked,
             end_open,
-            waits_at,
-            cost_at,
         )
 
     @property
@@ -288,32 +269,18 @@ class HandFacts(Value):
         return self._v[13]
 
     @property
-    def safe_alternative_at(
-        self,
-    ) -> Mapping[int, bool]:  # dangerous discard → was a safe, as-good choice held (evidence)
+    def next_dealer(self) -> int:  # the next hand's dealer, if this hand is over
         return self._v[14]
 
     @property
-    def next_dealer(self) -> int:  # the next hand's dealer, if this hand is over
-        return self._v[15]
-
-    @property
     def unchecked(self) -> tuple[str, ...]:  # what the hidden hands of an observer record kept from being checked
-        return self._v[16]
+        return self._v[15]
 
     @property
     def end_open(self) -> bool:
         """The hand's end is owed but unknown: hidden hands (or a settlement record) without declared end states,
         so 查花猪/查大叫/退税 and the end's void penalties are not computed, and claims of them cannot be judged."""
-        return self._v[17]
-
-    @property
-    def waits_at(self) -> Mapping[int, WaitChoice]:  # discard → its judged choice of waits (evidence)
-        return self._v[18]
-
-    @property
-    def cost_at(self) -> Mapping[int, int]:  # offer to an opponent → shanten it cost its discarder (evidence)
-        return self._v[19]
+        return self._v[16]
 
     @property
     def won_out(self) -> bool:
@@ -324,6 +291,22 @@ class HandFacts(Value):
             return False  # 血流成河: only the wall ends the hand
         to_end = len(self.deltas) - 1 if mode == "blood_battle" else 1
         return self.over and len(self.wins) >= to_end
+
+
+class Observer:
+    """What a hand tells as it is played, to an observer that reads the state and never changes it: the deal as dealt
+    (:func:`~pipeline.game.start.start_hand`, before any exchange), every discard once verified and once applied.
+    The hooks do nothing here; :class:`~pipeline.game.evidence.Evidence` works out the audits' evidence in them."""
+
+    def deal(self, hands: Sequence[Sequence[int]], given: Sequence[Sequence[int] | None] | None, offset: int) -> None:
+        """The deal (``hands``, before the exchange); ``given[seat]`` went to seat ``(seat + offset) % n`` at the
+        exchange (``given``: ``None`` without one)."""
+
+    def before_discard(self, state: HandState, seat: int, tile: int, index: int) -> None:
+        """``seat``'s discard of ``tile`` at event ``index`` is verified, not yet applied."""
+
+    def after_discard(self, state: HandState, seat: int, tile: int, index: int, could_win: bool) -> None:
+        """``seat`` has discarded ``tile`` at event ``index``; ``could_win``: another seat can win on it."""
 
 
 class HandState:
@@ -338,7 +321,7 @@ class HandState:
         hands: Sequence[Sequence[int]],
         wall: Sequence[int] | None = None,
         void: Sequence[int | None] | None = None,
-        evidence: bool = False,
+        observer: Observer | None = None,
         hidden: Sequence[int] | None = None,
         declared_wins: Mapping[int, Score] | None = None,
         declared_ends: Mapping[int, SeatEnd] | None = None,
@@ -348,9 +331,9 @@ class HandState:
     ) -> None:
         """``hands[seat]`` are the kinds each seat holds when play starts (after any exchange);
         ``wall`` is the draw pile still to come, front first (``None`` when the record has no wall).
-        ``evidence``: also work out, for every discard somebody could win on, whether the discarder held a
-        safe and as good alternative (``safe_alternative_at``, the collusion screen's evidence; ingest asks
-        for it, the simulator and ``validate`` do not).
+        ``observer``: an :class:`Observer` the state tells of every discard: the audits'
+        :class:`~pipeline.game.evidence.Evidence`, which ingest asks for and the simulator and ``validate`` do
+        not (without one, nothing of the evidence is worked out).
 
         An observer's record (schemas/XZLOG.md, levels) sees one hand: ``hidden[seat]`` more tiles, beside the
         known ``hands[seat]``, that nobody has seen; a hidden draw adds one. An action shows what it needs of them
@@ -368,7 +351,7 @@ class HandState:
         self.n = n  # seats; kept here because the hot path reads it (a RuleSet attribute is an interpreted look-up)
         self._void_first = rules.void_discard_first  # the same: asked on most discards
         self.dealer = dealer
-        self.evidence = evidence
+        self.observer = observer
         # the hand ends once this many have won: all but one in 血战, the first win (and its 一炮多响) in 普通版;
         # in 血流成河 only the wall ends it (winners stay in: ``won`` means out of the hand, ``has_won`` won once)
         self.flow = rules.mode == "blood_flow"
@@ -439,12 +422,6 @@ class HandState:
         self.end_open = False  # an end is owed, but hidden hands without declared end states keep it unknown
         # event index → seats that could win on that tile: every added kong, and the discards someone could win on
         self.could_win_at: dict[int, tuple[int, ...]] = {}
-        self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard's index → was a safe, as-good choice held
-        # discard somebody could win on or kong → how many steps (shanten) further from ready it left its discarder
-        # than its best discard (evidence)
-        self.cost_at: dict[int, int] = {}
-        self.waits_at: dict[int, WaitChoice] = {}  # discard's index → its judged choice of waits (evidence)
-        self.gave: dict[int, tuple[int, tuple[int, ...]]] = {}  # seat → (receiver, the kinds it gave at 换三张)
         # Each seat's winning tiles, kept until its hand changes, the code of each of its suits and its size, kept
         # up to date tile by tile: every change goes through _add or _meld.
         self._hands = [_Concealed(codes[seat], len(kinds) + self.hidden[seat]) for seat, kinds in enumerate(hands)]
@@ -479,6 +456,16 @@ class HandState:
         )
         window = f" on {TILE_NAMES[self.window.tile]} from {self.window.source}" if self.window else ""
         return f"ev{self.index} {self.phase} turn={self.turn}{window} left={self.left} || {hands}"
+
+    def visible(self, seat: int) -> list[int]:
+        """Copies of each kind ``seat`` can see: its own hand, every river and every meld."""
+        seen = list(self.counts[seat])
+        for other in range(self.n):
+            for k in self.rivers[other]:
+                seen[k] = seen[k] + 1
+            for meld in self.melds[other]:
+                seen[meld.tile] = seen[meld.tile] + meld.size
+        return seen
 
     def win_tiles(self, seat: int) -> frozenset[int]:
         """The tiles that would complete ``seat``'s hand, by shape and suits (empty unless it holds 13 − 3·melds)."""
@@ -612,12 +599,9 @@ class HandState:
             passed_wins=tuple(self.passed_wins),
             compulsory_passes=tuple(self.compulsory_passes),
             could_win_at=self.could_win_at,
-            safe_alternative_at=self.safe_alternative_at,
             next_dealer=self.next_dealer(),
             unchecked=tuple(self.unchecked),
             end_open=self.end_open,
-            waits_at=self.waits_at,
-            cost_at=self.cost_at,
         )
 
     def _earthly(self, seat: int, self_drawn: bool) -> bool:
@@ -867,8 +851,9 @@ class HandState:
         if not plain:
             self.verify_discard(seat, tile)
         index = self.index
-        if self.evidence:
-            self._judge_waits(seat, tile, index)
+        observer = self.observer
+        if observer is not None:
+            observer.before_discard(self, seat, tile, index)
         drawn = self.last_draw
         if (
             self.left <= 3
@@ -909,103 +894,13 @@ class HandState:
                 window.could_win[other] = None
         if window.could_win is not None:
             self.could_win_at[index] = tuple(window.could_win)
-        if self.evidence and (window.could_win is not None or self._kongable(seat, tile)):
-            safe, cost = self._choice(seat, tile)
-            if window.could_win is not None:
-                self.safe_alternative_at[index] = safe
-            self.cost_at[index] = cost
+        if observer is not None:
+            observer.after_discard(self, seat, tile, index, window.could_win is not None)
         if self.kong_chain:  # a new empty list only when there was a chain (not one per discard)
             self.kong_chain = []
         self.last_draw = None
         self.phase = "claim"
         return event
-
-    def _judge_waits(self, seat: int, tile: int, index: int) -> None:
-        """The information screen's anticipation evidence (pipeline/audit/anticipation.py), before ``seat``
-        discards ``tile`` at event ``index``: when the discard leaves the hand ready and another legal discard
-        would too, on other waits with the same count of copies the seat cannot see but a different count still
-        in the wall, the options go into ``waits_at[index]``.
-
-        What the seat sees: its hand, every river and meld, and the tiles it gave at the exchange (``gave``), which
-        it knows are in the receiver's hand until the receiver shows as many of the kind (a discard, a meld)."""
-        h = self._hands[seat]
-        void, melded, meld_suits = self.void[seat], len(self.melds[seat]) > 0, h.meld_suits
-        m, p, s = h.m, h.p, h.s  # native ints (a list would box them): this runs on every discard
-        suit, step = tile // 9, code_step(tile)
-        if suit == 0:
-            m = m - step
-        elif suit == 1:
-            p = p - step
-        else:
-            s = s - step
-        if not win_mask_of_suits(m, p, s, meld_suits, melded, void):
-            return  # most discards leave the hand not ready: one look-up of its winning tiles says so
-        counts = self.counts[seat]
-        codes = [h.m, h.p, h.s]  # the hand before the discard
-        masks: dict[int, int] = {}  # ready discard → its winning tiles as bits
-        if codes[suit] == step and not (meld_suits >> suit) & 1:
-            # The discard is the last tile of its suit, so every other discard keeps that suit (a void suit, or
-            # a third): such a hand has no winning tile, yet may be one tile from a win by shape, which is what
-            # ready means here; the shanten of each discard says so.
-            for k, sh in shanten_after_discards(counts, len(self.melds[seat]), void).items():
-                if sh == 0 and (k == tile or self.can_discard(seat, k)):
-                    ks, kstep = k // 9, code_step(k)
-                    codes[ks] = codes[ks] - kstep
-                    masks[k] = win_mask_of_suits(codes[0], codes[1], codes[2], meld_suits, melded, void)
-                    codes[ks] = codes[ks] + kstep
-        else:
-            # Otherwise a discard leaves the hand one tile from a win exactly when it has a winning tile (its
-            # suits are those of the hand the discard of ``tile`` leaves, which has): a look-up each.
-            for k in range(27):
-                if counts[k]:
-                    m, p, s, kstep = h.m, h.p, h.s, code_step(k)
-                    if k < 9:
-                        m = m - kstep
-                    elif k < 18:
-                        p = p - kstep
-                    else:
-                        s = s - kstep
-                    mask = win_mask_of_suits(m, p, s, meld_suits, melded, void)
-                    if mask and (k == tile or self.can_discard(seat, k)):
-                        masks[k] = mask
-        if len(masks) < 2 or tile not in masks:
-            return
-        visible = list(counts)
-        for other in range(self.n):
-            for k in self.rivers[other]:
-                visible[k] = visible[k] + 1
-            for meld in self.melds[other]:
-                visible[meld.tile] = visible[meld.tile] + meld.size
-        passed = self.gave.get(seat)
-        if passed is not None:
-            receiver, given = passed
-            shown = [0] * len(visible)  # copies the receiver has shown: its discards (claimed or not) and its melds
-            for ev in self.events:
-                if isinstance(ev, Discard) and ev.seat == receiver:
-                    shown[ev.tile] = shown[ev.tile] + 1
-            for meld in self.melds[receiver]:
-                shown[meld.tile] = shown[meld.tile] + meld.size
-            for k in set(given):
-                visible[k] = visible[k] + max(0, given.count(k) - shown[k])
-        full, seen = self.full, self.seen
-        by_waits: dict[int, WaitOption] = {}
-        chosen_mask = 0
-        for k, mask in masks.items():
-            if k == tile:
-                chosen_mask = mask
-            if mask in by_waits and k != tile:
-                continue  # the same waits as an option already listed: one choice
-            unseen = wall = 0
-            for w in range(27):
-                if (mask >> w) & 1:
-                    unseen = unseen + max(0, full[w] - visible[w])
-                    wall = wall + full[w] - seen[w]  # not dealt or drawn yet: still in the wall
-            by_waits[mask] = (k, mask, unseen, wall)
-        chosen = by_waits[chosen_mask]
-        options = tuple(o for o in by_waits.values() if o[2] == chosen[2])
-        if len(options) < 2 or len({o[3] for o in options}) < 2:
-            return
-        self.waits_at[index] = (options.index(chosen), options)
 
     def _holds_a_win(self, seat: int) -> bool:
         """Do ``seat``'s tiles already form a win by shape and suits? (The quick part of :meth:`can_hu` for a
@@ -1018,42 +913,6 @@ class HandState:
         held, void = h.meld_suits | (1 if h.m else 0) | (2 if h.p else 0) | (4 if h.s else 0), self.void[seat]
         suits_ok = held != 7 and (void is None or not (held >> void) & 1)
         return h.size == 14 - 3 * len(melds) and suits_ok and is_win(counts, melds)
-
-    def _kongable(self, seat: int, tile: int) -> bool:
-        """Does another seat still in hold three ``tile`` concealed (it could kong ``seat``'s discard of it)?"""
-        return any(o != seat and not self.won[o] and self.counts[o][tile] == 3 for o in range(self.n))
-
-    def _choice(self, seat: int, tile: int) -> tuple[bool, int]:
-        """Having just discarded ``tile`` (a tile somebody can win on or kong), ``(safe, cost)``: did ``seat`` hold
-        another tile that no opponent still in could win on and whose discard would have left its own hand as
-        close to ready (shanten)? A discard with no such choice is forced, and forced discards are no evidence of
-        feeding. And how many steps further from ready (shanten) the discard left the hand than the best discard
-        it held (0: it was one of the best): a tile given up at a cost to one's own hand is the collusion screen's
-        ``costly_feeding`` and the costly kong offers of ``kong_feeding`` (issue 37). Computed only for such
-        discards, which are a few per hand."""
-        n_melds, void = len(self.melds[seat]), self.void[seat]
-        codes = self._hands[seat].codes()
-        actual = shanten_of_codes(codes, n_melds, void)  # the hand after the discard
-        counts = list(self.counts[seat])
-        counts[tile] = counts[tile] + 1  # back to the hand the choice was made from
-        codes[tile // 9] = codes[tile // 9] + code_step(tile)
-        void_first = self.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
-        dangerous = 0  # the tiles an opponent still in wins on, as bits
-        for o in range(self.n):
-            if o != seat and not self.won[o]:
-                dangerous |= self.win_mask(o)
-        safe, best = False, actual
-        for k in range(27):
-            if k == tile or not counts[k] or (void_first and k // 9 != void):
-                continue
-            suit, step = k // 9, code_step(k)
-            codes[suit] = codes[suit] - step
-            alternative = shanten_of_codes(codes, n_melds, void)
-            codes[suit] = codes[suit] + step
-            best = min(best, alternative)
-            if alternative <= actual and not (dangerous >> k) & 1:
-                safe = True
-        return safe, actual - best
 
     # ------------------------------------------------------------------------------------ pong
     def _verify_call(self, seat: int, tile: int, need: int, what: str) -> None:

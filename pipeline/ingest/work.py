@@ -19,9 +19,9 @@ import pyarrow.compute as pc
 
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
+from pipeline.game.evidence import WaitChoice
 from pipeline.game.record import played_at_offset, played_at_time
-from pipeline.game.start import deal_hands, exchange_offset, exchanged, wall_after_deal
-from pipeline.game.state import WaitChoice
+from pipeline.game.start import exchange_offset, wall_after_deal
 from pipeline.ingest.read import RawLine
 from pipeline.ingest.warehouse import Encoded
 from pipeline.rules.hand import deal_shanten
@@ -286,8 +286,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         waits_judged=judged,
         _rec=rec,
     )
-    dealt = _dealt_hands(record) if hand is not None else None  # its start replayed
-    deals = _deal_scores(record, dealt)
+    evidence = v.evidence  # what the replay worked out beyond the rules (validate_lines(evidence=True))
+    deals = _deal_scores(record, evidence.dealt if evidence is not None else None)
     for f in v.seats:
         scores = deals.get(f.seat, _NO_DEAL)
         rows.add(
@@ -329,9 +329,9 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     replayed_upto = len(hand.events) if hand is not None else 0
     observer = record.level == "observer"  # the hidden hands' waits are not known: who could win is unknown
     could = hand.could_win_at if hand is not None and not observer else {}
-    safe = hand.safe_alternative_at if hand is not None else {}
-    cost = hand.cost_at if hand is not None else {}
-    kongable = _could_kong(record, dealt, replayed_upto)
+    safe = evidence.safe_alternative_at if evidence is not None else {}
+    cost = evidence.cost_at if evidence is not None else {}
+    kongable = evidence.could_kong_at if evidence is not None else {}
     left = wall_after_deal(record.rules)
     settlement = record.level == "settlement"  # no draws, no wall to count: wall_left unknown
     wall_left: list[int | None] = []
@@ -366,8 +366,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         replayed=[idx < replayed_upto for idx in range(n)],
         _rec=[rec] * n,
     )
-    if judged and hand is not None:
-        _wait_choices(rows, hand_id, players, record.events, hand.waits_at, rec)
+    if judged and evidence is not None:
+        _wait_choices(rows, hand_id, players, record.events, evidence.waits_at, rec)
     claimed_wins = {w.event: w for w in v.claimed.wins} if v.claimed else {}
     for w in v.wins:
         cw = claimed_wins.get(w.event)
@@ -464,20 +464,6 @@ class DealFacts(NamedTuple):
 _NO_DEAL = DealFacts()
 
 
-def _dealt_hands(record: Any) -> list[Any] | None:
-    """Every seat's starting hand, where the record shows every hand (levels full and dealt): dealt from its wall,
-    or its deal; None otherwise."""
-    if record.level not in ("full", "dealt"):
-        return None
-    if record.wall is not None:
-        hands: list[Any] = deal_hands(record.wall, record.dealer, record.rules.players)
-    elif record.deal is not None:
-        hands = list(record.deal)
-    else:
-        return None
-    return None if any(tiles is None for tiles in hands) else hands
-
-
 def _deal_scores(record: Any, hands: list[Any] | None) -> dict[int, DealFacts]:
     """Per seat, the facts of its start (:class:`DealFacts`), where the record has every hand (levels full and
     dealt) and its start replayed.
@@ -486,7 +472,8 @@ def _deal_scores(record: Any, hands: list[Any] | None) -> dict[int, DealFacts]:
     exchange passes "3 tiles of one suit to another seat" (RULES.md; the profiles that play it), and the void is
     any one suit ("打缺门，必须打掉其中一门", the first rules text). So a partner can be given the suit it collects,
     and two partners can split the suits. The screen compares these with what the same player does to its other
-    opponents (pipeline/audit/collusion.py). ``hands``: :func:`_dealt_hands`."""
+    opponents (pipeline/audit/collusion.py). ``hands``: the deal as the replay dealt it, before the exchange
+    (:attr:`~pipeline.game.evidence.Evidence.dealt`)."""
     if hands is None:
         return {}
     rules = record.rules
@@ -514,41 +501,6 @@ def _deal_scores(record: Any, hands: list[Any] | None) -> dict[int, DealFacts]:
         void = que[seat] if que is not None and three else None
         over = None if void is None else sum(1 << s for s in range(3) if after[seat][s] < after[seat][void])
         out[seat] = DealFacts(deal_shanten(counts, choose_void=three), suited, gave_to[seat], fits[seat], over)
-    return out
-
-
-def _could_kong(record: Any, hands: list[Any] | None, replayed: int) -> dict[int, list[int]]:
-    """Per replayed discard (event index), the other seats holding three of its tile concealed at that moment
-    (they could kong it: "“直杠”就是玩家手中有三张一样的牌，当其他麻友打出了第四张一样的牌时，麻友选择的杠牌。
-    直杠，立刻收取引杠者2倍点数", the first rules text, which counts avoiding 引杠 as a skill), where the record
-    shows every hand (levels full and dealt). Counted from the deal after 换三张, each
-    seat's draws, discards, pongs and kongs; the replay has already checked that every one of them was legal.
-    ``hands``: :func:`_dealt_hands`."""
-    if hands is None:
-        return {}
-    n = record.rules.players
-    given = record.exchange_given
-    if given is not None and record.exchange_direction is not None:
-        if not all(given):
-            return {}
-        hands = exchanged(hands, record.exchange_direction, given)
-    counts = [counts_of(list(tiles)) for tiles in hands]
-    out: dict[int, list[int]] = {}
-    for idx, ev in enumerate(record.events[:replayed]):
-        seat, tile = ev.seat, ev.tile
-        if tile < 0:
-            return {}  # a tile the record does not name: no count from here on
-        if isinstance(ev, Draw):
-            counts[seat][tile] += 1
-        elif isinstance(ev, Discard):
-            out[idx] = [x for x in range(n) if x != seat and counts[x][tile] == 3]
-            counts[seat][tile] -= 1
-        elif isinstance(ev, Pong):
-            counts[seat][tile] -= 2
-        elif isinstance(ev, Kong):
-            counts[seat][tile] -= {"direct": 3, "added": 1, "concealed": 4}[ev.kind]
-        elif isinstance(ev, Hu) and ev.source is None:
-            counts[seat][tile] -= 1  # a self-drawn winning tile is laid down with the hand (血流成河 plays on)
     return out
 
 

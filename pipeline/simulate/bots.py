@@ -260,7 +260,7 @@ class Bot:
         work[tile] -= 1
         n_melds = len(st.melds[self.seat])
         suits = {k // 9 for k in range(27) if work[k]} - {self.void}
-        visible = _visible(st, self.seat)
+        visible = st.visible(self.seat)
         useful = 0.0
         for kind in range(27):
             if kind // 9 not in suits or visible[kind] >= 4:
@@ -399,7 +399,7 @@ class Bot:
         if not outsiders:
             return None
         counts, melds = st.counts[self.seat], st.melds[self.seat]
-        seen = _visible(st, self.seat)
+        seen = st.visible(self.seat)
         for p in c.partners:
             for k in range(27):
                 seen[k] = seen[k] + st.counts[p][k]
@@ -462,17 +462,6 @@ def _connections(tiles: Sequence[int], kind: int) -> int:
     others = list(tiles)
     others.remove(kind)
     return sum(2 if k == kind else 1 for k in others if abs(k - kind) <= 2)
-
-
-def _visible(st: HandState, seat: int) -> list[int]:
-    """Copies of each kind this seat can see: its own hand, every river and every meld."""
-    seen = list(st.counts[seat])
-    for s in range(st.n):
-        for k in st.rivers[s]:
-            seen[k] += 1
-        for m in st.melds[s]:
-            seen[m.tile] += m.size
-    return seen
 
 
 def _passed_since_draw(st: HandState, opp: int) -> list[int]:

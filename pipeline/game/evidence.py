@@ -1,0 +1,198 @@
+"""The audits' evidence, worked out while a hand is replayed: an observer the hand state calls at a few hooks.
+
+:class:`Evidence` is what ingest asks the validator for (``validate(..., evidence=True)``) and stores beside the
+replay's rows; the ``validate`` command and the simulator never build one, and a hand state without one plays by
+the same rules at the same cost. It reads the state it is handed and never changes it:
+
+- ``dealt``: each seat's deal before any exchange (the stacked-deal screen and the exchange signals), as
+  :func:`~pipeline.game.start.start_hand` dealt it;
+- ``could_kong_at``: per discard, the other seats holding three of its tile concealed (events.could_kong);
+- ``safe_alternative_at`` and ``cost_at``: per discard another seat could win on (or kong), whether the
+  discarder held a safe, as-good choice and how many steps (shanten) further from ready the discard left it
+  (the collusion screen's evidence);
+- ``waits_at``: per discard that leaves the hand ready with another choice of waits, the judged choice (the
+  information screen's anticipation evidence, pipeline/audit/anticipation.py).
+
+The hooks: :meth:`Evidence.deal` once the deal is dealt (before the exchange), :meth:`Evidence.before_discard`
+once a discard is verified (the hand still holds the tile), :meth:`Evidence.after_discard` once it is applied
+(its claim window open). An observer record (hidden hands) has none: the evidence needs every hand, and its
+counts are those of the hands as the state knows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline.game.events import Discard
+from pipeline.game.state import HandState, Observer
+from pipeline.rules.hand import code_step, shanten_after_discards, shanten_of_codes, win_mask_of_suits
+
+# A judged choice of waits (:meth:`Evidence.before_discard`): the position of the wait chosen among the options, and
+# each option as (the kind discarded, its winning kinds as bits, the copies of them the discarder could not see, the
+# copies still in the wall).
+WaitOption = tuple[int, int, int, int]
+WaitChoice = tuple[int, tuple[WaitOption, ...]]
+
+
+class Evidence(Observer):
+    """What the audits need of one replayed hand beyond its rules (see the module): filled in by the hooks the
+    hand state calls (:class:`~pipeline.game.state.Observer`), read once play has stopped."""
+
+    def __init__(self) -> None:
+        self.dealt: list[list[int]] | None = None  # each seat's deal, before any exchange
+        self.gave: dict[int, tuple[int, tuple[int, ...]]] = {}  # seat → (receiver, the kinds it gave at 换三张)
+        self.could_kong_at: dict[int, list[int]] = {}  # discard → the other seats holding three of its tile
+        self.safe_alternative_at: dict[int, bool] = {}  # dangerous discard → was a safe, as-good choice held
+        # discard somebody could win on or kong → how many steps (shanten) further from ready it left its discarder
+        # than its best discard
+        self.cost_at: dict[int, int] = {}
+        self.waits_at: dict[int, WaitChoice] = {}  # discard → its judged choice of waits
+
+    # ------------------------------------------------------------------------------------ hooks
+    def deal(self, hands: Sequence[Sequence[int]], given: Sequence[Sequence[int] | None] | None, offset: int) -> None:
+        """The deal as dealt (``hands``, before the exchange), and the exchange: ``given[seat]`` went to seat
+        ``(seat + offset) % n`` (``given``: ``None`` without one)."""
+        self.dealt = [list(h) for h in hands]
+        if given is not None:
+            n = len(hands)
+            self.gave = {s: ((s + offset) % n, tuple(t)) for s, t in enumerate(given) if t is not None}
+
+    def before_discard(self, state: HandState, seat: int, tile: int, index: int) -> None:
+        """``seat``'s discard of ``tile`` at event ``index`` is verified, not yet applied: judge its waits."""
+        choice = judge_waits(state, seat, tile, self.gave.get(seat))
+        if choice is not None:
+            self.waits_at[index] = choice
+
+    def after_discard(self, state: HandState, seat: int, tile: int, index: int, could_win: bool) -> None:
+        """``seat`` has discarded ``tile`` at event ``index`` (``could_win``: another seat can win on it): who
+        could kong it, and what it cost."""
+        counts = state.counts
+        kong: list[int] = []
+        kongable = False  # a seat still in could kong it
+        for o in range(state.n):
+            if o != seat and counts[o][tile] == 3:
+                kong.append(o)
+                kongable = kongable or not state.won[o]
+        self.could_kong_at[index] = kong
+        if could_win or kongable:
+            safe, cost = choice_cost(state, seat, tile)
+            if could_win:
+                self.safe_alternative_at[index] = safe
+            self.cost_at[index] = cost
+
+
+def judge_waits(
+    state: HandState, seat: int, tile: int, passed: tuple[int, tuple[int, ...]] | None
+) -> WaitChoice | None:
+    """The information screen's anticipation evidence (pipeline/audit/anticipation.py), before ``seat`` discards
+    ``tile``: when the discard leaves the hand ready and another legal discard would too, on other waits with the
+    same count of copies the seat cannot see but a different count still in the wall, the options (else ``None``).
+
+    What the seat sees: :meth:`~pipeline.game.state.HandState.visible`, and the tiles it gave at the exchange
+    (``passed``: the receiver and the kinds), which it knows are in the receiver's hand until the receiver shows as
+    many of the kind (a discard, a meld)."""
+    h = state._hands[seat]
+    void, melded, meld_suits = state.void[seat], len(state.melds[seat]) > 0, h.meld_suits
+    m, p, s = h.m, h.p, h.s  # native ints (a list would box them): this runs on every discard
+    suit, step = tile // 9, code_step(tile)
+    if suit == 0:
+        m = m - step
+    elif suit == 1:
+        p = p - step
+    else:
+        s = s - step
+    if not win_mask_of_suits(m, p, s, meld_suits, melded, void):
+        return None  # most discards leave the hand not ready: one look-up of its winning tiles says so
+    counts = state.counts[seat]
+    codes = [h.m, h.p, h.s]  # the hand before the discard
+    masks: dict[int, int] = {}  # ready discard → its winning tiles as bits
+    if codes[suit] == step and not (meld_suits >> suit) & 1:
+        # The discard is the last tile of its suit, so every other discard keeps that suit (a void suit, or
+        # a third): such a hand has no winning tile, yet may be one tile from a win by shape, which is what
+        # ready means here; the shanten of each discard says so.
+        for k, sh in shanten_after_discards(counts, len(state.melds[seat]), void).items():
+            if sh == 0 and (k == tile or state.can_discard(seat, k)):
+                ks, kstep = k // 9, code_step(k)
+                codes[ks] = codes[ks] - kstep
+                masks[k] = win_mask_of_suits(codes[0], codes[1], codes[2], meld_suits, melded, void)
+                codes[ks] = codes[ks] + kstep
+    else:
+        # Otherwise a discard leaves the hand one tile from a win exactly when it has a winning tile (its
+        # suits are those of the hand the discard of ``tile`` leaves, which has): a look-up each.
+        for k in range(27):
+            if counts[k]:
+                m, p, s, kstep = h.m, h.p, h.s, code_step(k)
+                if k < 9:
+                    m = m - kstep
+                elif k < 18:
+                    p = p - kstep
+                else:
+                    s = s - kstep
+                mask = win_mask_of_suits(m, p, s, meld_suits, melded, void)
+                if mask and (k == tile or state.can_discard(seat, k)):
+                    masks[k] = mask
+    if len(masks) < 2 or tile not in masks:
+        return None
+    visible = state.visible(seat)
+    if passed is not None:
+        receiver, given = passed
+        shown = [0] * len(visible)  # copies the receiver has shown: its discards (claimed or not) and its melds
+        for ev in state.events:
+            if isinstance(ev, Discard) and ev.seat == receiver:
+                shown[ev.tile] = shown[ev.tile] + 1
+        for meld in state.melds[receiver]:
+            shown[meld.tile] = shown[meld.tile] + meld.size
+        for k in set(given):
+            visible[k] = visible[k] + max(0, given.count(k) - shown[k])
+    full, seen = state.full, state.seen
+    by_waits: dict[int, WaitOption] = {}
+    chosen_mask = 0
+    for k, mask in masks.items():
+        if k == tile:
+            chosen_mask = mask
+        if mask in by_waits and k != tile:
+            continue  # the same waits as an option already listed: one choice
+        unseen = wall = 0
+        for w in range(27):
+            if (mask >> w) & 1:
+                unseen = unseen + max(0, full[w] - visible[w])
+                wall = wall + full[w] - seen[w]  # not dealt or drawn yet: still in the wall
+        by_waits[mask] = (k, mask, unseen, wall)
+    chosen = by_waits[chosen_mask]
+    options = tuple(o for o in by_waits.values() if o[2] == chosen[2])
+    if len(options) < 2 or len({o[3] for o in options}) < 2:
+        return None
+    return (options.index(chosen), options)
+
+
+def choice_cost(state: HandState, seat: int, tile: int) -> tuple[bool, int]:
+    """Having just discarded ``tile`` (a tile somebody can win on or kong), ``(safe, cost)``: did ``seat`` hold
+    another tile that no opponent still in could win on and whose discard would have left its own hand as
+    close to ready (shanten)? A discard with no such choice is forced, and forced discards are no evidence of
+    feeding. And how many steps further from ready (shanten) the discard left the hand than the best discard
+    it held (0: it was one of the best): a tile given up at a cost to one's own hand is the collusion screen's
+    ``costly_feeding`` and the costly kong offers of ``kong_feeding`` (issue 37). Computed only for such
+    discards, which are a few per hand."""
+    n_melds, void = len(state.melds[seat]), state.void[seat]
+    codes = state._hands[seat].codes()
+    actual = shanten_of_codes(codes, n_melds, void)  # the hand after the discard
+    counts = list(state.counts[seat])
+    counts[tile] = counts[tile] + 1  # back to the hand the choice was made from
+    codes[tile // 9] = codes[tile // 9] + code_step(tile)
+    void_first = state.rules.void_discard_first and void is not None and any(counts[void * 9 : void * 9 + 9])
+    dangerous = 0  # the tiles an opponent still in wins on, as bits
+    for o in range(state.n):
+        if o != seat and not state.won[o]:
+            dangerous |= state.win_mask(o)
+    safe, best = False, actual
+    for k in range(27):
+        if k == tile or not counts[k] or (void_first and k // 9 != void):
+            continue
+        suit, step = k // 9, code_step(k)
+        codes[suit] = codes[suit] - step
+        alternative = shanten_of_codes(codes, n_melds, void)
+        codes[suit] = codes[suit] + step
+        best = min(best, alternative)
+        if alternative <= actual and not (dangerous >> k) & 1:
+            safe = True
+    return safe, actual - best
