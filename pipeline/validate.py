@@ -351,7 +351,7 @@ class Validation(Value):
         return not any(i.severity == "error" for i in self.issues)
 
     def as_dict(self) -> dict[str, Any]:
-        """The ``xuezhan validate --json`` object (computed deltas and payments)."""
+        """The ``xuezhan validate --format json`` object (computed deltas and payments)."""
         return {
             "hand_id": self.hand_id,
             "ok": self.ok,
