@@ -337,11 +337,13 @@ def test_a_stopped_bench_kills_the_command_it_measures(tmp_path: Path) -> None:
     child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
     waiting = (
         "import signal, sys, os\n"
-        "from pipeline import bench\n"
+        "from tools import bench\n"
         "signal.signal(signal.SIGTERM, bench._terminated)\n"
         f"bench.measure([sys.executable, '-c', {child!r}], dict(os.environ), timeout=120, mem_limit_mb=1000)\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", waiting])
+    # the harness is in the source tree (tools/), after the build under test on the path
+    path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(bench.ROOT)) if p)
+    proc = subprocess.Popen([sys.executable, "-c", waiting], env={**os.environ, "PYTHONPATH": path})
     deadline = time.monotonic() + 30
     while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
         time.sleep(0.05)
