@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.audit.replay import replay_html, replay_text
-from pipeline.audit.review import efficient, review, summarize
+from pipeline.audit.review import avoidable, efficient, review, summarize
 from pipeline.game.events import Discard, Hu, Kong, Pong
 from pipeline.game.policy import (
     CLEARLY_LIVE,
@@ -167,6 +167,23 @@ def test_the_void_and_the_exchange() -> None:
     assert [o.tile for o in rank_exchanges(parse_tiles("123456789m1199p"))] == [P, M]  # s: fewer than three
 
 
+def test_an_exchange_is_reviewed_with_the_tiles_given() -> None:
+    """A record of a profile with 换三张 (app): each seat's exchange is a decision, its tiles the ones given."""
+    from pipeline.simulate.tables import SimConfig, simulate
+
+    lines, _ = simulate(SimConfig(hands=2, seed=5, players=8, profile="app"))
+    for line in lines:
+        record = json.loads(line)
+        decisions = review(parse_record(record))
+        exchanges = [d for d in decisions if d.kind == "exchange"]
+        assert len(exchanges) == 4
+        for d, gave in zip(exchanges, record["exchange"]["given"], strict=True):
+            assert d.chosen.tiles == tuple(sorted(parse_tiles(gave)))
+            assert d.chosen.rank == next(o.rank for o in d.options if o.tile == d.chosen.tile)
+            if d.chosen.shanten > d.options[0].shanten:
+                assert d.better == d.options[0]
+
+
 def test_clearly_better_thresholds() -> None:
     def opt(tile: str, shanten: int, live: int, danger: int = 0, rank: int = 2) -> Option:
         return Option("discard", kind(tile), Discard(0, kind(tile)), shanten, live, danger, 0, rank)
@@ -245,7 +262,7 @@ def test_the_review_of_a_sample_hand() -> None:
     assert len([d for d in decisions if d.kind == "turn"]) == len(turns)
     assert len([d for d in decisions if d.kind == "void"]) == 4
     for d in decisions:
-        assert d.chosen in d.options and d.options[d.chosen.rank - 1] == d.chosen
+        assert d.chosen in d.options and d.options[d.chosen.rank - 1] == d.chosen  # no exchange in chengdu
         assert (d.better is None) or d.better.rank == 1
     text = replay_text(record, validate(record), review=True)
     plain = replay_text(record, validate(record))
@@ -255,10 +272,23 @@ def test_the_review_of_a_sample_hand() -> None:
     assert sum(line.lstrip().startswith("»!") for line in text.split("\n")) == worse
     seats = summarize(decisions, 4)
     assert sum(s.decisions for s in seats) == len(decisions)
+    dealt = {e.source for e in parsed.events if e.t == "hu" and e.source is not None and not e.rob_kong}
+    assert dealt and [s.deal_ins > 0 for s in seats] == [seat in dealt for seat in range(4)]
+    assert all(s.avoidable_deal_ins <= s.deal_ins for s in seats)
     assert all(s.efficient <= s.discards for s in seats)
     page = replay_html(record, validate(record), review=True)
     assert 'class="review"' in page and "»" in page
     assert 'class="review"' not in replay_html(record, validate(record))
+
+
+def test_an_avoidable_deal_in_had_a_safe_discard_at_no_worse_shanten() -> None:
+    def opt(tile: str, shanten: int, danger: int) -> Option:
+        return Option("discard", kind(tile), Discard(0, kind(tile)), shanten, 10, danger, 0, 1)
+
+    assert avoidable([opt("1m", 1, 0), opt("5p", 1, 30)], opt("5p", 1, 30))
+    assert not avoidable([opt("1m", 2, 0), opt("5p", 1, 30)], opt("5p", 1, 30))  # safety cost a step
+    assert not avoidable([opt("1m", 1, 4), opt("5p", 1, 30)], opt("5p", 1, 30))  # nothing known safe
+    assert not avoidable([opt("1m", 1, 0), opt("5p", 1, 0)], opt("5p", 1, 0))  # it looked safe
 
 
 def test_efficient_is_shanten_then_live() -> None:

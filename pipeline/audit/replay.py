@@ -177,7 +177,19 @@ def _review_start(record: Mapping[str, Any], decisions: list[Decision]) -> list[
 def _review_summary(record: Mapping[str, Any], v: Validation, decisions: list[Decision]) -> list[str]:
     players = _players(record)
     seats = v.record.rules.players if v.record is not None else len(players)
-    rows = [("review", "player", "decisions", "top", "efficient", "clearly worse", "missed wins", "void kept")]
+    rows = [
+        (
+            "review",
+            "player",
+            "decisions",
+            "top",
+            "efficient",
+            "clearly worse",
+            "missed wins",
+            "void kept",
+            "deal-ins (avoidable)",
+        )
+    ]
     for seat, s in enumerate(summarize(decisions, seats)):
         who = players[seat] if seat < len(players) else "?"
         rows.append(
@@ -190,6 +202,7 @@ def _review_summary(record: Mapping[str, Any], v: Validation, decisions: list[De
                 str(s.clearly_worse),
                 str(s.missed_wins),
                 str(s.void_kept),
+                f"{s.deal_ins} ({s.avoidable_deal_ins})",
             )
         )
     return _table(rows)

@@ -18,11 +18,11 @@ illegal action, and so does the review.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from pipeline.game.events import Event, Hu, Kong, Pong
-from pipeline.game.policy import Option, clearly_better, decide, rank_exchanges, rank_voids
+from pipeline.game.policy import Option, clearly_better, decide, exchange_shanten, rank_exchanges, rank_voids
 from pipeline.game.record import Record, parse_record
 from pipeline.game.start import deal_hands
 from pipeline.game.state import HandState, IllegalAction
@@ -45,6 +45,7 @@ class Decision:
     chosen: Option
     better: Option | None  # the policy's choice when clearly better than the one made
     void: int | None = None  # the seat's void suit, once declared
+    dealt_in: bool = False  # a discard somebody won on
 
 
 def review_json(obj: Mapping[str, Any], override: Override | None = None) -> tuple[Record, list[Decision]]:
@@ -67,9 +68,13 @@ def review(record: Record) -> list[Decision]:
                 continue
             options = rank_exchanges(hand)
             suit = given[0] // 9
-            chosen = next((o for o in options if o.tile == suit), None)
-            if chosen is not None:
-                out.append(_decision(None, seat, "exchange", options, chosen))
+            same = next((o for o in options if o.tile == suit), None)
+            if same is None:
+                continue
+            # the tiles given, which may be other tiles of the suit than the policy's three: their own shanten
+            give = tuple(sorted(given))
+            chosen = Option("exchange", suit, None, exchange_shanten(hand, give), 0, 0, 0, same.rank, give)
+            out.append(_decision(None, seat, "exchange", options, chosen))
     try:
         state = initial_state(record)
     except IllegalAction:
@@ -85,7 +90,13 @@ def review(record: Record) -> list[Decision]:
             out.append(_decision(None, seat, "void", options, chosen, void))
     events = record.events
     judged_window = -1
+    last_discard = -1
+    won_on: set[int] = set()  # the discards a seat won on (dealt in)
     for index, event in enumerate(events):
+        if event.t == "discard":
+            last_discard = index
+        elif isinstance(event, Hu) and event.source is not None and not event.rob_kong:
+            won_on.add(last_discard)
         if state.phase == "discard" and event.seat == state.turn and not state.hidden[event.seat]:
             options = decide(state, event.seat)
             chosen = _match(options, event)
@@ -98,7 +109,7 @@ def review(record: Record) -> list[Decision]:
             state.apply(event)
         except IllegalAction:
             break
-    return out
+    return [replace(d, dealt_in=True) if d.kind == "turn" and d.event in won_on else d for d in out]
 
 
 def _claims(state: HandState, events: Sequence[Event], index: int) -> list[Decision]:
@@ -204,9 +215,21 @@ class SeatSummary:
     clearly_worse: int = 0
     missed_wins: int = 0  # a win passed (on a discard, a robbed kong, or by self-draw)
     void_kept: int = 0  # a tile outside the void discarded while holding one of the void suit
+    deal_ins: int = 0  # discards somebody won on
+    avoidable_deal_ins: int = 0  # ... while a discard of danger 0 at no worse shanten was there (avoidable)
 
 
-SUMMARY_FIELDS: Final = ("decisions", "top", "discards", "efficient", "clearly_worse", "missed_wins", "void_kept")
+SUMMARY_FIELDS: Final = (
+    "decisions",
+    "top",
+    "discards",
+    "efficient",
+    "clearly_worse",
+    "missed_wins",
+    "void_kept",
+    "deal_ins",
+    "avoidable_deal_ins",
+)
 
 
 def summarize(decisions: Sequence[Decision], seats: int) -> list[SeatSummary]:
@@ -225,7 +248,16 @@ def summarize(decisions: Sequence[Decision], seats: int) -> list[SeatSummary]:
             r["efficient"] += efficient(discards, d.chosen)
             if d.void is not None and d.chosen.tile // 9 != d.void:
                 r["void_kept"] += any(o.tile // 9 == d.void for o in discards)
+            if d.dealt_in:
+                r["deal_ins"] += 1
+                r["avoidable_deal_ins"] += avoidable(discards, d.chosen)
     return [SeatSummary(**r) for r in rows]
+
+
+def avoidable(discards: Sequence[Option], chosen: Option) -> bool:
+    """Was a deal-in on ``chosen`` avoidable from what the seat could see: another discard of danger 0 (safe by
+    the public record, :func:`pipeline.game.policy.danger_of`) at no worse shanten?"""
+    return chosen.danger > 0 and any(o.danger == 0 and o.shanten <= chosen.shanten for o in discards)
 
 
 def efficient(discards: Sequence[Option], chosen: Option) -> bool:

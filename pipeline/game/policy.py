@@ -194,28 +194,52 @@ def value_of(counts: Sequence[int], melds: Sequence[Meld], void: int | None) -> 
 
 
 def _live(codes: list[int], counts: Sequence[int], n_melds: int, void: int | None, visible: Sequence[int]) -> int:
-    """Unseen copies of the kinds that lower the shanten of the hand ``codes``/``counts`` (a kind can only help
-    next to a tile held: the same kind or two ranks either side, in a suit held outside the void)."""
-    base = shanten_of_codes(codes, n_melds, void)
+    """Unseen copies of the kinds that lower the shanten of the hand ``codes`` (``counts``: the same hand)."""
     live = 0
-    for k in range(27):
-        suit = k // 9
-        if suit == void or visible[k] >= 4:
-            continue
-        r = k % 9
-        near = False
-        for d in (-2, -1, 0, 1, 2):
-            if 0 <= r + d < 9 and counts[k + d]:
-                near = True
-                break
-        if not near:
-            continue
-        step = code_step(k)
-        codes[suit] += step
-        if shanten_of_codes(codes, n_melds, void) < base:
-            live += 4 - visible[k]
-        codes[suit] -= step
+    for k in _improving(codes[0], codes[1], codes[2], n_melds, void):
+        n = visible[k]
+        if n < 4:
+            live += 4 - n
     return live
+
+
+# The kinds that improve a hand depend on the hand alone (its suits' codes, melds and void), and the same hands come
+# back (a drawn tile thrown at once leaves the hand of the turn before): kept here, emptied when it grows too big.
+_IMPROVING: Final[dict[tuple[int, int, int, int, int], tuple[int, ...]]] = {}
+_IMPROVING_MAX: Final = 1 << 18
+
+
+def _improving(m: int, p: int, s: int, n_melds: int, void: int | None) -> tuple[int, ...]:
+    """The kinds whose draw lowers the shanten of the hand of suit codes ``m``, ``p``, ``s`` (a kind can only help
+    next to a tile held: the same kind or up to two ranks either side, in a suit held outside the void)."""
+    key = (m, p, s, n_melds, -1 if void is None else void)
+    got = _IMPROVING.get(key)
+    if got is not None:
+        return got
+    codes = [m, p, s]
+    base = shanten_of_codes(codes, n_melds, void)
+    out = []
+    for suit in range(3):
+        code = codes[suit]
+        if suit == void or not code:
+            continue
+        held = 0
+        for rank in range(9):
+            if (code >> (3 * rank)) & 7:
+                held |= 0b11111 << rank  # ranks rank-2 .. rank+2, shifted by 2
+        for rank in range(9):
+            if not (held >> (rank + 2)) & 1 or (code >> (3 * rank)) & 7 >= 4:
+                continue
+            step = 1 << (3 * rank)
+            codes[suit] = code + step
+            if shanten_of_codes(codes, n_melds, void) < base:
+                out.append(suit * 9 + rank)
+        codes[suit] = code
+    result = tuple(out)
+    if len(_IMPROVING) >= _IMPROVING_MAX:
+        _IMPROVING.clear()
+    _IMPROVING[key] = result
+    return result
 
 
 # ------------------------------------------------------------------------------------------------ ranking
@@ -388,17 +412,20 @@ def rank_exchanges(hand: Sequence[int]) -> list[Option]:
         if len(tiles) < 3:
             continue
         give = tuple(sorted(sorted(tiles, key=lambda k: (_connections(tiles, k), k))[:3]))
-        rest = list(hand)
-        for k in give:
-            rest.remove(k)
-        counts = [0] * 27
-        for k in rest:
-            counts[k] += 1
-        codes = suit_codes(counts)
-        sh = min(shanten_of_codes(codes, 0, v) for v in range(3))
-        rows.append((sh, len(tiles), suit, give))
+        rows.append((exchange_shanten(hand, give), len(tiles), suit, give))
     rows.sort()
     return [Option("exchange", suit, None, sh, 0, 0, 0, i + 1, give) for i, (sh, _n, suit, give) in enumerate(rows)]
+
+
+def exchange_shanten(hand: Sequence[int], give: Sequence[int]) -> int:
+    """向听 of the tiles of ``hand`` left after giving ``give``, with their best void."""
+    counts = [0] * 27
+    for k in hand:
+        counts[k] += 1
+    for k in give:
+        counts[k] -= 1
+    codes = suit_codes(counts)
+    return min(shanten_of_codes(codes, 0, v) for v in range(3))
 
 
 def decide(state: HandState, seat: int) -> list[Option]:
@@ -427,8 +454,8 @@ def clearly_better(options: Sequence[Option], chosen: Option, void: int | None =
 
     Ranks alone are no verdict: options of the same shanten and nearly the same live tiles are a matter of taste.
     """
-    if not options or chosen.rank == 1:
-        return None
+    if not options or (chosen.rank == 1 and chosen.shanten <= options[0].shanten):
+        return None  # the first choice (an exchange of its suit's other tiles: only when they do no worse)
     best = options[0]
     if best.action == "hu":
         return best
