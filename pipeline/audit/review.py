@@ -99,9 +99,9 @@ def review(record: Record) -> list[Decision]:
             won_on.add(last_discard)
         if state.phase == "discard" and event.seat == state.turn and not state.hidden[event.seat]:
             options = decide(state, event.seat)
-            chosen = _match(options, event)
-            if chosen is not None:
-                out.append(_decision(index, event.seat, "turn", options, chosen, state.void[event.seat]))
+            taken = _match(options, event)
+            if taken is not None:
+                out.append(_decision(index, event.seat, "turn", options, taken, state.void[event.seat]))
         elif state.phase in ("claim", "rob") and state.window is not None and state.window.event != judged_window:
             judged_window = state.window.event
             out += _claims(state, events, index)
