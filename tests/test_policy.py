@@ -295,3 +295,34 @@ def test_efficient_is_shanten_then_live() -> None:
     ranked = discards(view("111m456m789m2345p8p"))
     by = {tile_name(o.tile): o for o in ranked}
     assert efficient(ranked, by["8p"]) and not efficient(ranked, by["2p"]) and not efficient(ranked, by["1m"])
+
+
+def test_the_command_reviews_in_text_and_html(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    record = _sample()[0]
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    cli = "from cli import app; app(prog_name='xuezhan')"
+    run = [sys.executable, "-c", cli, "replay", record["hand_id"], str(path)]
+    text = subprocess.run([*run, "--review"], capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    assert "review (reference policy" in text.stdout and "\n       »  turn " in text.stdout
+    page = tmp_path / "hand.html"
+    done = subprocess.run([*run, "--review", "--html", str(page)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert 'class="review"' in page.read_text(encoding="utf-8")
+
+
+def test_the_agreement_tool_counts_every_decision() -> None:
+    from tools.policy_agreement import main, measure, simulated, wilson
+
+    assert wilson(0, 0) == (0.0, 1.0)
+    lo, hi = wilson(50, 100)
+    assert lo < 0.5 < hi and round(lo, 3) == 0.404 and round(hi, 3) == 0.596
+    records, styles = simulated(3, 1)
+    m = measure(records, styles)
+    assert sum(n for _, n in m["agreement"].values()) == m["decisions"] > 0
+    assert set(styles.values()) >= {key.split("/")[0] for key in m["agreement"]}
+    assert main(["--hands", "2"]) == 0
