@@ -17,6 +17,7 @@ illegal action, and so does the review.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
@@ -58,14 +59,16 @@ def review_json(obj: Mapping[str, Any], override: Override | None = None) -> tup
 def review(record: Record) -> list[Decision]:
     """The decisions of ``record``'s hand, in the order they were made."""
     out: list[Decision] = []
+    if record.level == "settlement":
+        return out  # a score sheet: no tiles, no decisions
     n = record.rules.players
     dealt = _dealt(record, n)
     if record.exchange_given is not None and dealt is not None:
         for seat in range(n):
             given = record.exchange_given[seat]
             hand = dealt[seat]
-            if given is None or hand is None:
-                continue
+            if given is None or hand is None or Counter(given) - Counter(hand):
+                continue  # not known, or not tiles the seat held (the validator says so)
             options = rank_exchanges(hand)
             suit = given[0] // 9
             same = next((o for o in options if o.tile == suit), None)
