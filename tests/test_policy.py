@@ -365,3 +365,28 @@ def test_an_observers_record_is_reviewed_for_its_own_seat_only() -> None:
     assert [(d.event, d.kind, d.chosen, d.options) for d in observed] == [
         (d.event, d.kind, d.chosen, d.options) for d in mine
     ]
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.integers(0, 26), min_size=1, max_size=14).filter(lambda ks: max(ks.count(k) for k in ks) <= 4),
+    st.sampled_from([None, 0, 1, 2]),
+    st.integers(0, 3),
+)
+def test_improving_kinds_are_exactly_the_draws_that_lower_the_shanten(
+    kinds: list[int], void: int | None, melds: int
+) -> None:
+    """The near-tile shortcut of improving_mask loses nothing: every kind of which a copy is left is tried."""
+    from pipeline.rules.hand import improving_mask, shanten, suit_codes
+
+    counts = counts_of(kinds)
+    melds = min(melds, (14 - len(kinds)) // 3)
+    base = shanten(counts, melds, void)
+    brute = 0
+    for k in range(27):
+        if counts[k] < 4 and k // 9 != void:
+            counts[k] += 1
+            if shanten(counts, melds, void) < base:
+                brute |= 1 << k
+            counts[k] -= 1
+    assert improving_mask(*suit_codes(counts), melds, void) == brute

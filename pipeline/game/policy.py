@@ -59,7 +59,7 @@ from typing import Final, Literal
 
 from pipeline.game.events import Discard, Event, Hu, Kong, Pong
 from pipeline.game.state import HandState
-from pipeline.rules.hand import Meld, code_step, shanten_of_codes, suit_codes
+from pipeline.rules.hand import Meld, code_step, improving_mask, shanten_of_codes, suit_codes
 
 Action = Literal["hu", "kong", "pong", "discard", "pass", "void", "exchange"]
 ACTIONS: Final[tuple[str, ...]] = ("hu", "kong", "pong", "discard", "pass", "void", "exchange")
@@ -210,36 +210,17 @@ _IMPROVING_MAX: Final = 1 << 18
 
 
 def _improving(m: int, p: int, s: int, n_melds: int, void: int | None) -> tuple[int, ...]:
-    """The kinds whose draw lowers the shanten of the hand of suit codes ``m``, ``p``, ``s`` (a kind can only help
-    next to a tile held: the same kind or up to two ranks either side, in a suit held outside the void)."""
+    """The kinds whose draw lowers the shanten of the hand of suit codes ``m``, ``p``, ``s``
+    (:func:`~pipeline.rules.hand.improving_mask`), kept."""
     key = (m, p, s, n_melds, -1 if void is None else void)
     got = _IMPROVING.get(key)
-    if got is not None:
-        return got
-    codes = [m, p, s]
-    base = shanten_of_codes(codes, n_melds, void)
-    out = []
-    for suit in range(3):
-        code = codes[suit]
-        if suit == void or not code:
-            continue
-        held = 0
-        for rank in range(9):
-            if (code >> (3 * rank)) & 7:
-                held |= 0b11111 << rank  # ranks rank-2 .. rank+2, shifted by 2
-        for rank in range(9):
-            if not (held >> (rank + 2)) & 1 or (code >> (3 * rank)) & 7 >= 4:
-                continue
-            step = 1 << (3 * rank)
-            codes[suit] = code + step
-            if shanten_of_codes(codes, n_melds, void) < base:
-                out.append(suit * 9 + rank)
-        codes[suit] = code
-    result = tuple(out)
-    if len(_IMPROVING) >= _IMPROVING_MAX:
-        _IMPROVING.clear()
-    _IMPROVING[key] = result
-    return result
+    if got is None:
+        mask = improving_mask(m, p, s, n_melds, void)
+        got = tuple(k for k in range(27) if (mask >> k) & 1)
+        if len(_IMPROVING) >= _IMPROVING_MAX:
+            _IMPROVING.clear()
+        _IMPROVING[key] = got
+    return got
 
 
 # ------------------------------------------------------------------------------------------------ ranking
