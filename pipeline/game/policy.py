@@ -7,7 +7,8 @@ somebody's discard, the 定缺 void and the 换三张 exchange) it lists the leg
 - ``live``: the improving tiles still unseen by the deciding seat (ukeire: for each kind that lowers the shanten
   of the hand after the option, ``4 − copies the seat can see`` of it: its own hand, every river, every meld);
 - ``danger``: a transparent estimate of dealing in, from what the seat can see (:func:`danger_of`);
-- ``value``: a rough count of the fan in reach (:func:`value_of`): 根, one suit (清一色), pairs towards 对对胡;
+- ``value``: a rough count of the fan in reach (:func:`value_of`): 根, one suit or nearly (清一色), pairs towards
+  对对胡 and 七对;
 
 and ranks them by a stated key (:func:`rank_key`), ties broken by the option's tile kind, then its kind of action
 (in :data:`ACTIONS` order): the same view always gives the same ranking, and nothing is random.
@@ -66,6 +67,7 @@ ACTIONS: Final[tuple[str, ...]] = ("hu", "kong", "pong", "discard", "pass", "voi
 READY_MELDS: Final = 2  # an opponent with this many melds or more shows a ready signal
 READY_RIVER: Final = 10  # ... or with this many discards or more
 FOLD_SHANTEN: Final = 3  # this far from ready or further, with a ready signal at the table: safety first
+FLUSH_NEAR: Final = 3  # 清一色 in reach: at most this many tiles outside the longest suit
 CLEARLY_LIVE: Final = 4  # a review calls an option clearly better with this many more live tiles (same shanten)
 
 
@@ -182,15 +184,33 @@ def danger_of(view: View) -> list[int]:
 
 
 def value_of(counts: Sequence[int], melds: Sequence[Meld], void: int | None) -> int:
-    """A rough count of the fan in reach: 根 (a kind held or melded four times), +2 when the tiles outside the
-    void are of one suit (清一色 in reach), +1 with four or more pairs, pungs or kongs (对对胡 or 七对 in reach)."""
+    """A rough count of the fan in reach, from the tiles held and melded outside the void: one per 根 (a kind held
+    or melded four times); 清一色 +2 when they are of one suit, +1 when at most :data:`FLUSH_NEAR` are outside
+    the longest suit; 对对胡 or 七对 +1 with four or more kinds held two or more times.
+
+    >>> from pipeline.rules.tiles import counts_of, parse_tiles
+    >>> value_of(counts_of(parse_tiles("1111m23455m789m1p")), [], 2)  # a 根, 清一色 one tile away
+    2
+    >>> value_of(counts_of(parse_tiles("11m22m33m44m5567m")), [Meld("pong", 8)], 2)  # one suit, five pairs
+    3
+    """
     full = list(counts)
     for m in melds:
         full[m.tile] += m.size
-    roots = sum(1 for n in full if n == 4)
-    suits = {k // 9 for k in range(27) if full[k] and k // 9 != void}
-    pairs = sum(1 for n in full if n >= 2)
-    return roots + (2 if len(suits) == 1 else 0) + (1 if pairs >= 4 else 0)
+    roots = 0
+    pairs = 0
+    per_suit = [0, 0, 0]
+    for k in range(27):
+        n = full[k]
+        if not n or k // 9 == void:
+            continue
+        per_suit[k // 9] += n
+        roots += n == 4
+        pairs += n >= 2
+    total = per_suit[0] + per_suit[1] + per_suit[2]
+    outside = total - max(per_suit)
+    flush = 2 if total and outside == 0 else 1 if outside <= FLUSH_NEAR else 0
+    return roots + flush + (1 if pairs >= 4 else 0)
 
 
 def _live(codes: list[int], counts: Sequence[int], n_melds: int, void: int | None, visible: Sequence[int]) -> int:
