@@ -259,7 +259,8 @@ def summarize(decisions: Sequence[Decision], seats: int) -> list[SeatSummary]:
 
 def avoidable(discards: Sequence[Option], chosen: Option) -> bool:
     """Was a deal-in on ``chosen`` avoidable from what the seat could see: another discard of danger 0 (safe by
-    the public record, :func:`pipeline.game.policy.danger_of`) at no worse shanten?"""
+    the public record, :func:`pipeline.game.policy.danger_of`) at no worse shanten? Not the collusion screen's
+    safe alternative (:class:`~pipeline.game.evidence.Evidence`), which knows every hand."""
     return chosen.danger > 0 and any(o.danger == 0 and o.shanten <= chosen.shanten for o in discards)
 
 
