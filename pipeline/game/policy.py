@@ -128,7 +128,7 @@ def view_of(state: HandState, seat: int) -> View:
                 len(state.melds[other]),
                 len(state.rivers[other]),
                 state.won[other],
-                frozenset(_passed_since_draw(state.events, other)),
+                frozenset(passed_since_draw(state.events, other)),
             )
         )
     return View(
@@ -142,7 +142,9 @@ def view_of(state: HandState, seat: int) -> View:
     )
 
 
-def _passed_since_draw(events: Sequence[Event], opp: int) -> list[int]:
+def passed_since_draw(events: Sequence[Event], opp: int) -> list[int]:
+    """The tiles discarded by anybody since ``opp``'s last draw, latest first (safe against ``opp``: it did not win
+    on them, and under 过手胡 may not win on any discard before it draws; the simulator's careful bots read it too)."""
     out = []
     for ev in reversed(events):
         if ev.t == "draw" and ev.seat == opp:
@@ -398,7 +400,9 @@ def rank_voids(hand: Sequence[int]) -> list[Option]:
     return [Option("void", suit, None, sh, 0, 0, pairs, i + 1) for i, (sh, _n, pairs, suit) in enumerate(out)]
 
 
-def _connections(tiles: Sequence[int], kind: int) -> int:
+def connections(tiles: Sequence[int], kind: int) -> int:
+    """How many other tiles of ``tiles`` of the suit of ``kind`` sit within two ranks of it (a pair counts
+    double): the exchange's measure of how little a tile is worth keeping (the simulator's bots use it too)."""
     others = list(tiles)
     others.remove(kind)
     return sum(2 if k == kind else 1 for k in others if abs(k - kind) <= 2)
@@ -412,7 +416,7 @@ def rank_exchanges(hand: Sequence[int]) -> list[Option]:
         tiles = sorted(k for k in hand if k // 9 == suit)
         if len(tiles) < 3:
             continue
-        give = tuple(sorted(sorted(tiles, key=lambda k: (_connections(tiles, k), k))[:3]))
+        give = tuple(sorted(sorted(tiles, key=lambda k: (connections(tiles, k), k))[:3]))
         rows.append((exchange_shanten(hand, give), len(tiles), suit, give))
     rows.sort()
     return [Option("exchange", suit, None, sh, 0, 0, 0, i + 1, give) for i, (sh, _n, suit, give) in enumerate(rows)]
