@@ -947,8 +947,9 @@ def report_command(
     profile: ProfileOption = None,
     tz: TzOption = None,
 ) -> None:
-    """HTML dashboards: what needs attention first, the player directory and a page per player, data quality,
-    the audit, the collusion and information-cheat screens; every chart also as a PNG. --since, --until, --table
+    """HTML dashboards: what needs attention first (each finding with its case state), the player directory and a
+    page per player, data quality, the ingest health (xuezhan check and each table's trend across runs), the audit,
+    the collusion and information-cheat screens; every chart also as a PNG. --since, --until, --table
     and --profile restrict every page to those hands (--page names the players who get a page: to look at the
     hands one player sat in, see stats --player)."""
     from dashboards.site import build_report
