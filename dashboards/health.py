@@ -114,8 +114,9 @@ def table_alerts(health: Health) -> dict[str, Alert]:
 
 def prep_table_trend(health: Health) -> pl.DataFrame:
     """One row per table that any run stored hands of: its figures in the checked run, its pooled rate over the
-    runs before it, and its alert (``level``: ok, warn, error). The tables with an alert first, then by the
-    checked run's rate, highest first.
+    runs before it, and its alert (``level``: ok, warn, error; :data:`UNTESTED` where the checked run stored fewer
+    hands of it than the check tests). The tables with an alert first, then by the checked run's rate, highest
+    first.
 
     Columns: ``table``, ``level``, ``hands`` (in the checked run), ``settle_errors``, ``rate``, ``earlier_hands``,
     ``earlier_errors``, ``earlier_rate`` (the finished runs before the checked one, pooled), ``runs`` (runs with

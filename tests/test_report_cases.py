@@ -300,6 +300,9 @@ def test_a_player_with_too_few_hands_is_not_ranked() -> None:
     metrics = {("hands", player.PLAYER): {"value": 40}}
     html = deviations_section({}, metrics, "the other players", 6)
     assert "Not ranked: 40 replayed hands" in html and "<table" not in html
+    assert "among the other players with at least 100 replayed hands (6 players)" in html
+    alone = deviations_section({}, metrics, "the other players", 0)
+    assert "Not ranked" in alone and "no percentile either" in alone
 
 
 # ---------------------------------------------------------------------------------------------- the browser

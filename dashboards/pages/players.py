@@ -309,9 +309,14 @@ def deviations_section(ys: dict[str, Yardstick], metrics: Lookup, others: str, r
     others_n = reference - (hands >= YARD_HANDS)
     who = f"{esc(others)} with at least {YARD_HANDS:,} replayed hands"
     if hands < YARD_HANDS:
+        among = (
+            f"The percentiles below still place the player among {who} ({others_n:,} players)."
+            if others_n > 0
+            else f"No player has that many here: {who} are none, so no percentile either."
+        )
         return (
             f'{title}<p class="note">Not ranked: {hands:,} replayed hands, fewer than the {YARD_HANDS:,} a deviation '
-            f"needs to mean much. The percentiles below still place the player among {who}.</p></section>"
+            f"needs to mean much. {among}</p></section>"
         )
     top = deviations(ys)
     if not top or others_n <= 0:
