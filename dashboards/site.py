@@ -313,6 +313,7 @@ def _build(
         result=result,
         pages=pages_of,
         scale=scale,
+        states={r["key"]: (r["status"], r["why"], r["case_id"]) for r in standing.iter_rows(named=True) if r["key"]},
     )
     for pid, page in pages_of.items():
         write(page, parts.body(pid), here=directory)

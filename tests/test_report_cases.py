@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib.image
+import polars as pl
 import pytest
 from test_report import _browse, _chromium
 
@@ -343,3 +344,32 @@ def test_the_health_page_and_the_case_states_in_a_headless_browser(casebook: dic
             assert level is not None
             badge = abs(pixels - [c / 255 for c in colour[level.group(1)]]).max(axis=-1) < 0.04
             assert badge.sum() > 100, "no level badge on the health page"
+
+
+def test_a_player_pages_findings_show_their_case_state() -> None:
+    """The player's banner names each finding's case, as the first screen does: a dismissed one is marked (the
+    first screen hides it), a reopened one says why."""
+    from dashboards import findings as found_dash
+    from dashboards.pages.players import banner
+
+    def row(key: str, subject: str) -> dict[str, Any]:
+        return {
+            "rank": 1,
+            "severity": "high",
+            "kind": "pair",
+            "label": "colluding pair?",
+            "players": ["p1", "p2"],
+            "subject": subject,
+            "detail": "d",
+            "evidence": "collusion.html#pair-1",
+            "evidence_text": "pair #1",
+            "key": key,
+        }
+
+    found = pl.DataFrame([row("pair:p1+p2", "p1 & p2"), row("pair:p1+p3", "p1 & p3")], schema=found_dash.SCHEMA)
+    states = {"pair:p1+p2": ("dismissed", None, "case-a"), "pair:p1+p3": ("reopened", "q 0.04 → 0.001", "case-b")}
+    html = banner("p1", found, {}, states)
+    first, second = html.split("<li>")[1:]
+    assert '<span class="state dismissed">dismissed</span>' in first and "case case-a: dismissed by a reviewer" in first
+    assert '<span class="state reopened">reopened</span>' in second and "case case-b: q 0.04 → 0.001" in second
+    assert '<span class="state' not in banner("p1", found, {})  # no case read: no state shown

@@ -11,7 +11,7 @@ computed once for all players, and a page is string assembly, so that thousands 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -216,6 +216,7 @@ class PlayerParts:
     pages: dict[str, Page]
     yard: dict[str, dict[str, Yardstick]]  # player -> metric -> yardstick (dashboards.player.prep_yardsticks)
     reference: dict[str | None, int]  # scale group -> its players with enough hands (the yardsticks' reference)
+    states: dict[str, State]  # finding key -> its case standing (dashboards.findings.with_cases)
 
     @staticmethod
     def of(
@@ -230,12 +231,14 @@ class PlayerParts:
         result: scoring.Audit,
         pages: dict[str, Page],
         scale: Scales,
+        states: Mapping[str, State] | None = None,
     ) -> PlayerParts:
         """The parts of every player's page from the frames of every player at once (:mod:`dashboards.player`):
         ``every`` (``prep_every_player``), ``levels`` (``prep_every_player_levels``), ``fan``
         (``prep_every_player_fan``), ``opponents`` (``prep_every_head_to_head``) and ``rolling``
         (``iter_rolling``: each player's frame drawn and dropped in turn); the first screen's ``found`` and
-        ``unusual`` rows, the audit's ``result``, the player ``pages`` and the ``scale`` groups."""
+        ``unusual`` rows, the audit's ``result``, the player ``pages`` and the ``scale`` groups; ``states``: each
+        finding's case standing by key (none: every finding new)."""
 
         def by_player(df: pl.DataFrame, column: str = "player") -> dict[str, pl.DataFrame]:
             return {str(k[0]): v for k, v in df.partition_by(column, as_dict=True).items() if k[0] is not None}
@@ -273,6 +276,7 @@ class PlayerParts:
             pages=pages,
             yard=player.prep_yardsticks(every),
             reference=player.reference_sizes(every),
+            states=dict(states or {}),
         )
 
     def body(self, pid: str) -> list[str]:
@@ -286,7 +290,7 @@ class PlayerParts:
         others = found_dash.others_of(group, self.scale.mixed)
         ys = self.yard.get(pid, {})
         return [
-            banner(pid, findings, self.pages),
+            banner(pid, findings, self.pages, self.states),
             deviations_section(ys, metrics, others, self.reference.get(group, 0)),
             summary(pid, metrics),
             figures_section(metrics, self.levels.get(pid, {}), population, ys),
@@ -348,8 +352,29 @@ def deviations_section(ys: dict[str, Yardstick], metrics: Lookup, others: str, r
     )
 
 
-def banner(pid: str, findings: pl.DataFrame, pages: dict[str, Page]) -> str:
-    """The top of a player's page: whether any finding concerns the player, and each one with its evidence."""
+State = tuple[str, str | None, str | None]  # a finding's case standing: status, why (reopened), case id
+
+
+def case_note(state: State | None) -> str:
+    """A finding's case state, as the first screen shows it (nothing for a finding without a key)."""
+    if state is None:
+        return ""
+    status, why, case_id = state
+    case = f" {esc(case_id)}" if case_id else ""
+    if status == "dismissed":
+        text = f" (case{case}: dismissed by a reviewer; hidden from What needs attention while it has not grown)"
+    elif why:
+        text = f" (case{case}: {esc(why)})"
+    else:
+        text = f" (case{case})" if case else ""
+    return f' <span class="state {esc(status)}">{esc(status)}</span><span class="n">{text}</span>'
+
+
+def banner(pid: str, findings: pl.DataFrame, pages: dict[str, Page], states: Mapping[str, State] | None = None) -> str:
+    """The top of a player's page: whether any finding concerns the player, and each one with its evidence and
+    its case state (``states``: by finding key, :func:`dashboards.findings.with_cases`' ``status``, ``why`` and
+    ``case_id``)."""
+    states = states or {}
     severity = found_dash.severity_of(findings)
     if severity is None:
         return (
@@ -364,7 +389,8 @@ def banner(pid: str, findings: pl.DataFrame, pages: dict[str, Page]) -> str:
     )
     items = "".join(
         f'<li><span class="sev {r["severity"]}">{esc(r["label"])}</span> <b>{esc(r["subject"])}</b>: '
-        f'{esc(r["detail"])} — <a href="{link(r["evidence"])}">{esc(r["evidence_text"])}</a></li>'
+        f'{esc(r["detail"])} — <a href="{link(r["evidence"])}">{esc(r["evidence_text"])}</a>'
+        f"{case_note(states.get(r['key']) if r['key'] is not None else None)}</li>"
         for r in findings.iter_rows(named=True)
     )
     caveat = " A flag is a reason to replay the hands, not a verdict." if severity == "high" else ""
