@@ -947,8 +947,9 @@ def report_command(
     profile: ProfileOption = None,
     tz: TzOption = None,
 ) -> None:
-    """HTML dashboards: what needs attention first, the player directory and a page per player, data quality,
-    the audit, the collusion and information-cheat screens; every chart also as a PNG. --since, --until, --table
+    """HTML dashboards: what needs attention first (each finding with its case state), the player directory and a
+    page per player, data quality, the ingest health (xuezhan check and each table's trend across runs), the audit,
+    the collusion and information-cheat screens; every chart also as a PNG. --since, --until, --table
     and --profile restrict every page to those hands (--page names the players who get a page: to look at the
     hands one player sat in, see stats --player)."""
     from dashboards.site import build_report
@@ -2367,18 +2368,11 @@ def _current_findings(warehouse: Path, min_hands: int) -> Any:
 
 
 def _with_cases(found: Any, warehouse: Path) -> list[dict[str, Any]]:
-    """Each finding as a dict with its case (``case_id``, ``case_state``) and ``status``/``why``
-    (:func:`pipeline.audit.cases.status`)."""
-    from pipeline.audit.cases import case_of_finding, read_cases, status
+    """Each finding as a dict with its case (``case_id``) and ``status``/``why``
+    (:func:`pipeline.audit.cases.with_status`)."""
+    from pipeline.audit.cases import read_cases, with_status
 
-    cases = read_cases(warehouse)
-    out = []
-    for row in found.iter_rows(named=True):
-        case = case_of_finding(cases, row["key"])
-        row["status"], row["why"] = status(row, case)
-        row["case_id"] = case.case_id if case is not None else None
-        out.append(row)
-    return out
+    return with_status(found.iter_rows(named=True), read_cases(warehouse))
 
 
 @app.command("findings")

@@ -31,7 +31,7 @@ the player's scale group (:mod:`pipeline.analytics.scales`: a profile and its ba
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -44,6 +44,7 @@ from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit.anticipation import Seer
+from pipeline.audit.cases import Case, with_status
 from pipeline.audit.collusion import PairResult, flagged_groups
 from pipeline.audit.deals import DealResult
 from pipeline.audit.scoring import Audit
@@ -57,6 +58,7 @@ AUDIT = "audit.html"
 COLLUSION = "collusion.html"
 INFORMATION = "information.html"
 DEALS = "deals.html"
+HEALTH = "health.html"
 FINDINGS_JSON = "findings.json"  # the first screen's frame, beside index.html
 
 TOP_ERRORS = 5  # scoring errors listed one by one on the first screen
@@ -95,6 +97,21 @@ SCHEMA: dict[str, Any] = {
     "n": pl.Int64,  # the size of its evidence: shared hands, judged decisions, dealt hands (null: none)
     "hands": pl.List(pl.String),  # hands to replay (a case's evidence pack), where the finding names them
 }
+
+
+# A finding's standing against its case (pipeline.audit.cases.status), in the order the first screen lists the known
+# ones: what came back first, then what waits for a reviewer, then what is decided. "dismissed": hidden.
+STATES = ("reopened", "appealed", "open", "confirmed")
+STATE_SCHEMA: dict[str, Any] = {"status": pl.String, "why": pl.String, "case_id": pl.String}
+
+
+def with_cases(found: pl.DataFrame, cases: Mapping[str, Case]) -> pl.DataFrame:
+    """``found`` (:func:`prep_findings`) with each finding's standing against the warehouse's ``cases``
+    (:func:`pipeline.audit.cases.read_cases`), as ``xuezhan findings`` lists it (:func:`pipeline.audit.cases.
+    with_status`: one rule): ``status`` (new, open, confirmed, appealed, reopened, dismissed), ``why`` (a reopened
+    finding's reason), ``case_id``."""
+    rows = with_status(found.iter_rows(named=True), cases)
+    return pl.DataFrame(rows, schema={**found.schema, **STATE_SCHEMA})
 
 
 def findings_text(n: int) -> str:

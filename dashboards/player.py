@@ -18,11 +18,12 @@ import polars as pl
 from matplotlib.axes import Axes
 
 from dashboards import ChartSpec, as_int, population_base, run_sql
-from pipeline.analytics import queries
+from pipeline.analytics import queries, yardsticks
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, Metric
 from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.stats import wilson
+from pipeline.analytics.yardsticks import Yardstick
 from pipeline.report import charts
 
 RATES = (
@@ -674,6 +675,41 @@ def prep_every_player_fan(con: duckdb.DuckDBPyConnection, scale: Scales | None =
         .select("player", "group", "fan", "wins", "share", "n")
         .sort(["player", "group", "fan"], nulls_last=True)
     )
+
+
+def prep_yardsticks(every: pl.DataFrame, min_hands: int = yardsticks.MIN_HANDS) -> dict[str, dict[str, Yardstick]]:
+    """Every player's yardsticks (:func:`pipeline.analytics.yardsticks.yardsticks`: percentile among the players of
+    their scale group with at least ``min_hands`` hands, the group's figure, the best quartile's band, z) from
+    :func:`prep_every_player`'s rows: the same metric values ``stats --format json`` gives them, so the same
+    yardsticks (player → metric id → :class:`~pipeline.analytics.yardsticks.Yardstick`)."""
+    kinds = {m.id: m.kind for m in METRICS}
+    players: dict[str, dict[str, Any]] = {}
+    group_of: dict[str, str] = {}
+    for r in every.filter(pl.col("who") == PLAYER).iter_rows(named=True):
+        entry = players.setdefault(r["player"], {"player": r["player"], "hands": 0, "metrics": {}})
+        kind = kinds[r["metric"]]
+        if r["metric"] == "hands":
+            entry["hands"] = int(r["value"] or 0)
+        if kind == "rate":
+            entry["metrics"][r["metric"]] = {"value": r["value"], "num": r["num"], "den": r["den"]}
+        elif kind == "mean":
+            entry["metrics"][r["metric"]] = {
+                "value": r["value"],
+                "sum": r["num"],
+                "n": r["den"],
+                "ci_low": r["ci_low"],
+                "ci_high": r["ci_high"],
+            }
+        if r["group"] is not None:
+            group_of[r["player"]] = r["group"]
+    return yardsticks.yardsticks({"players": list(players.values())}, min_hands=min_hands, group_of=group_of)
+
+
+def reference_sizes(every: pl.DataFrame, min_hands: int = yardsticks.MIN_HANDS) -> dict[str | None, int]:
+    """Per scale group, its players with at least ``min_hands`` hands: the reference a player's yardsticks are
+    taken against (the player left out of their own)."""
+    rows = every.filter((pl.col("who") == PLAYER) & (pl.col("metric") == "hands") & (pl.col("value") >= min_hands))
+    return {g: n for g, n in rows.group_by("group").len().iter_rows()}
 
 
 DIRECTORY_METRICS = ("hands", "win_rate", "deal_in_rate", "net_points_per_hand")

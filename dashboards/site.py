@@ -15,16 +15,24 @@ Layout under ``out_dir``::
                                players' (inline SVG intervals), head to head against every opponent, win and
                                deal-in rates over time (inline SVG), results against the room, audit findings
     quality.html               validator issues and rejected lines by code
+    health.html                the ingest runs as ``xuezhan check`` judges them: the latest run's alerts, each
+                               table's settlement-error rate run by run, every run's figures
     audit.html                 the audit's findings by money: by code, month and player; the top findings
     collusion.html             the pair and team screens: heat map of pair scores, teams and victims, hands replayed
     information.html           the information-cheat screen, one row per player, flagged players' hands replayed
     deals.html                 the stacked-deal screen: flagged players, seats, tables and sessions, each
                                evidence hand replayed
-    charts/<page>-<chart>.png  every chart as a PNG file (the overview, quality, audit, collusion and deals pages')
+    charts/<page>-<chart>.png  every chart as a PNG file (the overview, quality, health, audit, collusion and deals
+                               pages')
 
 Each HTML file stands alone: styles and a small script inline, charts embedded as base64 PNG or drawn as inline
 SVG, no fetch of any kind (the pages link to each other and to the PNG files, nothing more); the script marks
 the images decoded for a headless browser, sorts tables and filters the directory (:mod:`dashboards.html`).
+
+The first screen shows each finding's case (``xuezhan case``: :mod:`pipeline.audit.cases`, read from the
+warehouse's case log): the new findings apart from those already in a case, the dismissed ones that have not grown
+hidden and counted. The health page is :func:`pipeline.analytics.health.check` on the whole warehouse, whatever the
+report's scope (its runs are the warehouse's).
 
 This module is the orchestration: it opens the warehouse, runs each screen once, draws the charts and writes
 the pages; each page's HTML is a function of those values in :mod:`dashboards.pages` (one module per page),
@@ -52,6 +60,7 @@ from dashboards import audit as audit_dash
 from dashboards import collusion as collusion_dash
 from dashboards import deals as deals_dash
 from dashboards import findings as found_dash
+from dashboards import health as health_dash
 from dashboards import information as info_dash
 from dashboards.html import SCRIPT, Page, document
 from dashboards.html import esc as _esc
@@ -60,6 +69,7 @@ from dashboards.html import href as _href
 from dashboards.pages import audit as audit_html
 from dashboards.pages import collusion as collusion_html
 from dashboards.pages import deals as deals_html
+from dashboards.pages import health as health_html
 from dashboards.pages import information as info_html
 from dashboards.pages import overview as overview_html
 from dashboards.pages import quality as quality_html
@@ -71,9 +81,11 @@ from dashboards.pages.players import PlayerParts, page_file, player_pages
 from dashboards.pages.players import directory as _directory
 from dashboards.pages.players import over_time as _player_over_time
 from pipeline.analytics import queries
+from pipeline.analytics.health import Health, check
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, Scope
 from pipeline.audit import scoring
+from pipeline.audit.cases import Case, read_cases
 from pipeline.audit.collusion import screen_levels
 from pipeline.audit.information import FDR
 from pipeline.report import charts
@@ -113,11 +125,22 @@ def build_report(
     queries.remember_bases(con)  # the pages share the players' base counts
     try:
         selected = _select_players(con, players, top_players)
+        health = _health(warehouse_dir, con, scope or EVERYTHING)
+        cases = read_cases(warehouse_dir)
         with staged_folder(Path(out_dir)) as stage:  # every page of this run, or none (an interrupted run)
-            index = _build(con, stage, selected, min_hands, on_step, scope or EVERYTHING)
+            index = _build(con, stage, selected, min_hands, on_step, scope or EVERYTHING, health, cases)
         return Path(out_dir) / index.relative_to(stage)
     finally:
         con.close()
+
+
+def _health(warehouse_dir: str | Path, con: duckdb.DuckDBPyConnection, scope: Scope) -> Health:
+    """``xuezhan check`` of the warehouse's last ingest run (shipped thresholds): on the report's connection, or,
+    where the report's scope leaves hands out, on one of the whole warehouse (a run's figures are all its hands')."""
+    if not scope.filters:
+        return check(con)
+    with queries.connect(warehouse_dir, warn=False) as whole:
+        return check(whole)
 
 
 def _build(
@@ -127,6 +150,8 @@ def _build(
     min_hands: int,
     on_step: Callable[[str], None] | None,
     scope: Scope,
+    health: Health,
+    cases: dict[str, Case],
 ) -> Path:
     (out / "charts").mkdir(parents=True, exist_ok=True)
     step = on_step or (lambda _name: None)
@@ -135,12 +160,13 @@ def _build(
     index = Page(found_dash.INDEX, "Overview", "What needs attention · overview")
     directory = Page(found_dash.PLAYERS, "Players", "Players")
     quality_page = Page(found_dash.QUALITY, "Data quality", "Data quality")
+    health_page = Page(found_dash.HEALTH, "Health", "Ingest health")
     audit_page = Page(found_dash.AUDIT, "Audit", "Scoring and rule audit")
     collusion_page = Page(found_dash.COLLUSION, "Collusion", "Collusion screen")
     info_page = Page(found_dash.INFORMATION, "Info cheats", "Information-cheat screen")
     deals_page = Page(found_dash.DEALS, "Deals", "Stacked deals")
     pages_of = player_pages(selected)
-    pages = [index, directory, quality_page, audit_page, collusion_page, info_page, deals_page]  # the navigation bar
+    pages = [index, directory, quality_page, health_page, audit_page, collusion_page, info_page, deals_page]  # nav
 
     by_level = queries.hands_by_level(con)
     replayed = {level: c["replayed"] for level, c in by_level.items()}
@@ -179,6 +205,10 @@ def _build(
             rejects_chart=rejects_chart,
         ),
     )
+
+    # Health: the check of the last ingest run against the runs before it (pipeline.analytics.health), as is
+    figures = [draw("health", spec, health)[1] for spec in health_dash.CHARTS] if health.run is not None else []
+    write(health_page, health_html.body(health=health, figures=figures, scoped=bool(scope.filters)))
 
     # Audit: the findings are the audit's (pipeline.audit.scoring), computed once for every chart.
     result = scoring.audit(con)
@@ -244,7 +274,8 @@ def _build(
         page_of=lambda pid: pages_of[pid].file if pid in pages_of else None,
     )
     flags = found_dash.prep_player_flags(found, result, unusual)
-    (out / found_dash.FINDINGS_JSON).write_text(found.write_json(), encoding="utf-8")  # for scripts and the demo
+    standing = found_dash.with_cases(found, cases)  # each finding's case: new, open, ..., dismissed (hidden)
+    (out / found_dash.FINDINGS_JSON).write_text(standing.write_json(), encoding="utf-8")  # for scripts, the demo
 
     # Overview
     players = player.prep_top_players(con, 10**9).height
@@ -253,13 +284,13 @@ def _build(
     figures = [draw("overview", spec, con)[1] for spec in overview.CHARTS]
     body = overview_html.body(
         font=font,
-        found=found,
+        found=standing,
         unusual=unusual,
         pages=pages_of,
         counts=counts,
         players=players,
         wins=wins,
-        links=(directory, quality_page, audit_page, collusion_page, info_page),
+        links=(directory, quality_page, health_page, audit_page, collusion_page, info_page),
         scale=scale,
         tables=tables,
         by_level=by_level,
@@ -282,6 +313,7 @@ def _build(
         result=result,
         pages=pages_of,
         scale=scale,
+        states={r["key"]: (r["status"], r["why"], r["case_id"]) for r in standing.iter_rows(named=True) if r["key"]},
     )
     for pid, page in pages_of.items():
         write(page, parts.body(pid), here=directory)

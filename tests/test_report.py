@@ -43,13 +43,15 @@ FIXED_PAGES = {
     "index.html",
     "players.html",
     "quality.html",
+    "health.html",
     "audit.html",
     "collusion.html",
     "information.html",
     "deals.html",
 }
-CHART_PAGES = {"index.html", "quality.html", "audit.html", "collusion.html", "deals.html"}
+CHART_PAGES = {"index.html", "quality.html", "health.html", "audit.html", "collusion.html", "deals.html"}
 DEALS_CHARTS = ("players",)
+HEALTH_CHARTS = ("settlement_errors", "volume")
 CJK_CHAR = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
 
@@ -93,7 +95,7 @@ def test_build_report_writes_pages_and_every_chart_as_png(report, warehouse):
     assert {p.name for p in out.glob("*.html")} == pages
     expected = {f"overview-{c}.png" for c in OVERVIEW_CHARTS} | {f"quality-{c}.png" for c in QUALITY_CHARTS}
     expected |= {f"audit-{c}.png" for c in AUDIT_CHARTS} | {f"collusion-{c}.png" for c in COLLUSION_CHARTS}
-    expected |= {f"deals-{c}.png" for c in DEALS_CHARTS}
+    expected |= {f"deals-{c}.png" for c in DEALS_CHARTS} | {f"health-{c}.png" for c in HEALTH_CHARTS}
     assert {p.name for p in (out / "charts").iterdir()} == expected
     found = json.loads((out / "findings.json").read_text(encoding="utf-8"))  # the first screen, for scripts
     assert [f["rank"] for f in found] == list(range(1, len(found) + 1)) and found
@@ -121,7 +123,7 @@ def test_pages_are_self_contained(report):
 def test_index_links_every_page_and_embeds_the_overview(report, warehouse):
     text = report.read_text(encoding="utf-8")
     assert text.count("<img ") == len(OVERVIEW_CHARTS)
-    for page in ("players.html", "quality.html", "audit.html", "collusion.html", "information.html"):
+    for page in ("players.html", "quality.html", "health.html", "audit.html", "collusion.html", "information.html"):
         assert text.count(f'href="{page}"') == 2, page  # in the navigation and in the summary
     embedded = re.findall(r'<img src="data:image/png;base64,([^"]+)"', text)
     import base64
@@ -257,6 +259,7 @@ def test_empty_warehouse(tmp_path):
     assert len(list((tmp_path / "out" / "charts").glob("*.png"))) == charts_written
     assert "<b>No findings</b>" in (index.parent / "audit.html").read_text(encoding="utf-8")
     assert "<b>Nothing needs attention.</b>" in index.read_text(encoding="utf-8")
+    assert "<h2>No ingest run</h2>" in (index.parent / "health.html").read_text(encoding="utf-8")
     assert "<b>Nothing was screened</b>" in (index.parent / "collusion.html").read_text(encoding="utf-8")
     assert "<b>Nothing was screened</b>" in (index.parent / "deals.html").read_text(encoding="utf-8")
 
@@ -266,7 +269,7 @@ def test_progress_names_every_chart(warehouse, tmp_path):
     build_report(warehouse, tmp_path / "out", top_players=1, on_step=steps.append)
     charts_drawn = (
         len(OVERVIEW_CHARTS) + len(QUALITY_CHARTS) + len(AUDIT_CHARTS) + len(COLLUSION_CHARTS) + len(DEALS_CHARTS)
-    )
+    ) + len(HEALTH_CHARTS)
     assert len(steps) == charts_drawn + 5  # the three screens, the findings and the player pages
     assert steps[0] == "quality: issues_by_code" and steps[-1] == "players"
     for step in ("collusion: screen", "information: screen", "deals: screen", "findings", "overview: fan_distribution"):

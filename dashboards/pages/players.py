@@ -1,8 +1,9 @@
 """players.html and player-<id>.html: the player directory (every player with a replayed hand, sortable,
-linked to their page) and one page per selected player: the findings that concern them, their key figures
-beside their population's (inline SVG intervals), head to head against every opponent, win and deal-in rates
-over time (inline SVG), their results against the room, wins by fan, the audit's findings on their seat and
-every metric (:mod:`dashboards.player`).
+linked to their page) and one page per selected player: the findings that concern them, their five largest
+deviations from the room (:mod:`pipeline.analytics.yardsticks`: percentile, the best quartile's band, z), their
+key figures beside their population's (inline SVG intervals), head to head against every opponent, win and deal-in
+rates over time (inline SVG), their results against the room, wins by fan, the audit's findings on their seat and
+every metric with its percentile (:mod:`dashboards.player`).
 
 A player's page draws no chart and runs no query: :class:`PlayerParts` holds what every page is made of,
 computed once for all players, and a page is string assembly, so that thousands of players add seconds.
@@ -10,7 +11,7 @@ computed once for all players, and a page is string assembly, so that thousands 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,8 @@ from dashboards import levels_note, player
 from dashboards.html import Page, cell, ci, esc, finding_message, fmt, href, link, num_cell, player_link
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.analytics.scales import Scales
+from pipeline.analytics.yardsticks import MIN_HANDS as YARD_HANDS
+from pipeline.analytics.yardsticks import Yardstick, deviations
 from pipeline.audit import scoring
 from pipeline.report import charts, svg
 from pipeline.report.names import file_stem
@@ -62,9 +65,40 @@ def lookup(df: pl.DataFrame) -> Lookup:
     return {(r["metric"], r["who"]): r for r in df.iter_rows(named=True)}
 
 
-def metrics_table(rows_of: Lookup, population: str = player.POPULATION) -> str:
-    """Every metric: the player's value [95%] (n) beside the population's (``population``: its words)."""
+def _figure(mid: str, value: float | None) -> str:
+    return charts.pct(value) if METRIC_BY_ID[mid].kind == "rate" else charts.num(value)
+
+
+def band_text(y: Yardstick) -> str:
+    """The best quartile's band of a metric: ``low – high``, one figure where they are one."""
+    if y.best is None:
+        return "–"
+    low, high = (_figure(y.metric, v) for v in y.best)
+    return low if low == high else f"{low} – {high}"
+
+
+def yard_cells(y: Yardstick | None) -> str:
+    """A metric's percentile among the room's players and the band of the room's best quartile (two cells)."""
+    if y is None or y.percentile is None:
+        return '<td class="num" data-v="">–</td><td class="num">–</td>'
+    return num_cell(y.percentile, f"{y.percentile:.0f}") + f'<td class="num">{esc(band_text(y))}</td>'
+
+
+def yard_cell(y: Yardstick | None) -> str:
+    """The two in one cell (the key figures' table, whose interval strips take the width)."""
+    if y is None or y.percentile is None:
+        return '<td class="num">–</td>'
+    return f'<td class="num">{y.percentile:.0f}<br><span class="n">best {esc(band_text(y))}</span></td>'
+
+
+YARD_HEADS = "<th>percentile</th><th>best quartile</th>"
+
+
+def metrics_table(rows_of: Lookup, population: str = player.POPULATION, ys: dict[str, Yardstick] | None = None) -> str:
+    """Every metric: the player's value [95%] (n) beside the population's (``population``: its words), with the
+    player's percentile and the best quartile's band (``ys``: the player's yardsticks) where the metric has them."""
     rows = []
+    ys = ys or {}
     for mid in dict.fromkeys(metric for metric, _ in rows_of):
         m = METRIC_BY_ID[mid]
         cells = []
@@ -77,14 +111,17 @@ def metrics_table(rows_of: Lookup, population: str = player.POPULATION) -> str:
                 cells.append(cell(r["value"], r["ci_low"], r["ci_high"], m.kind == "rate") + n)
         rows.append(
             f'<tr><td><span class="zh">{esc(m.name_zh)}</span> {esc(m.name_en)}</td>'
-            f'<td class="num">{cells[0]}</td><td class="num">{cells[1]}</td>'
+            f'<td class="num">{cells[0]}</td><td class="num">{cells[1]}</td>{yard_cells(ys.get(mid))}'
             f'<td class="def">{esc(m.definition)} ({esc(m.unit)})</td></tr>'
         )
     return (
-        '<section><h2>Every metric</h2><table class="metrics"><thead><tr><th>metric</th><th>player</th>'
-        f"<th>{esc(population)}</th><th>definition</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        '<section id="metrics"><h2>Every metric</h2><table class="metrics"><thead><tr><th>metric</th><th>player</th>'
+        f"<th>{esc(population)}</th>{YARD_HEADS}<th>definition</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
         '<p class="note">Rates with 95% Wilson intervals, means with 95% normal intervals; n is the '
-        "denominator (hands, wins, deal-ins …). Definitions: schemas/METRICS.md.</p></section>"
+        "denominator (hands, wins, deal-ins …). Percentile and best quartile: see Largest deviations above. "
+        "Definitions: schemas/METRICS.md.</p></section>"
     )
 
 
@@ -177,6 +214,9 @@ class PlayerParts:
     opponents: dict[str, pl.DataFrame]  # player -> head to head (dashboards.player.prep_head_to_head)
     over_time: dict[str, str]  # player -> the over-time section (rolling rates: dashboards.player.prep_rolling)
     pages: dict[str, Page]
+    yard: dict[str, dict[str, Yardstick]]  # player -> metric -> yardstick (dashboards.player.prep_yardsticks)
+    reference: dict[str | None, int]  # scale group -> its players with enough hands (the yardsticks' reference)
+    states: dict[str, State]  # finding key -> its case standing (dashboards.findings.with_cases)
 
     @staticmethod
     def of(
@@ -191,12 +231,14 @@ class PlayerParts:
         result: scoring.Audit,
         pages: dict[str, Page],
         scale: Scales,
+        states: Mapping[str, State] | None = None,
     ) -> PlayerParts:
         """The parts of every player's page from the frames of every player at once (:mod:`dashboards.player`):
         ``every`` (``prep_every_player``), ``levels`` (``prep_every_player_levels``), ``fan``
         (``prep_every_player_fan``), ``opponents`` (``prep_every_head_to_head``) and ``rolling``
         (``iter_rolling``: each player's frame drawn and dropped in turn); the first screen's ``found`` and
-        ``unusual`` rows, the audit's ``result``, the player ``pages`` and the ``scale`` groups."""
+        ``unusual`` rows, the audit's ``result``, the player ``pages`` and the ``scale`` groups; ``states``: each
+        finding's case standing by key (none: every finding new)."""
 
         def by_player(df: pl.DataFrame, column: str = "player") -> dict[str, pl.DataFrame]:
             return {str(k[0]): v for k, v in df.partition_by(column, as_dict=True).items() if k[0] is not None}
@@ -232,6 +274,9 @@ class PlayerParts:
             opponents=opponents,
             over_time={pid: over_time(frame) for pid, frame in rolling},
             pages=pages,
+            yard=player.prep_yardsticks(every),
+            reference=player.reference_sizes(every),
+            states=dict(states or {}),
         )
 
     def body(self, pid: str) -> list[str]:
@@ -243,21 +288,93 @@ class PlayerParts:
         findings = found_dash.prep_player_findings(self.found.get(pid, self.none), seat, pid)
         fan_all = self.fan_all.get(group, pl.DataFrame(schema={"fan": pl.Int64, "share": pl.Float64, "n": pl.Int64}))
         others = found_dash.others_of(group, self.scale.mixed)
+        ys = self.yard.get(pid, {})
         return [
-            banner(pid, findings, self.pages),
+            banner(pid, findings, self.pages, self.states),
+            deviations_section(ys, metrics, others, self.reference.get(group, 0)),
             summary(pid, metrics),
-            figures_section(metrics, self.levels.get(pid, {}), population),
+            figures_section(metrics, self.levels.get(pid, {}), population, ys),
             opponents_section(pid, self.opponents.get(pid), self.pages),
             self.over_time.get(pid) or over_time(None),
             results_section(self.unusual.get(pid), others),
             fan_section(self.fan.get(pid), fan_all, population),
             scoring_section(seat),
-            metrics_table(metrics, population),
+            metrics_table(metrics, population, ys),
         ]
 
 
-def banner(pid: str, findings: pl.DataFrame, pages: dict[str, Page]) -> str:
-    """The top of a player's page: whether any finding concerns the player, and each one with its evidence."""
+def deviations_section(ys: dict[str, Yardstick], metrics: Lookup, others: str, reference: int) -> str:
+    """The player's five largest deviations from the room (:func:`pipeline.analytics.yardsticks.deviations`): each
+    metric's value beside the room's figure, the percentile, the best quartile's band and z; ``others``: whom the
+    player is compared with, in words; ``reference``: the players of the group with enough hands (the player among
+    them when they have enough). A player with fewer than the yardsticks' hands is not ranked."""
+    title = '<section id="deviations"><h2>Largest deviations from the room</h2>'
+    hands = int(metrics[("hands", player.PLAYER)]["value"] or 0)
+    others_n = reference - (hands >= YARD_HANDS)
+    who = f"{esc(others)} with at least {YARD_HANDS:,} replayed hands"
+    if hands < YARD_HANDS:
+        among = (
+            f"The percentiles below still place the player among {who} ({others_n:,} players)."
+            if others_n > 0
+            else f"No player has that many here: {who} are none, so no percentile either."
+        )
+        return (
+            f'{title}<p class="note">Not ranked: {hands:,} replayed hands, fewer than the {YARD_HANDS:,} a deviation '
+            f"needs to mean much. {among}</p></section>"
+        )
+    top = deviations(ys)
+    if not top or others_n <= 0:
+        return (
+            f'{title}<p class="note">Nothing to compare with: {who} are none but the player (or their figures '
+            "have no spread to measure a distance in).</p></section>"
+        )
+    rows = []
+    for y in top:
+        m = METRIC_BY_ID[y.metric]
+        z = y.z or 0.0
+        rows.append(
+            f'<tr><td><span class="zh">{esc(m.name_zh)}</span> {esc(m.name_en)}</td>'
+            f'<td class="num">{_figure(y.metric, y.value)} <span class="n">n={y.n:,}</span></td>'
+            f'<td class="num">{_figure(y.metric, y.room)}</td>{yard_cells(y)}'
+            f'<td class="num"><b class="{"flag" if abs(z) >= 3 else ""}">{z:+.1f}</b></td></tr>'
+        )
+    return (
+        f"{title}<p>The player's {len(top)} figures furthest from the room, the most certain first: compared with "
+        f"{who} ({others_n:,} players, the player left out).</p>"
+        '<table class="deviations"><thead><tr><th>metric</th><th>player</th><th>room</th>'
+        f"{YARD_HEADS}<th>z</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p class="note">Room: those players\' figure pooled (their numerators over their denominators). z: the '
+        "player's distance from it in standard errors of the player's own figure; it grows as √n with the "
+        "player's hands, so |z| ranks the deviations by how certain they are, not by how big. Percentile: the "
+        "share of those players whose figure is below the player's (ties count half). Best quartile: the lowest "
+        "and highest figure among the quarter of them with the best net points per hand: what the room's winners "
+        "do. A deviation is a tendency (a leak, a style), not a finding.</p></section>"
+    )
+
+
+State = tuple[str, str | None, str | None]  # a finding's case standing: status, why (reopened), case id
+
+
+def case_note(state: State | None) -> str:
+    """A finding's case state, as the first screen shows it (nothing for a finding without a key)."""
+    if state is None:
+        return ""
+    status, why, case_id = state
+    case = f" {esc(case_id)}" if case_id else ""
+    if status == "dismissed":
+        text = f" (case{case}: dismissed by a reviewer; hidden from What needs attention while it has not grown)"
+    elif why:
+        text = f" (case{case}: {esc(why)})"
+    else:
+        text = f" (case{case})" if case else ""
+    return f' <span class="state {esc(status)}">{esc(status)}</span><span class="n">{text}</span>'
+
+
+def banner(pid: str, findings: pl.DataFrame, pages: dict[str, Page], states: Mapping[str, State] | None = None) -> str:
+    """The top of a player's page: whether any finding concerns the player, and each one with its evidence and
+    its case state (``states``: by finding key, :func:`dashboards.findings.with_cases`' ``status``, ``why`` and
+    ``case_id``)."""
+    states = states or {}
     severity = found_dash.severity_of(findings)
     if severity is None:
         return (
@@ -272,7 +389,8 @@ def banner(pid: str, findings: pl.DataFrame, pages: dict[str, Page]) -> str:
     )
     items = "".join(
         f'<li><span class="sev {r["severity"]}">{esc(r["label"])}</span> <b>{esc(r["subject"])}</b>: '
-        f'{esc(r["detail"])} — <a href="{link(r["evidence"])}">{esc(r["evidence_text"])}</a></li>'
+        f'{esc(r["detail"])} — <a href="{link(r["evidence"])}">{esc(r["evidence_text"])}</a>'
+        f"{case_note(states.get(r['key']) if r['key'] is not None else None)}</li>"
         for r in findings.iter_rows(named=True)
     )
     caveat = " A flag is a reason to replay the hands, not a verdict." if severity == "high" else ""
@@ -296,10 +414,17 @@ def summary(pid: str, metrics: Lookup) -> str:
     )
 
 
-def figures_section(metrics: Lookup, hands: dict[str, int], population: str = player.POPULATION) -> str:
+def figures_section(
+    metrics: Lookup,
+    hands: dict[str, int],
+    population: str = player.POPULATION,
+    ys: dict[str, Yardstick] | None = None,
+) -> str:
     """The key rates and means beside the population's (``population``: its words; all players' in a
-    warehouse of one scale group), each with its interval drawn (inline SVG)."""
+    warehouse of one scale group), each with its interval drawn (inline SVG), the player's percentile and the
+    best quartile's band (``ys``: the player's yardsticks)."""
     rows = []
+    ys = ys or {}
     for mid in (*player.RATES, *player.MEANS):
         m = METRIC_BY_ID[mid]
         share = m.kind == "rate"
@@ -319,7 +444,7 @@ def figures_section(metrics: Lookup, hands: dict[str, int], population: str = pl
             f'<td class="num">{fmt(mine["value"])}{ci(mine["ci_low"], mine["ci_high"], share)} '
             f'<span class="n">n={int(mine["den"] or 0):,} {esc(word)}</span></td>'
             f'<td class="num">{fmt(everyone["value"])}{ci(everyone["ci_low"], everyone["ci_high"], share)}</td>'
-            f"<td>{strip}</td></tr>"
+            f"{yard_cell(ys.get(mid))}<td>{strip}</td></tr>"
         )
     note = levels_note((*player.RATES, *player.MEANS), hands)
     who = esc(population)
@@ -332,11 +457,14 @@ def figures_section(metrics: Lookup, hands: dict[str, int], population: str = pl
         )
     return (
         f'<section id="figures"><h2>Key figures beside {who}</h2><table class="figures"><thead><tr>'
-        f"<th>figure</th><th>player [95%]</th><th>{who} [95%]</th>"
+        f"<th>figure</th><th>player [95%]</th><th>{who} [95%]</th><th>percentile</th>"
         f'<th><span class="key subject">●</span> player <span class="key population">●</span> {who}</th>'
         f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p class="note">Rates with 95% Wilson intervals, '
         f"means with 95% normal intervals; {added}. Each line is drawn on "
-        f"its own scale, zoomed to the two intervals. {esc(note)}</p></section>"
+        "its own scale, zoomed to the two intervals. Percentile: among the other players with at least "
+        f"{YARD_HANDS:,} replayed hands{' of the scale group' if population != player.POPULATION else ''}; best: the "
+        f"figure of the best quarter of them by net points per hand (Largest deviations above). {esc(note)}</p>"
+        "</section>"
     )
 
 

@@ -255,6 +255,15 @@ def check(
     return Health(this, tuple(runs), tuple(alerts), t)
 
 
+def table_subject(table: str | None) -> str:
+    """The subject of a table's settlement-error alert (the report's health page finds each table's by it).
+
+    >>> table_subject("A"), table_subject(None)
+    ('settlement errors at table A', 'settlement errors at hands without a table')
+    """
+    return f"settlement errors at {f'table {table}' if table is not None else 'hands without a table'}"
+
+
 def _rates(this: RunFigures, earlier: list[RunFigures], t: Thresholds) -> list[Alert]:
     # (subject, the run's count, its total, the earlier runs' count, their total)
     tests: list[tuple[str, int, int, int, int]] = [
@@ -276,10 +285,7 @@ def _rates(this: RunFigures, earlier: list[RunFigures], t: Thresholds) -> list[A
     ]
     for table, (hands, errors) in sorted(this.tables.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
         before = [r.tables[table] for r in earlier if table in r.tables]
-        name = f"table {table}" if table is not None else "hands without a table"
-        tests.append(
-            (f"settlement errors at {name}", errors, hands, sum(e for _, e in before), sum(h for h, _ in before))
-        )
+        tests.append((table_subject(table), errors, hands, sum(e for _, e in before), sum(h for h, _ in before)))
     tested = [x for x in tests if x[2] >= t.min_hands]
     m = sum(1 for x in tested if x[4] >= t.min_hands)  # the rates compared with a history
     out = []

@@ -279,6 +279,18 @@ def status(finding: Mapping[str, Any], case: Case | None) -> tuple[str, str | No
     return ("reopened", why) if why is not None else ("dismissed", None)
 
 
+def with_status(findings: Iterable[Mapping[str, Any]], cases: Mapping[str, Case]) -> list[dict[str, Any]]:
+    """Each of ``findings`` (rows of :func:`dashboards.findings.prep_findings`) as a dict with its standing: its
+    latest case (``case_id``: None without one) and ``status``/``why`` (:func:`status`): what ``xuezhan findings``
+    lists and the report's first screen shows, one rule for both."""
+    out = []
+    for row in findings:
+        case = case_of_finding(cases, str(row["key"]))
+        st, why = status(row, case)
+        out.append({**row, "status": st, "why": why, "case_id": case.case_id if case is not None else None})
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- evidence packs
 def pack_hash(folder: Path) -> str:
     """sha256 over a pack's files: each file's path (relative, POSIX) and contents, in path order."""
