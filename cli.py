@@ -2370,9 +2370,9 @@ def _current_findings(warehouse: Path, min_hands: int) -> Any:
 def _with_cases(found: Any, warehouse: Path) -> list[dict[str, Any]]:
     """Each finding as a dict with its case (``case_id``) and ``status``/``why``
     (:func:`pipeline.audit.cases.with_status`)."""
-    from pipeline.audit.cases import read_cases, with_status
+    from pipeline.audit.cases import listed, read_cases, with_status
 
-    return with_status(found.iter_rows(named=True), read_cases(warehouse))
+    return [dict(r) for r in listed(with_status(found.iter_rows(named=True), read_cases(warehouse)))]
 
 
 @app.command("findings")
@@ -2386,7 +2386,7 @@ def findings_command(
 ) -> None:
     """What needs attention, as the report's first screen has it, each finding with its key and its case: new,
     open, confirmed, appealed, reopened (dismissed, and its evidence has grown since: why) or dismissed (hidden
-    unless --all)."""
+    unless --all); the new ones first, then reopened, appealed, open, confirmed, each in rank order."""
     rows = _with_cases(_current_findings(warehouse, min_hands), warehouse)
     shown = [r for r in rows if show_all or r["status"] != "dismissed"]
     if fmt == "json":

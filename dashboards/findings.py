@@ -44,7 +44,7 @@ from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit.anticipation import Seer
-from pipeline.audit.cases import Case, with_status
+from pipeline.audit.cases import LISTED, Case, with_status
 from pipeline.audit.collusion import PairResult, flagged_groups
 from pipeline.audit.deals import DealResult
 from pipeline.audit.scoring import Audit
@@ -99,9 +99,9 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-# A finding's standing against its case (pipeline.audit.cases.status), in the order the first screen lists the known
-# ones: what came back first, then what waits for a reviewer, then what is decided. "dismissed": hidden.
-STATES = ("reopened", "appealed", "open", "confirmed")
+# The known findings' standings against their cases (pipeline.audit.cases.status), in the order they are listed
+# (cases.LISTED: the new ones before them, the dismissed ones hidden).
+STATES = tuple(s for s in LISTED if s not in ("new", "dismissed"))
 STATE_SCHEMA: dict[str, Any] = {"status": pl.String, "why": pl.String, "case_id": pl.String}
 
 

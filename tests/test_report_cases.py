@@ -188,10 +188,18 @@ def test_the_states_are_the_findings_commands(casebook: dict[str, Any]) -> None:
 
     done = CliRunner().invoke(app, ["findings", "--warehouse", str(casebook["wh"]), "--all", "--format", "json"])
     assert done.exit_code == 0, done.output
-    listed = {r["key"]: r["status"] for r in json.loads(done.output)}
+    rows = json.loads(done.output)
+    listed = {r["key"]: r["status"] for r in rows}
     found = json.loads((casebook["out"] / "findings.json").read_text(encoding="utf-8"))
     assert {f["key"]: f["status"] for f in found} == listed
     assert sorted(set(listed.values())) == ["appealed", "confirmed", "dismissed", "new", "open", "reopened"]
+    # listed as the README says: the new ones first, then what came back, what waits, what is decided; rank order
+    # within each state
+    order = ["new", "reopened", "appealed", "open", "confirmed", "dismissed"]
+    assert [r["status"] for r in rows] == sorted((r["status"] for r in rows), key=order.index)
+    for state in order:
+        ranks = [r["rank"] for r in rows if r["status"] == state]
+        assert ranks == sorted(ranks), state
     assert len(read_cases(casebook["wh"])) == 5
 
 

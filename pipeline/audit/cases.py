@@ -44,6 +44,9 @@ from schemas.tables import CASES
 
 FOLDER = "cases"
 STATES = ("open", "confirmed", "dismissed", "appealed")
+# The order findings are listed in (``xuezhan findings`` and the report's first screen): the new ones, then the known
+# ones: what came back first, then what waits for a reviewer, then what is decided; dismissed (hidden) last.
+LISTED = ("new", "reopened", "appealed", "open", "confirmed", "dismissed")
 # action → (the states it may be taken from, the state after it)
 ACTIONS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "open": ((), "open"),  # a new case (or, from dismissed, the same case opened again: "reopen")
@@ -289,6 +292,11 @@ def with_status(findings: Iterable[Mapping[str, Any]], cases: Mapping[str, Case]
         st, why = status(row, case)
         out.append({**row, "status": st, "why": why, "case_id": case.case_id if case is not None else None})
     return out
+
+
+def listed(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``rows`` (:func:`with_status`) in the order they are listed (:data:`LISTED`), each state's in their own order."""
+    return sorted(rows, key=lambda r: LISTED.index(r["status"]))
 
 
 # ---------------------------------------------------------------------------------------------- evidence packs
