@@ -1108,7 +1108,7 @@ def collusion_command(
     population rates too) is over the hands in scope only."""
     from pipeline.analytics.queries import connect, hands_by_level
     from pipeline.audit.collusion import levels_lines, screen_levels
-    from pipeline.audit.teams import screen_pairs_and_teams
+    from pipeline.audit.screen import screen
     from pipeline.audit.victims import victim_view
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
@@ -1130,10 +1130,9 @@ def collusion_command(
                     stage = "groups"
                     bar.stage("collusion: screening groups of three", unit="groups")
 
-            results, teams = screen_pairs_and_teams(
-                con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None
-            )
-            teams = [t for t in teams if len(t.players) >= 3]  # the pairs: the pair screen's lines above
+            screened = screen(con, min_hands=min_hands, fdr=fdr, teams=True, progress=progress if bar.active else None)
+            results = list(screened.pairs)
+            teams = [t for t in screened.groups if len(t.players) >= 3]  # the pairs: the pair screen's lines above
             bar.stage("collusion: the victim view", unit="players")
             victims = victim_view(con, teams=[t.players for t in teams if t.reported], min_hands=min_hands, fdr=fdr)
     except FileNotFoundError as exc:

@@ -1006,7 +1006,7 @@ def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset())
     fitted without the pair. What ``exclude`` leaves out instead are the pairs a first pass flagged: a
     colluding pair inflates both players' rates towards everybody, which makes their other opponents look
     clean and the pairs *those* opponents form look guilty; refitting without the flagged pairs removes that
-    (see :func:`screen_source`).
+    (see :func:`_screen_pairs`).
 
     A feature of :data:`TAKER_ONLY` is expected from the taker's rate alone (every giver's rate is the overall),
     one of :data:`POOLED` from the overall rate alone.
@@ -1176,41 +1176,7 @@ def _reverse(rows: Rows) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- the screen
-def screen(
-    con: duckdb.DuckDBPyConnection,
-    *,
-    min_hands: int = 200,
-    fdr: float = 0.05,
-    evidence: int = 5,
-    progress: Progress | None = None,
-    chunk_hands: int = CHUNK_HANDS,
-) -> list[PairResult]:
-    """Screen every pair of the warehouse behind ``con`` with at least ``min_hands`` shared hands; results best
-    first, with up to ``evidence`` hands to replay for each flagged pair (and the best one). ``progress``: see
-    :data:`Progress`. The warehouse is read ``chunk_hands`` hands at a time (:class:`WarehouseSource`)."""
-    on_hands = None if progress is None else (lambda done, total: progress("hands", done, total))
-    with WarehouseSource(con, chunk_hands, on_hands) as source:
-        return screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
-
-
-def screen_frame(
-    features: pl.DataFrame,
-    con: duckdb.DuckDBPyConnection | None = None,
-    *,
-    min_hands: int = 200,
-    fdr: float = 0.05,
-    evidence: int = 5,
-    progress: Progress | None = None,
-    chunk_hands: int = CHUNK_HANDS,
-) -> list[PairResult]:
-    """Screen the pairs of ``features`` (:func:`pair_features`, in memory); see :func:`screen_source`."""
-    if features.is_empty():
-        return []
-    source = FrameSource(features, chunk_hands)
-    return screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
-
-
-def screen_source(
+def _screen_pairs(
     source: FeatureSource,
     con: duckdb.DuckDBPyConnection | None = None,
     *,
