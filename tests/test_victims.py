@@ -3,6 +3,7 @@ from the others at the same tables, and what a player pays with a team at the ta
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import duckdb
@@ -94,11 +95,25 @@ def _same_victims(got: list[Victim], want: list[Victim]) -> None:
             )
 
 
+def test_the_oracle_shares_no_judging_code_with_the_view() -> None:
+    """tests/victims_oracle.py takes nothing of the product but the result types: a judging helper shared
+    between the two (the statistics, the pair bookkeeping) would hide the bug it carries from the comparison."""
+    tree = ast.parse((Path(__file__).parent / "victims_oracle.py").read_text(encoding="utf-8"))
+    taken = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pipeline")
+        for alias in node.names
+    }
+    plain = [node for node in ast.walk(tree) if isinstance(node, ast.Import) and node.names[0].name == "pipeline"]
+    assert taken == {("pipeline.audit.victims", name) for name in ("Loss", "TeamLoss", "Victim")} and not plain
+
+
 @pytest.mark.parametrize("chunk_hands", [1, 37, 10**6])
 def test_the_view_read_a_run_at_a_time_is_the_one_shot_view(chunk_hands: int) -> None:
-    """Issue 23 item 3: the view judged a run of hands at a time gives what the one-shot view of the whole frame
-    gave (tests/victims_oracle.py), on 10 players with a victim of one opponent (flagged: the second pass and
-    the re-judgements run), a strong player, and a team with its victim."""
+    """Issue 23 item 3: the view judged a run of hands at a time gives what the view computed a plain way gives
+    (tests/victims_oracle.py: a hand at a time, in Python), on 10 players with a victim of one opponent (flagged:
+    the second pass and the re-judgements run), a strong player, and a team with its victim."""
     rng = np.random.default_rng(23)
     extra = {("p0", "p5"): 4.0, ("p7", "p1"): 8.0, ("p7", "p2"): 8.0} | {(f"p{i}", "p9"): 2.0 for i in range(9)}
     flows = _flows(rng, 2000, extra, players=10).sample(fraction=1.0, shuffle=True, seed=5)

@@ -23,8 +23,9 @@ tables differ in who else sits there, so this compares; it does not prove.
 DuckDB for one run of :data:`CHUNK_HANDS` hands at a time (the pair screen's runs, ``analytics/sql/hand_ranges.sql``),
 keeps each run's coded rows in a temporary file, and every pass (the strengths, each pair's excess and
 variance, the team lines) reads the runs one at a time into per-pair and per-player sums: what it holds grows
-with the pairs that met, not with the hands. The results are the one-shot view's (tests/victims_oracle.py):
-counts and nets exactly, the sums of floats to rounding.
+with the pairs that met, not with the hands. tests/victims_oracle.py computes the same view a plain way, a hand at
+a time in Python from these definitions, and the tests hold this one to it: counts and nets exactly, the sums of
+floats to rounding.
 """
 
 from __future__ import annotations
