@@ -2020,7 +2020,8 @@ def replay_command(
         typer.echo(f"wrote {html}")
     else:
         session = "".join(session_line(*finding) + "\n" for finding in across)
-        _write_data(f"{_shown(found.source)}:{found.line}\n{replay_text(found.record, validation)}\n{session}")
+        where = f"{_shown(found.hand.source_file)}:{found.hand.source_line}"
+        _write_data(f"{where}\n{replay_text(found.record, validation)}\n{session}")
     raise typer.Exit(0 if validation.ok and all(severity != "error" for _, severity, _ in across) else 1)
 
 

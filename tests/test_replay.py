@@ -52,7 +52,8 @@ def xuezhan(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_hand_replayed_reads_as_worked_out_by_hand() -> None:
-    record, source, line, _ = find_record([str(SETTLE)], "settle-payer")
+    found = find_record([str(SETTLE)], "settle-payer")
+    record, source, line = found.record, str(found.hand.source_file), found.hand.source_line
     assert (Path(source).name, line) == ("settle.jsonl", 10)
     assert replay_text(record, validate(record)) == SETTLE_PAYER
 

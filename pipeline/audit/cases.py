@@ -355,7 +355,8 @@ def write_case_pack(
     issue rows the masked record gives). Returns the files and the pack's hash (:func:`pack_hash`).
 
     Raises :class:`CaseError` when a masked pack would still hold a real name or id (nothing is left behind)."""
-    from pipeline.audit.replay import Found, write_pack
+    from pipeline.analytics.export import Found, Stored
+    from pipeline.audit.replay import write_pack
     from pipeline.validate import validate
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -369,7 +370,8 @@ def write_case_pack(
         masked = validate(record)
         data = json.dumps(record, ensure_ascii=False, sort_keys=True).encode()
         rows = issues.clear() if not masked.issues else _issue_rows(masked, issues)
-        files += write_pack(folder, Found(record, "masked", 0, data), masked, rows)
+        where = Stored(str(record.get("hand_id")), "masked", 0, hashlib.sha256(data).hexdigest(), None)
+        files += write_pack(folder, Found(where, record, data), masked, rows)
     summary = dict(case)
     if masker is not None:
         summary = {

@@ -44,13 +44,13 @@ import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import duckdb
 import orjson
 import polars as pl
 
-from pipeline.analytics.export import Missing, read_back, selected
+from pipeline.analytics.export import Found, Missing, Stored, read_back, selected
 from pipeline.analytics.render import csv_frame
 from pipeline.formats.notation import NotationError, format_event, format_payment
 from pipeline.game.start import DEAL_SIZE, deal_hands, wall_after_deal
@@ -238,15 +238,6 @@ class HandNotFound(LookupError):
     """The hand is not where it was looked for, or its record has changed since it was stored (one line)."""
 
 
-class Found(NamedTuple):
-    """A hand's record as found: its object, where it is, and its line's bytes as they are in the file."""
-
-    record: dict[str, Any]
-    source: str
-    line: int
-    data: bytes
-
-
 def find_record(paths: Sequence[str], hand_id: str) -> Found:
     """The record of ``hand_id`` in the record files under ``paths``; the first one when a hand_id repeats (as
     ingest keeps it)."""
@@ -259,7 +250,7 @@ def find_record(paths: Sequence[str], hand_id: str) -> Found:
         except orjson.JSONDecodeError:
             continue
         if isinstance(obj, dict) and obj.get("hand_id") == hand_id:
-            return Found(obj, line.source_file, line.source_line, line.data)
+            return Found(Stored(hand_id, line.source_file, line.source_line, line.sha256, None), obj, line.data)
     raise HandNotFound(f"no record of hand {hand_id!r} under {', '.join(paths)}")
 
 
@@ -273,7 +264,7 @@ def stored_record(con: duckdb.DuckDBPyConnection, hand_id: str) -> Found:
     got = next(read_back(hands[:1]))
     if isinstance(got, Missing):
         raise HandNotFound(f"hand {hand_id!r} cannot be read back: {got.reason}; give its record file instead")
-    return Found(got.record, str(got.hand.source_file), int(got.hand.source_line or 0), got.data)
+    return got
 
 
 # ------------------------------------------------------------------------------------------------ HTML and packs
