@@ -1064,6 +1064,7 @@ def audit_command(
 
 
 def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
+    from dashboards.pages.replay import replay_html
     from pipeline.analytics.queries import connect
     from pipeline.audit.replay import HandNotFound, stored_record, write_pack
     from pipeline.sql import run_sql
@@ -1077,7 +1078,7 @@ def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
             except HandNotFound as exc:
                 raise fail(str(exc)) from None
             issues = run_sql(con, "pipeline.audit", "hand_issues", hand_id=hand_id)
-            files = write_pack(folder, found, validate(found.record), issues)
+            files = write_pack(folder, found, validate(found.record), issues, replay_html)
             typer.echo(f"{_shown(hand_id)}: {plural(len(issues), 'issue row')}; wrote {', '.join(map(str, files))}")
 
 
@@ -1979,14 +1980,8 @@ def replay_command(
     (docs/REPLAY.md). With --warehouse, the hand's session findings too (the checks across the hands of its
     session: dealer, hand numbers, players). Exit 0 when the hand is valid, 1 when it is not (or a session
     finding is an error), 2 when it cannot be found."""
-    from pipeline.audit.replay import (
-        HandNotFound,
-        find_record,
-        replay_html,
-        replay_text,
-        session_line,
-        stored_record,
-    )
+    from dashboards.pages.replay import replay_html
+    from pipeline.audit.replay import HandNotFound, find_record, replay_text, session_line, stored_record
     from pipeline.validate import validate
 
     override = _rules_option(rules_)
@@ -2410,6 +2405,7 @@ def _finding(warehouse: Path, key: str, min_hands: int) -> dict[str, Any] | None
 
 
 def _write_case_pack(warehouse: Path, finding: dict[str, Any], folder: Path, mask: bool) -> tuple[str, str]:
+    from dashboards.pages.replay import replay_html
     from pipeline.analytics.queries import connect
     from pipeline.audit.cases import CaseError, write_case_pack
     from pipeline.audit.replay import HandNotFound, stored_record
@@ -2429,7 +2425,7 @@ def _write_case_pack(warehouse: Path, finding: dict[str, Any], folder: Path, mas
             )
     summary = {k: finding.get(k) for k in ("key", "kind", "subject", "players", "q", "n", "detail")}
     try:
-        files, digest = write_case_pack(folder, summary, stored, mask=mask)
+        files, digest = write_case_pack(folder, summary, stored, page=replay_html, mask=mask)
     except CaseError as exc:
         raise fail(str(exc)) from None
     typer.echo(f"wrote the evidence pack {folder} ({plural(len(stored), 'hand')}, {len(files)} files), sha256 {digest}")

@@ -13,6 +13,9 @@ The text shows, in this order:
    the record claims it; then the deltas both ways;
 5. the issues of no event, and what the record's level could not support (not checked).
 
+The same text as a page of its own (``--html``, and in the dispute and case packs) is written by the presentation
+layer, :mod:`dashboards.pages.replay`, which the caller hands to :func:`write_pack`.
+
 >>> from pipeline.validate import validate
 >>> record = {"format": "xzlog/1", "hand_id": "w1", "level": "settlement", "ruleset": "chengdu",
 ...     "players": ["a", "b", "c", "d"], "dealer": 0, "events": [{"t": "hu", "seat": 1, "from": 2}],
@@ -38,11 +41,10 @@ not checked: the draw order (no wall); ...
 
 from __future__ import annotations
 
-import html
 import json
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -267,15 +269,10 @@ def stored_record(con: duckdb.DuckDBPyConnection, hand_id: str) -> Found:
     return got
 
 
-# ------------------------------------------------------------------------------------------------ HTML and packs
-_LINE_CLASS = {"!": "error", "?": "warning", "+": "missing", "-": "extra", "=": "same"}
-_STYLE = """
-body { font-family: "Noto Sans CJK SC", "Noto Sans", sans-serif; margin: 2em; color: #222; }
-pre { font-family: "Noto Sans Mono CJK SC", "DejaVu Sans Mono", monospace; font-size: 14px; line-height: 1.45; }
-.error { color: #b00020; font-weight: bold; } .warning { color: #9a6700; }
-.missing { color: #0b6e2e; } .extra { color: #b00020; } .same { color: #555; }
-p.key span { margin-right: 1.5em; }
-"""
+# ------------------------------------------------------------------------------------------------ packs
+# The replay as a page: (record, validation, session findings) → the HTML file. The page is written by the
+# presentation layer (dashboards.pages.replay.replay_html), which the caller hands over: nothing here writes HTML.
+ReplayPage = Callable[[Mapping[str, Any], Validation, Sequence[tuple[str, str, str]]], str]
 
 
 def session_line(code: str, severity: str, message: str) -> str:
@@ -288,34 +285,12 @@ def session_line(code: str, severity: str, message: str) -> str:
     return f"session: {code} ({severity}) {printable(message)}"
 
 
-def replay_html(record: Mapping[str, Any], validation: Validation, session: Sequence[tuple[str, str, str]] = ()) -> str:
-    """The replay as a page of its own: the same text (:func:`replay_text`), each line of an issue or of a
-    payment marked by its kind, then the hand's ``session`` findings (code, severity, message: the checks across
-    the hands of its session, from a warehouse). Every string of the record is escaped."""
-    lines = []
-    for line in replay_text(record, validation).split("\n"):
-        kind = _LINE_CLASS.get(line.lstrip()[:1]) if line.startswith(" ") else None
-        text = html.escape(line)
-        lines.append(f'<span class="{kind}">{text}</span>' if kind else text)
-    for code, severity, message in session:
-        kind = "error" if severity == "error" else "warning"
-        lines.append(f'<span class="{kind}">{html.escape(session_line(code, severity, message))}</span>')
-    title = html.escape(printable(validation.hand_id or record.get("hand_id")))
-    errors = sum(i.severity == "error" for i in validation.issues) + sum(s == "error" for _, s, _ in session)
-    return (
-        f'<!doctype html>\n<html lang="zh"><head><meta charset="utf-8"><title>hand {title} · xuezhan</title>'
-        f"<style>{_STYLE}</style></head>\n"
-        f'<body data-errors="{errors}"><h1>hand {title}</h1>\n'
-        '<p class="key"><span class="error">! error</span><span class="warning">? warning</span>'
-        '<span class="same">= claimed as computed</span><span class="missing">+ computed, not claimed</span>'
-        '<span class="extra">- claimed, not computed</span></p>\n'
-        f"<pre>{chr(10).join(lines)}</pre>\n</body></html>\n"
-    )
-
-
-def write_pack(folder: Path, found: Found, validation: Validation, issues: pl.DataFrame) -> list[Path]:
-    """A dispute pack for one hand in ``folder``: the replay as text and as a page, the record's line exactly
-    as its source holds it, and the issue rows the warehouse stored for it (CSV). Returns the files written."""
+def write_pack(
+    folder: Path, found: Found, validation: Validation, issues: pl.DataFrame, page: ReplayPage
+) -> list[Path]:
+    """A dispute pack for one hand in ``folder``: the replay as text and as a page (``page``), the record's line
+    exactly as its source holds it, and the issue rows the warehouse stored for it (CSV). Returns the files
+    written."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / f"hand-{file_stem(str(validation.hand_id or found.record.get('hand_id')))}"
     session = [
@@ -327,7 +302,7 @@ def write_pack(folder: Path, found: Found, validation: Validation, issues: pl.Da
     text += "".join(session_line(*finding) + "\n" for finding in session)
     files = {
         stem.with_name(stem.name + ".txt"): text.encode(),
-        stem.with_name(stem.name + ".html"): replay_html(found.record, validation, session).encode(),
+        stem.with_name(stem.name + ".html"): page(found.record, validation, session).encode(),
         stem.with_name(stem.name + ".record.jsonl"): found.data + b"\n",
         stem.with_name(stem.name + ".issues.csv"): csv_frame(issues).write_csv().encode(),
     }
