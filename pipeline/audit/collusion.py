@@ -1,4 +1,6 @@
-"""Collusion screening: pairs who play for each other, found without accusing honest players.
+"""Collusion screening: pairs who play for each other, found without accusing honest players. The screen is run
+through its one entry point, :func:`pipeline.audit.screen.screen` (with the group screen of
+:mod:`pipeline.audit.teams` over the same reading); this module is the pair screen's statistics.
 
 The complete record is visible in our logs, so every pair of players who shared at least ``min_hands``
 hands is screened on what each did for the other *while both were still in the hand*

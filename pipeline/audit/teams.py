@@ -1,4 +1,5 @@
-"""Teams: colluders screened as groups (whom they play against: :mod:`pipeline.audit.victims`).
+"""Teams: colluders screened as groups (whom they play against: :mod:`pipeline.audit.victims`), run with the pair
+screen by :func:`pipeline.audit.screen.screen` (``teams=True``).
 
 A team of three at a four-seat table (the court case of seed 000: a group recruited one victim to an
 automatic table) hides from the pair screen (:mod:`pipeline.audit.collusion`), although its pairs rank at the
