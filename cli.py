@@ -1974,11 +1974,20 @@ def replay_command(
     ] = None,
     rules_: RulesOption = None,
     html: Annotated[Path | None, typer.Option("--html", help="Write the replay as an HTML page here instead.")] = None,
+    review: Annotated[
+        bool,
+        typer.Option(
+            "--review",
+            help="Annotate each decision with its rank among the reference policy's options, its live tiles and "
+            "danger, and the clearly better option where there was one (docs/REPLAY.md).",
+        ),
+    ] = False,
 ) -> None:
     """Print one hand turn by turn: the deal, every event in the hand notation with the issues raised at it,
     each win's value computed beside the claim, and the settlement computed beside the claimed one
     (docs/REPLAY.md). With --warehouse, the hand's session findings too (the checks across the hands of its
-    session: dealer, hand numbers, players). Exit 0 when the hand is valid, 1 when it is not (or a session
+    session: dealer, hand numbers, players). With --review, every decision beside the reference policy's ranking of
+    the options, and a summary per seat. Exit 0 when the hand is valid, 1 when it is not (or a session
     finding is an error), 2 when it cannot be found."""
     from dashboards.pages.replay import replay_html
     from pipeline.audit.replay import HandNotFound, find_record, replay_text, session_line, stored_record
@@ -2011,12 +2020,12 @@ def replay_command(
     validation = validate(found.record, profile=override)
     if html is not None:
         _output_file(html, "--html")
-        html.write_text(replay_html(found.record, validation, across), encoding="utf-8")
+        html.write_text(replay_html(found.record, validation, across, review=review), encoding="utf-8")
         typer.echo(f"wrote {html}")
     else:
         session = "".join(session_line(*finding) + "\n" for finding in across)
         where = f"{_shown(found.hand.source_file)}:{found.hand.source_line}"
-        _write_data(f"{where}\n{replay_text(found.record, validation)}\n{session}")
+        _write_data(f"{where}\n{replay_text(found.record, validation, review=review)}\n{session}")
     raise typer.Exit(0 if validation.ok and all(severity != "error" for _, severity, _ in across) else 1)
 
 

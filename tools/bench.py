@@ -24,6 +24,9 @@ Sections:
   records (parse a block, validate it; the other engine the same block; the order alternates), so a slow
   spell of the machine weighs on both engines and on both sides of each ratio alike. Rates are per CPU
   second of the measuring process (a busy second core does not count against it; wall clock beside);
+- policy: the reference policy (pipeline/game/policy.py) through ``xuezhan replay --review``'s review, each engine
+  in its own process, on the first 500 hands of the corpus (``--quick``: 100): decisions ranked per CPU second and
+  the review's cost per hand (parse, replay, rank every decision; floor: under 100 ms);
 - instructions per record (``valgrind --tool=callgrind``, skipped with a note where valgrind is missing): the
   same parse and validation as the section before, counted in instructions, which do not depend on how busy the
   machine is (wall and CPU time do, several-fold on a shared machine): records 1,000-1,499 of the corpus after the
@@ -175,6 +178,7 @@ def floors(p: Plan, default: str) -> list[Floor]:
         Floor(f"collusion peak memory {large} / {small}", f"collusion_rss_ratio_{large}", "<=", 1.2),
         Floor(f"report peak memory {large} / {small}", f"report_rss_ratio_{large}", "<=", 1.2),
         Floor(f"report on {large} hands, s", f"report_s_{large}", "<=", 30),
+        Floor(f"review of one hand, ms ({default})", f"{default}_review_ms_per_hand", "<", 100),
     ]
 
 
@@ -679,6 +683,55 @@ def bench_validate(p: Plan, compiled: Path | None) -> dict[str, Any]:
         out["compiled_vs_pure_validation"] = round(totals["pure"][3] / totals["compiled"][3], 2)
     else:
         out["compiled"] = "not built (make compiled)"
+    return out
+
+
+# The reference policy's child: reads the corpus, reviews one record untimed (warm memos), then reviews the rest
+# (parse, replay, rank every decision: what ``xuezhan replay --review`` adds) and answers with the hands, the decisions,
+# the CPU and the wall seconds.
+POLICY_CHILD = """\
+import gzip, json, sys, time
+import orjson
+from pipeline.audit.review import review_json
+path, limit = sys.argv[1], int(sys.argv[2])
+records = []
+with gzip.open(path, "rb") as f:
+    for line in f:
+        records.append(orjson.loads(line))
+        if len(records) > limit:
+            break
+review_json(records.pop(0))
+w0, c0 = time.perf_counter(), time.process_time()
+decisions = sum(len(review_json(r)[1]) for r in records)
+print(json.dumps([len(records), decisions, time.process_time() - c0, time.perf_counter() - w0]))
+"""
+
+
+def bench_policy(p: Plan, compiled: Path | None) -> dict[str, Any]:
+    """The reference policy (pipeline/game/policy.py) through the per-decision review, each engine in its own
+    process: decisions ranked per CPU second, and the review's cost per hand (parse, replay and rank)."""
+    path = tier_corpus(p, 1)
+    hands = 100 if p.quick else 500
+    out: dict[str, Any] = {}
+    for name in engines(compiled):
+        done = subprocess.run(
+            [sys.executable, "-P", "-c", _assert_engine(name) + POLICY_CHILD, str(path), str(hands)],
+            capture_output=True,
+            text=True,
+            env=engine_env(name, compiled),
+            cwd=tempfile.gettempdir(),
+            timeout=TIMEOUT_S,
+            check=True,
+        )
+        reviewed, decisions, cpu, wall = json.loads(done.stdout)
+        out.update(
+            {
+                f"{name}_policy_hands": reviewed,
+                f"{name}_policy_decisions_per_s": round(decisions / cpu),
+                f"{name}_review_ms_per_hand": round(1000 * cpu / reviewed, 1),
+                f"{name}_review_ms_per_hand_wall": round(1000 * wall / reviewed, 1),
+            }
+        )
     return out
 
 
@@ -1233,7 +1286,7 @@ def write_results(path: Path, results: dict[str, Any], checked: list[dict[str, A
 
 
 # --sections, in the order they run
-SECTIONS = ("win", "simulate", "validate", "instructions", "ingest", "analytics", "players")
+SECTIONS = ("win", "simulate", "validate", "policy", "instructions", "ingest", "analytics", "players")
 
 
 def sections(
@@ -1248,6 +1301,10 @@ def sections(
         "validate": (
             f"validation vs parse only (orjson), {names}, taking turns",
             lambda: bench_validate(p, compiled),
+        ),
+        "policy": (
+            f"reference policy: decisions/s and the review's cost per hand, {names}",
+            lambda: bench_policy(p, compiled),
         ),
         "instructions": (
             f"instructions per record (callgrind), {names}: parse, validate and the stages",

@@ -16,17 +16,30 @@ from pipeline.text import printable
 from pipeline.validate import Validation
 
 STYLE = "\n" + static_text("replay.css")
-# a replay line's mark (its first character after the indent) → its class in STYLE
-LINE_CLASS = {"!": "error", "?": "warning", "+": "missing", "-": "extra", "=": "same"}
+# a replay line's mark (its first character after the indent) → its class in STYLE; "»!" is "worse"
+LINE_CLASS = {"!": "error", "?": "warning", "+": "missing", "-": "extra", "=": "same", "»": "review"}
+REVIEW_KEY = (
+    '<span class="review">» a decision, ranked among the options</span>'
+    '<span class="worse">»! a clearly better option was there</span>'
+)
 
 
-def replay_html(record: Mapping[str, Any], validation: Validation, session: Sequence[tuple[str, str, str]] = ()) -> str:
-    """The replay as a page of its own: the same text (:func:`pipeline.audit.replay.replay_text`), each line of an
-    issue or of a payment marked by its kind, then the hand's ``session`` findings (code, severity, message: the
-    checks across the hands of its session, from a warehouse). Every string of the record is escaped."""
+def replay_html(
+    record: Mapping[str, Any],
+    validation: Validation,
+    session: Sequence[tuple[str, str, str]] = (),
+    *,
+    review: bool = False,
+) -> str:
+    """The replay as a page of its own: the same text (:func:`pipeline.audit.replay.replay_text`, with its
+    ``review``), each line of an issue, a payment or a reviewed decision marked by its kind, then the hand's
+    ``session`` findings (code, severity, message: the checks across the hands of its session, from a warehouse).
+    Every string of the record is escaped."""
     lines = []
-    for line in replay_text(record, validation).split("\n"):
+    for line in replay_text(record, validation, review=review).split("\n"):
         kind = LINE_CLASS.get(line.lstrip()[:1]) if line.startswith(" ") else None
+        if kind == "review" and line.lstrip().startswith("»!"):
+            kind = "worse"
         text = esc(line)
         lines.append(f'<span class="{kind}">{text}</span>' if kind else text)
     for code, severity, message in session:
@@ -40,6 +53,6 @@ def replay_html(record: Mapping[str, Any], validation: Validation, session: Sequ
         f'<body data-errors="{errors}"><h1>hand {title}</h1>\n'
         '<p class="key"><span class="error">! error</span><span class="warning">? warning</span>'
         '<span class="same">= claimed as computed</span><span class="missing">+ computed, not claimed</span>'
-        '<span class="extra">- claimed, not computed</span></p>\n'
+        '<span class="extra">- claimed, not computed</span>' + (REVIEW_KEY if review else "") + "</p>\n"
         f"<pre>{chr(10).join(lines)}</pre>\n</body></html>\n"
     )

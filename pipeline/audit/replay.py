@@ -54,6 +54,8 @@ import polars as pl
 
 from pipeline.analytics.export import Found, Missing, Stored, read_back, selected
 from pipeline.analytics.render import csv_frame
+from pipeline.audit.review import Decision, note, summarize
+from pipeline.audit.review import review as review_hand
 from pipeline.formats.notation import NotationError, format_event, format_payment
 from pipeline.game.start import DEAL_SIZE, deal_hands, wall_after_deal
 from pipeline.ingest.read import read_lines
@@ -63,17 +65,30 @@ from pipeline.text import printable
 from pipeline.validate import Issue, Validation
 
 
-def replay_text(record: Mapping[str, Any], validation: Validation) -> str:
+def replay_text(record: Mapping[str, Any], validation: Validation, *, review: bool = False) -> str:
     """The hand ``record`` (its JSON object) as text, with what ``validation`` (its :func:`validate`) found.
     Control characters of the record's strings (ids, names) are written as escapes: the text goes to
-    terminals."""
-    return "\n".join(printable(line) for line in _replay_text(record, validation).split("\n"))
+    terminals. ``review``: each decision beside the reference policy (:mod:`pipeline.audit.review`), under the
+    event that shows it (``»``; ``»!`` where the policy's choice was clearly better), and a summary per seat."""
+    decisions = _reviewed(validation) if review else None
+    return "\n".join(printable(line) for line in _replay_text(record, validation, decisions).split("\n"))
 
 
-def _replay_text(record: Mapping[str, Any], validation: Validation) -> str:
+def _reviewed(validation: Validation) -> list[Decision]:
+    r = validation.record
+    if r is None or r.level == "settlement":
+        return []
+    return review_hand(r)
+
+
+def _replay_text(record: Mapping[str, Any], validation: Validation, decisions: list[Decision] | None = None) -> str:
     lines = [_header(record, validation), *_seats(record)]
-    lines += _events(record, validation)
+    if decisions is not None:
+        lines += _review_start(record, decisions)
+    lines += _events(record, validation, decisions or [])
     lines += _settlement(validation)
+    if decisions is not None:
+        lines += _review_summary(record, validation, decisions)
     loose = [i for i in validation.issues if i.event is None or not _is_event(record, i.event)]
     if loose:
         lines.append("issues")
@@ -146,7 +161,56 @@ def _is_event(record: Mapping[str, Any], index: int) -> bool:
     return isinstance(events, list) and 0 <= index < len(events)
 
 
-def _events(record: Mapping[str, Any], v: Validation) -> list[str]:
+def _review_line(record: Mapping[str, Any], d: Decision) -> str:
+    players = _players(record)
+    who = players[d.seat] if d.seat < len(players) else "?"
+    mark = "»!" if d.better is not None else "» "
+    return f"       {mark} {d.kind} {who}: {note(d)}"
+
+
+def _review_start(record: Mapping[str, Any], decisions: list[Decision]) -> list[str]:
+    lines = [d for d in decisions if d.event is None]
+    head = f"review (reference policy, docs/REPLAY.md): {len(decisions)} decisions"
+    if not decisions:
+        head += " (none: no seat's tiles are known, or a settlement record)"
+    return [head, *(_review_line(record, d) for d in lines)]
+
+
+def _review_summary(record: Mapping[str, Any], v: Validation, decisions: list[Decision]) -> list[str]:
+    players = _players(record)
+    seats = v.record.rules.players if v.record is not None else len(players)
+    rows = [
+        (
+            "review",
+            "player",
+            "decisions",
+            "top",
+            "efficient",
+            "clearly worse",
+            "missed wins",
+            "void kept",
+            "deal-ins (avoidable)",
+        )
+    ]
+    for seat, s in enumerate(summarize(decisions, seats)):
+        who = players[seat] if seat < len(players) else "?"
+        rows.append(
+            (
+                f"{seat:>6}",
+                who,
+                str(s.decisions),
+                str(s.top),
+                f"{s.efficient}/{s.discards}",
+                str(s.clearly_worse),
+                str(s.missed_wins),
+                str(s.void_kept),
+                f"{s.deal_ins} ({s.avoidable_deal_ins})",
+            )
+        )
+    return _table(rows)
+
+
+def _events(record: Mapping[str, Any], v: Validation, decisions: Sequence[Decision] = ()) -> list[str]:
     events = record.get("events")
     if not isinstance(events, list):
         return []
@@ -165,6 +229,10 @@ def _events(record: Mapping[str, Any], v: Validation) -> list[str]:
             walls[index] = left
     rows: list[tuple[str, ...]] = [("#", "event", "player", "wall", "what")]
     notes: dict[int, list[str]] = {}
+    judged: dict[int, list[str]] = {}
+    for d in decisions:
+        if d.event is not None:
+            judged.setdefault(d.event, []).append(_review_line(record, d))
     for index, event in enumerate(events):
         shown = event.get("hand") if isinstance(event, Mapping) and event.get("t") == "hu" else None
         try:  # a win that shows the winner's hand (an observer's record): the hand goes to the note
@@ -184,7 +252,7 @@ def _events(record: Mapping[str, Any], v: Validation) -> list[str]:
         if shown is not None:
             what = f"{what}; shows {_tiles(shown)}" if what else f"shows {_tiles(shown)}"
         rows.append((f"{index:>4}", token, player, str(walls.get(index, "")), what.strip()))
-        notes[len(rows) - 1] = [f"       {_issue(i)}" for i in at.get(index, [])]
+        notes[len(rows) - 1] = [f"       {_issue(i)}" for i in at.get(index, [])] + judged.get(index, [])
     out = []
     for n, line in enumerate(_table(rows)):
         out.append(line)

@@ -800,6 +800,37 @@ def shanten_after_discards(counts27: Sequence[int], n_melds: int = 0, void: int 
     return out
 
 
+def improving_mask(m: int, p: int, s: int, n_melds: int = 0, void: int | None = None) -> int:
+    """The kinds whose draw lowers the :func:`shanten_of_codes` of the hand of suit codes ``m``, ``p``, ``s``, as
+    bits (``1 << kind``): the live tiles of the reference policy (pipeline/game/policy.py) are their unseen
+    copies. Only a kind next to a tile held (the same kind, or up to two ranks away), in a suit held outside the
+    ``void``, of which fewer than four are held, can help: only those are tried.
+
+    >>> from pipeline.rules.tiles import counts_of, parse_tiles, tile_name
+    >>> codes = suit_codes(counts_of(parse_tiles("111m456m789m2345p")))
+    >>> [tile_name(k) for k in range(27) if improving_mask(*codes) >> k & 1]
+    ['2p', '5p']
+    """
+    codes = [m, p, s]
+    base = shanten_of_codes(codes, n_melds, void)
+    mask = 0
+    for suit in range(3):
+        code = codes[suit]
+        if suit == void or not code:
+            continue
+        near = 0  # bit rank + 2 set: a tile held within two ranks of rank
+        for rank in range(9):
+            if (code >> (3 * rank)) & 7:
+                near |= 31 << rank
+        for rank in range(9):
+            if (near >> (rank + 2)) & 1 and (code >> (3 * rank)) & 7 < 4:
+                codes[suit] = code + (1 << (3 * rank))
+                if shanten_of_codes(codes, n_melds, void) < base:
+                    mask |= 1 << (suit * 9 + rank)
+        codes[suit] = code
+    return mask
+
+
 def deal_shanten(counts27: Sequence[int], *, choose_void: bool) -> int:
     """向听 of a dealt hand as Sichuan plays it: a win holds at most two suits, so at a table of three suits
     (``choose_void``) the best over the suit the player will declare void (its tiles must go whatever happens);

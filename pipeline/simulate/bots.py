@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pipeline.game.events import Discard, Event, Hu, Kong, Pong
+from pipeline.game.policy import connections, passed_since_draw, wait_ways
 from pipeline.game.state import HandState
 from pipeline.rules.fan import WinHand, score
 from pipeline.rules.hand import shanten, shanten_after_discards, suit_codes, win_mask_of_codes
@@ -89,7 +90,7 @@ class Bot:
             self.acts.append(Act(None, self.seat, to, "gift"))
             return tiles[:3]
         suit = min((s for s in range(3) if len(by_suit[s]) >= 3), key=lambda s: (len(by_suit[s]), self.rng.random()))
-        tiles = sorted(by_suit[suit], key=lambda k: (_connections(by_suit[suit], k), self.rng.random()))
+        tiles = sorted(by_suit[suit], key=lambda k: (connections(by_suit[suit], k), self.rng.random()))
         return tiles[:3]
 
     def choose_void(self, hand: Sequence[int], partner_voids: Sequence[int | None] = ()) -> int:
@@ -330,7 +331,7 @@ class Bot:
             return {}
         danger = {k: 0.0 for k in range(27)}
         for opp in threats:
-            safe = set(_passed_since_draw(st, opp))
+            safe = set(passed_since_draw(st.events, opp))
             void = st.void[opp]
             for k in range(27):
                 if k in safe or (void is not None and k // 9 == void):
@@ -406,12 +407,12 @@ class Bot:
         unseen = [max(0, st.full[k] - seen[k]) for k in range(27)]
         danger = [0] * 27
         for opp in outsiders:
-            safe = set(_passed_since_draw(st, opp))
+            safe = set(passed_since_draw(st.events, opp))
             void = st.void[opp]
             for k in range(27):
                 if k in safe or (void is not None and k // 9 == void):
                     continue
-                danger[k] = danger[k] + _ways_to_wait(unseen, k)
+                danger[k] = danger[k] + wait_ways(unseen, k)
         after = shanten_after_discards(counts, len(melds), self.void)
         best = min(after[d.tile] for d in discards)
         pool = [d for d in discards if best >= 2 or after[d.tile] <= best + 1]
@@ -420,20 +421,6 @@ class Bot:
             return None
         self.acts.append(Act(len(st.events), self.seat, c.partners[0], "wall_off"))
         return min((d for d in pool if danger[d.tile] == safest), key=lambda d: (after[d.tile], counts[d.tile], d.tile))
-
-
-def _ways_to_wait(unseen: Sequence[int], k: int) -> int:
-    """How many ways a hidden hand drawn from ``unseen`` could wait on ``k``: a single or paired wait on it, and
-    the two-tile shapes of its suit that it completes (the count of each shape's tile pairs)."""
-    rank = k % 9
-    ways = unseen[k] * 2
-    if 1 <= rank <= 7:
-        ways += unseen[k - 1] * unseen[k + 1]
-    if rank >= 2:
-        ways += unseen[k - 2] * unseen[k - 1]
-    if rank <= 6:
-        ways += unseen[k + 1] * unseen[k + 2]
-    return ways
 
 
 def _fan_on(st: HandState, seat: int, tile: int) -> int:
@@ -455,21 +442,3 @@ def _fan_on(st: HandState, seat: int, tile: int) -> int:
         earthly=False,
     )
     return score(hand, st.rules).fan
-
-
-def _connections(tiles: Sequence[int], kind: int) -> int:
-    """How many other tiles of the same suit sit within two ranks (a pair counts double)."""
-    others = list(tiles)
-    others.remove(kind)
-    return sum(2 if k == kind else 1 for k in others if abs(k - kind) <= 2)
-
-
-def _passed_since_draw(st: HandState, opp: int) -> list[int]:
-    """Tiles discarded by anybody since ``opp``'s last draw."""
-    out = []
-    for ev in reversed(st.events):
-        if ev.t == "draw" and ev.seat == opp:
-            break
-        if ev.t == "discard":
-            out.append(ev.tile)
-    return out
