@@ -1065,6 +1065,7 @@ def audit_command(
 
 
 def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
+    from dashboards.pages.replay import replay_html
     from pipeline.analytics.queries import connect
     from pipeline.audit.replay import HandNotFound, stored_record, write_pack
     from pipeline.sql import run_sql
@@ -1078,7 +1079,7 @@ def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
             except HandNotFound as exc:
                 raise fail(str(exc)) from None
             issues = run_sql(con, "pipeline.audit", "hand_issues", hand_id=hand_id)
-            files = write_pack(folder, found, validate(found.record), issues)
+            files = write_pack(folder, found, validate(found.record), issues, replay_html)
             typer.echo(f"{_shown(hand_id)}: {plural(len(issues), 'issue row')}; wrote {', '.join(map(str, files))}")
 
 
@@ -1109,7 +1110,7 @@ def collusion_command(
     population rates too) is over the hands in scope only."""
     from pipeline.analytics.queries import connect, hands_by_level
     from pipeline.audit.collusion import levels_lines, screen_levels
-    from pipeline.audit.teams import screen_pairs_and_teams
+    from pipeline.audit.screen import screen
     from pipeline.audit.victims import victim_view
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
@@ -1131,10 +1132,9 @@ def collusion_command(
                     stage = "groups"
                     bar.stage("collusion: screening groups of three", unit="groups")
 
-            results, teams = screen_pairs_and_teams(
-                con, min_hands=min_hands, fdr=fdr, progress=progress if bar.active else None
-            )
-            teams = [t for t in teams if len(t.players) >= 3]  # the pairs: the pair screen's lines above
+            screened = screen(con, min_hands=min_hands, fdr=fdr, teams=True, progress=progress if bar.active else None)
+            results = list(screened.pairs)
+            teams = [t for t in screened.groups if len(t.players) >= 3]  # the pairs: the pair screen's lines above
             bar.stage("collusion: the victim view", unit="players")
             victims = victim_view(con, teams=[t.players for t in teams if t.reported], min_hands=min_hands, fdr=fdr)
     except FileNotFoundError as exc:
@@ -1990,14 +1990,8 @@ def replay_command(
     session: dealer, hand numbers, players). With --review, every decision beside the reference policy's ranking of
     the options, and a summary per seat. Exit 0 when the hand is valid, 1 when it is not (or a session
     finding is an error), 2 when it cannot be found."""
-    from pipeline.audit.replay import (
-        HandNotFound,
-        find_record,
-        replay_html,
-        replay_text,
-        session_line,
-        stored_record,
-    )
+    from dashboards.pages.replay import replay_html
+    from pipeline.audit.replay import HandNotFound, find_record, replay_text, session_line, stored_record
     from pipeline.validate import validate
 
     override = _rules_option(rules_)
@@ -2031,8 +2025,8 @@ def replay_command(
         typer.echo(f"wrote {html}")
     else:
         session = "".join(session_line(*finding) + "\n" for finding in across)
-        text = replay_text(found.record, validation, review=review)
-        _write_data(f"{_shown(found.source)}:{found.line}\n{text}\n{session}")
+        where = f"{_shown(found.hand.source_file)}:{found.hand.source_line}"
+        _write_data(f"{where}\n{replay_text(found.record, validation, review=review)}\n{session}")
     raise typer.Exit(0 if validation.ok and all(severity != "error" for _, severity, _ in across) else 1)
 
 
@@ -2414,6 +2408,7 @@ def _finding(warehouse: Path, key: str, min_hands: int) -> dict[str, Any] | None
 
 
 def _write_case_pack(warehouse: Path, finding: dict[str, Any], folder: Path, mask: bool) -> tuple[str, str]:
+    from dashboards.pages.replay import replay_html
     from pipeline.analytics.queries import connect
     from pipeline.audit.cases import CaseError, write_case_pack
     from pipeline.audit.replay import HandNotFound, stored_record
@@ -2433,7 +2428,7 @@ def _write_case_pack(warehouse: Path, finding: dict[str, Any], folder: Path, mas
             )
     summary = {k: finding.get(k) for k in ("key", "kind", "subject", "players", "q", "n", "detail")}
     try:
-        files, digest = write_case_pack(folder, summary, stored, mask=mask)
+        files, digest = write_case_pack(folder, summary, stored, page=replay_html, mask=mask)
     except CaseError as exc:
         raise fail(str(exc)) from None
     typer.echo(f"wrote the evidence pack {folder} ({plural(len(stored), 'hand')}, {len(files)} files), sha256 {digest}")

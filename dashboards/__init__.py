@@ -22,17 +22,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
-from matplotlib.axes import Axes
 
 from pipeline import sql
 from pipeline.analytics.export import Missing, read_back, selected
 from pipeline.analytics.levels import NEEDS, coverage, excluded_text
 from pipeline.audit.replay import HandNotFound, replay_text
 from pipeline.validate import validate
+
+if TYPE_CHECKING:  # no matplotlib at import: only the dashboards that draw load it (the replay page draws nothing)
+    from matplotlib.axes import Axes
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:

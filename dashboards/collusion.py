@@ -4,7 +4,7 @@ the top pairs against the flag threshold, and the flagged pairs with the hands a
 The screen runs once per report (:func:`screen_pairs`, the expensive step); the data steps arrange its
 result, a :class:`Screen`. A pair is screened when the two players shared at least ``min_hands`` replayed
 hands; when no pair of the warehouse reaches the threshold asked for, a smaller one is used
-(:func:`choose_min_hands`) and the page says which.
+(:func:`pipeline.audit.screen.choose_min_hands`) and the page says which.
 
 The flag threshold: the screen flags pairs by Benjamini–Yekutieli q-values, a step-up rule on the ranked
 p-values, and ``p = 1 − Φ(score)``. So the pair ranked ``k`` of ``m`` is flagged when it, or a pair ranked
@@ -31,13 +31,12 @@ from matplotlib.patches import Patch, Rectangle
 from dashboards import ChartSpec, as_int, with_replays
 from pipeline.analytics.stats import by_levels, normal_isf
 from pipeline.audit import collusion
-from pipeline.audit.collusion import SIGNALS, PairResult
+from pipeline.audit.collusion import SIGNALS
+from pipeline.audit.screen import Screening, screen
 from pipeline.audit.teams import GROUP_SIGNALS as TEAM_SIGNALS
-from pipeline.audit.teams import TeamResult, pairs_and_teams
 from pipeline.audit.victims import Victim, victim_view
 from pipeline.report import charts
 
-FALLBACKS = (100, 50, 20)  # thresholds tried, largest first, when no pair reaches the one asked for
 MAX_PLAYERS = 30  # rows and columns of the heat map
 TOP_PAIRS = 15  # bars of the top-pairs chart, rows of the page's pairs table
 LABELLED = 8  # heat-map cells written on: the flagged pairs and this many of the best other scored pairs
@@ -64,32 +63,17 @@ SIGNAL_NAMES = {  # signal → (name on the page, Chinese)
 
 
 @dataclass(frozen=True, slots=True)
-class Screen:
-    """A collusion screen as the page shows it.
+class Screen(Screening):
+    """A collusion screen as the page shows it: the screen's value (:class:`pipeline.audit.screen.Screening`:
+    the threshold asked for and used, the pairs that shared a hand, the pair and group screens' results) and the
+    victim view (:mod:`pipeline.audit.victims`) with the reported teams (``victims``)."""
 
-    ``shared``: every pair that shared a replayed hand (``player_a < player_b``, ``shared_hands``);
-    ``pairs``: the screen's results, best first; ``requested`` the threshold asked for, ``min_hands`` the one
-    used; ``fdr`` the false discovery rate of the flags; ``groups``: the group screen's results
-    (:mod:`pipeline.audit.teams`, pairs and groups of three, best first); ``victims``: the victim view
-    (:mod:`pipeline.audit.victims`) with the reported teams.
-    """
-
-    requested: int
-    min_hands: int
-    fdr: float
-    shared: pl.DataFrame
-    pairs: tuple[PairResult, ...]
-    groups: tuple[TeamResult, ...] = ()
     victims: tuple[Victim, ...] = ()
 
-    @property
-    def teams(self) -> tuple[TeamResult, ...]:
-        """The teams the group screen reports (three players or more), best first: team ``k`` of the page."""
-        return tuple(t for t in self.groups if t.reported and len(t.players) >= 3)
-
-    @property
-    def flagged(self) -> tuple[PairResult, ...]:
-        return tuple(r for r in self.pairs if r.flagged)
+    @classmethod
+    def of(cls, s: Screening, victims: Sequence[Victim] = ()) -> Screen:
+        """The page's screen of the screen's value ``s`` and the victim view ``victims``."""
+        return cls(s.requested, s.min_hands, s.fdr, s.shared, s.pairs, s.groups, tuple(victims))
 
     @property
     def reaching(self) -> int:
@@ -114,65 +98,6 @@ class Screen:
 
 
 # ---------------------------------------------------------------------------------------------- the screen
-def shared_hands(features: pl.DataFrame) -> pl.DataFrame:
-    """Replayed hands each pair shared, from the screen's pair features (one row per hand and ordered seat
-    pair): ``player_a < player_b``, ``shared_hands``; most first, then by ids."""
-    if features.is_empty():
-        return pl.DataFrame(schema={"player_a": pl.String, "player_b": pl.String, "shared_hands": pl.Int64})
-    return (
-        features.filter(pl.col("player_a") < pl.col("player_x"))
-        .group_by("player_a", "player_x")
-        .agg(pl.col("hand_id").n_unique().cast(pl.Int64).alias("shared_hands"))
-        .select(
-            pl.col("player_a").cast(pl.String),
-            pl.col("player_x").cast(pl.String).alias("player_b"),
-            "shared_hands",
-        )
-        .sort(["shared_hands", "player_a", "player_b"], descending=[True, False, False])
-    )
-
-
-def choose_min_hands(shared: Sequence[int], requested: int) -> int:
-    """The threshold the screen uses.
-
-    ``requested`` when any pair reaches it (or when no pair shared a hand at all). Otherwise the largest of
-    :data:`FALLBACKS` below it that at least a quarter of the pairs reach — a screen of a pair or two says
-    little about a room, and the heat map should colour a good part of it — and failing that the smallest
-    fallback: below 20 shared hands the screen's normal approximation to its permutation null is too rough
-    to trust its tail, so it does not go lower (and may then screen nothing).
-
-    >>> choose_min_hands([135, 60, 40, 30, 20], 200), choose_min_hands([250, 10], 200)
-    (50, 200)
-    >>> choose_min_hands([3, 2], 200)
-    20
-    """
-    if not shared or max(shared) >= requested:
-        return requested
-    steps = [f for f in FALLBACKS if f < requested]
-    if not steps:
-        return requested
-    for step in steps:
-        if 4 * sum(s >= step for s in shared) >= len(shared):
-            return step
-    return steps[-1]
-
-
-def screen_features(
-    features: pl.DataFrame,
-    con: duckdb.DuckDBPyConnection | None = None,
-    *,
-    min_hands: int = 200,
-    fdr: float = 0.05,
-    evidence: int = EVIDENCE,
-) -> Screen:
-    """Run the screen on pair features (``pipeline/audit/sql/pair_features.sql``) with the threshold of
-    :func:`choose_min_hands`; evidence hands need ``con``."""
-    shared = shared_hands(features)
-    used = choose_min_hands(shared["shared_hands"].to_list(), min_hands)
-    pairs = collusion.screen_frame(features, con, min_hands=used, fdr=fdr, evidence=evidence)
-    return Screen(requested=min_hands, min_hands=used, fdr=fdr, shared=shared, pairs=tuple(pairs))
-
-
 def screen_pairs(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -182,21 +107,12 @@ def screen_pairs(
     teams: bool = True,
 ) -> Screen:
     """The collusion screen of the warehouse behind ``con``, as the page shows it: the pair screen and the group
-    screen of teams over one reading of the warehouse, a run of hands at a time
-    (:class:`pipeline.audit.collusion.WarehouseSource`, :func:`pipeline.audit.teams.pairs_and_teams`), then the
-    victim view with the reported teams (``teams=False``: the pair screen alone)."""
-    with collusion.WarehouseSource(con) as source:
-        shared = source.sums.shared()
-        used = choose_min_hands(shared["shared_hands"].to_list(), min_hands)
-        if teams:
-            pairs, groups = pairs_and_teams(source, con, min_hands=used, fdr=fdr, evidence=evidence)
-        else:
-            pairs, groups = collusion.screen_source(source, con, min_hands=used, fdr=fdr, evidence=evidence), []
-    s = Screen(requested=min_hands, min_hands=used, fdr=fdr, shared=shared, pairs=tuple(pairs), groups=tuple(groups))
-    if not teams:
-        return s
-    victims = victim_view(con, teams=[t.players for t in s.teams], min_hands=used, fdr=fdr)
-    return Screen(s.requested, s.min_hands, s.fdr, s.shared, s.pairs, s.groups, tuple(victims))
+    screen of teams over one reading of the warehouse (:func:`pipeline.audit.screen.screen`, falling back to a
+    smaller threshold when no pair reaches ``min_hands``), then the victim view with the reported teams
+    (``teams=False``: the pair screen alone)."""
+    s = screen(con, min_hands=min_hands, fallback=True, fdr=fdr, evidence=evidence, teams=teams)
+    victims = victim_view(con, teams=[t.players for t in s.teams], min_hands=s.min_hands, fdr=fdr) if teams else []
+    return Screen.of(s, victims)
 
 
 def critical_scores(m: int, fdr: float) -> list[float | None]:

@@ -27,11 +27,11 @@ from dashboards.pages.players import page_file
 from dashboards.site import build_report
 from pipeline.analytics.queries import connect, head_to_head, stats
 from pipeline.analytics.render import head_to_head_table, levels_lines
-from pipeline.audit.collusion import screen
 from pipeline.audit.deals import screen_deals
 from pipeline.audit.information import screen_information
 from pipeline.audit.replay import replay_text, stored_record
 from pipeline.audit.scoring import audit
+from pipeline.audit.screen import screen
 from pipeline.formats import Accounting, Converted, write_lines
 from pipeline.formats.sheet import read_sheet
 from pipeline.ingest.run import ingest
@@ -125,7 +125,7 @@ def main() -> int:
         print(f"\n== one disputed hand, replayed (xuezhan replay {disputed[0]} --warehouse {warehouse}):")
         print("\n".join("  " + line for line in replay_text(stored.record, validate(stored.record)).splitlines()))
 
-    pairs = screen(con, min_hands=50)
+    pairs = screen(con, min_hands=50).pairs
     seers = screen_information(con)
     dealt = [r for r in screen_deals(con) if r.kind == "player" and r.p is not None]
     con.close()

@@ -10,14 +10,17 @@
   stylesheet (:data:`STYLE`) and the one script (:data:`SCRIPT`) of every page, inline: each HTML file stands
   alone.
 
-The stylesheet and the script are the files of ``dashboards/static`` (package data, read once at import with
-:mod:`importlib.resources`, so that an installed or compiled build finds them as the sources do):
+The stylesheet and the script are files of ``dashboards/static`` (package data, read once at import by
+:func:`static_text` with :mod:`importlib.resources`, so that an installed or compiled build finds them as the
+sources do):
 
 - ``report.css``: every page's styles;
 - ``marker.js``: marks each ``<img>`` with ``data-loaded`` once decoded, and the ``<body>`` with
   ``data-images="loaded/total"``, ``data-overflow`` (pixels wider than the window) and ``data-broken`` (the words
   of table cells the layout splits over two lines): a headless browser's ``--dump-dom`` shows whether the page
   rendered;
+- ``replay.css``: the replay page's styles (:mod:`dashboards.pages.replay`, a page of its own, not of the
+  report);
 - ``sorter.js``: sorts a ``table.sortable`` by the heading clicked (numbers by their ``data-v``, biggest first on
   the first click; text in order), empty cells last either way; and keeps the directory's rows whose player id
   holds the filter's text.
@@ -30,23 +33,26 @@ import re
 import struct
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import polars as pl
 
 from pipeline.analytics.scales import Scales
 from pipeline.analytics.scope import EVERYTHING, Scope
-from pipeline.report import charts
+from pipeline.report import numbers
+
+if TYPE_CHECKING:  # the charts' types only: the layer itself never loads matplotlib (the replay page uses it)
+    from pipeline.report import charts
 
 
-def _static(name: str) -> str:
+def static_text(name: str) -> str:
     """A file of ``dashboards/static`` as text."""
     return files("dashboards").joinpath("static", name).read_text(encoding="utf-8")
 
 
-STYLE = "\n" + _static("report.css")  # the one stylesheet of every page
-SCRIPT = "\n" + _static("marker.js") + "\n" + _static("sorter.js")  # the one script of every page
+STYLE = "\n" + static_text("report.css")  # the one stylesheet of every page
+SCRIPT = "\n" + static_text("marker.js") + "\n" + static_text("sorter.js")  # the one script of every page
 
 TITLE = "xuezhan report · 血战到底"
 
@@ -112,15 +118,15 @@ def player_link(pid: str, pages: dict[str, Page]) -> str:
 
 
 def cell(value: Any, low: Any, high: Any, share: bool) -> str:
-    fmt = charts.pct if share else charts.num
+    fmt = numbers.pct if share else numbers.num
     if value is None:
         return "–"
-    span = charts.interval(low, high, fmt)
+    span = numbers.interval(low, high, fmt)
     return f'{fmt(value)} <span class="ci">{esc(span)}</span>' if span else fmt(value)
 
 
 def ci(low: Any, high: Any, share: bool) -> str:
-    span = charts.interval(low, high, charts.pct if share else charts.num)
+    span = numbers.interval(low, high, numbers.pct if share else numbers.num)
     return f' <span class="ci">{esc(span)}</span>' if span else ""
 
 
@@ -145,7 +151,7 @@ def table_section(title: str, df: pl.DataFrame, headers: dict[str, str]) -> str:
 
 def fmt(value: Any) -> str:
     if isinstance(value, float):
-        return charts.num(value)
+        return numbers.num(value)
     if isinstance(value, int):
         return f"{value:,}"
     return "–" if value is None else str(value)

@@ -15,7 +15,7 @@ from pipeline.analytics import queries
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.analytics.scales import scales
 from pipeline.analytics.stats import wilson
-from pipeline.report import charts
+from pipeline.report import charts, numbers
 from pipeline.rules.fan import PATTERN_BY_ID, SPECIAL_NAMES
 
 MAX_PLAYERS = 40  # bars per player chart; beyond that, the players with most hands
@@ -137,7 +137,7 @@ def plot_pattern_frequency(df: pl.DataFrame, ax: Axes) -> None:
     if apart.height:
         a = apart.row(0, named=True)
         name = f.both(a["name_zh"], a["name_en"]) if f.cjk else f"{a['name_en']} ({_pinyin(a['pattern'])})"
-        title += f"\n{name}: {a['wins']:,} wins ({charts.pct(a['share'])}), not drawn; the others to scale"
+        title += f"\n{name}: {a['wins']:,} wins ({numbers.pct(a['share'])}), not drawn; the others to scale"
     rows = df.filter(~pl.col("apart")).reverse()  # most frequent on top
     labels = [
         f.both(zh, en) if f.cjk else f"{en} ({_pinyin(p)})"
@@ -256,7 +256,7 @@ def plot_outcomes(df: pl.DataFrame, ax: Axes) -> None:
     )
     ax.bar_label(
         bars,
-        labels=[f"{charts.pct(s)} ({h:,})" for s, h in zip(rows["share"], rows["hands"], strict=True)],
+        labels=[f"{numbers.pct(s)} ({h:,})" for s, h in zip(rows["share"], rows["hands"], strict=True)],
         fontsize=8,
         padding=4,
     )
@@ -320,7 +320,7 @@ def plot_hua_zhu(df: pl.DataFrame, ax: Axes) -> None:
     )
     ax.bar_label(
         bars,
-        labels=[f"{charts.pct(s)} ({h:,})" for s, h in zip(df["share"], df["hands"], strict=True)],
+        labels=[f"{numbers.pct(s)} ({h:,})" for s, h in zip(df["share"], df["hands"], strict=True)],
         fontsize=8,
         padding=3,
     )
@@ -403,7 +403,7 @@ def plot_deal_in_by_player(df: pl.DataFrame, ax: Axes) -> None:
     subtitle = _shown(df)
     if everyone is not None:
         ax.axvline(everyone, color=charts.SUBJECT, linewidth=1.2, linestyle="--")
-        subtitle += f"; dashed: all players {charts.pct(everyone)} (n={int(df['all_hands'][0]):,} seat-hands)"
+        subtitle += f"; dashed: all players {numbers.pct(everyone)} (n={int(df['all_hands'][0]):,} seat-hands)"
     ax.set_title(f"{title}\n{subtitle}", fontsize=10.5)
     ax.set_xlabel("hands with a deal-in / hands played (n = hands played)")
     charts.percent_axis(ax, "x")

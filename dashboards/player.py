@@ -24,7 +24,7 @@ from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, Metric
 from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.stats import wilson
 from pipeline.analytics.yardsticks import Yardstick
-from pipeline.report import charts
+from pipeline.report import charts, numbers
 
 RATES = (
     "win_rate",
@@ -166,7 +166,7 @@ def _comparison(df: pl.DataFrame, ax: Axes, *, title: str, xlabel: str, share: b
     metrics = list(dict.fromkeys(df["metric"].to_list()))
     player = df.filter(pl.col("who") == PLAYER)
     everyone = df.filter(pl.col("who") == POPULATION)
-    fmt = charts.pct if share else charts.num
+    fmt = numbers.pct if share else numbers.num
     k = len(metrics)
     ys = list(range(k - 1, -1, -1))  # first metric on top
     name = f.safe(str(df["player"][0]))

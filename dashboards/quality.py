@@ -13,7 +13,7 @@ from pipeline.analytics import queries
 from pipeline.analytics.stats import wilson
 from pipeline.audit.deals import commitments
 from pipeline.codes import CODES
-from pipeline.report import charts
+from pipeline.report import charts, numbers
 
 
 def meaning(code: str) -> str:
@@ -105,7 +105,7 @@ def plot_issues_by_code(df: pl.DataFrame, ax: Axes) -> None:
         return
     rows = df.reverse()  # most frequent on top
     labels = [
-        f"{i:,} in {h:,} hands ({charts.pct(s, 2)})"
+        f"{i:,} in {h:,} hands ({numbers.pct(s, 2)})"
         for i, h, s in zip(rows["issues"], rows["hands"], rows["share"], strict=True)
     ]
     charts.severity_bars(ax, rows, "issues", labels)
@@ -147,7 +147,7 @@ def plot_rejects_by_code(df: pl.DataFrame, ax: Axes) -> None:
     ax.bar_label(
         bars,
         labels=[
-            f"{r:,} ({charts.pct(s)}), {b:,} bytes"
+            f"{r:,} ({numbers.pct(s)}), {b:,} bytes"
             for r, s, b in zip(rows["rejects"], rows["share"], rows["bytes"], strict=True)
         ],
         fontsize=8,

@@ -115,7 +115,7 @@ def build_report(
     still, and links those with a page).
     ``min_hands``: the shared hands a pair needs to be screened for collusion; when no pair of the warehouse
     has that many, the page falls back to a smaller threshold and says which
-    (:func:`dashboards.collusion.choose_min_hands`).
+    (:func:`pipeline.audit.screen.choose_min_hands`).
     ``on_step`` is called with the name of each chart before it is drawn, before each screen runs, and before
     the player pages are written (progress for the CLI). ``scope``: the hands every page covers (default: all).
     Raises ``FileNotFoundError`` without a warehouse and :class:`dashboards.player.UnknownPlayer` (a

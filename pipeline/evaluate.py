@@ -56,9 +56,10 @@ from typing import Any
 
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import wilson
-from pipeline.audit.collusion import PairResult, WarehouseSource, flagged_groups, screen_source
+from pipeline.audit.collusion import PairResult, flagged_groups
 from pipeline.audit.information import screen_information
-from pipeline.audit.teams import TeamResult, screen_teams
+from pipeline.audit.screen import screen
+from pipeline.audit.teams import TeamResult
 from pipeline.ingest.run import ingest
 from pipeline.ingest.warehouse import Warehouse
 from pipeline.simulate.inject import InjectSpec
@@ -283,9 +284,9 @@ def run_population(
     with _population_dir(pop, workdir, cache) as root:
         labels = _simulate(pop, root)
         threshold = min_hands if min_hands is not None else min(200, max(50, pop.hands // 10))
-        with connect(root / "wh") as con, WarehouseSource(con) as source:
-            results = screen_source(source, con, min_hands=threshold, fdr=fdr, evidence=0)
-            teams = screen_teams(source, min_hands=threshold, fdr=fdr)
+        with connect(root / "wh") as con:
+            screened = screen(con, min_hands=threshold, fdr=fdr, evidence=0, teams=True)
+        results, teams = list(screened.pairs), list(screened.groups)
     groups = [tuple(sorted(c["players"])) for c in labels["colluders"]]
     inside = {pair for g in groups for pair in combinations(g, 2)}
     flagged = {r.players for r in results if r.flagged}
@@ -784,9 +785,9 @@ def run_family(
             ingest([str(games)], root / "wh-partial", workers=1)
             (root / "wh-partial").rename(root / "wh")
         threshold = min_hands if min_hands is not None else min(200, max(50, pop.hands // 10))
-        with connect(root / "wh") as con, WarehouseSource(con) as source:
-            results = screen_source(source, con, min_hands=threshold, fdr=fdr, evidence=0)
-            teams = screen_teams(source, min_hands=threshold, fdr=fdr)
+        with connect(root / "wh") as con:
+            screened = screen(con, min_hands=threshold, fdr=fdr, evidence=0, teams=True)
+        results, teams = list(screened.pairs), list(screened.groups)
     groups = [tuple(sorted(c["players"])) for c in labels["colluders"]]
     inside = {pair for g in groups for pair in combinations(g, 2)}
     flagged = {r.players for r in results if r.flagged}

@@ -2,8 +2,8 @@
 
 Three allocators share an analytics process: the C library's (Python objects, NumPy), Polars' own jemalloc
 and DuckDB's. Each keeps what is freed for reuse unless told otherwise, and what one keeps the next page of a
-report cannot use: the peaks of the later pages then rose with the size of the warehouse, not because they held
-more, but because the earlier ones had not given theirs back.
+report cannot use: the peaks of the later pages would rise with the size of the warehouse, not because they hold
+more, but because the earlier ones have not given theirs back.
 
 - :func:`return_freed_memory`: glibc's threshold for mapping a block by itself, fixed (the collusion screen's
   runs, the victims view);

@@ -25,9 +25,9 @@ import room_fixture
 from dashboards import run_sql
 from pipeline.analytics import queries
 from pipeline.analytics.scope import Scope, ScopeError, parse_bound
-from pipeline.audit.collusion import screen
 from pipeline.audit.information import screen_information
 from pipeline.audit.scoring import audit
+from pipeline.audit.screen import screen
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
@@ -317,8 +317,8 @@ def test_a_scope_is_the_warehouse_of_just_those_hands(simulated: tuple[Path, lis
         assert audit(scoped).findings.equals(audit(single).findings)
         judged = [r.as_dict() for r in screen_information(scoped, min_discards=50)]
         assert judged and judged == [r.as_dict() for r in screen_information(single, min_discards=50)]
-        pairs = [r.as_dict() for r in screen(scoped, min_hands=5)]
-        assert pairs and pairs == [r.as_dict() for r in screen(single, min_hands=5)]
+        pairs = [r.as_dict() for r in screen(scoped, min_hands=5).pairs]
+        assert pairs and pairs == [r.as_dict() for r in screen(single, min_hands=5).pairs]
         # the player's pairs shared only the hands in scope
         shared = {tuple(p["players"]): p["shared_hands"] for p in pairs}
         for (x, y), n in shared.items():

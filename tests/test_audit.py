@@ -14,8 +14,9 @@ from cli import app
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import by_qvalues, normal_sf, skewed
 from pipeline.audit import scoring
-from pipeline.audit.collusion import SIGNALS, _poisson_sf, prior_variance, screen, screen_frame
+from pipeline.audit.collusion import SIGNALS, _poisson_sf, prior_variance
 from pipeline.audit.scoring import FINDING_FIELDS
+from pipeline.audit.screen import screen
 from pipeline.evaluate import Population, auc, run_population, table
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
@@ -220,12 +221,12 @@ def _features(hands: int, seed: int, feed: float) -> pl.DataFrame:
 
 
 def test_screen_flags_a_feeding_pair_and_not_an_honest_table() -> None:
-    flagged = screen_frame(_features(400, 1, feed=0.08), min_hands=100)
+    flagged = list(screen(_features(400, 1, feed=0.08), min_hands=100).pairs)
     assert flagged[0].players == ("A", "B") and flagged[0].flagged
     assert not any(r.flagged for r in flagged[1:])
-    honest = screen_frame(_features(400, 2, feed=0.0), min_hands=100)
+    honest = list(screen(_features(400, 2, feed=0.0), min_hands=100).pairs)
     assert not any(r.flagged for r in honest)
-    assert screen_frame(_features(10, 3, feed=0.0), min_hands=100) == []
+    assert list(screen(_features(10, 3, feed=0.0), min_hands=100).pairs) == []
 
 
 def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
@@ -233,7 +234,7 @@ def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:
     config = SimConfig(hands=500, seed=31, players=6, inject=InjectSpec.parse("collude=1:0.5"))
     warehouse, labels = _warehouse(tmp_path, config)
     with connect(warehouse) as con:
-        results = screen(con, min_hands=100)
+        results = list(screen(con, min_hands=100).pairs)
     truth = tuple(sorted(labels.colluders[0]["players"]))
     # The colluding pair comes first, far ahead. (In this six-player room an honest pair — the most skilled
     # player and the loosest one — is flagged too: a real style interaction the model does not absorb. The
@@ -301,7 +302,7 @@ def colluding_rooms(tmp_path_factory) -> dict[float, tuple[list, set[tuple[str, 
         config = SimConfig(hands=1000, seed=5, players=8, inject=InjectSpec.parse(f"collude=2:{intensity}"))
         warehouse, labels = _warehouse(tmp_path_factory.mktemp(f"collude{intensity}"), config)
         with connect(warehouse) as con:
-            results = screen(con, min_hands=150, evidence=0)
+            results = list(screen(con, min_hands=150, evidence=0).pairs)
         rooms[intensity] = (results, {tuple(sorted(c["players"])) for c in labels.colluders})
     return rooms
 
@@ -362,7 +363,7 @@ def test_prior_variance_and_the_fallbacks() -> None:
     assert prior_variance([1.0, 2.0], [1.0, 2.0]) is None  # too few pairs to fit a prior
     assert prior_variance([30.0, 10.0, 20.0], [20.0, 20.0, 20.0]) == pytest.approx((0.25 + 0.25) / 3 - 0.05)
     assert prior_variance([21.0, 19.0, 20.0, 5.0], [20.0, 20.0, 20.0, 0.0]) == 0.0  # chance explains it all
-    flagged = screen_frame(_features(400, 1, feed=0.08), min_hands=100)  # 6 pairs: the prior is fitted
+    flagged = list(screen(_features(400, 1, feed=0.08), min_hands=100).pairs)  # 6 pairs: the prior is fitted
     assert flagged[0].players == ("A", "B") and flagged[0].flagged
     feeding = flagged[0].signals["feeding"]  # raw 1.29 over 113 expected
     assert 1.05 < feeding["ratio_shrunk"] < feeding["ratio"]
@@ -680,8 +681,8 @@ def test_the_streamed_screen_is_the_one_shot_screen(streamed_room) -> None:
         # the colluding pair (before issue 37 an honest pair too, on the signed sum): the second pass runs
         assert sum(r.flagged for r in want) >= 1
         for size in (37, 10**6):
-            _same_results(screen(con, min_hands=100, evidence=0, chunk_hands=size), want)
-        _same_results(screen_frame(pair_features_frame(con), min_hands=100, chunk_hands=50), want)
+            _same_results(list(screen(con, min_hands=100, evidence=0, chunk_hands=size).pairs), want)
+        _same_results(list(screen(pair_features_frame(con), min_hands=100, chunk_hands=50).pairs), want)
 
 
 def pair_features_frame(con) -> pl.DataFrame:
@@ -700,7 +701,7 @@ def test_a_signal_that_runs_the_wrong_way_cancels_no_other(tmp_path) -> None:
     config = SimConfig(hands=600, seed=37, players=6, inject=InjectSpec.parse("cheat=soft:1:0.8:seat=0.5"))
     warehouse, labels = _warehouse(tmp_path, config)
     with connect(warehouse) as con:
-        results = screen(con, min_hands=100, evidence=0)
+        results = list(screen(con, min_hands=100, evidence=0).pairs)
     truth = tuple(sorted(labels.colluders[0]["players"]))
     pair = next(r for r in results if r.players == truth)
     signals = pair.signals

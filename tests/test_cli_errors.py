@@ -416,7 +416,7 @@ def test_audit_table_prints_no_none_and_singular_counts(warehouse: Path, monkeyp
 
 
 def test_collusion_table_prints_no_none_and_singular_counts(warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pipeline.audit.teams as teams
+    import pipeline.audit.screen as screening
 
     pair = SimpleNamespace(
         players=("p1", None),
@@ -429,8 +429,8 @@ def test_collusion_table_prints_no_none_and_singular_counts(warehouse: Path, mon
         seating={"ratio": 1.0},
         evidence=[{"hand_id": None, "event": None, "why": "a look"}],
     )
-    # the command reads pairs and teams in one pass (teams.screen_pairs_and_teams)
-    monkeypatch.setattr(teams, "screen_pairs_and_teams", lambda con, min_hands, fdr, progress=None: ([pair], []))
+    # the command reads pairs and teams in one pass (pipeline.audit.screen.screen)
+    monkeypatch.setattr(screening, "screen", lambda con, **_: SimpleNamespace(pairs=(pair,), groups=()))
     result = invoke("collusion", "--warehouse", warehouse, "--min-hands", "1")
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
     out = result.stdout  # type: ignore[attr-defined]

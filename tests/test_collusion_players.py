@@ -23,11 +23,10 @@ from pipeline.audit.collusion import (
     PairSums,
     WarehouseSource,
     pair_features,
-    screen,
-    screen_source,
     screened_pairs,
 )
-from pipeline.audit.teams import candidate_groups, screen_teams
+from pipeline.audit.screen import screen
+from pipeline.audit.teams import candidate_groups
 from pipeline.audit.victims import victim_view
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
@@ -73,7 +72,7 @@ def test_the_screen_on_a_population_is_the_one_shot_model(rooms, room, min_hands
         assert len(want) >= (3 if room == "room" else 50)
         assert any(r.flagged for r in want) or room != "room"  # the second pass and the re-judgements run
         for size in (37, 10**6):
-            _same_results(screen(con, min_hands=min_hands, evidence=0, chunk_hands=size), want)
+            _same_results(list(screen(con, min_hands=min_hands, evidence=0, chunk_hands=size).pairs), want)
 
 
 def test_many_players_cost_the_pairs_they_formed_not_players_squared(rooms) -> None:
@@ -93,8 +92,8 @@ def test_many_players_cost_the_pairs_they_formed_not_players_squared(rooms) -> N
                 assert len(pairs) == 500 * 6
                 assert Moments.zeros(pairs, players).cov.shape == (3_000, len(SIGNALS), len(SIGNALS))
                 assert len(screened_pairs(sums, 2)) == 0  # no pair met twice
-                results = screen_source(source, con, min_hands=1, evidence=0)
-                teams = screen_teams(source, min_hands=1)
+                screened = screen(source, con=con, min_hands=1, evidence=0, teams=True)
+                results, teams = list(screened.pairs), list(screened.groups)
             victims = victim_view(con, min_hands=1)
             _, peak = tracemalloc.get_traced_memory()
         finally:

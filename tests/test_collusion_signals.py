@@ -19,7 +19,7 @@ import pytest
 from test_rules_shanten_reference import reference_shanten
 
 from pipeline.analytics.queries import connect
-from pipeline.audit.collusion import screen
+from pipeline.audit.screen import screen
 from pipeline.ingest.run import ingest
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.simulate.inject import InjectSpec
@@ -91,7 +91,7 @@ def test_an_exchange_pair_is_flagged_on_help_before_play(exchange_room) -> None:
     _, warehouse, labels = exchange_room
     pair = tuple(sorted(labels["colluders"][0]["players"]))
     with connect(warehouse) as con:
-        results = screen(con, min_hands=100, evidence=0)
+        results = list(screen(con, min_hands=100, evidence=0).pairs)
     assert results[0].players == pair and results[0].flagged, [(r.players, r.q) for r in results[:3]]
     signals = results[0].signals
     assert max(signals, key=lambda s: signals[s]["z"]) == "exchange", signals
@@ -107,7 +107,7 @@ def test_a_room_without_the_exchange_expects_nothing_of_it(tmp_path) -> None:
     ingest([str(games)], tmp_path / "wh", workers=1)
     with connect(tmp_path / "wh") as con:
         assert con.execute("SELECT count(gave_to), count(gift_fit) FROM player_hands").fetchone() == (0, 0)
-        results = screen(con, min_hands=20, evidence=0)
+        results = list(screen(con, min_hands=20, evidence=0).pairs)
     assert results and all(r.signals["exchange"]["observed"] == 0 for r in results)
     assert all(not r.signals["exchange"]["tested"] for r in results)
 
@@ -129,7 +129,7 @@ def test_a_warehouse_written_before_the_start_columns_is_screened_without_them(e
             0,
             0,
         )
-        results = screen(con, min_hands=100, evidence=0)
+        results = list(screen(con, min_hands=100, evidence=0).pairs)
     assert results and all(
         r.signals["exchange"]["expected"] == 0 and not r.signals["exchange"]["tested"] for r in results
     )
@@ -242,7 +242,7 @@ def test_a_kong_feeding_pair_leads_on_kong_feeding(kong_room) -> None:
     _, warehouse, labels = kong_room
     pair = tuple(sorted(labels["colluders"][0]["players"]))
     with connect(warehouse) as con:
-        results = screen(con, min_hands=100, evidence=0)
+        results = list(screen(con, min_hands=100, evidence=0).pairs)
     assert results[0].players == pair, [(r.players, r.score) for r in results[:3]]
     signals = results[0].signals
     assert max(signals, key=lambda s: signals[s]["z"]) == "kong_feeding", signals
@@ -299,7 +299,7 @@ def test_a_pair_feeding_valuable_wins_at_a_cost_leads_on_costly_feeding(selectiv
     _, warehouse, labels = selective_room
     pair = tuple(sorted(labels["colluders"][0]["players"]))
     with connect(warehouse) as con:
-        results = screen(con, min_hands=100, evidence=0)
+        results = list(screen(con, min_hands=100, evidence=0).pairs)
     assert results[0].players == pair and results[0].flagged, [(r.players, r.q) for r in results[:3]]
     costly = results[0].signals["costly_feeding"]
     assert costly["tested"] and costly["observed"] > 1.5 * costly["expected"] and costly["z"] > 3.0, costly
@@ -316,7 +316,7 @@ def test_valuable_wins_fed_at_a_cost_stand_further_above_their_background(select
     _, warehouse, labels = selective_room
     pair = tuple(sorted(labels["colluders"][0]["players"]))
     with connect(warehouse) as con:
-        results = screen(con, min_hands=100, evidence=0)
+        results = list(screen(con, min_hands=100, evidence=0).pairs)
     top = results[0]
     assert top.players == pair
     value, costly = top.signals["costly_value"], top.signals["costly_feeding"]

@@ -47,6 +47,8 @@ from pipeline.analytics.stats import by_qvalues, mean_interval, wilson
 from pipeline.audit import collusion
 from pipeline.audit.collusion import SIGNALS, PairResult
 from pipeline.audit.scoring import audit
+from pipeline.audit.screen import choose_min_hands
+from pipeline.audit.screen import screen as collusion_screen
 from pipeline.codes import CODES
 from pipeline.ingest.warehouse import Warehouse
 from pipeline.report import charts
@@ -821,7 +823,7 @@ def _screen() -> collusion_dash.Screen:
 
 
 def test_shared_hands_of_the_tiny_warehouse(con):
-    df = collusion_dash.shared_hands(collusion.pair_features(con))
+    df = collusion_screen(collusion.pair_features(con), evidence=0).shared
     # H1, H2, H4... H4 is not replayed: pA pB pC share H1-H3, pD sat in H1 and H2, pE in H3.
     assert rows(df, "player_a", "player_b", "shared_hands") == [
         ("pA", "pB", 3),
@@ -837,14 +839,14 @@ def test_shared_hands_of_the_tiny_warehouse(con):
 
 
 def test_choose_min_hands():
-    assert collusion_dash.choose_min_hands([250, 10, 10], 200) == 200  # one pair reaches it: as asked
-    assert collusion_dash.choose_min_hands([], 200) == 200
+    assert choose_min_hands([250, 10, 10], 200) == 200  # one pair reaches it: as asked
+    assert choose_min_hands([], 200) == 200
     # 1 of 5 pairs reaches 100 (less than a quarter), 2 of 5 reach 50.
-    assert collusion_dash.choose_min_hands([135, 60, 40, 30, 20], 200) == 50
-    assert collusion_dash.choose_min_hands([135, 60, 40, 30], 200) == 100  # 1 of 4 is a quarter
-    assert collusion_dash.choose_min_hands([3, 2, 1], 200) == 20  # the floor, even if nothing reaches it
-    assert collusion_dash.choose_min_hands([30, 30], 60) == 20  # only the fallbacks below the request
-    assert collusion_dash.choose_min_hands([5], 15) == 15  # asked for less than every fallback
+    assert choose_min_hands([135, 60, 40, 30, 20], 200) == 50
+    assert choose_min_hands([135, 60, 40, 30], 200) == 100  # 1 of 4 is a quarter
+    assert choose_min_hands([3, 2, 1], 200) == 20  # the floor, even if nothing reaches it
+    assert choose_min_hands([30, 30], 60) == 20  # only the fallbacks below the request
+    assert choose_min_hands([5], 15) == 15  # asked for less than every fallback
 
 
 def test_screen_of_the_tiny_warehouse_falls_back_and_screens_nothing(con):
@@ -976,7 +978,7 @@ def _features(hands: int, seed: int, feed: float) -> pl.DataFrame:
 
 
 def test_screen_of_a_feeding_pair_falls_back_and_flags_it():
-    screen = collusion_dash.screen_features(_features(300, 1, feed=0.08), min_hands=500)
+    screen = collusion_dash.Screen.of(collusion_screen(_features(300, 1, feed=0.08), min_hands=500, fallback=True))
     assert (screen.requested, screen.min_hands) == (500, 100)  # every pair shared 300 hands
     assert screen.shared["shared_hands"].to_list() == [300] * 6 and screen.reaching == 6
     top = collusion_dash.prep_top_pairs(screen)

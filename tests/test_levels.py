@@ -355,8 +355,8 @@ def test_a_warehouse_of_mixed_levels(tmp_path: Path) -> None:
     check; the statistics that need events (discards) use the hands that have them, the rest every hand; the
     audit finds the sheet's errors beside the replayed hands'."""
     from pipeline.analytics.queries import connect, stats
-    from pipeline.audit.collusion import screen
     from pipeline.audit.scoring import audit
+    from pipeline.audit.screen import screen
     from pipeline.ingest.run import ingest
 
     records = [*sample(30), *sheet_records()]

@@ -717,8 +717,8 @@ def test_a_warehouse_of_every_level(tmp_path: Path) -> None:
     what they could not check, their hidden draws without a tile and no seat named as able to win on a discard
     (the hidden hands' waits are unknown); stats, the audit and the collusion screen run over all of them."""
     from pipeline.analytics.queries import connect, stats
-    from pipeline.audit.collusion import screen
     from pipeline.audit.scoring import audit
+    from pipeline.audit.screen import screen
     from pipeline.ingest.run import ingest
 
     full = sample(20)

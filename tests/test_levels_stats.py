@@ -23,7 +23,8 @@ from test_levels import sample, sheet_records, to_dealt, to_settlement
 from pipeline.analytics.levels import HAND, LEVELS, NEEDS, PUBLIC, TABLE_FIGURES, coverage, split
 from pipeline.analytics.metrics import COLLUSION_FEATURES, METRICS
 from pipeline.analytics.queries import connect, fold, player_base_levels, stats
-from pipeline.audit.collusion import BORROWED, FEATURES, SIGNALS, WarehouseSource, screen, screen_levels
+from pipeline.audit.collusion import BORROWED, FEATURES, SIGNALS, WarehouseSource, screen_levels
+from pipeline.audit.screen import screen
 from pipeline.ingest.run import ingest
 from pipeline.validate import validate
 
@@ -246,7 +247,7 @@ def test_the_text_output_shows_what_was_left_out(mixed: tuple[Path, dict[str, li
 # ---------------------------------------------------------------------------------------------- collusion
 def test_the_screen_says_which_levels_fed_each_signal(mixed: tuple[Path, dict[str, list[dict[str, Any]]]]) -> None:
     with connect(mixed[0]) as con:
-        results = screen(con, min_hands=3, evidence=0)
+        results = list(screen(con, min_hands=3, evidence=0).pairs)
     assert results
     for r in results:
         for name, signal in r.signals.items():
@@ -280,7 +281,7 @@ def test_a_warehouse_of_score_sheets_still_screens_feeding(sheets: tuple[Path, P
         fed_sheet = dict(zip(zip(source.sums.a, source.sums.x, strict=True), source.sums.counts[:, k], strict=True))
         offers = source.sums.counts[:, [FEATURES.index(f) for f in ("feed_win", "chosen_danger", "soft_pass")]]
         assert offers.sum() == 0  # no discards: nothing to count them on
-        results = screen(con, min_hands=20, evidence=0)
+        results = list(screen(con, min_hands=20, evidence=0).pairs)
     # each pair's wins on the other's tile, as the sheets say them, are the full records' feeding wins
     assert sum(fed_full.values()) > 50
     assert {k: v for k, v in fed_sheet.items() if v} == {k: v for k, v in fed_full.items() if v}

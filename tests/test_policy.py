@@ -11,7 +11,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.audit.replay import replay_html, replay_text
+from dashboards.pages.replay import replay_html
+from pipeline.audit.replay import replay_text
 from pipeline.audit.review import avoidable, efficient, review, summarize
 from pipeline.game.events import Discard, Hu, Kong, Pong
 from pipeline.game.policy import (

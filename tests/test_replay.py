@@ -52,7 +52,8 @@ def xuezhan(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_hand_replayed_reads_as_worked_out_by_hand() -> None:
-    record, source, line, _ = find_record([str(SETTLE)], "settle-payer")
+    found = find_record([str(SETTLE)], "settle-payer")
+    record, source, line = found.record, str(found.hand.source_file), found.hand.source_line
     assert (Path(source).name, line) == ("settle.jsonl", 10)
     assert replay_text(record, validate(record)) == SETTLE_PAYER
 
@@ -221,6 +222,26 @@ def test_the_replay_page_in_a_headless_browser(stored: tuple[Path, Path], tmp_pa
     assert pixels.shape[1] == 1000 and pixels[..., :3].std() > 0.05, "the page is blank"
     red = (pixels[..., 0] > 0.55) & (pixels[..., 1] < 0.2) & (pixels[..., 2] < 0.25)
     assert red.sum() > 200, "the error line is not shown in red"
+
+
+def test_the_replay_page_is_written_with_the_html_layer_without_matplotlib(tmp_path: Path) -> None:
+    """``replay --html`` writes its page with the report's HTML layer (dashboards.pages.replay on dashboards.html)
+    and loads no chart library for it: the page draws nothing, and matplotlib cost the command about 30 MB."""
+    page = tmp_path / "hand.html"
+    code = (
+        "import sys\n"
+        "from cli import app\n"
+        "try:\n"
+        f"    app(prog_name='xuezhan', args=['replay', 'settle-payer', {str(SETTLE)!r}, '--html', {str(page)!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in ('dashboards.html', 'dashboards.pages.replay', 'matplotlib') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "['dashboards.html', 'dashboards.pages.replay']"
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!doctype html>") and '<span class="error">' in text and "SETTLE_PAYER" in text
 
 
 def test_an_observers_record_hidden_draws_and_a_shown_hand() -> None:

@@ -22,7 +22,7 @@ from pipeline.audit.scoring import audit
 from pipeline.codes import CODES
 from pipeline.ingest.run import ingest
 from pipeline.ingest.warehouse import Warehouse
-from pipeline.report import charts
+from pipeline.report import charts, numbers
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
 
@@ -413,9 +413,9 @@ def test_fonts_installed_after_matplotlibs_cache_are_found(monkeypatch):
 
 
 def test_formatting():
-    assert charts.pct(0.5) == "50.0%" and charts.pct(None) == "–"
-    assert charts.num(1234) == "1,234" and charts.num(1.5) == "1.50"
-    assert charts.interval(0.1, 0.2, charts.pct) == "[10.0%, 20.0%]" and charts.interval(None, 1) == ""
+    assert numbers.pct(0.5) == "50.0%" and numbers.pct(None) == "–"
+    assert numbers.num(1234) == "1,234" and numbers.num(1.5) == "1.50"
+    assert numbers.interval(0.1, 0.2, numbers.pct) == "[10.0%, 20.0%]" and numbers.interval(None, 1) == ""
     assert charts.height_for(0) == 3.0 and charts.height_for(40) > 12
 
 

@@ -22,7 +22,7 @@ from pipeline.audit import collusion
 from pipeline.audit.anticipation import decisions
 from pipeline.audit.information import best_dodges, dodges
 from pipeline.audit.replay import stored_record
-from pipeline.audit.victims import Victim, flow_runs, victims_of
+from pipeline.audit.victims import Victim, _flow_runs, victim_view
 from pipeline.game.record import parse_record
 from pipeline.rules.tiles import kind_of_name
 
@@ -44,13 +44,13 @@ def _planted_victim_view(
     teams paying each teammate :data:`VICTIM_PAYS` points more in every hand they share: the simulator plants no
     victim, and the victim view itself is tested in tests/test_victims.py."""
     asked.append(tuple(teams))
-    flows = pl.concat(list(flow_runs(con)))
+    flows = pl.concat(list(_flow_runs(con)))
     members = sorted({p for t in teams for p in t})
     victim = next(p for p in sorted(flows["payer"].unique().to_list()) if p not in members)
     extra = pl.when((pl.col("payer") == victim) & pl.col("payee").is_in(members)).then(VICTIM_PAYS).otherwise(0)
     back = pl.when((pl.col("payee") == victim) & pl.col("payer").is_in(members)).then(VICTIM_PAYS).otherwise(0)
     flows = flows.with_columns((pl.col("net") + extra - back).alias("net"))
-    return victims_of(flows, teams=teams, min_hands=min_hands, fdr=fdr)
+    return victim_view(flows, teams=teams, min_hands=min_hands, fdr=fdr)
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.analytics.queries import connect, stats
-from pipeline.audit.collusion import screen
 from pipeline.audit.scoring import audit
+from pipeline.audit.screen import screen
 from pipeline.ingest.run import ingest
 from pipeline.rules.ruleset import load_ruleset, profile_names
 from pipeline.simulate.tables import SimConfig, write
@@ -113,7 +113,7 @@ def test_audit_collusion_and_report_run_on_the_mixed_warehouse(mixed: tuple[Path
     warehouse, _ = mixed
     with connect(warehouse) as con:
         assert audit(con).findings.height == 0  # simulated hands claim what the engine computes
-        pairs = screen(con, min_hands=20)
+        pairs = list(screen(con, min_hands=20).pairs)
     assert pairs, "pairs of the pool share enough hands across the tables"
     assert not any(r.flagged for r in pairs)  # no colluders were injected
     assert all(0.0 <= r.p <= 1.0 for r in pairs)

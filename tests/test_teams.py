@@ -18,11 +18,11 @@ from pipeline.audit.collusion import FEATURES, SIGNALS, Fit, Rows, WarehouseSour
 from pipeline.audit.teams import (
     GroupMoments,
     TeamResult,
+    _screen_teams,
     _with_q,
     candidate_groups,
     empirical_null,
     group_scores,
-    screen_teams,
 )
 from pipeline.audit.victims import victim_view
 
@@ -290,7 +290,7 @@ def test_a_team_of_three_is_reported_as_a_team(team_room: tuple[Path, dict[str, 
     warehouse, labels = team_room
     (planted,) = [tuple(sorted(c["players"])) for c in labels["colluders"]]  # type: ignore[union-attr]
     with connect(warehouse) as con, WarehouseSource(con) as source:
-        results = screen_teams(source, min_hands=150)
+        results = _screen_teams(source, min_hands=150)
         groups = candidate_groups(source.sums, 3, 150)
     assert len(groups) == 56 and len(candidate_groups(source.sums, 2, 150)) == 28  # all sat together enough
     reported = [r for r in results if r.reported]
@@ -308,7 +308,7 @@ def test_a_team_of_three_is_reported_as_a_team(team_room: tuple[Path, dict[str, 
 def test_an_honest_room_reports_no_team(tmp_path: Path) -> None:
     warehouse, _ = simulated_room(tmp_path, "friends=1", 7, 900)
     with connect(warehouse) as con, WarehouseSource(con) as source:
-        results = screen_teams(source, min_hands=150)
+        results = _screen_teams(source, min_hands=150)
     assert len(results) > 30 and not any(r.flagged or r.reported for r in results)
 
 

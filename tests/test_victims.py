@@ -3,6 +3,7 @@ from the others at the same tables, and what a player pays with a team at the ta
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import duckdb
@@ -13,7 +14,7 @@ from victims_oracle import oracle_victims_of
 
 from pipeline.analytics.queries import connect
 from pipeline.audit import victims
-from pipeline.audit.victims import Victim, victims_of
+from pipeline.audit.victims import Victim, victim_view
 from pipeline.ingest.run import ingest
 from pipeline.simulate.tables import SimConfig, write
 
@@ -34,7 +35,7 @@ def _flows(rng: np.random.Generator, hands: int, extra: dict[tuple[str, str], fl
 
 def test_a_player_who_pays_one_opponent_far_more_than_the_others_is_named_with_that_opponent() -> None:
     flows = _flows(np.random.default_rng(1), 1500, {("p0", "p5"): 4.0})
-    victims = victims_of(flows, min_hands=200)
+    victims = victim_view(flows, min_hands=200)
     flagged = [v for v in victims if v.flagged]
     assert [v.player for v in flagged] == ["p0"]
     (loss,) = [x for x in flagged[0].losses if x.flagged]
@@ -45,13 +46,13 @@ def test_a_player_who_pays_one_opponent_far_more_than_the_others_is_named_with_t
 
 def test_a_strong_opponent_who_takes_from_everybody_is_no_one_s_victimiser() -> None:
     extra = {(f"p{i}", "p5"): 4.0 for i in range(5)}
-    victims = victims_of(_flows(np.random.default_rng(2), 1500, extra), min_hands=200)
+    victims = victim_view(_flows(np.random.default_rng(2), 1500, extra), min_hands=200)
     assert not any(v.flagged for v in victims)
     assert victims[0].player != "p5" and {v.player for v in victims if v.per_hand < 0} == {"p5"}
 
 
 def test_an_honest_room_names_no_victim() -> None:
-    assert not any(v.flagged for v in victims_of(_flows(np.random.default_rng(3), 1500, {}), min_hands=200))
+    assert not any(v.flagged for v in victim_view(_flows(np.random.default_rng(3), 1500, {}), min_hands=200))
 
 
 def test_a_team_s_victim_pays_more_with_the_team_at_the_table_than_without() -> None:
@@ -59,7 +60,7 @@ def test_a_team_s_victim_pays_more_with_the_team_at_the_table_than_without() -> 
     the table it pays 6 or 9 more a hand than at a table with none of them."""
     rng = np.random.default_rng(4)
     extra = {("p3", t): 3.0 for t in ("p0", "p1", "p2")}
-    victims = victims_of(_flows(rng, 3000, extra, players=8), teams=[("p0", "p1", "p2")], min_hands=200)
+    victims = victim_view(_flows(rng, 3000, extra, players=8), teams=[("p0", "p1", "p2")], min_hands=200)
     by_player = {v.player: v for v in victims}
     (line,) = by_player["p3"].teams
     assert line.flagged and line.with_per_hand > line.without_per_hand + 3 and line.with_hands > 200
@@ -71,7 +72,7 @@ def test_a_team_s_victim_pays_more_with_the_team_at_the_table_than_without() -> 
 
 def test_no_flows_no_victims() -> None:
     empty = pl.DataFrame(schema={"hand_id": pl.String, "payer": pl.String, "payee": pl.String, "net": pl.Int64})
-    assert victims_of(empty) == []
+    assert victim_view(empty) == []
 
 
 def _same_victims(got: list[Victim], want: list[Victim]) -> None:
@@ -94,18 +95,32 @@ def _same_victims(got: list[Victim], want: list[Victim]) -> None:
             )
 
 
+def test_the_oracle_shares_no_judging_code_with_the_view() -> None:
+    """tests/victims_oracle.py takes nothing of the product but the result types: a judging helper shared
+    between the two (the statistics, the pair bookkeeping) would hide the bug it carries from the comparison."""
+    tree = ast.parse((Path(__file__).parent / "victims_oracle.py").read_text(encoding="utf-8"))
+    taken = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pipeline")
+        for alias in node.names
+    }
+    plain = [node for node in ast.walk(tree) if isinstance(node, ast.Import) and node.names[0].name == "pipeline"]
+    assert taken == {("pipeline.audit.victims", name) for name in ("Loss", "TeamLoss", "Victim")} and not plain
+
+
 @pytest.mark.parametrize("chunk_hands", [1, 37, 10**6])
 def test_the_view_read_a_run_at_a_time_is_the_one_shot_view(chunk_hands: int) -> None:
-    """Issue 23 item 3: the view judged a run of hands at a time gives what the one-shot view of the whole frame
-    gave (tests/victims_oracle.py), on 10 players with a victim of one opponent (flagged: the second pass and
-    the re-judgements run), a strong player, and a team with its victim."""
+    """Issue 23 item 3: the view judged a run of hands at a time gives what the view computed a plain way gives
+    (tests/victims_oracle.py: a hand at a time, in Python), on 10 players with a victim of one opponent (flagged:
+    the second pass and the re-judgements run), a strong player, and a team with its victim."""
     rng = np.random.default_rng(23)
     extra = {("p0", "p5"): 4.0, ("p7", "p1"): 8.0, ("p7", "p2"): 8.0} | {(f"p{i}", "p9"): 2.0 for i in range(9)}
     flows = _flows(rng, 2000, extra, players=10).sample(fraction=1.0, shuffle=True, seed=5)
     teams = [("p1", "p2"), ("p3", "p4", "p6")]
     want = oracle_victims_of(flows, teams=teams, min_hands=100)
     assert sum(x.flagged for v in want for x in v.losses) >= 2 and any(t.flagged for v in want for t in v.teams)
-    _same_victims(victims_of(flows, teams=teams, min_hands=100, chunk_hands=chunk_hands), want)
+    _same_victims(victim_view(flows, teams=teams, min_hands=100, chunk_hands=chunk_hands), want)
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +148,6 @@ def test_the_warehouse_is_read_a_run_of_hands_at_a_time(warehouse: Path, monkeyp
     with connect(warehouse) as con:
         got = victims.victim_view(con, teams=[("p0", "p1")], min_hands=20, chunk_hands=50)
         assert len(heights) == 5 and max(heights) <= 50 * 12 and sum(heights) == 240 * 12
-        whole = pl.concat(list(victims.flow_runs(con, 10**6)))
+        whole = pl.concat(list(victims._flow_runs(con, 10**6)))
     assert whole.height == 240 * 12
     _same_victims(got, oracle_victims_of(whole, teams=[("p0", "p1")], min_hands=20))

@@ -1,18 +1,46 @@
-"""The victim view as it was before it read the flows a run of hands at a time (issue 23 item 3): one frame of
-every ordered pair at every table, every pass over it at once. The tests hold the streamed view
-(pipeline/audit/victims.py) to it."""
+"""The victim view computed a plain way, to hold pipeline/audit/victims.py to: one hand at a time in Python loops over
+dictionaries, from the module's description alone. Nothing of the product's judging is shared: no array of pair
+keys, no runs, and its own normal tail and Benjamini–Yekutieli q-values (written from their definitions), so that
+a bug in the product's arithmetic, its bookkeeping of pairs or its statistics shows as a difference here.
+
+The definitions (pipeline/audit/victims.py's docstring):
+
+- per hand, every ordered pair ``(a, x)`` at the table and ``net``, what ``a`` paid ``x`` net;
+- ``x``'s strength: the mean ``net`` over every row where ``x`` is paid (rows of the pairs left out excepted);
+- per hand and payer ``a``: each kept opponent's residual ``net − strength[x]``, centred on their mean; the pair's
+  excess is the sum of its centred residuals over the hands, its variance the sum of the hands' mean squared
+  centred residual (divisor: the kept opponents); ``z = excess / √variance`` for the pairs of ``min_hands`` hands;
+- a first judgement flags pairs at ``fdr`` (BY); then every pair is judged again with the flagged pairs (both
+  ways) left out, and each flagged pair with the *other* flagged pairs left out;
+- with a team: each player outside it, its net paid per hand at tables with two or more members against tables
+  with none (Welch), BY over every player and team.
+"""
 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 
-import numpy as np
 import polars as pl
 
-from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.audit.victims import Loss, TeamLoss, Victim
+
+Pair = tuple[str, str]
+
+
+def _sf(z: float) -> float:
+    """``P(Z > z)``: the normal tail from the error function."""
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+def _by(p: Sequence[float]) -> list[float]:
+    """Benjamini–Yekutieli q-values from the definition: the smallest ``p_k · m · c(m) / rank_k`` over the p-values
+    at least as large, ``rank_k`` the number of p-values ``<= p_k``, ``c(m) = 1 + 1/2 + … + 1/m``; at most 1."""
+    m = len(p)
+    c = sum(1.0 / i for i in range(1, m + 1))
+    rank = [sum(1 for other in p if other <= pk) for pk in p]
+    return [min([1.0] + [pk * m * c / rank[k] for k, pk in enumerate(p) if pk >= pi]) for pi in p]
 
 
 def oracle_victims_of(
@@ -20,124 +48,107 @@ def oracle_victims_of(
 ) -> list[Victim]:
     """The victim view of ``flows`` (``hand_id``, ``payer``, ``payee``, ``net``: every ordered pair at each
     table): players flagged first, then by net points paid per hand, most first."""
-    if flows.is_empty():
-        return []
-    flows = flows.sort("hand_id", "payer", "payee")
-    players = sorted(set(flows["payer"].to_list()))
-    code = {p: i for i, p in enumerate(players)}
-    n_players = len(players)
-    hand = flows["hand_id"].rle_id().cast(pl.Int64).to_numpy()
-    a = flows["payer"].replace_strict(code, return_dtype=pl.Int64).to_numpy()
-    x = flows["payee"].replace_strict(code, return_dtype=pl.Int64).to_numpy()
-    net = flows["net"].cast(pl.Float64).to_numpy()
+    hands: dict[object, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
+    for hand_id, payer, payee, net in flows.select("hand_id", "payer", "payee", "net").iter_rows():
+        hands[hand_id][payer][payee] = int(net)
+    shared: dict[Pair, int] = defaultdict(int)
+    total: dict[Pair, int] = defaultdict(int)
+    for table in hands.values():
+        for a, row in table.items():
+            for x, net in row.items():
+                shared[a, x] += 1
+                total[a, x] += net
+    screened = [pair for pair in sorted(shared) if shared[pair] >= max(1, min_hands)]
 
-    key = hand * n_players + a  # (hand, a): rows are ordered by it
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    sizes = np.diff(np.r_[starts, len(key)])
-    which = np.repeat(np.arange(len(starts)), sizes)
-    pair = a * n_players + x
-    # the ordered pairs that met (keys a × players + x, ascending), not every pair of players
-    keys, inverse = np.unique(pair, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    size = len(keys)
-    shared = np.bincount(inverse, minlength=size)
-    total = np.bincount(inverse, net, minlength=size)
-    screened = np.flatnonzero(shared >= max(1, min_hands))
+    def judge(left_out: set[Pair]) -> dict[Pair, tuple[float, float]]:
+        def kept(a: str, x: str) -> bool:
+            return (a, x) not in left_out and (x, a) not in left_out
 
-    def judge(left_out: set[int]) -> dict[int, tuple[float, float]]:
-        """Each screened ordered pair's (excess, z), with the opponents' strengths (what each takes from an
-        opponent in a hand, on average) fitted without the rows of the pairs ``left_out``, both ways."""
-        keep = ~(np.isin(pair, list(left_out)) | np.isin(x * n_players + a, list(left_out)))
-        strength = np.bincount(x[keep], net[keep], minlength=n_players) / np.maximum(
-            np.bincount(x[keep], minlength=n_players), 1
-        )
-        residual = np.where(keep, net - strength[x], 0.0)
-        # the pairs left out are left out of each other's opponents too (the partner a pays is not one of the
-        # opponents the others are compared with)
-        n = np.add.reduceat(keep.astype(float), starts)
-        centred = np.where(keep, residual - (np.add.reduceat(residual, starts) / np.maximum(n, 1))[which], 0.0)
-        spread = np.add.reduceat(centred**2, starts) / np.maximum(n, 1)
-        excess = np.bincount(inverse, centred, minlength=size)
-        variance = np.bincount(inverse, np.where(keep, spread[which], 0.0), minlength=size)
-        return {
-            int(keys[k]): (float(excess[k]), float(excess[k] / math.sqrt(variance[k])))
-            for k in screened
-            if variance[k] > 0
-        }
+        paid_to: dict[str, float] = defaultdict(float)
+        rows_to: dict[str, int] = defaultdict(int)
+        for table in hands.values():
+            for a, row in table.items():
+                for x, net in row.items():
+                    if kept(a, x):
+                        paid_to[x] += net
+                        rows_to[x] += 1
+        strength = {x: paid_to[x] / rows_to[x] for x in rows_to}
+        excess: dict[Pair, float] = defaultdict(float)
+        variance: dict[Pair, float] = defaultdict(float)
+        for table in hands.values():
+            for a, row in table.items():
+                residual = {x: net - strength[x] for x, net in row.items() if kept(a, x)}
+                if not residual:
+                    continue
+                mean = sum(residual.values()) / len(residual)
+                centred = {x: r - mean for x, r in residual.items()}
+                spread = sum(c * c for c in centred.values()) / len(centred)
+                for x, c in centred.items():
+                    excess[a, x] += c
+                    variance[a, x] += spread
+        judged = [pair for pair in screened if variance[pair] > 0]
+        return {pair: (excess[pair], excess[pair] / math.sqrt(variance[pair])) for pair in judged}
 
-    # As the pair screen: a first pass flags; a pair that pays one opponent far more lifts that opponent's
-    # strength and so makes everyone else's payments to it look small, and theirs to their other opponents
-    # large: the second pass fits the strengths without the flagged pairs, each of which is judged without the
-    # others only.
     first = judge(set())
-    flagged = _flagged(first, fdr)
-    judged_z = judge(flagged) if flagged else first
-    for k in flagged:
-        i, j = divmod(k, n_players)
-        judged_z[k] = judge(flagged - {k, j * n_players + i}).get(k, first[k])
-    q = by_qvalues(np.array([normal_sf(z) for _, z in judged_z.values()])) if judged_z else np.zeros(0)
-    judged: dict[int, list[Loss]] = {}
-    for (k, (excess_k, z)), qi in zip(judged_z.items(), q, strict=True):
-        i, j = divmod(k, n_players)
-        at = int(np.searchsorted(keys, k))
-        loss = Loss(players[j], int(shared[at]), int(total[at]), excess_k, z, normal_sf(z), float(qi), bool(qi <= fdr))
-        judged.setdefault(i, []).append(loss)
+    first_q = _by([_sf(z) for _, z in first.values()])
+    flagged = {pair for pair, q in zip(first, first_q, strict=True) if q <= fdr}
+    judged = judge(flagged) if flagged else dict(first)
+    for a, x in flagged:
+        judged[a, x] = judge(flagged - {(a, x), (x, a)}).get((a, x), first[a, x])
+    losses: dict[str, list[Loss]] = defaultdict(list)
+    for ((a, x), (excess_ax, z)), q in zip(judged.items(), _by([_sf(z) for _, z in judged.values()]), strict=True):
+        losses[a].append(Loss(x, shared[a, x], total[a, x], excess_ax, z, _sf(z), q, q <= fdr))
 
-    per_hand = flows.group_by("hand_id", "payer").agg(pl.col("net").sum()).rename({"payer": "player"})
-    team_lines = _team_losses(flows, per_hand, teams, fdr)
-    # each player's hands in one pass (a filter per player read every row once per player)
-    nets = {
-        player: np.asarray(net, dtype=float)
-        for player, net in per_hand.group_by("player").agg(pl.col("net").cast(pl.Float64)).iter_rows()
-    }
-    out = []
-    for i, player in enumerate(players):
-        mine = nets.get(player, np.zeros(0))
-        lines = sorted(judged.get(i, []), key=lambda loss: (loss.p, -loss.z, loss.opponent))
-        average = float(mine.mean()) if len(mine) else 0.0
-        out.append(Victim(player, len(mine), average, lines, team_lines.get(player, [])))
+    paid: dict[str, list[int]] = defaultdict(list)  # each player's net paid in each of its hands
+    per_hand: list[dict[str, int]] = []
+    for table in hands.values():
+        nets = {a: sum(row.values()) for a, row in table.items()}
+        per_hand.append(nets)
+        for a, net in nets.items():
+            paid[a].append(net)
+    lines: list[tuple[str, TeamLoss]] = []
+    for team in teams:
+        near: dict[str, list[int]] = defaultdict(list)
+        away: dict[str, list[int]] = defaultdict(list)
+        for nets in per_hand:
+            members = sum(1 for p in nets if p in team)
+            for p, net in nets.items():
+                if p not in team and members >= 2:
+                    near[p].append(net)
+                elif p not in team and members == 0:
+                    away[p].append(net)
+        for p in sorted(paid):
+            if p in team or len(near[p]) < 2 or len(away[p]) < 2:
+                continue
+            m1, m2 = _mean(near[p]), _mean(away[p])
+            se = math.sqrt(_var(near[p]) / len(near[p]) + _var(away[p]) / len(away[p]))
+            z = (m1 - m2) / se if se > 0 else 0.0
+            lines.append((p, TeamLoss(tuple(team), len(near[p]), m1, len(away[p]), m2, z, _sf(z))))
+    team_lines: dict[str, list[TeamLoss]] = defaultdict(list)
+    for (p, line), q in zip(lines, _by([t.p for _, t in lines]), strict=True):
+        team_lines[p].append(
+            TeamLoss(line.team, line.with_hands, line.with_per_hand, line.without_hands, line.without_per_hand,
+                     line.z, line.p, q, q <= fdr)
+        )  # fmt: skip
+
+    out = [
+        Victim(
+            p,
+            len(paid[p]),
+            _mean(paid[p]),
+            sorted(losses[p], key=lambda loss: (loss.p, -loss.z, loss.opponent)),
+            team_lines[p],
+        )
+        for p in sorted(paid)
+    ]
     return sorted(out, key=lambda v: (not v.flagged, -v.per_hand, v.player))
 
 
-def _flagged(judged: dict[int, tuple[float, float]], fdr: float) -> set[int]:
-    keys = list(judged)
-    q = by_qvalues(np.array([normal_sf(judged[k][1]) for k in keys])) if keys else np.zeros(0)
-    return {k for k, qi in zip(keys, q, strict=True) if qi <= fdr}
+def _mean(values: Sequence[int]) -> float:
+    return sum(values) / len(values)
 
 
-def _team_losses(
-    flows: pl.DataFrame, per_hand: pl.DataFrame, teams: Sequence[tuple[str, ...]], fdr: float
-) -> dict[str, list[TeamLoss]]:
-    """Per player outside each team: net paid per hand with two or more of it at the table, and with none."""
-    if not teams:
-        return {}
-    seated = flows.select("hand_id", pl.col("payer").alias("player")).unique()
-    lines: list[tuple[str, TeamLoss]] = []
-    for team in teams:
-        count = seated.group_by("hand_id").agg(pl.col("player").is_in(list(team)).sum().alias("members"))
-        rows = per_hand.join(count, on="hand_id").filter(~pl.col("player").is_in(list(team)))
-        net = pl.col("net").cast(pl.Float64)
-        split = (
-            rows.group_by("player")
-            .agg(near=net.filter(pl.col("members") >= 2), away=net.filter(pl.col("members") == 0))
-            .sort("player")
-        )
-        for player, near_list, away_list in split.iter_rows():
-            near, away = np.asarray(near_list, dtype=float), np.asarray(away_list, dtype=float)
-            if len(near) < 2 or len(away) < 2:
-                continue
-            se = math.sqrt(near.var(ddof=1) / len(near) + away.var(ddof=1) / len(away))
-            z = float((near.mean() - away.mean()) / se) if se > 0 else 0.0
-            lines.append(
-                (
-                    player,
-                    TeamLoss(
-                        tuple(team), len(near), float(near.mean()), len(away), float(away.mean()), z, normal_sf(z)
-                    ),
-                )
-            )
-    q = by_qvalues(np.array([t.p for _, t in lines])) if lines else np.zeros(0)
-    out: dict[str, list[TeamLoss]] = {}
-    for (player, t), qi in zip(lines, q, strict=True):
-        out.setdefault(player, []).append(replace(t, q=float(qi), flagged=bool(qi <= fdr)))
-    return out
+def _var(values: Sequence[int]) -> float:
+    """The sample variance (divisor ``n − 1``)."""
+    m = _mean(values)
+    return sum((v - m) ** 2 for v in values) / (len(values) - 1)

@@ -1,6 +1,7 @@
 """The report's pages as HTML, one module per page: ``overview`` (index.html: what needs attention, then the
 overview), ``players`` (players.html and every player-<id>.html), ``quality``, ``audit``, ``collusion``,
-``information`` and ``deals``.
+``information`` and ``deals``; and ``replay``, one hand's replay as a page of its own (``xuezhan replay --html``,
+the dispute and case packs), outside the report.
 
 Each page has two homes, kept apart on purpose: its data in :mod:`dashboards` (``dashboards/<page>.py``: the
 ``prep_*`` frames, tested against hand-counted warehouses, and the charts), its HTML here

@@ -8,7 +8,7 @@ import polars as pl
 from dashboards.html import Page, esc, figure, finding_message, fmt, href, scales_note
 from pipeline.analytics.scales import Scales
 from pipeline.audit import scoring
-from pipeline.report import charts
+from pipeline.report import charts, numbers
 
 
 def body(
@@ -40,7 +40,7 @@ def summary(result: scoring.Audit, stored: int, quality_page: Page, scale: Scale
         found = (
             f"<p><b>{f.height:,}</b> findings ({errors:,} errors, {f.height - errors:,} warnings, {codes:,} "
             f"codes) in <b>{hands:,}</b> of {stored:,} stored hands "
-            f"({charts.pct(hands / stored if stored else None)}), <b>{esc(result.stake_text())}</b>.</p>"
+            f"({numbers.pct(hands / stored if stored else None)}), <b>{esc(result.stake_text())}</b>.</p>"
         )
     in_bases = (
         " Where the hands have different bases (底), money is ranked and added up in bases: points ÷ the hand's base."

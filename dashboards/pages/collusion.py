@@ -12,7 +12,7 @@ from dashboards import collusion as collusion_dash
 from dashboards.html import Page, esc, fdr_text, figure, fmt, player_link
 from pipeline.audit.collusion import SIGNALS
 from pipeline.audit.teams import TeamResult
-from pipeline.report import charts
+from pipeline.report import charts, numbers
 
 
 def body(
@@ -133,8 +133,8 @@ def evidence_section(screen: collusion_dash.Screen, df: pl.DataFrame) -> str:
             continue
         hands = df.filter(pl.col("rank") == rank)
         signals = "; ".join(
-            f"{collusion_dash.SIGNAL_NAMES[s][0]} {charts.num(r.signals[s]['observed'], 1)} observed, "
-            f"{charts.num(r.signals[s]['expected'], 1)} expected (z {r.signals[s]['z']:+.1f})"
+            f"{collusion_dash.SIGNAL_NAMES[s][0]} {numbers.num(r.signals[s]['observed'], 1)} observed, "
+            f"{numbers.num(r.signals[s]['expected'], 1)} expected (z {r.signals[s]['z']:+.1f})"
             for s in SIGNALS
         )
         rows = "".join(

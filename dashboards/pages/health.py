@@ -9,7 +9,7 @@ from typing import Any
 from dashboards import health as health_dash
 from dashboards.html import esc, figure, num_cell
 from pipeline.analytics.health import Health
-from pipeline.report import charts
+from pipeline.report import charts, numbers
 
 LEVEL_TEXT = {
     "ok": "as the runs before it: no alert",
@@ -89,7 +89,7 @@ def _rate_cell(k: int, n: int) -> str:
     if not n:
         return '<td class="num" data-v="">–</td>'
     rate = k / n
-    return num_cell(rate, f'{charts.pct(rate, 2)}<br><span class="n">{k:,}/{n:,}</span>')
+    return num_cell(rate, f'{numbers.pct(rate, 2)}<br><span class="n">{k:,}/{n:,}</span>')
 
 
 def tables_section(health: Health) -> str:
@@ -173,5 +173,5 @@ def runs_section(health: Health) -> str:
 
 
 def _pair(count: int, rate: float | None) -> str:
-    share = f'<br><span class="n">{charts.pct(rate, 2)}</span>' if rate is not None else ""
+    share = f'<br><span class="n">{numbers.pct(rate, 2)}</span>' if rate is not None else ""
     return f'<td class="num">{count:,}{share}</td>'

@@ -13,7 +13,7 @@ from dashboards import findings as found_dash
 from dashboards.html import Page, esc, figure, href, link, player_link, scales_note
 from pipeline.analytics.scales import Scales
 from pipeline.audit import cases
-from pipeline.report import charts
+from pipeline.report import charts, numbers
 
 
 def body(
@@ -259,7 +259,7 @@ def tables_section(df: pl.DataFrame) -> str:
     rows = "".join(
         f'<tr><td>{esc(r["table"])}</td><td class="num">{r["hands"]:,}</td><td>{esc(r["winners"])}</td>'
         + "".join(
-            f'<td class="num">{esc(charts.pct(r[c], 1) if r[c] is not None else "–")}</td>'
+            f'<td class="num">{esc(numbers.pct(r[c], 1) if r[c] is not None else "–")}</td>'
             for c in ("played_out", "huang_zhuang", "multi_win")
         )
         + "</tr>"

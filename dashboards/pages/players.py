@@ -25,7 +25,7 @@ from pipeline.analytics.scales import Scales
 from pipeline.analytics.yardsticks import MIN_HANDS as YARD_HANDS
 from pipeline.analytics.yardsticks import Yardstick, deviations
 from pipeline.audit import scoring
-from pipeline.report import charts, svg
+from pipeline.report import charts, numbers, svg
 from pipeline.report.names import file_stem
 
 
@@ -66,7 +66,7 @@ def lookup(df: pl.DataFrame) -> Lookup:
 
 
 def _figure(mid: str, value: float | None) -> str:
-    return charts.pct(value) if METRIC_BY_ID[mid].kind == "rate" else charts.num(value)
+    return numbers.pct(value) if METRIC_BY_ID[mid].kind == "rate" else numbers.num(value)
 
 
 def band_text(y: Yardstick) -> str:
@@ -105,7 +105,7 @@ def metrics_table(rows_of: Lookup, population: str = player.POPULATION, ys: dict
         for who in (player.PLAYER, player.POPULATION):
             r = rows_of[(mid, who)]
             if m.kind == "count":
-                cells.append(f"{charts.num(r['value'])}")
+                cells.append(f"{numbers.num(r['value'])}")
             else:
                 n = f' <span class="n">n={int(r["den"] or 0):,}</span>'
                 cells.append(cell(r["value"], r["ci_low"], r["ci_high"], m.kind == "rate") + n)
@@ -156,8 +156,10 @@ def directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFrame
             f'<td class="id" data-v="{esc(pid)}">{player_link(pid, pages)}</td>'
             + (f'<td data-v="{esc(r["group"] or "")}">{esc(r["group"] or "–")}</td>' if mixed else "")
             + num_cell(r["hands"], f"{r['hands']:,}")
-            + num_cell(r["win_rate"], charts.pct(r["win_rate"]) + ci(r["win_low"], r["win_high"], True))
-            + num_cell(r["deal_in_rate"], charts.pct(r["deal_in_rate"]) + ci(r["deal_in_low"], r["deal_in_high"], True))
+            + num_cell(r["win_rate"], numbers.pct(r["win_rate"]) + ci(r["win_low"], r["win_high"], True))
+            + num_cell(
+                r["deal_in_rate"], numbers.pct(r["deal_in_rate"]) + ci(r["deal_in_low"], r["deal_in_high"], True)
+            )
             + num_cell(r["net"], f"{r['net']:+,}" if r["net"] is not None else "–")
             + num_cell(
                 r["per_hand"],
@@ -407,9 +409,9 @@ def summary(pid: str, metrics: Lookup) -> str:
     return (
         '<section class="summary">'
         f"<p><b>{esc(pid)}</b>: {int(mine['hands']['value'] or 0):,} replayed hands, "
-        f"won {charts.pct(mine['win_rate']['value'])} of them, "
-        f"dealt in in {charts.pct(mine['deal_in_rate']['value'])}, "
-        f"net {charts.num(net['value'])} points per hand{ci(net['ci_low'], net['ci_high'], False)} "
+        f"won {numbers.pct(mine['win_rate']['value'])} of them, "
+        f"dealt in in {numbers.pct(mine['deal_in_rate']['value'])}, "
+        f"net {numbers.num(net['value'])} points per hand{ci(net['ci_low'], net['ci_high'], False)} "
         f"(total {int(net['num'] or 0):+,}).</p></section>"
     )
 
@@ -431,7 +433,7 @@ def figures_section(
         if (mid, player.PLAYER) not in metrics:
             continue
         mine, everyone = metrics[(mid, player.PLAYER)], metrics[(mid, player.POPULATION)]
-        fmt = charts.pct if share else charts.num
+        fmt = numbers.pct if share else numbers.num
         strip = svg.interval_strip(
             (mine["value"], mine["ci_low"], mine["ci_high"]),
             (everyone["value"], everyone["ci_low"], everyone["ci_high"]),
@@ -504,10 +506,10 @@ def opponents_section(pid: str, df: pl.DataFrame | None, pages: dict[str, Page])
             + num_cell(r["deal_ins_to"], f"{r['deal_ins_to']:,}")
             + num_cell(
                 r["deal_in_rate"],
-                charts.pct(r["deal_in_rate"]) + "<br>" + ci(r["deal_in_low"], r["deal_in_high"], True),
+                numbers.pct(r["deal_in_rate"]) + "<br>" + ci(r["deal_in_low"], r["deal_in_high"], True),
             )
             + num_cell(r["wins_from"], f"{r['wins_from']:,}")
-            + num_cell(r["win_rate"], charts.pct(r["win_rate"]) + "<br>" + ci(r["win_low"], r["win_high"], True))
+            + num_cell(r["win_rate"], numbers.pct(r["win_rate"]) + "<br>" + ci(r["win_low"], r["win_high"], True))
             + "</tr>"
         )
     name = esc(pid)
@@ -580,8 +582,8 @@ def fan_section(mine: pl.DataFrame | None, everyone: pl.DataFrame, population: s
         r, a = got.get(fan), all_.get(fan)
         share, share_all = (r["share"] if r else 0.0), (a["share"] if a else 0.0)
         rows.append(
-            f'<tr><td class="num">{fan}</td><td class="num">{r["wins"] if r else 0:,} ({charts.pct(share)})</td>'
-            f'<td class="num">{charts.pct(share_all)}</td><td>{svg.share_bars(share, share_all)}</td></tr>'
+            f'<tr><td class="num">{fan}</td><td class="num">{r["wins"] if r else 0:,} ({numbers.pct(share)})</td>'
+            f'<td class="num">{numbers.pct(share_all)}</td><td>{svg.share_bars(share, share_all)}</td></tr>'
         )
     if population == player.POPULATION:  # a warehouse of one scale group
         head, key, beside = "all players' (share)", "all", f"all players' {n_all:,}"

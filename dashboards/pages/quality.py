@@ -7,7 +7,7 @@ import polars as pl
 
 from dashboards.html import esc, figure, fmt, table_section
 from pipeline.analytics.scope import WHOLE, Scope
-from pipeline.report import charts
+from pipeline.report import charts, numbers
 
 
 def body(
@@ -40,7 +40,7 @@ def codes_table(title: str, df: pl.DataFrame, columns: tuple[str, ...], anchor: 
         cells = []
         for c in columns:
             v = r[c]
-            text = charts.pct(v, 2) if c == "share" else fmt(v)
+            text = numbers.pct(v, 2) if c == "share" else fmt(v)
             cells.append(f'<td class="{"num" if isinstance(v, int | float) else ""}">{esc(text)}</td>')
         cells.append(f'<td class="def">{esc(r["meaning"])}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")

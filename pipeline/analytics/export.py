@@ -27,7 +27,9 @@ from pipeline.ingest.read import read_lines
 
 @dataclass(frozen=True, slots=True)
 class Stored:
-    """One selected hand of the warehouse: its id, where ingest read it, the sha256 of that line, its level."""
+    """A hand and where its record is: its id, the file and line it was read from, the sha256 of that line, and
+    its level (as a warehouse stored it; None for a record found in a file by :func:`pipeline.audit.replay.
+    find_record`)."""
 
     hand_id: str
     source_file: str | None
@@ -41,11 +43,13 @@ class Stored:
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A stored hand read back: its record, the line it was read from being the one stored."""
+    """A hand's record as found: where it is (``hand``), its object, and its line's bytes as the file holds them
+    (a stored hand read back: the line whose sha256 is the one stored). The one home of the concept: the export,
+    the replay and the dispute and case packs take it."""
 
     hand: Stored
     record: dict[str, Any]
-    data: bytes  # the line as the file holds it (its sha256 is the stored one)
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)

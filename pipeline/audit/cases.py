@@ -34,13 +34,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.ingest.warehouse import fsync_dir, parquet_bytes, write_durably
 from schemas.tables import CASES
+
+if TYPE_CHECKING:
+    from pipeline.audit.replay import ReplayPage
 
 FOLDER = "cases"
 STATES = ("open", "confirmed", "dismissed", "appealed")
@@ -367,15 +370,18 @@ def write_case_pack(
     case: Mapping[str, Any],
     stored: Iterable[tuple[Any, Any, Any]],
     *,
+    page: ReplayPage,
     mask: bool = False,
 ) -> tuple[list[Path], str]:
     """The evidence pack of a case in ``folder``: ``case.json`` (the finding and its figures) and, for each stored
     hand (``(found, validation, issues)`` as :func:`pipeline.audit.replay.write_pack` takes them), its dispute
-    pack; masked for a blind review when ``mask`` (the records masked and validated again, no source line, the
-    issue rows the masked record gives). Returns the files and the pack's hash (:func:`pack_hash`).
+    pack, its page written by ``page`` (the caller's: :func:`dashboards.pages.replay.replay_html`); masked for a
+    blind review when ``mask`` (the records masked and validated again, no source line, the issue rows the masked
+    record gives). Returns the files and the pack's hash (:func:`pack_hash`).
 
     Raises :class:`CaseError` when a masked pack would still hold a real name or id (nothing is left behind)."""
-    from pipeline.audit.replay import Found, write_pack
+    from pipeline.analytics.export import Found, Stored
+    from pipeline.audit.replay import write_pack
     from pipeline.validate import validate
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -383,13 +389,14 @@ def write_case_pack(
     files: list[Path] = []
     for found, validation, issues in stored:
         if masker is None:
-            files += write_pack(folder, found, validation, issues)
+            files += write_pack(folder, found, validation, issues, page)
             continue
         record = masker.record(found.record)
         masked = validate(record)
         data = json.dumps(record, ensure_ascii=False, sort_keys=True).encode()
         rows = issues.clear() if not masked.issues else _issue_rows(masked, issues)
-        files += write_pack(folder, Found(record, "masked", 0, data), masked, rows)
+        where = Stored(str(record.get("hand_id")), "masked", 0, hashlib.sha256(data).hexdigest(), None)
+        files += write_pack(folder, Found(where, record, data), masked, rows, page)
     summary = dict(case)
     if masker is not None:
         summary = {

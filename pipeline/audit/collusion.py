@@ -1,4 +1,6 @@
-"""Collusion screening: pairs who play for each other, found without accusing honest players.
+"""Collusion screening: pairs who play for each other, found without accusing honest players. The screen is run
+through its one entry point, :func:`pipeline.audit.screen.screen` (with the group screen of
+:mod:`pipeline.audit.teams` over the same reading); this module is the pair screen's statistics.
 
 The complete record is visible in our logs, so every pair of players who shared at least ``min_hands``
 hands is screened on what each did for the other *while both were still in the hand*
@@ -34,17 +36,17 @@ Method, per signal:
    still computed — needed, since the correction below asks for them.
 3. *Combination* (issue 37). Each scored signal is tested one-sided in the direction fixed by what it means
    (:data:`DIRECTION`), on an empirical null per signal (:func:`_with_q`); the pair's p-value is the smallest
-   with Šidák's correction over the signals it tested (:func:`combined`). The z-scores used to be summed with
-   their signs, and a signal running the wrong way for a cheat (soft play lowers feeding; a pair that feeds and
-   passes shows fewer passes between themselves than the model expects) cancelled another's evidence.
+   with Šidák's correction over the signals it tested (:func:`combined`). The largest, not a sum of signed
+   z-scores: a signal running the wrong way for a cheat (soft play lowers feeding; a pair that feeds and passes
+   shows fewer passes between themselves than the model expects) cannot cancel another's evidence.
 4. *False discovery rate.* Benjamini–Yekutieli across all screened pairs (pairs share players, so their
    tests are dependent); a pair is flagged when ``q ≤ fdr``.
 5. *Effect sizes.* Each signal reports its raw ratio observed / expected with a 95% Poisson interval, and an
    empirical-Bayes estimate ``ratio_shrunk``: the posterior mean under a gamma prior of mean 1 whose spread is
    estimated by the method of moments across all screened pairs (:func:`prior_variance`), so that a ratio from
-   few expected events is pulled towards 1 and one from many stays near its raw value. (The prior was once
-   fitted per pass, and the re-judged flagged pairs, screened one at a time, fell back to an infinitely strong
-   prior: their shrunk ratios read 1.000 whatever they did.)
+   few expected events is pulled towards 1 and one from many stays near its raw value. The prior is fitted once,
+   over every pair's final result (:func:`_shrink`): a flagged pair re-judged alone gives no spread to estimate,
+   and a prior fitted on it would read its shrunk ratios as 1.000 whatever it did.
 
 Sitting together more often than random matchmaking would seat them is reported (observed / expected
 shared hands, Poisson p) but not scored: friends sit together and play honestly.
@@ -62,8 +64,8 @@ at random — and the per-pair sums are the same sums in another order (equal to
 Nor does it grow with the players squared: every per-pair sum is held for the pairs that shared a hand only
 (:class:`_SparseSums`, keys ``a × players + x``), and the null's moments for the pairs that may reach the
 threshold (:func:`screened_pairs`; a flagged pair re-judged, for that pair alone). A club of 2,000 players
-has 4 million pairs, of which a few percent ever sit at one table; the dense arrays of every pair (by wall:
-× 256) took the screen of 2,000 players over 20k hands to 22 GB before it was killed.
+has 4 million pairs, of which a few percent ever sit at one table; dense arrays of every pair (by wall: × 256)
+would take the screen of 2,000 players over 20k hands past 22 GB.
 """
 
 from __future__ import annotations
@@ -934,7 +936,7 @@ class WarehouseSource(FeatureSource):
         self.hazard = rate
         # every later pass reads the same rows: each run's, counted once in the first pass, get their baselines
         # now that the hazard is known (the sums rows_of makes with the hazard, in the same order), and each
-        # pair's exposures are the sums of its rows'; the passes used to count them again from the offers
+        # pair's exposures are the sums of its rows' (counted once here, not again by every pass)
         pairs = total.total["key"] if total.total else np.zeros(0, dtype=np.int64)
         hazard_columns = [FEATURES.index(f) for f in _HAZARD_FEATURES]
         for path in self.files:
@@ -1006,7 +1008,7 @@ def fit_rates(sums: PairSums, exclude: frozenset[tuple[str, str]] = frozenset())
     fitted without the pair. What ``exclude`` leaves out instead are the pairs a first pass flagged: a
     colluding pair inflates both players' rates towards everybody, which makes their other opponents look
     clean and the pairs *those* opponents form look guilty; refitting without the flagged pairs removes that
-    (see :func:`screen_source`).
+    (see :func:`_screen_pairs`).
 
     A feature of :data:`TAKER_ONLY` is expected from the taker's rate alone (every giver's rate is the overall),
     one of :data:`POOLED` from the overall rate alone.
@@ -1176,41 +1178,7 @@ def _reverse(rows: Rows) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- the screen
-def screen(
-    con: duckdb.DuckDBPyConnection,
-    *,
-    min_hands: int = 200,
-    fdr: float = 0.05,
-    evidence: int = 5,
-    progress: Progress | None = None,
-    chunk_hands: int = CHUNK_HANDS,
-) -> list[PairResult]:
-    """Screen every pair of the warehouse behind ``con`` with at least ``min_hands`` shared hands; results best
-    first, with up to ``evidence`` hands to replay for each flagged pair (and the best one). ``progress``: see
-    :data:`Progress`. The warehouse is read ``chunk_hands`` hands at a time (:class:`WarehouseSource`)."""
-    on_hands = None if progress is None else (lambda done, total: progress("hands", done, total))
-    with WarehouseSource(con, chunk_hands, on_hands) as source:
-        return screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
-
-
-def screen_frame(
-    features: pl.DataFrame,
-    con: duckdb.DuckDBPyConnection | None = None,
-    *,
-    min_hands: int = 200,
-    fdr: float = 0.05,
-    evidence: int = 5,
-    progress: Progress | None = None,
-    chunk_hands: int = CHUNK_HANDS,
-) -> list[PairResult]:
-    """Screen the pairs of ``features`` (:func:`pair_features`, in memory); see :func:`screen_source`."""
-    if features.is_empty():
-        return []
-    source = FrameSource(features, chunk_hands)
-    return screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
-
-
-def screen_source(
+def _screen_pairs(
     source: FeatureSource,
     con: duckdb.DuckDBPyConnection | None = None,
     *,

@@ -13,6 +13,9 @@ The text shows, in this order:
    the record claims it; then the deltas both ways;
 5. the issues of no event, and what the record's level could not support (not checked).
 
+The same text as a page of its own (``--html``, and in the dispute and case packs) is written by the presentation
+layer, :mod:`dashboards.pages.replay`, which the caller hands to :func:`write_pack`.
+
 >>> from pipeline.validate import validate
 >>> record = {"format": "xzlog/1", "hand_id": "w1", "level": "settlement", "ruleset": "chengdu",
 ...     "players": ["a", "b", "c", "d"], "dealer": 0, "events": [{"t": "hu", "seat": 1, "from": 2}],
@@ -38,19 +41,18 @@ not checked: the draw order (no wall); ...
 
 from __future__ import annotations
 
-import html
 import json
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import duckdb
 import orjson
 import polars as pl
 
-from pipeline.analytics.export import Missing, read_back, selected
+from pipeline.analytics.export import Found, Missing, Stored, read_back, selected
 from pipeline.analytics.render import csv_frame
 from pipeline.audit.review import Decision, note, summarize
 from pipeline.audit.review import review as review_hand
@@ -306,15 +308,6 @@ class HandNotFound(LookupError):
     """The hand is not where it was looked for, or its record has changed since it was stored (one line)."""
 
 
-class Found(NamedTuple):
-    """A hand's record as found: its object, where it is, and its line's bytes as they are in the file."""
-
-    record: dict[str, Any]
-    source: str
-    line: int
-    data: bytes
-
-
 def find_record(paths: Sequence[str], hand_id: str) -> Found:
     """The record of ``hand_id`` in the record files under ``paths``; the first one when a hand_id repeats (as
     ingest keeps it)."""
@@ -327,7 +320,7 @@ def find_record(paths: Sequence[str], hand_id: str) -> Found:
         except orjson.JSONDecodeError:
             continue
         if isinstance(obj, dict) and obj.get("hand_id") == hand_id:
-            return Found(obj, line.source_file, line.source_line, line.data)
+            return Found(Stored(hand_id, line.source_file, line.source_line, line.sha256, None), obj, line.data)
     raise HandNotFound(f"no record of hand {hand_id!r} under {', '.join(paths)}")
 
 
@@ -341,18 +334,13 @@ def stored_record(con: duckdb.DuckDBPyConnection, hand_id: str) -> Found:
     got = next(read_back(hands[:1]))
     if isinstance(got, Missing):
         raise HandNotFound(f"hand {hand_id!r} cannot be read back: {got.reason}; give its record file instead")
-    return Found(got.record, str(got.hand.source_file), int(got.hand.source_line or 0), got.data)
+    return got
 
 
-# ------------------------------------------------------------------------------------------------ HTML and packs
-_LINE_CLASS = {"!": "error", "?": "warning", "+": "missing", "-": "extra", "=": "same", "»": "review"}
-_STYLE = """
-body { font-family: "Noto Sans CJK SC", "Noto Sans", sans-serif; margin: 2em; color: #222; }
-pre { font-family: "Noto Sans Mono CJK SC", "DejaVu Sans Mono", monospace; font-size: 14px; line-height: 1.45; }
-.error { color: #b00020; font-weight: bold; } .warning { color: #9a6700; }
-.missing { color: #0b6e2e; } .extra { color: #b00020; } .same { color: #555; }
-p.key span { margin-right: 1.5em; } .review { color: #1f4e8c; } .worse { color: #8c1f6e; font-weight: bold; }
-"""
+# ------------------------------------------------------------------------------------------------ packs
+# The replay as a page: (record, validation, session findings) → the HTML file. The page is written by the
+# presentation layer (dashboards.pages.replay.replay_html), which the caller hands over: nothing here writes HTML.
+ReplayPage = Callable[[Mapping[str, Any], Validation, Sequence[tuple[str, str, str]]], str]
 
 
 def session_line(code: str, severity: str, message: str) -> str:
@@ -365,49 +353,12 @@ def session_line(code: str, severity: str, message: str) -> str:
     return f"session: {code} ({severity}) {printable(message)}"
 
 
-_REVIEW_KEY = (
-    '<span class="review">» a decision, ranked among the options</span>'
-    '<span class="worse">»! a clearly better option was there</span>'
-)
-
-
-def replay_html(
-    record: Mapping[str, Any],
-    validation: Validation,
-    session: Sequence[tuple[str, str, str]] = (),
-    *,
-    review: bool = False,
-) -> str:
-    """The replay as a page of its own: the same text (:func:`replay_text`, with its ``review``), each line of an
-    issue, a payment or a reviewed decision marked by its kind, then the hand's ``session`` findings (code, severity,
-    message: the checks across the hands of its session, from a warehouse). Every string of the record is
-    escaped."""
-    lines = []
-    for line in replay_text(record, validation, review=review).split("\n"):
-        kind = _LINE_CLASS.get(line.lstrip()[:1]) if line.startswith(" ") else None
-        if kind == "review" and line.lstrip().startswith("»!"):
-            kind = "worse"
-        text = html.escape(line)
-        lines.append(f'<span class="{kind}">{text}</span>' if kind else text)
-    for code, severity, message in session:
-        kind = "error" if severity == "error" else "warning"
-        lines.append(f'<span class="{kind}">{html.escape(session_line(code, severity, message))}</span>')
-    title = html.escape(printable(validation.hand_id or record.get("hand_id")))
-    errors = sum(i.severity == "error" for i in validation.issues) + sum(s == "error" for _, s, _ in session)
-    return (
-        f'<!doctype html>\n<html lang="zh"><head><meta charset="utf-8"><title>hand {title} · xuezhan</title>'
-        f"<style>{_STYLE}</style></head>\n"
-        f'<body data-errors="{errors}"><h1>hand {title}</h1>\n'
-        '<p class="key"><span class="error">! error</span><span class="warning">? warning</span>'
-        '<span class="same">= claimed as computed</span><span class="missing">+ computed, not claimed</span>'
-        '<span class="extra">- claimed, not computed</span>' + (_REVIEW_KEY if review else "") + "</p>\n"
-        f"<pre>{chr(10).join(lines)}</pre>\n</body></html>\n"
-    )
-
-
-def write_pack(folder: Path, found: Found, validation: Validation, issues: pl.DataFrame) -> list[Path]:
-    """A dispute pack for one hand in ``folder``: the replay as text and as a page, the record's line exactly
-    as its source holds it, and the issue rows the warehouse stored for it (CSV). Returns the files written."""
+def write_pack(
+    folder: Path, found: Found, validation: Validation, issues: pl.DataFrame, page: ReplayPage
+) -> list[Path]:
+    """A dispute pack for one hand in ``folder``: the replay as text and as a page (``page``), the record's line
+    exactly as its source holds it, and the issue rows the warehouse stored for it (CSV). Returns the files
+    written."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / f"hand-{file_stem(str(validation.hand_id or found.record.get('hand_id')))}"
     session = [
@@ -419,7 +370,7 @@ def write_pack(folder: Path, found: Found, validation: Validation, issues: pl.Da
     text += "".join(session_line(*finding) + "\n" for finding in session)
     files = {
         stem.with_name(stem.name + ".txt"): text.encode(),
-        stem.with_name(stem.name + ".html"): replay_html(found.record, validation, session).encode(),
+        stem.with_name(stem.name + ".html"): page(found.record, validation, session).encode(),
         stem.with_name(stem.name + ".record.jsonl"): found.data + b"\n",
         stem.with_name(stem.name + ".issues.csv"): csv_frame(issues).write_csv().encode(),
     }

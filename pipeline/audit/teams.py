@@ -1,4 +1,5 @@
-"""Teams: colluders screened as groups (whom they play against: :mod:`pipeline.audit.victims`).
+"""Teams: colluders screened as groups (whom they play against: :mod:`pipeline.audit.victims`), run with the pair
+screen by :func:`pipeline.audit.screen.screen` (``teams=True``).
 
 A team of three at a four-seat table (the court case of seed 000: a group recruited one victim to an
 automatic table) hides from the pair screen (:mod:`pipeline.audit.collusion`), although its pairs rank at the
@@ -63,27 +64,20 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
-import duckdb
 import numpy as np
 
 from pipeline.analytics.stats import by_qvalues, normal_isf, normal_sf
 from pipeline.audit.collusion import (
-    CHUNK_HANDS,
     SEATS,
     SIGNALS,
     FeatureSource,
     Fit,
-    PairResult,
     PairSums,
-    Progress,
     Rows,
-    WarehouseSource,
     by_signal,
     combined,
     expected_counts,
     fit_rates,
-    pair_evidence,
-    screen_source,
 )
 
 K = len(SIGNALS)
@@ -614,7 +608,7 @@ def _clear(players: tuple[str, ...], teams: Iterable[tuple[str, ...]]) -> bool:
 MAX_TEAMS = 5  # rounds of the forward selection: teams found in one room, at most
 
 
-def screen_teams(
+def _screen_teams(
     source: FeatureSource, *, sizes: Sequence[int] = (2, 3), min_hands: int = 200, fdr: float = 0.05
 ) -> list[TeamResult]:
     """Screen every group of each of ``sizes`` players who all shared at least ``min_hands`` hands pairwise;
@@ -649,45 +643,3 @@ def screen_teams(
             rest = [u for u in teams if u != t]
             fit = fit_rates(sums, internal_pairs(rest))
             own[g] = _results(group_moments(source, fit, [groups[g]], [groups[index[u]] for u in rest]), players)[0]
-
-
-def screen_pairs_and_teams(
-    con: duckdb.DuckDBPyConnection,
-    *,
-    min_hands: int = 200,
-    fdr: float = 0.05,
-    evidence: int = 5,
-    progress: Progress | None = None,
-    chunk_hands: int = CHUNK_HANDS,
-) -> tuple[list[PairResult], list[TeamResult]]:
-    """The pair screen (:func:`~pipeline.audit.collusion.screen`) and the team screen of groups of three over
-    one reading of the warehouse behind ``con``; each reported team comes with up to ``evidence`` hands per
-    pair inside it to replay (wins and calls one made on another's tile)."""
-    on_hands = None if progress is None else (lambda done, total: progress("hands", done, total))
-    with WarehouseSource(con, chunk_hands, on_hands) as source:
-        return pairs_and_teams(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
-
-
-def pairs_and_teams(
-    source: FeatureSource,
-    con: duckdb.DuckDBPyConnection,
-    *,
-    min_hands: int = 200,
-    fdr: float = 0.05,
-    evidence: int = 5,
-    progress: Progress | None = None,
-) -> tuple[list[PairResult], list[TeamResult]]:
-    """:func:`screen_pairs_and_teams` on an open ``source`` (the report chooses its threshold from the source's
-    shared hands first: :func:`dashboards.collusion.screen_pairs`)."""
-    pairs = screen_source(source, con, min_hands=min_hands, fdr=fdr, evidence=evidence, progress=progress)
-    teams = screen_teams(source, min_hands=min_hands, fdr=fdr)
-    if evidence:
-        teams = [
-            replace(
-                t, evidence=[e for pair in combinations(t.players, 2) for e in pair_evidence(con, pair, limit=evidence)]
-            )
-            if t.reported and len(t.players) >= 3
-            else t
-            for t in teams
-        ]
-    return pairs, teams

@@ -14,8 +14,8 @@ of ``n``: the excess over the hand's mean has mean 0 and variance the residuals'
 Summed over the shared hands, ``z`` is close to normal; Benjamini–Yekutieli over every ordered pair screened.
 A table where all of ``a``'s opponents are one team shows no contrast here: the next view sees it.
 
-**With a team** (``teams``, from :func:`~pipeline.audit.teams.screen_teams`): each other player's net points per
-hand at tables with two or more of the team against tables with none of it (a Welch difference of means, its
+**With a team** (``teams``, the teams :func:`pipeline.audit.screen.screen` reports): each other player's net points
+per hand at tables with two or more of the team against tables with none of it (a Welch difference of means, its
 ``z``, BY over the players): the victim's own results without the team are what its play predicts. The
 tables differ in who else sits there, so this compares; it does not prove.
 
@@ -23,8 +23,9 @@ tables differ in who else sits there, so this compares; it does not prove.
 DuckDB for one run of :data:`CHUNK_HANDS` hands at a time (the pair screen's runs, ``analytics/sql/hand_ranges.sql``),
 keeps each run's coded rows in a temporary file, and every pass (the strengths, each pair's excess and
 variance, the team lines) reads the runs one at a time into per-pair and per-player sums: what it holds grows
-with the pairs that met, not with the hands. The results are the one-shot view's (tests/victims_oracle.py):
-counts and nets exactly, the sums of floats to rounding.
+with the pairs that met, not with the hands. tests/victims_oracle.py computes the same view a plain way, a hand at
+a time in Python from these definitions, and the tests hold this one to it: counts and nets exactly, the sums of
+floats to rounding.
 """
 
 from __future__ import annotations
@@ -147,10 +148,12 @@ class _Run:
 
 class _Runs:
     """The runs of a warehouse or a frame, kept in a temporary directory (``workdir``) or, for a frame already in
-    memory, in memory: every pass of the view reads them again, one run at a time."""
+    memory, in memory: every pass of the view reads them again, one run at a time. ``code``: the players' codes,
+    in order of appearance (:func:`_run_of` adds the new ones)."""
 
     def __init__(self, workdir: Path | None) -> None:
         self._dir = workdir
+        self.code: dict[str, int] = {}
         self._kept: list[_Run | Path] = []
 
     def add(self, run: _Run) -> None:
@@ -206,62 +209,53 @@ def _run_of(flows: pl.DataFrame, code: dict[str, int]) -> _Run:
 
 
 def victim_view(
-    con: duckdb.DuckDBPyConnection,
+    data: duckdb.DuckDBPyConnection | pl.DataFrame,
     *,
     teams: Sequence[tuple[str, ...]] = (),
     min_hands: int = 200,
     fdr: float = 0.05,
     chunk_hands: int = CHUNK_HANDS,
 ) -> list[Victim]:
-    """The victim view of the warehouse behind ``con`` (``sql/net_flows.sql``, read ``chunk_hands`` hands at a
-    time and kept on disk between passes); see the module docstring."""
+    """The victim view of ``data``: the warehouse behind a connection (``sql/net_flows.sql``, read ``chunk_hands``
+    hands at a time and kept on disk between passes), or flows in memory (``hand_id``, ``payer``, ``payee``,
+    ``net``: every ordered pair at each table, cut into runs of ``chunk_hands`` hands); players flagged first,
+    then by net points paid per hand, most first. See the module docstring."""
+    if isinstance(data, pl.DataFrame):
+        return _view(_frame_runs(data, chunk_hands), teams, min_hands, fdr)
     return_freed_memory()
     with tempfile.TemporaryDirectory(prefix="xuezhan-victims-") as tmp:
         runs = _Runs(Path(tmp))
-        code: dict[str, int] = {}
-        for chunk in hand_chunks(con, chunk_hands):
-            flows = sql.run_sql(con, "pipeline.audit", "net_flows", lo=chunk.lo, hi=chunk.hi)
+        for flows in _flow_runs(data, chunk_hands):
             if not flows.is_empty():
-                runs.add(_run_of(flows, code))
+                runs.add(_run_of(flows, runs.code))
             del flows
-        return _view(runs, code, teams, min_hands, fdr)
+        return _view(runs, teams, min_hands, fdr)
 
 
-def flow_runs(con: duckdb.DuckDBPyConnection, chunk_hands: int = CHUNK_HANDS) -> Iterator[pl.DataFrame]:
+def _flow_runs(con: duckdb.DuckDBPyConnection, chunk_hands: int = CHUNK_HANDS) -> Iterator[pl.DataFrame]:
     """The flows of ``sql/net_flows.sql`` a run of ``chunk_hands`` hands at a time (their concatenation is every
     ordered pair at every table of the warehouse)."""
     for chunk in hand_chunks(con, chunk_hands):
         yield sql.run_sql(con, "pipeline.audit", "net_flows", lo=chunk.lo, hi=chunk.hi)
 
 
-def victims_of(
-    flows: pl.DataFrame,
-    *,
-    teams: Sequence[tuple[str, ...]] = (),
-    min_hands: int = 200,
-    fdr: float = 0.05,
-    chunk_hands: int = CHUNK_HANDS,
-) -> list[Victim]:
-    """The victim view of ``flows`` (``hand_id``, ``payer``, ``payee``, ``net``: every ordered pair at each
-    table), judged ``chunk_hands`` hands at a time: players flagged first, then by net points paid per hand,
-    most first."""
+def _frame_runs(flows: pl.DataFrame, chunk_hands: int) -> _Runs:
+    """The runs of ``flows`` (in memory), ``chunk_hands`` hands each."""
+    runs = _Runs(None)
     if flows.is_empty():
-        return []
+        return runs
     flows = flows.sort("hand_id")
     hand = flows["hand_id"].rle_id().to_numpy()
     bounds = np.searchsorted(hand, np.arange(0, int(hand[-1]) + 1 + chunk_hands, max(1, chunk_hands)))
-    runs = _Runs(None)
-    code: dict[str, int] = {}
     for lo, hi in itertools.pairwise(np.unique(bounds)):
-        runs.add(_run_of(flows.slice(int(lo), int(hi - lo)), code))
-    return _view(runs, code, teams, min_hands, fdr)
+        runs.add(_run_of(flows.slice(int(lo), int(hi - lo)), runs.code))
+    return runs
 
 
-def _view(
-    runs: _Runs, code: dict[str, int], teams: Sequence[tuple[str, ...]], min_hands: int, fdr: float
-) -> list[Victim]:
-    """The view of ``runs`` (players coded by ``code``, in order of appearance): every pass reads the runs one
-    at a time, and only per-pair and per-player sums are held."""
+def _view(runs: _Runs, teams: Sequence[tuple[str, ...]], min_hands: int, fdr: float) -> list[Victim]:
+    """The view of ``runs``: every pass reads the runs one at a time, and only per-pair and per-player sums are
+    held."""
+    code = runs.code
     if not code:
         return []
     players = sorted(code)

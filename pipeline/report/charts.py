@@ -1,4 +1,5 @@
-"""Chart helpers shared by the dashboards: font choice, labels, formatting, and figure → PNG / base64.
+"""Chart helpers shared by the dashboards: font choice, labels and figure → PNG / base64 (numbers as labels:
+:mod:`pipeline.report.numbers`, which the HTML layer uses without loading matplotlib).
 
 Figures are drawn on matplotlib's Agg canvas (``FigureCanvasAgg``) without ``pyplot``: no GUI backend, no
 global figure state, nothing left open between charts.
@@ -249,36 +250,6 @@ def rc(choice: Fonts) -> dict[str, Any]:
         "legend.frameon": False,
         "legend.fontsize": 8.5,
     }
-
-
-# ---------------------------------------------------------------------------------------------- formatting
-def pct(x: float | None, digits: int = 1) -> str:
-    """``0.1234`` → ``'12.3%'``; ``None`` → ``'–'``.
-
-    >>> pct(0.1234), pct(None)
-    ('12.3%', '–')
-    """
-    return "–" if x is None else f"{100 * x:.{digits}f}%"
-
-
-def num(x: float | None, digits: int = 2) -> str:
-    """A number for a label: integers without decimals, ``None`` as a dash.
-
-    >>> num(3), num(1.23456), num(-0.5, 1), num(None)
-    ('3', '1.23', '-0.5', '–')
-    """
-    if x is None:
-        return "–"
-    if float(x).is_integer():
-        return f"{int(x):,}"
-    return f"{x:,.{digits}f}"
-
-
-def interval(low: float | None, high: float | None, fmt: Callable[[float | None], str] = num) -> str:
-    """``'[0.12, 0.34]'``, or ``''`` when the interval is unknown."""
-    if low is None or high is None:
-        return ""
-    return f"[{fmt(low)}, {fmt(high)}]"
 
 
 def percent_axis(ax: Axes, axis: str = "x") -> None:
