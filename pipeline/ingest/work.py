@@ -284,9 +284,11 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         not_checked=list(v.not_checked),
         wall_commitment=v.wall_commitment,
         waits_judged=judged,
+        ready_judged=judged and v.evidence is not None,
         _rec=rec,
     )
     evidence = v.evidence  # what the replay worked out beyond the rules (validate_lines(evidence=True))
+    ready = evidence.ready_turn if evidence is not None and judged else {}
     deals = _deal_scores(record, evidence.dealt if evidence is not None else None)
     for f in v.seats:
         scores = deals.get(f.seat, _NO_DEAL)
@@ -322,6 +324,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             gave_to=scores.gave_to,
             gift_fit=scores.gift_fit,
             void_over=scores.void_over,
+            ready_turn=ready.get(f.seat),
             _rec=rec,
         )
     events = record.events
