@@ -282,6 +282,18 @@ WINS = pa.schema(
         _f("patterns", pa.list_(PATTERN), "fan breakdown"),
         _f("claimed_fan", pa.int16(), "fan the source system claimed (read in the hand's fan_base count)"),
         _f("claimed_points", pa.int64(), "points the source system claimed"),
+        _f(
+            "turn",
+            pa.int8(),
+            "the winner's turn (巡目, schemas/METRICS.md#turns) at the win; null at level settlement (no draws) and in "
+            "a warehouse ingested before the column (the analytics count it from the events there)",
+        ),
+        _f(
+            "source_turn",
+            pa.int8(),
+            "the discarder's turn at the tile won on (its discard, or its robbed added kong): the deal-in's turn; null "
+            "for a self-drawn win and where turn is",
+        ),
     ]
 )
 

@@ -46,7 +46,8 @@ class Layout:
 
 
 EXCHANGE = ["gave_to", "gift_fit", "void_over"]
-READY = {"hands": ["ready_judged"], "player_hands": ["ready_turn"]}  # every layout's: the ready turns came later
+# every layout's: the turns came later
+READY = {"hands": ["ready_judged"], "player_hands": ["ready_turn"], "wins": ["turn", "source_turn"]}
 LAYOUTS = (
     Layout(
         "warehouse-2026-12-01",
@@ -57,6 +58,7 @@ LAYOUTS = (
             ],
             "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"]],
             "events": ["could_kong", "cost"],
+            "wins": READY["wins"],
         },
         "dealt",
         ("info-cheats", "deals"),
@@ -67,6 +69,7 @@ LAYOUTS = (
             "hands": ["utc_offset", "wall_commitment", "waits_judged", *READY["hands"]],
             "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"]],
             "events": ["could_kong", "cost"],
+            "wins": READY["wins"],
         },
         "full",
         ("info-cheats", "deals"),
@@ -77,6 +80,7 @@ LAYOUTS = (
             "hands": ["wall_commitment", *READY["hands"]],
             "player_hands": [*EXCHANGE, *READY["player_hands"]],
             "events": ["could_kong", "cost"],
+            "wins": READY["wins"],
         },
         "full",
         (),
@@ -191,7 +195,8 @@ def test_ingest_and_compact_upgrade_it_in_place(old, layout, tmp_path) -> None:
 
 
 def test_turn_metrics_of_an_older_warehouse(old, layout) -> None:
-    """Its events give the win and deal-in turns (SQL over the events it holds); its ready turns were never
+    """Its events give the win and deal-in turns (counted by the SQL from the events it holds: it has no wins.turn);
+    its ready turns were never
     worked out (hands.ready_judged null), so the ready figures have no hands, rather than reading "never ready";
     its starting shanten is there when its release kept the deals' shanten."""
     code, out, err = _run("stats", "--warehouse", str(old), "--format", "json")

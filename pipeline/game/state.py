@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
 from pipeline.codes import Fault
-from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
+from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong, turns_begun
 from pipeline.rules.fan import Score, WinHand, ready_value, score
 from pipeline.rules.hand import (
     CODE_STEPS,
@@ -465,13 +465,7 @@ class HandState:
         return f"ev{self.index} {self.phase} turn={self.turn}{window} left={self.left} || {hands}"
 
     def turns_begun(self, seat: int) -> int:
-        """``seat``'s turn (巡目, schemas/METRICS.md#turns): the turns it has begun. The dealer's first begins with
-        the deal (its fourteenth tile), every other with a draw from the wall or a claim that gives the seat the
-        move (a pong, a direct kong); a kong's replacement draw goes on with the turn it was drawn in. Counted
-        from what the state keeps: every draw, plus a turn per standing pong (a claim, no draw), less one per
-        concealed kong (its replacement draw); a direct kong's claim and an added kong's pong begin the turn their
-        replacement draw does not, a robbed added kong stays a pong, and a kong whose replacement is still to be
-        drawn has its turn already.
+        """``seat``'s turn (巡目) so far: :func:`pipeline.game.events.turns_begun` of the events replayed.
 
         >>> from pipeline.rules import load_ruleset
         >>> from pipeline.game.start import start_hand
@@ -480,15 +474,7 @@ class HandState:
         >>> state.turns_begun(0), state.turns_begun(1)
         (1, 0)
         """
-        turns = self.draws[seat] + (1 if seat == self.dealer else 0)
-        for meld in self.melds[seat]:
-            if meld.kind == "pong":
-                turns += 1
-            elif meld.kind == "concealed":
-                turns -= 1
-        if self.kong_chain and self.phase == "draw" and self.turn == seat:
-            turns += 1  # a kong's replacement draw still to come
-        return turns
+        return turns_begun(self.events, self.dealer, seat)
 
     def visible(self, seat: int) -> list[int]:
         """Copies of each kind ``seat`` can see: its own hand, every river and every meld."""

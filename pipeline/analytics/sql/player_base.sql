@@ -7,9 +7,10 @@
 -- Only hands whose replay reached the end count (player_hands.replayed): a stopped replay's facts are partial.
 -- Checks: hands >= wins >= self_draw_wins; hands >= deal_in_hands; deal_ins >= deal_in_hands;
 -- wins >= win_turn_n; deal_in_hands <= deal_in_turn_n <= deal_ins at the levels with draws; ready_judged >= ready_turn_n.
--- Turns (巡目, schemas/METRICS.md#turns): a seat's turns begun, counted from the events: the dealer's first with the
--- deal, then one per draw from the wall (not a replacement draw: a draw straight after the seat's own kong), pong
--- and direct kong. A score sheet has no draws: its turns are left out by the metrics' levels (NEEDS).
+-- Turns (巡目, schemas/METRICS.md#turns): each win's and deal-in's as ingest stored them (wins.turn, source_turn:
+-- pipeline/game/events.py turns_begun); for a hand stored without them, counted here from its events the same way:
+-- the dealer's first turn with the deal, then one per draw from the wall (not a replacement draw: a draw straight
+-- after the seat's own kong), pong and direct kong. A score sheet has no draws: no turns (the levels, NEEDS).
 WITH
 seen AS (  -- an observer's record: the seat whose draws it shows (the other seats' draws are hidden)
     SELECT DISTINCT e.hand_id, e.seat
@@ -43,14 +44,21 @@ seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count 
     WHERE ph.replayed AND ($player IS NULL OR ph.player = $player)
 ),
 
-turn_marks AS (  -- source: every event, with the event before it (a draw straight after its seat's kong replaces it)
+uncounted AS (  -- hands whose wins ingest stored without their turns (an older warehouse): counted from the events
+    SELECT DISTINCT w.hand_id, h.dealer
+    FROM wins AS w
+    JOIN hands AS h ON h.hand_id = w.hand_id
+    WHERE w.turn IS NULL AND h.replayed AND coalesce(h.level, 'dealt') IN ('full', 'dealt', 'observer')
+),
+
+turn_marks AS (  -- source: their events, with the event before each (a draw straight after its seat's kong replaces)
     SELECT
         e.hand_id,
         e.idx,
         e.t,
         e.seat,
         e.source,
-        h.dealer,
+        u.dealer,
         e.t = 'pong' OR (e.t = 'kong' AND e.kind = 'direct') OR (
             e.t = 'draw'
             AND NOT coalesce(
@@ -58,12 +66,11 @@ turn_marks AS (  -- source: every event, with the event before it (a draw straig
             )
         ) AS begins
     FROM events AS e
-    JOIN hands AS h ON h.hand_id = e.hand_id
-    WHERE h.replayed AND coalesce(h.level, 'dealt') IN ('full', 'dealt', 'observer')  -- null: before levels (dealt)
+    JOIN uncounted AS u ON u.hand_id = e.hand_id
     WINDOW w AS (PARTITION BY e.hand_id ORDER BY e.idx)
 ),
 
-turns AS (  -- logic: at each event, the turns each seat (0-3) has begun, the event included
+turns AS (  -- logic: at each of their events, the turns each seat (0-3) has begun, the event included
     SELECT
         hand_id,
         idx,
@@ -80,7 +87,11 @@ turns AS (  -- logic: at each event, the turns each seat (0-3) has begun, the ev
     WINDOW w AS (PARTITION BY hand_id ORDER BY idx ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ),
 
-hu_turns AS (  -- each win: the winner's turn, and its discarder's (the turn it dealt in)
+hu_turns AS (  -- each win: the winner's turn, and its discarder's (the turn it dealt in), as ingest stored them
+    SELECT w.hand_id, w.seat, w.source, w.turn::INTEGER AS win_turn, w.source_turn::INTEGER AS source_turn
+    FROM wins AS w
+    WHERE w.turn IS NOT NULL
+    UNION ALL  -- or counted from the events
     SELECT hand_id, seat, source, begun[seat + 1] AS win_turn, begun[source + 1] AS source_turn
     FROM turns
     WHERE t = 'hu'
