@@ -43,6 +43,11 @@ DEN_WORDS = {
     "deal_ins": "deal-ins",
     "still_in_at_draw": "hands still in",
     "void_declared": "hands",
+    "win_turn_n": "wins",
+    "deal_in_turn_n": "tiles dealt in",
+    "ready_turn_n": "hands ready",
+    "ready_judged": "hands",
+    "deal_shanten_n": "hands dealt",
 }
 
 _SCHEMA = {

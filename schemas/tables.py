@@ -107,6 +107,12 @@ HANDS = pa.schema(
             "judged choices are in wait_choices); false at the other levels; null in a warehouse ingested before "
             "the column (re-ingest it for info-cheats and the report's information page)",
         ),
+        _f(
+            "ready_judged",
+            pa.bool_(),
+            "each seat's ready_turn was worked out by the replay (levels full and dealt): a null ready_turn of this "
+            "hand means never ready; false at the other levels; null in a warehouse ingested before the column",
+        ),
     ]
 )
 
@@ -171,6 +177,14 @@ PLAYER_HANDS = pa.schema(
             "the suits it held fewer tiles of, after the exchange, than the void it declared (bit 0 m, 1 p, 2 s; 0 "
             "when it declared a shortest suit): a void chosen against its hand (the exchange signal); null without "
             "定缺 and where deal_shanten is",
+        ),
+        _f(
+            "ready_turn",
+            pa.int8(),
+            "the turn (巡目, schemas/METRICS.md#turns) in which the seat's hand first stood ready (听牌: a winning "
+            "tile, its void suit respected, as 查叫 judges it), 0 for a seat other than the dealer dealt ready (after "
+            "换三张); looked at after the deal, after each of its discards and at its wins; null when never ready, "
+            "and where hands.ready_judged is not true (levels observer and settlement, older warehouses)",
         ),
     ]
 )
@@ -268,6 +282,18 @@ WINS = pa.schema(
         _f("patterns", pa.list_(PATTERN), "fan breakdown"),
         _f("claimed_fan", pa.int16(), "fan the source system claimed (read in the hand's fan_base count)"),
         _f("claimed_points", pa.int64(), "points the source system claimed"),
+        _f(
+            "turn",
+            pa.int8(),
+            "the winner's turn (巡目, schemas/METRICS.md#turns) at the win; null at level settlement (no draws) and in "
+            "a warehouse ingested before the column (the analytics count it from the events there)",
+        ),
+        _f(
+            "source_turn",
+            pa.int8(),
+            "the discarder's turn at the tile won on (its discard, or its robbed added kong): the deal-in's turn; null "
+            "for a self-drawn win and where turn is",
+        ),
     ]
 )
 

@@ -54,8 +54,26 @@ def player_base(warehouse_dir: str | Path, *, by: str = "all", player: str | Non
             (pl.col("points") * pl.col("points")).sum().alias("points_lost_sq"),
         )
     )
-    joined = ph.join(deal_in, on=["hand_id", "seat"], how="left").with_columns(
-        pl.col("points_lost").fill_null(0), pl.col("points_lost_sq").fill_null(0)
+    win_turn, deal_in_turn = _turns(warehouse_dir)
+    judged = scan(warehouse_dir, "hands").select(
+        "hand_id",
+        pl.col("ready_judged").fill_null(False)
+        if _has(warehouse_dir, "hands", "ready_judged")
+        else pl.lit(False).alias("ready_judged"),
+    )
+    joined = (
+        ph.join(deal_in, on=["hand_id", "seat"], how="left")
+        .join(win_turn, on=["hand_id", "seat"], how="left")
+        .join(deal_in_turn, on=["hand_id", "seat"], how="left")
+        .join(judged, on="hand_id", how="left")
+        .with_columns(
+            pl.col("points_lost").fill_null(0),
+            pl.col("points_lost_sq").fill_null(0),
+            pl.when(pl.col("won")).then(pl.col("win_turn")).alias("win_turn"),
+            pl.col("deal_in_turn_sum", "deal_in_turn_sq", "deal_in_turn_n").fill_null(0),
+            pl.when(pl.col("ready_judged")).then(_column(warehouse_dir, "ready_turn")).cast(pl.Int64).alias("ready"),
+            _column(warehouse_dir, "deal_shanten").cast(pl.Int64).alias("deal_shanten"),
+        )
     )
     won = pl.col("won")
 
@@ -97,8 +115,85 @@ def player_base(warehouse_dir: str | Path, *, by: str = "all", player: str | Non
         (pl.col("void") == "s").sum().alias("void_s"),
         pl.col("passed_wins").cast(pl.Int64).sum().alias("passed_wins"),
         pl.col("compulsory_passes").cast(pl.Int64).sum().alias("compulsory_passes"),
+        pl.col("win_turn").sum().alias("win_turn_sum"),
+        (pl.col("win_turn") ** 2).sum().alias("win_turn_sq"),
+        pl.col("win_turn").count().alias("win_turn_n"),
+        pl.col("deal_in_turn_sum").sum().alias("deal_in_turn_sum"),
+        pl.col("deal_in_turn_sq").sum().alias("deal_in_turn_sq"),
+        pl.col("deal_in_turn_n").sum().alias("deal_in_turn_n"),
+        pl.col("ready_judged").sum().alias("ready_judged"),
+        pl.col("ready").sum().alias("ready_turn_sum"),
+        (pl.col("ready") ** 2).sum().alias("ready_turn_sq"),
+        pl.col("ready").count().alias("ready_turn_n"),
+        (pl.col("ready") <= 6).sum().alias("ready_by_turn_6"),
+        pl.col("deal_shanten").sum().alias("deal_shanten_sum"),
+        (pl.col("deal_shanten") ** 2).sum().alias("deal_shanten_sq"),
+        pl.col("deal_shanten").count().alias("deal_shanten_n"),
     )
     return out.sort("player", "grp", nulls_last=True).collect()
+
+
+def _has(warehouse_dir: str | Path, table: str, column: str) -> bool:
+    return column in scan(warehouse_dir, table).collect_schema().names()
+
+
+def _column(warehouse_dir: str | Path, column: str) -> pl.Expr:
+    """A player_hands column, null where the warehouse was written before it."""
+    return pl.col(column) if _has(warehouse_dir, "player_hands", column) else pl.lit(None, dtype=pl.Int64)
+
+
+def _turns(warehouse_dir: str | Path) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Per (hand, seat): the turn of its first win (``win_turn``), and the sum, sum of squares and count of the
+    turns of the tiles it dealt in with; written again from the definition (schemas/METRICS.md#turns) another
+    way than the SQL: a running count per seat of the turns it began, and each deal-in found as its discarder's
+    last event before the win (an as-of join)."""
+    hands = scan(warehouse_dir, "hands").filter(
+        pl.col("replayed") & pl.col("level").fill_null("dealt").is_in(["full", "dealt", "observer"])
+    )
+    ev = (
+        scan(warehouse_dir, "events")
+        .join(hands.select("hand_id", "dealer"), on="hand_id")
+        .sort("hand_id", "idx")
+        .with_columns(
+            prev_t=pl.col("t").shift(1).over("hand_id"),
+            prev_seat=pl.col("seat").shift(1).over("hand_id"),
+        )
+        .with_columns(
+            begins=(pl.col("t") == "pong")
+            | ((pl.col("t") == "kong") & (pl.col("kind") == "direct"))
+            | (
+                (pl.col("t") == "draw")
+                & ~((pl.col("prev_t") == "kong") & (pl.col("prev_seat") == pl.col("seat"))).fill_null(False)
+            )
+        )
+        .with_columns(
+            turn=pl.col("begins").cast(pl.Int64).cum_sum().over("hand_id", "seat")
+            + (pl.col("dealer") == pl.col("seat")).cast(pl.Int64)
+        )
+    )
+    hu = ev.filter(pl.col("t") == "hu")
+    win_turn = hu.group_by("hand_id", "seat").agg(pl.col("turn").min().alias("win_turn"))
+    fed = (
+        hu.filter(pl.col("source").is_not_null())
+        .select("hand_id", pl.col("source").alias("seat"), pl.col("idx").alias("hu_idx"))
+        .sort("hu_idx")
+        .join_asof(
+            ev.select("hand_id", "seat", "idx", pl.col("turn").alias("fed_turn")).sort("idx"),
+            left_on="hu_idx",
+            right_on="idx",
+            by=["hand_id", "seat"],
+            strategy="backward",
+            allow_exact_matches=False,
+            check_sortedness=False,  # sorted by idx within each hand and seat (the by groups)
+        )
+        .unique(["hand_id", "seat", "idx"])  # one tile, however many won on it
+    )
+    deal_in_turn = fed.group_by("hand_id", "seat").agg(
+        pl.col("fed_turn").sum().alias("deal_in_turn_sum"),
+        (pl.col("fed_turn") ** 2).sum().alias("deal_in_turn_sq"),
+        pl.len().alias("deal_in_turn_n"),
+    )
+    return win_turn, deal_in_turn
 
 
 def fan_distribution(warehouse_dir: str | Path) -> pl.DataFrame:

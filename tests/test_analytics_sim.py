@@ -102,6 +102,11 @@ def test_checks_beside_the_sql(con) -> None:
         assert r["still_in_at_draw"] >= r["not_ready_at_draw"] >= r["hua_zhu"], r["player"]
         assert r["void_declared"] == r["void_m"] + r["void_p"] + r["void_s"], r["player"]
         assert r["compulsory_passes"] <= r["passed_wins"], r["player"]
+        # the turns: every hand is simulated at level full, so every win has its turn and every hand its ready turn
+        assert r["win_turn_n"] == r["wins"] and r["win_turn_sum"] >= r["wins"], r["player"]
+        assert r["deal_in_hands"] <= r["deal_in_turn_n"] <= r["deal_ins"], r["player"]
+        assert r["ready_judged"] == r["hands"] == r["deal_shanten_n"], r["player"]
+        assert r["ready_judged"] >= r["ready_turn_n"] >= max(r["wins"], r["ready_by_turn_6"]), r["player"]
     outcomes = queries.run(con, "outcomes").row(0, named=True)
     replayed = one(con, "SELECT count(*) FROM hands WHERE replayed")
     assert outcomes["hands"] == replayed

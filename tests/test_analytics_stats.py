@@ -167,6 +167,10 @@ def test_square_column_names() -> None:
         "direct_kongs_per_hand": "kongs_direct_sq",
         "added_kongs_per_hand": "kongs_added_sq",
         "concealed_kongs_per_hand": "kongs_concealed_sq",
+        "win_turn": "win_turn_sq",
+        "deal_in_turn": "deal_in_turn_sq",
+        "ready_turn": "ready_turn_sq",
+        "starting_shanten": "deal_shanten_sq",
     }
 
 

@@ -175,7 +175,13 @@ def test_a_player_of_every_level(mixed: tuple[Path, dict[str, list[dict[str, Any
     assert (m["pongs_per_hand"]["sum"], m["pongs_per_hand"]["n"]) == (sum(s.pongs for s in played), len(played))
     assert m["passed_wins"]["value"] == sum(s.passed_wins for s in played)
     assert entry["excluded"] == {
-        metric: {"settlement": 3} for metric in ("pongs_per_hand", "passed_wins", "compulsory_violations")
+        metric: {"settlement": 3}
+        for metric in (
+            "pongs_per_hand",
+            "passed_wins",
+            "compulsory_violations",
+            *("win_turn", "deal_in_turn", "ready_turn", "ready_rate", "ready_by_turn_6_rate", "starting_shanten"),
+        )
     }
 
 
@@ -227,8 +233,12 @@ def test_the_text_output_shows_what_was_left_out(mixed: tuple[Path, dict[str, li
     lines = done.stdout.splitlines()
     assert "levels of record (replayed hands): full 30, dealt 5, settlement 6" in lines
     assert (
-        "  pongs_per_hand, hand_length: n 35 (full 30, dealt 5); excluded: 6 settlement hands "
+        "  pongs_per_hand, win_turn, deal_in_turn, hand_length: n 35 (full 30, dealt 5); excluded: 6 settlement hands "
         "(a score sheet has no discards, pongs or draws)"
+    ) in lines
+    assert (
+        "  ready_turn, ready_rate, ready_by_turn_6_rate: n 35 (full 30, dealt 5); excluded: 6 settlement hands "
+        "(a score sheet has no tiles)"
     ) in lines
     assert (
         "  passed_wins, compulsory_violations: n 35 (full 30, dealt 5); excluded: 6 settlement hands "

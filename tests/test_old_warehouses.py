@@ -46,16 +46,19 @@ class Layout:
 
 
 EXCHANGE = ["gave_to", "gift_fit", "void_over"]
+# every layout's: the turns came later
+READY = {"hands": ["ready_judged"], "player_hands": ["ready_turn"], "wins": ["turn", "source_turn"]}
 LAYOUTS = (
     Layout(
         "warehouse-2026-12-01",
         {
             "hands": [
                 *("utc_offset", "seats", "suits", "mode", "fan_base", "pot", "wins"),
-                *("level", "wall_commitment", "not_checked", "waits_judged"),
+                *("level", "wall_commitment", "not_checked", "waits_judged", *READY["hands"]),
             ],
-            "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE],
+            "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"]],
             "events": ["could_kong", "cost"],
+            "wins": READY["wins"],
         },
         "dealt",
         ("info-cheats", "deals"),
@@ -63,16 +66,22 @@ LAYOUTS = (
     Layout(
         "warehouse-2026-12-02",
         {
-            "hands": ["utc_offset", "wall_commitment", "waits_judged"],
-            "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE],
+            "hands": ["utc_offset", "wall_commitment", "waits_judged", *READY["hands"]],
+            "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"]],
             "events": ["could_kong", "cost"],
+            "wins": READY["wins"],
         },
         "full",
         ("info-cheats", "deals"),
     ),
     Layout(
         "warehouse-2026-12-03",
-        {"hands": ["wall_commitment"], "player_hands": EXCHANGE, "events": ["could_kong", "cost"]},
+        {
+            "hands": ["wall_commitment", *READY["hands"]],
+            "player_hands": [*EXCHANGE, *READY["player_hands"]],
+            "events": ["could_kong", "cost"],
+            "wins": READY["wins"],
+        },
         "full",
         (),
     ),
@@ -183,3 +192,21 @@ def test_ingest_and_compact_upgrade_it_in_place(old, layout, tmp_path) -> None:
     code, out, err = _run("stats", "--warehouse", str(old), "--format", "json")
     assert code == 0 and out != before and err.count(WARNING) == 1
     assert _run("audit", "--warehouse", str(old))[0] == 0
+
+
+def test_turn_metrics_of_an_older_warehouse(old, layout) -> None:
+    """Its events give the win and deal-in turns (counted by the SQL from the events it holds: it has no wins.turn);
+    its ready turns were never
+    worked out (hands.ready_judged null), so the ready figures have no hands, rather than reading "never ready";
+    its starting shanten is there when its release kept the deals' shanten."""
+    code, out, err = _run("stats", "--warehouse", str(old), "--format", "json")
+    assert code == 0, err
+    answer = json.loads(out)
+    metrics = [p["metrics"] for p in answer["players"]]
+    assert sum(m["win_turn"]["n"] for m in metrics) == sum(m["win_rate"]["num"] for m in metrics) > 0
+    assert sum(m["deal_in_turn"]["n"] for m in metrics) > 0
+    for m in metrics:
+        assert m["ready_turn"] == {"value": None, "sum": 0, "n": 0, "ci_low": None, "ci_high": None}
+        assert m["ready_rate"]["den"] == m["ready_by_turn_6_rate"]["den"] == 0 and m["ready_rate"]["value"] is None
+    shanten = sum(m["starting_shanten"]["n"] for m in metrics)
+    assert (shanten == 0) == ("deal_shanten" in layout.lacking.get("player_hands", []))

@@ -96,6 +96,15 @@ START = Needs(
     ("full", "dealt"),
     lacks=(("observer", "the other seats' deals are hidden"), ("settlement", "a score sheet has no tiles")),
 )
+READY_TURN = Needs(
+    "ready_turn",
+    "every seat's hand after each of its discards, as the replay at ingest works it out (hands.ready_judged)",
+    ("full", "dealt"),
+    lacks=(
+        ("observer", "the other seats' hands are hidden (the replay works out no evidence of a hidden hand)"),
+        ("settlement", "a score sheet has no tiles"),
+    ),
+)
 SHEET = Needs(
     "sheet",
     "each win's discarder, in a hand whose discards are not recorded (a hand with them is screened on them)",
@@ -133,6 +142,12 @@ NEEDS: dict[str, Needs] = {
     "void_m_share": CLAIMS,  # 定缺 is declared in public (hands with no declaration are not counted)
     "void_p_share": CLAIMS,
     "void_s_share": CLAIMS,
+    "win_turn": PUBLIC,  # turns are counted from the draws and calls: a score sheet has no draws
+    "deal_in_turn": PUBLIC,
+    "ready_turn": READY_TURN,
+    "ready_rate": READY_TURN,
+    "ready_by_turn_6_rate": READY_TURN,
+    "starting_shanten": START,  # player_hands.deal_shanten: every seat's deal
     "passed_wins": HAND,
     "compulsory_violations": HAND,
     # table figures

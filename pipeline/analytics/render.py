@@ -49,6 +49,10 @@ TABLE_METRICS = (
     "net_points_per_hand",
     "hua_zhu_rate",
     "not_ready_at_draw_rate",
+    "win_turn",
+    "ready_turn",
+    "deal_in_turn",
+    "starting_shanten",
 )
 
 

@@ -9,6 +9,7 @@ JSON and the writer turns them back into JSON, so a record round-trips through t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final, Literal
 
 from pipeline.rules.tiles import TILE_NAMES
@@ -180,3 +181,54 @@ DRAWS: Final[tuple[tuple[Draw, ...], ...]] = tuple(tuple(Draw(seat, kind) for ki
 DISCARDS: Final[tuple[tuple[Discard, ...], ...]] = tuple(
     tuple(Discard(seat, kind) for kind in range(27)) for seat in range(4)
 )
+
+
+class TurnCount:
+    """Each seat's turn (巡目, schemas/METRICS.md#turns), the turns it has begun, counted along a hand's events:
+    the dealer's first begins with the deal (its fourteenth tile); every other with a draw from the wall or a claim
+    that gives the seat the move instead (a pong, a direct kong). A kong's replacement draw (a draw straight after
+    the seat's own kong) goes on with the turn it was made in. The one home of the count: ingest's win and deal-in
+    turns (``wins.turn``, ``wins.source_turn``, :func:`turns_begun`) and the replay's ready turns
+    (:mod:`pipeline.game.evidence`, which advances one count as the hand is played) use it; ``player_base.sql``
+    counts the same from the events of a hand stored without them.
+
+    >>> events = [DISCARDS[0][0], DRAWS[1][0], DISCARDS[1][0], Pong(2, 0, 1), DISCARDS[2][5], DRAWS[3][1]]
+    >>> count = TurnCount(dealer=0, seats=4)
+    >>> count.advance(events)
+    [1, 1, 1, 1]
+    >>> events += [DISCARDS[3][1], DRAWS[0][3], Kong(0, 3, "concealed"), DRAWS[0][4]]  # the hand goes on
+    >>> count.advance(events)
+    [2, 1, 1, 1]
+    """
+
+    def __init__(self, dealer: int, seats: int) -> None:
+        self.turns = [1 if seat == dealer else 0 for seat in range(seats)]
+        self.seen = 0  # events counted
+        self._previous: Event | None = None
+
+    def advance(self, events: Sequence[Event], upto: int | None = None) -> list[int]:
+        """Count ``events[self.seen:upto]``, the events of the same hand not counted yet (up to ``upto``: the
+        events the count was advanced along before are the first of ``events``); the turns so far."""
+        end = len(events) if upto is None else upto
+        previous = self._previous
+        for i in range(self.seen, end):
+            ev = events[i]
+            seat = ev.seat
+            if isinstance(ev, Draw):
+                if not (isinstance(previous, Kong) and previous.seat == seat):
+                    self.turns[seat] = self.turns[seat] + 1
+            elif isinstance(ev, Pong) or (isinstance(ev, Kong) and ev.kind == "direct"):
+                self.turns[seat] = self.turns[seat] + 1
+            previous = ev
+        self._previous = previous
+        self.seen = max(self.seen, end)
+        return self.turns
+
+
+def turns_begun(events: Sequence[Event], dealer: int, seat: int, upto: int | None = None) -> int:
+    """``seat``'s turn after ``events[:upto]`` (every event: ``None``): :class:`TurnCount`.
+
+    >>> turns_begun([DISCARDS[0][3], DRAWS[1][0], Kong(1, 0, "concealed"), DRAWS[1][4]], dealer=0, seat=1)
+    1
+    """
+    return TurnCount(dealer, max(4, seat + 1)).advance(events, upto)[seat]

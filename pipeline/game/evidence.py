@@ -11,19 +11,25 @@ the same rules at the same cost. It reads the state it is handed and never chang
   discarder held a safe, as-good choice and how many steps (shanten) further from ready the discard left it
   (the collusion screen's evidence);
 - ``waits_at``: per discard that leaves the hand ready with another choice of waits, the judged choice (the
-  information screen's anticipation evidence, pipeline/audit/anticipation.py).
+  information screen's anticipation evidence, pipeline/audit/anticipation.py);
+- ``ready_turn``: per seat, the turn (:class:`~pipeline.game.events.TurnCount`, 巡目) in which its
+  hand first stood ready (听牌: a winning tile, its void suit and the two-suit rule respected, as 查叫 judges
+  it): looked at as it rests, at the start of play (a seat other than the dealer: turn 0) and after each of its
+  discards, and at each of its wins (a win the hand was not seen ready before: 天胡, or ready only between a
+  kong and its replacement draw, is ready in the turn of the win). The turn metrics (schemas/METRICS.md).
 
-The hooks: :meth:`Evidence.deal` once the deal is dealt (before the exchange), :meth:`Evidence.before_discard`
-once a discard is verified (the hand still holds the tile), :meth:`Evidence.after_discard` once it is applied
-(its claim window open). An observer record (hidden hands) has none: the evidence needs every hand, and its
-counts are those of the hands as the state knows them.
+The hooks: :meth:`Evidence.deal` once the deal is dealt (before the exchange), :meth:`Evidence.start` once play
+starts, :meth:`Evidence.before_discard` once a discard is verified (the hand still holds the tile),
+:meth:`Evidence.after_discard` once it is applied (its claim window open), :meth:`Evidence.win` at each win. An
+observer record (hidden hands) has none: the evidence needs every hand, and its counts are those of the hands as
+the state knows them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.game.events import Discard
+from pipeline.game.events import Discard, TurnCount
 from pipeline.game.state import HandState, Observer
 from pipeline.rules.hand import code_step, shanten_after_discards, shanten_of_codes, win_mask_of_suits
 
@@ -47,6 +53,8 @@ class Evidence(Observer):
         # than its best discard
         self.cost_at: dict[int, int] = {}
         self.waits_at: dict[int, WaitChoice] = {}  # discard → its judged choice of waits
+        self.ready_turn: dict[int, int] = {}  # seat → the turn its hand first stood ready (never ready: absent)
+        self._turns: TurnCount | None = None  # each seat's turns, counted along the events as play goes on
 
     # ------------------------------------------------------------------------------------ hooks
     def deal(self, hands: Sequence[Sequence[int]], given: Sequence[Sequence[int] | None] | None, offset: int) -> None:
@@ -57,6 +65,25 @@ class Evidence(Observer):
             n = len(hands)
             self.gave = {s: ((s + offset) % n, tuple(t)) for s, t in enumerate(given) if t is not None}
 
+    def start(self, state: HandState) -> None:
+        """Play starts: a seat whose hand is dealt ready (after the exchange) is ready at turn 0 (the dealer, holding
+        fourteen tiles, is not at rest until its first discard)."""
+        self._turns = TurnCount(state.dealer, state.n)
+        for seat in range(state.n):
+            if seat != state.dealer and state.win_mask(seat):
+                self.ready_turn[seat] = 0
+
+    def win(self, state: HandState, seat: int, index: int) -> None:
+        """A win: a hand not seen ready before was ready in the turn of its win."""
+        if seat not in self.ready_turn:
+            self.ready_turn[seat] = self._turn(state, seat)
+
+    def _turn(self, state: HandState, seat: int) -> int:
+        """``seat``'s turn now: the count advanced along the events played since it was last asked."""
+        if self._turns is None:  # a state started without start_hand's hooks
+            self._turns = TurnCount(state.dealer, state.n)
+        return self._turns.advance(state.events)[seat]
+
     def before_discard(self, state: HandState, seat: int, tile: int, index: int) -> None:
         """``seat``'s discard of ``tile`` at event ``index`` is verified, not yet applied: judge its waits."""
         choice = judge_waits(state, seat, tile, self.gave.get(seat))
@@ -66,6 +93,8 @@ class Evidence(Observer):
     def after_discard(self, state: HandState, seat: int, tile: int, index: int, could_win: bool) -> None:
         """``seat`` has discarded ``tile`` at event ``index`` (``could_win``: another seat can win on it): who
         could kong it, and what it cost."""
+        if seat not in self.ready_turn and state.win_mask(seat):  # the hand at rest: ready?
+            self.ready_turn[seat] = self._turn(state, seat)
         counts = state.counts
         kong: list[int] = []
         kongable = False  # a seat still in could kong it

@@ -301,6 +301,8 @@ def start_hand(
         shown=shown,
         void_unknown=void_unknown,
     )
+    if observer is not None:
+        observer.start(state)
     return state
 
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
 from pipeline.codes import Fault
-from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
+from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong, turns_begun
 from pipeline.rules.fan import Score, WinHand, ready_value, score
 from pipeline.rules.hand import (
     CODE_STEPS,
@@ -296,7 +296,8 @@ class HandFacts(Value):
 class Observer:
     """What a hand tells as it is played, to an observer that reads the state and never changes it: the deal as dealt
     (:func:`~pipeline.game.start.start_hand`, before any exchange), every discard once verified and once applied.
-    The hooks do nothing here; :class:`~pipeline.game.evidence.Evidence` works out the audits' evidence in them."""
+    The hooks do nothing here; :class:`~pipeline.game.evidence.Evidence` works out the audits' evidence in them,
+    and the start of play and every win."""
 
     def deal(self, hands: Sequence[Sequence[int]], given: Sequence[Sequence[int] | None] | None, offset: int) -> None:
         """The deal (``hands``, before the exchange); ``given[seat]`` went to seat ``(seat + offset) % n`` at the
@@ -307,6 +308,12 @@ class Observer:
 
     def after_discard(self, state: HandState, seat: int, tile: int, index: int, could_win: bool) -> None:
         """``seat`` has discarded ``tile`` at event ``index``; ``could_win``: another seat can win on it."""
+
+    def start(self, state: HandState) -> None:
+        """Play starts: the hands are dealt, exchanged and their void suits declared; no event yet."""
+
+    def win(self, state: HandState, seat: int, index: int) -> None:
+        """``seat`` has won at event ``index`` (recorded in ``state.wins``; a self-draw's tile still in its hand)."""
 
 
 class HandState:
@@ -456,6 +463,18 @@ class HandState:
         )
         window = f" on {TILE_NAMES[self.window.tile]} from {self.window.source}" if self.window else ""
         return f"ev{self.index} {self.phase} turn={self.turn}{window} left={self.left} || {hands}"
+
+    def turns_begun(self, seat: int) -> int:
+        """``seat``'s turn (巡目) so far: :func:`pipeline.game.events.turns_begun` of the events replayed.
+
+        >>> from pipeline.rules import load_ruleset
+        >>> from pipeline.game.start import start_hand
+        >>> from pipeline.rules.tiles import full_set
+        >>> state = start_hand(load_ruleset("chengdu"), dealer=0, wall=full_set(), que=(0, 1, 2, 0))
+        >>> state.turns_begun(0), state.turns_begun(1)
+        (1, 0)
+        """
+        return turns_begun(self.events, self.dealer, seat)
 
     def visible(self, seat: int) -> list[int]:
         """Copies of each kind ``seat`` can see: its own hand, every river and every meld."""
@@ -1352,6 +1371,8 @@ class HandState:
         self, seat: int, index: int, tile: int, how: WinHow, source: int | None, s: Score, order: int
     ) -> None:
         self.wins.append(WinRecord(seat=seat, event=index, tile=tile, how=how, source=source, score=s, order=order))
+        if self.observer is not None:
+            self.observer.win(self, seat, index)
 
     # ------------------------------------------------------------------------------------ windows
     def _close_window(self, *, claimed: bool = False, drawer: int | None = None) -> None:

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.codes import CODES
-from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong
+from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong, TurnCount
 from pipeline.game.evidence import WaitChoice
 from pipeline.game.record import played_at_offset, played_at_time
 from pipeline.game.start import exchange_offset, wall_after_deal
@@ -284,9 +284,11 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         not_checked=list(v.not_checked),
         wall_commitment=v.wall_commitment,
         waits_judged=judged,
+        ready_judged=judged and v.evidence is not None,
         _rec=rec,
     )
     evidence = v.evidence  # what the replay worked out beyond the rules (validate_lines(evidence=True))
+    ready = evidence.ready_turn if evidence is not None and judged else {}
     deals = _deal_scores(record, evidence.dealt if evidence is not None else None)
     for f in v.seats:
         scores = deals.get(f.seat, _NO_DEAL)
@@ -322,6 +324,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             gave_to=scores.gave_to,
             gift_fit=scores.gift_fit,
             void_over=scores.void_over,
+            ready_turn=ready.get(f.seat),
             _rec=rec,
         )
     events = record.events
@@ -369,8 +372,14 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     if judged and evidence is not None:
         _wait_choices(rows, hand_id, players, record.events, evidence.waits_at, rec)
     claimed_wins = {w.event: w for w in v.claimed.wins} if v.claimed else {}
-    for w in v.wins:
+    count = TurnCount(record.dealer, len(players))  # each seat's turn, counted along the events to each win
+    for w in sorted(v.wins, key=lambda w: w.event):
         cw = claimed_wins.get(w.event)
+        turn = source_turn = None
+        if not settlement:  # the turns are counted from the draws, which a score sheet does not have
+            turns = count.advance(events, w.event + 1)
+            turn = turns[w.seat]
+            source_turn = turns[w.source] if w.source is not None else None
         rows.add(
             "wins",
             hand_id=hand_id,
@@ -388,6 +397,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             patterns=[{"id": p.id, "name_zh": p.name_zh, "fan": p.fan} for p in w.score.patterns],
             claimed_fan=cw.fan if cw else None,
             claimed_points=cw.points if cw else None,
+            turn=turn,
+            source_turn=source_turn,
             _rec=rec,
         )
     _payments(rows, hand_id, players, "computed", v.payments, rec)

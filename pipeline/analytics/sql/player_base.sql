@@ -5,7 +5,12 @@
 -- a figure a level cannot carry (pongs of a score sheet) is left out, not counted as zero.
 -- Parameters: $by ('all' | 'seat' | 'dealer' | 'profile' | 'month'), $player (a player id, or NULL for all).
 -- Only hands whose replay reached the end count (player_hands.replayed): a stopped replay's facts are partial.
--- Checks: hands >= wins >= self_draw_wins; hands >= deal_in_hands; deal_ins >= deal_in_hands.
+-- Checks: hands >= wins >= self_draw_wins; hands >= deal_in_hands; deal_ins >= deal_in_hands;
+-- wins >= win_turn_n; deal_in_hands <= deal_in_turn_n <= deal_ins at the levels with draws; ready_judged >= ready_turn_n.
+-- Turns (巡目, schemas/METRICS.md#turns): each win's and deal-in's as ingest stored them (wins.turn, source_turn:
+-- pipeline/game/events.py turns_begun); for a hand stored without them, counted here from its events the same way:
+-- the dealer's first turn with the deal, then one per draw from the wall (not a replacement draw: a draw straight
+-- after the seat's own kong), pong and direct kong. A score sheet has no draws: no turns (the levels, NEEDS).
 WITH
 seen AS (  -- an observer's record: the seat whose draws it shows (the other seats' draws are hidden)
     SELECT DISTINCT e.hand_id, e.seat
@@ -25,6 +30,7 @@ seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count 
             WHEN 'month' THEN strftime(local_time(h.played_at, h.utc_offset), '%Y-%m')
             ELSE 'all'
         END AS grp,
+        coalesce(h.ready_judged, false) AS ready_judged,  -- null: ingested before ready_turn (unknown)
         -- a hand stored before levels were recorded carried at least a deal and every event (no score sheets)
         coalesce(h.level, 'dealt') AS level,
         CASE coalesce(h.level, 'dealt')
@@ -36,6 +42,71 @@ seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count 
     JOIN hands AS h ON h.hand_id = ph.hand_id
     LEFT JOIN seen AS v ON v.hand_id = ph.hand_id AND v.seat = ph.seat
     WHERE ph.replayed AND ($player IS NULL OR ph.player = $player)
+),
+
+uncounted AS (  -- hands whose wins ingest stored without their turns (an older warehouse): counted from the events
+    SELECT DISTINCT w.hand_id, h.dealer
+    FROM wins AS w
+    JOIN hands AS h ON h.hand_id = w.hand_id
+    WHERE w.turn IS NULL AND h.replayed AND coalesce(h.level, 'dealt') IN ('full', 'dealt', 'observer')
+),
+
+turn_marks AS (  -- source: their events, with the event before each (a draw straight after its seat's kong replaces)
+    SELECT
+        e.hand_id,
+        e.idx,
+        e.t,
+        e.seat,
+        e.source,
+        u.dealer,
+        e.t = 'pong' OR (e.t = 'kong' AND e.kind = 'direct') OR (
+            e.t = 'draw'
+            AND NOT coalesce(
+                lag(e.t) OVER w = 'kong' AND lag(e.seat) OVER w = e.seat, false
+            )
+        ) AS begins
+    FROM events AS e
+    JOIN uncounted AS u ON u.hand_id = e.hand_id
+    WINDOW w AS (PARTITION BY e.hand_id ORDER BY e.idx)
+),
+
+turns AS (  -- logic: at each of their events, the turns each seat (0-3) has begun, the event included
+    SELECT
+        hand_id,
+        idx,
+        t,
+        seat,
+        source,
+        [
+            (dealer = 0)::INTEGER + count(*) FILTER (WHERE begins AND seat = 0) OVER w,
+            (dealer = 1)::INTEGER + count(*) FILTER (WHERE begins AND seat = 1) OVER w,
+            (dealer = 2)::INTEGER + count(*) FILTER (WHERE begins AND seat = 2) OVER w,
+            (dealer = 3)::INTEGER + count(*) FILTER (WHERE begins AND seat = 3) OVER w
+        ] AS begun
+    FROM turn_marks
+    WINDOW w AS (PARTITION BY hand_id ORDER BY idx ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+),
+
+hu_turns AS (  -- each win: the winner's turn, and its discarder's (the turn it dealt in), as ingest stored them
+    SELECT w.hand_id, w.seat, w.source, w.turn::INTEGER AS win_turn, w.source_turn::INTEGER AS source_turn
+    FROM wins AS w
+    WHERE w.turn IS NOT NULL
+    UNION ALL  -- or counted from the events
+    SELECT hand_id, seat, source, begun[seat + 1] AS win_turn, begun[source + 1] AS source_turn
+    FROM turns
+    WHERE t = 'hu'
+),
+
+win_turns AS (  -- the turn of each seat's first win
+    SELECT hand_id, seat, min(win_turn) AS win_turn
+    FROM hu_turns
+    GROUP BY hand_id, seat
+),
+
+deal_in_turns AS (  -- per seat, the turns of the tiles it dealt in with (one each, however many won on it)
+    SELECT hand_id, seat, sum(turn) AS turn_sum, sum(turn * turn) AS turn_sq, count(*) AS turn_n
+    FROM (SELECT DISTINCT hand_id, source AS seat, source_turn AS turn FROM hu_turns WHERE source IS NOT NULL)
+    GROUP BY hand_id, seat
 ),
 
 deal_in_wins AS (  -- renamed: each win paid by a discarder, as (hand, discarding seat, points)
@@ -50,10 +121,20 @@ deal_in_by_seat AS (
     GROUP BY hand_id, seat
 ),
 
-joined AS (  -- logic: one row per hand and seat with its deal-in money
-    SELECT s.*, coalesce(d.points_lost, 0) AS points_lost, coalesce(d.points_lost_sq, 0) AS points_lost_sq
+joined AS (  -- logic: one row per hand and seat with its deal-in money and its turns
+    SELECT
+        s.*,
+        coalesce(d.points_lost, 0) AS points_lost,
+        coalesce(d.points_lost_sq, 0) AS points_lost_sq,
+        CASE WHEN s.won THEN wt.win_turn END AS win_turn,
+        coalesce(dt.turn_sum, 0) AS deal_in_turn_sum,
+        coalesce(dt.turn_sq, 0) AS deal_in_turn_sq,
+        coalesce(dt.turn_n, 0) AS deal_in_turn_n,
+        CASE WHEN s.ready_judged THEN s.ready_turn::INTEGER END AS known_ready_turn
     FROM seat_hands AS s
     LEFT JOIN deal_in_by_seat AS d ON d.hand_id = s.hand_id AND d.seat = s.seat
+    LEFT JOIN win_turns AS wt ON wt.hand_id = s.hand_id AND wt.seat = s.seat
+    LEFT JOIN deal_in_turns AS dt ON dt.hand_id = s.hand_id AND dt.seat = s.seat
 )
 
 SELECT  -- final
@@ -94,7 +175,21 @@ SELECT  -- final
     count(*) FILTER (WHERE void = 'p') AS void_p,
     count(*) FILTER (WHERE void = 's') AS void_s,
     sum(passed_wins)::BIGINT AS passed_wins,
-    sum(compulsory_passes)::BIGINT AS compulsory_passes
+    sum(compulsory_passes)::BIGINT AS compulsory_passes,
+    coalesce(sum(win_turn), 0)::BIGINT AS win_turn_sum,
+    coalesce(sum(win_turn * win_turn), 0)::BIGINT AS win_turn_sq,
+    count(win_turn) AS win_turn_n,
+    sum(deal_in_turn_sum)::BIGINT AS deal_in_turn_sum,
+    sum(deal_in_turn_sq)::BIGINT AS deal_in_turn_sq,
+    sum(deal_in_turn_n)::BIGINT AS deal_in_turn_n,
+    count(*) FILTER (WHERE ready_judged) AS ready_judged,
+    coalesce(sum(known_ready_turn), 0)::BIGINT AS ready_turn_sum,
+    coalesce(sum(known_ready_turn * known_ready_turn), 0)::BIGINT AS ready_turn_sq,
+    count(known_ready_turn) AS ready_turn_n,
+    count(*) FILTER (WHERE known_ready_turn <= 6) AS ready_by_turn_6,
+    coalesce(sum(deal_shanten::INTEGER), 0)::BIGINT AS deal_shanten_sum,
+    coalesce(sum(deal_shanten::INTEGER * deal_shanten::INTEGER), 0)::BIGINT AS deal_shanten_sq,
+    count(deal_shanten) AS deal_shanten_n
 FROM joined
 GROUP BY player, grp, level, own
 ORDER BY player, grp, level, own
