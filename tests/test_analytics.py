@@ -470,7 +470,7 @@ BASE_COLUMNS = (
     "passed_wins",
     "compulsory_passes",
     # the turn metrics: the fixture has no events (its turns are unknown) and no deals or ready turns (an
-    # older warehouse's hands: hands.ready_judged null), so they are all 0 here (tests/test_turns.py has them)
+    # older warehouse's hands: hands.ready_judged null), so they are all 0 here (tests/test_game_turns.py has them)
     "win_turn_sum",
     "win_turn_sq",
     "win_turn_n",

@@ -54,6 +54,7 @@ fewest tiles of the suit (it becomes the void), then suit order.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -226,23 +227,13 @@ def _live(codes: list[int], counts: Sequence[int], n_melds: int, void: int | Non
 
 
 # The kinds that improve a hand depend on the hand alone (its suits' codes, melds and void), and the same hands come
-# back (a drawn tile thrown at once leaves the hand of the turn before): kept here, emptied when it grows too big.
-_IMPROVING: Final[dict[tuple[int, int, int, int, int], tuple[int, ...]]] = {}
-_IMPROVING_MAX: Final = 1 << 18
-
-
+# back (a drawn tile thrown at once leaves the hand of the turn before): kept, the least recently used dropped first.
+@functools.lru_cache(maxsize=1 << 18)
 def _improving(m: int, p: int, s: int, n_melds: int, void: int | None) -> tuple[int, ...]:
     """The kinds whose draw lowers the shanten of the hand of suit codes ``m``, ``p``, ``s``
     (:func:`~pipeline.rules.hand.improving_mask`), kept."""
-    key = (m, p, s, n_melds, -1 if void is None else void)
-    got = _IMPROVING.get(key)
-    if got is None:
-        mask = improving_mask(m, p, s, n_melds, void)
-        got = tuple(k for k in range(27) if (mask >> k) & 1)
-        if len(_IMPROVING) >= _IMPROVING_MAX:
-            _IMPROVING.clear()
-        _IMPROVING[key] = got
-    return got
+    mask = improving_mask(m, p, s, n_melds, void)
+    return tuple(k for k in range(27) if (mask >> k) & 1)
 
 
 # ------------------------------------------------------------------------------------------------ ranking
@@ -259,8 +250,6 @@ def rank_key(option: Option, best_shanten: int, threatened: bool, void_first: bo
 
 
 def _ranked(options: list[Option], view: View, holds_void: bool) -> list[Option]:
-    if not options:
-        return []
     threatened = any(o.signals_ready for o in view.opponents)
     best = min((o.shanten for o in options if o.action != "hu"), default=0)
 
@@ -300,7 +289,8 @@ def rank_turn(view: View, legal: Sequence[Event]) -> list[Option]:
             counts[k] += 1
             codes[suit] += step
             out.append(Option("discard", k, ev, sh, live, danger[k], value))
-        elif isinstance(ev, Kong):
+        else:  # a kong (turn_options gives wins, discards and kongs)
+            assert isinstance(ev, Kong), ev
             k = ev.tile
             removed = 4 if ev.kind == "concealed" else 1
             after = list(counts)
@@ -333,7 +323,8 @@ def rank_claim(view: View, tile: int, legal: Sequence[Event]) -> list[Option]:
             after = list(counts)
             after[tile] += 1
             out.append(Option("hu", tile, ev, -1, 0, 0, value_of(after, view.melds, void)))
-        elif isinstance(ev, (Pong, Kong)):
+        else:  # a pong or a direct kong (claim_options gives wins, pongs and kongs)
+            assert isinstance(ev, (Pong, Kong)), ev
             need = 2 if isinstance(ev, Pong) else 3
             after = list(counts)
             after[tile] -= need
@@ -374,14 +365,6 @@ def _claim_key(o: Option, now: int) -> tuple[int, ...]:
         return (2, 0, 0)
     helps = o.shanten <= now if o.action == "kong" else o.shanten < now
     return (1 if helps else 3, o.shanten, ACTIONS.index(o.action))
-
-
-def _after_one(codes: list[int], k: int, n_melds: int, void: int | None) -> int:
-    suit, step = k // 9, code_step(k)
-    codes[suit] -= step
-    sh = shanten_of_codes(codes, n_melds, void)
-    codes[suit] += step
-    return sh
 
 
 def rank_voids(hand: Sequence[int]) -> list[Option]:

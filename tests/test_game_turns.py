@@ -185,6 +185,14 @@ def test_a_heavenly_win_is_ready_in_its_turn() -> None:
     assert evidence.ready_turn[0] == 1
 
 
+def test_an_observer_attached_after_the_deal_counts_turns_from_the_events() -> None:
+    """Evidence given a state it did not see start (no start hook): its turn count starts from the events played."""
+    state = deal("123m456m789m123p55p", *QUIET)
+    late = Evidence()
+    late.win(state, 0, len(state.events))
+    assert late.ready_turn == {0: 1}
+
+
 def test_a_void_suit_tile_keeps_a_hand_from_ready() -> None:
     """A hand one tile from a win by shape (123m456m789m 55s67s: 5s or 8s) is ready unless the suit of its pair is
     the void it declared (查叫 judges it so)."""
