@@ -4,6 +4,9 @@ the record gives none), and the simulator's timing model (``--timing``; ``--inje
 from __future__ import annotations
 
 import json
+import math
+import statistics
+from collections import defaultdict
 from pathlib import Path
 
 import duckdb
@@ -11,7 +14,11 @@ import pytest
 from sample_lines import sample_lines
 
 from pipeline.game.record import RecordError, parse_record
+from pipeline.game.start import start_hand
 from pipeline.ingest.run import ingest
+from pipeline.simulate.inject import InjectSpec, SpecError
+from pipeline.simulate.tables import Labels, SimConfig, simulate
+from pipeline.simulate.timing import difficulties
 
 
 def _with_ms(line: bytes, every: int) -> dict:
@@ -53,3 +60,66 @@ def test_events_ms_is_stored_and_null_where_absent(tmp_path: Path) -> None:
     rows = con.execute("SELECT idx, ms FROM events WHERE hand_id = ? ORDER BY idx", [timed_id]).fetchall()
     assert rows == [(i, i * 10 if i % 2 == 0 else None) for i in range(len(obj["events"]))]
     assert con.execute("SELECT typeof(ms) FROM events LIMIT 1").fetchone() == ("INTEGER",)
+
+
+# ------------------------------------------------------------------------------------------ the timing model
+def _timed(hands: int = 60, seed: int = 5, relays: int = 0, timing_on: bool = True) -> tuple[list[str], Labels]:
+    config = SimConfig(hands=hands, seed=seed, players=8, inject=InjectSpec(relays=relays), timing=timing_on)
+    lines, labels = simulate(config)
+    return list(lines), labels
+
+
+def _points(lines: list[str]) -> dict[str, list[tuple[int, float]]]:
+    """Per player, (difficulty, log ms) of each of its decisions (draws left out)."""
+    out: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for line in lines:
+        rec = parse_record(json.loads(line))
+        exchange = (rec.exchange_direction, rec.exchange_given) if rec.exchange_direction else None
+        start = start_hand(rec.rules, dealer=rec.dealer, wall=rec.wall, exchange=exchange, que=rec.que)  # type: ignore[arg-type]
+        assert rec.ms is not None and None not in rec.ms  # every event timed
+        for ev, hard, ms in zip(rec.events, difficulties(start, rec.events), rec.ms, strict=True):
+            if hard is not None:
+                assert ms is not None
+                out[rec.players[ev.seat]].append((hard, math.log(max(ms, 1))))
+    return out
+
+
+def test_timing_is_deterministic_and_changes_nothing_but_ms() -> None:
+    timed, _ = _timed(hands=24)
+    assert timed == _timed(hands=24)[0]  # the same seed, the same bytes
+    plain, _ = _timed(hands=24, timing_on=False)
+    assert all('"ms"' not in line for line in plain)  # off by default: existing outputs stay as they were
+    stripped = []
+    for line in timed:
+        obj = json.loads(line)
+        assert all(isinstance(e["ms"], int) and e["ms"] >= 0 for e in obj["events"])
+        for e in obj["events"]:
+            del e["ms"]
+        stripped.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+    assert stripped == plain
+
+
+def test_honest_think_time_rises_with_difficulty_and_relays_are_flat_and_labelled() -> None:
+    lines, labels = _timed(hands=60, relays=1)
+    assert len(labels.relays) == 1 and labels.as_dict()["relays"] == labels.relays
+    relay = labels.relays[0]
+    points = _points(lines)
+    assert relay in points
+    for player, pts in points.items():
+        hard = [d for d, _ in pts]
+        logs = [t for _, t in pts]
+        r = statistics.correlation(hard, logs)
+        if player == relay:
+            assert abs(r) < 0.2 and statistics.pstdev(logs) < 0.15, (player, r)
+        else:
+            assert r > 0.4 and statistics.pstdev(logs) > 0.4, (player, r)
+    assert "relays" not in _timed(hands=4)[1].as_dict()  # a file without relays: its labels as they were
+
+
+def test_relay_turns_timing_on_and_is_counted_among_the_players_needed() -> None:
+    spec = InjectSpec.parse("relay=2,bot=1")
+    assert (spec.relays, spec.players_needed) == (2, 3)
+    with pytest.raises(SpecError, match="relay"):
+        InjectSpec.parse("relay=5", players=4)
+    lines, _ = _timed(hands=4, relays=1, timing_on=False)
+    assert all('"ms"' in line for line in lines)
