@@ -13,12 +13,13 @@ import duckdb
 import pytest
 from sample_lines import sample_lines
 
+from pipeline.audit.think import screen
+from pipeline.game.policy import difficulties
 from pipeline.game.record import RecordError, parse_record
 from pipeline.game.start import start_hand
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec, SpecError
 from pipeline.simulate.tables import Labels, SimConfig, simulate
-from pipeline.simulate.timing import difficulties
 
 
 def _with_ms(line: bytes, every: int) -> dict:
@@ -123,3 +124,14 @@ def test_relay_turns_timing_on_and_is_counted_among_the_players_needed() -> None
         InjectSpec.parse("relay=5", players=4)
     lines, _ = _timed(hands=4, relays=1, timing_on=False)
     assert all('"ms"' in line for line in lines)
+
+
+# --------------------------------------------------------------------------------------- the think-time screen
+def test_the_screen_flags_the_relay_and_no_honest_player() -> None:
+    lines, labels = _timed(hands=120, seed=11, relays=1)
+    rows = screen(parse_record(json.loads(line)) for line in lines)
+    flagged = {t.player for t in rows if t.flagged}
+    assert flagged == set(labels.relays)
+    assert rows[0].player == labels.relays[0]  # most suspicious first
+    plain, _ = _timed(hands=8, timing_on=False)
+    assert screen(parse_record(json.loads(line)) for line in plain) == []  # no times, nothing screened

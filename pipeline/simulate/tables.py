@@ -21,6 +21,7 @@ from typing import Any
 
 import zstandard
 
+from pipeline.game.policy import difficulties
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.simulate import timing
 from pipeline.simulate.bots import Collusion
@@ -278,7 +279,7 @@ def simulate(
                 made += 1
                 if timed:
                     hand_id = played.record["hand_id"]
-                    hard = timing.difficulties(played.fresh_state(), played.hand.events)
+                    hard = difficulties(played.fresh_state(), played.hand.events)
                     times = timing.think_times(
                         played.hand.events,
                         hard,

@@ -7,8 +7,7 @@ once per player and seed):
 - a decision (a discard, a pong, a kong, a win) takes longer the harder it is: log-normal, median
   ``v × (``:data:`BASE_MS` ``+`` :data:`STEP_MS` ``× difficulty)``, σ :data:`SIGMA`, where ``difficulty`` is the
   number of options the reference policy cannot call clearly worse than its first choice, less one
-  (:func:`difficulty`: :func:`pipeline.game.policy.decide` and :func:`~pipeline.game.policy.clearly_better`;
-  0 for a forced move or a win, at most :data:`CAP`);
+  (:func:`pipeline.game.policy.difficulty`; 0 for a forced move or a win, at most 8);
 - a relay (``--inject relay=N``: a person relaying a bot's moves, or a bot with a fixed delay) takes a flat
   time on every decision whatever its difficulty: median ``v ×`` :data:`RELAY_MS`, σ :data:`RELAY_SIGMA`; its
   draws are a person's.
@@ -25,15 +24,12 @@ from collections.abc import Collection, Sequence
 from typing import Any, Final
 
 from pipeline.game.events import Draw
-from pipeline.game.policy import clearly_better, decide
-from pipeline.game.state import HandState, IllegalAction
 
 DRAW_MS: Final = 500
 DRAW_SIGMA: Final = 0.35
 BASE_MS: Final = 1200
 STEP_MS: Final = 900
 SIGMA: Final = 0.55
-CAP: Final = 8
 RELAY_MS: Final = 2500
 RELAY_SIGMA: Final = 0.05
 SPEED_SIGMA: Final = 0.25
@@ -44,31 +40,6 @@ def speed(seed: int, player: str) -> float:
     return random.Random(f"speed-{seed}-{player}").lognormvariate(0.0, SPEED_SIGMA)
 
 
-def difficulty(state: HandState, seat: int) -> int:
-    """How hard ``seat``'s decision at ``state`` is: the options the policy cannot call clearly worse than its
-    first choice, less one (0: one good option; at most :data:`CAP`)."""
-    options = decide(state, seat)
-    if len(options) < 2:
-        return 0
-    void = state.void[seat]
-    near = sum(1 for o in options[1:] if clearly_better(options, o, void) is None)
-    return min(CAP, near)
-
-
-def difficulties(start: HandState, events: Sequence[Any]) -> list[int | None]:
-    """Per event, the difficulty of the decision it made (None for a draw, and after an illegal event), replaying
-    ``events`` on ``start`` (a fresh state at the start of play, changed in place)."""
-    out: list[int | None] = []
-    for event in events:
-        out.append(None if isinstance(event, Draw) else difficulty(start, event.seat))
-        try:
-            start.apply(event)
-        except IllegalAction:
-            out += [None] * (len(events) - len(out))
-            break
-    return out
-
-
 def think_times(
     events: Sequence[Any],
     hard: Sequence[int | None],
@@ -76,8 +47,8 @@ def think_times(
     relays: Collection[int],
     rng: random.Random,
 ) -> list[int]:
-    """The ``ms`` of each event: ``hard`` its difficulty (:func:`difficulties`), ``speeds`` per seat, ``relays``
-    the seats of relays."""
+    """The ``ms`` of each event: ``hard`` its difficulty (:func:`pipeline.game.policy.difficulties`), ``speeds``
+    per seat, ``relays`` the seats of relays."""
     out = []
     for event, d in zip(events, hard, strict=True):
         v = speeds[event.seat]
