@@ -1732,6 +1732,14 @@ def simulate_command(
     ] = None,
     session_hands: Annotated[int, typer.Option("--session-hands", min=1, help="Hands per table session.")] = 8,
     summary: Annotated[bool, typer.Option("--summary", help="Print the realism report per style.")] = False,
+    timing: Annotated[
+        bool,
+        typer.Option(
+            "--timing",
+            help="Write each event's decision time (ms): longer for harder decisions, per player speed "
+            "(pipeline/simulate/timing.py); on with --inject relay=N.",
+        ),
+    ] = False,
     quiet: QuietOption = False,
 ) -> None:
     """Play realistic hands with bots of several styles; write records and OUT.labels.json (ground truth)."""
@@ -1751,7 +1759,13 @@ def simulate_command(
         raise fail("--out must end in .jsonl, .jsonl.gz or .jsonl.zst")
     _output_file(out, "--out")
     config = SimConfig(
-        hands=hands, seed=seed, players=players, profile=rules_, inject=spec, session_hands=session_hands
+        hands=hands,
+        seed=seed,
+        players=players,
+        profile=rules_,
+        inject=spec,
+        session_hands=session_hands,
+        timing=timing,
     )
     report = Summary() if summary else None
     with _progress("simulating", quiet, total=hands) as bar:

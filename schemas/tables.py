@@ -228,6 +228,11 @@ EVENTS = pa.schema(
             "its own hand, the collusion screen's costly offers); null otherwise",
         ),
         _f("replayed", pa.bool_(), "the event was replayed (false after an illegal action stopped the replay)"),
+        _f(
+            "ms",
+            pa.int32(),
+            "the decision time the record gives for the event, in milliseconds (its `ms`); null where it gives none",
+        ),
     ]
 )
 

@@ -57,7 +57,7 @@ LAYOUTS = (
                 *("level", "wall_commitment", "not_checked", "waits_judged", *READY["hands"]),
             ],
             "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"]],
-            "events": ["could_kong", "cost"],
+            "events": ["could_kong", "cost", "ms"],
             "wins": READY["wins"],
         },
         "dealt",
@@ -68,7 +68,7 @@ LAYOUTS = (
         {
             "hands": ["utc_offset", "wall_commitment", "waits_judged", *READY["hands"]],
             "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"]],
-            "events": ["could_kong", "cost"],
+            "events": ["could_kong", "cost", "ms"],
             "wins": READY["wins"],
         },
         "full",
@@ -79,7 +79,7 @@ LAYOUTS = (
         {
             "hands": ["wall_commitment", *READY["hands"]],
             "player_hands": [*EXCHANGE, *READY["player_hands"]],
-            "events": ["could_kong", "cost"],
+            "events": ["could_kong", "cost", "ms"],
             "wins": READY["wins"],
         },
         "full",

@@ -1,10 +1,11 @@
 """The records of a warehouse, read back from their sources (``xuezhan export --warehouse``).
 
-The warehouse keeps what the statistics need, not the records: no deal, no wall, no decision times. What it
-keeps of each hand is where it came from (``hands.source_file``, ``source_line``) and the sha256 of that input
-line (``record_sha256``), so a record is read back from its file and shown to be the one stored before it is
-written out. Nothing is lost: every hand selected is read back, or is a :class:`Missing` with the reason (the
-file is gone, shorter, changed, or was read from stdin), never passed over in silence.
+The warehouse keeps what the statistics need, not the records: no deal, no wall (the decision times only as
+``events.ms``). What it keeps of each hand is where it came from (``hands.source_file``, ``source_line``) and
+the sha256 of that input line (``record_sha256``), so a record is read back from its file and shown to be the
+one stored before it is written out. Nothing is lost: every hand selected is read back, or is a
+:class:`Missing` with the reason (the file is gone, shorter, changed, or was read from stdin), never passed over
+in silence.
 
 Files are read one at a time, by path, each once and only as far as the last line
 wanted, so memory holds one record at a time whatever the size of the warehouse.

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from pipeline.game.events import Discard, Event, Hu, Kong, Pong
-from pipeline.game.state import HandState
+from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.hand import Meld, code_step, improving_mask, shanten_of_codes, suit_codes
 
 Action = Literal["hu", "kong", "pong", "discard", "pass", "void", "exchange"]
@@ -459,3 +459,33 @@ def clearly_better(options: Sequence[Option], chosen: Option, void: int | None =
     if best.danger == 0 < chosen.danger and best.shanten <= chosen.shanten:
         return best
     return None
+
+
+DIFFICULTY_CAP: Final = 8  # difficulty() counts near-best options up to this many
+
+
+def difficulty(state: HandState, seat: int) -> int:
+    """How hard ``seat``'s decision at ``state`` is: the options :func:`clearly_better` cannot call clearly worse
+    than the first choice, less one (0: one good option, a forced move or a win; at most
+    :data:`DIFFICULTY_CAP`). The decision time's yardstick (the simulator's timing model, the think-time screen)."""
+    options = decide(state, seat)
+    if len(options) < 2:
+        return 0
+    void = state.void[seat]
+    return min(DIFFICULTY_CAP, sum(1 for o in options[1:] if clearly_better(options, o, void) is None))
+
+
+def difficulties(start: HandState, events: Sequence[Event]) -> list[int | None]:
+    """Per event, the difficulty of the decision it made (None for a draw, a hidden hand's, and from an illegal
+    event on),
+    replaying ``events`` on ``start`` (a state at the start of play, changed in place)."""
+    out: list[int | None] = []
+    for event in events:
+        hidden = start.hidden[event.seat]  # an observer record's other hands: their options are not known
+        out.append(None if event.t == "draw" or hidden else difficulty(start, event.seat))
+        try:
+            start.apply(event)
+        except IllegalAction:
+            out += [None] * (len(events) - len(out))
+            break
+    return out

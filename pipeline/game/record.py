@@ -201,6 +201,7 @@ class Record(Value):
         "shown",
         "unrecorded",
         "commitment",
+        "ms",
     )
 
     def __init__(
@@ -225,6 +226,7 @@ class Record(Value):
         shown: Mapping[int, tuple[int, ...]] | None = None,
         unrecorded: frozenset[str] = frozenset(),
         commitment: Commitment | None = None,
+        ms: tuple[int | None, ...] | None = None,
     ) -> None:
         self._v = (
             hand_id,
@@ -247,6 +249,7 @@ class Record(Value):
             shown,
             unrecorded,
             commitment,
+            ms,
         )
 
     @property
@@ -330,6 +333,10 @@ class Record(Value):
         return self._v[19]
 
     @property
+    def ms(self) -> tuple[int | None, ...] | None:  # per event, its decision time (ms); None: no event has one
+        return self._v[20]
+
+    @property
     def void_unknown(self) -> bool:  # 定缺 was played but not recorded: no check may rest on a void suit
         return "que" in self._v[18] and self._v[8] is None
 
@@ -391,14 +398,15 @@ def parse_ruleset(value: Any, override: Override | None = None) -> RuleSet:
         raise RecordError("RULESET_UNKNOWN", str(exc)) from None
 
 
-def parse_event(obj: Any, index: int) -> Event:
+def parse_event(obj: Any, index: int, ms: dict[int, int] | None = None) -> Event:
     """One event object → a frozen event.
 
     Nine events in ten are a draw or a discard of exactly ``t``, ``seat`` and ``tile``; those that are also
     well formed are answered here, with the shared values of :data:`~pipeline.game.events.DRAWS` and
     :data:`~pipeline.game.events.DISCARDS`, and so are pongs and wins (``from`` too) and concealed and added kongs
     (``kind`` too). Everything else (and every error) goes through :func:`_parse_event`, whose answer for these
-    is equal.
+    is equal. An event with a decision time (``ms``) is never one of these: :func:`_parse_event` puts its time in
+    ``ms`` (event index → ms), so a record without times pays nothing for them.
     """
     if type(obj) is dict and 3 <= len(obj) <= 4:  # narrowed to a dict here: obj.get below is a native call
         keys = _EVENT_KEYS
@@ -425,7 +433,7 @@ def parse_event(obj: Any, index: int) -> Event:
                     how = obj.get("kind")
                     if how == "concealed" or how == "added":
                         return Kong(seat, kind, how)
-    return _parse_event(obj, index)
+    return _parse_event(obj, index, ms)
 
 
 # The keys parse_event looks up: "t", "seat", "tile" and "from", as the key objects of the record being read. orjson
@@ -451,7 +459,7 @@ PLAIN_KEYS: Final = ("t", "seat", "tile", "from")
 _PLAIN_AT: Final[dict[object, int]] = {key: at for at, key in enumerate(PLAIN_KEYS)}
 
 
-def _parse_event(obj: Any, index: int) -> Event:
+def _parse_event(obj: Any, index: int, ms: dict[int, int] | None = None) -> Event:
     if not isinstance(obj, dict):
         raise RecordError("SCHEMA_EVENT", f"event {index} is not an object", event=index)
     t = obj.get("t")
@@ -467,8 +475,11 @@ def _parse_event(obj: Any, index: int) -> Event:
         raise RecordError("SCHEMA_EVENT", f"event {index} ({t}) needs 'seat' and 'tile'", event=index)
     seat = _seat(obj["seat"], "seat", index)
     tile = _tile(obj["tile"], "tile", index)
-    if "ms" in obj and (not _is_int(obj["ms"]) or obj["ms"] < 0):
-        raise RecordError("SCHEMA_EVENT", f"event {index}: 'ms' must be a whole number >= 0", event=index)
+    if "ms" in obj:
+        if not _is_int(obj["ms"]) or obj["ms"] < 0:
+            raise RecordError("SCHEMA_EVENT", f"event {index}: 'ms' must be a whole number >= 0", event=index)
+        if ms is not None:
+            ms[index] = obj["ms"]
     if t == "draw":
         return Draw(seat, tile)
     if t == "discard":
@@ -600,12 +611,13 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         raise RecordError("SCHEMA_TYPE", "events must be a list")
     _adopt_event_keys(raw_events)
     shown: dict[int, tuple[int, ...]] = {}  # an observer record's winners' shown hands
+    times: dict[int, int] = {}  # event index → its decision time, for the events that carry one
     if level == "settlement":
-        events = tuple([_settlement_event(e, i) for i, e in enumerate(raw_events)])
+        events = tuple([_settlement_event(e, i, times) for i, e in enumerate(raw_events)])
     elif observer is not None:
-        events = tuple([_observer_event(e, i, observer, shown) for i, e in enumerate(raw_events)])
+        events = tuple([_observer_event(e, i, observer, shown, times) for i, e in enumerate(raw_events)])
     else:
-        events = tuple([parse_event(e, i) for i, e in enumerate(raw_events)])
+        events = tuple([parse_event(e, i, times) for i, e in enumerate(raw_events)])
     if n < 4:  # the reader knows seats 0-3; a smaller table has fewer
         for i, ev in enumerate(events):
             source = ev.source if isinstance(ev, (Pong, Kong, Hu)) else None
@@ -632,6 +644,7 @@ def parse_record(obj: Any, *, profile_override: Override | None = None) -> Recor
         played_at=played_at,
         unrecorded=unrecorded,
         commitment=commitment,
+        ms=tuple([times.get(i) for i in range(len(events))]) if times else None,
     )
 
 
@@ -696,7 +709,9 @@ _CARRIES: Final = {
 }
 
 
-def _observer_event(obj: Any, index: int, observer: int, shown: dict[int, tuple[int, ...]]) -> Event:
+def _observer_event(
+    obj: Any, index: int, observer: int, shown: dict[int, tuple[int, ...]], ms: dict[int, int] | None = None
+) -> Event:
     """An observer record's event: the draws of the other seats may be hidden (no ``tile``:
     :data:`UNKNOWN_TILE`), the observer's own are seen; a win may show the winner's ``hand`` (its concealed
     tiles with the winning tile, into ``shown``)."""
@@ -704,16 +719,16 @@ def _observer_event(obj: Any, index: int, observer: int, shown: dict[int, tuple[
         shown[index] = _tiles(obj["hand"], f"event {index} hand", (2, 5, 8, 11, 14))
         obj = {k: v for k, v in obj.items() if k != "hand"}
     if type(obj) is dict and obj.get("t") == "draw" and "tile" not in obj:
-        event = _parse_event({**obj, "tile": "1m"}, index)
+        event = _parse_event({**obj, "tile": "1m"}, index, ms)
         if event.seat == observer:
             raise RecordError(
                 "SCHEMA_EVENT", f"event {index}: the observer's own draw (seat {observer}) names its tile", event=index
             )
         return Draw(event.seat, UNKNOWN_TILE)
-    return parse_event(obj, index)
+    return parse_event(obj, index, ms)
 
 
-def _settlement_event(obj: Any, index: int) -> Event:
+def _settlement_event(obj: Any, index: int, ms: dict[int, int] | None = None) -> Event:
     """A settlement record's event: a kong or a win, its tile optional (:data:`UNKNOWN_TILE` when not given)."""
     if isinstance(obj, dict) and obj.get("t") not in ("kong", "hu"):
         raise RecordError(
@@ -722,12 +737,12 @@ def _settlement_event(obj: Any, index: int) -> Event:
             event=index,
         )
     if isinstance(obj, dict) and "tile" not in obj:
-        event = _parse_event({**obj, "tile": "1m"}, index)
+        event = _parse_event({**obj, "tile": "1m"}, index, ms)
         if isinstance(event, Kong):
             return Kong(event.seat, UNKNOWN_TILE, event.kind, event.source)
         assert isinstance(event, Hu)
         return Hu(event.seat, UNKNOWN_TILE, event.source, event.rob_kong)
-    return _parse_event(obj, index)
+    return _parse_event(obj, index, ms)
 
 
 def _ends(raw: Any, n: int) -> tuple[DeclaredEnd, ...]:

@@ -367,6 +367,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
         safe_alternative=[safe.get(idx) for idx in range(n)],
         cost=[cost.get(idx) for idx in range(n)],
         replayed=[idx < replayed_upto for idx in range(n)],
+        ms=list(record.ms) if record.ms is not None else [None] * n,  # decision times: most records have none
         _rec=[rec] * n,
     )
     if judged and evidence is not None:

@@ -27,7 +27,10 @@ Spec (``--inject``), comma-separated ``name=value`` items:
   other and play safe against the fourth), ``ready`` (feeds only once the partner is ready). Seating: a
   member seated at a table (anywhere, not only first) brings each partner with probability ``seat``. The
   labels name each group's ``family``, ``intensity``, ``players``, ``seating`` and ``knobs``, and list every
-  act a member made for a partner (``acts``: hand, event, seat, partner, act).
+  act a member made for a partner (``acts``: hand, event, seat, partner, act);
+- ``relay=N`` — ``N`` players whose decision times are flat (a person relaying a bot's moves, or a bot with a
+  fixed delay): the same time, give or take a little, for an easy and a hard decision
+  (:mod:`pipeline.simulate.timing`; it turns ``--timing`` on). The labels list them (``relays``).
 
 Fault kinds (the ``kind`` of each entry of the labels file's ``faults``):
 
@@ -131,6 +134,7 @@ class InjectSpec:
     stack: int = 0  # players whose deals are stacked
     stack_intensity: float = 0.0  # the share of their hands stacked
     cheats: tuple[Cheat, ...] = ()  # groups of the cheat families (cheat=FAMILY:N:I)
+    relays: int = 0  # players whose decision times are flat (relay=N)
 
     @classmethod
     def parse(cls, text: str | None, *, players: int | None = None) -> InjectSpec:
@@ -159,12 +163,14 @@ class InjectSpec:
                 elif name == "team" and sep:
                     size, _, intensity = value.partition(":")
                     values["team"], values["team_intensity"] = int(size), float(intensity or 0.3)
+                elif name == "relay" and sep:
+                    values["relays"] = int(value)
                 elif name == "cheat" and sep:
                     values["cheats"] = (*values.get("cheats", ()), Cheat.parse(value))
                 else:
                     raise SpecError(
                         f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N, "
-                        "friends=N, team=K:I, stack=N:I, cheat=FAMILY:N:I)"
+                        "friends=N, team=K:I, stack=N:I, cheat=FAMILY:N:I, relay=N)"
                     )
             except ValueError as exc:
                 if isinstance(exc, SpecError):
@@ -174,7 +180,7 @@ class InjectSpec:
         for name in ("collude_intensity", "team_intensity", "stack_intensity", "score_errors", "corrupt"):
             if not 0.0 <= getattr(spec, name) <= 1.0:
                 raise SpecError(f"{name} must be between 0 and 1")
-        if min(spec.collude_pairs, spec.bots, spec.friends, spec.team, spec.stack) < 0:
+        if min(spec.collude_pairs, spec.bots, spec.friends, spec.team, spec.stack, spec.relays) < 0:
             raise SpecError("counts must not be negative")
         for cheat in spec.cheats:
             if cheat.groups < 0:
@@ -186,7 +192,7 @@ class InjectSpec:
         if players is not None and spec.players_needed > players:
             raise SpecError(
                 f"{text!r} needs {spec.players_needed} distinct players (2 per colluding or friend pair, 1 per bot, "
-                "K for a team, 1 per stacked player, the size of each cheat group); "
+                "K for a team, 1 per stacked player, the size of each cheat group, 1 per relay); "
                 f"the pool has {players} (raise --players)"
             )
         return spec
@@ -195,7 +201,7 @@ class InjectSpec:
     def players_needed(self) -> int:
         """Distinct players the injection takes from the pool."""
         cheats = sum(c.groups * c.family.size for c in self.cheats)
-        return 2 * self.collude_pairs + 2 * self.friends + self.bots + self.team + self.stack + cheats
+        return 2 * self.collude_pairs + 2 * self.friends + self.bots + self.team + self.stack + cheats + self.relays
 
 
 @dataclass(frozen=True, slots=True)

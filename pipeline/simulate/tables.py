@@ -21,7 +21,9 @@ from typing import Any
 
 import zstandard
 
+from pipeline.game.policy import difficulties
 from pipeline.rules.ruleset import load_ruleset
+from pipeline.simulate import timing
 from pipeline.simulate.bots import Collusion
 from pipeline.simulate.families import FEEDING, Family
 from pipeline.simulate.inject import Fault, InjectSpec, corrupt_record, inject_score_error, stack_deals
@@ -41,6 +43,7 @@ class SimConfig:
     session_hands: int = 8  # hands per table session
     styles: dict[str, float] | None = None  # style mix of the pool (default: a realistic room)
     together: float = 0.5  # chance a colluder's partner joins a table the colluder sits at
+    timing: bool = False  # write each event's decision time (ms; pipeline.simulate.timing); on with relay=N
 
 
 @dataclass
@@ -58,6 +61,7 @@ class Labels:
     # what the members of cheat-family groups did for their partners: {"hand_id", "event", "seat", "player",
     # "partner", "act"} (``event`` None for the exchange and the void)
     acts: list[dict[str, Any]] = field(default_factory=list)
+    relays: list[str] = field(default_factory=list)  # relay=N: the players whose decision times are flat
 
     def as_dict(self) -> dict[str, Any]:
         """The labels file's content; ``stackers`` and ``stacked`` only when deals were stacked, ``acts`` only
@@ -74,6 +78,8 @@ class Labels:
             out |= {"stackers": self.stackers, "stacked": self.stacked}
         if any("family" in c for c in self.colluders):
             out["acts"] = self.acts
+        if self.relays:
+            out["relays"] = self.relays
         return out
 
 
@@ -196,6 +202,8 @@ def make_labels(
                     "knobs": cheat.family.knobs,
                 }
             )
+    relays = chosen[start : start + spec.relays]
+    start += spec.relays
     labels = Labels(
         seed=config.seed,
         players={p.id: {"style": p.style.name, "skill": p.skill} for p in pool},
@@ -203,6 +211,7 @@ def make_labels(
         bots=sorted(bots),
         friends=[[a.id, b.id] for a, b in friends],
         stackers=[{"player": i, "intensity": spec.stack_intensity} for i in sorted(stackers)],
+        relays=sorted(relays),
     )
     return pool, groups, friends, bots, intensity, family, labels
 
@@ -227,6 +236,9 @@ def simulate(
     joins = {p: (m, family[p].seating) for p, m in mates.items() if family[p] is not FEEDING}
     companion = legacy | {a.id: (b.id,) for a, b in friends} | {b.id: (a.id,) for a, b in friends}
     stackers = {s["player"]: s["intensity"] for s in labels.stackers}
+    timed = config.timing or bool(labels.relays)
+    relays = set(labels.relays)
+    speeds = {p.id: timing.speed(config.seed, p.id) for p in pool} if timed else {}
 
     def lines() -> Iterator[str]:
         rng = random.Random(config.seed)
@@ -265,6 +277,17 @@ def simulate(
                     arrange=arrange,
                 )
                 made += 1
+                if timed:
+                    hand_id = played.record["hand_id"]
+                    hard = difficulties(played.fresh_state(), played.hand.events)
+                    times = timing.think_times(
+                        played.hand.events,
+                        hard,
+                        [speeds[p.id] for p in players],
+                        {s for s, p in enumerate(players) if p.id in relays},
+                        random.Random(f"timing-{config.seed}-{hand_id}"),
+                    )
+                    timing.add_times(played.record, times)
                 for seat in played.stacked:
                     labels.stacked.append(
                         {"hand_id": played.record["hand_id"], "seat": seat, "player": players[seat].id}

@@ -1,0 +1,137 @@
+"""Decision time (issue 43 point 5): a record's ``ms`` is carried by the parser, stored in ``events.ms`` (null where
+the record gives none), and the simulator's timing model (``--timing``; ``--inject relay=N``) writes it."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+import duckdb
+import pytest
+from sample_lines import sample_lines
+
+from pipeline.audit.think import screen
+from pipeline.game.policy import difficulties
+from pipeline.game.record import RecordError, parse_record
+from pipeline.game.start import start_hand
+from pipeline.ingest.run import ingest
+from pipeline.simulate.inject import InjectSpec, SpecError
+from pipeline.simulate.tables import Labels, SimConfig, simulate
+
+
+def _with_ms(line: bytes, every: int) -> dict:
+    """The record of ``line`` with ``ms`` on every ``every``-th event (its index × 10, so each is known)."""
+    obj = json.loads(line)
+    for i, ev in enumerate(obj["events"]):
+        if i % every == 0:
+            ev["ms"] = i * 10
+    return obj
+
+
+def test_the_parser_carries_ms_and_none_where_absent() -> None:
+    plain, timed = sample_lines(2)
+    assert parse_record(json.loads(plain)).ms is None  # no time anywhere: nothing built
+    obj = _with_ms(timed, 3)
+    record = parse_record(obj)
+    assert record.ms is not None and len(record.ms) == len(record.events)
+    assert list(record.ms) == [i * 10 if i % 3 == 0 else None for i in range(len(record.events))]
+    # the events themselves are the same values as without times
+    bare = json.loads(timed)
+    assert parse_record(bare).events == record.events
+    obj["events"][1]["ms"] = -1
+    with pytest.raises(RecordError, match="'ms' must be a whole number"):
+        parse_record(obj)
+
+
+def test_events_ms_is_stored_and_null_where_absent(tmp_path: Path) -> None:
+    plain, timed = sample_lines(2)
+    obj = _with_ms(timed, 2)
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(plain + b"\n" + json.dumps(obj).encode() + b"\n")
+    root = tmp_path / "wh"
+    stats = ingest([str(path)], root, workers=1)
+    assert stats.records_stored == 2
+    con = duckdb.connect(str(root / "warehouse.duckdb"), read_only=True)
+    plain_id, timed_id = json.loads(plain)["hand_id"], obj["hand_id"]
+    (nulls, count) = con.execute("SELECT count(ms), count(*) FROM events WHERE hand_id = ?", [plain_id]).fetchone()  # type: ignore[misc]
+    assert nulls == 0 and count == len(json.loads(plain)["events"])
+    rows = con.execute("SELECT idx, ms FROM events WHERE hand_id = ? ORDER BY idx", [timed_id]).fetchall()
+    assert rows == [(i, i * 10 if i % 2 == 0 else None) for i in range(len(obj["events"]))]
+    assert con.execute("SELECT typeof(ms) FROM events LIMIT 1").fetchone() == ("INTEGER",)
+
+
+# ------------------------------------------------------------------------------------------ the timing model
+def _timed(hands: int = 60, seed: int = 5, relays: int = 0, timing_on: bool = True) -> tuple[list[str], Labels]:
+    config = SimConfig(hands=hands, seed=seed, players=8, inject=InjectSpec(relays=relays), timing=timing_on)
+    lines, labels = simulate(config)
+    return list(lines), labels
+
+
+def _points(lines: list[str]) -> dict[str, list[tuple[int, float]]]:
+    """Per player, (difficulty, log ms) of each of its decisions (draws left out)."""
+    out: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for line in lines:
+        rec = parse_record(json.loads(line))
+        exchange = (rec.exchange_direction, rec.exchange_given) if rec.exchange_direction else None
+        start = start_hand(rec.rules, dealer=rec.dealer, wall=rec.wall, exchange=exchange, que=rec.que)  # type: ignore[arg-type]
+        assert rec.ms is not None and None not in rec.ms  # every event timed
+        for ev, hard, ms in zip(rec.events, difficulties(start, rec.events), rec.ms, strict=True):
+            if hard is not None:
+                assert ms is not None
+                out[rec.players[ev.seat]].append((hard, math.log(max(ms, 1))))
+    return out
+
+
+def test_timing_is_deterministic_and_changes_nothing_but_ms() -> None:
+    timed, _ = _timed(hands=24)
+    assert timed == _timed(hands=24)[0]  # the same seed, the same bytes
+    plain, _ = _timed(hands=24, timing_on=False)
+    assert all('"ms"' not in line for line in plain)  # off by default: existing outputs stay as they were
+    stripped = []
+    for line in timed:
+        obj = json.loads(line)
+        assert all(isinstance(e["ms"], int) and e["ms"] >= 0 for e in obj["events"])
+        for e in obj["events"]:
+            del e["ms"]
+        stripped.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+    assert stripped == plain
+
+
+def test_honest_think_time_rises_with_difficulty_and_relays_are_flat_and_labelled() -> None:
+    lines, labels = _timed(hands=60, relays=1)
+    assert len(labels.relays) == 1 and labels.as_dict()["relays"] == labels.relays
+    relay = labels.relays[0]
+    points = _points(lines)
+    assert relay in points
+    for player, pts in points.items():
+        hard = [d for d, _ in pts]
+        logs = [t for _, t in pts]
+        r = statistics.correlation(hard, logs)
+        if player == relay:
+            assert abs(r) < 0.2 and statistics.pstdev(logs) < 0.15, (player, r)
+        else:
+            assert r > 0.4 and statistics.pstdev(logs) > 0.4, (player, r)
+    assert "relays" not in _timed(hands=4)[1].as_dict()  # a file without relays: its labels as they were
+
+
+def test_relay_turns_timing_on_and_is_counted_among_the_players_needed() -> None:
+    spec = InjectSpec.parse("relay=2,bot=1")
+    assert (spec.relays, spec.players_needed) == (2, 3)
+    with pytest.raises(SpecError, match="relay"):
+        InjectSpec.parse("relay=5", players=4)
+    lines, _ = _timed(hands=4, relays=1, timing_on=False)
+    assert all('"ms"' in line for line in lines)
+
+
+# --------------------------------------------------------------------------------------- the think-time screen
+def test_the_screen_flags_the_relay_and_no_honest_player() -> None:
+    lines, labels = _timed(hands=120, seed=11, relays=1)
+    rows = screen(parse_record(json.loads(line)) for line in lines)
+    flagged = {t.player for t in rows if t.flagged}
+    assert flagged == set(labels.relays)
+    assert rows[0].player == labels.relays[0]  # most suspicious first
+    plain, _ = _timed(hands=8, timing_on=False)
+    assert screen(parse_record(json.loads(line)) for line in plain) == []  # no times, nothing screened
