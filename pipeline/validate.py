@@ -733,6 +733,14 @@ def initial_state(record: Record, observer: Evidence | None = None, unseen: _Uns
     )
 
 
+def play_state(record: Record, obj: dict[str, Any] | None = None) -> HandState:
+    """The record's start, to replay its play outside validation (the review of decisions, their difficulty): as
+    :func:`initial_state`, an observer record's hidden wins and ends declared from its claimed ``result`` (``obj``,
+    the record's JSON; without it, or without a result, they are taken as not known and play goes on)."""
+    unseen = _Unseen(obj if obj is not None else {}, record) if record.level == "observer" else None
+    return initial_state(record, None, unseen)
+
+
 # ---------------------------------------------------------------------------------------------- claims
 def compare_claims(hand: HandFacts, claimed: Claimed) -> list[Issue]:
     """Every difference between the claimed settlement and the computed one."""

@@ -391,3 +391,63 @@ def test_improving_kinds_are_exactly_the_draws_that_lower_the_shanten(
                 brute |= 1 << k
             counts[k] -= 1
     assert improving_mask(*suit_codes(counts), melds, void) == brute
+
+
+# ---------------------------------------------------------------------------------------------- difficulty
+def _sample_records(n: int) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    with gzip.open(ROOT / "data" / "sample.jsonl.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            try:
+                obj = json.loads(line)
+                if validate(obj).ok:
+                    out.append(obj)
+            except ValueError:
+                continue  # the sample's deliberately broken lines
+            if len(out) == n:
+                break
+    return out
+
+
+def test_difficulty_of_each_decision_along_a_record() -> None:
+    """A draw has none; every decision 0 (one good option, forced, a win) up to the cap; some decisions of real
+    play are hard (several options the review cannot call clearly worse than the first)."""
+    from pipeline.game.policy import DIFFICULTY_CAP, difficulties
+    from pipeline.validate import initial_state
+
+    seen: set[int] = set()
+    for obj in _sample_records(20):
+        record = parse_record(obj)
+        hard = difficulties(initial_state(record), record.events)
+        assert len(hard) == len(record.events)
+        for event, d in zip(record.events, hard, strict=True):
+            if event.t == "draw":
+                assert d is None
+            else:
+                assert d is not None and 0 <= d <= DIFFICULTY_CAP
+                seen.add(d)
+    assert 0 in seen and max(seen) >= 2
+
+
+def test_difficulty_of_a_hidden_hand_and_after_an_illegal_event_is_unknown() -> None:
+    """An observer record's other seats' decisions have no difficulty (their options are not known); from an
+    illegal event, nothing is judged."""
+    from test_levels_observer import to_observer
+
+    from pipeline.game.policy import difficulties
+    from pipeline.validate import initial_state, play_state
+
+    obj = _sample_records(1)[0]
+    seen = parse_record(to_observer(obj, 0))
+    hard = difficulties(play_state(seen), seen.events)
+    assert all(d is None for e, d in zip(seen.events, hard, strict=True) if e.seat != 0)
+    assert any(d is not None for e, d in zip(seen.events, hard, strict=True) if e.seat == 0 and e.t != "draw")
+
+    record = parse_record(obj)
+    first = record.events[0]
+    held = initial_state(record).counts[first.seat]
+    absent = next(k for k in range(27) if not held[k])
+    bad = (Discard(first.seat, absent), *record.events)
+    got = difficulties(initial_state(record), bad)
+    assert got[0] is not None  # the decision point itself was legal: the discard made there was not
+    assert got[1:] == [None] * (len(bad) - 1)

@@ -29,7 +29,7 @@ from pipeline.game.start import deal_hands
 from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.ruleset import Override
 from pipeline.rules.tiles import SUITS, TILE_NAMES, format_tiles
-from pipeline.validate import initial_state
+from pipeline.validate import play_state
 
 Kind = Literal["exchange", "void", "turn", "claim"]
 
@@ -53,11 +53,12 @@ def review_json(obj: Mapping[str, Any], override: Override | None = None) -> tup
     """A record's JSON object parsed (with the ``--rules`` ``override``) and reviewed; raises
     :class:`~pipeline.game.record.RecordError` when it cannot be read."""
     record = parse_record(obj, profile_override=override)
-    return record, review(record)
+    return record, review(record, dict(obj))
 
 
-def review(record: Record) -> list[Decision]:
-    """The decisions of ``record``'s hand, in the order they were made."""
+def review(record: Record, obj: dict[str, Any] | None = None) -> list[Decision]:
+    """The decisions of ``record``'s hand, in the order they were made (``obj``: the record's JSON, whose claimed
+    result declares an observer record's hidden wins: :func:`~pipeline.validate.play_state`)."""
     out: list[Decision] = []
     if record.level == "settlement":
         return out  # a score sheet: no tiles, no decisions
@@ -79,7 +80,7 @@ def review(record: Record) -> list[Decision]:
             chosen = Option("exchange", suit, None, exchange_shanten(hand, give), 0, 0, 0, same.rank, give)
             out.append(_decision(None, seat, "exchange", options, chosen))
     try:
-        state = initial_state(record)
+        state = play_state(record, obj)
     except IllegalAction:
         return out
     if record.que is not None:

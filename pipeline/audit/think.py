@@ -31,7 +31,7 @@ from typing import Final
 from pipeline.game.policy import difficulties
 from pipeline.game.record import Record
 from pipeline.game.state import IllegalAction
-from pipeline.validate import initial_state
+from pipeline.validate import play_state
 
 MIN_DECISIONS: Final = 30
 Z_FLAG: Final = 3.5
@@ -55,7 +55,7 @@ def decision_times(records: Iterable[Record]) -> dict[str, list[tuple[int, int]]
         if times is None or record.level == "settlement":
             continue
         try:
-            state = initial_state(record)
+            state = play_state(record)
         except IllegalAction:
             continue
         for event, hard, ms in zip(record.events, difficulties(state, record.events), times, strict=True):

@@ -468,17 +468,15 @@ def difficulty(state: HandState, seat: int) -> int:
     """How hard ``seat``'s decision at ``state`` is: the options :func:`clearly_better` cannot call clearly worse
     than the first choice, less one (0: one good option, a forced move or a win; at most
     :data:`DIFFICULTY_CAP`). The decision time's yardstick (the simulator's timing model, the think-time screen)."""
-    options = decide(state, seat)
-    if len(options) < 2:
-        return 0
+    options = decide(state, seat)  # none or one: 0 (the sum below is empty)
     void = state.void[seat]
     return min(DIFFICULTY_CAP, sum(1 for o in options[1:] if clearly_better(options, o, void) is None))
 
 
 def difficulties(start: HandState, events: Sequence[Event]) -> list[int | None]:
-    """Per event, the difficulty of the decision it made (None for a draw, a hidden hand's, and from an illegal
-    event on),
-    replaying ``events`` on ``start`` (a state at the start of play, changed in place)."""
+    """Per event, the difficulty of the decision it made (None for a draw, a hidden hand's, and after an illegal
+    event: the illegal event's own decision point is judged), replaying ``events`` on ``start`` (a state at the
+    start of play, changed in place)."""
     out: list[int | None] = []
     for event in events:
         hidden = start.hidden[event.seat]  # an observer record's other hands: their options are not known
