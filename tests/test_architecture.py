@@ -49,6 +49,8 @@ ARROWS: dict[str, tuple[str, ...]] = {
     "pipeline.memory": (),
     "pipeline.signals": (),
     "pipeline.text": (),
+    # a records file compressed by its suffix (simulate, import, export write records)
+    "pipeline.outfile": (),
     "schemas": (),
     # the state machine that replays a hand, shared by validator, simulator and audits
     "pipeline.game": ("pipeline.rules", "pipeline.codes"),
@@ -56,10 +58,10 @@ ARROWS: dict[str, tuple[str, ...]] = {
     "pipeline": ("pipeline.game",),
     "pipeline.validate": ("pipeline.rules", "pipeline.game", "pipeline.codes"),
     # other formats to and from records: beside the validator, before the warehouse
-    "pipeline.formats": ("pipeline.rules", "pipeline.game", "pipeline.codes"),
+    "pipeline.formats": ("pipeline.rules", "pipeline.game", "pipeline.codes", "pipeline.outfile"),
     "pipeline.disputes": ("pipeline.rules", "pipeline.codes"),
     # the simulator plays through the state machine; it never validates (its output is validated like any input)
-    "pipeline.simulate": ("pipeline.rules", "pipeline.game", "pipeline.codes"),
+    "pipeline.simulate": ("pipeline.rules", "pipeline.game", "pipeline.codes", "pipeline.outfile"),
     "pipeline.ingest": ("pipeline.rules", "pipeline.game", "pipeline.validate", *_BASE),
     "pipeline.analytics": ("pipeline.rules", "pipeline.ingest", *_BASE),
     # the chart helpers: a library of the dashboards, knowing nothing of the data's origin

@@ -140,26 +140,17 @@ def write_lines(path: str | Path, lines: Iterable[bytes]) -> int:
 
 
 def _write(tmp: Path, name: str, lines: Iterable[bytes]) -> int:
-    import gzip
     import os
 
-    import zstandard
+    from pipeline.outfile import compressed
 
     n = 0
     with tmp.open("wb") as raw:
-        stream: Any
-        if name.endswith(".gz"):
-            stream = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
-        elif name.endswith(".zst"):
-            stream = zstandard.ZstdCompressor(level=6).stream_writer(raw, closefd=False)
-        else:
-            stream = raw
-        for line in lines:
-            stream.write(line)
-            stream.write(b"\n")
-            n += 1
-        if stream is not raw:
-            stream.close()
+        with compressed(raw, name) as stream:
+            for line in lines:
+                stream.write(line)
+                stream.write(b"\n")
+                n += 1
         raw.flush()
         os.fsync(raw.fileno())
     return n

@@ -8,7 +8,6 @@ byte. :func:`write` puts them in a file (``.jsonl``, ``.jsonl.gz`` or ``.jsonl.z
 from __future__ import annotations
 
 import functools
-import gzip
 import io
 import json
 import random
@@ -19,9 +18,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import zstandard
-
 from pipeline.game.policy import difficulties
+from pipeline.outfile import compressed
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.simulate import timing
 from pipeline.simulate.bots import Collusion
@@ -387,17 +385,12 @@ def write(
     lines, labels = simulate(config, progress=progress, summary=summary)
     part = path.with_name(f".{path.name}.part")  # a stopped run (Ctrl-C, a crash) leaves no half file under the name
     try:
-        with part.open("wb") as raw:
-            if path.name.endswith(".gz"):
-                stream: Any = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
-            elif path.name.endswith(".zst"):
-                stream = zstandard.ZstdCompressor(level=6).stream_writer(raw, closefd=False)
-            else:
-                stream = raw
-            with io.TextIOWrapper(stream, encoding="utf-8", newline="\n") as text:
-                for line in lines:
-                    text.write(line)
-                    text.write("\n")
+        with part.open("wb") as raw, compressed(raw, path.name) as stream:
+            text = io.TextIOWrapper(stream, encoding="utf-8", newline="\n")
+            for line in lines:
+                text.write(line)
+                text.write("\n")
+            text.detach()  # flushed; the stream is closed by compressed(), the file by open()
     except BaseException:
         part.unlink(missing_ok=True)
         raise
