@@ -717,9 +717,6 @@ def reference_sizes(every: pl.DataFrame, min_hands: int = yardsticks.MIN_HANDS) 
     return {g: n for g, n in rows.group_by("group").len().iter_rows()}
 
 
-DIRECTORY_METRICS = ("hands", "win_rate", "deal_in_rate", "net_points_per_hand")
-
-
 def prep_directory(every: pl.DataFrame) -> pl.DataFrame:
     """The player directory: one row per player with the key figures, by id.
 

@@ -505,7 +505,6 @@ POOLED = ("gift", "split")
 # compares; a taker who wins often takes more of everything, which x's rate of wins on discards says (feed_win),
 # and one often offered a fourth tile holds triplets (kong_offer).
 BORROWED = {"feed_costly": "feed_win", "kong_costly": "kong_offer", "feed_costly_value": "feed_value"}
-FEATURE_OF = {outcome: feature for feature, outcome in HAZARD_OF.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,6 @@ TSV (``game_id`` then ``record``, the record as JSON text). Each game becomes on
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -295,11 +294,6 @@ def _commitment(title: dict[str, Any], round_index: int, dealer: int) -> dict[st
     if isinstance(seed, str):
         out["seed"] = seed.lower()
     return out
-
-
-def commitment_hash(seed_hex: str, salt: str) -> str:
-    """The platform's commitment: sha256 of the 64-hex master seed and the salt."""
-    return hashlib.sha256((seed_hex + salt).encode("utf-8")).hexdigest()
 
 
 # ------------------------------------------------------------------------------------------------ a hand

@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 SUITS: Final = "mps"
-SUIT_NAMES_ZH: Final = {"m": "万", "p": "筒", "s": "条"}
 NUM_KINDS: Final = 27
 COPIES: Final = 4
 NUM_TILES: Final = NUM_KINDS * COPIES  # 108
