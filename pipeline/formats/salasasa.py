@@ -1,4 +1,4 @@
-"""The Salasasa platform's 四川 血战 game records, read into ``xzlog/1`` records (issue 41).
+"""The Salasasa platform's 四川 血战 game records, read into ``xzlog/1`` records.
 
 The platform (open-source, MIT) stores each finished game as a row of ``game_records``: ``game_id`` and ``record``,
 a JSON object with ``game_title`` (the room) and ``game_round`` (one entry ``round_index_N`` per hand: the dealt
