@@ -419,12 +419,6 @@ def prep_rolling(con: duckdb.DuckDBPyConnection, player: str, window: int = ROLL
     return _rolling(queries.run(con, "player_hand_series", players=[player]), window)
 
 
-def prep_every_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW) -> dict[str, pl.DataFrame]:
-    """:func:`prep_rolling` of every player with a replayed hand (:func:`iter_rolling`, a batch of players at a
-    time), by player; each frame equal to ``prep_rolling(con, player, window)``."""
-    return dict(iter_rolling(con, window))
-
-
 ROLLING_ROWS = 100_000  # hands of several players rolled at once: the memory of the report's player pages
 
 

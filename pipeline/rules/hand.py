@@ -478,12 +478,6 @@ def suit_info(code: int, index: int) -> int:
     return _suit_info().get(code, 0)
 
 
-def _near_whole() -> dict[int, int]:
-    """Suit code → the ranks (0–8) one more tile of which makes the suit whole, as bits (``1 << rank``): the
-    near-whole part of :func:`_suit_info`, for the codes that have one."""
-    return {code: info >> _NEAR_SHIFT for code, info in _suit_info().items() if info >> _NEAR_SHIFT}
-
-
 def _suit_size(code: int) -> int:
     """The number of tiles in a suit of code ``code`` (:func:`suit_codes`), its nine 3-bit counts summed
     without a loop: the even and the odd ranks are masked into 6-bit slots and added (a slot holds at most
