@@ -1,4 +1,4 @@
-"""The health dashboard: the warehouse's ingest runs as ``xuezhan check`` sees them (issue 44 point 2), arranged for
+"""The health dashboard: the warehouse's ingest runs as ``xuezhan check`` sees them, arranged for
 the report's health page: every run's figures, each table's settlement-error rate run by run, and two charts of the
 trend.
 

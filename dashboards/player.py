@@ -419,12 +419,6 @@ def prep_rolling(con: duckdb.DuckDBPyConnection, player: str, window: int = ROLL
     return _rolling(queries.run(con, "player_hand_series", players=[player]), window)
 
 
-def prep_every_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW) -> dict[str, pl.DataFrame]:
-    """:func:`prep_rolling` of every player with a replayed hand (:func:`iter_rolling`, a batch of players at a
-    time), by player; each frame equal to ``prep_rolling(con, player, window)``."""
-    return dict(iter_rolling(con, window))
-
-
 ROLLING_ROWS = 100_000  # hands of several players rolled at once: the memory of the report's player pages
 
 
@@ -715,9 +709,6 @@ def reference_sizes(every: pl.DataFrame, min_hands: int = yardsticks.MIN_HANDS) 
     taken against (the player left out of their own)."""
     rows = every.filter((pl.col("who") == PLAYER) & (pl.col("metric") == "hands") & (pl.col("value") >= min_hands))
     return {g: n for g, n in rows.group_by("group").len().iter_rows()}
-
-
-DIRECTORY_METRICS = ("hands", "win_rate", "deal_in_rate", "net_points_per_hand")
 
 
 def prep_directory(every: pl.DataFrame) -> pl.DataFrame:

@@ -62,10 +62,7 @@ from dashboards import deals as deals_dash
 from dashboards import findings as found_dash
 from dashboards import health as health_dash
 from dashboards import information as info_dash
-from dashboards.html import SCRIPT, Page, document
-from dashboards.html import esc as _esc
-from dashboards.html import finding_message as _message
-from dashboards.html import href as _href
+from dashboards.html import Page, document
 from dashboards.pages import audit as audit_html
 from dashboards.pages import collusion as collusion_html
 from dashboards.pages import deals as deals_html
@@ -73,13 +70,8 @@ from dashboards.pages import health as health_html
 from dashboards.pages import information as info_html
 from dashboards.pages import overview as overview_html
 from dashboards.pages import quality as quality_html
-from dashboards.pages.collusion import evidence_section as _evidence_section
-from dashboards.pages.collusion import pairs_table as _pairs_table
-from dashboards.pages.collusion import summary as _collusion_summary
-from dashboards.pages.overview import font_notice
-from dashboards.pages.players import PlayerParts, page_file, player_pages
+from dashboards.pages.players import PlayerParts, player_pages
 from dashboards.pages.players import directory as _directory
-from dashboards.pages.players import over_time as _player_over_time
 from pipeline.analytics import queries
 from pipeline.analytics.health import Health, check
 from pipeline.analytics.scales import scales
@@ -91,10 +83,8 @@ from pipeline.audit.information import FDR
 from pipeline.report import charts
 from pipeline.report.staging import staged_folder
 
-# What the tests take from here besides build_report: a player's page name, page parts they render alone, the
-# script of every page, the font notice. The build calls the directory as _directory, where one stops a run.
-__all__ = ["SCRIPT", "_collusion_summary", "_esc", "_evidence_section", "_href", "_message"]
-__all__ += ["_pairs_table", "_player_over_time", "build_report", "font_notice", "page_file"]
+# The build calls the player directory as _directory (imported above): the name tests/test_cli_interrupt.py
+# replaces to stop a run mid-build.
 
 
 # ---------------------------------------------------------------------------------------------- entry point

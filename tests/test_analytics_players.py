@@ -305,7 +305,7 @@ def test_rolling_rates_in_batches_of_players_equal_all_at_once(
     from dashboards import player
 
     with queries.connect(simulated) as con:
-        together = player.prep_every_rolling(con, window=7)
+        together = dict(player.iter_rolling(con, window=7))
         for rows in (1, 25):
             monkeypatch.setattr(player, "ROLLING_ROWS", rows)
             batched = list(player.iter_rolling(con, window=7))
@@ -332,20 +332,20 @@ def test_the_series_sizes_are_the_rows_of_each_players_series(simulated: Path, r
 
 def test_every_players_tables_at_once_equal_each_players_alone(simulated: Path, room: Path) -> None:
     """The report's player pages take head to head and the rolling rates of every player together
-    (prep_every_head_to_head, prep_every_rolling): the same frames as one player's, player by player."""
+    (prep_every_head_to_head, iter_rolling): the same frames as one player's, player by player."""
     from polars.testing import assert_frame_equal
 
-    from dashboards.player import prep_every_head_to_head, prep_every_rolling
+    from dashboards.player import iter_rolling, prep_every_head_to_head
 
     for warehouse in (simulated, room):
         with queries.connect(warehouse) as con:
             players = queries.player_base(con)["player"].to_list()
-            every_h2h, every_rolling = prep_every_head_to_head(con), prep_every_rolling(con, window=7)
+            every_h2h, every_rolling = prep_every_head_to_head(con), dict(iter_rolling(con, window=7))
             assert sorted(every_h2h) == sorted(every_rolling) == sorted(players)
             for p in players:
                 assert_frame_equal(every_h2h[p], prep_head_to_head(con, p).select(every_h2h[p].columns))
                 assert_frame_equal(every_rolling[p], prep_rolling(con, p, window=7))
             with pytest.raises(ValueError, match="window must be at least 1"):
-                prep_every_rolling(con, window=0)
+                dict(iter_rolling(con, window=0))
     assert every_rolling["p1"].schema == prep_rolling(queries.connect(room), "nobody").schema  # the empty one's
     assert every_rolling["p1"]["n"].to_list() == [1, 2, 3, 4]  # the room's p1: numbered from 1, player by player

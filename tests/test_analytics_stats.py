@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, player_metrics
+from pipeline.analytics.metrics import METRIC_BY_ID, METRICS
 from pipeline.analytics.stats import (
     Z95,
     bootstrap_mean,
@@ -177,7 +177,7 @@ def test_square_column_names() -> None:
 def test_null_base_counts_read_as_zero() -> None:
     """A SQL SUM over no rows is NULL: every metric of an all-null row is a zero count or an empty value."""
     columns = {c for m in METRICS for c in (m.num, m.den, m.sq) if c}
-    got = player_metrics(dict.fromkeys(columns))
+    got = {m.id: m.value(dict.fromkeys(columns)) for m in METRICS}
     for m in METRICS:
         if m.kind == "count":
             assert got[m.id] == {"value": 0}, m.id

@@ -16,7 +16,8 @@ import polars as pl
 import pytest
 from system_parts import missing_system_part
 
-from dashboards.site import build_report, page_file
+from dashboards.pages.players import page_file
+from dashboards.site import build_report
 from pipeline.analytics import queries
 from pipeline.audit.scoring import audit
 from pipeline.codes import CODES
@@ -170,7 +171,9 @@ def test_collusion_page_says_which_threshold_and_that_nothing_is_flagged(report)
 def test_flagged_pairs_and_their_hands_on_the_page():
     """The flagged-pair parts of the page, from a screen whose pair pA & pB is flagged with two hands."""
     from dashboards import collusion as collusion_dash
-    from dashboards.site import _collusion_summary, _evidence_section, _pairs_table
+    from dashboards.pages.collusion import evidence_section as _evidence_section
+    from dashboards.pages.collusion import pairs_table as _pairs_table
+    from dashboards.pages.collusion import summary as _collusion_summary
     from pipeline.audit.collusion import SIGNALS, PairResult
 
     signals = {s: {"observed": 3.0, "expected": 1.5, "ratio_shrunk": 1.0, "z": 2.5} for s in SIGNALS}
@@ -196,7 +199,7 @@ def test_the_collusion_summary_names_the_reported_teams():
     """Issue 40: the summary named the flagged pairs but not the teams the group screen reported; a team whose
     pairs are each too weak to flag read as "No pair is flagged"."""
     from dashboards import collusion as collusion_dash
-    from dashboards.site import _collusion_summary
+    from dashboards.pages.collusion import summary as _collusion_summary
     from pipeline.audit.collusion import SIGNALS, PairResult
     from pipeline.audit.teams import TeamResult
 
@@ -336,7 +339,7 @@ def test_no_font_notice_when_a_cjk_font_exists(warehouse, tmp_path, detected_fon
 
 
 def test_font_notice_follows_the_detection():
-    from dashboards.site import font_notice
+    from dashboards.pages.overview import font_notice
 
     assert font_notice(charts.Fonts(cjk_family="Noto Sans CJK SC")) == ""
     assert "fonts-noto-cjk" in font_notice(charts.Fonts(cjk_family=None))
@@ -521,7 +524,7 @@ def test_pages_render_in_a_headless_browser(report, tmp_path):
 
 
 def test_finding_messages_fold_the_position_away():
-    from dashboards.site import _message
+    from dashboards.html import finding_message as _message
 
     folded = _message("seat 0 discards <out of turn>", "ev3 discard turn=1 left=5 || 0:123m [pong:5p]")
     assert folded.startswith("seat 0 discards &lt;out of turn&gt;<details><summary>position</summary>")

@@ -26,8 +26,8 @@ from test_report import _browse, _chromium
 
 from dashboards import player
 from dashboards.findings import collect
-from dashboards.pages.players import deviations_section
-from dashboards.site import build_report, page_file
+from dashboards.pages.players import deviations_section, page_file
+from dashboards.site import build_report
 from pipeline.analytics import queries
 from pipeline.analytics.health import check
 from pipeline.analytics.yardsticks import MIN_HANDS, deviations

@@ -22,8 +22,8 @@ from test_report import _browse, _chromium
 from typer.testing import CliRunner
 
 from cli import app
-from dashboards import site
-from dashboards.site import page_file
+from dashboards import html
+from dashboards.pages.players import page_file
 from pipeline.ingest.run import ingest
 from pipeline.report import charts
 from pipeline.simulate.inject import InjectSpec
@@ -183,7 +183,7 @@ def test_no_id_brings_an_element_an_attribute_or_a_script(report):
                 assert (attrs["src"] or "").startswith("data:image/png;base64,"), name
         for label in re.findall(r"<text [^>]*>(.*?)</text>", text):  # an SVG's words are the axes' numbers
             assert re.fullmatch(r"[\d,]+%?", label), (name, label)
-        assert page.scripts == [site.SCRIPT], name  # the page's own script, nothing else
+        assert page.scripts == [html.SCRIPT], name  # the page's own script, nothing else
         assert "data-pwned" not in {a for _, attrs in page.tags for a in attrs}
         for pid in PLAYERS:
             if HOSTILE_TEXT.search(pid):
@@ -333,5 +333,5 @@ def test_chart_labels_of_hostile_ids_draw():
 
 
 def test_esc_shows_control_characters_and_overrides():
-    assert site._esc("<a href='x'>\x1b\u202e") == "&lt;a href=&#x27;x&#x27;&gt;\\u001b\\u202e"
-    assert site._href("player-张三-00000000.html") == "player-%E5%BC%A0%E4%B8%89-00000000.html"
+    assert html.esc("<a href='x'>\x1b\u202e") == "&lt;a href=&#x27;x&#x27;&gt;\\u001b\\u202e"
+    assert html.href("player-张三-00000000.html") == "player-%E5%BC%A0%E4%B8%89-00000000.html"

@@ -15,7 +15,8 @@ import pytest
 import room_fixture
 
 from dashboards import player
-from dashboards.site import build_report, page_file
+from dashboards.pages.players import page_file
+from dashboards.site import build_report
 from pipeline.analytics import queries
 from pipeline.analytics.scope import Scope
 from pipeline.report import svg
@@ -68,7 +69,7 @@ def test_the_over_time_section_draws_the_thinned_rows_as_the_whole_series_would(
 
     import polars as pl
 
-    from dashboards.site import _player_over_time
+    from dashboards.pages.players import over_time as _player_over_time
 
     w = player.ROLLING_WINDOW
     for count in (w - 3, 399, 1_234):

@@ -16,7 +16,8 @@ from test_report import _browse, _chromium
 
 from dashboards import collusion as collusion_dash
 from dashboards import information as info_dash
-from dashboards.site import build_report, page_file
+from dashboards.pages.players import page_file
+from dashboards.site import build_report
 from pipeline.analytics.queries import connect
 from pipeline.audit import collusion
 from pipeline.audit.anticipation import decisions

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.rules.hand import (
+    _NEAR_SHIFT,
     SUIT_FLAGS,
     SUIT_TABLE,
     WHOLE_CODES,
     Meld,
     Reading,
-    _near_whole,
     _suit_info,
     _suit_size,
     code_step,
@@ -524,7 +524,8 @@ def test_a_suit_code_moves_by_one_step_a_tile_and_decodes_to_the_counts(
     counts = tuple(counts27[suit * 9 : suit * 9 + 9])
     assert tuple((code >> (3 * rank)) & 7 for rank in range(9)) == counts and _suit_size(code) == sum(counts)
     # the ranks that make the suit whole, by the table's definition
-    assert _near_whole().get(code, 0) == sum(1 << r for r in range(9) if code + code_step(r) in WHOLE_CODES)
+    near = sum(1 << r for r in range(9) if code + code_step(r) in WHOLE_CODES)
+    assert _suit_info().get(code, 0) >> _NEAR_SHIFT == near
 
 
 def test_shanten_after_discarding_a_suits_only_tile() -> None:

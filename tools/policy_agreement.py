@@ -1,4 +1,4 @@
-"""How often the reference policy's first choice is what each simulator style chose (issue 43), and what the
+"""How often the reference policy's first choice is what each simulator style chose, and what the
 review costs.
 
 ``python -m tools.policy_agreement [--hands N] [--seed S]`` simulates ``N`` hands (a realistic room of 16

@@ -385,14 +385,3 @@ def _novelty(this: RunFigures, earlier: list[RunFigures], t: Thresholds) -> list
             )
         )
     return out
-
-
-def figures_line(r: RunFigures) -> str:
-    """One run's figures in a line (``check``'s trend)."""
-    rate = f"{r.settle_errors / r.stored:.2%}" if r.stored else "–"
-    when = r.started_at.strftime("%Y-%m-%d %H:%M") if r.started_at is not None else "?"
-    done = "" if r.finished_at is not None else "  INCOMPLETE"
-    return (
-        f"{r.run_no:>4}  {when}  {r.lines_read:>9,}  {r.stored:>9,}  {r.invalid:>7,}  {r.rejects:>7,}  "
-        f"{rate:>8}  {r.new_players:>5,}  {len(r.new_codes):>5}{done}"
-    )

@@ -1,4 +1,4 @@
-"""What each statistic needs of a record, and so which levels of record it can use (issue 20): one table,
+"""What each statistic needs of a record, and so which levels of record it can use: one table,
 :data:`NEEDS`, read by ``stats`` (the player metrics, the table figures), the reports and the collusion screen,
 and printed in ``schemas/METRICS.md``.
 

@@ -334,11 +334,6 @@ COLLUSION_FEATURES = (
 )
 
 
-def player_metrics(base: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every metric of one row of base counts."""
-    return {m.id: m.value(base) for m in METRICS}
-
-
 def page() -> str:
     lines = [
         "# Metrics",

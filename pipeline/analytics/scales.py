@@ -5,7 +5,7 @@ profiles, 1,000 in ``majsoul``. A hand's **scale group** is its profile and its 
 (``chengdu``, ``majsoul (base 1,000)``); a player's group is the group of most of their stored hands (ties: the
 smallest label). Money of different bases is compared in bases (points ÷ the hand's base: the audit's ranking,
 :mod:`pipeline.audit.scoring`); players are compared with the players of their own group (the unusual-result
-screen, the player pages). A warehouse of one group reads as before: "all players".
+screen, the player pages). In a warehouse of one group a player is compared with "all players".
 
 >>> label("chengdu", 1), label("majsoul", 1000), label(None, None)
 ('chengdu', 'majsoul (base 1,000)', 'unknown profile')

@@ -1,4 +1,4 @@
-"""Yardsticks: each player's figures against the room's (issue 44 point 3), as a leak finder shows them: where a
+"""Yardsticks: each player's figures against the room's, as a leak finder shows them: where a
 player stands among the room's players (percentile), the band the room's best earners keep, and how far the
 player is from the room's average in standard errors.
 

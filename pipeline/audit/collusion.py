@@ -34,7 +34,7 @@ Method, per signal:
    pair's summed residual. Its mean and variance are exact (a sum of independent per-hand draws), and with
    hundreds of hands it is close to normal, so p-values far smaller than a Monte-Carlo run could resolve are
    still computed — needed, since the correction below asks for them.
-3. *Combination* (issue 37). Each scored signal is tested one-sided in the direction fixed by what it means
+3. *Combination*. Each scored signal is tested one-sided in the direction fixed by what it means
    (:data:`DIRECTION`), on an empirical null per signal (:func:`_with_q`); the pair's p-value is the smallest
    with Šidák's correction over the signals it tested (:func:`combined`). The largest, not a sum of signed
    z-scores: a signal running the wrong way for a cheat (soft play lowers feeding; a pair that feeds and passes
@@ -51,7 +51,7 @@ Method, per signal:
 Sitting together more often than random matchmaking would seat them is reported (observed / expected
 shared hands, Poisson p) but not scored: friends sit together and play honestly.
 
-Reading the warehouse (issue 23): memory does not grow with the warehouse. :class:`WarehouseSource` reads it
+Reading the warehouse: memory does not grow with the warehouse. :class:`WarehouseSource` reads it
 :data:`CHUNK_HANDS` hands at a time (runs of consecutive ids, ``analytics/sql/hand_ranges.sql``): DuckDB returns one
 run's offers and takes (``sql/pair_events.sql``, ``sql/pair_hands.sql``) and the features of
 ``sql/pair_features.sql`` are counted from them in memory (:func:`offers_of`, :func:`rows_of`; the tests hold
@@ -505,7 +505,6 @@ POOLED = ("gift", "split")
 # compares; a taker who wins often takes more of everything, which x's rate of wins on discards says (feed_win),
 # and one often offered a fourth tile holds triplets (kong_offer).
 BORROWED = {"feed_costly": "feed_win", "kong_costly": "kong_offer", "feed_costly_value": "feed_value"}
-FEATURE_OF = {outcome: feature for feature, outcome in HAZARD_OF.items()}
 
 
 @dataclass(frozen=True, slots=True)

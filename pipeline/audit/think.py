@@ -1,4 +1,4 @@
-"""The think-time screen (issue 43 point 5): players whose decision times do not follow how hard the decisions
+"""The think-time screen: players whose decision times do not follow how hard the decisions
 were, against the room.
 
 A person thinks longer on a harder decision; a relay (someone copying a bot's moves) or a bot with a fixed

@@ -19,7 +19,7 @@ per hand at tables with two or more of the team against tables with none of it (
 ``z``, BY over the players): the victim's own results without the team are what its play predicts. The
 tables differ in who else sits there, so this compares; it does not prove.
 
-**Memory** (issue 23): the flows are 12 rows a hand (2.4 million at 200k hands). :func:`victim_view` asks
+**Memory**: the flows are 12 rows a hand (2.4 million at 200k hands). :func:`victim_view` asks
 DuckDB for one run of :data:`CHUNK_HANDS` hands at a time (the pair screen's runs, ``analytics/sql/hand_ranges.sql``),
 keeps each run's coded rows in a temporary file, and every pass (the strengths, each pair's excess and
 variance, the team lines) reads the runs one at a time into per-pair and per-player sums: what it holds grows

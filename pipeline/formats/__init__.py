@@ -1,4 +1,4 @@
-"""Other record formats, to and from ``xzlog/1`` (issue 20): a club's score sheet (:mod:`pipeline.formats.sheet`,
+"""Other record formats, to and from ``xzlog/1``: a club's score sheet (:mod:`pipeline.formats.sheet`,
 read into ``settlement`` records) and the mjai event stream of Sichuan engines (:mod:`pipeline.formats.mjai`,
 read into ``dealt`` records, and written from any record with a deal or a wall).
 

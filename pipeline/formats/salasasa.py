@@ -1,4 +1,4 @@
-"""The Salasasa platform's 四川 血战 game records, read into ``xzlog/1`` records (issue 41).
+"""The Salasasa platform's 四川 血战 game records, read into ``xzlog/1`` records.
 
 The platform (open-source, MIT) stores each finished game as a row of ``game_records``: ``game_id`` and ``record``,
 a JSON object with ``game_title`` (the room) and ``game_round`` (one entry ``round_index_N`` per hand: the dealt
@@ -31,7 +31,6 @@ TSV (``game_id`` then ``record``, the record as JSON text). Each game becomes on
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -295,11 +294,6 @@ def _commitment(title: dict[str, Any], round_index: int, dealer: int) -> dict[st
     if isinstance(seed, str):
         out["seed"] = seed.lower()
     return out
-
-
-def commitment_hash(seed_hex: str, salt: str) -> str:
-    """The platform's commitment: sha256 of the 64-hex master seed and the salt."""
-    return hashlib.sha256((seed_hex + salt).encode("utf-8")).hexdigest()
 
 
 # ------------------------------------------------------------------------------------------------ a hand

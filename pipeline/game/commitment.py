@@ -1,4 +1,4 @@
-"""Wall commitments: a platform's published hash of the seed a hand's wall was shuffled from (issue 41).
+"""Wall commitments: a platform's published hash of the seed a hand's wall was shuffled from.
 
 A record's optional ``commitment`` (schemas/XZLOG.md) names its ``scheme``, a name and version, and carries what
 that scheme needs. A revealed seed must hash to the committed value (``TILE_COMMIT_SEED``), and the wall the seed

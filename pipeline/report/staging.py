@@ -1,6 +1,6 @@
 """A report's folder written whole or not at all: the pages are written into a staging folder beside it and
 moved in once every one is written, so that Ctrl-C in ``report`` never leaves a folder of half-written pages,
-some of this run and some of the last, that reads as one report (issue 39)."""
+some of this run and some of the last, that reads as one report."""
 
 from __future__ import annotations
 

@@ -408,7 +408,6 @@ def _suit_info() -> dict[int, int]:
 # (low, high) at twice the code's base-5 index (:func:`suit_index`): a look-up is the index worked out (a few
 # shifts) and two byte reads, where a dictionary keyed by ints costs some 350 instructions (the code boxed, hashed,
 # found and compared, the box freed).
-INDEX_STEPS: Final[tuple[int, ...]] = tuple(5 ** (kind % 9) for kind in range(NUM_KINDS))  # a tile's index step
 _DENSE: Final[list[bytes]] = []  # filled on first use by _dense
 
 
@@ -444,7 +443,7 @@ def suit_index(code: int) -> int:
 
 
 def _dense() -> bytes:
-    """:func:`_suit_info` as the dense table (see :data:`INDEX_STEPS`), worked out once on first use."""
+    """:func:`_suit_info` as the dense table (indexed by :func:`suit_index`), worked out once on first use."""
     if not _DENSE:
         table = bytearray(2 * 5**9)
         for whole in WHOLE_CODES:  # the table's codes (some hold five of a rank, for a code one short of them)
@@ -477,12 +476,6 @@ def suit_info(code: int, index: int) -> int:
         table = _dense()
         return table[2 * index] | table[2 * index + 1] << 8
     return _suit_info().get(code, 0)
-
-
-def _near_whole() -> dict[int, int]:
-    """Suit code → the ranks (0–8) one more tile of which makes the suit whole, as bits (``1 << rank``): the
-    near-whole part of :func:`_suit_info`, for the codes that have one."""
-    return {code: info >> _NEAR_SHIFT for code, info in _suit_info().items() if info >> _NEAR_SHIFT}
 
 
 def _suit_size(code: int) -> int:

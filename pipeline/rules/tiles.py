@@ -24,10 +24,8 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 SUITS: Final = "mps"
-SUIT_NAMES_ZH: Final = {"m": "万", "p": "筒", "s": "条"}
 NUM_KINDS: Final = 27
 COPIES: Final = 4
-NUM_TILES: Final = NUM_KINDS * COPIES  # 108
 
 _GROUP: Final = re.compile(r"([0-9]+)([a-zA-Z])")
 
@@ -79,11 +77,6 @@ def kind_of_name(value: object) -> int:
     if suit == 115:  # s
         return rank + 18
     return -1
-
-
-def suit_of(kind: int) -> int:
-    """0 for 万 (m), 1 for 筒 (p), 2 for 条 (s)."""
-    return kind // 9
 
 
 def rank_of(kind: int) -> int:

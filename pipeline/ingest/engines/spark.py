@@ -42,7 +42,7 @@ a whole chunk.
 For data too large for one driver to write, the dedupe would move into Spark: join the run's keys with the
 stored ``hands`` (hand_id, sha256) and rank the run's lines per ``hand_id`` by (file, line) to pick the
 first of each, then let executors write their own Parquet files with a per-task batch name and a commit
-step that publishes them (the ``hands`` file last, as now). Nothing in the validator would change.
+step that publishes them (the ``hands`` file last, as the local commit does). Nothing in the validator would change.
 
 Requirements on a cluster: the ``xuezhan`` package and its dependencies importable by the executors'
 Python, the input files and the warehouse's ``spill`` folder at the same absolute paths on every node (a
