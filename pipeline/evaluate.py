@@ -31,6 +31,11 @@ the collusion screen quotes: "with N shared hands, a pair feeding at 0.3 is foun
                "ranked_first", "honest_pairs_flagged", "honest_pairs", "rooms_with_false", "mean_shared"}],
      "honest": {"rooms", "with_false", "low", "high"}}
 
+Think time (``eval-think-time``): rooms of 16 players with decision times (``simulate --timing``), ``relay=N``
+planted or none; each ingested and screened as ``xuezhan think-time`` screens a warehouse (the timed records read
+back from their files). A relay is found when it is flagged; the honest rooms' false flags are counted as above.
+The times are the simulator's own model (:mod:`pipeline.simulate.timing`), more regular than people's.
+
 It runs the simulator, the ingest and the audit together, so it sits above all three (``xuezhan
 eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit never imports the simulator.
 
