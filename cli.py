@@ -1321,6 +1321,89 @@ def info_cheats_command(
         typer.echo(f"{line}  YES ({', '.join(s.signals)})" if s.flagged else line)
 
 
+THINK_MEANING = (
+    "a flag: the player's think times follow the decisions' difficulty far less than the other players' do "
+    "(a relay of a bot's moves, a bot with a fixed delay) — a reason to look at its decisions and times, not "
+    "proof: an even-paced player, auto-play, a slow connection or a client that rounds times look flat too"
+)
+
+
+@app.command("think-time")
+def think_time_command(
+    warehouse: WarehouseIn,
+    fdr: FdrOption = 0.05,
+    fmt: FormatOption = "table",
+    top: Annotated[int, _option("--top", " players in the table (csv and json list all).", min=0)] = 20,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    player: PlayerFilter = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
+) -> None:
+    """Screen every player's decision times (the records' ms) against how hard each decision was: per player
+    the correlation of the difficulty (the options the reference policy cannot call clearly worse than its first
+    choice) with log(ms + 1), against the other players' (Fisher's z, the room's median and spread, leave one
+    out), one-sided p, Benjamini–Yekutieli over the players; a player with too few timed decisions (30) or a
+    room of fewer than 6 is listed, not tested. The records that carry ms are read back from their sources and
+    replayed. A flag is a reason to look, not proof. With a filter, over the hands in scope only. Exit 1 when
+    no record carries decision times, or one could not be read back."""
+    from pipeline.analytics.export import Missing
+    from pipeline.analytics.queries import connect
+    from pipeline.audit.think import MIN_DECISIONS, read_timed, screen, timed_hands
+
+    scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
+    _records_in(warehouse)
+    _hands_in_scope(warehouse, scope)
+    with connect(warehouse, scope=scope) as con:
+        hands = timed_hands(con)
+    if not hands:
+        where = " in scope" if scope.filters else f" in {warehouse}"
+        raise fail(f"nothing to screen: no record{where} carries decision times (ms)", code=1)
+    missing: list[Missing] = []
+    rows = screen(read_timed(hands, missing), fdr=fdr)
+    for m in missing[:5]:
+        typer.echo(f"warning: hand {_shown(m.hand.hand_id)} not screened: {_shown(m.reason)}", err=True)
+    if len(missing) > 5:
+        typer.echo(f"warning: {len(missing) - 5} more hands not screened", err=True)
+    columns = ("player", "decisions", "median_ms", "r", "room_r", "z", "p", "q", "flagged")
+    if fmt == "csv":
+        _write_csv(columns, [[t.as_dict()[c] for c in columns] for t in rows])
+    elif fmt == "json":
+        doc = {
+            "fdr": fdr,
+            "hands": len(hands),
+            "not_read": [{"hand_id": m.hand.hand_id, "reason": m.reason} for m in missing],
+            "players": [t.as_dict() for t in rows],
+            "meaning": THINK_MEANING,
+        }
+        typer.echo(json.dumps(doc, ensure_ascii=False))
+    else:
+        tested = [t for t in rows if t.p is not None]
+        for line in _scope_line(scope):
+            typer.echo(line)
+        typer.echo(
+            f"{plural(len(hands) - len(missing), 'hand')} with decision times replayed"
+            + (f" ({len(missing)} could not be read back)" if missing else "")
+            + f"; {plural(len(tested), 'player')} with at least {MIN_DECISIONS} timed decisions screened "
+            f"({len(rows) - len(tested)} listed, not tested); {sum(t.flagged for t in rows)} flagged at FDR {fdr}"
+        )
+        typer.echo(
+            f"{'player':<16}{'decisions':>10}{'median ms':>10}{'r':>7}{'room r':>8}{'z':>7}{'p':>11}{'q':>9}  flag"
+        )
+        for t in rows[:top]:
+            line = f"{_shown(t.player):<16}{t.decisions:>10}{t.median_ms:>10.0f}"
+            line += f"{t.r:>7.2f}" if t.r is not None else f"{'–':>7}"
+            line += f"{t.room_r:>8.2f}" if t.room_r is not None else f"{'–':>8}"
+            line += f"{t.z:>7.1f}" if t.z is not None else f"{'–':>7}"
+            line += f"{t.p:>11.2e}" if t.p is not None else f"{'–':>11}"
+            line += f"{t.q:>9.3f}" if t.q is not None else f"{'–':>9}"
+            typer.echo(f"{line}  YES" if t.flagged else line)
+        typer.echo(THINK_MEANING)
+    if missing:
+        raise typer.Exit(1)
+
+
 def _seer_cells(s: Any) -> list[object]:
     """A player's info-cheats csv cells after the flag: the dodges' six, then the waits' six (empty: no line)."""
     d, a = s.dodges, s.anticipation
@@ -1629,6 +1712,31 @@ def eval_info_cheats_command(
         typer.echo(json.dumps(data, ensure_ascii=False))
     if out is not None:
         out.write_text(json.dumps(data, indent=1) + "\n")
+
+
+@app.command("eval-think-time")
+def eval_think_time_command(
+    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    hands: Annotated[int, _option("--hands", ": each room's.", min=50)] = 500,
+    relays: Annotated[int, typer.Option("--relays", min=1, help="Relays planted per room (simulate relay=N).")] = 1,
+    replicates: Annotated[int, _option("--replicates", ": rooms with relays.", min=1)] = 10,
+    honest: Annotated[int, _option("--honest", " rooms of the same size.", min=0)] = 10,
+    workers: Annotated[int, _option("--workers", ": rooms simulated at once.", min=1)] = 2,
+    seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
+    out: OutJson = None,
+    cache: CacheOption = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+    ] = "table",
+) -> None:
+    """Simulate rooms of 16 players with decision times (simulate --timing) and planted relays (--inject
+    relay=N: flat times whatever the difficulty), and honest rooms with times; ingest each and run `think-time`
+    on it; report the relays flagged with a Wilson 95% interval and the honest rooms with a false flag. Measured
+    on the simulator's own timing model, whose honest times follow difficulty more regularly than people's."""
+    from pipeline.evaluate import think_grid
+
+    pops = think_grid(seed=seed, hands=hands, relays=relays, replicates=replicates, honest=honest)
+    _evaluate("think", pops, fdr, workers, out, "players", cache, fmt)
 
 
 @app.command("eval-deals")

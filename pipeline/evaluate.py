@@ -31,6 +31,11 @@ the collusion screen quotes: "with N shared hands, a pair feeding at 0.3 is foun
                "ranked_first", "honest_pairs_flagged", "honest_pairs", "rooms_with_false", "mean_shared"}],
      "honest": {"rooms", "with_false", "low", "high"}}
 
+Think time (``eval-think-time``): rooms of 16 players with decision times (``simulate --timing``), ``relay=N``
+planted or none; each ingested and screened as ``xuezhan think-time`` screens a warehouse (the timed records read
+back from their files). A relay is found when it is flagged; the honest rooms' false flags are counted as above.
+The times are the simulator's own model (:mod:`pipeline.simulate.timing`), more regular than people's.
+
 It runs the simulator, the ingest and the audit together, so it sits above all three (``xuezhan
 eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit never imports the simulator.
 
@@ -946,3 +951,76 @@ def power_table(outcomes: list[Outcome], *, command: str, date: str, fdr: float)
             "high": None if high is None else round(high, 4),
         },
     }
+
+
+# ---------------------------------------------------------------------------------------------- think time
+THINK_PLAYERS = 16  # a room like the outside ones
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkPopulation(Population):
+    """A room of :data:`THINK_PLAYERS` players with decision times (``simulate --timing``) and ``relays``
+    players whose times are flat (``--inject relay=N``), or none (an honest room)."""
+
+    relays: int = 0
+    players: int = THINK_PLAYERS
+
+
+def think_grid(
+    *, seed: int = 1, hands: int = 500, relays: int = 1, replicates: int = 10, honest: int = 10
+) -> list[Population]:
+    """``replicates`` rooms of ``hands`` hands with ``relays`` relays, and ``honest`` rooms of the same size
+    with times and no relay; the honest rooms cycle through the realistic, reckless and careful style mixes."""
+    out: list[Population] = [
+        ThinkPopulation(f"relay × {hands}", hands, 0.0, 0, 0, seed + k, None, relays=relays) for k in range(replicates)
+    ]
+    mixes = (None, HONEST_MIX, CAREFUL_MIX)
+    for k in range(honest):
+        out.append(ThinkPopulation(f"honest × {hands}", hands, 0.0, 0, 0, seed + 1000 + k, mixes[k % 3]))
+    return out
+
+
+def run_think(pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None) -> Outcome:
+    """Simulate with times, ingest and run the think-time screen (``xuezhan think-time``: the timed records read
+    back from the warehouse) on one room; the planted players are the relays."""
+    import math
+
+    from pipeline.audit.think import read_timed, screen, timed_hands
+
+    assert isinstance(pop, ThinkPopulation)
+    with _population_dir(pop, workdir, cache) as root:
+        games = root / "games.jsonl.gz"
+        if (root / "wh").is_dir() and labels_path(games).is_file():
+            labels = dict(json.loads(labels_path(games).read_text(encoding="utf-8")))
+        else:
+            shutil.rmtree(root / "wh-partial", ignore_errors=True)
+            config = SimConfig(
+                hands=pop.hands,
+                seed=pop.seed,
+                players=pop.players,
+                inject=InjectSpec(relays=pop.relays),
+                styles=pop.styles,
+                timing=True,
+            )
+            labels = write(config, games).as_dict()
+            ingest([str(games)], root / "wh-partial", workers=1)
+            (root / "wh-partial").rename(root / "wh")
+        with connect(root / "wh") as con:
+            hands = timed_hands(con)
+        missing: list[Any] = []
+        rows = screen(read_timed(hands, missing), fdr=fdr)
+    relays = set(labels.get("relays", []))
+    tested = [t for t in rows if t.p is not None]
+    decisions = [t.decisions for t in tested if t.player in relays]
+    return Outcome(
+        population=pop,
+        planted=len(relays),
+        flagged_planted=sum(t.flagged for t in tested if t.player in relays),
+        honest=sum(t.player not in relays for t in tested),
+        flagged_honest=sum(t.flagged for t in tested if t.player not in relays),
+        shared_planted=sum(decisions) / len(decisions) if decisions else 0.0,
+        scores=tuple((-math.log10(max(t.p or 1.0, 1e-300)), t.player in relays) for t in tested),
+    )
+
+
+RUNNERS["think"] = run_think

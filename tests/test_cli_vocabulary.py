@@ -111,7 +111,16 @@ def test_the_profile_filter_and_the_rules_are_two_names() -> None:
         return {" ".join(p) for p, c in COMMANDS.items() for q in c.params if name in long_names(q)}
 
     takes = {name: taking(name) for name in ("--profile", "--rules")}
-    assert takes["--profile"] == {"stats", "report", "audit", "collusion", "info-cheats", "deals", "export"}
+    assert takes["--profile"] == {
+        "stats",
+        "report",
+        "audit",
+        "collusion",
+        "info-cheats",
+        "think-time",
+        "deals",
+        "export",
+    }
     assert takes["--rules"] == {"score", "validate", "ingest", "replay", "simulate", "import"}
 
 
@@ -219,10 +228,12 @@ NEEDS: dict[str, list[str]] = {
     "audit": ["--warehouse", "{wh}"],
     "collusion": ["--warehouse", "{wh}"],
     "info-cheats": ["--warehouse", "{wh}"],
+    "think-time": ["--warehouse", "{wh}"],
     "deals": ["--warehouse", "{wh}"],
     "eval-collusion": ["--quick"],
     "eval-info-cheats": [],
     "eval-deals": [],
+    "eval-think-time": [],
     "simulate": ["--hands", "1", "--out", "{tmp}/s.jsonl"],
     "import": ["{file}", "--from", "salasasa", "-o", "{tmp}/o.jsonl"],
     "replay": ["h1", "{file}"],
@@ -292,14 +303,16 @@ def test_a_bad_option_value_exits_2(command: str, option: str, value: str, tmp_p
 
 def test_the_bad_values_reach_every_command_that_takes_them() -> None:
     commands = {c for c, o, _ in BAD if o == "--profile"}
-    assert commands == {"stats", "report", "audit", "collusion", "info-cheats", "deals", "export"}
+    assert commands == {"stats", "report", "audit", "collusion", "info-cheats", "think-time", "deals", "export"}
     assert {c for c, o, _ in BAD if o == "--fdr"} == {
         "collusion",
         "info-cheats",
+        "think-time",
         "deals",
         "eval-collusion",
         "eval-info-cheats",
         "eval-deals",
+        "eval-think-time",
     }
 
 

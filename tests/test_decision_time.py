@@ -135,3 +135,72 @@ def test_the_screen_flags_the_relay_and_no_honest_player() -> None:
     assert rows[0].player == labels.relays[0]  # most suspicious first
     plain, _ = _timed(hands=8, timing_on=False)
     assert screen(parse_record(json.loads(line)) for line in plain) == []  # no times, nothing screened
+
+
+# ------------------------------------------------------------------------------------------ xuezhan think-time
+def _warehouse(tmp_path: Path, name: str, config: SimConfig) -> tuple[Path, Labels]:
+    from pipeline.simulate.tables import write
+
+    games = tmp_path / f"{name}.jsonl"
+    labels = write(config, games)
+    ingest([str(games)], tmp_path / name, workers=1)
+    return tmp_path / name, labels
+
+
+def test_think_time_flags_the_relay_of_a_warehouse_and_no_one_else(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    config = SimConfig(hands=120, seed=11, players=8, inject=InjectSpec(relays=1), timing=True)
+    wh, labels = _warehouse(tmp_path, "wh", config)
+    runner = CliRunner()
+    result = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["hands"] == 120 and doc["not_read"] == []
+    flagged = [p["player"] for p in doc["players"] if p["flagged"]]
+    assert flagged == labels.relays  # the relay, and no one else
+    top = doc["players"][0]
+    assert top["player"] == labels.relays[0] and top["q"] <= 0.05 and top["z"] < -5
+    assert all(p["p"] is not None for p in doc["players"])  # every one of the 8 screened
+    assert "not proof" in doc["meaning"]
+    table = runner.invoke(app, ["think-time", "--warehouse", str(wh)])
+    assert table.exit_code == 0
+    assert "1 flagged at FDR 0.05" in table.stdout and "a reason to look" in table.stdout
+    assert [line.split()[0] for line in table.stdout.splitlines() if line.endswith("YES")] == labels.relays
+    csv = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--format", "csv"])
+    rows = csv.stdout.splitlines()
+    assert rows[0] == "player,decisions,median_ms,r,room_r,z,p,q,flagged" and len(rows) == 1 + len(doc["players"])
+    assert rows[1].startswith(f"{labels.relays[0]},") and rows[1].endswith(",true")
+    # a filter that keeps another player's hands only: the screen is over those hands
+    other = next(p["player"] for p in doc["players"] if not p["flagged"])
+    scoped = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--player", other, "--format", "json"])
+    assert scoped.exit_code == 0 and json.loads(scoped.stdout)["hands"] < 120
+
+
+def test_think_time_says_when_no_record_carries_times(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    wh, _ = _warehouse(tmp_path, "plain", SimConfig(hands=8, seed=3, players=8))
+    result = CliRunner().invoke(app, ["think-time", "--warehouse", str(wh)])
+    assert result.exit_code == 1  # nothing selected (EXIT_CODES)
+    assert result.stdout == ""
+    assert "nothing to screen: no record" in result.stderr and "carries decision times" in result.stderr
+
+
+def test_think_time_reports_a_record_it_cannot_read_back(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    config = SimConfig(hands=16, seed=4, players=8, inject=InjectSpec(relays=1), timing=True)
+    wh, _ = _warehouse(tmp_path, "wh", config)
+    (tmp_path / "wh.jsonl").unlink()  # the source is gone: no hand can be read back
+    result = CliRunner().invoke(app, ["think-time", "--warehouse", str(wh), "--format", "json"])
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert len(doc["not_read"]) == 16 and doc["players"] == []
+    assert "not screened" in result.stderr

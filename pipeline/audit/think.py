@@ -10,13 +10,20 @@ Per player:
 - ``decisions``, ``median_ms``;
 - ``r``: the correlation of the difficulty with ``log(ms + 1)`` over its decisions (None when either does not
   vary, or under :data:`MIN_DECISIONS` decisions);
-- ``z``: ``(atanh(r) − room) × √(decisions − 3)``, ``room`` the median ``atanh(r)`` of the room's players
-  (Fisher's transform: the standard error of ``atanh(r)`` is ``1/√(n − 3)``); negative: its times follow
-  difficulty less than the room's.
+- ``room_r``: the room's r, the median over the *other* players with an ``r`` (leave one out: a relay does not
+  pull down the yardstick it is measured against);
+- ``z``: ``(atanh(r) − atanh(room_r)) / s``, on Fisher's scale (``atanh``: the standard error of ``atanh(r)`` is
+  ``1/√(n − 3)``), ``s = √(spread² + 1/(n − 3))``, ``spread`` the other players' robust spread (1.4826 × the
+  median absolute deviation of their ``atanh(r)``): how far the player's times are from following difficulty
+  as the room's do, in the room's own units, its sampling error added (conservative: the spread holds the
+  others' sampling error already). Negative: its times follow difficulty less than the room's;
+- ``p``: one-sided, ``P(Z ≤ z)`` of a standard normal (None without :data:`MIN_ROOM` other players with an
+  ``r``); ``q``: Benjamini–Yekutieli over the players tested (any dependence between them allowed).
 
-Flagged: ``z ≤ −``:data:`Z_FLAG` (beyond chance) and ``r`` at most half the room's (a large effect, not a
-slightly slower reader of the table). The room is the players screened, so a room of relays would flag no one:
-the screen compares players, it does not know how long a person takes.
+Flagged: ``q ≤ fdr``. A flag is a reason to look at the player's decisions and times, not proof: a player who
+thinks at an even pace, one who plays on auto-play or with a slow connection, times the client rounds, all look
+flat too. The room is the players screened, so a room of relays would flag no one: the screen compares players,
+it does not know how long a person takes.
 """
 
 from __future__ import annotations
@@ -24,17 +31,25 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+import duckdb
+import numpy as np
+
+from pipeline import sql
+from pipeline.analytics.export import Missing, Stored, read_back
+from pipeline.analytics.stats import by_qvalues, normal_sf
 from pipeline.game.policy import difficulties
-from pipeline.game.record import Record
+from pipeline.game.record import Record, RecordError, parse_record
 from pipeline.game.state import IllegalAction
 from pipeline.validate import play_state
 
 MIN_DECISIONS: Final = 30
-Z_FLAG: Final = 3.5
+MIN_ROOM: Final = 5  # other players with an r: fewer, and the room's median and spread mean little
+MAD_SCALE: Final = 1.4826  # the median absolute deviation × this estimates a normal's standard deviation
+_CLAMP: Final = 0.999999
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +58,28 @@ class ThinkTime:
     decisions: int
     median_ms: float
     r: float | None
+    room_r: float | None
     z: float | None
+    p: float | None
+    q: float | None
     flagged: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "player": self.player,
+            "decisions": self.decisions,
+            "median_ms": self.median_ms,
+            "r": _round(self.r),
+            "room_r": _round(self.room_r),
+            "z": _round(self.z),
+            "p": self.p,
+            "q": self.q,
+            "flagged": self.flagged,
+        }
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
 
 
 def decision_times(records: Iterable[Record]) -> dict[str, list[tuple[int, int]]]:
@@ -64,9 +99,13 @@ def decision_times(records: Iterable[Record]) -> dict[str, list[tuple[int, int]]
     return out
 
 
-def screen(records: Iterable[Record]) -> list[ThinkTime]:
+def _fisher(r: float) -> float:
+    return math.atanh(max(-_CLAMP, min(_CLAMP, r)))
+
+
+def screen(records: Iterable[Record], *, fdr: float = 0.05) -> list[ThinkTime]:
     """Each player's think-time figures against the room (players with fewer than :data:`MIN_DECISIONS` timed
-    decisions get no ``r`` and are no part of the room), most suspicious first."""
+    decisions get no ``r`` and are no part of the room), most suspicious first (smallest ``z``; untested last)."""
     per = decision_times(records)
     rs: dict[str, float | None] = {}
     for player, pts in per.items():
@@ -76,14 +115,42 @@ def screen(records: Iterable[Record]) -> list[ThinkTime]:
             rs[player] = None
         else:
             rs[player] = statistics.correlation(hard, logs)
-    fisher = [math.atanh(max(-0.999999, min(0.999999, r))) for r in rs.values() if r is not None]
-    room = statistics.median(fisher) if fisher else None
+    fisher = {player: _fisher(r) for player, r in rs.items() if r is not None}
+    figures: dict[str, tuple[float | None, float | None, float | None]] = {}
+    for player, pts in per.items():
+        others = [f for other, f in fisher.items() if other != player]
+        room = statistics.median(others) if others else None
+        if player not in fisher or len(others) < MIN_ROOM or room is None:
+            figures[player] = (None if room is None else math.tanh(room), None, None)
+            continue
+        spread = MAD_SCALE * statistics.median(abs(f - room) for f in others)
+        score = (fisher[player] - room) / math.sqrt(spread**2 + 1 / (len(pts) - 3))
+        figures[player] = (math.tanh(room), score, normal_sf(-score))
+    tested = [player for player in per if figures[player][2] is not None]
+    qs = dict(zip(tested, by_qvalues(np.array([figures[p][2] for p in tested], dtype=float)).tolist(), strict=True))
     out = []
     for player, pts in per.items():
-        r = rs[player]
-        z = None
-        if r is not None and room is not None:
-            z = (math.atanh(max(-0.999999, min(0.999999, r))) - room) * math.sqrt(len(pts) - 3)
-        flagged = z is not None and r is not None and room is not None and z <= -Z_FLAG and r <= math.tanh(room) / 2
-        out.append(ThinkTime(player, len(pts), statistics.median(ms for _, ms in pts), r, z, flagged))
+        room_r, z, p = figures[player]
+        q = qs.get(player)
+        median_ms = float(statistics.median(ms for _, ms in pts))
+        out.append(ThinkTime(player, len(pts), median_ms, rs[player], room_r, z, p, q, q is not None and q <= fdr))
     return sorted(out, key=lambda t: (t.z is None, t.z if t.z is not None else 0.0, t.player))
+
+
+def timed_hands(con: duckdb.DuckDBPyConnection) -> list[Stored]:
+    """The stored hands (of the connection's scope) that carry decision times, where their records are
+    (``events.ms``: nothing more is stored for the screen, no ingest cost for the records without times)."""
+    return [Stored(*row) for row in con.execute(sql.load_sql("pipeline.audit", "timed_hands")).fetchall()]
+
+
+def read_timed(hands: list[Stored], missing: list[Missing]) -> Iterator[Record]:
+    """The records of ``hands`` read back from their sources (:func:`pipeline.analytics.export.read_back`: the
+    very line stored, or not at all); each one that cannot be read back or parsed is appended to ``missing``."""
+    for got in read_back(hands):
+        if isinstance(got, Missing):
+            missing.append(got)
+            continue
+        try:
+            yield parse_record(got.record)
+        except RecordError as exc:
+            missing.append(Missing(got.hand, f"not a record any more: {exc}"))
