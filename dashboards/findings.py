@@ -12,10 +12,13 @@ The findings come from the screens and the audit the report runs anyway (compute
   whose results are far outside the room's range (:func:`prep_unusual_results`).
 - **low**: data quality: stored records that are invalid (by code), input lines that were rejected (by code).
 
-Unusual results are defined so that skill is not a finding. Each player's net points per hand is compared
-with every *other* player's (leave one out, so that the player does not pull the reference): their average,
-and how much players truly differ beyond chance (the between-player variance ``τ²``, fitted by the method of
-moments of DerSimonian and Laird on the others' means and standard errors). The player's result is then
+Unusual results are defined so that skill is not a finding, nor luck as far as it is measured. Each player's
+luck-adjusted net points per hand (the metric ``luck_adjusted_net_per_hand``, schemas/METRICS.md#luck: each
+hand's net less the room's mean net of the hands dealt alike, by starting shanten; a hand whose deal the record
+does not show, an observer's or a score sheet's, keeps its raw net) is compared with every *other* player's
+(leave one out, so that the player does not pull the reference): their average, and how much players truly
+differ beyond chance (the between-player variance ``τ²``, fitted by the method of moments of DerSimonian and
+Laird on the others' means and standard errors). The player's result is then
 expected within ``μ ± 1.96 √(τ² + se² + se(μ)²)``: the room's spread of players, the player's own sampling
 error (``se``, from the per-hand sum of squares) and the reference's. ``z`` is the distance in those units,
 ``p`` two-sided, ``q`` Benjamini–Yekutieli over the players tested (results in one room are dependent: the
@@ -126,8 +129,10 @@ _UNUSUAL_SCHEMA: dict[str, Any] = {
     "player": pl.String,
     "group": pl.String,
     "hands": pl.Int64,
-    "net": pl.Int64,
-    "per_hand": pl.Float64,
+    "net": pl.Int64,  # raw net points over the hands
+    "per_hand": pl.Float64,  # what is tested: the luck-adjusted net per hand where the base has it, else the raw
+    "raw_per_hand": pl.Float64,
+    "adjusted": pl.Int64,  # hands whose deal is known (their net luck-adjusted); 0: raw nets only
     "se": pl.Float64,
     "expected": pl.Float64,
     "spread": pl.Float64,
@@ -162,13 +167,16 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
     """Each player's net points per hand against the range the other players give (module docstring).
 
     ``base``: one row per player with ``player``, ``hands``, ``delta_sum``, ``delta_sq`` (the ``player_base``
-    counts over the hands whose level carries the net points), and the player's scale ``group``
+    counts over the hands whose level carries the net points), optionally ``luck_net_sum``, ``luck_net_sq`` and
+    ``deal_shanten_n`` (the luck-adjusted nets, tested instead of the raw ones, and the hands with a known deal),
+    and the player's scale ``group``
     (:meth:`pipeline.analytics.scales.Scales.with_group`; without the column, every player is of one group).
     Each player is compared with the other tested players of their group only. Players with fewer than
     ``min_hands`` hands, or whose deltas never varied, are listed but not tested; a test needs three other tested
     players of the group.
 
-    Columns: ``player``, ``group``, ``hands``, ``net``, ``per_hand``, ``se`` (of the per-hand mean), ``expected``
+    Columns: ``player``, ``group``, ``hands``, ``net`` (raw), ``per_hand`` (the net tested: luck-adjusted where
+    the base has it), ``raw_per_hand``, ``adjusted`` (hands luck-adjusted), ``se`` (of the per-hand mean), ``expected``
     (μ of the others), ``spread`` (√τ² of the others), ``low``/``high`` (the 95% range the player's per-hand
     result is expected in), ``z``, ``p`` (two-sided), ``q`` (Benjamini–Yekutieli over every player tested, of
     every group), ``tested``, ``flagged`` (``q ≤ fdr``); flagged first, then by p, then by player.
@@ -178,10 +186,15 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
     known = {g: k for k, g in enumerate(dict.fromkeys(groups))}
     codes = np.array([known[g] for g in groups], dtype=np.int64)
     n = base["hands"].cast(pl.Float64).fill_null(0).to_numpy()
-    total = base["delta_sum"].cast(pl.Float64).fill_null(0).to_numpy()
-    squares = base["delta_sq"].cast(pl.Float64).fill_null(0).to_numpy()
+    raw = base["delta_sum"].cast(pl.Float64).fill_null(0).to_numpy()
+    luck = "luck_net_sum" in base.columns
+    tested_net = "luck_net_sum" if luck else "delta_sum"
+    total = base[tested_net].cast(pl.Float64).fill_null(0).to_numpy()
+    squares = base[tested_net[:-4] + "_sq"].cast(pl.Float64).fill_null(0).to_numpy()
+    adjusted = base["deal_shanten_n"].fill_null(0).to_list() if luck and "deal_shanten_n" in base.columns else None
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+        raw_mean = np.where(n > 0, raw / np.maximum(n, 1), np.nan)
         var = np.where(n > 1, (squares - n * mean**2) / np.maximum(n - 1, 1), np.nan)
         v = var / n  # the variance of the player's per-hand mean
     tested = (n >= max(min_hands, 2)) & (v > 0)
@@ -193,8 +206,10 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
             "player": pid,
             "group": groups[i],
             "hands": int(n[i]),
-            "net": int(total[i]),
+            "net": int(raw[i]),
             "per_hand": None if math.isnan(mean[i]) else float(mean[i]),
+            "raw_per_hand": None if math.isnan(raw_mean[i]) else float(raw_mean[i]),
+            "adjusted": int(adjusted[i]) if adjusted is not None else 0,
             "se": float(math.sqrt(v[i])) if v[i] > 0 else None,
             "tested": False,
         }
@@ -228,9 +243,10 @@ def prep_unusual_results(base: pl.DataFrame, *, min_hands: int = MIN_HANDS, fdr:
 
 
 def unusual_of(con: duckdb.DuckDBPyConnection, scale: Scales | None = None) -> pl.DataFrame:
-    """:func:`prep_unusual_results` of the warehouse behind ``con``: every player's net points over the hands
-    whose level carries them, each beside the players of their scale group (``scale``: the warehouse's
-    :class:`~pipeline.analytics.scales.Scales`, default read from ``con``)."""
+    """:func:`prep_unusual_results` of the warehouse behind ``con``: every player's luck-adjusted net points
+    (raw where the deal is not known) over the hands whose level carries the net, each beside the players of
+    their scale group (``scale``: the warehouse's :class:`~pipeline.analytics.scales.Scales`, default read from
+    ``con``)."""
     net = queries.fold(queries.player_base_levels(con), NEEDS["net_points_per_hand"])
     return prep_unusual_results((scale if scale is not None else scales(con)).with_group(net))
 
@@ -446,6 +462,21 @@ def others_of(group: str | None, mixed: bool) -> str:
     return f"the other players of {group}" if mixed and group is not None else "the other players"
 
 
+def net_words(row: Mapping[str, Any]) -> str:
+    """What an unusual-result row's ``per_hand`` is, in words: the luck-adjusted net (and the raw beside it)
+    where some of the player's hands were adjusted, else the raw net.
+
+    >>> net_words({"adjusted": 0}), net_words({"adjusted": 300, "hands": 300, "raw_per_hand": 2.5})
+    ('net', 'luck-adjusted net (raw +2.50)')
+    >>> net_words({"adjusted": 100, "hands": 300, "raw_per_hand": -1.0})
+    'luck-adjusted net (raw -1.00; 100 of the hands adjusted)'
+    """
+    if not row.get("adjusted"):
+        return "net"
+    part = "" if row["adjusted"] == row["hands"] else f"; {row['adjusted']:,} of the hands adjusted"
+    return f"luck-adjusted net (raw {row['raw_per_hand']:+.2f}{part})"
+
+
 def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
     rows = []
     mixed = "group" in unusual.columns and unusual["group"].drop_nulls().n_unique() > 1
@@ -459,7 +490,7 @@ def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> lis
                 "players": [r["player"]],
                 "subject": r["player"],
                 "detail": (
-                    f"net {r['per_hand']:+.2f} points per hand over {r['hands']:,} hands, outside the "
+                    f"{net_words(r)} {r['per_hand']:+.2f} points per hand over {r['hands']:,} hands, outside the "
                     f"{r['low']:+.2f} to {r['high']:+.2f} range {others_of(r.get('group'), mixed)} give "
                     f"(z {r['z']:+.1f}, q {_q(r['q'])}); unusual, not an accusation"
                 ),

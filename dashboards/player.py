@@ -34,7 +34,14 @@ RATES = (
     "hua_zhu_rate",
     "not_ready_at_draw_rate",
 )
-MEANS = ("fan_per_win", "points_per_win", "points_lost_per_deal_in", "net_points_per_hand", "pongs_per_hand")
+MEANS = (
+    "fan_per_win",
+    "points_per_win",
+    "points_lost_per_deal_in",
+    "net_points_per_hand",
+    "luck_adjusted_net_per_hand",  # the net less the deal's luck (schemas/METRICS.md#luck)
+    "pongs_per_hand",
+)
 PLAYER, POPULATION = "player", "all players"  # the two sides' ``who``; the population's words: ``population``
 # Denominator words for the sample sizes in labels, by the metric's denominator column.
 DEN_WORDS = {

@@ -61,8 +61,10 @@ def player_base(warehouse_dir: str | Path, *, by: str = "all", player: str | Non
         if _has(warehouse_dir, "hands", "ready_judged")
         else pl.lit(False).alias("ready_judged"),
     )
+    luck = _deal_luck(warehouse_dir)
     joined = (
         ph.join(deal_in, on=["hand_id", "seat"], how="left")
+        .join(luck, on=["hand_id", "seat"], how="left")
         .join(win_turn, on=["hand_id", "seat"], how="left")
         .join(deal_in_turn, on=["hand_id", "seat"], how="left")
         .join(judged, on="hand_id", how="left")
@@ -98,6 +100,8 @@ def player_base(warehouse_dir: str | Path, *, by: str = "all", player: str | Non
         (pl.col("points") * pl.col("points")).filter(won).sum().alias("points_sq"),
         pl.col("delta").sum().alias("delta_sum"),
         (pl.col("delta") * pl.col("delta")).sum().alias("delta_sq"),
+        pl.col("luck_net").sum().round(6).alias("luck_net_sum"),
+        (pl.col("luck_net") * pl.col("luck_net")).sum().round(6).alias("luck_net_sq"),
         pl.col("hua_zhu").sum().alias("hua_zhu"),
         pl.col("ready_at_end").is_not_null().sum().alias("still_in_at_draw"),
         (pl.col("ready_at_end") == False).sum().alias("not_ready_at_draw"),  # noqa: E712 - a null-aware compare
@@ -131,6 +135,36 @@ def player_base(warehouse_dir: str | Path, *, by: str = "all", player: str | Non
         pl.col("deal_shanten").count().alias("deal_shanten_n"),
     )
     return out.sort("player", "grp", nulls_last=True).collect()
+
+
+LUCK_CELL = 30  # a cell of fewer seat-hands is not fitted (schemas/METRICS.md#luck)
+
+
+def _deal_luck(warehouse_dir: str | Path) -> pl.LazyFrame:
+    """Per replayed (hand, seat): ``luck_net``, its net less the deal's luck (schemas/METRICS.md#luck), written
+    again: the mean net in bases of each cell (profile, base, suits, dealer, deal shanten) less its group's
+    (profile, base), times the hand's base; raw where the deal is unknown or the cell small."""
+    hands = scan(warehouse_dir, "hands").select("hand_id", "base", "suits")
+    seats = (
+        scan(warehouse_dir, "player_hands")
+        .filter(pl.col("replayed"))
+        .join(hands, on="hand_id", how="left")
+        .with_columns(_column(warehouse_dir, "deal_shanten").alias("shanten"), pl.col("base").fill_null(1))
+        .with_columns(net=pl.col("delta") / pl.col("base"))
+    )
+    group = ["profile", "base"]
+    cell = [*group, "suits", "dealer", "shanten"]
+    known = seats.filter(pl.col("shanten").is_not_null())
+    means = (
+        known.with_columns(room=pl.col("net").mean().over(group))
+        .group_by(cell)
+        .agg(luck=pl.when(pl.len() >= LUCK_CELL).then(pl.col("net").mean() - pl.col("room").first()).otherwise(0.0))
+    )
+    return seats.join(means, on=cell, how="left", nulls_equal=True).select(
+        "hand_id",
+        "seat",
+        luck_net=pl.col("delta") - pl.col("luck").fill_null(0.0) * pl.col("base"),
+    )
 
 
 def _has(warehouse_dir: str | Path, table: str, column: str) -> bool:

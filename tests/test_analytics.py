@@ -452,6 +452,8 @@ BASE_COLUMNS = (
     "points_sq",
     "delta_sum",
     "delta_sq",
+    "luck_net_sum",
+    "luck_net_sq",
     "hua_zhu",
     "still_in_at_draw",
     "not_ready_at_draw",
@@ -491,7 +493,9 @@ BASE_COLUMNS = (
 def base(**nonzero: int) -> dict[str, int]:
     unknown = set(nonzero) - set(BASE_COLUMNS)
     assert not unknown, unknown
-    return {c: nonzero.get(c, 0) for c in BASE_COLUMNS}
+    # no cell of the deal-luck fit reaches 30 seat-hands here: each hand's luck-adjusted net is its raw net
+    raw = {"luck_net_sum": nonzero.get("delta_sum", 0), "luck_net_sq": nonzero.get("delta_sq", 0)}
+    return {c: nonzero.get(c, raw.get(c, 0)) for c in BASE_COLUMNS}
 
 
 # Per player over the replayed hands h1-h4 (h5 stopped, p007 only there):

@@ -163,6 +163,7 @@ def test_square_column_names() -> None:
         "fan_per_win": "fan_sq",
         "points_per_win": "points_sq",
         "net_points_per_hand": "delta_sq",
+        "luck_adjusted_net_per_hand": "luck_net_sq",
         "pongs_per_hand": "pongs_sq",
         "direct_kongs_per_hand": "kongs_direct_sq",
         "added_kongs_per_hand": "kongs_added_sq",

@@ -405,6 +405,12 @@ def test_the_deals_command(room: tuple[Path, Path, dict[str, object]]) -> None:
     rows = json.loads(done.stdout)
     assert [r["group"] for r in rows if r["flagged"] and r["kind"] == "player"] == [stacker]
     assert set(rows[0]) >= {"kind", "group", "hands", "p", "q", "z", "evidence", "expected_mean"}
+    # each group's deal luck: fair mean less its own, per hand, within an interval of the fair deals' spread
+    for r in rows:
+        assert r["deal_luck"] == pytest.approx(r["expected_mean"] - r["mean_shanten"])
+        assert r["deal_luck_low"] < r["deal_luck"] < r["deal_luck_high"]
+    lucky = max((r for r in rows if r["kind"] == "player"), key=lambda r: r["deal_luck"])
+    assert lucky["group"] == stacker and lucky["deal_luck_low"] > 0  # the stacked player's deals beat chance
     done = runner.invoke(app, ["deals", "--warehouse", str(warehouse), "--kind", "room"])
     assert done.exit_code == 2 and "unknown room" in done.output
     # the filters of every screen: the hands the stacker sat in, and a table nobody played at

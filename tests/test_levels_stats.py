@@ -181,6 +181,7 @@ def test_a_player_of_every_level(mixed: tuple[Path, dict[str, list[dict[str, Any
             "passed_wins",
             "compulsory_violations",
             *("win_turn", "deal_in_turn", "ready_turn", "ready_rate", "ready_by_turn_6_rate", "starting_shanten"),
+            "luck_adjusted_net_per_hand",
         )
     }
 

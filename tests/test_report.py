@@ -219,7 +219,7 @@ def test_the_collusion_summary_names_the_reported_teams():
 def test_player_page(report, warehouse):
     first = _top3(warehouse)[0]
     text = (report.parent / page_file(first)).read_text(encoding="utf-8")
-    assert "<img " not in text and text.count('<svg class="strip"') == 11  # six rates and five means
+    assert "<img " not in text and text.count('<svg class="strip"') == 12  # six rates, six means
     assert f"<b>{first}</b>" in text
     assert "胡牌率" in text and "win rate" in text and "all players" in text
     for section in PLAYER_SECTIONS:

@@ -556,13 +556,15 @@ def results_section(row: dict[str, Any] | None, others: str = "the other players
             f'{title}<p class="note">Not tested: {hands:,} replayed hands (at least {found_dash.MIN_HANDS:,} '
             "needed), or too few other players to give a range.</p></section>"
         )
+    words = found_dash.net_words(row)  # luck-adjusted where the deals are known (schemas/METRICS.md#luck)
     verdict = (
         '<b class="flag">outside the range</b> (an unusual result, not an accusation)'
         if row["flagged"]
         else "within the range"
     )
     return (
-        f"{title}<p>Net <b>{row['per_hand']:+.2f}</b> points per hand over {row['hands']:,} hands "
+        f"{title}<p>{esc(words[:1].upper() + words[1:])} <b>{row['per_hand']:+.2f}</b> points per hand over "
+        f"{row['hands']:,} hands "
         f"(±{found_dash.Z95 * row['se']:.2f}); {esc(others)} give {row['expected']:+.2f} on average, players "
         f"truly differ by {row['spread']:.2f} (one standard deviation), so a result from {row['low']:+.2f} to "
         f"{row['high']:+.2f} is within the room's range. This one is {verdict}: z {row['z']:+.2f}, "

@@ -133,6 +133,7 @@ NEEDS: dict[str, Needs] = {
     "fan_per_win": CLAIMS,  # a score sheet's fan from its claimed patterns
     "points_per_win": CLAIMS,
     "net_points_per_hand": CLAIMS,
+    "luck_adjusted_net_per_hand": START,  # the deal's shanten; hands with no known deal would be raw nets
     "hua_zhu_rate": CLAIMS,  # a score sheet declares its pigs; 查花猪 is paid in public
     "not_ready_at_draw_rate": READY,
     "pongs_per_hand": PUBLIC,  # a score sheet lists kongs, not pongs

@@ -161,6 +161,16 @@ METRICS: tuple[Metric, ...] = (
         "net points computed by the engine / hands played",
         "points",
     ),
+    _mean(
+        "luck_adjusted_net_per_hand",
+        "运气调整净分",
+        "luck-adjusted net per hand",
+        "luck_net_sum",
+        "hands",
+        "net points less the deal's luck: each hand's net less the room's mean net of the hands dealt alike (scale "
+        "group, suits, dealer or not, starting shanten) beyond its group's mean ([luck](#luck)) / hands played",
+        "points",
+    ),
     _rate(
         "hua_zhu_rate",
         "花猪率",
@@ -427,6 +437,23 @@ def page() -> str:
         "| feature | levels | needs |",
         "|---|---|---|",
         *levels_page(COLLUSION_FEATURES),
+        "",
+        "## Luck",
+        "",
+        "Luck apart from skill (`luck_adjusted_net_per_hand`): net points vary from hand to hand with the tiles",
+        "dealt, which no player chooses. A seat-hand's expected net given its deal is the room's mean net per",
+        "seat-hand, in bases (points ÷ `hands.base`), of the seat-hands dealt alike: its **cell**, the scale group",
+        "(profile and base), the suits in play, dealer or not, and the starting shanten (`player_hands.deal_shanten`),",
+        "fitted on every replayed seat-hand in scope (every player's, whatever `--player` shows: a regression",
+        "adjustment, a control variate). Its luck-adjusted net is its net less its cell's mean beyond the group's",
+        "mean: `net − base · (E[net | cell] − E[net | group])`, so that (every cell fitted) a room's adjusted nets",
+        "add up to its raw nets. A cell of fewer than 30 seat-hands is not fitted (its adjustment 0), and a hand",
+        "whose deal is not known (levels observer and settlement, a warehouse made before `deal_shanten`) keeps its",
+        "raw net. The",
+        "mean is per hand played, with a normal 95% interval from the per-hand sum of squares; the unusual-result",
+        "screen of the findings compares players on it (`dashboards/findings.py`). The fit includes the player's",
+        "own hands: on a room of a few hundred hands, a cell's mean is itself noisy. Draw luck (useful draws",
+        "against the expected number from the unseen tiles) is not yet taken out.",
     ]
     return "\n".join(lines) + "\n"
 

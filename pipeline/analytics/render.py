@@ -47,6 +47,7 @@ TABLE_METRICS = (
     "fan_per_win",
     "points_per_win",
     "net_points_per_hand",
+    "luck_adjusted_net_per_hand",
     "hua_zhu_rate",
     "not_ready_at_draw_rate",
     "win_turn",

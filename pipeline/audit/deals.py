@@ -58,6 +58,7 @@ KINDS = ("player", "seat", "table", "session")
 MIN_HANDS = 20
 FDR = 0.05
 EVIDENCE = 5
+Z95 = 1.959963984540054
 
 
 class NoDealScores(ValueError):
@@ -120,12 +121,29 @@ class DealResult:
     q: float | None = None
     flagged: bool = False
     evidence: list[dict[str, Any]] = field(default_factory=list)
+    sd: float = 0.0  # of the sum under fair deals of the same shapes (exact)
 
     @property
     def mean(self) -> float:
         return self.shanten / self.hands if self.hands else 0.0
 
+    def deal_luck(self) -> tuple[float, float, float] | None:
+        """The group's deal luck: steps of starting shanten per hand better than fair deals of the same shapes
+        give on average (positive: dealt closer to ready than chance), with a 95% interval from the fair
+        deals' exact spread (None: no hand).
+
+        >>> r = DealResult("player", "p1", 100, 300, 321.1, -2.8, 0.003, None, None, sd=7.4)
+        >>> [round(v, 3) for v in r.deal_luck()]
+        [0.211, 0.066, 0.356]
+        """
+        if not self.hands:
+            return None
+        luck = (self.expected - self.shanten) / self.hands
+        half = Z95 * self.sd / self.hands
+        return luck, luck - half, luck + half
+
     def as_dict(self) -> dict[str, Any]:
+        luck = self.deal_luck()
         return {
             "kind": self.kind,
             "group": self.group,
@@ -133,6 +151,9 @@ class DealResult:
             "shanten": self.shanten,
             "mean_shanten": self.mean,
             "expected_mean": self.expected / self.hands if self.hands else None,
+            "deal_luck": luck[0] if luck else None,
+            "deal_luck_low": luck[1] if luck else None,
+            "deal_luck_high": luck[2] if luck else None,
             "z": self.z,
             "p": self.p,
             "q": self.q,
@@ -250,6 +271,7 @@ def _line(kind: str, name: str, rows: list[tuple[Any, ...]], null: DealNull, min
         p=t.p if tested else None,
         suited=suited / n_suited if n_suited else None,
         suited_expected=suited_exp / n_suited if n_suited else None,
+        sd=t.sd,
     )
 
 
@@ -282,6 +304,7 @@ def _corrected(con: duckdb.DuckDBPyConnection, lines: list[DealResult], fdr: flo
                 q,
                 r.group in flagged,
                 shown.get(r.group, []),
+                r.sd,
             )
         )
     return sorted(out, key=lambda r: (not r.flagged, r.p if r.p is not None else 2.0, r.group))

@@ -11,7 +11,43 @@
 -- pipeline/game/events.py turns_begun); for a hand stored without them, counted here from its events the same way:
 -- the dealer's first turn with the deal, then one per draw from the wall (not a replacement draw: a draw straight
 -- after the seat's own kong), pong and direct kong. A score sheet has no draws: no turns (the levels, NEEDS).
+-- Deal luck (schemas/METRICS.md#luck): the room's mean net per hand, in bases, of the seat-hands dealt alike (a
+-- cell: scale group, suits, dealer or not, starting shanten), fitted on every replayed seat-hand in scope (not
+-- only $player's); a seat-hand's luck-adjusted net is its net less its cell's departure from its group's mean
+-- (a control variate), its raw net where the deal is not known or the cell has fewer than 30 seat-hands.
 WITH
+dealt_net AS (  -- source: every replayed seat-hand with a known deal, its net in bases
+    SELECT
+        coalesce(ph.profile, '') AS profile,
+        h.base,
+        coalesce(h.suits, '') AS suits,
+        ph.dealer,
+        ph.deal_shanten,
+        ph.delta / h.base AS net
+    FROM player_hands AS ph
+    JOIN hands AS h ON h.hand_id = ph.hand_id
+    WHERE ph.replayed AND ph.deal_shanten IS NOT NULL
+),
+
+room_net AS (  -- logic: each scale group's mean net per seat-hand, in bases
+    SELECT profile, base, avg(net) AS mean
+    FROM dealt_net
+    GROUP BY profile, base
+),
+
+deal_luck AS (  -- logic: each cell's expected net beyond its group's mean (0 for a cell of under 30 seat-hands)
+    SELECT
+        d.profile,
+        d.base,
+        d.suits,
+        d.dealer,
+        d.deal_shanten,
+        CASE WHEN count(*) >= 30 THEN avg(d.net) - any_value(r.mean) ELSE 0 END AS luck
+    FROM dealt_net AS d
+    JOIN room_net AS r ON r.profile = d.profile AND r.base = d.base
+    GROUP BY d.profile, d.base, d.suits, d.dealer, d.deal_shanten
+),
+
 seen AS (  -- an observer's record: the seat whose draws it shows (the other seats' draws are hidden)
     SELECT DISTINCT e.hand_id, e.seat
     FROM events AS e
@@ -22,6 +58,7 @@ seen AS (  -- an observer's record: the seat whose draws it shows (the other sea
 seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count (plain hand 1 fan, see fan_base)
     SELECT
         ph.* REPLACE (ph.fan + 1 - coalesce(h.fan_base, 1) AS fan),
+        ph.delta - coalesce(l.luck, 0) * h.base AS luck_net,  -- in points, as delta
         CASE $by
             WHEN 'seat' THEN CAST(ph.seat AS VARCHAR)
             WHEN 'dealer' THEN CASE WHEN ph.dealer THEN 'dealer' ELSE 'not dealer' END
@@ -41,6 +78,13 @@ seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count 
     FROM player_hands AS ph
     JOIN hands AS h ON h.hand_id = ph.hand_id
     LEFT JOIN seen AS v ON v.hand_id = ph.hand_id AND v.seat = ph.seat
+    LEFT JOIN deal_luck AS l
+        ON
+            l.profile = coalesce(ph.profile, '')
+            AND l.base = h.base
+            AND l.suits = coalesce(h.suits, '')
+            AND l.dealer = ph.dealer
+            AND l.deal_shanten = ph.deal_shanten
     WHERE ph.replayed AND ($player IS NULL OR ph.player = $player)
 ),
 
@@ -159,6 +203,8 @@ SELECT  -- final
     coalesce(sum(points * points) FILTER (WHERE won), 0)::BIGINT AS points_sq,
     sum(delta)::BIGINT AS delta_sum,
     sum(delta * delta)::BIGINT AS delta_sq,
+    round(sum(luck_net), 6) AS luck_net_sum,  -- rounded: a sum of fractions, the same in any order
+    round(sum(luck_net * luck_net), 6) AS luck_net_sq,
     count(*) FILTER (WHERE hua_zhu) AS hua_zhu,
     count(*) FILTER (WHERE ready_at_end IS NOT NULL) AS still_in_at_draw,
     count(*) FILTER (WHERE ready_at_end = false) AS not_ready_at_draw,
