@@ -225,6 +225,7 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
         return dict(json.loads(labels_path(games).read_text(encoding="utf-8")))
     shutil.rmtree(root / "wh-partial", ignore_errors=True)
     stack = pop.stack if isinstance(pop, StackedPopulation) else 0
+    think = pop if isinstance(pop, ThinkPopulation) else None  # a think-time room: its size, times, relays
     spec = InjectSpec(
         collude_pairs=pop.pairs,
         collude_intensity=pop.intensity if pop.pairs else 0.0,
@@ -234,8 +235,12 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
         team_intensity=pop.intensity if pop.team else 0.0,
         stack=stack,
         stack_intensity=pop.intensity if stack else 0.0,
+        relays=think.relays if think else 0,
     )
-    labels = write(SimConfig(hands=pop.hands, seed=pop.seed, players=PLAYERS, inject=spec, styles=pop.styles), games)
+    players = think.players if think else PLAYERS
+    timing = think is not None
+    config = SimConfig(hands=pop.hands, seed=pop.seed, players=players, inject=spec, styles=pop.styles, timing=timing)
+    labels = write(config, games)
     ingest([str(games)], root / "wh-partial", workers=1)
     (root / "wh-partial").rename(root / "wh")  # a cached warehouse is whole or absent
     return labels.as_dict()
@@ -989,22 +994,7 @@ def run_think(pop: Population, *, fdr: float = 0.05, workdir: str | None = None,
 
     assert isinstance(pop, ThinkPopulation)
     with _population_dir(pop, workdir, cache) as root:
-        games = root / "games.jsonl.gz"
-        if (root / "wh").is_dir() and labels_path(games).is_file():
-            labels = dict(json.loads(labels_path(games).read_text(encoding="utf-8")))
-        else:
-            shutil.rmtree(root / "wh-partial", ignore_errors=True)
-            config = SimConfig(
-                hands=pop.hands,
-                seed=pop.seed,
-                players=pop.players,
-                inject=InjectSpec(relays=pop.relays),
-                styles=pop.styles,
-                timing=True,
-            )
-            labels = write(config, games).as_dict()
-            ingest([str(games)], root / "wh-partial", workers=1)
-            (root / "wh-partial").rename(root / "wh")
+        labels = _simulate(pop, root)
         with connect(root / "wh") as con:
             hands = timed_hands(con)
         missing: list[Any] = []
