@@ -31,6 +31,7 @@ from __future__ import annotations
 import html
 import re
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
@@ -128,6 +129,11 @@ def cell(value: Any, low: Any, high: Any, share: bool) -> str:
 def ci(low: Any, high: Any, share: bool) -> str:
     span = numbers.interval(low, high, numbers.pct if share else numbers.num)
     return f' <span class="ci">{esc(span)}</span>' if span else ""
+
+
+def sortable_head(heads: Iterable[tuple[str, str]]) -> str:
+    """The header cells of a table the page's script sorts: (title, kind) each, kind ``num`` or ``text``."""
+    return "".join(f'<th data-sort="{kind}" class="{kind}" title="sort">{esc(h)}</th>' for h, kind in heads)
 
 
 def num_cell(value: float | int | None, text: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from dashboards import health as health_dash
-from dashboards.html import esc, figure, num_cell
+from dashboards.html import esc, figure, num_cell, sortable_head
 from pipeline.analytics.health import Health
 from pipeline.report import charts, numbers
 
@@ -106,7 +106,7 @@ def tables_section(health: Health) -> str:
         ("runs before", "num"),
         *((f"run {n:,}", "num") for n in last),
     )
-    head = "".join(f'<th data-sort="{kind}" class="{kind}" title="sort">{esc(h)}</th>' for h, kind in heads)
+    head = sortable_head(heads)
     order = {"error": 3, "warn": 2, "ok": 1, health_dash.UNTESTED: 0}
     rows = []
     for r in trend.iter_rows(named=True):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from dashboards import collusion as collusion_dash
-from dashboards.html import Page, esc, fdr_text, num_cell, player_link
+from dashboards.html import Page, esc, fdr_text, num_cell, player_link, sortable_head
 from pipeline.audit.anticipation import MIN_DECISIONS, AnticipationResult, Seer
 from pipeline.audit.information import FDR, MIN_DISCARDS, InfoResult
 
@@ -71,7 +71,7 @@ def table(seers: list[Seer], pages: dict[str, Page]) -> str:
         "flag",
     )
     kinds = ("num", "text", *("num",) * 12)
-    head = "".join(f'<th data-sort="{k}" class="{k}" title="sort">{h}</th>' for h, k in zip(heads, kinds, strict=True))
+    head = sortable_head(zip(heads, kinds, strict=True))
     rows = []
     for k, s in enumerate(seers, start=1):
         d, a = s.dodges, s.anticipation

@@ -19,7 +19,7 @@ import polars as pl
 
 from dashboards import findings as found_dash
 from dashboards import levels_note, player
-from dashboards.html import Page, cell, ci, esc, finding_message, fmt, href, link, num_cell, player_link
+from dashboards.html import Page, cell, ci, esc, finding_message, fmt, href, link, num_cell, player_link, sortable_head
 from pipeline.analytics.metrics import METRIC_BY_ID
 from pipeline.analytics.scales import Scales
 from pipeline.analytics.yardsticks import MIN_HANDS as YARD_HANDS
@@ -145,7 +145,7 @@ def directory(table: pl.DataFrame, pages: dict[str, Page], unusual: pl.DataFrame
         ("audit", "num"),
         ("flags", "num"),
     )
-    head = "".join(f'<th data-sort="{kind}" class="{kind}" title="sort">{esc(h)}</th>' for h, kind in heads)
+    head = sortable_head(heads)
     rows = []
     for r in table.iter_rows(named=True):
         pid = r["player"]
@@ -488,7 +488,7 @@ def opponents_section(pid: str, df: pl.DataFrame | None, pages: dict[str, Page])
         ("wins from", "num"),
         ("win-from rate [95%]", "num"),
     )
-    head = "".join(f'<th data-sort="{kind}" class="{kind}" title="sort">{esc(h)}</th>' for h, kind in heads)
+    head = sortable_head(heads)
     rows = []
     for r in df.iter_rows(named=True):
         rows.append(
