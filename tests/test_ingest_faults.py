@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from own_peak import OWN_PEAK_KIB
 from sample_lines import sample_lines
 from warehouse_compare import assert_same_warehouse
 
@@ -313,7 +314,9 @@ def test_an_exception_at_the_commit_point_keeps_the_committed_batch(
 
 
 # ---------------------------------------------------------------------------------------------- bounds
-BOUNDED = """
+BOUNDED = (
+    OWN_PEAK_KIB
+    + """
 import resource, sys
 limit = int(sys.argv[3]) << 20
 resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
@@ -322,9 +325,10 @@ if sys.argv[4] == "small":
     read.FLOOR, read.MAX_SPILL = 8 << 20, 16 << 20  # small bounds, so that the test runs in seconds
 from pipeline.ingest.run import ingest
 stats = ingest([sys.argv[1]], sys.argv[2], workers=1)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+peak = own_peak_kib() >> 10
 print(stats.lines_read, stats.records_stored, stats.rejects, " ".join(sorted(stats.rejects_by_code)), peak)
 """
+)
 
 
 def _bounded(path: Path, root: Path, limit_mib: int = 1600, bounds: str = "") -> list[str]:
@@ -336,6 +340,19 @@ def _bounded(path: Path, root: Path, limit_mib: int = 1600, bounds: str = "") ->
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.split()
+
+
+def test_the_peak_measured_is_the_childs_own_not_its_grown_parents() -> None:
+    """A parent of 400 MiB runs a child that needs little: the child's figure is small (``ru_maxrss`` there
+    read the parent's 400+, which is how this suite's worker once failed the bound below at 701 MiB)."""
+    child = OWN_PEAK_KIB + "\nprint(own_peak_kib() >> 10)\n"
+    script = (
+        "import subprocess, sys\n"
+        "x = bytearray(400 << 20); x[::4096] = b'1' * len(x[::4096])\n"
+        f"print(subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, text=True).stdout)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert 0 < int(out.stdout) < 100, out.stdout
 
 
 def test_a_gzip_bomb_is_cut_at_the_input_cap_and_a_huge_line_keeps_no_side_file(tmp_path: Path) -> None:

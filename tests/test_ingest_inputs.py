@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import zstandard
+from own_peak import OWN_PEAK_KIB
 from sample_lines import sample_lines
 
 from pipeline.ingest.read import RawLine, find_files, read_lines
@@ -240,13 +241,16 @@ def test_blank_lines_are_not_records_and_crlf_is_a_line_break(tmp_path: Path) ->
 
 # ---------------------------------------------------------------------------------------------- huge lines
 LONG = 100 << 20  # bytes in the huge line
-MEASURE = """
-import resource, sys
+MEASURE = (
+    OWN_PEAK_KIB
+    + """
+import sys
 from pipeline.ingest.run import ingest
 stats = ingest([sys.argv[1]], sys.argv[2], workers=1)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+peak = own_peak_kib()  # KiB
 print(stats.lines_read, stats.records_stored, stats.rejects, peak)
 """
+)
 
 
 def _measure(path: Path, root: Path) -> list[int]:
