@@ -381,7 +381,9 @@ def test_many_4_mib_lines_are_cut_into_small_batches_and_memory_stays_bounded(tm
             f.write(b'{"x": "' + b"a" * (read.MAX_LINE - 20) + b'"}\n')
     out = _bounded(path, tmp_path / "wh", limit_mib=1600)
     assert out[:3] == ["40", "0", "40"]
-    assert int(out[-1]) < 700, f"peak {out[-1]} MiB"
+    # measured (the command's own VmHWM, 5 Dec): 303-333 MiB, loaded or not, source or compiled build; 173 MiB
+    # for 40 short lines; cut by lines only, the run does not fit the 1,600 MiB limit at all
+    assert int(out[-1]) < 450, f"peak {out[-1]} MiB"
     reconciled(tmp_path / "wh")
 
 
