@@ -663,16 +663,18 @@ def severity_of(findings: pl.DataFrame) -> str | None:
     return next((s for s in SEVERITIES if s in shown), None)
 
 
-def prep_player_flags(findings: pl.DataFrame, audit: Audit, unusual: pl.DataFrame) -> pl.DataFrame:
-    """Per player, what the directory shows of the findings: one row for every player of ``unusual`` (every
-    player with a replayed hand).
+def prep_player_flags(standing: pl.DataFrame, audit: Audit, unusual: pl.DataFrame) -> pl.DataFrame:
+    """Per player, what the directory shows of the findings ``standing`` (:func:`with_cases`: a dismissed
+    finding is not shown, as on the first screen): one row for every player of ``unusual`` (every player with a
+    replayed hand).
 
     Columns: ``player``, ``flags`` (the labels of the first screen's findings about the player, most serious
     first, each once), ``severity`` (the most serious, null for none), ``rank`` (3 high, 2 medium, 1 low, 0
     none: a sort key), ``audit_findings`` and ``audit_money`` (findings on the player's seat and their
     points), ``z`` and ``q`` (the unusual-result test; null when not tested).
     """
-    concerned = findings.filter(pl.col("kind") != "scoring").explode("players").drop_nulls("players")
+    shown = standing.filter(pl.col("status") != "dismissed")
+    concerned = shown.filter(pl.col("kind") != "scoring").explode("players").drop_nulls("players")
     flags = concerned.group_by("players").agg(
         pl.col("label").unique(maintain_order=True).alias("flags"),
         pl.col("severity").sort_by(pl.col("rank")).first().alias("severity"),

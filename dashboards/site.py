@@ -263,8 +263,8 @@ def _build(
         unusual=unusual,
         page_of=lambda pid: pages_of[pid].file if pid in pages_of else None,
     )
-    flags = found_dash.prep_player_flags(found, result, unusual)
     standing = found_dash.with_cases(found, cases)  # each finding's case: new, open, ..., dismissed (hidden)
+    flags = found_dash.prep_player_flags(standing, result, unusual)
     (out / found_dash.FINDINGS_JSON).write_text(standing.write_json(), encoding="utf-8")  # for scripts, the demo
 
     # Overview

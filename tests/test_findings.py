@@ -252,12 +252,20 @@ def test_a_players_findings(con, found):
 
 
 def test_player_flags(con, found):
-    flags = findings.prep_player_flags(found, audit(con), _unusual())
+    flags = findings.prep_player_flags(findings.with_cases(found, {}), audit(con), _unusual())
     got = {r["player"]: r for r in flags.iter_rows(named=True)}
     assert set(got) == {"pA", "pE"}  # the players of the unusual frame: every player with a replayed hand
     assert got["pA"]["flags"] == ["team", "colluding pair?"] and got["pA"]["severity"] == "high"
     assert got["pA"]["rank"] == 3 and got["pA"]["audit_findings"] == 0 and got["pA"]["z"] == 0.0
     assert got["pE"]["flags"] == ["unusual result"] and got["pE"]["rank"] == 2
+
+    # a dismissed finding gives no badge (the directory agrees with the first screen); the others stay
+    standing = findings.with_cases(found, {})
+    team = (pl.col("kind") == "team") & pl.col("players").list.contains("pA")
+    dismissed = standing.with_columns(pl.when(team).then(pl.lit("dismissed")).otherwise("status").alias("status"))
+    got = {r["player"]: r for r in findings.prep_player_flags(dismissed, audit(con), _unusual()).iter_rows(named=True)}
+    assert got["pA"]["flags"] == ["colluding pair?"] and got["pA"]["severity"] == "high"
+    assert got["pE"]["flags"] == ["unusual result"]
 
 
 # ---------------------------------------------------------------------------------------------- every player
