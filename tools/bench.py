@@ -37,8 +37,8 @@ Sections:
 - ingest (``xuezhan ingest``) end to end with 1 and 2 workers, each engine, on the base corpus; peak
   memory of the process tree (sampled from /proc, and the main process's own peak from the kernel) at
   the base size and 10× it, 2 workers, the default install;
-- analytics: ``xuezhan stats``, ``xuezhan collusion`` and ``xuezhan report`` as a user runs them, on the
-  warehouses ingest made, at 20k, 200k and 1M hands: wall time, CPU time and peak process-tree memory,
+- analytics: ``xuezhan stats``, ``xuezhan collusion``, ``xuezhan report`` and ``xuezhan check`` as a user runs
+  them, on the warehouses ingest made, at 20k, 200k and 1M hands: wall time, CPU time and peak process-tree memory,
   and each as a ratio to the 20k figure;
 - players: ``xuezhan collusion`` and ``xuezhan report`` on the 20k hands played by 2,016 players instead of 24
   (each session's players renamed into one of 84 groups), peak memory as a ratio to the 24 players' figure.
@@ -169,6 +169,7 @@ def floors(p: Plan, default: str) -> list[Floor]:
     """The acceptance floors (issue 23), on the default install's engine; the ``--quick`` sizes stand in for
     20k and 200k (indicative only)."""
     small, large = label(p.sizes()[0]), label(p.sizes()[1])
+    largest = label(p.sizes()[-1])  # 1M in a full run (issue 44: check under 5 s on a 1M-hand warehouse)
     return [
         Floor(f"validation cost, × parsing ({default})", f"{default}_validate_parse_cost_ratio", "<=", 5),
         Floor(f"validation records/s, one core ({default})", f"{default}_validate_records_per_s", ">=", 6_000),
@@ -178,6 +179,7 @@ def floors(p: Plan, default: str) -> list[Floor]:
         Floor(f"collusion peak memory {large} / {small}", f"collusion_rss_ratio_{large}", "<=", 1.2),
         Floor(f"report peak memory {large} / {small}", f"report_rss_ratio_{large}", "<=", 1.2),
         Floor(f"report on {large} hands, s", f"report_s_{large}", "<=", 30),
+        Floor(f"check on {largest} hands, s", f"check_s_{largest}", "<", 5),
         Floor(f"review of one hand, ms ({default})", f"{default}_review_ms_per_hand", "<", 100),
     ]
 
@@ -1114,11 +1116,12 @@ def analytics_cmds(warehouse: Path, out: Path) -> dict[str, list[str]]:
         "stats": ["stats", *w],
         "collusion": ["collusion", *w, "--quiet"],
         "report": ["report", *w, "--out", str(out), "--quiet"],
+        "check": ["check", *w],  # the health of the warehouse's last ingest run (cron's exit code: 0 here)
     }
 
 
 def bench_analytics(p: Plan, compiled: Path | None, work: Path, results: dict[str, Any]) -> dict[str, Any]:
-    """``stats``, ``collusion`` and ``report`` at each size, on the default install; each figure also as a
+    """``stats``, ``collusion``, ``report`` and ``check`` at each size, on the default install; each figure also as a
     ratio to the smallest size's. A command at one size is run right after the same at the size below."""
     default = engines(compiled)[0]
     env = engine_env(default, compiled)
@@ -1139,7 +1142,7 @@ def bench_analytics(p: Plan, compiled: Path | None, work: Path, results: dict[st
             out[f"ingest_rss_mb_{big}"] = round(run.rss_mb)
             out[f"ingest_rss_ratio_{big}"] = ratio(run.rss_mb, results.get(f"ingest_rss_mb_{label(sizes[0])}"))
     small = label(sizes[0])
-    for command in ("stats", "collusion", "report"):
+    for command in analytics_cmds(work, work):
         for n in sizes:
             tag = f"{command}_%s_{label(n)}"
             report_dir = work / f"report-{label(n)}"
@@ -1192,7 +1195,7 @@ def players_corpus(base: Path, groups: int = PLAYER_GROUPS) -> Path:
 def measure_analytics(
     command: str, warehouse: Path, report_dir: Path, engine: str, env: dict[str, str], out: dict[str, Any], tag: str
 ) -> str | None:
-    """Run ``command`` (stats, collusion, report) on ``warehouse`` as a user does and write its wall time, CPU
+    """Run ``command`` (stats, collusion, report, check) on ``warehouse`` as a user does and write its wall time, CPU
     time and peak memory into ``out`` under ``tag % "s"``, ``"cpu_s"`` and ``"rss_mb"``; on a failure its reason
     under ``tag % "s"``, also returned (``None``: measured)."""
     try:
@@ -1315,7 +1318,7 @@ def sections(
             lambda: bench_ingest(p, compiled, work),
         ),
         "analytics": (
-            f"analytics: stats, collusion, report at {tiers} hands",
+            f"analytics: stats, collusion, report, check at {tiers} hands",
             lambda: bench_analytics(p, compiled, work, results),
         ),
         "players": (
