@@ -70,6 +70,7 @@ from pipeline.rules.ruleset import Override, switch_doc, switch_names
 from pipeline.rules.tiles import kind_of, parse_tiles
 
 if TYPE_CHECKING:
+    from pipeline.analytics.health import Thresholds
     from pipeline.formats import BadLine
 
 # Before any command loads Polars: what it frees goes back to the system at once (the report's later pages no
@@ -379,6 +380,8 @@ OPTIONS: dict[str, str] = {
     "--note": "The reviewer's note (kept with the action)",
     "--mask": "Mask the evidence pack for a blind review",
     "--pack": "Write evidence packs (each hand replayed, docs/REPLAY.md) into this folder",
+    "--thresholds": "TOML file of ingest-health thresholds over the shipped ones (pipeline/analytics/health.toml: "
+    "its keys and their meaning)",
 }
 FORMATS = ("table", "csv", "json")  # the only --format choices; a command offers those that make sense for it
 
@@ -885,31 +888,35 @@ def stats_command(
     _emit(fmt, answer, csv=stats_csv, table=stats_table)
 
 
+ThresholdsOption = Annotated[Path | None, _option("--thresholds", ".")]
+
+
+def _thresholds(path: Path | None) -> Thresholds:
+    """The health thresholds of ``--thresholds`` (the shipped ones without it); exit 2 on a file that cannot be
+    read or has a key or value it must not have."""
+    from pipeline.analytics.health import ThresholdsError, load_thresholds
+
+    try:
+        return load_thresholds(path)
+    except ThresholdsError as exc:
+        raise fail(f"--thresholds: {exc}") from None
+
+
 @app.command("check")
 def check_command(
     warehouse: WarehouseIn,
-    thresholds: Annotated[
-        Path | None,
-        typer.Option(
-            "--thresholds",
-            help="TOML file of thresholds over the shipped ones (pipeline/analytics/health.toml: its keys and "
-            "their meaning).",
-        ),
-    ] = None,
+    thresholds: ThresholdsOption = None,
     run: Annotated[str | None, typer.Option("--run", help="Check this ingest run (default: the last).")] = None,
     fmt: Annotated[TableCsvJson, _option("--format", ": table, csv (the runs per table) or json.")] = "table",
 ) -> None:
     """The health of an ingest run against the runs before it, for a scheduler: volume, invalid and reject
     rates, each table's rate of wrong settlements, new issue codes and players, freshness. Exit 0 ok, 1 a
     warning, 2 an error (or the check could not run)."""
-    from pipeline.analytics.health import ThresholdsError, check, load_thresholds
+    from pipeline.analytics.health import check
     from pipeline.analytics.queries import connect
     from pipeline.analytics.render import health_csv, health_table
 
-    try:
-        limits = load_thresholds(thresholds)
-    except ThresholdsError as exc:
-        raise fail(f"--thresholds: {exc}") from None
+    limits = _thresholds(thresholds)
     if not (warehouse / "hands").is_dir():
         raise fail(f"no warehouse at {warehouse} (run xuezhan ingest first)")
     with connect(warehouse) as con:
@@ -946,6 +953,9 @@ def report_command(
     table: TableOption = None,
     profile: ProfileOption = None,
     tz: TzOption = None,
+    thresholds: Annotated[
+        Path | None, _option("--thresholds", " (the health page judges the last run by them).")
+    ] = None,
 ) -> None:
     """HTML dashboards: what needs attention first (each finding with its case state), the player directory and a
     page per player, data quality, the ingest health (xuezhan check and each table's trend across runs), the audit,
@@ -956,6 +966,7 @@ def report_command(
 
     _quiet_fonts(quiet=quiet)
     scope = _scope(since=since, until=until, table=table, profile=profile, tz=tz)
+    limits = _thresholds(thresholds)
     _records_in(warehouse)  # before any page is written
     _hands_in_scope(warehouse, scope)
     _output_dir(out, "--out")
@@ -968,6 +979,7 @@ def report_command(
             min_hands=min_hands,
             on_step=None if quiet else (lambda step: typer.echo(step, err=True)),
             scope=scope,
+            thresholds=limits,
         )
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None

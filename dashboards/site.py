@@ -73,7 +73,7 @@ from dashboards.pages import quality as quality_html
 from dashboards.pages.players import PlayerParts, player_pages
 from dashboards.pages.players import directory as _directory
 from pipeline.analytics import queries
-from pipeline.analytics.health import Health, check
+from pipeline.analytics.health import Health, Thresholds, check
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, Scope
 from pipeline.audit import scoring
@@ -97,6 +97,7 @@ def build_report(
     min_hands: int = 200,
     on_step: Callable[[str], None] | None = None,
     scope: Scope | None = None,
+    thresholds: Thresholds | None = None,
 ) -> Path:
     """Write the report of the warehouse at ``warehouse_dir`` into ``out_dir``; return the path of index.html.
 
@@ -108,6 +109,7 @@ def build_report(
     (:func:`pipeline.audit.screen.choose_min_hands`).
     ``on_step`` is called with the name of each chart before it is drawn, before each screen runs, and before
     the player pages are written (progress for the CLI). ``scope``: the hands every page covers (default: all).
+    ``thresholds``: what the health page judges the last ingest run by (default: the shipped ones).
     Raises ``FileNotFoundError`` without a warehouse and :class:`dashboards.player.UnknownPlayer` (a
     ``ValueError``) for a player with no replayed hands; nothing is written then.
     """
@@ -115,7 +117,7 @@ def build_report(
     queries.remember_bases(con)  # the pages share the players' base counts
     try:
         selected = _select_players(con, players, top_players)
-        health = _health(warehouse_dir, con, scope or EVERYTHING)
+        health = _health(warehouse_dir, con, scope or EVERYTHING, thresholds)
         cases = read_cases(warehouse_dir)
         with staged_folder(Path(out_dir)) as stage:  # every page of this run, or none (an interrupted run)
             index = _build(con, stage, selected, min_hands, on_step, scope or EVERYTHING, health, cases)
@@ -124,13 +126,16 @@ def build_report(
         con.close()
 
 
-def _health(warehouse_dir: str | Path, con: duckdb.DuckDBPyConnection, scope: Scope) -> Health:
-    """``xuezhan check`` of the warehouse's last ingest run (shipped thresholds): on the report's connection, or,
-    where the report's scope leaves hands out, on one of the whole warehouse (a run's figures are all its hands')."""
+def _health(
+    warehouse_dir: str | Path, con: duckdb.DuckDBPyConnection, scope: Scope, thresholds: Thresholds | None
+) -> Health:
+    """``xuezhan check`` of the warehouse's last ingest run (by ``thresholds``, default the shipped ones): on the
+    report's connection, or, where the report's scope leaves hands out, on one of the whole warehouse (a run's
+    figures are all its hands')."""
     if not scope.filters:
-        return check(con)
+        return check(con, thresholds)
     with queries.connect(warehouse_dir, warn=False) as whole:
-        return check(whole)
+        return check(whole, thresholds)
 
 
 def _build(

@@ -15,6 +15,8 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,12 +31,14 @@ from dashboards.findings import collect
 from dashboards.pages.players import deviations_section, page_file
 from dashboards.site import build_report
 from pipeline.analytics import queries
-from pipeline.analytics.health import check
+from pipeline.analytics.health import check, load_thresholds
 from pipeline.analytics.yardsticks import MIN_HANDS, deviations
 from pipeline.audit.cases import act, open_case, read_cases
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
+
+XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
 
 T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)
 
@@ -244,6 +248,36 @@ def test_the_health_page_shows_the_check_and_each_tables_trend(casebook: dict[st
         assert f'<td class="num">{r.run_no:,}</td>' in runs and f'<td class="num">{r.stored:,}</td>' in runs
     for chart in ("settlement_errors", "volume"):
         assert (out / "charts" / f"health-{chart}.png").exists(), chart
+
+
+def test_the_report_judges_the_last_run_by_the_thresholds_given(casebook: dict[str, Any], tmp_path: Path) -> None:
+    """``report --thresholds FILE`` is ``check --thresholds FILE``'s judgement on the health page (a cron job
+    with its own thresholds and the page it links to agree), and the page names what the file changed; a file
+    that cannot be used stops the report before anything is written (exit 2, as check)."""
+    wh = casebook["wh"]
+    strict = tmp_path / "strict.toml"
+    strict.write_text("[rates]\nmin_hands = 5\nwarn_above = 0.0001\nerror_above = 0.0002\n", encoding="utf-8")
+    with queries.connect(wh) as con:
+        shipped, given = check(con), check(con, load_thresholds(strict))
+    assert given.level == "error" and given.alerts != shipped.alerts  # the run's invalid hands are above 0.02%
+    out = tmp_path / "site"
+    build_report(wh, out, top_players=0, thresholds=load_thresholds(strict))
+    verdict = _section((out / "health.html").read_text(encoding="utf-8"), 'id="verdict"')
+    assert '<span class="level error">error</span>' in verdict
+    for alert in given.alerts:
+        assert alert.message.replace("&", "&amp;") in verdict
+    assert "differing from the shipped ones in: min_hands 5, warn_above 0.0001, error_above 0.0002" in verdict
+    assert "shipped thresholds" in _section(casebook["out"].joinpath("health.html").read_text(), 'id="verdict"')
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[rates]\nwarn_pp = 0.1\n", encoding="utf-8")
+    done = subprocess.run(
+        [XUEZHAN, "report", "--warehouse", str(wh), "--out", str(tmp_path / "never"), "--thresholds", str(bad)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "--thresholds" in done.stderr and "warn_pp" in done.stderr, done.stderr
+    assert not (tmp_path / "never").exists()
 
 
 def test_the_health_page_of_a_warehouse_with_one_run_or_none(tmp_path: Path) -> None:

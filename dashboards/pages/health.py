@@ -8,7 +8,7 @@ from typing import Any
 
 from dashboards import health as health_dash
 from dashboards.html import esc, figure, num_cell, sortable_head
-from pipeline.analytics.health import Health
+from pipeline.analytics.health import Health, Thresholds, changed
 from pipeline.report import charts, numbers
 
 LEVEL_TEXT = {
@@ -77,12 +77,21 @@ def verdict_section(health: Health, scoped: bool) -> str:
         f'id="verdict"><h2>Run {run.run_no:,} ({esc(run.run_id)}): {level_badge(level)} '
         f"{esc(LEVEL_TEXT[level])}</h2><p>The latest ingest run, started {esc(_when(run.started_at))}, "
         f"{esc(history)}: {run.lines_read:,} lines read, {run.stored:,} hands stored.</p>{alerts}"
-        '<p class="note">The same check as <code>xuezhan check --warehouse W</code> with the shipped thresholds '
-        "(pipeline/analytics/health.toml): a rate is an alert when it rose significantly (exact binomial test "
+        f'<p class="note">The same check as <code>xuezhan check --warehouse W</code> {_by(t)}: a rate is an '
+        "alert when it rose significantly (exact binomial test "
         f"against the earlier runs pooled, Bonferroni over the rates tested; warn p &lt; {t.warn_p:g}, error "
         f"p &lt; {t.error_p:g}, and at least {t.min_ratio:g}× the earlier rate) or when it is above a ceiling; a "
         f"table or run with fewer than {t.min_hands:,} hands is not tested.{esc(whole)}</p></section>"
     )
+
+
+def _by(t: Thresholds) -> str:
+    """Which thresholds judged the run: the shipped ones, or those of a ``--thresholds`` file, named key by key."""
+    diff = changed(t)
+    if not diff:
+        return "with the shipped thresholds (pipeline/analytics/health.toml)"
+    keys = ", ".join(f"{esc(k)} {esc(v)}" for k, v in diff.items())
+    return f"with the thresholds given by <code>--thresholds</code> (differing from the shipped ones in: {keys})"
 
 
 def _rate_cell(k: int, n: int) -> str:

@@ -89,6 +89,17 @@ def load_thresholds(path: str | Path | None = None) -> Thresholds:
     return _apply(out, data, str(path))
 
 
+def changed(t: Thresholds) -> dict[str, Any]:
+    """The keys of ``t`` whose values are not the shipped ones (what a ``--thresholds`` file changed), in the
+    order of :class:`Thresholds`.
+
+    >>> changed(load_thresholds()), changed(replace(load_thresholds(), min_hands=500))
+    ({}, {'min_hands': 500})
+    """
+    shipped = load_thresholds()
+    return {f.name: getattr(t, f.name) for f in fields(Thresholds) if getattr(t, f.name) != getattr(shipped, f.name)}
+
+
 def _apply(base: Thresholds, data: Mapping[str, Any], where: str) -> Thresholds:
     types = {f.name: f.type for f in fields(Thresholds)}
     changes: dict[str, Any] = {}
