@@ -9,14 +9,18 @@ the runs out as frames (``prep_*(health)``) and draws them (``plot_*``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
 from dashboards import ChartSpec
-from pipeline.analytics.health import Alert, Health, table_subject
+from pipeline.analytics import queries
+from pipeline.analytics.health import Alert, Health, Thresholds, check, table_subject
+from pipeline.analytics.scope import Scope
 from pipeline.report import charts
 
 RUNS_SHOWN = 30  # the runs of the page's table, the latest first (every run: xuezhan check --format csv)
@@ -49,6 +53,18 @@ _TABLES_SCHEMA: dict[str, Any] = {
     "settle_errors": pl.Int64,
     "rate": pl.Float64,
 }
+
+
+def check_of(
+    warehouse_dir: str | Path, con: duckdb.DuckDBPyConnection, scope: Scope, thresholds: Thresholds | None
+) -> Health:
+    """``xuezhan check`` of the warehouse's last ingest run (by ``thresholds``, default the shipped ones): on the
+    report's connection ``con``, or, where the report's ``scope`` leaves hands out, on one of the whole warehouse
+    (a run's figures are all its hands')."""
+    if not scope.filters:
+        return check(con, thresholds)
+    with queries.connect(warehouse_dir, warn=False) as whole:
+        return check(whole, thresholds)
 
 
 def _share(k: int, n: int) -> float | None:

@@ -90,6 +90,19 @@ def player_row(base: pl.DataFrame, player: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- selection
+def select_players(con: duckdb.DuckDBPyConnection, players: list[str] | None, top: int | None) -> list[str]:
+    """The players who get a page: ``players`` (each once, in order; :class:`UnknownPlayer` for one with no
+    replayed hand), else the ``top`` with most replayed hands, else every player with a replayed hand."""
+    if players is None:
+        return prep_top_players(con, 10**9 if top is None else top)["player"].to_list()
+    chosen = list(dict.fromkeys(players))
+    known = set(prep_top_players(con, 10**9)["player"].to_list())
+    unknown = [p for p in chosen if p not in known]
+    if unknown:
+        raise UnknownPlayer(f"no replayed hands of player {', '.join(map(repr, unknown))} in the warehouse")
+    return chosen
+
+
 def prep_top_players(con: duckdb.DuckDBPyConnection, n: int) -> pl.DataFrame:
     """The ``n`` players with most replayed hands (ties by id). Columns: ``player``, ``hands``."""
     base = _base(con)

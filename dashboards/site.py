@@ -2,8 +2,7 @@
 a player directory and a page per player, a data-quality page, the scoring audit, the collusion screen, the
 information-cheat screen and the stacked-deal screen.
 
-The report opens one DuckDB connection on the warehouse; every dashboard, the audit and the collusion screen
-run on it.
+The report opens one DuckDB connection on the warehouse; every dashboard, the audit and the screens run on it.
 
 Layout under ``out_dir``::
 
@@ -41,9 +40,6 @@ written with the shared layer of :mod:`dashboards.html`.
 Cost: the pages with charts draw about twenty matplotlib figures in all; a player's page draws none (its
 figures are computed for every player at once, its intervals are SVG strings), so thousands of players add
 seconds, not minutes.
-
->>> build_report("warehouse", "report", players=["p001"])  # doctest: +SKIP
-PosixPath('report/index.html')
 """
 
 from __future__ import annotations
@@ -73,7 +69,7 @@ from dashboards.pages import quality as quality_html
 from dashboards.pages.players import PlayerParts, player_pages
 from dashboards.pages.players import directory as _directory
 from pipeline.analytics import queries
-from pipeline.analytics.health import Health, Thresholds, check
+from pipeline.analytics.health import Health, Thresholds
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, Scope
 from pipeline.audit import scoring
@@ -116,26 +112,14 @@ def build_report(
     con = queries.connect(warehouse_dir, scope=scope)  # scope: every page over the hands in it
     queries.remember_bases(con)  # the pages share the players' base counts
     try:
-        selected = _select_players(con, players, top_players)
-        health = _health(warehouse_dir, con, scope or EVERYTHING, thresholds)
+        selected = player.select_players(con, players, top_players)
+        health = health_dash.check_of(warehouse_dir, con, scope or EVERYTHING, thresholds)
         cases = read_cases(warehouse_dir)
         with staged_folder(Path(out_dir)) as stage:  # every page of this run, or none (an interrupted run)
             index = _build(con, stage, selected, min_hands, on_step, scope or EVERYTHING, health, cases)
         return Path(out_dir) / index.relative_to(stage)
     finally:
         con.close()
-
-
-def _health(
-    warehouse_dir: str | Path, con: duckdb.DuckDBPyConnection, scope: Scope, thresholds: Thresholds | None
-) -> Health:
-    """``xuezhan check`` of the warehouse's last ingest run (by ``thresholds``, default the shipped ones): on the
-    report's connection, or, where the report's scope leaves hands out, on one of the whole warehouse (a run's
-    figures are all its hands')."""
-    if not scope.filters:
-        return check(con, thresholds)
-    with queries.connect(warehouse_dir, warn=False) as whole:
-        return check(whole, thresholds)
 
 
 def _build(
@@ -313,14 +297,3 @@ def _build(
     for pid, page in pages_of.items():
         write(page, parts.body(pid), here=directory)
     return out / index.file
-
-
-def _select_players(con: duckdb.DuckDBPyConnection, players: list[str] | None, top: int | None) -> list[str]:
-    if players is None:
-        return player.prep_top_players(con, 10**9 if top is None else top)["player"].to_list()
-    chosen = list(dict.fromkeys(players))
-    known = set(player.prep_top_players(con, 10**9)["player"].to_list())
-    unknown = [p for p in chosen if p not in known]
-    if unknown:
-        raise player.UnknownPlayer(f"no replayed hands of player {', '.join(map(repr, unknown))} in the warehouse")
-    return chosen

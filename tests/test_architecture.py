@@ -386,3 +386,13 @@ def test_a_planted_private_name_is_caught() -> None:
         if i.target != "?" and t.package_of(i.source) != t.package_of(i.target) and private(i.name or "")
     ]
     assert [(i.source, i.name) for i in found] == [("dashboards.site", "_results")]
+
+
+def test_the_site_is_orchestration_and_each_page_has_its_module() -> None:
+    """Issue 42: dashboards/site.py runs each screen once and writes the pages, under 300 lines; a page's HTML is
+    its own module of dashboards/pages (every page the site writes is imported from there)."""
+    site = ROOT / "dashboards" / "site.py"
+    assert len(site.read_text(encoding="utf-8").splitlines()) < 300
+    pages = {p.stem for p in (ROOT / "dashboards" / "pages").glob("*.py")} - {"__init__"}
+    imported = {i.target.rsplit(".", 1)[-1] for i in tree().imports() if i.source == "dashboards.site"}
+    assert pages <= imported | {"replay"}, pages - imported  # replay.py: the replay page, written by xuezhan replay
