@@ -83,7 +83,8 @@ def yardsticks(
 
     Per group and metric the reference's figures are sorted once: a player's percentile is two bisections, the
     room's figure the reference's sums less the player's own, and the best quartile the same players for everyone
-    outside it (2,000 players: a fraction of a second)."""
+    outside it, and for a player inside it the same band less their own figure (2,000 players: a fraction of
+    a second)."""
     players = list(answer["players"])
     groups = group_of or {}
     by_group: dict[str | None, list[Mapping[str, Any]]] = {}
@@ -114,6 +115,7 @@ def _group(members: list[Mapping[str, Any]], min_hands: int, out: dict[str, dict
         k_out = max(1, len(order) // 4)
         common_out, common_in = _band(figures, order[:k_out]), _band(figures, order[:k_in])
         top = set(order[: k_in + 1])
+        top_values = sorted(figures[o][0] for o in order[: k_in + 1] if o in figures)  # a top player's band: less own
         for p in members:
             name = p["player"]
             fig = _figure(p["metrics"].get(metric, {}))
@@ -132,7 +134,7 @@ def _group(members: list[Mapping[str, Any]], min_hands: int, out: dict[str, dict
             if name not in in_reference:
                 best = common_out
             elif name in top:
-                best = _band(figures, [o for o in order if o != name][:k_in])
+                best = _band_less(top_values, figures[name][0] if own else None)
             else:
                 best = common_in
             z = _z(kind, value, n, room, p["metrics"][metric])
@@ -143,6 +145,24 @@ def _band(figures: Mapping[str, tuple[float, float, int]], names: list[str]) -> 
     """The lowest and highest figure of ``names`` (those that have one)."""
     got = [figures[n][0] for n in names if n in figures]
     return (min(got), max(got)) if got else None
+
+
+def _band_less(values: list[float], own: float | None) -> tuple[float, float] | None:
+    """The lowest and highest of the sorted ``values`` less one copy of ``own`` (None: nothing left out): the best
+    quartile of the others, for a player inside it, at once (not a pass over the room per player).
+
+    >>> _band_less([1.0, 2.0, 5.0], 1.0), _band_less([1.0, 2.0, 5.0], 5.0), _band_less([2.0, 2.0], 2.0)
+    ((2.0, 5.0), (1.0, 2.0), (2.0, 2.0))
+    >>> _band_less([3.0], 3.0), _band_less([3.0], None)
+    (None, (3.0, 3.0))
+    """
+    if own is None:
+        return (values[0], values[-1]) if values else None
+    if len(values) <= 1:
+        return None
+    low = values[1] if values[0] == own else values[0]
+    high = values[-2] if values[-1] == own else values[-1]
+    return low, high
 
 
 def _z(kind: str, value: float, n: int, room: float | None, m: Mapping[str, Any]) -> float | None:
