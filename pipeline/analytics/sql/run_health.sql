@@ -17,9 +17,13 @@ hands_of AS (  -- source: the hands each run stored
     SELECT ingest_run AS run_id, hand_id, valid, played_at, players FROM hands
 ),
 
+issue_rows AS MATERIALIZED (  -- source: issues read once (the view computes the session issues over every hand)
+    SELECT hand_id, code, severity FROM issues
+),
+
 settle AS (  -- logic: hands with money paid other than the rules give
     SELECT DISTINCT hand_id
-    FROM issues
+    FROM issue_rows
     WHERE severity = 'error' AND (code LIKE 'SCORE\_%' ESCAPE '\' OR code LIKE 'SETTLE\_%' ESCAPE '\')
 ),
 
@@ -35,22 +39,25 @@ by_run AS (
     GROUP BY h.run_id
 ),
 
-seen AS (  -- logic: each player's first run, and the players of each run
-    SELECT p.player, min(o.run_no) AS first_run, list(DISTINCT o.run_no) AS runs
+seen AS (  -- logic: the players of each run, each once
+    SELECT DISTINCT o.run_no, p.player
     FROM (SELECT run_id, unnest(players) AS player FROM hands_of) AS p
     JOIN ordered AS o USING (run_id)
-    GROUP BY p.player
 ),
 
-players_of AS (
-    SELECT run_no, count(*) AS players, count(*) FILTER (WHERE first_run = run_no) AS new_players
-    FROM (SELECT player, first_run, unnest(runs) AS run_no FROM seen)
-    GROUP BY run_no
+players_of AS (  -- a player is new in the first run they played in
+    SELECT
+        s.run_no,
+        count(*) AS players,
+        count(*) FILTER (WHERE s.run_no = f.first_run) AS new_players
+    FROM seen AS s
+    JOIN (SELECT player, min(run_no) AS first_run FROM seen GROUP BY player) AS f USING (player)
+    GROUP BY s.run_no
 ),
 
 codes AS (  -- logic: each issue code's first run, and the codes of each run
     SELECT i.code, o.run_no
-    FROM issues AS i
+    FROM issue_rows AS i
     JOIN hands AS h ON h.hand_id = i.hand_id
     JOIN ordered AS o ON o.run_id = h.ingest_run
     GROUP BY i.code, o.run_no
