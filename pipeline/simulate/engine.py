@@ -1,17 +1,23 @@
 """The follower's engine: a sampling look-ahead AI that a cheater brings to the table (``--inject follow=N:P``).
 
 It is *not* the reference policy (:mod:`pipeline.game.policy`, the screen's yardstick) and it is stronger than it
-and than the simulator's styles: where the reference ranks by rules (shanten, then danger, then live tiles), the
-engine plays the hand forward. For each candidate (each discard kind worth a look, a kong, a pong with its best
-discards, a pass) it draws :data:`SAMPLES` plausible worlds from what the seat can see, the same worlds for every
-candidate (common random numbers: the options are compared on equal luck), plays up to :data:`HORIZON` rounds
-of the hand in each (the opponents' discards it could win on, then its own draw; it keeps a draw that lowers its
-shanten and throws its void suit first), and scores
+and than the simulator's styles (measured: ``python -m tools.engine_strength``; README). Where the reference ranks
+by rules (shanten, then danger, then live tiles), the engine plays the hand forward. For each candidate (the
+discard kinds of the lowest shanten, at most :data:`WIDTH`, and the safest kind; the void suit first whenever it
+is held; a kong; a pong with its best discards; a pass) it draws :data:`SAMPLES` plausible worlds from what the
+seat can see, the same worlds for every candidate (common random numbers: the options are compared on equal
+luck), plays its own draws in each (keeping a draw that lowers its shanten, throwing the void suit first) for up
+to :data:`HORIZON` rounds or until the hand is ready, and scores
 
-    value = mean points won in the worlds (the real fan count of each win: 自摸 paid by everybody still in)
+    value = mean over the worlds of what the hand is worth once ready: the chance that one of the tiles it will
+            still see (its draws, a :data:`RON` share of the opponents' discards) completes it, from the rest of
+            that world's wall, times the real fan count of each winning tile (自摸 paid by everybody still in)
             + a kong's payment now
             - the expected loss of dealing in with the tile discarded now (below)
             + 查大叫 at an empty wall (ready: paid by those who are not; not ready: pays those who are).
+
+So it prefers live waits to dead ones, bigger hands to smaller at the same speed, and safe tiles where its own
+chances are slim: judgements the one-step reference cannot make.
 
 The worlds: the tiles the seat cannot see (every copy less its own hand, every river and every meld) are
 shuffled into the opponents' concealed hands (13 − 3·melds tiles each) and the wall; an opponent that has
