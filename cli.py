@@ -1958,6 +1958,14 @@ def simulate_command(
         typer.Option("--inject", help="Anomalies, e.g. collude=2:0.3,score_errors=0.02,corrupt=0.01,bot=1."),
     ] = None,
     session_hands: Annotated[int, typer.Option("--session-hands", min=1, help="Hands per table session.")] = 8,
+    styles: Annotated[
+        str | None,
+        typer.Option(
+            "--styles",
+            help="Style mix of the player pool as weights, e.g. balanced=0.4,expert=0.6 (pipeline/simulate/"
+            "styles.py; default: balanced=0.4,aggressive=0.2,defensive=0.2,novice=0.2).",
+        ),
+    ] = None,
     summary: Annotated[bool, typer.Option("--summary", help="Print the realism report per style.")] = False,
     timing: Annotated[
         bool,
@@ -1971,8 +1979,13 @@ def simulate_command(
 ) -> None:
     """Play realistic hands with bots of several styles; write records and OUT.labels.json (ground truth)."""
     from pipeline.simulate.inject import InjectSpec, SpecError
+    from pipeline.simulate.styles import parse_mix
     from pipeline.simulate.tables import SimConfig, Summary, labels_path, write
 
+    try:
+        mix = parse_mix(styles) if styles is not None else None
+    except ValueError as exc:
+        raise fail(f"--styles: {exc}") from None
     try:
         spec = InjectSpec.parse(inject, players=players)
         if rules_.lstrip().startswith("{"):
@@ -1992,6 +2005,7 @@ def simulate_command(
         profile=rules_,
         inject=spec,
         session_hands=session_hands,
+        styles=mix,
         timing=timing,
     )
     report = Summary() if summary else None

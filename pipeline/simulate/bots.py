@@ -25,6 +25,7 @@ from pipeline.game.policy import connections, passed_since_draw, wait_ways
 from pipeline.game.state import HandState
 from pipeline.rules.fan import WinHand, score
 from pipeline.rules.hand import shanten, shanten_after_discards, suit_codes, win_mask_of_codes
+from pipeline.simulate import engine
 from pipeline.simulate.families import FEEDING, Family
 from pipeline.simulate.styles import Player
 
@@ -52,6 +53,36 @@ class Act:
     seat: int
     partner: int
     act: str  # feed_win, feed_pong, feed_kong, soft, decline, pass, gift, split_void, wall_off
+
+
+@dataclass(frozen=True, slots=True)
+class Follow:
+    """An engine follower's settings (``--inject follow=N:P[:evasive]``): on a share ``share`` of its decisions
+    it plays the engine's choice (:mod:`pipeline.simulate.engine`) instead of its own; ``evasive``, it keeps its
+    own where the engine's best two options are within :data:`CLOSE` points of each other."""
+
+    share: float
+    evasive: bool = False
+
+
+CLOSE = 0.25  # points: an evasive follower plays its own choice where the engine's best two are this close
+
+
+@dataclass(frozen=True, slots=True)
+class FollowNote:
+    """One decision of a follower with more than one option: ``event`` is the index the decision's event takes
+    (on a claim, the index the window's next event takes); ``asked``: the coin said follow (the engine was asked);
+    ``followed``: it played the engine's choice because of it (an evasive follower does not on a close one);
+    ``close``: the engine's best two were within :data:`CLOSE` points; ``own``: its own style's choice;
+    ``engine``: the engine's (``None`` for a pass, and when not asked)."""
+
+    event: int
+    seat: int
+    asked: bool
+    followed: bool
+    close: bool
+    own: Event | None
+    engine: Event | None
 
 
 class Bot:
@@ -442,3 +473,52 @@ def _fan_on(st: HandState, seat: int, tile: int) -> int:
         earthly=False,
     )
     return score(hand, st.rules).fan
+
+
+class Follower(Bot):
+    """A player who follows an engine on a share of its decisions (:class:`Follow`) and otherwise plays its own
+    style. Its own choice is always worked out first (the simulator's random stream is drawn as for the player it
+    otherwise is); the coin and the engine's worlds come from ``follow_rng``, its own stream. The 换三张 and the
+    定缺 stay its own. Each decision with more than one option is noted (:attr:`notes`)."""
+
+    def __init__(
+        self,
+        player: Player,
+        seat: int,
+        rng: random.Random,
+        follow: Follow,
+        follow_rng: random.Random,
+        *,
+        collusion: Collusion | None = None,
+        sees_all: bool = False,
+    ) -> None:
+        super().__init__(player, seat, rng, collusion=collusion, sees_all=sees_all)
+        self.follow = follow
+        self.follow_rng = follow_rng
+        self.notes: list[FollowNote] = []
+
+    def on_turn(self, st: HandState) -> Event:
+        own = super().on_turn(st)
+        if len(st.turn_options(self.seat)) < 2:
+            return own
+        chosen = self._engine(st, own)
+        assert chosen is not None
+        return chosen
+
+    def on_claim(self, st: HandState, options: Sequence[Event]) -> Event | None:
+        own = super().on_claim(st, options)
+        if not options:
+            return own
+        return self._engine(st, own)
+
+    def _engine(self, st: HandState, own: Event | None) -> Event | None:
+        index = len(st.events)
+        if self.follow_rng.random() >= self.follow.share:
+            self.notes.append(FollowNote(index, self.seat, False, False, False, own, None))
+            return own
+        ranked = engine.decide(st, self.seat, self.follow_rng)
+        top = ranked[0]
+        close = len(ranked) > 1 and top.value - ranked[1].value < CLOSE
+        followed = not (self.follow.evasive and close)
+        self.notes.append(FollowNote(index, self.seat, True, followed, close, own, top.event))
+        return top.event if followed else own

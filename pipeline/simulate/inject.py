@@ -30,7 +30,15 @@ Spec (``--inject``), comma-separated ``name=value`` items:
   act a member made for a partner (``acts``: hand, event, seat, partner, act);
 - ``relay=N`` — ``N`` players whose decision times are flat (a person relaying a bot's moves, or a bot with a
   fixed delay): the same time, give or take a little, for an easy and a hard decision
-  (:mod:`pipeline.simulate.timing`; it turns ``--timing`` on). The labels list them (``relays``).
+  (:mod:`pipeline.simulate.timing`; it turns ``--timing`` on). The labels list them (``relays``);
+- ``follow=N:P`` — ``N`` players who follow an engine (:mod:`pipeline.simulate.engine`: a sampling look-ahead
+  that sees only the seat's own tiles and the table, stronger than and different from the reference policy
+  the screens judge by) on a share ``P`` (0–1) of their decisions with more than one option (discards, kongs,
+  pongs and passes, wins), and play their own style otherwise (the 换三张 and 定缺 stay their own);
+  ``follow=N:P:evasive`` — the same, but a follower keeps its own choice where the engine's best two options
+  are close (within :data:`pipeline.simulate.bots.CLOSE` points), not to look like an engine. The item may be
+  repeated (evasive and not in one room). The labels list them (``followers``: ``player``, ``share``,
+  ``evasive``).
 
 Fault kinds (the ``kind`` of each entry of the labels file's ``faults``):
 
@@ -122,6 +130,23 @@ class Cheat:
 
 
 @dataclass(frozen=True, slots=True)
+class Following:
+    """``follow=N:P[:evasive]``: ``players`` engine followers at share ``share``."""
+
+    players: int
+    share: float
+    evasive: bool = False
+
+    @classmethod
+    def parse(cls, value: str) -> Following:
+        """``"2:0.5:evasive"`` → the followers; ``ValueError`` for what cannot be read."""
+        parts = value.split(":")
+        if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "evasive"):
+            raise SpecError(f"follow={value!r}: give the players and the share (follow=N:P or follow=N:P:evasive)")
+        return cls(int(parts[0]), float(parts[1]), len(parts) == 3)
+
+
+@dataclass(frozen=True, slots=True)
 class InjectSpec:
     collude_pairs: int = 0
     collude_intensity: float = 0.0
@@ -135,6 +160,7 @@ class InjectSpec:
     stack_intensity: float = 0.0  # the share of their hands stacked
     cheats: tuple[Cheat, ...] = ()  # groups of the cheat families (cheat=FAMILY:N:I)
     relays: int = 0  # players whose decision times are flat (relay=N)
+    follows: tuple[Following, ...] = ()  # engine followers (follow=N:P[:evasive])
 
     @classmethod
     def parse(cls, text: str | None, *, players: int | None = None) -> InjectSpec:
@@ -165,12 +191,14 @@ class InjectSpec:
                     values["team"], values["team_intensity"] = int(size), float(intensity or 0.3)
                 elif name == "relay" and sep:
                     values["relays"] = int(value)
+                elif name == "follow" and sep:
+                    values["follows"] = (*values.get("follows", ()), Following.parse(value))
                 elif name == "cheat" and sep:
                     values["cheats"] = (*values.get("cheats", ()), Cheat.parse(value))
                 else:
                     raise SpecError(
                         f"unknown injection {item!r} (known: collude=P:I, score_errors=F, corrupt=F, bot=N, "
-                        "friends=N, team=K:I, stack=N:I, cheat=FAMILY:N:I, relay=N)"
+                        "friends=N, team=K:I, stack=N:I, cheat=FAMILY:N:I, relay=N, follow=N:P, follow=N:P:evasive)"
                     )
             except ValueError as exc:
                 if isinstance(exc, SpecError):
@@ -187,12 +215,17 @@ class InjectSpec:
                 raise SpecError("counts must not be negative")
             if not 0.0 <= cheat.intensity <= 1.0:
                 raise SpecError(f"the intensity of cheat={cheat.family.name} must be between 0 and 1")
+        for follow in spec.follows:
+            if follow.players < 0:
+                raise SpecError("counts must not be negative")
+            if not 0.0 <= follow.share <= 1.0:
+                raise SpecError("the share of follow=N:P must be between 0 and 1")
         if spec.team == 1:
             raise SpecError("a team needs at least 2 players (team=K:I)")
         if players is not None and spec.players_needed > players:
             raise SpecError(
                 f"{text!r} needs {spec.players_needed} distinct players (2 per colluding or friend pair, 1 per bot, "
-                "K for a team, 1 per stacked player, the size of each cheat group, 1 per relay); "
+                "K for a team, 1 per stacked player, the size of each cheat group, 1 per relay, 1 per follower); "
                 f"the pool has {players} (raise --players)"
             )
         return spec
@@ -201,7 +234,17 @@ class InjectSpec:
     def players_needed(self) -> int:
         """Distinct players the injection takes from the pool."""
         cheats = sum(c.groups * c.family.size for c in self.cheats)
-        return 2 * self.collude_pairs + 2 * self.friends + self.bots + self.team + self.stack + cheats + self.relays
+        follows = sum(f.players for f in self.follows)
+        return (
+            2 * self.collude_pairs
+            + 2 * self.friends
+            + self.bots
+            + self.team
+            + self.stack
+            + cheats
+            + self.relays
+            + follows
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.game.events import Hu
@@ -13,7 +13,7 @@ from pipeline.game.start import DIRECTIONS, Exchange, deal_hands, exchange_offse
 from pipeline.game.state import HandFacts, HandState
 from pipeline.rules.ruleset import RuleSet
 from pipeline.rules.tiles import full_set
-from pipeline.simulate.bots import Act, Bot, Collusion
+from pipeline.simulate.bots import Act, Bot, Collusion, Follow, Follower, FollowNote
 from pipeline.simulate.styles import Player
 
 
@@ -28,6 +28,7 @@ class PlayedHand:
     que: tuple[int, ...] | None  # None at a two-suit table
     stacked: tuple[int, ...] = ()  # seats whose deal the wall was arranged for (simulate --inject stack=N:I)
     acts: tuple[Act, ...] = ()  # what colluders did for their partners (simulate --inject cheat=FAMILY:N:I)
+    follows: tuple[FollowNote, ...] = ()  # the engine followers' decisions (simulate --inject follow=N:P)
 
     def fresh_state(self) -> HandState:
         """A new state at the start of play, to replay the record's events on."""
@@ -42,6 +43,7 @@ class Seating:
     players: tuple[Player, ...]
     collusion: Mapping[int, Collusion]  # seat → its partner at this table
     cheaters: frozenset[int]
+    followers: Mapping[int, Follow] = field(default_factory=dict)  # seat → how it follows an engine
 
 
 def play_hand(
@@ -67,6 +69,17 @@ def play_hand(
     stacked = arrange(wall, dealer, rng) if arrange is not None else ()
     bots = [
         Bot(p, seat, rng, collusion=seating.collusion.get(seat), sees_all=seat in seating.cheaters)
+        if seat not in seating.followers
+        # a follower's coin and engine draw from a stream of their own, seeded here from the hand's
+        else Follower(
+            p,
+            seat,
+            rng,
+            seating.followers[seat],
+            random.Random(rng.getrandbits(64)),
+            collusion=seating.collusion.get(seat),
+            sees_all=seat in seating.cheaters,
+        )
         for seat, p in enumerate(seating.players)
     ]
     hands = deal_hands(wall, dealer, n)
@@ -107,7 +120,8 @@ def play_hand(
         wins=wins,
     )
     acts = tuple(a for b in bots for a in b.acts)
-    return PlayedHand(record, hand, tuple(wall), exchange, que, stacked, acts)
+    follows = tuple(n for b in bots if isinstance(b, Follower) for n in b.notes)
+    return PlayedHand(record, hand, tuple(wall), exchange, que, stacked, acts, follows)
 
 
 def _partner_voids(bots: Sequence[Bot], seat: int) -> tuple[int | None, ...]:

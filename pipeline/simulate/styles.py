@@ -51,6 +51,18 @@ STYLES: dict[str, Style] = {
             defense=0.95,
             fold_shanten=2,
         ),
+        # the strongest honest style: few slips, careful against a ready table (the hard negatives of the
+        # engine-assistance screen; never in the default room mix: --styles expert=W)
+        Style(
+            name="expert",
+            skill=0.95,
+            skill_spread=0.03,
+            pong=0.5,
+            kong=0.85,
+            flush=0.3,
+            defense=0.8,
+            fold_shanten=3,
+        ),
         Style(
             name="novice",
             skill=0.45,
@@ -73,9 +85,32 @@ class Player:
     skill: float
 
 
+DEFAULT_MIX: dict[str, float] = {"balanced": 0.4, "aggressive": 0.2, "defensive": 0.2, "novice": 0.2}
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    """``"balanced=0.4,expert=0.6"`` → the style weights of a pool (``ValueError`` naming what is wrong)."""
+    mix: dict[str, float] = {}
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        name, sep, weight = item.partition("=")
+        if name not in STYLES:
+            raise ValueError(f"unknown style {name!r} (known: {', '.join(sorted(STYLES))})")
+        try:
+            mix[name] = float(weight) if sep else 1.0
+        except ValueError:
+            raise ValueError(f"cannot read the weight of {item!r}") from None
+        if mix[name] < 0:
+            raise ValueError(f"the weight of {name} must not be negative")
+    if not mix or not sum(mix.values()) > 0:
+        raise ValueError("give at least one style with a positive weight (e.g. balanced=0.4,expert=0.6)")
+    return mix
+
+
 def make_pool(n: int, rng: random.Random, styles: dict[str, float] | None = None) -> list[Player]:
     """``n`` players with styles drawn by ``styles`` weights (default: a realistic room mix)."""
-    weights = styles or {"balanced": 0.4, "aggressive": 0.2, "defensive": 0.2, "novice": 0.2}
+    weights = styles or DEFAULT_MIX
     names = sorted(weights)
     out = []
     for i in range(n):

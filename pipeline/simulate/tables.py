@@ -22,7 +22,7 @@ from pipeline.game.policy import difficulties
 from pipeline.outfile import compressed
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.simulate import timing
-from pipeline.simulate.bots import Collusion
+from pipeline.simulate.bots import Collusion, Follow
 from pipeline.simulate.families import FEEDING, Family
 from pipeline.simulate.inject import Fault, InjectSpec, corrupt_record, inject_score_error, stack_deals
 from pipeline.simulate.play import PlayedHand, Seating, play_hand
@@ -60,6 +60,8 @@ class Labels:
     # "partner", "act"} (``event`` None for the exchange and the void)
     acts: list[dict[str, Any]] = field(default_factory=list)
     relays: list[str] = field(default_factory=list)  # relay=N: the players whose decision times are flat
+    # follow=N:P[:evasive]: the engine followers, {"player", "share", "evasive"}
+    followers: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The labels file's content; ``stackers`` and ``stacked`` only when deals were stacked, ``acts`` only
@@ -78,6 +80,8 @@ class Labels:
             out["acts"] = self.acts
         if self.relays:
             out["relays"] = self.relays
+        if self.followers:
+            out["followers"] = self.followers
         return out
 
 
@@ -202,6 +206,13 @@ def make_labels(
             )
     relays = chosen[start : start + spec.relays]
     start += spec.relays
+    followers: list[dict[str, Any]] = []
+    for follow in spec.follows:
+        followers += [
+            {"player": i, "share": follow.share, "evasive": follow.evasive}
+            for i in chosen[start : start + follow.players]
+        ]
+        start += follow.players
     labels = Labels(
         seed=config.seed,
         players={p.id: {"style": p.style.name, "skill": p.skill} for p in pool},
@@ -210,6 +221,7 @@ def make_labels(
         friends=[[a.id, b.id] for a, b in friends],
         stackers=[{"player": i, "intensity": spec.stack_intensity} for i in sorted(stackers)],
         relays=sorted(relays),
+        followers=sorted(followers, key=lambda f: f["player"]),
     )
     return pool, groups, friends, bots, intensity, family, labels
 
@@ -237,6 +249,7 @@ def simulate(
     timed = config.timing or bool(labels.relays)
     relays = set(labels.relays)
     speeds = {p.id: timing.speed(config.seed, p.id) for p in pool} if timed else {}
+    follows = {f["player"]: Follow(f["share"], f["evasive"]) for f in labels.followers}
 
     def lines() -> Iterator[str]:
         rng = random.Random(config.seed)
@@ -252,7 +265,12 @@ def simulate(
                 present = tuple(sorted(at_table[m] for m in mates.get(p.id, ()) if m in at_table))
                 if present:
                     collusion[seat] = Collusion(present, intensity[p.id], family[p.id])
-            seating = Seating(tuple(players), collusion, frozenset(s for s, p in enumerate(players) if p.id in bots))
+            seating = Seating(
+                tuple(players),
+                collusion,
+                frozenset(s for s, p in enumerate(players) if p.id in bots),
+                {s: follows[p.id] for s, p in enumerate(players) if p.id in follows},
+            )
             stacked = {s: stackers[p.id] for s, p in enumerate(players) if p.id in stackers}
             arrange = functools.partial(stack_deals, rules=rules, stacked=stacked) if stacked else None
             session_id = f"t{table:04d}-s1"

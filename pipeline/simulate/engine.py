@@ -1,0 +1,448 @@
+"""The follower's engine: a sampling look-ahead AI that a cheater brings to the table (``--inject follow=N:P``).
+
+It is *not* the reference policy (:mod:`pipeline.game.policy`, the screen's yardstick) and it is stronger than it
+and than the simulator's styles: where the reference ranks by rules (shanten, then danger, then live tiles), the
+engine plays the hand forward. For each candidate (each discard kind worth a look, a kong, a pong with its best
+discards, a pass) it draws :data:`SAMPLES` plausible worlds from what the seat can see, the same worlds for every
+candidate (common random numbers: the options are compared on equal luck), plays up to :data:`HORIZON` rounds
+of the hand in each (the opponents' discards it could win on, then its own draw; it keeps a draw that lowers its
+shanten and throws its void suit first), and scores
+
+    value = mean points won in the worlds (the real fan count of each win: 自摸 paid by everybody still in)
+            + a kong's payment now
+            - the expected loss of dealing in with the tile discarded now (below)
+            + 查大叫 at an empty wall (ready: paid by those who are not; not ready: pays those who are).
+
+The worlds: the tiles the seat cannot see (every copy less its own hand, every river and every meld) are
+shuffled into the opponents' concealed hands (13 − 3·melds tiles each) and the wall; an opponent that has
+discarded a tile outside its declared void holds no tile of its void suit any more (Sichuan players throw the
+void first), so those tiles go to the wall. The deal-in loss of a discard: per opponent still in, the chance it
+is ready (from its river's length and its melds), times the share of the ways a hidden hand could wait on the
+tile (:func:`pipeline.game.policy.wait_ways`, from the unseen copies; none for its void suit and for a tile passed
+since its last draw), times the points of a typical win.
+
+What the engine reads: :func:`sight` of the state, the public record and the seat's own tiles (the same as
+:func:`pipeline.game.policy.view_of`, plus every river), never another seat's concealed tiles nor the wall's
+order. It is deterministic given the ``rng`` it is handed (the simulator's; never the global one).
+
+A win is always taken (paid at once and out of danger in 血战到底).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from pipeline.game.events import Discard, Event, Hu, Kong, Pong
+from pipeline.game.policy import passed_since_draw, wait_ways
+from pipeline.game.state import HandState
+from pipeline.rules.fan import WinHand, score
+from pipeline.rules.hand import Meld, code_step, shanten_of_codes, suit_codes, win_mask_of_codes
+from pipeline.rules.ruleset import RuleSet
+
+SAMPLES: Final = 24  # worlds per decision, shared by its candidates
+HORIZON: Final = 10  # rounds played ahead in each world
+WIDTH: Final = 6  # discard kinds looked at (the lowest shanten first; the safest always)
+READY_WAITS: Final = 1.7  # kinds a ready hand waits on, on average (the share of ways it waits on one)
+DEAL_IN_FAN: Final = 2  # the fan of a typical win, for the deal-in loss
+
+
+@dataclass(frozen=True, slots=True)
+class Rival:
+    """What the deciding seat sees of one opponent."""
+
+    seat: int
+    void: int | None
+    melds: int
+    discards: int
+    won: bool
+    passed: frozenset[int]  # kinds discarded by anybody since its last draw (safe against it)
+    cleared: bool  # it has discarded a tile outside its void: it holds none of its void suit any more
+
+    @property
+    def ready_chance(self) -> float:
+        """How likely its hand is ready, from its river and melds (a public read of the table's tempo)."""
+        if self.won:
+            return 0.0
+        return min(0.9, max(0.0, (self.discards - 3) * 0.07) + 0.15 * self.melds)
+
+
+@dataclass(frozen=True, slots=True)
+class Sight:
+    """A decision point as the deciding seat sees it: its tiles, the public record, nothing else."""
+
+    seat: int
+    counts: tuple[int, ...]
+    melds: tuple[Meld, ...]
+    void: int | None
+    unseen: tuple[int, ...]  # copies of each kind the seat cannot see
+    rivals: tuple[Rival, ...]
+    left: int  # tiles in the wall
+    rules: RuleSet
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One option and the engine's value of it (points); ``event`` ``None`` is a pass."""
+
+    event: Event | None
+    value: float
+
+
+def sight(state: HandState, seat: int) -> Sight:
+    """What ``seat`` can see of ``state``: its own tiles, the rivers, melds, declared voids and the wall's size."""
+    visible = state.visible(seat)
+    rivals = []
+    for other in range(state.n):
+        if other == seat:
+            continue
+        void = state.void[other]
+        river = state.rivers[other]
+        rivals.append(
+            Rival(
+                other,
+                void,
+                len(state.melds[other]),
+                len(river),
+                state.won[other],
+                frozenset(passed_since_draw(state.events, other)),
+                void is not None and any(k // 9 != void for k in river),
+            )
+        )
+    unseen = tuple(max(0, state.full[k] - visible[k]) for k in range(27))
+    return Sight(
+        seat,
+        tuple(state.counts[seat]),
+        tuple(state.melds[seat]),
+        state.void[seat],
+        unseen,
+        tuple(rivals),
+        state.left,
+        state.rules,
+    )
+
+
+def decide(state: HandState, seat: int, rng: random.Random) -> list[Choice]:
+    """The engine's options at ``state`` for ``seat``, best first (a claim's pass included, as ``None``); empty
+    when the seat has no decision. Reads only :func:`sight` of the state."""
+    if state.phase == "discard" and seat == state.turn:
+        return rank_turn(sight(state, seat), state.turn_options(seat), rng)
+    if state.phase in ("claim", "rob") and state.window is not None:
+        legal = state.claim_options(seat)
+        if legal:
+            return rank_claim(sight(state, seat), legal, rng)
+    return []
+
+
+# ------------------------------------------------------------------------------------------------ the worlds
+def _worlds(view: Sight, rng: random.Random) -> list[list[int]]:
+    """:data:`SAMPLES` walls, each the unseen tiles less the opponents' concealed hands (module docstring)."""
+    pool = [k for k in range(27) for _ in range(view.unseen[k])]
+    live = [r for r in view.rivals if not r.won]
+    sizes = [13 - 3 * r.melds for r in live]
+    hidden = max(0, len(pool) - view.left)  # tiles held by the opponents (the won ones' too)
+    out = []
+    for _ in range(SAMPLES):
+        rng.shuffle(pool)
+        need = list(sizes)
+        taken = 0
+        wall: list[int] = []
+        for k in pool:
+            placed = False
+            if taken < hidden:
+                for i, r in enumerate(live):
+                    if need[i] and not (r.cleared and k // 9 == r.void):
+                        need[i] -= 1
+                        taken += 1
+                        placed = True
+                        break
+            if not placed:
+                wall.append(k)
+        out.append(wall[: view.left] if len(wall) > view.left else wall)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ play ahead
+class _Hand:
+    """The seat's concealed hand in a world, changed tile by tile."""
+
+    __slots__ = ("codes", "counts", "held_void", "mask", "melds", "sh", "void")
+
+    def __init__(self, counts: Sequence[int], melds: tuple[Meld, ...], void: int | None) -> None:
+        self.counts = list(counts)
+        self.codes = suit_codes(self.counts)
+        self.melds = melds
+        self.void = void
+        self.held_void = sum(self.counts[void * 9 : void * 9 + 9]) if void is not None else 0
+        self.sh = shanten_of_codes(self.codes, len(melds), void)
+        self.mask = self._mask()
+
+    def _mask(self) -> int:
+        if self.sh != 0 or self.held_void:
+            return 0
+        return win_mask_of_codes(self.codes, self.melds, self.void)
+
+    def add(self, k: int) -> None:
+        self.counts[k] += 1
+        self.codes[k // 9] += code_step(k)
+        if k // 9 == self.void:
+            self.held_void += 1
+
+    def take(self, k: int) -> None:
+        self.counts[k] -= 1
+        self.codes[k // 9] -= code_step(k)
+        if k // 9 == self.void:
+            self.held_void -= 1
+
+    def settle(self) -> None:
+        self.sh = shanten_of_codes(self.codes, len(self.melds), self.void)
+        self.mask = self._mask()
+
+    def keep_or_throw(self, k: int) -> None:
+        """A drawn tile ``k`` that does not win: the void suit goes first; a draw that lowers the shanten is kept
+        (the least connected tile that keeps the lower shanten goes), any other is thrown."""
+        void = self.void
+        if void is not None and self.held_void and k // 9 != void:
+            self.add(k)
+            self.take(next(j for j in range(void * 9, void * 9 + 9) if self.counts[j]))
+            self.settle()
+            return
+        if k // 9 == void:
+            return
+        n_melds = len(self.melds)
+        self.add(k)
+        after = shanten_of_codes(self.codes, n_melds, void)
+        if after >= self.sh:
+            self.take(k)
+            return
+        best: tuple[int, int, int] | None = None
+        for j in range(27):
+            if not self.counts[j] or j == k:
+                continue
+            self.take(j)
+            sh = shanten_of_codes(self.codes, n_melds, void)
+            self.add(j)
+            if sh > after:
+                continue
+            key = (_links(self.counts, j), j, sh)
+            if best is None or key < best:
+                best = key
+        if best is None:
+            self.take(k)
+            return
+        self.take(best[1])
+        self.settle()
+
+
+def _links(counts: Sequence[int], k: int) -> int:
+    """How connected ``k`` is in ``counts`` (pairs count double, neighbours within two ranks once)."""
+    base = k - k % 9
+    n = 2 * (counts[k] - 1)
+    for j in range(max(base, k - 2), min(base + 9, k + 3)):
+        if j != k:
+            n += counts[j]
+    return n
+
+
+class _Scorer:
+    """Win values in points, worked out once per hand shape."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self.cache: dict[tuple[tuple[int, ...], tuple[Meld, ...], int, bool], int] = {}
+
+    def value(self, hand: _Hand, tile: int, self_drawn: bool) -> int:
+        counts = list(hand.counts)
+        counts[tile] += 1
+        key = (tuple(counts), hand.melds, tile, self_drawn)
+        got = self.cache.get(key)
+        if got is None:
+            win = WinHand(
+                counts27=tuple(counts),
+                melds=hand.melds,
+                win_tile=tile,
+                void=hand.void,
+                self_drawn=self_drawn,
+                after_kong=False,
+                kong_discard=False,
+                rob_kong=False,
+                last_tile=False,
+                heavenly=False,
+                earthly=False,
+            )
+            got = self.cache[key] = score(win, self.rules).per_payer
+        return got
+
+
+def _play(
+    view: Sight, counts: Sequence[int], melds: tuple[Meld, ...], wall: list[int], scorer: _Scorer, *, draw_first: bool
+) -> float:
+    """Points the hand ``counts`` + ``melds`` wins in one world (``wall``): rounds of the opponents' discards
+    (each the tile it draws: it could win on them) and its own draw, up to :data:`HORIZON` rounds; 查大叫 at an
+    empty wall. ``draw_first``: it draws at once (a kong's replacement)."""
+    hand = _Hand(counts, melds, view.void)
+    others = sum(1 for r in view.rivals if not r.won)
+    i = 0
+    n = len(wall)
+    rounds = 0
+    if draw_first and n:
+        k = wall[0]
+        i = 1
+        if (hand.mask >> k) & 1:
+            return float(scorer.value(hand, k, True) * others)
+        hand.keep_or_throw(k)
+    while rounds < HORIZON and i < n:
+        rounds += 1
+        for _ in range(others):
+            if i >= n:
+                break
+            k = wall[i]
+            i += 1
+            if (hand.mask >> k) & 1:
+                return float(scorer.value(hand, k, False))
+        if i >= n:
+            break
+        k = wall[i]
+        i += 1
+        if (hand.mask >> k) & 1:
+            return float(scorer.value(hand, k, True) * others)
+        hand.keep_or_throw(k)
+    base = view.rules.base
+    if i >= n:  # the wall ran out: 查大叫, against a guess at who else is ready
+        ready_others = sum(r.ready_chance for r in view.rivals if not r.won)
+        return base * (others - ready_others) * 0.5 if hand.sh == 0 else -base * ready_others
+    if hand.sh == 0 and hand.mask:  # ready at the horizon: the chance of winning in the rest of the wall
+        rest = wall[i:]
+        hits = sum(1 for k in rest if (hand.mask >> k) & 1)
+        return base * 1.5 * hits / len(rest) * min(len(rest), (others + 1) * 4) / (others + 1) if rest else 0.0
+    return 0.0
+
+
+def _deal_in(view: Sight) -> list[float]:
+    """The expected loss, in points, of discarding each kind now (module docstring)."""
+    ways = [wait_ways(view.unseen, k) for k in range(27)]
+    loss = view.rules.points(max(view.rules.fan_base, DEAL_IN_FAN))
+    out = [0.0] * 27
+    for r in view.rivals:
+        chance = r.ready_chance
+        if chance <= 0.0:
+            continue
+        open_kinds = [k for k in range(27) if k not in r.passed and (r.void is None or k // 9 != r.void)]
+        total = sum(ways[k] for k in open_kinds)
+        if not total:
+            continue
+        for k in open_kinds:
+            out[k] += chance * min(1.0, READY_WAITS * ways[k] / total) * loss
+    return out
+
+
+def _mean_play(
+    view: Sight,
+    counts: Sequence[int],
+    melds: tuple[Meld, ...],
+    worlds: list[list[int]],
+    scorer: _Scorer,
+    *,
+    draw_first: bool = False,
+) -> float:
+    return sum(_play(view, counts, melds, w, scorer, draw_first=draw_first) for w in worlds) / len(worlds)
+
+
+def _discard_candidates(view: Sight, counts: Sequence[int], n_melds: int, kinds: Sequence[int]) -> list[int]:
+    """The discard kinds worth playing ahead: those of the lowest shanten after, then one step worse, at most
+    :data:`WIDTH`, and always the safest kind."""
+    codes = suit_codes(counts)
+    shs = []
+    for k in kinds:
+        codes[k // 9] -= code_step(k)
+        shs.append((shanten_of_codes(codes, n_melds, view.void), _links(counts, k), k))
+        codes[k // 9] += code_step(k)
+    shs.sort()
+    best = shs[0][0]
+    out = [k for sh, _, k in shs if sh <= best + 1][:WIDTH]
+    danger = _deal_in(view)
+    safest = min(kinds, key=lambda k: (danger[k], k))
+    if safest not in out:
+        out.append(safest)
+    return out
+
+
+def rank_turn(view: Sight, legal: Sequence[Event], rng: random.Random) -> list[Choice]:
+    """The engine's ranking of a seat's options on its turn (wins, discards, kongs)."""
+    wins = [Choice(ev, float("inf")) for ev in legal if isinstance(ev, Hu)]
+    discards = {ev.tile: ev for ev in legal if isinstance(ev, Discard)}
+    kongs = [ev for ev in legal if isinstance(ev, Kong)]
+    worlds = _worlds(view, rng)
+    scorer = _Scorer(view.rules)
+    danger = _deal_in(view)
+    out: list[Choice] = []
+    n_melds = len(view.melds)
+    counts = list(view.counts)
+    if discards:
+        kinds = sorted(discards)
+        looked = set(_discard_candidates(view, counts, n_melds, kinds)) if len(kinds) > 1 else set(kinds)
+        for k in kinds:
+            if k not in looked:
+                continue
+            counts[k] -= 1
+            value = _mean_play(view, counts, view.melds, worlds, scorer) - danger[k]
+            counts[k] += 1
+            out.append(Choice(discards[k], value))
+    others = sum(1 for r in view.rivals if not r.won)
+    base = view.rules.base
+    for ev in kongs:
+        after = list(counts)
+        if ev.kind == "concealed":
+            after[ev.tile] -= 4
+            melds = (*view.melds, Meld("concealed", ev.tile))
+            paid = 2 * base * others
+        else:
+            after[ev.tile] -= 1
+            melds = tuple(Meld("added", m.tile, m.source) if m.tile == ev.tile else m for m in view.melds)
+            paid = base * others
+        value = paid + _mean_play(view, after, melds, worlds, scorer, draw_first=True)
+        out.append(Choice(ev, value))
+    out.sort(key=_order)
+    return wins + out
+
+
+def rank_claim(view: Sight, legal: Sequence[Event], rng: random.Random) -> list[Choice]:
+    """The engine's ranking of a seat's options on another's discard (or added kong): wins, pongs, kongs, a pass."""
+    wins = [Choice(ev, float("inf")) for ev in legal if isinstance(ev, Hu)]
+    calls = [ev for ev in legal if isinstance(ev, (Pong, Kong))]
+    if not calls:
+        return [*wins, Choice(None, 0.0)]
+    worlds = _worlds(view, rng)
+    scorer = _Scorer(view.rules)
+    counts = list(view.counts)
+    out = [Choice(None, _mean_play(view, counts, view.melds, worlds, scorer))]
+    danger = _deal_in(view)
+    for ev in calls:
+        assert isinstance(ev, (Pong, Kong))
+        after = list(counts)
+        if isinstance(ev, Pong):
+            after[ev.tile] -= 2
+            melds = (*view.melds, Meld("pong", ev.tile, ev.source))
+            kinds = [k for k in range(27) if after[k]]
+            best = float("-inf")
+            for k in _discard_candidates(view, after, len(melds), kinds)[:3]:
+                after[k] -= 1
+                best = max(best, _mean_play(view, after, melds, worlds, scorer) - danger[k])
+                after[k] += 1
+            out.append(Choice(ev, best))
+        else:
+            after[ev.tile] -= 3
+            melds = (*view.melds, Meld("direct", ev.tile, ev.source))
+            paid = 2 * view.rules.base
+            out.append(Choice(ev, paid + _mean_play(view, after, melds, worlds, scorer, draw_first=True)))
+    out.sort(key=_order)
+    return wins + out
+
+
+def _order(c: Choice) -> tuple[float, int, int]:
+    """Best value first; ties by the action (a pass, a kong, a pong, a discard) and the tile: nothing random."""
+    ev = c.event
+    action = 0 if ev is None else 1 if isinstance(ev, Kong) else 2 if isinstance(ev, Pong) else 3
+    return (-c.value, action, -1 if ev is None else ev.tile)
