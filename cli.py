@@ -1858,6 +1858,39 @@ def eval_think_time_command(
     _evaluate("think", pops, fdr, workers, out, "players", cache, fmt)
 
 
+@app.command("eval-assist")
+def eval_assist_command(
+    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    hands: Annotated[
+        int, _option("--hands", ": each follower's (about; the room of 8 plays twice that).", min=50)
+    ] = 1000,
+    share: Annotated[
+        float,
+        typer.Option("--share", min=0.0, max=1.0, help="Share of its decisions a follower takes from the engine."),
+    ] = 0.5,
+    replicates: Annotated[int, _option("--replicates", ": rooms of each planted kind.", min=1)] = 10,
+    honest: Annotated[int, _option("--honest", " rooms of the same size.", min=0)] = 10,
+    workers: Annotated[int, _option("--workers", ": rooms simulated at once.", min=1)] = 2,
+    seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
+    out: OutJson = None,
+    cache: CacheOption = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+    ] = "table",
+) -> None:
+    """Simulate rooms of 8 players with expert players (the strong honest style, the hard negatives) and one
+    engine follower (simulate --inject follow=1:P; its engine a sampling look-ahead, not the screen's
+    yardstick), one evasive follower (follow=1:P:evasive), or one calculator (an honest player's reviewed
+    decisions replaced by the reference policy's own first choice on a share P: a follower of an efficiency
+    calculator, the hand's course unchanged), and honest rooms; ingest each and run `assist` on it; report the
+    planted players flagged with a Wilson 95% interval and the honest rooms with a false flag. Each room is
+    reviewed whole: about 2,000 hands, a few CPU-minutes a room."""
+    from pipeline.evaluate import assist_grid
+
+    pops = assist_grid(seed=seed, hands=hands, share=share, replicates=replicates, honest=honest)
+    _evaluate("assist", pops, fdr, workers, out, "players", cache, fmt)
+
+
 @app.command("eval-deals")
 def eval_deals_command(
     fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,

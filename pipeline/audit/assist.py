@@ -332,7 +332,9 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
         t_sum, mean, _, _, w_sum, n = figures[name]
         clear = [t for (_, b), t in pl.cells.items() if b > len(BANDS)]
         n_clear = sum(t.n for t in clear)
-        z, p = pvals.get(name, (None, None))
+        judged = pvals.get(name)
+        z: float | None = None if judged is None else judged[0]
+        p_one: float | None = None if judged is None else judged[1]
         q = qs.get(name)
         shown = sorted(
             (
@@ -355,7 +357,7 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
                 expected=mean / w_sum if w_sum else None,
                 clear=sum(t.agreed for t in clear) / n_clear if n_clear else None,
                 z=z,
-                p=p,
+                p=p_one,
                 q=q,
                 flagged=q is not None and q <= fdr,
                 evidence=tuple(
