@@ -222,3 +222,14 @@ def test_assist_formats(room: tuple) -> None:
     assert "a reason to look" in table.stdout
     scoped = runner.invoke(app, ["assist", "--warehouse", str(wh), "--table", "nosuch"])
     assert scoped.exit_code == 1  # nothing in scope
+
+
+def test_the_evaluation_rooms_have_experts_and_seeds_of_their_own() -> None:
+    from pipeline.evaluate import AssistPopulation, assist_grid
+
+    pops = assist_grid(seed=1, hands=500, replicates=3, honest=4)
+    assert all(isinstance(p, AssistPopulation) and p.hands == 1000 and p.players == 8 for p in pops)
+    assert all(p.styles and p.styles.get("expert", 0) >= 0.3 for p in pops)  # the hard negatives, everywhere
+    kinds = Counter((p.followers, p.evasive, p.calculator > 0) for p in pops)
+    assert kinds == {(1, False, False): 3, (1, True, False): 3, (0, False, True): 3, (0, False, False): 4}
+    assert len({p.seed for p in pops}) == len(pops)
