@@ -79,8 +79,9 @@ ARROWS: dict[str, tuple[str, ...]] = {
     # above the simulator, the ingest and the audit together: they run populations and measure the screens
     "pipeline.evaluate": ("pipeline.simulate", "pipeline.ingest", "pipeline.analytics", "pipeline.audit", *_BASE),
     # developer tools, outside the installed package: the benchmark harness; the reference policy's agreement with
-    # the simulator's styles and its cost (tools/policy_agreement.py) review simulated hands, as the replay does
-    "tools": ("pipeline.rules", "pipeline.simulate", "pipeline.ingest", "pipeline.audit", *_BASE),
+    # the simulator's styles and its cost (tools/policy_agreement.py) review simulated hands, as the replay does; the
+    # followers' engine is measured against the reference policy it must beat (tools/engine_strength.py: game.policy)
+    "tools": ("pipeline.rules", "pipeline.game", "pipeline.simulate", "pipeline.ingest", "pipeline.audit", *_BASE),
     "dashboards": (
         "pipeline",
         "pipeline.rules",

@@ -1,17 +1,23 @@
 """The follower's engine: a sampling look-ahead AI that a cheater brings to the table (``--inject follow=N:P``).
 
 It is *not* the reference policy (:mod:`pipeline.game.policy`, the screen's yardstick) and it is stronger than it
-and than the simulator's styles: where the reference ranks by rules (shanten, then danger, then live tiles), the
-engine plays the hand forward. For each candidate (each discard kind worth a look, a kong, a pong with its best
-discards, a pass) it draws :data:`SAMPLES` plausible worlds from what the seat can see, the same worlds for every
-candidate (common random numbers: the options are compared on equal luck), plays up to :data:`HORIZON` rounds
-of the hand in each (the opponents' discards it could win on, then its own draw; it keeps a draw that lowers its
-shanten and throws its void suit first), and scores
+and than the simulator's styles (measured: ``python -m tools.engine_strength``; README). Where the reference ranks
+by rules (shanten, then danger, then live tiles), the engine plays the hand forward. For each candidate (the
+discard kinds of the lowest shanten, at most :data:`WIDTH`, and the safest kind; the void suit first whenever it
+is held; a kong; a pong with its best discards; a pass) it draws :data:`SAMPLES` plausible worlds from what the
+seat can see, the same worlds for every candidate (common random numbers: the options are compared on equal
+luck), plays its own draws in each (keeping a draw that lowers its shanten, throwing the void suit first) for up
+to :data:`HORIZON` rounds or until the hand is ready, and scores
 
-    value = mean points won in the worlds (the real fan count of each win: 自摸 paid by everybody still in)
+    value = mean over the worlds of what the hand is worth once ready: the chance that one of the tiles it will
+            still see (its draws, a :data:`RON` share of the opponents' discards) completes it, from the rest of
+            that world's wall, times the real fan count of each winning tile (自摸 paid by everybody still in)
             + a kong's payment now
             - the expected loss of dealing in with the tile discarded now (below)
             + 查大叫 at an empty wall (ready: paid by those who are not; not ready: pays those who are).
+
+So it prefers live waits to dead ones, bigger hands to smaller at the same speed, and safe tiles where its own
+chances are slim: judgements the one-step reference cannot make.
 
 The worlds: the tiles the seat cannot see (every copy less its own hand, every river and every meld) are
 shuffled into the opponents' concealed hands (13 − 3·melds tiles each) and the wall; an opponent that has
@@ -279,45 +285,67 @@ class _Scorer:
 def _play(
     view: Sight, counts: Sequence[int], melds: tuple[Meld, ...], wall: list[int], scorer: _Scorer, *, draw_first: bool
 ) -> float:
-    """Points the hand ``counts`` + ``melds`` wins in one world (``wall``): rounds of the opponents' discards
-    (each the tile it draws: it could win on them) and its own draw, up to :data:`HORIZON` rounds; 查大叫 at an
-    empty wall. ``draw_first``: it draws at once (a kong's replacement)."""
+    """Points the hand ``counts`` + ``melds`` is worth in one world (``wall``): rounds of the opponents' discards
+    (each the tile it draws) and its own draw, keeping what lowers its shanten, up to :data:`HORIZON` rounds or
+    until the hand is ready; a ready hand is then worth its chance of winning on the tiles still to come
+    (:func:`_ready_value`, in expectation over the rest of the world's wall, not on one path); 查大叫 at an empty
+    wall. ``draw_first``: it draws at once (a kong's replacement)."""
     hand = _Hand(counts, melds, view.void)
     others = sum(1 for r in view.rivals if not r.won)
     i = 0
     n = len(wall)
-    rounds = 0
     if draw_first and n:
         k = wall[0]
         i = 1
         if (hand.mask >> k) & 1:
             return float(scorer.value(hand, k, True) * others)
         hand.keep_or_throw(k)
-    while rounds < HORIZON and i < n:
+    rounds = 0
+    while not hand.mask and rounds < HORIZON and i + others < n:
         rounds += 1
-        for _ in range(others):
-            if i >= n:
-                break
-            k = wall[i]
-            i += 1
-            if (hand.mask >> k) & 1:
-                return float(scorer.value(hand, k, False))
-        if i >= n:
-            break
+        i += others  # the opponents' discards: no win for a hand not ready
         k = wall[i]
         i += 1
-        if (hand.mask >> k) & 1:
-            return float(scorer.value(hand, k, True) * others)
         hand.keep_or_throw(k)
-    base = view.rules.base
-    if i >= n:  # the wall ran out: 查大叫, against a guess at who else is ready
-        ready_others = sum(r.ready_chance for r in view.rivals if not r.won)
-        return base * (others - ready_others) * 0.5 if hand.sh == 0 else -base * ready_others
-    if hand.sh == 0 and hand.mask:  # ready at the horizon: the chance of winning in the rest of the wall
-        rest = wall[i:]
-        hits = sum(1 for k in rest if (hand.mask >> k) & 1)
-        return base * 1.5 * hits / len(rest) * min(len(rest), (others + 1) * 4) / (others + 1) if rest else 0.0
+    if hand.mask:
+        return _ready_value(view, hand, wall, i, others, scorer)
+    if i + others >= n:  # the wall ran out: 查大叫, against a guess at who else is ready
+        return -view.rules.base * sum(r.ready_chance for r in view.rivals if not r.won)
     return 0.0
+
+
+RON: Final = 0.6  # the share of the opponents' tiles that reach the river (they keep some, and fold)
+
+
+def _ready_value(view: Sight, hand: _Hand, wall: list[int], i: int, others: int, scorer: _Scorer) -> float:
+    """A ready hand's expected points over the rest of the world's wall (``wall[i:]``): the chance that one of
+    the tiles it will see (its draws, and the opponents' discards, a :data:`RON` share of them) is a winning
+    one, times the mean value of its winning tiles (自摸 from every opponent still in, 点炮 from one)."""
+    rest = len(wall) - i
+    if rest <= 0:
+        return view.rules.base * others * 0.5  # 查大叫: paid by the hands that are not ready
+    counts = [0] * 27
+    for k in wall[i:]:
+        counts[k] += 1
+    wins = [k for k in range(27) if (hand.mask >> k) & 1 and counts[k]]
+    hits = sum(counts[k] for k in wins)
+    if not hits:
+        return view.rules.base * others * 0.25  # a dead wait: only 查大叫 is left
+    t = others + 1
+    own = rest // t  # its own draws to come
+    seen = own * (1 + RON * others)
+    miss = 1.0
+    for j in range(int(seen)):
+        if rest - j <= hits:
+            miss = 0.0
+            break
+        miss *= (rest - hits - j) / (rest - j)
+    self_drawn = 1.0 / (1 + RON * others)
+    value = 0.0
+    for k in wins:
+        v = self_drawn * scorer.value(hand, k, True) * others + (1 - self_drawn) * scorer.value(hand, k, False)
+        value += counts[k] * v
+    return (1 - miss) * value / hits + miss * view.rules.base * others * 0.25
 
 
 def _deal_in(view: Sight) -> list[float]:
@@ -351,8 +379,8 @@ def _mean_play(
 
 
 def _discard_candidates(view: Sight, counts: Sequence[int], n_melds: int, kinds: Sequence[int]) -> list[int]:
-    """The discard kinds worth playing ahead: those of the lowest shanten after, then one step worse, at most
-    :data:`WIDTH`, and always the safest kind."""
+    """The discard kinds worth playing ahead: those of the lowest shanten after (the least connected first), at most
+    :data:`WIDTH`, and always the safest kind (a step back to stay safe)."""
     codes = suit_codes(counts)
     shs = []
     for k in kinds:
@@ -361,7 +389,7 @@ def _discard_candidates(view: Sight, counts: Sequence[int], n_melds: int, kinds:
         codes[k // 9] += code_step(k)
     shs.sort()
     best = shs[0][0]
-    out = [k for sh, _, k in shs if sh <= best + 1][:WIDTH]
+    out = [k for sh, _, k in shs if sh == best][:WIDTH]
     danger = _deal_in(view)
     safest = min(kinds, key=lambda k: (danger[k], k))
     if safest not in out:
@@ -382,6 +410,8 @@ def rank_turn(view: Sight, legal: Sequence[Event], rng: random.Random) -> list[C
     counts = list(view.counts)
     if discards:
         kinds = sorted(discards)
+        if view.void is not None and any(k // 9 == view.void for k in kinds):
+            kinds = [k for k in kinds if k // 9 == view.void]  # the void suit first: it can never be kept
         looked = set(_discard_candidates(view, counts, n_melds, kinds)) if len(kinds) > 1 else set(kinds)
         for k in kinds:
             if k not in looked:
