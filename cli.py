@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -1416,6 +1417,124 @@ def think_time_command(
         raise typer.Exit(1)
 
 
+ASSIST_MEANING = (
+    "a flag: the player agrees with the reference policy's first choice on ambiguous decisions far more than "
+    "the room's players of its skill do (an engine followed) — a reason to look at its decisions, not proof: a "
+    "player whose own style happens to be the policy's agrees more too"
+)
+
+
+@app.command("assist")
+def assist_command(
+    warehouse: WarehouseIn,
+    fdr: FdrOption = 0.05,
+    fmt: FormatOption = "table",
+    top: Annotated[int, _option("--top", " players in the table (csv and json list all).", min=0)] = 20,
+    per_player: Annotated[
+        int | None,
+        typer.Option(
+            "--per-player",
+            min=1,
+            help="Review only each player's N newest hands (the others at their tables included): the review "
+            "costs about 13 ms a hand compiled, 30 ms interpreted (1M hands: about 3.5 CPU-hours). Default: all.",
+        ),
+    ] = None,
+    evidence: Annotated[
+        int, typer.Option("--evidence", min=0, help="Telling decisions shown per flagged player (json: per player).")
+    ] = 5,
+    workers: Annotated[int, _option("--workers", ": reviews run at once.", min=1)] = 1,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    player: PlayerFilter = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
+) -> None:
+    """Screen every player for engine assistance: each hand with known tiles is read back and reviewed
+    (the reference policy ranks every decision's options), each non-forced decision weighted by how ambiguous it
+    was (near-equal options and one clearly best option weigh little); per player the weighted agreement with
+    the policy's first choice on discards, the void and the exchange, against the room's players of the same
+    skill (their agreement on the clear decisions), a one-sided p (the Bernoullis' sum, the room's spread
+    added), Benjamini–Yekutieli over the players. Evidence: the flagged players' most telling decisions, each
+    replayable with `xuezhan replay HAND --warehouse W --review`. Cost: one review per hand (about 13 ms
+    compiled; --per-player and the filters bound it, --workers spreads it). A flag is a reason to look, not
+    proof. Exit 1 when no hand has known tiles, or one could not be read back."""
+    from pipeline.analytics.export import Missing
+    from pipeline.analytics.queries import connect
+    from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, screen
+    from pipeline.audit.decisions import decision_hands, decision_rows
+
+    scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
+    _records_in(warehouse)
+    _hands_in_scope(warehouse, scope)
+    with connect(warehouse, scope=scope) as con:
+        hands = decision_hands(con, per_player)
+    if not hands:
+        where = " in scope" if scope.filters else f" in {warehouse}"
+        raise fail(f"nothing to screen: no hand{where} has known tiles (levels full, dealt, observer)", code=1)
+    missing: list[Missing] = []
+    rows = screen(decision_rows(hands, missing, workers=workers), fdr=fdr, evidence=evidence)
+    for m in missing[:5]:
+        typer.echo(f"warning: hand {_shown(m.hand.hand_id)} not screened: {_shown(m.reason)}", err=True)
+    if len(missing) > 5:
+        typer.echo(f"warning: {len(missing) - 5} more hands not screened", err=True)
+
+    def replay(hand_id: str) -> str:
+        return f"xuezhan replay {shlex.quote(hand_id)} --warehouse {shlex.quote(str(warehouse))} --review"
+
+    if fmt == "csv":
+        _write_csv(COLUMNS, [[a.as_dict()[c] for c in COLUMNS] for a in rows])
+    elif fmt == "json":
+        doc = {
+            "fdr": fdr,
+            "hands": len(hands),
+            "per_player": per_player,
+            "not_read": [{"hand_id": m.hand.hand_id, "reason": m.reason} for m in missing],
+            "players": [
+                {**a.as_dict(), "evidence": [{**e.as_dict(), "replay": replay(e.hand_id)} for e in a.evidence]}
+                for a in rows
+            ],
+            "meaning": ASSIST_MEANING,
+        }
+        typer.echo(json.dumps(doc, ensure_ascii=False))
+    else:
+        tested = [a for a in rows if a.p is not None]
+        for line in _scope_line(scope):
+            typer.echo(line)
+        typer.echo(
+            f"{plural(len(hands) - len(missing), 'hand')} reviewed"
+            + (f" ({len(missing)} could not be read back)" if missing else "")
+            + (f" (each player's {per_player} newest)" if per_player else "")
+            + f"; {plural(len(tested), 'player')} with at least {MIN_DECISIONS} tested and {MIN_CLEAR} clear "
+            f"decisions screened ({len(rows) - len(tested)} listed, not tested); "
+            f"{sum(a.flagged for a in rows)} flagged at FDR {fdr}"
+        )
+        typer.echo(
+            f"{'player':<16}{'hands':>7}{'tested':>8}{'weight':>8}{'agree':>7}{'expect':>8}{'clear':>7}{'z':>7}"
+            f"{'p':>11}{'q':>9}  flag"
+        )
+        for a in rows[:top]:
+            line = f"{_shown(a.player):<16}{a.hands:>7}{a.tested:>8}{a.weight:>8.0f}"
+            for x, width in ((a.agreement, 7), (a.expected, 8), (a.clear, 7)):
+                line += f"{x:>{width}.3f}" if x is not None else f"{'–':>{width}}"
+            line += f"{a.z:>7.1f}" if a.z is not None else f"{'–':>7}"
+            line += f"{a.p:>11.2e}" if a.p is not None else f"{'–':>11}"
+            line += f"{a.q:>9.3f}" if a.q is not None else f"{'–':>9}"
+            typer.echo(f"{line}  YES" if a.flagged else line)
+        for a in rows:
+            if a.flagged and a.evidence:
+                typer.echo(f"\n{_shown(a.player)}: the most telling agreed decisions (weight, the room's chance)")
+                for e in a.evidence:
+                    at = "the deal" if e.event is None else f"event {e.event}"
+                    typer.echo(
+                        f"  {_shown(e.hand_id)} {at} ({e.kind}): {e.chosen}, weight {e.weight:.2f}, "
+                        f"room {e.room_p:.2f} — {replay(e.hand_id)}"
+                    )
+        typer.echo(ASSIST_MEANING)
+    if missing:
+        raise typer.Exit(1)
+
+
 def _seer_cells(s: Any) -> list[object]:
     """A player's info-cheats csv cells after the flag: the dodges' six, then the waits' six (empty: no line)."""
     d, a = s.dodges, s.anticipation
@@ -1749,6 +1868,39 @@ def eval_think_time_command(
 
     pops = think_grid(seed=seed, hands=hands, relays=relays, replicates=replicates, honest=honest)
     _evaluate("think", pops, fdr, workers, out, "players", cache, fmt)
+
+
+@app.command("eval-assist")
+def eval_assist_command(
+    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    hands: Annotated[
+        int, _option("--hands", ": each follower's (about; the room of 8 plays twice that).", min=50)
+    ] = 1000,
+    share: Annotated[
+        float,
+        typer.Option("--share", min=0.0, max=1.0, help="Share of its decisions a follower takes from the engine."),
+    ] = 0.5,
+    replicates: Annotated[int, _option("--replicates", ": rooms of each planted kind.", min=1)] = 10,
+    honest: Annotated[int, _option("--honest", " rooms of the same size.", min=0)] = 10,
+    workers: Annotated[int, _option("--workers", ": rooms simulated at once.", min=1)] = 2,
+    seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
+    out: OutJson = None,
+    cache: CacheOption = None,
+    fmt: Annotated[
+        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+    ] = "table",
+) -> None:
+    """Simulate rooms of 8 players with expert players (the strong honest style, the hard negatives) and one
+    engine follower (simulate --inject follow=1:P; its engine a sampling look-ahead, not the screen's
+    yardstick), one evasive follower (follow=1:P:evasive), or one calculator (an honest player's reviewed
+    decisions replaced by the reference policy's own first choice on a share P: a follower of an efficiency
+    calculator, the hand's course unchanged), and honest rooms; ingest each and run `assist` on it; report the
+    planted players flagged with a Wilson 95% interval and the honest rooms with a false flag. Each room is
+    reviewed whole: about 2,000 hands, a few CPU-minutes a room."""
+    from pipeline.evaluate import assist_grid
+
+    pops = assist_grid(seed=seed, hands=hands, share=share, replicates=replicates, honest=honest)
+    _evaluate("assist", pops, fdr, workers, out, "players", cache, fmt)
 
 
 @app.command("eval-deals")

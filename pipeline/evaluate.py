@@ -67,7 +67,7 @@ from pipeline.audit.screen import screen
 from pipeline.audit.teams import TeamResult
 from pipeline.ingest.run import ingest
 from pipeline.ingest.warehouse import Warehouse
-from pipeline.simulate.inject import InjectSpec
+from pipeline.simulate.inject import Following, InjectSpec
 from pipeline.simulate.tables import SimConfig, labels_path, write
 
 INTENSITIES = (0.1, 0.2, 0.3, 0.5)
@@ -226,6 +226,7 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
     shutil.rmtree(root / "wh-partial", ignore_errors=True)
     stack = pop.stack if isinstance(pop, StackedPopulation) else 0
     think = pop if isinstance(pop, ThinkPopulation) else None  # a think-time room: its size, times, relays
+    assist = pop if isinstance(pop, AssistPopulation) else None  # an engine-assistance room: its followers
     spec = InjectSpec(
         collude_pairs=pop.pairs,
         collude_intensity=pop.intensity if pop.pairs else 0.0,
@@ -236,8 +237,9 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
         stack=stack,
         stack_intensity=pop.intensity if stack else 0.0,
         relays=think.relays if think else 0,
+        follows=(Following(assist.followers, assist.share, assist.evasive),) if assist and assist.followers else (),
     )
-    players = think.players if think else PLAYERS
+    players = think.players if think else assist.players if assist else PLAYERS
     timing = think is not None
     config = SimConfig(hands=pop.hands, seed=pop.seed, players=players, inject=spec, styles=pop.styles, timing=timing)
     labels = write(config, games)
@@ -1014,3 +1016,118 @@ def run_think(pop: Population, *, fdr: float = 0.05, workdir: str | None = None,
 
 
 RUNNERS["think"] = run_think
+
+
+# ---------------------------------------------------------------------------------------------- engine assistance
+ASSIST_PLAYERS = 8  # each sits in about half the hands
+# Rooms with strong honest players (the hard negatives: the expert style), beside the usual ones.
+EXPERT_MIX = {"balanced": 0.3, "aggressive": 0.15, "defensive": 0.15, "novice": 0.1, "expert": 0.3}
+EXPERTS_MIX = {"balanced": 0.3, "defensive": 0.2, "expert": 0.5}
+
+
+@dataclass(frozen=True, slots=True)
+class AssistPopulation(Population):
+    """A room of :data:`ASSIST_PLAYERS` players with ``followers`` engine followers at ``share`` (``--inject
+    follow=N:P[:evasive]``), or with one *calculator* (``calculator`` > 0: an honest player whose reviewed
+    decisions are replaced, after the simulation, by the reference policy's own first choice on that share of
+    its non-forced decisions: a follower of an efficiency calculator like the yardstick; the hand's course is
+    not changed), or neither (an honest room)."""
+
+    followers: int = 0
+    share: float = 0.0
+    evasive: bool = False
+    calculator: float = 0.0
+    players: int = ASSIST_PLAYERS
+
+
+def assist_grid(
+    *,
+    seed: int = 1,
+    hands: int = 1000,
+    share: float = 0.5,
+    replicates: int = 10,
+    honest: int = 10,
+    evasive: bool = True,
+    calculator: bool = True,
+) -> list[Population]:
+    """``replicates`` rooms with one follower at ``share`` whose hands number about ``hands`` (the room: twice
+    that), as many with an evasive follower and (``calculator``) with a calculator, and ``honest`` rooms; every
+    room has expert players (:data:`EXPERT_MIX`; the honest rooms alternate it with :data:`EXPERTS_MIX`)."""
+    total = round(hands / SEATED)
+    out: list[Population] = [
+        AssistPopulation(f"follow {share} × {hands}", total, 0.0, 0, 0, seed + k, EXPERT_MIX, followers=1, share=share)
+        for k in range(replicates)
+    ]
+    if evasive:
+        out += [
+            AssistPopulation(
+                f"follow {share} evasive × {hands}",
+                total,
+                0.0,
+                0,
+                0,
+                seed + 500 + k,
+                EXPERT_MIX,
+                followers=1,
+                share=share,
+                evasive=True,
+            )
+            for k in range(replicates)
+        ]
+    if calculator:
+        out += [
+            AssistPopulation(
+                f"calculator {share} × {hands}", total, 0.0, 0, 0, seed + 700 + k, EXPERT_MIX, calculator=share
+            )
+            for k in range(replicates)
+        ]
+    mixes = (EXPERT_MIX, EXPERTS_MIX)
+    for k in range(honest):
+        out.append(AssistPopulation(f"honest × {hands}", total, 0.0, 0, 0, seed + 1000 + k, mixes[k % 2]))
+    return out
+
+
+def run_assist(pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None) -> Outcome:
+    """Simulate, ingest and run the engine-assistance screen (``xuezhan assist``: every reviewable hand read
+    back and reviewed) on one room; the planted players are the followers (or the calculator)."""
+    import dataclasses
+    import math
+    import random
+
+    from pipeline.audit.assist import screen as screen_assist
+    from pipeline.audit.decisions import DecisionRow, decision_hands, decision_rows
+
+    assert isinstance(pop, AssistPopulation)
+    with _population_dir(pop, workdir, cache) as root:
+        labels = _simulate(pop, root)
+        with connect(root / "wh") as con:
+            hands = decision_hands(con)
+        missing: list[Any] = []
+        rows: Iterable[DecisionRow] = decision_rows(hands, missing)
+        planted = {f["player"] for f in labels.get("followers", [])}
+        if pop.calculator > 0:
+            styles = labels["players"]
+            chosen = min(p for p in styles if styles[p]["style"] != "novice")
+            planted = {chosen}
+            rng = random.Random(pop.seed)
+            rows = (
+                dataclasses.replace(r, agreed=True)
+                if r.player == chosen and r.non_forced and rng.random() < pop.calculator
+                else r
+                for r in rows
+            )
+        result = screen_assist(rows, fdr=fdr, evidence=0)
+    tested = [a for a in result if a.p is not None]
+    counts = [a.hands for a in tested if a.player in planted]
+    return Outcome(
+        population=pop,
+        planted=len(planted),
+        flagged_planted=sum(a.flagged for a in tested if a.player in planted),
+        honest=sum(a.player not in planted for a in tested),
+        flagged_honest=sum(a.flagged for a in tested if a.player not in planted),
+        shared_planted=sum(counts) / len(counts) if counts else 0.0,
+        scores=tuple((-math.log10(max(a.p or 1.0, 1e-300)), a.player in planted) for a in tested),
+    )
+
+
+RUNNERS["assist"] = run_assist

@@ -118,6 +118,7 @@ def test_the_profile_filter_and_the_rules_are_two_names() -> None:
         "collusion",
         "info-cheats",
         "think-time",
+        "assist",
         "deals",
         "export",
     }
@@ -229,11 +230,13 @@ NEEDS: dict[str, list[str]] = {
     "collusion": ["--warehouse", "{wh}"],
     "info-cheats": ["--warehouse", "{wh}"],
     "think-time": ["--warehouse", "{wh}"],
+    "assist": ["--warehouse", "{wh}"],
     "deals": ["--warehouse", "{wh}"],
     "eval-collusion": ["--quick"],
     "eval-info-cheats": [],
     "eval-deals": [],
     "eval-think-time": [],
+    "eval-assist": [],
     "simulate": ["--hands", "1", "--out", "{tmp}/s.jsonl"],
     "import": ["{file}", "--from", "salasasa", "-o", "{tmp}/o.jsonl"],
     "replay": ["h1", "{file}"],
@@ -303,7 +306,17 @@ def test_a_bad_option_value_exits_2(command: str, option: str, value: str, tmp_p
 
 def test_the_bad_values_reach_every_command_that_takes_them() -> None:
     commands = {c for c, o, _ in BAD if o == "--profile"}
-    assert commands == {"stats", "report", "audit", "collusion", "info-cheats", "think-time", "deals", "export"}
+    assert commands == {
+        "stats",
+        "report",
+        "audit",
+        "collusion",
+        "info-cheats",
+        "think-time",
+        "assist",
+        "deals",
+        "export",
+    }
     assert {c for c, o, _ in BAD if o == "--fdr"} == {
         "collusion",
         "info-cheats",
@@ -313,6 +326,8 @@ def test_the_bad_values_reach_every_command_that_takes_them() -> None:
         "eval-info-cheats",
         "eval-deals",
         "eval-think-time",
+        "assist",
+        "eval-assist",
     }
 
 

@@ -1,0 +1,368 @@
+"""The engine-assistance screen (``xuezhan assist``): players who agree with the reference policy where the
+room's players, at their own level of play, do not.
+
+Every reviewable decision of the warehouse (:mod:`pipeline.audit.decisions`: one pass, streamed) has a weight
+for how ambiguous it was (near-equal options and one clearly best option both weigh little) and a verdict:
+did the player choose the reference policy's first choice (:func:`~pipeline.audit.decisions.agreed`)? A player
+who brings an engine agrees more than people do, and most where a person could reasonably choose otherwise.
+
+**The room's null.** Decisions are put in *cells*: the kind (a turn's discard or kong, a claim or pass, the
+void or the exchange: :data:`GROUPS`) × the gap band (:data:`BANDS`). Decisions with a gap of
+:data:`CLEAR_GAP` or more are *clear* (one clearly best option): they are not tested, they measure the
+player's *skill* (``s``: the empirical logit of its agreement on clear decisions), for a strong honest player
+agrees more on clear decisions, and a little more on the others too. Per cell, over the room's players with
+enough decisions there, a weighted least-squares line ``logit P(agree) = α + β·s`` (each player's empirical
+logit weighted by its inverse variance; ``β`` kept in [0, :data:`BETA_MAX`]): the chance that an honest player
+of the room *of that skill* agrees on a decision of that cell. What separates an engine follower from a strong
+honest player is the excess over that line on the ambiguous cells: the skill measured on the clear decisions
+predicts the rest, for people.
+
+**Per player** (of the ``n`` tested decisions ``i``, weight ``w_i``, agreement ``a_i``, the room's ``p_i``):
+the weighted agreement ``T = Σ w_i a_i`` against its null, a weighted sum of independent Bernoullis (a
+Poisson-binomial when the weights are equal): mean ``μ = Σ w p``, variance ``σ² = Σ w² p(1−p)``, third cumulant
+``κ₃ = Σ w³ p(1−p)(1−2p)``. People differ beyond their skill (a style that chases value, one that defends), so
+the room's spread is added: ``τ²``, the variance of the players' excess rates ``(T − μ)/Σw`` beyond their
+sampling variance (1.4826 × the median absolute deviation, squared, less the median sampling variance: robust
+to a few followers in the room). ``z = (T − μ)/√(σ² + τ²(Σw)²)``; ``p`` one-sided, the normal tail refined for
+the Bernoullis' skew (:func:`~pipeline.analytics.stats.skewed`: exact enough against brute force on small cases,
+tests/test_assist.py); ``q``: Benjamini–Yekutieli over the players tested (:data:`MIN_DECISIONS` tested
+decisions, :data:`MIN_CLEAR` clear ones, a room of :data:`MIN_ROOM`). Flagged: ``q ≤ fdr``.
+
+**Evidence**: the player's agreed decisions that tell most, by ``w_i (1 − p_i)`` (heavy, and the room rarely
+agrees there), each replayable: ``xuezhan replay --warehouse W --hand ID --review``.
+
+What it is not: proof. The yardstick is a transparent policy, not a strong AI; a player whose own style happens
+to be the policy's (a careful efficiency player) agrees more than the room too. The room is the players
+screened: a room of followers would flag no one, and a player is measured against the skill line of the others.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+
+from pipeline.analytics.stats import by_qvalues, normal_sf, skewed
+from pipeline.audit.decisions import WIN_GAP, DecisionRow
+
+GROUPS: Final[dict[str, str | None]] = {"turn": "turn", "claim": None, "void": "setup", "exchange": "setup"}
+BANDS: Final[tuple[float, ...]] = (0.4, 0.9, 1.5)  # gap band edges below CLEAR_GAP
+CLEAR_GAP: Final = 2.25  # a decision this clear (weight <= 0.15) measures skill, and is not tested
+MIN_DECISIONS: Final = 100  # tested decisions a player needs
+MIN_CLEAR: Final = 20  # clear decisions a player needs (its skill)
+MIN_CELL: Final = 10  # a player's decisions in a cell to be part of its line
+MIN_ROOM: Final = 5  # players tested: fewer, and the room's line and spread mean little
+BETA_MAX: Final = 2.0
+MAD_SCALE: Final = 1.4826
+EVIDENCE: Final = 5  # decisions shown per player
+
+
+def band(g: float) -> int:
+    """The gap band of a non-forced decision of gap ``g`` (0 .. len(BANDS); ``len(BANDS)`` + 1: clear)."""
+    if g >= CLEAR_GAP:
+        return len(BANDS) + 1
+    return sum(g >= edge for edge in BANDS)
+
+
+def cell(row: DecisionRow) -> tuple[str, int] | None:
+    """A non-forced decision's cell, None for a forced one or a win ranked first."""
+    group = GROUPS[row.kind]
+    if group is None or not row.non_forced or row.gap is None or row.gap >= WIN_GAP:
+        return None
+    return (group, band(row.gap))
+
+
+@dataclass(slots=True)
+class _Tally:
+    n: int = 0
+    agreed: int = 0
+    w: float = 0.0
+    wa: float = 0.0
+    w2: float = 0.0
+    w3: float = 0.0
+    best: list[tuple[float, int, DecisionRow]] = field(default_factory=list)  # a heap of the heaviest agreed
+
+
+@dataclass(slots=True)
+class _Player:
+    hands: int = 0
+    last_hand: str = ""
+    decisions: int = 0
+    non_forced: int = 0
+    cells: dict[tuple[str, int], _Tally] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    hand_id: str
+    event: int | None
+    kind: str
+    chosen: str
+    gap: float
+    weight: float
+    room_p: float  # the chance an honest player of the room, of this player's skill, agrees there
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "hand_id": self.hand_id,
+            "event": self.event,
+            "kind": self.kind,
+            "chosen": self.chosen,
+            "gap": round(self.gap, 4),
+            "weight": round(self.weight, 4),
+            "room_p": round(self.room_p, 4),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Assist:
+    """One player's figures (:mod:`pipeline.audit.assist`)."""
+
+    player: str
+    hands: int
+    decisions: int
+    non_forced: int
+    tested: int  # non-forced decisions in the tested cells
+    weight: float  # their summed weight
+    agreement: float | None  # weighted agreement on them
+    expected: float | None  # ... under the room's null, at the player's skill
+    clear: float | None  # agreement on the clear decisions (the skill)
+    z: float | None
+    p: float | None
+    q: float | None
+    flagged: bool
+    evidence: tuple[Evidence, ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "player": self.player,
+            "hands": self.hands,
+            "decisions": self.decisions,
+            "non_forced": self.non_forced,
+            "tested": self.tested,
+            "weight": round(self.weight, 2),
+            "agreement": _round(self.agreement),
+            "expected": _round(self.expected),
+            "clear_agreement": _round(self.clear),
+            "z": _round(self.z),
+            "p": self.p,
+            "q": self.q,
+            "flagged": self.flagged,
+        }
+
+
+COLUMNS: Final = (
+    "player",
+    "hands",
+    "decisions",
+    "non_forced",
+    "tested",
+    "weight",
+    "agreement",
+    "expected",
+    "clear_agreement",
+    "z",
+    "p",
+    "q",
+    "flagged",
+)
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def _logit(a: float, n: float) -> float:
+    return math.log((a + 0.5) / (n - a + 0.5))
+
+
+def _expit(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def moments(ps: Sequence[float], ws: Sequence[float]) -> tuple[float, float, float]:
+    """Mean, variance and third cumulant of ``Σ w_i B_i``, ``B_i ~ Bernoulli(p_i)`` independent."""
+    mean = sum(w * p for p, w in zip(ps, ws, strict=True))
+    var = sum(w * w * p * (1 - p) for p, w in zip(ps, ws, strict=True))
+    k3 = sum(w**3 * p * (1 - p) * (1 - 2 * p) for p, w in zip(ps, ws, strict=True))
+    return mean, var, k3
+
+
+def tail(t: float, mean: float, var: float, k3: float, extra: float = 0.0) -> float:
+    """``P(T ≥ t)`` for a weighted sum of Bernoullis of these moments, the normal tail refined for its skew
+    (:func:`~pipeline.analytics.stats.skewed`); ``extra``: a variance added (the room's spread, symmetric).
+
+    >>> round(tail(5.0, 5.0, 2.5, 0.0), 3)
+    0.5
+    """
+    total = var + extra
+    if total <= 0:
+        return 1.0 if t <= mean else 0.0
+    z = (t - mean) / math.sqrt(total)
+    gamma = k3 / total**1.5
+    return normal_sf(skewed(z, gamma))
+
+
+def screen(rows: Iterable[DecisionRow], *, fdr: float = 0.05, evidence: int = EVIDENCE) -> list[Assist]:
+    """Each player's figures against the room (the module docstring), most suspicious first (largest ``z``;
+    untested last). ``rows`` is read once (:func:`pipeline.audit.decisions.decision_rows`); memory: a tally per
+    player and cell, and ``evidence`` decisions per player and cell."""
+    players: dict[str, _Player] = {}
+    order = 0
+    for row in rows:
+        pl = players.get(row.player)
+        if pl is None:
+            pl = players[row.player] = _Player()
+        if row.hand_id != pl.last_hand:
+            pl.hands += 1
+            pl.last_hand = row.hand_id
+        pl.decisions += 1
+        pl.non_forced += row.non_forced
+        c = cell(row)
+        if c is None:
+            continue
+        t = pl.cells.get(c)
+        if t is None:
+            t = pl.cells[c] = _Tally()
+        t.n += 1
+        t.agreed += row.agreed
+        w = row.weight
+        t.w += w
+        t.wa += w * row.agreed
+        t.w2 += w * w
+        t.w3 += w**3
+        if row.agreed and evidence:
+            order += 1
+            item = (w, -order, row)
+            if len(t.best) < evidence:
+                heapq.heappush(t.best, item)
+            elif item > t.best[0]:
+                heapq.heapreplace(t.best, item)
+    return _judge(players, fdr, evidence)
+
+
+def _skill(pl: _Player) -> float | None:
+    clear = [t for (_, b), t in pl.cells.items() if b > len(BANDS)]
+    n = sum(t.n for t in clear)
+    if n < MIN_CLEAR:
+        return None
+    return _logit(sum(t.agreed for t in clear), n)
+
+
+def _lines(players: dict[str, _Player], skills: dict[str, float]) -> dict[tuple[str, int], tuple[float, float]]:
+    """Per tested cell, the room's line ``(α, β)``."""
+    cells = {c for pl in players.values() for c in pl.cells if c[1] <= len(BANDS)}
+    out = {}
+    for c in cells:
+        xs, ys, ws = [], [], []
+        for name, s in skills.items():
+            t = players[name].cells.get(c)
+            if t is None or t.n < MIN_CELL:
+                continue
+            xs.append(s)
+            ys.append(_logit(t.agreed, t.n))
+            ws.append(1.0 / (1.0 / (t.agreed + 0.5) + 1.0 / (t.n - t.agreed + 0.5)))
+        if not xs:
+            pooled = [players[name].cells[c] for name in players if c in players[name].cells]
+            out[c] = (_logit(sum(t.agreed for t in pooled), sum(t.n for t in pooled)), 0.0)
+            continue
+        x, y, w = np.array(xs), np.array(ys), np.array(ws)
+        mx, my = np.average(x, weights=w), np.average(y, weights=w)
+        vx = float(np.average((x - mx) ** 2, weights=w))
+        beta = float(np.average((x - mx) * (y - my), weights=w)) / vx if len(xs) >= 3 and vx > 1e-12 else 0.0
+        beta = min(BETA_MAX, max(0.0, beta))
+        out[c] = (float(my - beta * mx), beta)
+    return out
+
+
+def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assist]:
+    skills = {name: s for name, pl in players.items() if (s := _skill(pl)) is not None}
+    lines = _lines(players, skills)
+    centre = statistics.median(skills.values()) if skills else 0.0
+    figures: dict[str, tuple[float, float, float, float, float, int]] = {}  # T, μ, σ², κ₃, Σw, n
+    ps: dict[str, dict[tuple[str, int], float]] = {}
+    ranked = sorted(skills.values(), reverse=True)
+    for name, pl in players.items():
+        s = skills.get(name, centre)
+        if len(ranked) >= 2:  # no further than the best of the others: the room's line is not extrapolated
+            s = min(s, ranked[1] if s >= ranked[0] else ranked[0])
+        t_sum = mean = var = k3 = w_sum = 0.0
+        n = 0
+        ps[name] = {}
+        for c, t in pl.cells.items():
+            if c not in lines:
+                continue
+            alpha, beta = lines[c]
+            p = _expit(alpha + beta * s)
+            ps[name][c] = p
+            t_sum += t.wa
+            mean += p * t.w
+            var += p * (1 - p) * t.w2
+            k3 += p * (1 - p) * (1 - 2 * p) * t.w3
+            w_sum += t.w
+            n += t.n
+        figures[name] = (t_sum, mean, var, k3, w_sum, n)
+    tested = [
+        name
+        for name, (_, _, var, _, w_sum, n) in figures.items()
+        if name in skills and n >= MIN_DECISIONS and var > 0 and w_sum > 0
+    ]
+    if len(tested) < MIN_ROOM:
+        tested = []
+    excess = [(figures[k][0] - figures[k][1]) / figures[k][4] for k in tested]
+    sampling = [figures[k][2] / figures[k][4] ** 2 for k in tested]
+    tau2 = 0.0
+    if excess:
+        mid = statistics.median(excess)
+        spread = MAD_SCALE * statistics.median(abs(e - mid) for e in excess)
+        tau2 = max(0.0, spread**2 - statistics.median(sampling))
+    pvals: dict[str, tuple[float, float]] = {}
+    for name in tested:
+        t_sum, mean, var, k3, w_sum, _ = figures[name]
+        extra = tau2 * w_sum**2
+        pvals[name] = ((t_sum - mean) / math.sqrt(var + extra), tail(t_sum, mean, var, k3, extra))
+    qs = dict(zip(tested, by_qvalues(np.array([pvals[k][1] for k in tested], dtype=float)).tolist(), strict=True))
+    out = []
+    for name, pl in players.items():
+        t_sum, mean, _, _, w_sum, n = figures[name]
+        clear = [t for (_, b), t in pl.cells.items() if b > len(BANDS)]
+        n_clear = sum(t.n for t in clear)
+        judged = pvals.get(name)
+        z: float | None = None if judged is None else judged[0]
+        p_one: float | None = None if judged is None else judged[1]
+        q = qs.get(name)
+        shown = sorted(
+            (
+                (w * (1 - ps[name][c]), row, ps[name][c])
+                for c, t in pl.cells.items()
+                if c in ps[name]
+                for w, _, row in t.best
+            ),
+            key=lambda e: (-e[0], e[1].hand_id, e[1].event if e[1].event is not None else -1),
+        )[:evidence]
+        out.append(
+            Assist(
+                player=name,
+                hands=pl.hands,
+                decisions=pl.decisions,
+                non_forced=pl.non_forced,
+                tested=n,
+                weight=w_sum,
+                agreement=t_sum / w_sum if w_sum else None,
+                expected=mean / w_sum if w_sum else None,
+                clear=sum(t.agreed for t in clear) / n_clear if n_clear else None,
+                z=z,
+                p=p_one,
+                q=q,
+                flagged=q is not None and q <= fdr,
+                evidence=tuple(
+                    Evidence(r.hand_id, r.event, r.kind, r.chosen, r.gap or 0.0, r.weight, rp) for _, r, rp in shown
+                ),
+            )
+        )
+    return sorted(out, key=lambda a: (a.z is None, -(a.z or 0.0), a.player))

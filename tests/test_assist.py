@@ -1,0 +1,235 @@
+"""The engine-assistance screen (issue 43 point 3): the decisions pass (pipeline/audit/decisions.py), its
+ambiguity weights, the weighted Poisson-binomial tail against brute force, and the screen (pipeline/audit/
+assist.py) on a simulated room with a crude follower (one player's decisions replaced by the reference policy's
+own first choice), through ``xuezhan assist``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.analytics.export import Missing
+from pipeline.analytics.queries import connect
+from pipeline.audit.assist import CLEAR_GAP, band, moments, screen, tail
+from pipeline.audit.decisions import (
+    PEAK_GAP,
+    WIN_GAP,
+    DecisionRow,
+    agreed,
+    decision_hands,
+    decision_rows,
+    gap,
+    runner_up,
+    weight,
+)
+from pipeline.audit.review import Decision
+from pipeline.game.policy import Option
+from pipeline.ingest.run import ingest
+from pipeline.simulate.tables import SimConfig, write
+
+
+def _opt(action: str, tile: int, shanten: int, live: int, danger: int = 0, value: int = 0, rank: int = 0) -> Option:
+    return Option(action, tile, None, shanten, live, danger, value, rank)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------------ the weighted tail
+def _brute(ps: np.ndarray, ws: np.ndarray, t: float) -> float:
+    n = len(ps)
+    bits = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(float)
+    prob = np.prod(np.where(bits == 1, ps, 1 - ps), axis=1)
+    return float(prob[bits @ ws >= t - 1e-12].sum())
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_tail_is_close_to_brute_force_on_small_sums(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ps, ws = rng.uniform(0.3, 0.95, 16), rng.uniform(0.05, 1.0, 16)
+    mean, var, k3 = moments(ps.tolist(), ws.tolist())
+    assert mean == pytest.approx(float(ps @ ws)) and var == pytest.approx(float((ws**2) @ (ps * (1 - ps))))
+    for k in (0.0, 1.0, 2.0, 2.5, 3.0):
+        t = mean + k * math.sqrt(var)
+        exact, approx = _brute(ps, ws, t), tail(t, mean, var, k3)
+        assert abs(approx - exact) <= 0.01, (k, exact, approx)
+        assert approx >= 0.5 * exact  # never much lighter than the truth: a p-value not too small
+
+
+def test_the_tail_of_a_long_sum_matches_the_exact_distribution() -> None:
+    # 400 decisions, integer weights 1..4: the exact distribution by convolution
+    rng = np.random.default_rng(7)
+    ps, ws = rng.uniform(0.4, 0.9, 400), rng.integers(1, 5, 400)
+    dist = np.zeros(int(ws.sum()) + 1)
+    dist[0] = 1.0
+    for p, w in zip(ps, ws, strict=True):
+        moved = np.zeros_like(dist)
+        moved[w:] = dist[:-w] * p
+        dist = dist * (1 - p) + moved
+    assert dist.sum() == pytest.approx(1.0)
+    mean, var, k3 = moments(ps.tolist(), ws.astype(float).tolist())
+    for k in (1.0, 2.0, 3.0, 4.0):
+        t = math.ceil(mean + k * math.sqrt(var))
+        exact = float(dist[t:].sum())
+        # the lattice's half step: the refined normal tail at t - 1/2 (the sum takes whole values here)
+        approx = tail(t - 0.5, mean, var, k3)
+        assert approx == pytest.approx(exact, rel=0.15), (k, exact, approx)
+
+
+def test_the_room_spread_widens_the_tail() -> None:
+    assert tail(60.0, 50.0, 25.0, 0.0) < tail(60.0, 50.0, 25.0, 0.0, extra=25.0) < 0.5
+
+
+# ------------------------------------------------------------------------------------------ ambiguity weights
+def test_the_gap_and_the_weight_of_hand_made_option_lists() -> None:
+    best = _opt("discard", 0, 1, 12, rank=1)
+    # forced: one option, or several the policy tells apart only by their tile
+    assert gap([best]) is None and gap([best, _opt("discard", 9, 1, 12, rank=2)]) is None
+    assert weight(None) == 0.0
+    # near-equal: one live tile more; the peak: three more; clear: a shanten lower
+    near = gap([best, _opt("discard", 5, 1, 11)])
+    peak = gap([best, _opt("discard", 5, 1, 9)])
+    clear = gap([best, _opt("discard", 5, 2, 12)])
+    assert (near, peak, clear) == (0.25, 0.75, 3.0) and peak == PEAK_GAP
+    assert weight(peak) == 1.0 and weight(near) < 0.5 and weight(clear) < 0.05
+    assert weight(clear) < weight(near) < weight(peak)
+    # a trade-off (a shanten lower for 8 fewer live tiles) is less clear than the shanten alone
+    assert gap([best, _opt("discard", 7, 2, 20)]) == 2.0 < clear
+    # danger and value count too: 4 danger points or 2 value points are one unit
+    assert gap([best, _opt("discard", 3, 1, 12, danger=2)]) == 0.5
+    assert gap([best, _opt("discard", 3, 1, 12, value=-1)]) == 0.5
+    # the runner-up is the first option that differs, past the ties
+    tie = _opt("discard", 9, 1, 12, rank=2)
+    second = _opt("discard", 4, 1, 9, rank=3)
+    assert runner_up([best, tie, second]) is second and gap([best, tie, second]) == 0.75
+    # a win ranked first: no judgement, no weight
+    win = _opt("hu", 3, -1, 0, rank=1)
+    assert gap([win, _opt("pass", 3, 0, 8)]) == WIN_GAP and weight(WIN_GAP) == 0.0
+    assert band(0.25) == 0 and band(0.75) == 1 and band(1.0) == 2 and band(2.0) == 3 and band(CLEAR_GAP) == 4
+
+
+def test_agreement_counts_a_tie_with_the_first_choice() -> None:
+    best = _opt("discard", 0, 1, 12, rank=1)
+    tie = _opt("discard", 9, 1, 12, rank=2)
+    worse = _opt("discard", 4, 1, 9, rank=3)
+    options = (best, tie, worse)
+    assert agreed(Decision(5, 0, "turn", options, best, None))
+    assert agreed(Decision(5, 0, "turn", options, tie, None))  # the same figures: the tile order is a tie-break
+    assert not agreed(Decision(5, 0, "turn", options, worse, None))
+
+
+# ------------------------------------------------------------------------------------------ a simulated room
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list[DecisionRow]]:
+    root = tmp_path_factory.mktemp("assist")
+    games = root / "games.jsonl"
+    mix = {"balanced": 0.3, "aggressive": 0.15, "defensive": 0.15, "novice": 0.1, "expert": 0.3}
+    labels = write(SimConfig(hands=240, seed=5, players=8, styles=mix), games)
+    ingest([str(games)], root / "wh", workers=1)
+    with connect(root / "wh") as con:
+        hands = decision_hands(con)
+    missing: list[Missing] = []
+    rows = list(decision_rows(hands, missing))
+    assert missing == [] and len(hands) == 240
+    return root / "wh", labels.as_dict(), rows
+
+
+def _crude(rows: list[DecisionRow], player: str) -> list[DecisionRow]:
+    """``player``'s decisions replaced by the reference policy's own first choice."""
+    return [dataclasses.replace(r, agreed=True) if r.player == player and r.non_forced else r for r in rows]
+
+
+def test_the_decisions_pass_reviews_every_hand_and_weighs_the_non_forced(room: tuple) -> None:
+    _, labels, rows = room
+    assert {r.player for r in rows} == set(labels["players"])
+    assert {r.kind for r in rows} >= {"turn", "claim", "void"}
+    forced = [r for r in rows if not r.non_forced]
+    assert forced and all(r.weight == 0.0 and r.gap is None for r in forced)
+    heavy = [r for r in rows if r.weight > 0.9]
+    assert heavy and all(0.5 < (r.gap or 0) < 1.1 for r in heavy)
+    assert all((r.rank == 1) <= r.agreed for r in rows)  # the first choice always agrees
+
+
+def test_the_screen_flags_a_crude_follower_and_no_honest_player(room: tuple) -> None:
+    _, labels, rows = room
+    honest = screen(rows)
+    assert all(a.p is not None for a in honest)  # the 8 screened
+    assert not any(a.flagged for a in honest)
+    follower = sorted(labels["players"])[3]
+    result = screen(_crude(rows, follower))
+    assert [a.player for a in result if a.flagged] == [follower]
+    top = result[0]
+    assert top.player == follower and top.agreement == 1.0 and top.expected is not None and top.expected < 0.95
+    assert top.evidence and all(e.room_p < 1.0 and e.weight > 0 for e in top.evidence)
+    # the evidence: heaviest where the room rarely agrees, first
+    scores = [e.weight * (1 - e.room_p) for e in top.evidence]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_the_screen_reads_its_rows_once_and_the_workers_give_the_same_rows(room: tuple) -> None:
+    wh, _, rows = room
+    with connect(wh) as con:
+        hands = decision_hands(con)[:30]
+    missing: list[Missing] = []
+    one = Counter(decision_rows(hands, missing))
+    two = Counter(decision_rows(hands, missing, workers=2))
+    assert one == two and missing == []
+    assert screen(iter(rows)) == screen(rows)
+
+
+def test_per_player_keeps_each_players_newest_hands(room: tuple) -> None:
+    wh, _, _ = room
+    with connect(wh) as con:
+        every = decision_hands(con)
+        few = decision_hands(con, 10)
+        newest = con.execute(
+            "SELECT player, list(hand_id ORDER BY played_at DESC, hand_id DESC)[1:10] FROM player_hands GROUP BY 1"
+        ).fetchall()
+    kept = {h.hand_id for h in few}
+    assert 10 <= len(kept) < len(every)
+    for _, ids in newest:
+        assert set(ids) <= kept
+
+
+# ------------------------------------------------------------------------------------------ xuezhan assist
+def test_assist_formats(room: tuple) -> None:
+    from cli import app
+
+    wh, labels, _ = room
+    runner = CliRunner()
+    result = runner.invoke(app, ["assist", "--warehouse", str(wh), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["hands"] == 240 and doc["not_read"] == [] and doc["fdr"] == 0.05 and doc["per_player"] is None
+    assert {p["player"] for p in doc["players"]} == set(labels["players"])
+    assert not any(p["flagged"] for p in doc["players"]) and "not proof" in doc["meaning"]
+    ev = next(e for p in doc["players"] for e in p["evidence"])
+    assert ev["replay"] == f"xuezhan replay {ev['hand_id']} --warehouse {wh} --review"
+    replay = runner.invoke(app, ["replay", ev["hand_id"], "--warehouse", str(wh), "--review"])
+    assert replay.exit_code == 0 and "rank " in replay.stdout
+    csv = runner.invoke(app, ["assist", "--warehouse", str(wh), "--format", "csv"])
+    lines = csv.stdout.splitlines()
+    head = "player,hands,decisions,non_forced,tested,weight,agreement,expected,clear_agreement,z,p,q,flagged"
+    assert lines[0] == head
+    assert len(lines) == 1 + len(doc["players"]) and all(line.endswith(",false") for line in lines[1:])
+    table = runner.invoke(app, ["assist", "--warehouse", str(wh), "--per-player", "40", "--workers", "2"])
+    assert table.exit_code == 0, table.output
+    assert "each player's 40 newest" in table.stdout and "0 flagged at FDR 0.05" in table.stdout
+    assert "a reason to look" in table.stdout
+    scoped = runner.invoke(app, ["assist", "--warehouse", str(wh), "--table", "nosuch"])
+    assert scoped.exit_code == 1  # nothing in scope
+
+
+def test_the_evaluation_rooms_have_experts_and_seeds_of_their_own() -> None:
+    from pipeline.evaluate import AssistPopulation, assist_grid
+
+    pops = assist_grid(seed=1, hands=500, replicates=3, honest=4)
+    assert all(isinstance(p, AssistPopulation) and p.hands == 1000 and p.players == 8 for p in pops)
+    assert all(p.styles and p.styles.get("expert", 0) >= 0.3 for p in pops)  # the hard negatives, everywhere
+    kinds = Counter((p.followers, p.evasive, p.calculator > 0) for p in pops)
+    assert kinds == {(1, False, False): 3, (1, True, False): 3, (0, False, True): 3, (0, False, False): 4}
+    assert len({p.seed for p in pops}) == len(pops)
