@@ -29,7 +29,7 @@ tests/test_assist.py); ``q``: Benjamini–Yekutieli over the players tested (:da
 decisions, :data:`MIN_CLEAR` clear ones, a room of :data:`MIN_ROOM`). Flagged: ``q ≤ fdr``.
 
 **Evidence**: the player's agreed decisions that tell most, by ``w_i (1 − p_i)`` (heavy, and the room rarely
-agrees there), each replayable: ``xuezhan replay --warehouse W --hand ID --review``.
+agrees there), each replayable: ``xuezhan replay HAND --warehouse W --review``.
 
 What it is not: proof. The yardstick is a transparent policy, not a strong AI; a player whose own style happens
 to be the policy's (a careful efficiency player) agrees more than the room too. The room is the players
