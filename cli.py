@@ -431,6 +431,11 @@ FormatOption = Annotated[TableCsvJson, _option("--format", ": table, csv or json
 FormatNoCsv = Annotated[TableJson, _option("--format", ": table or json.")]
 CacheOption = Annotated[Path | None, _option("--cache")]
 OutJson = Annotated[Path | None, _option("--out", ": the results as JSON, besides the table.")]
+# the eval-* commands' screen level and output, one definition for all of them
+EvalFdr = Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)]
+EvalFormat = Annotated[
+    TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
+]
 
 
 def _scope(
@@ -1642,7 +1647,7 @@ def deals_command(
 
 @app.command("eval-collusion")
 def eval_collusion_command(
-    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    fdr: EvalFdr = 0.05,
     quick: Annotated[
         bool, typer.Option("--quick", help="A small grid (one intensity, small samples) for a look.")
     ] = False,
@@ -1678,9 +1683,7 @@ def eval_collusion_command(
     ] = None,
     out: OutJson = None,
     cache: CacheOption = None,
-    fmt: Annotated[
-        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
-    ] = "table",
+    fmt: EvalFormat = "table",
 ) -> None:
     """Simulate populations with and without colluding pairs (or teams); per cell the pairs (teams) flagged
     with a Wilson 95% interval over the replicates, the honest pairs flagged, the false discovery proportion
@@ -1801,7 +1804,7 @@ def _eval_families(
 
 @app.command("eval-info-cheats")
 def eval_info_cheats_command(
-    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    fdr: EvalFdr = 0.05,
     hands: Annotated[int, _option("--hands", ": each planted cheat's (about).", min=50)] = 1000,
     bots: Annotated[int, typer.Option("--bots", min=1, help="Information cheats planted per population.")] = 1,
     replicates: Annotated[int, _option("--replicates", ": populations with planted cheats.", min=1)] = 10,
@@ -1810,9 +1813,7 @@ def eval_info_cheats_command(
     seed: Annotated[int, _option("--seed", " of the first population.")] = 1,
     out: OutJson = None,
     cache: CacheOption = None,
-    fmt: Annotated[
-        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
-    ] = "table",
+    fmt: EvalFormat = "table",
 ) -> None:
     """Simulate populations with planted information cheats (simulate --inject bot=N) and honest ones (half
     with many careful players); report the cheats `info-cheats` flags (either signal, BY over both), with a
@@ -1847,7 +1848,7 @@ def eval_info_cheats_command(
 
 @app.command("eval-think-time")
 def eval_think_time_command(
-    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    fdr: EvalFdr = 0.05,
     hands: Annotated[int, _option("--hands", ": each room's.", min=50)] = 500,
     relays: Annotated[int, typer.Option("--relays", min=1, help="Relays planted per room (simulate relay=N).")] = 1,
     replicates: Annotated[int, _option("--replicates", ": rooms with relays.", min=1)] = 10,
@@ -1856,9 +1857,7 @@ def eval_think_time_command(
     seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
     out: OutJson = None,
     cache: CacheOption = None,
-    fmt: Annotated[
-        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
-    ] = "table",
+    fmt: EvalFormat = "table",
 ) -> None:
     """Simulate rooms of 16 players with decision times (simulate --timing) and planted relays (--inject
     relay=N: flat times whatever the difficulty), and honest rooms with times; ingest each and run `think-time`
@@ -1872,7 +1871,7 @@ def eval_think_time_command(
 
 @app.command("eval-assist")
 def eval_assist_command(
-    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    fdr: EvalFdr = 0.05,
     hands: Annotated[
         int, _option("--hands", ": each follower's (about; the room of 8 plays twice that).", min=50)
     ] = 1000,
@@ -1886,9 +1885,7 @@ def eval_assist_command(
     seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
     out: OutJson = None,
     cache: CacheOption = None,
-    fmt: Annotated[
-        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
-    ] = "table",
+    fmt: EvalFormat = "table",
 ) -> None:
     """Simulate rooms of 8 players with expert players (the strong honest style, the hard negatives) and one
     engine follower (simulate --inject follow=1:P; its engine a sampling look-ahead, not the screen's
@@ -1905,7 +1902,7 @@ def eval_assist_command(
 
 @app.command("eval-deals")
 def eval_deals_command(
-    fdr: Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)] = 0.05,
+    fdr: EvalFdr = 0.05,
     hands: Annotated[int, _option("--hands", ": each stacked player's (about).", min=50)] = 500,
     intensity: Annotated[list[float] | None, _option("--intensity", " (default 0.4).")] = None,
     stackers: Annotated[int, typer.Option("--stackers", min=1, help="Stacked players per population.")] = 1,
@@ -1915,9 +1912,7 @@ def eval_deals_command(
     seed: Annotated[int, _option("--seed", " of the first population.")] = 1,
     cache: CacheOption = None,
     out: OutJson = None,
-    fmt: Annotated[
-        TableJson, _option("--format", ": table, or json (what --out writes) on stdout; the progress goes to stderr.")
-    ] = "table",
+    fmt: EvalFormat = "table",
 ) -> None:
     """Simulate populations with stacked deals (simulate --inject stack=N:I) and honest ones; report the
     stacked players `deals` flags, with a Wilson 95% interval, the honest players flagged and the false
