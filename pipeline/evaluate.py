@@ -49,9 +49,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -591,7 +592,6 @@ def deals_grid(
 def run_deals(pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None) -> Outcome:
     """Simulate, ingest and run the stacked-deal screen (``xuezhan deals``) on one population: the planted
     players are the stackers, the planted sessions those with a stacked deal."""
-    import math
 
     from pipeline.audit.deals import screen_deals
 
@@ -990,7 +990,6 @@ def think_grid(
 def run_think(pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None) -> Outcome:
     """Simulate with times, ingest and run the think-time screen (``xuezhan think-time``: the timed records read
     back from the warehouse) on one room; the planted players are the relays."""
-    import math
 
     from pipeline.audit.think import read_timed, screen, timed_hands
 
@@ -1002,16 +1001,21 @@ def run_think(pop: Population, *, fdr: float = 0.05, workdir: str | None = None,
         missing: list[Any] = []
         rows = screen(read_timed(hands, missing), fdr=fdr)
     relays = set(labels.get("relays", []))
-    tested = [t for t in rows if t.p is not None]
-    decisions = [t.decisions for t in tested if t.player in relays]
+    return players_outcome(pop, [t for t in rows if t.p is not None], relays, lambda t: t.decisions)
+
+
+def players_outcome(pop: Population, tested: Sequence[Any], planted: set[str], size: Callable[[Any], int]) -> Outcome:
+    """The outcome of a screen of players (``tested``: each result with ``player``, ``flagged`` and ``p``) against
+    the ``planted`` players; ``shared_planted``: the planted players' mean ``size`` (decisions, hands)."""
+    sizes = [size(t) for t in tested if t.player in planted]
     return Outcome(
         population=pop,
-        planted=len(relays),
-        flagged_planted=sum(t.flagged for t in tested if t.player in relays),
-        honest=sum(t.player not in relays for t in tested),
-        flagged_honest=sum(t.flagged for t in tested if t.player not in relays),
-        shared_planted=sum(decisions) / len(decisions) if decisions else 0.0,
-        scores=tuple((-math.log10(max(t.p or 1.0, 1e-300)), t.player in relays) for t in tested),
+        planted=len(planted),
+        flagged_planted=sum(t.flagged for t in tested if t.player in planted),
+        honest=sum(t.player not in planted for t in tested),
+        flagged_honest=sum(t.flagged for t in tested if t.player not in planted),
+        shared_planted=sum(sizes) / len(sizes) if sizes else 0.0,
+        scores=tuple((-math.log10(max(t.p or 1.0, 1e-300)), t.player in planted) for t in tested),
     )
 
 
@@ -1091,7 +1095,6 @@ def run_assist(pop: Population, *, fdr: float = 0.05, workdir: str | None = None
     """Simulate, ingest and run the engine-assistance screen (``xuezhan assist``: every reviewable hand read
     back and reviewed) on one room; the planted players are the followers (or the calculator)."""
     import dataclasses
-    import math
     import random
 
     from pipeline.audit.assist import screen as screen_assist
@@ -1117,17 +1120,7 @@ def run_assist(pop: Population, *, fdr: float = 0.05, workdir: str | None = None
                 for r in rows
             )
         result = screen_assist(rows, fdr=fdr, evidence=0)
-    tested = [a for a in result if a.p is not None]
-    counts = [a.hands for a in tested if a.player in planted]
-    return Outcome(
-        population=pop,
-        planted=len(planted),
-        flagged_planted=sum(a.flagged for a in tested if a.player in planted),
-        honest=sum(a.player not in planted for a in tested),
-        flagged_honest=sum(a.flagged for a in tested if a.player not in planted),
-        shared_planted=sum(counts) / len(counts) if counts else 0.0,
-        scores=tuple((-math.log10(max(a.p or 1.0, 1e-300)), a.player in planted) for a in tested),
-    )
+    return players_outcome(pop, [a for a in result if a.p is not None], planted, lambda a: a.hands)
 
 
 RUNNERS["assist"] = run_assist
