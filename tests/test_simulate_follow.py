@@ -247,3 +247,19 @@ def test_expert_style_and_styles_option(tmp_path) -> None:
     assert {p["style"] for p in labels["players"].values()} == {"expert"}
     bad = runner.invoke(app, ["simulate", "--hands", "8", "--out", str(out), "--styles", "wizard=1"])
     assert bad.exit_code == 2 and "--styles" in bad.output
+
+
+def test_the_separation_tool_compares_the_engine_and_the_own_choice_on_the_same_decisions() -> None:
+    """tools/follower_separation.py: every tested decision counted once, agreement shares within their counts,
+    the ambiguity weights the screen's, and the tool runs end to end."""
+    from pipeline.audit.decisions import weight
+    from tools.follower_separation import main, measure
+
+    got = measure("expert", 3, 2)
+    assert got and all(k[0] == "expert" and k[1] in ("turn", "claim") and 0 <= k[2] <= 4 for k in got)
+    for (_, _, b), (n, e, o, w, we, wo) in got.items():
+        assert n >= 1 and 0 <= e <= n and 0 <= o <= n
+        assert 0 <= we <= w + 1e-9 and 0 <= wo <= w + 1e-9 and w <= n * weight(0.75) + 1e-9
+        if b == 4:  # clear decisions weigh little (gap >= 2.25: weight <= 0.15)
+            assert w <= 0.16 * n
+    assert main(["--hands", "2", "--styles", "novice"]) == 0
