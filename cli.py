@@ -349,7 +349,8 @@ EXIT_EPILOG = "Exit codes:\n\n" + "\n\n".join(f"{code}  {meaning}" for code, mea
 
 CACHE_HELP = (
     "Keep each population's games and warehouse in this folder and read them from it next time instead of "
-    "simulating again (one folder per version of the simulator)."
+    "simulating again (a population is named by its settings and the simulator's and rules' sources: a changed "
+    "simulator simulates again)."
 )
 
 # Every option name that more than one command takes, with its one meaning: each such option's help starts with

@@ -47,7 +47,9 @@ eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import json
 import math
 import shutil
@@ -264,12 +266,35 @@ def _ingest_again(root: Path) -> None:
     (root / "wh-partial").rename(root / "wh")
 
 
+# What decides the games a population's seed simulates: the simulator, the hand state it plays on and the rules
+# (their sources and the profiles' data). A cached population is named by them too, so that a changed simulator
+# simulates again instead of screening games an older one played (measured figures went stale that way once).
+SIMULATOR_PACKAGES = ("pipeline.simulate", "pipeline.game", "pipeline.rules")
+
+
+def simulator_version() -> str:
+    """A digest of :data:`SIMULATOR_PACKAGES`' files (:func:`sources_digest`)."""
+    return sources_digest(SIMULATOR_PACKAGES)
+
+
+@functools.cache
+def sources_digest(packages: tuple[str, ...]) -> str:
+    """A digest of the packages' files, sources and data (``.py``, ``.toml``, ``.json``: paths and contents)."""
+    h = hashlib.sha256()
+    for name in packages:
+        root = Path(importlib.import_module(name).__file__ or "").parent
+        for f in sorted(root.rglob("*")):
+            if f.is_file() and f.suffix in (".py", ".toml", ".json"):
+                h.update(f"{name}/{f.relative_to(root).as_posix()}".encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 @contextmanager
 def _population_dir(pop: Population, workdir: str | None, cache: str | None) -> Iterator[Path]:
     """Where ``pop`` is simulated: a folder of ``cache`` named by the population (kept, so that a screen can be
     measured again on the same populations without simulating them), or a temporary one of ``workdir``."""
     if cache is not None:
-        key = hashlib.sha256(repr(pop).encode()).hexdigest()[:16]
+        key = hashlib.sha256(f"{pop!r} {simulator_version()}".encode()).hexdigest()[:16]
         root = Path(cache) / f"seed{pop.seed}-{key}"
         root.mkdir(parents=True, exist_ok=True)
         yield root
@@ -436,8 +461,8 @@ def evaluate(
 ) -> list[Outcome]:
     """Run ``detector`` (a key of :data:`RUNNERS`) on every population, ``workers`` at a time; with ``cache``
     (a folder) each population's simulated games and warehouse are kept there and read again by a later run
-    instead of simulated (a population is named by all its fields, seed included; a cache holds one version of
-    the simulator's play)."""
+    instead of simulated (a population is named by all its fields, seed included, and by
+    :func:`simulator_version`: a changed simulator or rule set simulates again)."""
     jobs = [(detector, pop, fdr, cache) for pop in populations]
     outcomes: list[Outcome] = []
     if workers <= 1:

@@ -138,3 +138,38 @@ def test_a_cache_keeps_each_population_and_reads_it_again(tmp_path, monkeypatch)
     with pytest.raises(AssertionError, match="simulated again"):
         run_information(replace(pop, seed=6), cache=str(tmp_path))
     assert len(list(tmp_path.iterdir())) == 2 and not (tmp_path / "wh-partial").exists()
+
+
+def test_a_cached_population_is_simulated_again_when_the_simulator_changed(tmp_path, monkeypatch) -> None:
+    """The cache's folder names carry the simulator's version (its, the hand state's and the rules' sources): the
+    figures of a changed simulator are never read from the games an older one played."""
+    pop = information_grid(seed=5, hands=150, bots=1, replicates=1, honest=0)[0]
+    assert evaluate.simulator_version() == evaluate.simulator_version() and len(evaluate.simulator_version()) == 16
+    with evaluate._population_dir(pop, None, str(tmp_path)) as first:
+        pass
+    monkeypatch.setattr(evaluate, "simulator_version", lambda: "another version")
+    with evaluate._population_dir(pop, None, str(tmp_path)) as second:
+        pass
+    assert first != second and first.name.startswith("seed5-") and second.name.startswith("seed5-")
+
+
+def test_the_simulator_version_reads_the_sources_that_decide_the_games(tmp_path, monkeypatch) -> None:
+    """A package's digest changes with any of its sources or data files, and only with them."""
+    package = tmp_path / "fakesim"
+    (package / "profiles").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "bots.py").write_text("SKILL = 0.9\n")
+    (package / "profiles" / "a.toml").write_text("cap = 3\n")
+    (package / "notes.txt").write_text("not read")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    digest = evaluate.sources_digest.__wrapped__
+    before = digest(("fakesim",))
+    (package / "notes.txt").write_text("changed, not read")
+    assert digest(("fakesim",)) == before
+    for f, text in ((package / "bots.py", "SKILL = 0.95\n"), (package / "profiles" / "a.toml", "cap = 4\n")):
+        old = f.read_text()
+        f.write_text(text)
+        assert digest(("fakesim",)) != before
+        f.write_text(old)
+        assert digest(("fakesim",)) == before
+    assert set(evaluate.SIMULATOR_PACKAGES) == {"pipeline.simulate", "pipeline.game", "pipeline.rules"}
