@@ -223,6 +223,7 @@ NEEDS: dict[str, list[str]] = {
     "info-cheats": ["--warehouse", "{wh}"],
     "think-time": ["--warehouse", "{wh}"],
     "assist": ["--warehouse", "{wh}"],
+    "review": ["--warehouse", "{wh}"],
     "deals": ["--warehouse", "{wh}"],
     "eval-collusion": ["--quick"],
     "eval-info-cheats": [],
