@@ -4,7 +4,7 @@
 -- Check: reviewable >= reviewed + other_version.
 WITH
 reviewable AS (
-    SELECT hand_id FROM hands WHERE replayed AND level IN ('full', 'dealt', 'observer')
+    SELECT hand_id FROM hands WHERE replayed AND coalesce(level, 'dealt') IN ('full', 'dealt', 'observer')
 ),
 tallied AS (
     SELECT hand_id, bool_or(version = $version) AS current

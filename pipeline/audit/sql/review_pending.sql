@@ -6,6 +6,6 @@
 SELECT h.hand_id, h.source_file, h.source_line, h.record_sha256, h.level
 FROM hands AS h
 WHERE
-    h.level IN ('full', 'dealt', 'observer')
+    coalesce(h.level, 'dealt') IN ('full', 'dealt', 'observer')  -- no level kept (an older warehouse): dealt
     AND h.hand_id NOT IN (SELECT t.hand_id FROM decision_tallies AS t WHERE t.version = $version)
 ORDER BY h.source_file, h.source_line, h.hand_id
