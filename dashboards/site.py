@@ -293,6 +293,7 @@ def _build(
         pages=pages_of,
         scale=scale,
         states={r["key"]: (r["status"], r["why"], r["case_id"]) for r in standing.iter_rows(named=True) if r["key"]},
+        decisions=player.prep_every_player_decisions(con, scale),
     )
     for pid, page in pages_of.items():
         write(page, parts.body(pid), here=directory)

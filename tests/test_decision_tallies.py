@@ -399,3 +399,31 @@ def test_the_tally_version_moves_with_what_a_review_counts() -> None:
     assert (TALLY_VERSION, digest) == (TALLY_DIGEST["version"], TALLY_DIGEST["sha256"]), (
         "the sample's tallies changed: bump schemas.tables.TALLY_VERSION and update TALLY_DIGEST"
     )
+
+
+# ---------------------------------------------------------------------------------------------- player pages
+def test_the_player_page_shows_the_decision_metrics_or_says_not_reviewed(room: dict[str, Any], tmp_path: Path) -> None:
+    from dashboards import player
+    from dashboards.pages.players import decisions_section
+    from pipeline.analytics.scales import scales
+
+    with queries.connect(room["root"]) as con:
+        decided = player.prep_every_player_decisions(con)
+        group = scales(con).group_of("mc")
+        every = con.execute("SELECT sum(win_chances), sum(missed_wins) FROM decision_tallies").fetchone()
+    page = decisions_section("mc", decided, group)
+    assert '<section id="decisions">' in page and "Not reviewed" not in page
+    assert "漏胡率" in page and "50.0%" in page and "n=2 win chances" in page  # one missed of two
+    assert f"n={every[0]:,} win chances" in page  # the population: every player's chances pooled
+    assert decided.of("mc")["missed_win_rate"]["num"] == 1
+    # a player with no reviewed hand: said so, no figure
+    unknown = decisions_section("nobody", decided, group)
+    assert "Not reviewed" in unknown and "xuezhan review --warehouse WH" in unknown and "%" not in unknown
+    assert decisions_section("mc", None, group) == ""
+    # a warehouse not reviewed at all
+    ingest([str(_write(tmp_path / "a.jsonl", _sample(2)))], tmp_path / "wh", workers=1)
+    with queries.connect(tmp_path / "wh") as con:
+        none = player.prep_every_player_decisions(con)
+        who = con.execute("SELECT min(player) FROM player_hands").fetchone()[0]
+    assert none.mine == {} and "Not reviewed" in decisions_section(who, none, None)
+    assert "0 of the 2 reviewable hands are reviewed" in decisions_section(who, none, None)
