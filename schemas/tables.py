@@ -442,6 +442,9 @@ TABLES: dict[str, pa.Schema] = {
     "decision_tallies": DECISION_TALLIES,
 }
 
+# The tables `xuezhan review` writes (pipeline/audit/tallies.py), never ingest: ingest's rows hold none of them.
+REVIEW_TABLES = ("decision_tallies",)
+
 # The case log (``xuezhan case``, :mod:`pipeline.audit.cases`): not written by ingest, so not among TABLES (no
 # batch, no manifest, no compaction). One file per action under DIR/cases/, never changed once written; a case's
 # state is its last action's.
