@@ -427,3 +427,35 @@ def test_the_player_page_shows_the_decision_metrics_or_says_not_reviewed(room: d
         who = con.execute("SELECT min(player) FROM player_hands").fetchone()[0]
     assert none.mine == {} and "Not reviewed" in decisions_section(who, none, None)
     assert "0 of the 2 reviewable hands are reviewed" in decisions_section(who, none, None)
+
+
+def test_a_pass_that_fails_part_way_keeps_its_committed_batches_and_the_next_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass commits as ingest does: a batch is in the manifest whole or not at all. Its third commit fails
+    here (a full disk, a kill): the first two batches stay, the third's files are gone, and a second pass
+    reviews exactly the rest."""
+    records = _sample(10)
+    ingest([str(_write(tmp_path / "a.jsonl", records))], tmp_path / "wh", workers=1)
+    real = Warehouse._write_manifest
+    placed: list[list[str]] = []
+
+    def failing(self: Warehouse, rows: list[dict[str, Any]]) -> None:
+        batch = str(rows[-1]["batch"])
+        placed.append(sorted(p.name for p in (self.root / "decision_tallies").glob("part-review-*.parquet")))
+        if len(placed) == 3:  # the third batch's files are in their folder; its manifest never lands
+            raise OSError(28, "No space left on device", batch)
+        real(self, rows)
+
+    monkeypatch.setattr(Warehouse, "_write_manifest", failing)
+    with pytest.raises(OSError):
+        review_warehouse(tmp_path / "wh", commit_hands=3)
+    monkeypatch.setattr(Warehouse, "_write_manifest", real)
+    assert len(placed[2]) == 3  # the failed batch's file was in place when the commit point failed
+    kept = _tallies(tmp_path / "wh")
+    assert len({h for h, _, _ in kept}) == 6 and len(kept) == 24  # two batches of three hands
+    assert len(list((tmp_path / "wh" / "decision_tallies").glob("part-review-*.parquet"))) == 2  # removed again
+    rest = review_warehouse(tmp_path / "wh")
+    assert rest.pending == rest.reviewed == 4
+    every = _tallies(tmp_path / "wh")
+    assert len(every) == len(set(every)) == 40 and {h for h, _, _ in every} == {r["hand_id"] for r in records}
