@@ -459,3 +459,18 @@ def test_a_pass_that_fails_part_way_keeps_its_committed_batches_and_the_next_fin
     assert rest.pending == rest.reviewed == 4
     every = _tallies(tmp_path / "wh")
     assert len(every) == len(set(every)) == 40 and {h for h, _, _ in every} == {r["hand_id"] for r in records}
+
+
+def test_a_filter_keeps_the_tallies_of_the_hands_in_scope(room: dict[str, Any]) -> None:
+    from pipeline.analytics.scope import Scope
+
+    with queries.connect(room["root"], scope=Scope(table="made")) as con:  # the hand-made record's table alone
+        answer = queries.stats(con)
+    assert answer["review"]["reviewable"] == answer["review"]["reviewed"] == 1
+    got = {p["player"]: p["metrics"] for p in answer["players"]}
+    assert set(got) == {"ma", "mb", "mc", "md"}
+    assert all(m["reviewed_hands"]["value"] == 1 for m in got.values())
+    assert got["mc"]["missed_win_rate"]["num"] == 1 and got["ma"]["late_void_rate"]["num"] == 1
+    with queries.connect(room["root"], scope=Scope(player="mc")) as con:
+        mine = next(p for p in queries.stats(con, player="mc")["players"] if p["player"] == "mc")
+    assert mine["metrics"]["missed_win_rate"]["den"] == 2
