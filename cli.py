@@ -1546,8 +1546,15 @@ def review_command(
     workers: Annotated[int, _option("--workers", ": reviews run at once.", min=1)] = 1,
     fmt: FormatNoCsv = "table",
     quiet: QuietOption = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    table: TableOption = None,
+    player: PlayerFilter = None,
+    profile: ProfileOption = None,
+    tz: TzOption = None,
 ) -> None:
-    """Review every stored hand not yet reviewed and store its players' decision tallies in the warehouse
+    """Review every stored hand not yet reviewed (of those the filters keep) and store its players' decision
+    tallies in the warehouse
     (decision_tallies), for stats and the report's player pages: efficiency-match rate, avoidable deal-ins, missed
     wins, late 定缺 (schemas/METRICS.md#decisions). Each hand whose tiles are known (levels full, dealt; an
     observer's own seat) is read back from its source and reviewed by the reference policy, once: a second run
@@ -1558,19 +1565,21 @@ def review_command(
     from pipeline.audit.tallies import review_warehouse
     from pipeline.ingest.warehouse import WarehouseBusy
 
+    scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
+    _hands_in_scope(warehouse, scope)
     try:
         with _progress("reviewing", quiet) as bar:
 
             def found(n: int) -> None:
                 bar.stage("reviewing", total=n)
 
-            run = review_warehouse(warehouse, workers=workers, on_hands=bar.count, on_pending=found)
+            run = review_warehouse(warehouse, workers=workers, scope=scope, on_hands=bar.count, on_pending=found)
     except WarehouseBusy as exc:
         raise fail(str(exc)) from None
     from pipeline.analytics.queries import connect, review_coverage
 
-    with connect(warehouse, warn=False) as con:
+    with connect(warehouse, scope=scope, warn=False) as con:
         covered = review_coverage(con)
     if fmt == "json":
         typer.echo(json.dumps({**run.as_dict(), "warehouse": covered}, ensure_ascii=False))
@@ -1581,9 +1590,11 @@ def review_command(
             f"stored in {plural(run.batches, 'batch', 'batches')}, {run.seconds:.1f} s, "
             f"{run.cpu_seconds:.1f} CPU s{per}"
         )
+        for line in _scope_line(scope):
+            typer.echo(line)
         typer.echo(
-            f"warehouse: {covered['reviewed']} of {covered['reviewable']} reviewable hands replayed to the end are "
-            f"reviewed (version {covered['version']})"
+            f"{'in scope' if scope.filters else 'warehouse'}: {covered['reviewed']} of {covered['reviewable']} "
+            f"reviewable hands replayed to the end are reviewed (version {covered['version']})"
             + (f"; {covered['other_version']} by an older version only" if covered["other_version"] else "")
         )
         for m in run.missing[:5]:
@@ -1593,7 +1604,8 @@ def review_command(
     if run.missing:
         raise typer.Exit(1)
     if not covered["reviewable"]:
-        raise fail(f"nothing to review: no hand in {warehouse} has known tiles (levels full, dealt, observer)", code=1)
+        where = "in scope" if scope.filters else f"in {warehouse}"
+        raise fail(f"nothing to review: no hand {where} has known tiles (levels full, dealt, observer)", code=1)
 
 
 def _seer_cells(s: Any) -> list[object]:

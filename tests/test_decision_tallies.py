@@ -474,3 +474,18 @@ def test_a_filter_keeps_the_tallies_of_the_hands_in_scope(room: dict[str, Any]) 
     with queries.connect(room["root"], scope=Scope(player="mc")) as con:
         mine = next(p for p in queries.stats(con, player="mc")["players"] if p["player"] == "mc")
     assert mine["metrics"]["missed_win_rate"]["den"] == 2
+
+
+def test_the_pass_can_be_bounded_by_the_filters_and_the_rest_waits(tmp_path: Path) -> None:
+    ingest([str(_write(tmp_path / "a.jsonl", [*_sample(3), MADE_1]))], tmp_path / "wh", workers=1)
+    wh = str(tmp_path / "wh")
+    first = RUNNER.invoke(app, ["review", "--warehouse", wh, "--table", "made"])
+    assert first.exit_code == 0, first.output
+    assert "reviewed 1 hand of 1 pending" in first.stdout and "in scope: 1 of 1 reviewable hands" in first.stdout
+    assert {h for h, _, _ in _tallies(tmp_path / "wh")} == {"made-1"}
+    with queries.connect(tmp_path / "wh") as con:
+        assert queries.review_coverage(con)["reviewed"] == 1 and queries.review_coverage(con)["reviewable"] == 4
+    rest = RUNNER.invoke(app, ["review", "--warehouse", wh, "--format", "json"])
+    assert rest.exit_code == 0 and json.loads(rest.stdout)["reviewed"] == 3, rest.output
+    nothing = RUNNER.invoke(app, ["review", "--warehouse", wh, "--table", "no-such-table"])
+    assert nothing.exit_code == 1  # the filters keep no hand

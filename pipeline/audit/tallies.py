@@ -43,6 +43,8 @@ import pyarrow as pa
 
 from pipeline import sql
 from pipeline.analytics.export import Missing, Stored, read_back
+from pipeline.analytics.queries import connect
+from pipeline.analytics.scope import Scope
 from pipeline.audit.review import SeatSummary, review, summarize
 from pipeline.game.record import Record, RecordError, parse_record
 from pipeline.ingest.warehouse import Warehouse
@@ -180,26 +182,27 @@ class ReviewRun:
         }
 
 
-def pending_hands(wh: Warehouse) -> list[Stored]:
-    """The hands a pass reviews (``sql/review_pending.sql``), from the warehouse's committed snapshot."""
-    con = wh.connect()
-    try:
+def pending_hands(root: str | Path, scope: Scope | None = None) -> list[Stored]:
+    """The hands a pass reviews (``sql/review_pending.sql``), of those in ``scope`` (default: every hand), from
+    the warehouse's committed snapshot."""
+    with connect(root, scope=scope, warn=False) as con:
         rows = con.execute(sql.load_sql("pipeline.audit", "review_pending"), {"version": TALLY_VERSION})
         return [Stored(*row) for row in rows.fetchall()]
-    finally:
-        con.close()
 
 
 def review_warehouse(
     root: str | Path,
     *,
     workers: int = 1,
+    scope: Scope | None = None,
     commit_hands: int = COMMIT_HANDS,
     on_hands: Callable[[int], None] | None = None,
     on_pending: Callable[[int], None] | None = None,
 ) -> ReviewRun:
     """Review the hands of the warehouse at ``root`` that have no tallies of :data:`TALLY_VERSION` and commit their
-    rows, a batch every ``commit_hands`` hands (the module docstring). ``on_pending``: told the hands to review
+    rows, a batch every ``commit_hands`` hands (the module docstring); with ``scope``
+    (:class:`~pipeline.analytics.scope.Scope`), only those of the hands in it (the rest wait for a later pass:
+    a room's newest month first, say). ``on_pending``: told the hands to review
     once found; ``on_hands``: told the hands done (reviewed or not read) as they are. Raises
     :class:`~pipeline.ingest.warehouse.WarehouseBusy` while another process writes to the warehouse."""
     if not (Path(root) / "hands").is_dir():
@@ -208,7 +211,7 @@ def review_warehouse(
     run = ReviewRun()
     stamp = f"{BATCH_PREFIX}{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
     with Warehouse(root) as wh:
-        hands = pending_hands(wh)
+        hands = pending_hands(root, scope)
         run.pending = len(hands)
         if on_pending is not None:
             on_pending(len(hands))
