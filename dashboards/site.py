@@ -279,8 +279,7 @@ def _build(
 
     # The player directory, and a page per selected player (string assembly: no chart, no query per player)
     step("players")
-    table = player.prep_directory(every).join(flags, on="player", how="left")
-    write(directory, [_directory(table, pages_of, unusual)])
+    write(directory, [_directory(player.prep_directory(every).join(flags, on="player", how="left"), pages_of, unusual)])
     parts = PlayerParts.of(
         every=every,
         levels=player.prep_every_player_levels(con),
