@@ -1,7 +1,8 @@
 """The main job end to end on the embedded sample (``make demo``): score the worked hands of the rules, ingest
 the 2,000-hand sample into a warehouse (every line accounted for), import a club's score sheet and ingest its
-settlement records beside them, print the table statistics, the audit (the sheet's hands with it), the
-collusion screen and the information-cheat screen checked against the sample's ground truth, replay one
+settlement records beside them, review every hand's decisions beside the reference policy (``xuezhan review``:
+the decision metrics of stats and the player pages), print the table statistics, the audit (the sheet's hands
+with it), the collusion screen and the information-cheat screen checked against the sample's ground truth, replay one
 disputed hand, build the HTML dashboard and print its first screen, what needs attention, and the head-to-head
 table of a player of the flagged pair.
 
@@ -26,12 +27,13 @@ from dashboards.pages.overview import CJK_FONT_PACKAGE
 from dashboards.pages.players import page_file
 from dashboards.site import build_report
 from pipeline.analytics.queries import connect, head_to_head, stats
-from pipeline.analytics.render import head_to_head_table, levels_lines
+from pipeline.analytics.render import decision_lines, head_to_head_table, levels_lines
 from pipeline.audit.deals import screen_deals
 from pipeline.audit.information import screen_information
 from pipeline.audit.replay import replay_text, stored_record
 from pipeline.audit.scoring import audit
 from pipeline.audit.screen import screen
+from pipeline.audit.tallies import review_warehouse
 from pipeline.formats import Accounting, Converted, write_lines
 from pipeline.formats.sheet import read_sheet
 from pipeline.ingest.run import ingest
@@ -83,12 +85,25 @@ def main() -> int:
     run = ingest([str(sheet_records)], warehouse)
     print("  " + run.text().replace("\n", "\n  "))
 
+    workers = min(2, os.cpu_count() or 1)
+    print(f"\n== reviewing each hand's decisions beside the reference policy (xuezhan review, {workers} workers)")
+    reviewed = review_warehouse(warehouse, workers=workers)
+    print(
+        f"  {reviewed.reviewed} hands reviewed, {reviewed.rows} player-hands stored in decision_tallies "
+        f"({reviewed.seconds:.1f} s; a score sheet has no decisions)"
+    )
+
     con = connect(warehouse)  # one connection for the statistics, the audit and the screen
     figures = stats(con)
     table = figures["table"]
     print(f"\n== statistics over {figures['hands']} replayed hands")
     for line in levels_lines(figures):  # what each figure could use of the sheet's hands
         print("  " + line)
+    decided = [line for line in decision_lines(figures) if line]  # as stats prints them: the first players
+    for line in _aligned("\n".join(decided[:8])).splitlines():
+        print("  " + line)
+    if len(decided) > 8:
+        print(f"  … {len(decided) - 8} more players (xuezhan stats --warehouse {warehouse})")
     print("  fan distribution: " + ", ".join(f"{k} fan {v}" for k, v in table["fan_distribution"].items()))
     print(
         "  patterns: "

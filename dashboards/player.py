@@ -11,6 +11,7 @@ same metric definitions give its rates (Wilson 95%) and means (normal 95%). Ever
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -20,7 +21,7 @@ from matplotlib.axes import Axes
 from dashboards import ChartSpec, as_int, population_base, run_sql
 from pipeline.analytics import queries, yardsticks
 from pipeline.analytics.levels import NEEDS
-from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, Metric
+from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, Metric, decision_values
 from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.stats import wilson
 from pipeline.analytics.yardsticks import Yardstick
@@ -266,6 +267,38 @@ def plot_player_means(df: pl.DataFrame, ax: Axes) -> None:
         share=False,
     )
     ax.axvline(0, color="#333333", linewidth=0.8)
+
+
+# ---------------------------------------------------------------------------------------------- decisions
+@dataclass(frozen=True, slots=True)
+class Decisions:
+    """The decision metrics (schemas/METRICS.md#decisions, from ``xuezhan review``'s ``decision_tallies``) of
+    every player and of each scale group's players pooled (their counts added up), each as
+    :func:`pipeline.analytics.metrics.decision_values` gives it (``"status": "not reviewed"`` where there is no
+    row); ``review``: :func:`pipeline.analytics.queries.review_coverage`."""
+
+    mine: dict[str, dict[str, dict[str, Any]]]  # player -> metric -> value
+    population: dict[str | None, dict[str, dict[str, Any]]]  # scale group -> metric -> value
+    review: dict[str, Any]
+
+    def of(self, player: str) -> dict[str, dict[str, Any]]:
+        return self.mine.get(player) or decision_values(None)
+
+
+def prep_every_player_decisions(con: duckdb.DuckDBPyConnection, scale: Scales | None = None) -> Decisions:
+    """:class:`Decisions` of the warehouse behind ``con`` (one query: the base counts of every player)."""
+    scale = scale or scales(con)
+    bases = queries.decision_bases(con)
+    mine = {player: decision_values(row) for (player, _), row in bases.items()}
+    group_of = dict(zip(scale.players["player"].to_list(), scale.players["group"].to_list(), strict=True))
+    pooled: dict[str | None, dict[str, int]] = {}
+    for (player, _), row in bases.items():
+        into = pooled.setdefault(group_of.get(player), {})
+        for column, value in row.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                into[column] = into.get(column, 0) + value
+    population = {group: decision_values(row) for group, row in pooled.items()}
+    return Decisions(mine, population, queries.review_coverage(con))
 
 
 # ---------------------------------------------------------------------------------------------- fan

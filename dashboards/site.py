@@ -279,8 +279,7 @@ def _build(
 
     # The player directory, and a page per selected player (string assembly: no chart, no query per player)
     step("players")
-    table = player.prep_directory(every).join(flags, on="player", how="left")
-    write(directory, [_directory(table, pages_of, unusual)])
+    write(directory, [_directory(player.prep_directory(every).join(flags, on="player", how="left"), pages_of, unusual)])
     parts = PlayerParts.of(
         every=every,
         levels=player.prep_every_player_levels(con),
@@ -293,6 +292,7 @@ def _build(
         pages=pages_of,
         scale=scale,
         states={r["key"]: (r["status"], r["why"], r["case_id"]) for r in standing.iter_rows(named=True) if r["key"]},
+        decisions=player.prep_every_player_decisions(con, scale),
     )
     for pid, page in pages_of.items():
         write(page, parts.body(pid), here=directory)

@@ -371,6 +371,64 @@ INGEST_RUNS = pa.schema(
     ]
 )
 
+# Written by `xuezhan review` (pipeline/audit/tallies.py), not by ingest: one row per player-hand reviewed.
+# TALLY_VERSION: the review's version (the reference policy and the counting): bump it whenever a hand's tallies
+# would change; `stats` reads the rows of this version only and `xuezhan review` reviews the others' hands again
+# (tests/test_decision_tallies.py holds a digest of the sample's tallies, to remind).
+TALLY_VERSION = "1"
+DECISION_TALLIES = pa.schema(
+    [
+        _f("hand_id", pa.string(), "hand", False),
+        _f("seat", pa.int8(), "seat (0 to seats - 1)", False),
+        _f("player", pa.string(), "player id", False),
+        _f(
+            "version",
+            pa.string(),
+            "the review's version (pipeline/audit/tallies.py TALLY_VERSION): stats reads the current version's rows "
+            "only, and `xuezhan review` reviews again the hands reviewed by another",
+            False,
+        ),
+        _f("reviewed_at", pa.timestamp("us", tz="UTC"), "when the review pass stored the row"),
+        _f(
+            "decisions",
+            pa.int32(),
+            "the seat's decisions the reference policy ranked (换三张, 定缺, each turn, each claim or pass)",
+        ),
+        _f("discards", pa.int32(), "its discards (on its turn, a discard chosen)"),
+        _f(
+            "judged_discards",
+            pa.int32(),
+            "its non-forced discards: those whose legal discards differ in efficiency (some discard leaves a higher "
+            "shanten, or the same shanten with fewer live tiles, than the best)",
+        ),
+        _f(
+            "judged_efficient",
+            pa.int32(),
+            "of judged_discards, those whose tile had the best shanten and live-tile count the policy found",
+        ),
+        _f("deal_ins", pa.int32(), "its discards somebody won on (an added kong robbed is not counted)"),
+        _f(
+            "avoidable_deal_ins",
+            pa.int32(),
+            "of deal_ins, those where it held another legal discard of danger 0 (safe by what it could see) at no "
+            "worse shanten",
+        ),
+        _f("win_chances", pa.int32(), "decisions with a win among its options (a self-draw, a discard, a robbed kong)"),
+        _f("missed_wins", pa.int32(), "of win_chances, those it did not win on"),
+        _f(
+            "void_held",
+            pa.int32(),
+            "its discards made while holding a tile of its declared void suit (定缺); null where the rules force "
+            "void-suit tiles first (void_discard_first), at a table of two suits, or without a declared void",
+        ),
+        _f(
+            "void_kept",
+            pa.int32(),
+            "of void_held, those of a tile of another suit (the void suit's tile kept); null where void_held is",
+        ),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "hands": HANDS,
     "player_hands": PLAYER_HANDS,
@@ -381,7 +439,11 @@ TABLES: dict[str, pa.Schema] = {
     "issues": ISSUES,
     "rejects": REJECTS,
     "ingest_runs": INGEST_RUNS,
+    "decision_tallies": DECISION_TALLIES,
 }
+
+# The tables `xuezhan review` writes (pipeline/audit/tallies.py), never ingest: ingest's rows hold none of them.
+REVIEW_TABLES = ("decision_tallies",)
 
 # The case log (``xuezhan case``, :mod:`pipeline.audit.cases`): not written by ingest, so not among TABLES (no
 # batch, no manifest, no compaction). One file per action under DIR/cases/, never changed once written; a case's

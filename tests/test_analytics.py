@@ -45,7 +45,7 @@ from typer.testing import CliRunner
 from cli import app
 from pipeline.analytics import queries
 from pipeline.analytics.groups import GROUPS, check_group, choices
-from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, page
+from pipeline.analytics.metrics import DECISION_METRICS, METRIC_BY_ID, METRICS, page
 from pipeline.ingest.warehouse import Warehouse
 from schemas.tables import TABLES
 
@@ -898,7 +898,7 @@ def test_player_entries(answer: dict[str, Any]) -> None:
         ("p006", 2),
     ]
     for p in answer["players"]:
-        assert list(p["metrics"]) == [m.id for m in METRICS]
+        assert list(p["metrics"]) == [m.id for m in (*METRICS, *DECISION_METRICS)]  # the decision metrics last
         assert p["metrics"]["hands"] == {"value": p["hands"]}
 
 
@@ -1119,7 +1119,7 @@ def test_cli_csv(warehouse: Path) -> None:
     result = invoke("--warehouse", str(warehouse), "--format", "csv", "--by", "seat")
     assert result.exit_code == 0, result.output
     rows = {(r["player"], r["group"], r["metric"]): r for r in csv.DictReader(io.StringIO(result.stdout))}
-    assert len(rows) == len(EXPECTED_GROUPS["seat"]) * len(METRICS)
+    assert len(rows) == len(EXPECTED_GROUPS["seat"]) * (len(METRICS) + len(DECISION_METRICS))
     assert pick(rows["p001", "0", "deal_in_rate"], "value", "num", "den") == ("0.5", "1", "2")
     # p004 in seat 3: h1 (1 fan) and h4 (2 fan).
     assert pick(rows["p004", "3", "fan_per_win"], "value", "num", "den") == ("1.5", "3", "2")

@@ -94,7 +94,7 @@ def readme_exit_codes(text: str) -> list[tuple[int, str]]:
 COMMAND = typer.main.get_command(app)
 COMMANDS = dict(leaf_commands(COMMAND))
 # the commands whose --profile, --since, ... filter the hands they read (README: one meaning per option name)
-FILTERED = {"stats", "report", "audit", "collusion", "info-cheats", "think-time", "assist", "deals", "export"}
+FILTERED = {"stats", "report", "audit", "collusion", "info-cheats", "think-time", "assist", "review", "deals", "export"}
 
 
 def test_the_walker_finds_every_command() -> None:
@@ -223,6 +223,7 @@ NEEDS: dict[str, list[str]] = {
     "info-cheats": ["--warehouse", "{wh}"],
     "think-time": ["--warehouse", "{wh}"],
     "assist": ["--warehouse", "{wh}"],
+    "review": ["--warehouse", "{wh}"],
     "deals": ["--warehouse", "{wh}"],
     "eval-collusion": ["--quick"],
     "eval-info-cheats": [],

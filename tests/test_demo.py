@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dashboards.pages.players import page_file
+
 REPO = Path(__file__).resolve().parents[1]
 LABELS = json.loads((REPO / "data" / "sample.labels.json").read_text())
 (PAIR,) = [c["players"] for c in LABELS["colluders"]]  # the planted pair, and the planted cheat
@@ -36,6 +38,12 @@ def test_the_demo_shows_the_findings_a_head_to_head_table_and_a_replayed_hand(tm
     assert (tmp_path / "out" / "demo" / "report" / "players.html").is_file()
     head_to_head = out.split(f"== head to head of {PAIR[0]}")[1]
     assert PAIR[1] in head_to_head.splitlines()[3] and "<- the flagged partner" in head_to_head
+    # the stored review pass ran: stats prints the decision metrics, a player's page shows them
+    reviewed = out.split("== reviewing each hand's decisions")[1].split("\n== ")[0]
+    assert "2000 hands reviewed" in reviewed or "hands reviewed, " in reviewed
+    assert "decisions (xuezhan review, version" in out and "missed_win_rate" in out
+    page = (tmp_path / "out" / "demo" / "report" / page_file(PAIR[0])).read_text(encoding="utf-8")
+    assert '<section id="decisions">' in page and "efficiency-match rate" in page and "Not reviewed" not in page
     replayed = out.split("== one disputed hand, replayed")[1].split("\n== ")[0]
     assert "! SCORE_POINTS" in replayed and "settlement    computed | claimed" in replayed
     assert "flagged at FDR 0.05: []; planted stackers: []" in out  # the sample plants no stacked deal

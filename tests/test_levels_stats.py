@@ -21,7 +21,7 @@ import pytest
 from test_levels import sample, sheet_records, to_dealt, to_settlement
 
 from pipeline.analytics.levels import HAND, LEVELS, NEEDS, PUBLIC, TABLE_FIGURES, coverage, split
-from pipeline.analytics.metrics import COLLUSION_FEATURES, METRICS
+from pipeline.analytics.metrics import COLLUSION_FEATURES, DECISION_METRICS, METRICS
 from pipeline.analytics.queries import connect, fold, player_base_levels, stats
 from pipeline.audit.collusion import BORROWED, FEATURES, SIGNALS, WarehouseSource, screen_levels
 from pipeline.audit.screen import screen
@@ -65,7 +65,7 @@ def answer(mixed: tuple[Path, dict[str, list[dict[str, Any]]]]) -> dict[str, Any
 
 # ---------------------------------------------------------------------------------------------- the table
 def test_every_figure_has_its_levels_and_nothing_else() -> None:
-    ids = [m.id for m in METRICS]
+    ids = [m.id for m in (*METRICS, *DECISION_METRICS)]
     assert set(NEEDS) == {*ids, *TABLE_FIGURES, *COLLUSION_FEATURES}
     assert set(COLLUSION_FEATURES) == set(FEATURES)
     # every feature is read by a signal, or lends its rate to one (collusion.BORROWED)
@@ -182,6 +182,7 @@ def test_a_player_of_every_level(mixed: tuple[Path, dict[str, list[dict[str, Any
             "compulsory_violations",
             *("win_turn", "deal_in_turn", "ready_turn", "ready_rate", "ready_by_turn_6_rate", "starting_shanten"),
             "luck_adjusted_net_per_hand",
+            *(d.id for d in DECISION_METRICS),  # a score sheet has no decisions to review
         )
     }
 

@@ -20,7 +20,7 @@ import polars as pl
 from dashboards import findings as found_dash
 from dashboards import levels_note, player
 from dashboards.html import Page, cell, ci, esc, finding_message, fmt, href, link, num_cell, player_link, sortable_head
-from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.analytics.metrics import DECISION_METRICS, METRIC_BY_ID, NOT_REVIEWED, decision_values
 from pipeline.analytics.scales import Scales
 from pipeline.analytics.yardsticks import MIN_HANDS as YARD_HANDS
 from pipeline.analytics.yardsticks import Yardstick, deviations
@@ -219,6 +219,7 @@ class PlayerParts:
     yard: dict[str, dict[str, Yardstick]]  # player -> metric -> yardstick (dashboards.player.prep_yardsticks)
     reference: dict[str | None, int]  # scale group -> its players with enough hands (the yardsticks' reference)
     states: dict[str, State]  # finding key -> its case standing (dashboards.findings.with_cases)
+    decisions: player.Decisions | None  # the decision metrics (xuezhan review's tallies); None: not asked for
 
     @staticmethod
     def of(
@@ -234,6 +235,7 @@ class PlayerParts:
         pages: dict[str, Page],
         scale: Scales,
         states: Mapping[str, State] | None = None,
+        decisions: player.Decisions | None = None,
     ) -> PlayerParts:
         """The parts of every player's page from the frames of every player at once (:mod:`dashboards.player`):
         ``every`` (``prep_every_player``), ``levels`` (``prep_every_player_levels``), ``fan``
@@ -279,6 +281,7 @@ class PlayerParts:
             yard=player.prep_yardsticks(every),
             reference=player.reference_sizes(every),
             states=dict(states or {}),
+            decisions=decisions,
         )
 
     def body(self, pid: str) -> list[str]:
@@ -296,6 +299,7 @@ class PlayerParts:
             deviations_section(ys, metrics, others, self.reference.get(group, 0)),
             summary(pid, metrics),
             figures_section(metrics, self.levels.get(pid, {}), population, ys),
+            decisions_section(pid, self.decisions, group, population),
             opponents_section(pid, self.opponents.get(pid), self.pages),
             self.over_time.get(pid) or over_time(None),
             results_section(self.unusual.get(pid), others),
@@ -467,6 +471,60 @@ def figures_section(
         f"{YARD_HANDS:,} replayed hands{' of the scale group' if population != player.POPULATION else ''}; best: the "
         f"figure of the best quarter of them by net points per hand (Largest deviations above). {esc(note)}</p>"
         "</section>"
+    )
+
+
+def decisions_section(
+    pid: str, decisions: player.Decisions | None, group: str | None, population: str = player.POPULATION
+) -> str:
+    """The decision metrics (schemas/METRICS.md#decisions) of the player beside its population's (the players of
+    its scale group pooled), each with its 95% interval and n; "not reviewed" where ``xuezhan review`` stored no
+    row of the player's hands (nothing is known: no figure, never a 0)."""
+    title = '<section id="decisions"><h2>Decisions beside the reference policy</h2>'
+    if decisions is None:
+        return ""
+    mine = decisions.of(pid)
+    everyone = decisions.population.get(group) or decision_values(None)
+    cover = decisions.review
+    done = f"{cover['reviewed']:,} of the {cover['reviewable']:,} reviewable hands are reviewed"
+    if mine["reviewed_hands"]["status"] == NOT_REVIEWED:
+        return (
+            f'{title}<p class="note"><b>Not reviewed</b>: no hand of {esc(pid)} has been reviewed ({esc(done)}; the '
+            "hands whose tiles the record shows can be: levels full and dealt, an observer's own seat). Run "
+            "<code>xuezhan review --warehouse WH</code>, then the report again.</p></section>"
+        )
+    rows = []
+    for m in DECISION_METRICS:
+        if m.id == "reviewed_hands":
+            continue
+        cells = []
+        for v in (mine[m.id], everyone[m.id]):
+            if v["status"] == NOT_REVIEWED:
+                cells.append("–")
+                continue
+            share = m.kind == "rate"
+            fmt = numbers.pct if share else numbers.num
+            n = v.get("den", v.get("n")) or 0
+            word = esc(m.unit.replace("share of ", "")) if share else "hands"
+            cells.append(
+                f'{fmt(v["value"])}{ci(v["ci_low"], v["ci_high"], share)} <span class="n">n={int(n):,} {word}</span>'
+            )
+        rows.append(
+            f'<tr><td><span class="zh">{esc(m.name_zh)}</span> {esc(m.name_en)}</td>'
+            f'<td class="num">{cells[0]}</td><td class="num">{cells[1]}</td>'
+            f'<td class="def">{esc(m.definition)}</td></tr>'
+        )
+    hands = int(mine["reviewed_hands"]["value"] or 0)
+    return (
+        f"{title}<p>{esc(pid)}'s choices in {hands:,} reviewed hands, each judged beside the reference policy "
+        f"(<code>xuezhan review</code>; {esc(done)}).</p>"
+        f'<table class="metrics"><thead><tr><th>figure</th><th>player [95%]</th><th>{esc(population)} [95%]</th>'
+        f"<th>definition</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p class="note">Rates with 95% Wilson intervals; avoidable deal-ins per 100 hands with a 95% Poisson '
+        "interval. The reference policy is a transparent yardstick, not a strong player: a departure from it may be "
+        "right; a player who departs often, in one direction (deal-ins with a safe tile held, wins passed, the void "
+        "suit kept), is what to look at. Each decision of a hand: <code>xuezhan replay HAND --warehouse WH "
+        "--review</code>. Definitions: schemas/METRICS.md#decisions.</p></section>"
     )
 
 

@@ -116,6 +116,14 @@ SHEET = Needs(
     ),
 )
 
+REVIEWED = Needs(
+    "reviewed",
+    "the seat's hand at each of its decisions, reviewed by `xuezhan review` (decision_tallies)",
+    ("full", "dealt"),
+    ("observer",),
+    lacks=(("observer", "the other seats' hands are hidden"), ("settlement", "a score sheet has no decisions")),
+)
+
 # figure → what it needs. Player metrics (pipeline/analytics/metrics.py), table figures (stats' "table"), and
 # the collusion screen's features (pipeline/audit/collusion.py). tests/test_levels_stats.py holds the code to it.
 NEEDS: dict[str, Needs] = {
@@ -151,6 +159,13 @@ NEEDS: dict[str, Needs] = {
     "starting_shanten": START,  # player_hands.deal_shanten: every seat's deal
     "passed_wins": HAND,
     "compulsory_violations": HAND,
+    # decision metrics (pipeline/analytics/metrics.py DECISION_METRICS: decision_tallies, xuezhan review)
+    "reviewed_hands": REVIEWED,
+    "efficiency_match_rate": REVIEWED,
+    "avoidable_deal_in_share": REVIEWED,
+    "avoidable_deal_ins_per_100": REVIEWED,
+    "missed_win_rate": REVIEWED,
+    "late_void_rate": REVIEWED,
     # table figures
     "fan_distribution": CLAIMS,
     "pattern_frequency": CLAIMS,

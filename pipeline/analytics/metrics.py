@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pipeline.analytics.levels import NEEDS, TABLE_FIGURES, levels_page
-from pipeline.analytics.stats import mean_interval, wilson
+from pipeline.analytics.stats import mean_interval, poisson_interval, wilson
 
 Kind = Literal["rate", "mean", "count"]
 
@@ -323,6 +323,152 @@ METRICS: tuple[Metric, ...] = (
     ),
 )
 METRIC_BY_ID = {m.id: m for m in METRICS}
+# ---------------------------------------------------------------------------------------------- decisions
+# The decision metrics (issue 43): from the per-player-hand tallies `xuezhan review` stores (decision_tallies,
+# pipeline/audit/tallies.py), summed by sql/decision_base.sql; not among METRICS (whose counts are player_base's):
+# a player with no reviewed hand has no value ("not reviewed"), never a 0. schemas/METRICS.md, Decisions.
+DECISION_METRICS: tuple[Metric, ...] = (
+    _count(
+        "reviewed_hands",
+        "已复盘局数",
+        "reviewed hands",
+        "reviewed_hands",
+        "the player's hands replayed to the end that `xuezhan review` reviewed (its tiles known: levels full and "
+        "dealt, an observer's own seat)",
+        "hands",
+    ),
+    _rate(
+        "efficiency_match_rate",
+        "牌效一致率",
+        "efficiency-match rate",
+        "judged_efficient",
+        "judged_discards",
+        "non-forced discards whose tile left the best shanten and, at it, the most live tiles the reference policy "
+        "found (efficiency only: danger and value aside) / non-forced discards (those whose legal discards differ "
+        "in shanten or live tiles)",
+        "share of non-forced discards",
+    ),
+    _rate(
+        "avoidable_deal_in_share",
+        "可避点炮占比",
+        "avoidable deal-in share",
+        "avoidable_deal_ins",
+        "reviewed_deal_ins",
+        "deal-ins (discards somebody won on) where the player held another legal discard safe by what it could see "
+        "(danger 0: the policy's public safety rules) at no worse shanten / deal-ins in reviewed hands",
+        "share of deal-ins",
+    ),
+    _mean(
+        "avoidable_deal_ins_per_100",
+        "百局可避点炮",
+        "avoidable deal-ins per 100 hands",
+        "avoidable_per100_sum",
+        "reviewed_hands",
+        "avoidable deal-ins (as avoidable_deal_in_share counts them) × 100 / reviewed hands (its interval: Garwood's "
+        "Poisson 95% interval of the count, × 100 / reviewed hands)",
+        "deal-ins per 100 hands",
+    ),
+    _rate(
+        "missed_win_rate",
+        "漏胡率",
+        "missed-win rate",
+        "missed_wins",
+        "win_chances",
+        "win chances not taken / win chances (decisions with a win among the legal options: a self-draw, a "
+        "discard, a robbed kong; 一炮多响 gives each seat that could win its chance)",
+        "share of win chances",
+    ),
+    _rate(
+        "late_void_rate",
+        "迟打缺门率",
+        "late 定缺 rate",
+        "void_kept_hands",
+        "void_hands",
+        "hands in which the player, holding a tile of its declared void suit (定缺), discarded a tile of another "
+        "suit at least once (it played on as if its void were not settled) / hands in which it discarded while "
+        "holding one; only where the rules leave the order free (not void_discard_first) at a table of three suits",
+        "share of hands holding a void tile",
+    ),
+)
+DECISION_METRIC_BY_ID = {m.id: m for m in DECISION_METRICS}
+NOT_REVIEWED = "not reviewed"
+
+
+def decision_values(base: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Each decision metric's value from a row of ``sql/decision_base.sql`` (:meth:`Metric.value`'s, with
+    ``"status": "reviewed"``); every figure null with ``"status": "not reviewed"`` where the row is missing or
+    counts no reviewed hand (nothing known: never a 0)."""
+    if not base or not base.get("reviewed_hands"):
+        return {m.id: {**dict.fromkeys(_value_keys(m)), "status": NOT_REVIEWED} for m in DECISION_METRICS}
+    out = {m.id: {**m.value(base), "status": "reviewed"} for m in DECISION_METRICS}
+    # a count of rare events per 100 hands: Garwood's Poisson interval of the count, not the normal one (which
+    # runs below 0 at a few deal-ins)
+    per100, hands = out["avoidable_deal_ins_per_100"], base["reviewed_hands"]
+    low, high = poisson_interval(base["avoidable_deal_ins"])
+    per100.update(ci_low=100 * low / hands, ci_high=100 * high / hands)
+    return out
+
+
+def _value_keys(m: Metric) -> tuple[str, ...]:
+    if m.kind == "count":
+        return ("value",)
+    if m.kind == "rate":
+        return ("value", "num", "den", "ci_low", "ci_high")
+    return ("value", "sum", "n", "ci_low", "ci_high")
+
+
+def decisions_page() -> list[str]:
+    """schemas/METRICS.md's Decisions section (:func:`page`)."""
+    return [
+        "",
+        "## Decisions",
+        "",
+        "The decision metrics judge the player's choices beside the reference policy (`pipeline/game/policy.py`, a",
+        "transparent yardstick, not a strong player: its docstring says what it is). Reviewing a hand costs about",
+        "13 ms compiled, so it is not part of `ingest` or of each `stats`: `xuezhan review --warehouse W` reviews",
+        "every hand not yet reviewed and stores one row per player-hand in `decision_tallies`",
+        "([TABLES.md](TABLES.md#decision_tallies)); `stats` (text, csv, json: each player's `metrics`) and the",
+        "report's player pages sum them. A player with no reviewed hand (none whose tiles are known, or the pass not",
+        'yet run on them) shows every figure null with `"status": "not reviewed"`, never 0; `review` in `stats',
+        "--format json` says how many of the reviewable hands in scope were reviewed. Rows of another review",
+        "version (`TALLY_VERSION`, changed with the policy) are not read: run the pass again.",
+        "",
+        "| id | 中文 | name | kind | definition | unit | levels |",
+        "|---|---|---|---|---|---|---|",
+        *(
+            f"| `{m.id}` | {m.name_zh} | {m.name_en} | {m.kind} | {m.definition} | {m.unit} | "
+            f"{NEEDS[m.id].describe()} |"
+            for m in DECISION_METRICS
+        ),
+        "",
+        "What each counts (`pipeline/audit/review.py`, `summarize`), per decision of the seat's the replay reaches:",
+        "",
+        "- **non-forced discard**: a discard on the seat's turn where its legal discards differ in efficiency (some",
+        "  leaves a higher shanten, or the same shanten with fewer live tiles, than the best). Shanten leaves the void",
+        "  suit out; live tiles are the improving tiles the seat could not see (its hand, every river, every meld).",
+        "  The chosen tile *matches* when it has the best shanten and no fewer live tiles than any discard of it.",
+        "- **deal-in**: a discard somebody won on (once however many won; an added kong robbed is not counted).",
+        "  *Avoidable* when another legal discard had danger 0 (safe by the public record: a tile of a ready",
+        "  opponent's void suit, or one discarded since its last draw that it did not win on; with no ready signal",
+        "  at the table every tile is 0) at no worse shanten, and the tile it threw had not (a deal-in on a tile",
+        "  nothing marked dangerous is never avoidable). Safety is judged from what the seat could see, not as",
+        "  the collusion screen's `safe_alternative`, which knows every hand.",
+        "- **win chance**: a decision with a win among the options (a self-draw on the seat's turn, a win on a",
+        "  discard or robbed kong); *missed* when it did not win then. In 血战 a win is nearly always taken; passing",
+        "  one to chase a bigger hand (过手胡 then bars a win on a discard until the next draw) is a choice, rare and",
+        "  worth a look. The compulsory passes of the last four tiles are `compulsory_violations` too.",
+        "- **late 定缺**: a hand counts when the seat discarded at least once while holding a tile of its declared",
+        "  void suit (a void tile dealt, or drawn later); it is *late* when one of those discards was of another",
+        "  suit: the void suit kept (a 花猪 risk at an empty wall, and a hand that cannot win meanwhile). Where the",
+        "  rules force void tiles first (`void_discard_first`, the app profile) or at a table of two suits there is",
+        "  no such choice: those hands count in neither.",
+        "",
+        "Record levels: levels full and dealt show every seat's tiles (every seat reviewed); an observer's record",
+        "only its own seat's (only that seat reviewed); a score sheet (settlement) has no decisions. A hand whose",
+        "replay stopped (an illegal action) counts in none, as for every other metric.",
+    ]
+
+
 # the collusion screen's directed features (pipeline/audit/collusion.py FEATURES, which the tests hold to this)
 COLLUSION_FEATURES = (
     "feed_win",
@@ -455,6 +601,7 @@ def page() -> str:
         "own hands: on a room of a few hundred hands, a cell's mean is itself noisy. Draw luck (useful draws",
         "against the expected number from the unseen tiles) is not yet taken out.",
     ]
+    lines += decisions_page()
     return "\n".join(lines) + "\n"
 
 

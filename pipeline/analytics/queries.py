@@ -14,14 +14,14 @@ import polars as pl
 from pipeline import sql
 from pipeline.analytics.groups import check_group
 from pipeline.analytics.levels import LEVELS, NEEDS, TABLE_FIGURES, Needs, coverage, split
-from pipeline.analytics.metrics import METRICS
+from pipeline.analytics.metrics import DECISION_METRICS, METRICS, decision_values
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope, ScopeError
 from pipeline.analytics.stats import mean_interval, wilson
 from pipeline.analytics.yardsticks import deviations, yardsticks
 from pipeline.ingest.warehouse import Warehouse
 from pipeline.rules.ruleset import profile_names, read_profile
-from schemas.tables import TABLES
+from schemas.tables import TABLES, TALLY_VERSION
 
 _WARNED: set[str] = set()  # incomplete runs, and warehouses written by an earlier release, this process has warned of
 # Connections whose player_base_levels answers are kept (see remember_bases), with the results by (by, player)
@@ -318,6 +318,7 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
     by_row: dict[tuple[str, str], dict[tuple[str, bool], int]] = {}
     for r in levels.select(*_KEYS, *_SPLIT, "hands").iter_rows():
         by_row.setdefault((r[0], r[1]), {})[(r[2], r[3])] = r[4]
+    decided = decision_bases(con, by=by, player=player)
     players = []
     for i, row in enumerate(every.iter_rows(named=True)):
         seat_levels = by_row[(row["player"], row["grp"])]
@@ -327,6 +328,11 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
             needs = NEEDS[m.id]
             metrics[m.id] = m.value(folded[needs.id][i])
             left_out = split(needs, seat_levels)[1]
+            if left_out:
+                excluded[m.id] = left_out
+        metrics.update(decision_values(decided.get((row["player"], row["grp"]))))
+        for m in DECISION_METRICS:
+            left_out = split(NEEDS[m.id], seat_levels)[1]
             if left_out:
                 excluded[m.id] = left_out
         entry: dict[str, Any] = {
@@ -352,7 +358,7 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
     warehouse = hands_by_level(con)
     mine = warehouse if player is None else hands_by_level(con, player)
     shown = _by_level(mine, "replayed")
-    coverages = {m.id: coverage(NEEDS[m.id], shown) for m in METRICS}
+    coverages = {m.id: coverage(NEEDS[m.id], shown) for m in (*METRICS, *DECISION_METRICS)}
     for figure in TABLE_FIGURES:  # the table pools the whole warehouse; the issues count every stored hand
         key = "stored" if figure == "issues_by_code" else "replayed"
         coverages[figure] = coverage(NEEDS[figure], _by_level(warehouse, key))
@@ -360,10 +366,30 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
         "hands": table["replayed_hands"],
         "by": by,
         "levels": warehouse,
+        "review": review_coverage(con),
         "metrics": coverages,
         "players": players,
         "table": table,
     }
+
+
+# ---------------------------------------------------------------------------------------------- decisions
+def decision_bases(
+    con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The decision metrics' base counts (``sql/decision_base.sql``: the current review version's tallies) by
+    ``(player, grp)``; a player with no reviewed hand has no entry (:func:`~pipeline.analytics.metrics.
+    decision_values` makes that "not reviewed")."""
+    frame = run(con, "decision_base", by=check_group(by), player=player, version=TALLY_VERSION)
+    return {(r["player"], r["grp"]): r for r in frame.iter_rows(named=True)}
+
+
+def review_coverage(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """``{"version", "reviewable", "reviewed", "other_version"}``: the replayed hands in scope whose decisions
+    ``xuezhan review`` can review, those it has (at :data:`~schemas.tables.TALLY_VERSION`), and those reviewed by
+    another version only (``sql/review_coverage.sql``)."""
+    row = run(con, "review_coverage", version=TALLY_VERSION).row(0, named=True)
+    return {"version": TALLY_VERSION, **{k: int(v or 0) for k, v in row.items()}}
 
 
 def warehouse_stats(

@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.analytics.levels import NEEDS, excluded_text
-from pipeline.analytics.metrics import METRICS
+from pipeline.analytics.metrics import DECISION_METRICS, METRICS, NOT_REVIEWED
 from pipeline.analytics.scope import Scope
 from pipeline.text import printable
 
@@ -136,6 +136,7 @@ def stats_table(answer: dict[str, Any]) -> str:
     lines = ["\t".join(r) for r in rows]
     lines += [
         "",
+        *decision_lines(answer),
         *scope_lines(answer.get("scope")),
         counts_line(answer),
         *levels_lines(answer),
@@ -159,6 +160,47 @@ def stats_table(answer: dict[str, Any]) -> str:
     if t["issues_by_code"]:
         lines.append("issues: " + ", ".join(f"{k} {v['issues']}" for k, v in t["issues_by_code"].items()))
     return "\n".join(lines)
+
+
+def decision_lines(answer: dict[str, Any]) -> list[str]:
+    """The decision metrics (schemas/METRICS.md#decisions) as a second table: per player its reviewed hands and
+    each figure with its 95% interval and n, or ``not reviewed``; one line when no player was reviewed (an answer
+    without ``review``: none).
+
+    >>> print("\\n".join(decision_lines({"by": "all", "review": {"version": "1", "reviewable": 5, "reviewed": 0,
+    ...     "other_version": 0}, "players": [{"player": "p1", "metrics": {}}]})))
+    decisions: not reviewed (0 of 5 reviewable hands; run xuezhan review --warehouse W)
+    """
+    review = answer.get("review")
+    if review is None:
+        return []
+    by = answer["by"]
+    done = f"{review['reviewed']} of {review['reviewable']} reviewable hands"
+    if review.get("other_version"):
+        done += f", {review['other_version']} more by an older review version (not read)"
+    if not any(p["metrics"].get("reviewed_hands", {}).get("value") for p in answer["players"]):
+        return [f"decisions: not reviewed ({done}; run xuezhan review --warehouse W)", ""]
+    shown = [m for m in DECISION_METRICS if m.id != "reviewed_hands"]
+    head = ["player", *([by] if by != "all" else []), "reviewed", *(f"{m.name_zh} {m.id}" for m in shown)]
+    rows = [head]
+    for p in answer["players"]:
+        got = p["metrics"]
+        first = [printable(p["player"]), *([printable(p[by])] if by != "all" else [])]
+        if got["reviewed_hands"].get("status") == NOT_REVIEWED:
+            rows.append([*first, NOT_REVIEWED])
+            continue
+        cells = []
+        for m in shown:
+            v = got[m.id]
+            n = v.get("den", v.get("n"))
+            cells.append(f"{_cell(v)} n={n}")
+        rows.append([*first, str(got["reviewed_hands"]["value"]), *cells])
+    title = (
+        f"decisions (xuezhan review, version {review['version']}: {done}; reference policy, "
+        "schemas/METRICS.md#decisions; n: non-forced discards, deal-ins, hands, win chances, hands holding a void "
+        "tile)"
+    )
+    return [title, *("\t".join(r) for r in rows), ""]
 
 
 def scope_lines(scope: dict[str, Any] | None) -> list[str]:

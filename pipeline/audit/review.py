@@ -210,7 +210,8 @@ def _figures(o: Option) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SeatSummary:
-    """One seat's decisions in a hand, counted (the figures ``stats`` would sum per player)."""
+    """One seat's decisions in a hand, counted (what ``xuezhan review`` stores per player-hand in
+    ``decision_tallies`` and ``stats`` sums per player: schemas/METRICS.md, Decisions)."""
 
     discards: int = 0
     efficient: int = 0  # discards as efficient as the best (same shanten, no fewer live tiles)
@@ -221,6 +222,10 @@ class SeatSummary:
     void_kept: int = 0  # a tile outside the void discarded while holding one of the void suit
     deal_ins: int = 0  # discards somebody won on
     avoidable_deal_ins: int = 0  # ... while a discard of danger 0 at no worse shanten was there (avoidable)
+    judged_discards: int = 0  # discards whose options differ in efficiency (not every one is as efficient)
+    judged_efficient: int = 0  # ... whose chosen tile was as efficient as the best (efficient)
+    win_chances: int = 0  # decisions where a win was among the options (taken or not)
+    void_held: int = 0  # discards made while holding a tile of the declared void suit (void_kept: of them)
 
 
 SUMMARY_FIELDS: Final = (
@@ -233,6 +238,10 @@ SUMMARY_FIELDS: Final = (
     "void_kept",
     "deal_ins",
     "avoidable_deal_ins",
+    "judged_discards",
+    "judged_efficient",
+    "win_chances",
+    "void_held",
 )
 
 
@@ -244,14 +253,20 @@ def summarize(decisions: Sequence[Decision], seats: int) -> list[SeatSummary]:
         r["decisions"] += 1
         r["top"] += d.chosen.rank == 1
         r["clearly_worse"] += d.better is not None
-        if any(o.action == "hu" for o in d.options) and d.chosen.action != "hu":
-            r["missed_wins"] += 1
+        if any(o.action == "hu" for o in d.options):
+            r["win_chances"] += 1
+            r["missed_wins"] += d.chosen.action != "hu"
         if d.kind == "turn" and d.chosen.action == "discard":
             discards = [o for o in d.options if o.action == "discard"]
             r["discards"] += 1
-            r["efficient"] += efficient(discards, d.chosen)
-            if d.void is not None and d.chosen.tile // 9 != d.void:
-                r["void_kept"] += any(o.tile // 9 == d.void for o in discards)
+            matched = efficient(discards, d.chosen)
+            r["efficient"] += matched
+            if not all(efficient(discards, o) for o in discards):
+                r["judged_discards"] += 1
+                r["judged_efficient"] += matched
+            if d.void is not None and any(o.tile // 9 == d.void for o in discards):
+                r["void_held"] += 1
+                r["void_kept"] += d.chosen.tile // 9 != d.void
             if d.dealt_in:
                 r["deal_ins"] += 1
                 r["avoidable_deal_ins"] += avoidable(discards, d.chosen)

@@ -27,7 +27,7 @@ from pipeline.ingest.warehouse import Encoded
 from pipeline.rules.hand import deal_shanten
 from pipeline.rules.tiles import SUITS, TILE_NAMES, counts_of
 from pipeline.validate import Validation, validate_lines
-from schemas.tables import TABLES
+from schemas.tables import REVIEW_TABLES, TABLES
 
 RECORD_TABLES = ("hands", "player_hands", "events", "wait_choices", "wins", "payments", "issues")
 
@@ -50,7 +50,9 @@ class Rows:
     """Column lists per table for a chunk of lines."""
 
     columns: dict[str, dict[str, list[Any]]] = field(
-        default_factory=lambda: {name: {f.name: [] for f in schema_of(name)} for name in TABLES}
+        default_factory=lambda: {
+            name: {f.name: [] for f in schema_of(name)} for name in TABLES if name not in REVIEW_TABLES
+        }
     )
     keys: list[RecordKey] = field(default_factory=list)
     _built: dict[str, pa.Table] | None = field(default=None, repr=False)

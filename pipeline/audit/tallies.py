@@ -1,0 +1,255 @@
+"""The stored review pass (``xuezhan review``): each reviewable hand reviewed once, its players' decisions counted
+into the warehouse table ``decision_tallies``, so that ``stats`` and the report show the decision metrics
+(schemas/METRICS.md, Decisions) without reviewing anything.
+
+The review (:func:`pipeline.audit.review.review`: the reference policy ranking every decision's options) costs
+about 13 ms a hand compiled: too much for ingest (about 1 ms a hand) or for every ``stats`` run, little once.
+So the pass is separate and incremental: it reviews the hands of levels full, dealt and observer that have no row
+of the current :data:`schemas.tables.TALLY_VERSION` (``sql/review_pending.sql``), read back from their sources
+(:func:`pipeline.analytics.export.read_back`, the very line stored), and appends one row per player-hand whose
+tiles are known (every seat of a full or dealt record, an observer record's own seat): the counts of
+:class:`pipeline.audit.review.SeatSummary`.
+
+Commits. The rows are committed as the warehouse's other tables are (:meth:`pipeline.ingest.warehouse.Warehouse.
+write_batch`: files through ``_tmp``, then one manifest rename, the commit point), a batch every
+:data:`COMMIT_HANDS` hands, under the warehouse's write lock (an ingest and a review never write at once: the
+second gets :class:`~pipeline.ingest.warehouse.WarehouseBusy`). A hand's rows are in one batch, whole. A pass
+killed part way keeps the batches committed; the next pass reviews what is left, so a rerun never duplicates a row
+and a hand ingested later is reviewed by the next pass. At the end, many batches are compacted as ingest does.
+
+Versions. The rows carry :data:`TALLY_VERSION`; ``stats`` reads the current version's rows only, and a pass
+reviews again the hands whose rows are of another version (the old rows stay, unread). Bump it whenever the
+policy or the counting changes what a hand's tallies are (``tests/test_decision_tallies.py`` holds a digest of
+the sample's tallies to remind).
+
+A hand that cannot be read back (its file gone or changed, read from stdin) or no longer parses gets no row: it
+is reported, and tried again by the next pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow as pa
+
+from pipeline import sql
+from pipeline.analytics.export import Missing, Stored, read_back
+from pipeline.analytics.queries import connect
+from pipeline.analytics.scope import Scope
+from pipeline.audit.review import SeatSummary, review, summarize
+from pipeline.game.record import Record, RecordError, parse_record
+from pipeline.ingest.warehouse import Warehouse
+from schemas.tables import TABLES, TALLY_VERSION
+
+COMMIT_HANDS: Final = 2000  # hands per committed batch (a kill loses at most this much work)
+BATCH: Final = 100  # records per batch sent to a worker
+BATCH_PREFIX: Final = "review-"  # the manifest's batches of the pass: review-<time>-<run>-<n>
+COUNTS: Final = (
+    "decisions",
+    "discards",
+    "judged_discards",
+    "judged_efficient",
+    "deal_ins",
+    "avoidable_deal_ins",
+    "win_chances",
+    "missed_wins",
+)
+
+
+def known_seats(record: Record) -> list[int]:
+    """The seats whose decisions a review can judge: every seat of a full or dealt record, an observer
+    record's own seat, none of a score sheet."""
+    if record.level in ("full", "dealt"):
+        return list(range(record.rules.players))
+    if record.level == "observer" and record.observer is not None:
+        return [int(record.observer)]
+    return []
+
+
+def void_counted(record: Record) -> bool:
+    """Whether keeping void-suit tiles is a choice in this hand: a declared void at a table of three suits whose
+    rules do not force void-suit tiles first (``void_discard_first``)."""
+    rules = record.rules
+    return record.que is not None and len(rules.suits) == 3 and not rules.void_discard_first
+
+
+def tally_rows(hand_id: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """One record's JSON reviewed and counted: a row of ``decision_tallies`` (without ``reviewed_at``) per known
+    seat; raises :class:`~pipeline.game.record.RecordError`."""
+    record = parse_record(obj)
+    seats = summarize(review(record, obj), record.rules.players)
+    counted = void_counted(record)
+    return [_row(hand_id, seat, record.players[seat], seats[seat], counted) for seat in known_seats(record)]
+
+
+def _row(hand_id: str, seat: int, player: str, s: SeatSummary, void: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"hand_id": hand_id, "seat": seat, "player": player, "version": TALLY_VERSION}
+    row.update({c: getattr(s, c) for c in COUNTS})
+    row["void_held"] = s.void_held if void else None
+    row["void_kept"] = s.void_kept if void else None
+    return row
+
+
+def _tally_batch(batch: list[tuple[str, str]]) -> list[tuple[str, list[dict[str, Any]] | str]]:
+    """A worker's batch: ``(hand_id, the record's JSON text)`` each; per hand its rows, or why it has none."""
+    out: list[tuple[str, list[dict[str, Any]] | str]] = []
+    for hand_id, text in batch:
+        try:
+            out.append((hand_id, tally_rows(hand_id, json.loads(text))))
+        except RecordError as exc:
+            out.append((hand_id, f"not a record any more: {exc}"))
+    return out
+
+
+def tallies(
+    hands: list[Stored], missing: list[Missing], *, workers: int = 1
+) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """``(hand_id, rows)`` of each of ``hands`` reviewed (in order with one worker; batch by batch as they finish
+    with more, at most two batches per worker in flight); a hand that cannot be read back or parsed is appended
+    to ``missing`` instead."""
+    by_id = {h.hand_id: h for h in hands}
+    if workers <= 1:
+        for got in read_back(hands):
+            if isinstance(got, Missing):
+                missing.append(got)
+                continue
+            try:
+                yield got.hand.hand_id, tally_rows(got.hand.hand_id, got.record)
+            except RecordError as exc:
+                missing.append(Missing(got.hand, f"not a record any more: {exc}"))
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: set[Future[list[tuple[str, list[dict[str, Any]] | str]]]] = set()
+
+        def drain(block: bool) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+            nonlocal pending
+            while pending and (block or len(pending) >= 2 * workers):
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    for hand_id, got in future.result():
+                        if isinstance(got, str):
+                            missing.append(Missing(by_id[hand_id], got))
+                        else:
+                            yield hand_id, got
+
+        batch: list[tuple[str, str]] = []
+        for found in read_back(hands):
+            if isinstance(found, Missing):
+                missing.append(found)
+                continue
+            batch.append((found.hand.hand_id, found.data.decode("utf-8")))
+            if len(batch) >= BATCH:
+                pending.add(pool.submit(_tally_batch, batch))
+                batch = []
+                yield from drain(False)
+        if batch:
+            pending.add(pool.submit(_tally_batch, batch))
+        yield from drain(True)
+
+
+@dataclass
+class ReviewRun:
+    """What a pass did: the hands it found to review (``pending``), those reviewed and stored (``reviewed``), the
+    rows stored, the batches committed, the hands it could not read back (``missing``), and its times."""
+
+    pending: int = 0
+    reviewed: int = 0
+    rows: int = 0
+    batches: int = 0
+    missing: list[Missing] = field(default_factory=list)
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's and its finished workers' CPU time
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": TALLY_VERSION,
+            "pending": self.pending,
+            "reviewed": self.reviewed,
+            "rows": self.rows,
+            "batches": self.batches,
+            "not_read": [{"hand_id": m.hand.hand_id, "reason": m.reason} for m in self.missing],
+            "seconds": round(self.seconds, 3),
+            "cpu_seconds": round(self.cpu_seconds, 3),
+        }
+
+
+def pending_hands(root: str | Path, scope: Scope | None = None) -> list[Stored]:
+    """The hands a pass reviews (``sql/review_pending.sql``), of those in ``scope`` (default: every hand), from
+    the warehouse's committed snapshot."""
+    with connect(root, scope=scope, warn=False) as con:
+        rows = con.execute(sql.load_sql("pipeline.audit", "review_pending"), {"version": TALLY_VERSION})
+        return [Stored(*row) for row in rows.fetchall()]
+
+
+def review_warehouse(
+    root: str | Path,
+    *,
+    workers: int = 1,
+    scope: Scope | None = None,
+    commit_hands: int = COMMIT_HANDS,
+    on_hands: Callable[[int], None] | None = None,
+    on_pending: Callable[[int], None] | None = None,
+) -> ReviewRun:
+    """Review the hands of the warehouse at ``root`` that have no tallies of :data:`TALLY_VERSION` and commit their
+    rows, a batch every ``commit_hands`` hands (the module docstring); with ``scope``
+    (:class:`~pipeline.analytics.scope.Scope`), only those of the hands in it (the rest wait for a later pass:
+    a room's newest month first, say). ``on_pending``: told the hands to review
+    once found; ``on_hands``: told the hands done (reviewed or not read) as they are. Raises
+    :class:`~pipeline.ingest.warehouse.WarehouseBusy` while another process writes to the warehouse."""
+    if not (Path(root) / "hands").is_dir():
+        raise FileNotFoundError(f"no warehouse at {root} (run xuezhan ingest first)")
+    wall, cpu = time.perf_counter(), _cpu()
+    run = ReviewRun()
+    stamp = f"{BATCH_PREFIX}{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    with Warehouse(root) as wh:
+        hands = pending_hands(root, scope)
+        run.pending = len(hands)
+        if on_pending is not None:
+            on_pending(len(hands))
+        held: list[dict[str, Any]] = []
+        in_batch = 0
+
+        def commit() -> None:
+            nonlocal held, in_batch
+            if in_batch:
+                at = datetime.now(UTC)
+                rows = [{**r, "reviewed_at": at} for r in held]
+                table = pa.Table.from_pylist(rows, schema=TABLES["decision_tallies"])
+                run.batches += 1
+                wh.write_batch(f"{stamp}-{run.batches:06d}", {"decision_tallies": table})
+                run.reviewed += in_batch
+                run.rows += len(held)
+            held, in_batch = [], 0
+
+        done_missing = 0
+        for _, rows in tallies(hands, run.missing, workers=workers):
+            held += rows
+            in_batch += 1
+            if on_hands is not None:
+                on_hands(1 + len(run.missing) - done_missing)
+                done_missing = len(run.missing)
+            if in_batch >= commit_hands:
+                commit()
+        commit()
+        if on_hands is not None and len(run.missing) > done_missing:
+            on_hands(len(run.missing) - done_missing)
+        if run.batches:
+            wh.compact_if_many(threads=workers)
+    run.seconds = time.perf_counter() - wall
+    run.cpu_seconds = _cpu() - cpu
+    return run
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have ended (the pool's workers, once shut down)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
