@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 import json
 import math
 import shutil
@@ -269,23 +268,25 @@ def _ingest_again(root: Path) -> None:
 # What decides the games a population's seed simulates: the simulator, the hand state it plays on and the rules
 # (their sources and the profiles' data). A cached population is named by them too, so that a changed simulator
 # simulates again instead of screening games an older one played (measured figures went stale that way once).
-SIMULATOR_PACKAGES = ("pipeline.simulate", "pipeline.game", "pipeline.rules")
+SIMULATOR_PACKAGES = ("simulate", "game", "rules")  # of pipeline/
 
 
 def simulator_version() -> str:
     """A digest of :data:`SIMULATOR_PACKAGES`' files (:func:`sources_digest`)."""
-    return sources_digest(SIMULATOR_PACKAGES)
+    here = Path(__file__).parent
+    return sources_digest(tuple(here / name for name in SIMULATOR_PACKAGES))
 
 
 @functools.cache
-def sources_digest(packages: tuple[str, ...]) -> str:
-    """A digest of the packages' files, sources and data (``.py``, ``.toml``, ``.json``: paths and contents)."""
+def sources_digest(roots: tuple[Path, ...]) -> str:
+    """A digest of the files of the folders ``roots``, sources and data (``.py``, ``.toml``, ``.json``: paths
+    relative to the folders' parent, and contents)."""
     h = hashlib.sha256()
-    for name in packages:
-        root = Path(importlib.import_module(name).__file__ or "").parent
+    for root in roots:
         for f in sorted(root.rglob("*")):
             if f.is_file() and f.suffix in (".py", ".toml", ".json"):
-                h.update(f"{name}/{f.relative_to(root).as_posix()}".encode() + b"\0" + f.read_bytes() + b"\0")
+                name = f.relative_to(root.parent).as_posix()
+                h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 

@@ -153,7 +153,7 @@ def test_a_cached_population_is_simulated_again_when_the_simulator_changed(tmp_p
     assert first != second and first.name.startswith("seed5-") and second.name.startswith("seed5-")
 
 
-def test_the_simulator_version_reads_the_sources_that_decide_the_games(tmp_path, monkeypatch) -> None:
+def test_the_simulator_version_reads_the_sources_that_decide_the_games(tmp_path) -> None:
     """A package's digest changes with any of its sources or data files, and only with them."""
     package = tmp_path / "fakesim"
     (package / "profiles").mkdir(parents=True)
@@ -161,15 +161,17 @@ def test_the_simulator_version_reads_the_sources_that_decide_the_games(tmp_path,
     (package / "bots.py").write_text("SKILL = 0.9\n")
     (package / "profiles" / "a.toml").write_text("cap = 3\n")
     (package / "notes.txt").write_text("not read")
-    monkeypatch.syspath_prepend(str(tmp_path))
     digest = evaluate.sources_digest.__wrapped__
-    before = digest(("fakesim",))
+    before = digest((package,))
     (package / "notes.txt").write_text("changed, not read")
-    assert digest(("fakesim",)) == before
+    assert digest((package,)) == before
     for f, text in ((package / "bots.py", "SKILL = 0.95\n"), (package / "profiles" / "a.toml", "cap = 4\n")):
         old = f.read_text()
         f.write_text(text)
-        assert digest(("fakesim",)) != before
+        assert digest((package,)) != before
         f.write_text(old)
-        assert digest(("fakesim",)) == before
-    assert set(evaluate.SIMULATOR_PACKAGES) == {"pipeline.simulate", "pipeline.game", "pipeline.rules"}
+        assert digest((package,)) == before
+    assert set(evaluate.SIMULATOR_PACKAGES) == {"simulate", "game", "rules"}
+    assert all(
+        (Path(evaluate.__file__).parent / name / "__init__.py").is_file() for name in evaluate.SIMULATOR_PACKAGES
+    )

@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import duckdb
 
@@ -62,6 +62,7 @@ PEAK_GAP: Final = 0.75  # the gap of the heaviest decisions
 MIN_GAP: Final = 0.05  # a non-forced decision's gap is at least this (options that differ, in a trade-off)
 WIN_GAP: Final = 99.0  # a win ranked first: no judgement
 BATCH: Final = 200  # records per batch sent to a worker
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,22 +189,72 @@ def rows_of(hand_id: str, players: Sequence[str], decisions: Iterable[Decision])
     return out
 
 
-def review_object(obj: dict[str, Any], hand_id: str) -> list[DecisionRow]:
+def review_object(hand_id: str, obj: dict[str, Any]) -> list[DecisionRow]:
     """One record's JSON reviewed into rows; raises :class:`~pipeline.game.record.RecordError`."""
     record = parse_record(obj)
     return rows_of(hand_id, record.players, review(record, obj))
 
 
-def _review_batch(batch: list[tuple[str, str]]) -> list[DecisionRow | tuple[str, str]]:
-    """A worker's batch: ``(hand_id, the record's JSON text)`` each; rows, or ``(hand_id, why)`` when a record
-    no longer parses."""
-    out: list[DecisionRow | tuple[str, str]] = []
+def _each_of_batch(each: Callable[[str, dict[str, Any]], T], batch: list[tuple[str, str]]) -> list[tuple[str, T | str]]:
+    """A worker's batch: ``(hand_id, the record's JSON text)`` each; per hand ``each``'s result, or why a record
+    no longer parses (a ``str``)."""
+    out: list[tuple[str, T | str]] = []
     for hand_id, text in batch:
         try:
-            out += review_object(json.loads(text), hand_id)
+            out.append((hand_id, each(hand_id, json.loads(text))))
         except RecordError as exc:
             out.append((hand_id, f"not a record any more: {exc}"))
     return out
+
+
+def reviewed(
+    hands: list[Stored], missing: list[Missing], each: Callable[[str, dict[str, Any]], T], *, workers: int = 1
+) -> Iterator[tuple[str, T]]:
+    """``(hand_id, each(hand_id, record's JSON))`` for each of ``hands`` read back from its source
+    (:func:`~pipeline.analytics.export.read_back`): in their order with one worker; with ``workers`` > 1, in that
+    many processes (``each`` a module-level function), batch by batch as they finish, the records read and sent
+    in batches of :data:`BATCH`, at most two batches per worker in flight, so that nothing but the batches in
+    flight is held. A hand that cannot be read back or parsed (``each`` raised
+    :class:`~pipeline.game.record.RecordError`) is appended to ``missing`` instead. The one loop of the review's
+    passes: the screen's rows (:func:`decision_rows`) and the stored tallies (:mod:`pipeline.audit.tallies`)."""
+    by_id = {h.hand_id: h for h in hands}
+    if workers <= 1:
+        for got in read_back(hands):
+            if isinstance(got, Missing):
+                missing.append(got)
+                continue
+            try:
+                yield got.hand.hand_id, each(got.hand.hand_id, got.record)
+            except RecordError as exc:
+                missing.append(Missing(got.hand, f"not a record any more: {exc}"))
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: set[Future[list[tuple[str, T | str]]]] = set()
+
+        def drain(block: bool) -> Iterator[tuple[str, T]]:
+            nonlocal pending
+            while pending and (block or len(pending) >= 2 * workers):
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    for hand_id, result in future.result():
+                        if isinstance(result, str):
+                            missing.append(Missing(by_id[hand_id], result))
+                        else:
+                            yield hand_id, result
+
+        batch: list[tuple[str, str]] = []
+        for got in read_back(hands):
+            if isinstance(got, Missing):
+                missing.append(got)
+                continue
+            batch.append((got.hand.hand_id, got.data.decode("utf-8")))
+            if len(batch) >= BATCH:
+                pending.add(pool.submit(_each_of_batch, each, batch))
+                batch = []
+                yield from drain(False)
+        if batch:
+            pending.add(pool.submit(_each_of_batch, each, batch))
+        yield from drain(True)
 
 
 def decision_hands(con: duckdb.DuckDBPyConnection, per_player: int | None = None) -> list[Stored]:
@@ -215,42 +266,7 @@ def decision_hands(con: duckdb.DuckDBPyConnection, per_player: int | None = None
 
 def decision_rows(hands: list[Stored], missing: list[Missing], *, workers: int = 1) -> Iterator[DecisionRow]:
     """Every decision of ``hands`` (:func:`decision_hands`), hand by hand in their order (with ``workers`` > 1,
-    batch by batch as they finish); a hand that cannot be read back or parsed is appended to ``missing``."""
-    by_id = {h.hand_id: h for h in hands}
-    if workers <= 1:
-        for got in read_back(hands):
-            if isinstance(got, Missing):
-                missing.append(got)
-                continue
-            try:
-                yield from review_object(got.record, got.hand.hand_id)
-            except RecordError as exc:
-                missing.append(Missing(got.hand, f"not a record any more: {exc}"))
-        return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: set[Future[list[DecisionRow | tuple[str, str]]]] = set()
-
-        def drain(block: bool) -> Iterator[DecisionRow]:
-            nonlocal pending
-            while pending and (block or len(pending) >= 2 * workers):
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    for row in future.result():
-                        if isinstance(row, DecisionRow):
-                            yield row
-                        else:
-                            missing.append(Missing(by_id[row[0]], row[1]))
-
-        batch: list[tuple[str, str]] = []
-        for got in read_back(hands):
-            if isinstance(got, Missing):
-                missing.append(got)
-                continue
-            batch.append((got.hand.hand_id, got.data.decode("utf-8")))
-            if len(batch) >= BATCH:
-                pending.add(pool.submit(_review_batch, batch))
-                batch = []
-                yield from drain(False)
-        if batch:
-            pending.add(pool.submit(_review_batch, batch))
-        yield from drain(True)
+    batch by batch as they finish); a hand that cannot be read back or parsed is appended to ``missing``
+    (:func:`reviewed`)."""
+    for _, rows in reviewed(hands, missing, review_object, workers=workers):
+        yield from rows

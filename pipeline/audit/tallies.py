@@ -28,12 +28,10 @@ is reported, and tried again by the next pass.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,16 +40,16 @@ from typing import Any, Final
 import pyarrow as pa
 
 from pipeline import sql
-from pipeline.analytics.export import Missing, Stored, read_back
+from pipeline.analytics.export import Missing, Stored
 from pipeline.analytics.queries import connect
 from pipeline.analytics.scope import Scope
+from pipeline.audit.decisions import reviewed
 from pipeline.audit.review import SeatSummary, review, summarize
-from pipeline.game.record import Record, RecordError, parse_record
+from pipeline.game.record import Record, parse_record
 from pipeline.ingest.warehouse import Warehouse
 from schemas.tables import TABLES, TALLY_VERSION
 
 COMMIT_HANDS: Final = 2000  # hands per committed batch (a kill loses at most this much work)
-BATCH: Final = 100  # records per batch sent to a worker
 BATCH_PREFIX: Final = "review-"  # the manifest's batches of the pass: review-<time>-<run>-<n>
 COUNTS: Final = (
     "decisions",
@@ -97,63 +95,6 @@ def _row(hand_id: str, seat: int, player: str, s: SeatSummary, void: bool) -> di
     row["void_held"] = s.void_held if void else None
     row["void_kept"] = s.void_kept if void else None
     return row
-
-
-def _tally_batch(batch: list[tuple[str, str]]) -> list[tuple[str, list[dict[str, Any]] | str]]:
-    """A worker's batch: ``(hand_id, the record's JSON text)`` each; per hand its rows, or why it has none."""
-    out: list[tuple[str, list[dict[str, Any]] | str]] = []
-    for hand_id, text in batch:
-        try:
-            out.append((hand_id, tally_rows(hand_id, json.loads(text))))
-        except RecordError as exc:
-            out.append((hand_id, f"not a record any more: {exc}"))
-    return out
-
-
-def tallies(
-    hands: list[Stored], missing: list[Missing], *, workers: int = 1
-) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """``(hand_id, rows)`` of each of ``hands`` reviewed (in order with one worker; batch by batch as they finish
-    with more, at most two batches per worker in flight); a hand that cannot be read back or parsed is appended
-    to ``missing`` instead."""
-    by_id = {h.hand_id: h for h in hands}
-    if workers <= 1:
-        for got in read_back(hands):
-            if isinstance(got, Missing):
-                missing.append(got)
-                continue
-            try:
-                yield got.hand.hand_id, tally_rows(got.hand.hand_id, got.record)
-            except RecordError as exc:
-                missing.append(Missing(got.hand, f"not a record any more: {exc}"))
-        return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: set[Future[list[tuple[str, list[dict[str, Any]] | str]]]] = set()
-
-        def drain(block: bool) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-            nonlocal pending
-            while pending and (block or len(pending) >= 2 * workers):
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    for hand_id, got in future.result():
-                        if isinstance(got, str):
-                            missing.append(Missing(by_id[hand_id], got))
-                        else:
-                            yield hand_id, got
-
-        batch: list[tuple[str, str]] = []
-        for found in read_back(hands):
-            if isinstance(found, Missing):
-                missing.append(found)
-                continue
-            batch.append((found.hand.hand_id, found.data.decode("utf-8")))
-            if len(batch) >= BATCH:
-                pending.add(pool.submit(_tally_batch, batch))
-                batch = []
-                yield from drain(False)
-        if batch:
-            pending.add(pool.submit(_tally_batch, batch))
-        yield from drain(True)
 
 
 @dataclass
@@ -231,7 +172,7 @@ def review_warehouse(
             held, in_batch = [], 0
 
         done_missing = 0
-        for _, rows in tallies(hands, run.missing, workers=workers):
+        for _, rows in reviewed(hands, run.missing, tally_rows, workers=workers):
             held += rows
             in_batch += 1
             if on_hands is not None:
