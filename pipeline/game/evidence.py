@@ -17,9 +17,11 @@ the same rules at the same cost. It reads the state it is handed and never chang
   it): looked at as it rests, at the start of play (a seat other than the dealer: turn 0) and after each of its
   discards, and at each of its wins (a win the hand was not seen ready before: 天胡, or ready only between a
   kong and its replacement draw, is ready in the turn of the win). The turn metrics (schemas/METRICS.md).
+- ``luck``: per seat, its draw luck (:data:`LUCK`): at each draw from the wall, what the tile drawn gave less its
+  mean over the tiles the wall held (the luck-adjusted net, schemas/METRICS.md#luck).
 
 The hooks: :meth:`Evidence.deal` once the deal is dealt (before the exchange), :meth:`Evidence.start` once play
-starts, :meth:`Evidence.before_discard` once a discard is verified (the hand still holds the tile),
+starts, :meth:`Evidence.before_draw` once a draw is verified (not yet applied), :meth:`Evidence.before_discard` once a discard is verified (the hand still holds the tile),
 :meth:`Evidence.after_discard` once it is applied (its claim window open), :meth:`Evidence.win` at each win. An
 observer record (hidden hands) has none: the evidence needs every hand, and its counts are those of the hands as
 the state knows them.

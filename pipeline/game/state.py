@@ -295,7 +295,8 @@ class HandFacts(Value):
 
 class Observer:
     """What a hand tells as it is played, to an observer that reads the state and never changes it: the deal as dealt
-    (:func:`~pipeline.game.start.start_hand`, before any exchange), every discard once verified and once applied.
+    (:func:`~pipeline.game.start.start_hand`, before any exchange), every draw once verified, every discard once
+    verified and once applied.
     The hooks do nothing here; :class:`~pipeline.game.evidence.Evidence` works out the audits' evidence in them,
     and the start of play and every win."""
 
