@@ -21,10 +21,10 @@ the same rules at the same cost. It reads the state it is handed and never chang
   mean over the tiles the wall held (the luck-adjusted net, schemas/METRICS.md#luck).
 
 The hooks: :meth:`Evidence.deal` once the deal is dealt (before the exchange), :meth:`Evidence.start` once play
-starts, :meth:`Evidence.before_draw` once a draw is verified (not yet applied), :meth:`Evidence.before_discard` once a discard is verified (the hand still holds the tile),
-:meth:`Evidence.after_discard` once it is applied (its claim window open), :meth:`Evidence.win` at each win. An
-observer record (hidden hands) has none: the evidence needs every hand, and its counts are those of the hands as
-the state knows them.
+starts, :meth:`Evidence.before_draw` once a draw is verified (not yet applied), :meth:`Evidence.before_discard`
+once a discard is verified (the hand still holds the tile), :meth:`Evidence.after_discard` once it is applied (its
+claim window open), :meth:`Evidence.win` at each win. An observer record (hidden hands) has none: the evidence
+needs every hand, and its counts are those of the hands as the state knows them.
 """
 
 from __future__ import annotations

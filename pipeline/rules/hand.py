@@ -813,18 +813,14 @@ def improving_mask(m: int, p: int, s: int, n_melds: int = 0, void: int | None = 
     ['2p', '5p']
     """
     codes = [m, p, s]
+    base = shanten_of_codes(codes, n_melds, void)  # which keeps each suit's entry (_CODE_BLOCKS)
     held: list[int] = []  # the suits counted (held, not void), and their entries: only one changes per tile tried
     entries: list[int] = []
     for suit in range(3):
         code = codes[suit]
-        if suit == void or not code:
-            continue
-        entry = _CODE_BLOCKS.get(code)
-        if entry is None:
-            entry = _code_blocks(code)
-        held.append(suit)
-        entries.append(entry)
-    base = _shanten_of_entries(entries, n_melds)
+        if suit != void and code:
+            held.append(suit)
+            entries.append(_CODE_BLOCKS[code])
     mask = 0
     for i in range(len(held)):
         suit, code, entry = held[i], codes[held[i]], entries[i]
