@@ -62,7 +62,7 @@ LUCK = (
 )
 WIN, PAID, READY, RIVALS, KONG, FED = range(len(LUCK))
 # Draws further from ready (a tile that lowers a shanten of 2 or more) are not looked at: worth 0.04% of the net's
-# variance on a simulated room, and a third of ingest's time (finding the tiles that help takes ~20 shanten each).
+# variance on a simulated room, for a third more ingest time (finding the tiles that help takes ~20 shanten each).
 
 
 class Evidence(Observer):
@@ -146,8 +146,9 @@ class Evidence(Observer):
                 luck[o][FED] += ((masks[o] >> tile) & 1) - _share(masks[o], full, seen) / left
 
     def _self_draw_values(self, state: HandState, seat: int, mask: int) -> dict[int, float]:
-        """Per winning tile of ``seat``'s ready hand (``mask``), what one payer would pay for a self-drawn win on it,
-        in bases (the situational 天胡 and 地胡 left out): kept for the hand, which often stays as it is."""
+        """Per winning tile of ``seat``'s ready hand (``mask``) still in the wall, what one payer would pay for a
+        self-drawn win on it, in bases (the situational 天胡 and 地胡 left out): kept for the hand, which often stays
+        as it is (a kind gone from the wall never comes back to it)."""
         h = state._hands[seat]
         after_kong, last = bool(state.kong_chain), state.left == 1
         key = (seat, h.m, h.p, h.s, len(state.melds[seat]), after_kong, last)
@@ -156,8 +157,9 @@ class Evidence(Observer):
             values = {}
             counts = list(state.counts[seat])
             melds, void, rules = tuple(state.melds[seat]), state.void[seat], state.rules
+            full, seen = state.full, state.seen
             for k in range(27):
-                if (mask >> k) & 1:
+                if (mask >> k) & 1 and full[k] > seen[k]:  # a kind still in the wall (else it cannot be drawn)
                     counts[k] = counts[k] + 1
                     win = WinHand(
                         counts27=tuple(counts),
@@ -230,6 +232,8 @@ def _triplets(code: int) -> int:
     '0b11'
     """
     threes = code & (code >> 1) & ~(code >> 2) & 0o111111111  # a field of 3 (0b011): its low bit
+    if not threes:
+        return 0  # most suits of most hands
     out = 0
     for rank in range(9):
         if (threes >> (3 * rank)) & 1:
