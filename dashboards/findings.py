@@ -14,8 +14,9 @@ The findings come from the screens and the audit the report runs anyway (compute
 
 Unusual results are defined so that skill is not a finding, nor luck as far as it is measured. Each player's
 luck-adjusted net points per hand (the metric ``luck_adjusted_net_per_hand``, schemas/METRICS.md#luck: each
-hand's net less the room's mean net of the hands dealt alike, by starting shanten; a hand whose deal the record
-does not show, an observer's or a score sheet's, keeps its raw net) is compared with every *other* player's
+hand's net less the room's mean net of the hands dealt alike, by starting shanten, and less each draw's luck
+against the tiles the wall held; a hand whose deal the record does not show, an observer's or a score sheet's,
+keeps its raw net) is compared with every *other* player's
 (leave one out, so that the player does not pull the reference): their average, and how much players truly
 differ beyond chance (the between-player variance ``τ²``, fitted by the method of moments of DerSimonian and
 Laird on the others' means and standard errors). The player's result is then

@@ -40,7 +40,7 @@ MEANS = (
     "points_per_win",
     "points_lost_per_deal_in",
     "net_points_per_hand",
-    "luck_adjusted_net_per_hand",  # the net less the deal's luck (schemas/METRICS.md#luck)
+    "luck_adjusted_net_per_hand",  # the net less the deal's and the draws' luck (schemas/METRICS.md#luck)
     "pongs_per_hand",
 )
 PLAYER, POPULATION = "player", "all players"  # the two sides' ``who``; the population's words: ``population``

@@ -116,6 +116,13 @@ HANDS = pa.schema(
     ]
 )
 
+# What every draw_luck_* column of player_hands is (pipeline/game/evidence.py LUCK, schemas/METRICS.md#luck).
+LUCK_WORDS = (
+    "the sum over those draws of what the tile drawn gave less its mean over the tiles the wall still held (a "
+    "fair shuffle's chance: mean zero whatever anybody decides); null where hands.ready_judged is not true (levels "
+    "observer and settlement), where the replay stopped, and in a warehouse made before the draw luck"
+)
+
 PLAYER_HANDS = pa.schema(
     [
         _f("hand_id", pa.string(), "hand", False),
@@ -185,6 +192,17 @@ PLAYER_HANDS = pa.schema(
             "tile, its void suit respected, as 查叫 judges it), 0 for a seat other than the dealer dealt ready (after "
             "换三张); looked at after the deal, after each of its discards and at its wins; null when never ready, "
             "and where hands.ready_judged is not true (levels observer and settlement, older warehouses)",
+        ),
+        *(
+            _f(f"draw_luck_{name}", pa.float64(), f"draw luck ({what}): {LUCK_WORDS}")
+            for name, what in (
+                ("win", "own draws while ready: what a self-drawn win on the tile would take, in bases"),
+                ("paid", "the other seats' draws while ready: this seat's share of what their self-draw would take"),
+                ("ready", "own draws one tile from ready: a tile that makes the hand ready"),
+                ("rivals", "the other seats' draws one tile from ready, shared among the seats still in (negated)"),
+                ("kong", "own draws: the fourth tile of a concealed triplet or of a pong held"),
+                ("fed", "the other seats' draws while this seat is ready: a tile it wins on"),
+            )
         ),
     ]
 )

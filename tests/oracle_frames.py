@@ -140,31 +140,65 @@ def player_base(warehouse_dir: str | Path, *, by: str = "all", player: str | Non
 LUCK_CELL = 30  # a cell of fewer seat-hands is not fitted (schemas/METRICS.md#luck)
 
 
+DRAW_LUCK = ("win", "paid", "ready", "rivals", "kong", "fed")  # player_hands.draw_luck_* (pipeline/game/evidence.py)
+
+
 def _deal_luck(warehouse_dir: str | Path) -> pl.LazyFrame:
-    """Per replayed (hand, seat): ``luck_net``, its net less the deal's luck (schemas/METRICS.md#luck), written
-    again: the mean net in bases of each cell (profile, base, suits, dealer, deal shanten) less its group's
-    (profile, base), times the hand's base; raw where the deal is unknown or the cell small."""
+    """Per replayed (hand, seat): ``luck_net``, its net less the deal's luck and the draws' (schemas/METRICS.md#luck),
+    written again: the mean net in bases of each cell (profile, base, suits, dealer, deal shanten) less its group's
+    (profile, base), times the hand's base; raw where the deal is unknown or the cell small. Then each draw luck
+    feature times its slope in the group: the net less the group's mean and the cell's luck, regressed through 0 on
+    the feature alone over the seat-hands that have it (a group of 30 or more), rounded to 1e-9."""
     hands = scan(warehouse_dir, "hands").select("hand_id", "base", "suits")
+    features = [f"draw_luck_{name}" for name in DRAW_LUCK]
     seats = (
         scan(warehouse_dir, "player_hands")
         .filter(pl.col("replayed"))
         .join(hands, on="hand_id", how="left")
-        .with_columns(_column(warehouse_dir, "deal_shanten").alias("shanten"), pl.col("base").fill_null(1))
+        .with_columns(
+            _column(warehouse_dir, "deal_shanten").alias("shanten"),
+            pl.col("base").fill_null(1),
+            *(_float_column(warehouse_dir, f) for f in features),
+        )
         .with_columns(net=pl.col("delta") / pl.col("base"))
     )
     group = ["profile", "base"]
     cell = [*group, "suits", "dealer", "shanten"]
-    known = seats.filter(pl.col("shanten").is_not_null())
-    means = (
-        known.with_columns(room=pl.col("net").mean().over(group))
-        .group_by(cell)
-        .agg(luck=pl.when(pl.len() >= LUCK_CELL).then(pl.col("net").mean() - pl.col("room").first()).otherwise(0.0))
+    known = seats.filter(pl.col("shanten").is_not_null()).with_columns(room=pl.col("net").mean().over(group))
+    means = known.group_by(cell).agg(
+        luck=pl.when(pl.len() >= LUCK_CELL).then(pl.col("net").mean() - pl.col("room").first()).otherwise(0.0)
     )
-    return seats.join(means, on=cell, how="left", nulls_equal=True).select(
-        "hand_id",
-        "seat",
-        luck_net=pl.col("delta") - pl.col("luck").fill_null(0.0) * pl.col("base"),
+    drawn = (
+        known.join(means, on=cell, how="left", nulls_equal=True)
+        .filter(pl.col("draw_luck_win").is_not_null())
+        .with_columns(rest=pl.col("net") - pl.col("room") - pl.col("luck"))
     )
+    slopes = drawn.group_by(group).agg(
+        *(
+            pl.when((pl.len() >= LUCK_CELL) & ((pl.col(f) ** 2).sum() > 0))
+            .then(((pl.col("rest") * pl.col(f)).sum() / (pl.col(f) ** 2).sum()).round(9))
+            .otherwise(0.0)
+            .alias(f"b_{f}")
+            for f in features
+        )
+    )
+    draw = sum((pl.col(f"b_{f}").fill_null(0.0) * pl.col(f)).fill_null(0.0) for f in features)
+    return (
+        seats.join(means, on=cell, how="left", nulls_equal=True)
+        .join(slopes, on=group, how="left", nulls_equal=True)
+        .select(
+            "hand_id",
+            "seat",
+            luck_net=pl.col("delta") - (pl.col("luck").fill_null(0.0) + draw) * pl.col("base"),
+        )
+    )
+
+
+def _float_column(warehouse_dir: str | Path, column: str) -> pl.Expr:
+    """A player_hands float column, null where the warehouse was written before it."""
+    if _has(warehouse_dir, "player_hands", column):
+        return pl.col(column)
+    return pl.lit(None, dtype=pl.Float64).alias(column)
 
 
 def _has(warehouse_dir: str | Path, table: str, column: str) -> bool:

@@ -81,7 +81,11 @@ ARROWS: dict[str, tuple[str, ...]] = {
     # developer tools, outside the installed package: the benchmark harness; the reference policy's agreement with
     # the simulator's styles and its cost (tools/policy_agreement.py) review simulated hands, as the replay does; the
     # followers' engine is measured against the reference policy it must beat (tools/engine_strength.py: game.policy)
-    "tools": ("pipeline.rules", "pipeline.game", "pipeline.simulate", "pipeline.ingest", "pipeline.audit", *_BASE),
+    # tools/luck_variance.py reads the luck-adjusted net of simulated rooms (pipeline.analytics' player_base.sql)
+    "tools": (
+        *("pipeline.rules", "pipeline.game", "pipeline.simulate", "pipeline.ingest", "pipeline.audit"),
+        *("pipeline.analytics", *_BASE),
+    ),
     "dashboards": (
         "pipeline",
         "pipeline.rules",

@@ -48,6 +48,8 @@ class Layout:
 EXCHANGE = ["gave_to", "gift_fit", "void_over"]
 # every layout's: the turns came later
 READY = {"hands": ["ready_judged"], "player_hands": ["ready_turn"], "wins": ["turn", "source_turn"]}
+# every layout's: the draw luck came later still (pipeline/game/evidence.py LUCK)
+DRAW_LUCK = [f"draw_luck_{name}" for name in ("win", "paid", "ready", "rivals", "kong", "fed")]
 LAYOUTS = (
     Layout(
         "warehouse-2026-12-01",
@@ -56,7 +58,7 @@ LAYOUTS = (
                 *("utc_offset", "seats", "suits", "mode", "fan_base", "pot", "wins"),
                 *("level", "wall_commitment", "not_checked", "waits_judged", *READY["hands"]),
             ],
-            "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"]],
+            "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"], *DRAW_LUCK],
             "events": ["could_kong", "cost", "ms"],
             "wins": READY["wins"],
         },
@@ -67,7 +69,7 @@ LAYOUTS = (
         "warehouse-2026-12-02",
         {
             "hands": ["utc_offset", "wall_commitment", "waits_judged", *READY["hands"]],
-            "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"]],
+            "player_hands": ["deal_shanten", "deal_suited", *EXCHANGE, *READY["player_hands"], *DRAW_LUCK],
             "events": ["could_kong", "cost", "ms"],
             "wins": READY["wins"],
         },
@@ -78,7 +80,7 @@ LAYOUTS = (
         "warehouse-2026-12-03",
         {
             "hands": ["wall_commitment", *READY["hands"]],
-            "player_hands": [*EXCHANGE, *READY["player_hands"]],
+            "player_hands": [*EXCHANGE, *READY["player_hands"], *DRAW_LUCK],
             "events": ["could_kong", "cost", "ms"],
             "wins": READY["wins"],
         },

@@ -295,7 +295,8 @@ class HandFacts(Value):
 
 class Observer:
     """What a hand tells as it is played, to an observer that reads the state and never changes it: the deal as dealt
-    (:func:`~pipeline.game.start.start_hand`, before any exchange), every discard once verified and once applied.
+    (:func:`~pipeline.game.start.start_hand`, before any exchange), every draw once verified, every discard once
+    verified and once applied.
     The hooks do nothing here; :class:`~pipeline.game.evidence.Evidence` works out the audits' evidence in them,
     and the start of play and every win."""
 
@@ -311,6 +312,10 @@ class Observer:
 
     def start(self, state: HandState) -> None:
         """Play starts: the hands are dealt, exchanged and their void suits declared; no event yet."""
+
+    def before_draw(self, state: HandState, seat: int, tile: int, index: int) -> None:
+        """``seat`` draws ``tile`` from the wall at event ``index``: verified, not yet applied (the drawer's hand and
+        the wall as they were before it)."""
 
     def win(self, state: HandState, seat: int, index: int) -> None:
         """``seat`` has won at event ``index`` (recorded in ``state.wins``; a self-draw's tile still in its hand)."""
@@ -778,6 +783,9 @@ class HandState:
             self.verify_draw(seat, tile)
         if self.phase in ("claim", "rob"):
             self._close_window(drawer=seat)  # verify_draw worked out that this seat draws next
+        observer = self.observer
+        if observer is not None:
+            observer.before_draw(self, seat, tile, len(self.events))
         self.events.append(event)
         if tile == HIDDEN:
             self.hidden[seat] = self.hidden[seat] + 1

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from pipeline.codes import CODES
 from pipeline.game.events import Discard, Draw, Event, Hu, Kong, Pong, TurnCount
-from pipeline.game.evidence import WaitChoice
+from pipeline.game.evidence import LUCK, WaitChoice
 from pipeline.game.record import played_at_offset, played_at_time
 from pipeline.game.start import exchange_offset, wall_after_deal
 from pipeline.ingest.read import RawLine
@@ -291,6 +291,8 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
     )
     evidence = v.evidence  # what the replay worked out beyond the rules (validate_lines(evidence=True))
     ready = evidence.ready_turn if evidence is not None and judged else {}
+    # each seat's draw luck (pipeline/game/evidence.py LUCK): only of a replay that reached the end
+    luck = evidence.luck if evidence is not None and judged and v.replayed else None
     deals = _deal_scores(record, evidence.dealt if evidence is not None else None)
     for f in v.seats:
         scores = deals.get(f.seat, _NO_DEAL)
@@ -327,6 +329,7 @@ def add_record(rows: Rows, line: RawLine, v: Validation, obj: dict[str, Any], ru
             gift_fit=scores.gift_fit,
             void_over=scores.void_over,
             ready_turn=ready.get(f.seat),
+            **{f"draw_luck_{name}": None if luck is None else luck[f.seat][i] for i, name in enumerate(LUCK)},
             _rec=rec,
         )
     events = record.events

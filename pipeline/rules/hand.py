@@ -736,8 +736,7 @@ def shanten(counts27: Sequence[int], n_melds: int = 0, void: int | None = None) 
 def shanten_of_codes(codes: list[int], n_melds: int = 0, void: int | None = None) -> int:
     """:func:`shanten` of the hand whose suits have the codes ``codes`` (:func:`suit_codes`: the hand state
     keeps them up to date, and a discard changes one by :func:`code_step`)."""
-    key = n_melds + 1  # the melds and the suits' block options packed in one int (digits base _ID_BASE, none 0)
-    pairs = 0
+    entries: list[int] = []
     for suit in range(3):
         code = codes[suit]
         if suit == void or not code:
@@ -745,6 +744,15 @@ def shanten_of_codes(codes: list[int], n_melds: int = 0, void: int | None = None
         entry = _CODE_BLOCKS.get(code)
         if entry is None:
             entry = _code_blocks(code)
+        entries.append(entry)
+    return _shanten_of_entries(entries, n_melds)
+
+
+def _shanten_of_entries(entries: list[int], n_melds: int) -> int:
+    """:func:`shanten_of_codes` of the suits counted (held, not void), by their :data:`_CODE_BLOCKS` entries."""
+    key = n_melds + 1  # the melds and the suits' block options packed in one int (digits base _ID_BASE, none 0)
+    pairs = 0
+    for entry in entries:
         key = key * _ID_BASE + (entry >> 4) + 1
         pairs += entry & 15
     best = _COMBINED.get(key)
@@ -805,22 +813,29 @@ def improving_mask(m: int, p: int, s: int, n_melds: int = 0, void: int | None = 
     ['2p', '5p']
     """
     codes = [m, p, s]
-    base = shanten_of_codes(codes, n_melds, void)
-    mask = 0
+    base = shanten_of_codes(codes, n_melds, void)  # which keeps each suit's entry (_CODE_BLOCKS)
+    held: list[int] = []  # the suits counted (held, not void), and their entries: only one changes per tile tried
+    entries: list[int] = []
     for suit in range(3):
         code = codes[suit]
-        if suit == void or not code:
-            continue
+        if suit != void and code:
+            held.append(suit)
+            entries.append(_CODE_BLOCKS[code])
+    mask = 0
+    for i in range(len(held)):
+        suit, code, entry = held[i], codes[held[i]], entries[i]
         near = 0  # bit rank + 2 set: a tile held within two ranks of rank
         for rank in range(9):
             if (code >> (3 * rank)) & 7:
                 near |= 31 << rank
         for rank in range(9):
             if (near >> (rank + 2)) & 1 and (code >> (3 * rank)) & 7 < 4:
-                codes[suit] = code + (1 << (3 * rank))
-                if shanten_of_codes(codes, n_melds, void) < base:
+                more = code + (1 << (3 * rank))
+                tried = _CODE_BLOCKS.get(more)
+                entries[i] = _code_blocks(more) if tried is None else tried
+                if _shanten_of_entries(entries, n_melds) < base:
                     mask |= 1 << (suit * 9 + rank)
-        codes[suit] = code
+        entries[i] = entry
     return mask
 
 

@@ -15,6 +15,10 @@
 -- cell: scale group, suits, dealer or not, starting shanten), fitted on every replayed seat-hand in scope (not
 -- only $player's); a seat-hand's luck-adjusted net is its net less its cell's departure from its group's mean
 -- (a control variate), its raw net where the deal is not known or the cell has fewer than 30 seat-hands.
+-- Draw luck: each player_hands.draw_luck_* (sums of mean-zero chance terms, pipeline/game/evidence.py LUCK) times
+-- its slope in its scale group: the deal-adjusted net regressed on it alone, through 0 (its mean is 0 by
+-- construction; the features are sums over different draws, near uncorrelated), on every seat-hand of the group
+-- that has them (0 for a group of under 30). The slopes are rounded (1e-9): the same whatever the order of the sums.
 WITH
 dealt_net AS (  -- source: every replayed seat-hand with a known deal, its net in bases
     SELECT
@@ -23,7 +27,13 @@ dealt_net AS (  -- source: every replayed seat-hand with a known deal, its net i
         coalesce(h.suits, '') AS suits,
         ph.dealer,
         ph.deal_shanten,
-        ph.delta / h.base AS net
+        ph.delta / h.base AS net,
+        ph.draw_luck_win,
+        ph.draw_luck_paid,
+        ph.draw_luck_ready,
+        ph.draw_luck_rivals,
+        ph.draw_luck_kong,
+        ph.draw_luck_fed
     FROM player_hands AS ph
     JOIN hands AS h ON h.hand_id = ph.hand_id
     WHERE ph.replayed AND ph.deal_shanten IS NOT NULL
@@ -48,6 +58,42 @@ deal_luck AS (  -- logic: each cell's expected net beyond its group's mean (0 fo
     GROUP BY d.profile, d.base, d.suits, d.dealer, d.deal_shanten
 ),
 
+drawn AS (  -- logic: the seat-hands with draw luck, their net less the deal's expectation (its cell's, fitted)
+    SELECT
+        d.*,
+        d.net - r.mean - l.luck AS rest
+    FROM dealt_net AS d
+    JOIN room_net AS r ON r.profile = d.profile AND r.base = d.base
+    JOIN deal_luck AS l
+        ON
+            l.profile = d.profile
+            AND l.base = d.base
+            AND l.suits = d.suits
+            AND l.dealer = d.dealer
+            AND l.deal_shanten = d.deal_shanten
+    WHERE d.draw_luck_win IS NOT NULL
+),
+
+draw_luck AS (  -- logic: each scale group's slope of the rest of the net on each draw luck (0 under 30 seat-hands)
+    SELECT
+        profile,
+        base,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_win ** 2) > 0
+            THEN round(sum(rest * draw_luck_win) / sum(draw_luck_win ** 2), 9) ELSE 0 END AS b_win,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_paid ** 2) > 0
+            THEN round(sum(rest * draw_luck_paid) / sum(draw_luck_paid ** 2), 9) ELSE 0 END AS b_paid,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_ready ** 2) > 0
+            THEN round(sum(rest * draw_luck_ready) / sum(draw_luck_ready ** 2), 9) ELSE 0 END AS b_ready,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_rivals ** 2) > 0
+            THEN round(sum(rest * draw_luck_rivals) / sum(draw_luck_rivals ** 2), 9) ELSE 0 END AS b_rivals,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_kong ** 2) > 0
+            THEN round(sum(rest * draw_luck_kong) / sum(draw_luck_kong ** 2), 9) ELSE 0 END AS b_kong,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_fed ** 2) > 0
+            THEN round(sum(rest * draw_luck_fed) / sum(draw_luck_fed ** 2), 9) ELSE 0 END AS b_fed
+    FROM drawn
+    GROUP BY profile, base
+),
+
 seen AS (  -- an observer's record: the seat whose draws it shows (the other seats' draws are hidden)
     SELECT DISTINCT e.hand_id, e.seat
     FROM events AS e
@@ -58,7 +104,15 @@ seen AS (  -- an observer's record: the seat whose draws it shows (the other sea
 seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count (plain hand 1 fan, see fan_base)
     SELECT
         ph.* REPLACE (ph.fan + 1 - coalesce(h.fan_base, 1) AS fan),
-        ph.delta - coalesce(l.luck, 0) * h.base AS luck_net,  -- in points, as delta
+        ph.delta - (  -- in points, as delta: less the deal's luck and the draws'
+            coalesce(l.luck, 0)
+            + coalesce(b.b_win * ph.draw_luck_win, 0)
+            + coalesce(b.b_paid * ph.draw_luck_paid, 0)
+            + coalesce(b.b_ready * ph.draw_luck_ready, 0)
+            + coalesce(b.b_rivals * ph.draw_luck_rivals, 0)
+            + coalesce(b.b_kong * ph.draw_luck_kong, 0)
+            + coalesce(b.b_fed * ph.draw_luck_fed, 0)
+        ) * h.base AS luck_net,
         CASE $by
             WHEN 'seat' THEN CAST(ph.seat AS VARCHAR)
             WHEN 'dealer' THEN CASE WHEN ph.dealer THEN 'dealer' ELSE 'not dealer' END
@@ -85,6 +139,7 @@ seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count 
             AND l.suits = coalesce(h.suits, '')
             AND l.dealer = ph.dealer
             AND l.deal_shanten = ph.deal_shanten
+    LEFT JOIN draw_luck AS b ON b.profile = coalesce(ph.profile, '') AND b.base = h.base
     WHERE ph.replayed AND ($player IS NULL OR ph.player = $player)
 ),
 
