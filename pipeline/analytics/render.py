@@ -170,6 +170,7 @@ def decision_lines(answer: dict[str, Any]) -> list[str]:
     >>> print("\\n".join(decision_lines({"by": "all", "review": {"version": "1", "reviewable": 5, "reviewed": 0,
     ...     "other_version": 0}, "players": [{"player": "p1", "metrics": {}}]})))
     decisions: not reviewed (0 of 5 reviewable hands; run xuezhan review --warehouse W)
+    <BLANKLINE>
     """
     review = answer.get("review")
     if review is None:
