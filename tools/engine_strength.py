@@ -17,9 +17,7 @@ policy at the same share instead of the player's own style (is the engine strong
 from __future__ import annotations
 
 import argparse
-import math
 import random
-import statistics
 import time
 from collections.abc import Sequence
 
@@ -30,9 +28,7 @@ from pipeline.simulate import engine
 from pipeline.simulate.bots import Follow
 from pipeline.simulate.play import PlayedHand, Seating, play_hand
 from pipeline.simulate.styles import STYLES, Player, make_pool
-from tools.policy_agreement import wilson
-
-T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
+from tools.policy_agreement import t_interval, wilson
 
 
 def _table(style: str, replicate: int, hand: int) -> tuple[Player, ...]:
@@ -64,14 +60,6 @@ def _reference(state: HandState, seat: int, rng: random.Random) -> list[engine.C
     """The reference policy's ranking as the engine's (best first; a pass is ``None``)."""
     ranked = policy.decide(state, seat)
     return [engine.Choice(o.event if o.action != "pass" else None, float(-o.rank)) for o in ranked]
-
-
-def _interval(diffs: Sequence[float]) -> tuple[float, float, float]:
-    mean = statistics.fmean(diffs)
-    if len(diffs) < 2:
-        return mean, math.nan, math.nan
-    half = T975.get(len(diffs) - 1, 1.96) * statistics.stdev(diffs) / math.sqrt(len(diffs))
-    return mean, mean - half, mean + half
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -140,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         a, b = net[True] / args.hands, net[False] / args.hands
         diffs.append(a - b)
         print(f"{rep:>4}{a:>14.3f}{b:>14.3f}{a - b:>8.3f}")
-    mean, lo, hi = _interval(diffs)
+    mean, lo, hi = t_interval(diffs)
     print(f"net points per hand, followed - {args.baseline}: {mean:+.3f} (95% t interval {lo:+.3f} .. {hi:+.3f})")
     for follows in (True, False):
         h, w, d = rates[follows]

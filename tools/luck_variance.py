@@ -11,17 +11,15 @@ The acceptance point of issue 43 is a reduction of at least 25%.
 from __future__ import annotations
 
 import argparse
-import math
-import statistics
 import tempfile
 from pathlib import Path
 
 from pipeline.analytics import queries
 from pipeline.ingest.run import ingest
 from pipeline.simulate.tables import SimConfig, write
+from tools.policy_agreement import t_interval
 
 # Student's t, two-sided 95%, by degrees of freedom (more than 30: the normal's)
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 
 
 def room_variances(warehouse: Path) -> tuple[int, float, float]:
@@ -36,15 +34,6 @@ def room_variances(warehouse: Path) -> tuple[int, float, float]:
     raw = (delta_sq / n - (delta_sum / n) ** 2) / base**2
     adjusted = (luck_sq / n - (luck_sum / n) ** 2) / base**2
     return n, raw, adjusted
-
-
-def interval(values: list[float]) -> tuple[float, float, float]:
-    """The mean of ``values`` and its 95% interval (Student's t)."""
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return mean, math.nan, math.nan
-    half = T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
-    return mean, mean - half, mean + half
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"seed {seed}: {n:,} seat-hands; variance per seat-hand raw {raw:.2f}, luck-adjusted {adjusted:.2f} "
                 f"(bases²): {100 * reductions[-1]:.1f}% lower"
             )
-    mean, low, high = interval(reductions)
+    mean, low, high = t_interval(reductions)
     ci = f"95% CI {100 * low:.1f}–{100 * high:.1f}%"
     print(f"{len(reductions)} rooms of {args.hands:,} hands: {100 * mean:.1f}% lower ({ci})")
     return 0

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +36,19 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+
+
+def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """The mean of ``values`` and its 95% interval (Student's t; the normal's 1.96 past 10 degrees of freedom;
+    NaN bounds for fewer than two)."""
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, math.nan, math.nan
+    half = T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
 
 
 @dataclass
