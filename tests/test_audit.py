@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 
+import duckdb
 import numpy as np
 import polars as pl
 import pytest
@@ -21,6 +23,7 @@ from pipeline.evaluate import Population, auc, run_population, table
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
+from pipeline.sql import load_sql
 
 runner = CliRunner()
 
@@ -569,7 +572,7 @@ def test_features_counted_a_run_of_hands_at_a_time_are_the_one_shot_model(stream
         model = pair_features(con).with_columns(hand=pl.col("hand_id").rle_id())
         for size in (37, 500, 10**6):
             with WarehouseSource(con, size) as source:
-                assert len(source.runs) == -(-500 // size) and source.hands == 500
+                assert source.runs == -(-500 // size) and source.hands == 500
                 got = chunked_features(source)
             assert got.height == model.height == 500 * 12
             counts = ["hand", "player_a", "player_x", "seat_a", "seat_x", "feed_win", "feed_call"]
@@ -586,73 +589,66 @@ def test_each_run_s_rows_are_counted_once_and_are_rows_of_with_the_hazard_exactl
     """Issue 23: a run's rows are counted in the first pass and get their baselines once the hazard is known, from
     the expanded offers the first pass kept (every later pass loads them): bit for bit what counting the run's
     offers again with the hazard gives (rows_of, as every pass did before)."""
-    from pipeline import sql
-    from pipeline.audit.collusion import WarehouseSource, offers_of, rows_of
+    from pipeline.analytics.runs import read_runs
+    from pipeline.audit.collusion import WarehouseSource, offers_of, pair_streams, read_run, rows_of
 
     with connect(streamed_room) as con, WarehouseSource(con, 37) as source:
         code = {name: k for k, name in enumerate(source.sums.players)}
         kept = list(source.chunks())
-        assert len(kept) == len(source.runs) == 14
-        for run, rows in zip(source.runs, kept, strict=True):
-            events = sql.run_sql(con, "pipeline.audit", "pair_events", lo=run.lo, hi=run.hi)
-            hands = sql.run_sql(con, "pipeline.audit", "pair_hands", lo=run.lo, hi=run.hi)
+        read = list(read_runs(con, pair_streams(con), read_run, size=37))
+        assert len(kept) == len(read) == source.runs == 14
+        for (_, (events, hands)), rows in zip(read, kept, strict=True):
             want, *_ = rows_of(offers_of(events, hands, code), source.hazard)
             for field in ("hand", "seat_a", "seat_x", "a", "x", "counts", "exposures", "level"):
                 assert np.array_equal(getattr(rows, field), getattr(want, field)), field
         assert any(rows.exposures[:, 0].any() for rows in kept)
 
 
-def test_runs_read_ahead_are_the_runs_read_one_by_one_in_a_scope_too(streamed_room) -> None:
-    """The first pass reads the next run on a cursor in another thread while it counts this one
-    (:func:`pipeline.audit.collusion.read_runs`): each run's frames are what reading it on the connection gives,
-    in order, under a scope as well (the cursor reads the scope's hands, which live in the connection's
-    database), and a reader stopped half-way leaves no thread behind."""
-    import threading
-
-    from pipeline import sql
+def test_a_scope_s_runs_are_read_in_file_order_and_give_the_screen_s_rows(streamed_room) -> None:
+    """Under a scope the views keep the rows of the scope's hands (a filter on the hands the connection's own
+    table holds): the runs are still read in file order, every table once (never by ranges of ids), and give the
+    rows of the model over the scope's hands."""
+    from pipeline.analytics import runs
     from pipeline.analytics.scope import Scope
-    from pipeline.audit.collusion import hand_chunks, read_runs
+    from pipeline.audit.collusion import WarehouseSource, chunked_features
 
-    for scope in (None, Scope(player="p001")):
-        with connect(streamed_room, scope=scope) as con:
-            runs = hand_chunks(con, 37)
-            assert len(runs) >= 2
-            got = list(read_runs(con, runs))
-            assert len(got) == len(runs)
-            for run, (events, hands) in zip(runs, got, strict=True):
-                assert events.equals(sql.run_sql(con, "pipeline.audit", "pair_events", lo=run.lo, hi=run.hi))
-                assert hands.equals(sql.run_sql(con, "pipeline.audit", "pair_hands", lo=run.lo, hi=run.hi))
-                assert hands.height == run.hands
-            if scope is not None:
-                assert sum(h.height for _, h in got) < 500  # the scope's hands, not the warehouse's
-            reader = read_runs(con, runs)
-            next(reader)
-            reader.close()
-            assert not [t for t in threading.enumerate() if t.name.startswith("xuezhan-runs")]
-            assert list(read_runs(con, [])) == []
+    def no_ranges(*args: object, **kwargs: object) -> None:
+        raise AssertionError("read by ranges")
+
+    with connect(streamed_room, scope=Scope(player="p001")) as con:
+        model = con.sql(load_sql("pipeline.audit", "pair_features")).pl()
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(runs, "range_runs", no_ranges)
+            with WarehouseSource(con, 37) as source:
+                got = chunked_features(source)
+        assert 0 < source.hands < 500 and source.runs == -(-source.hands // 37)
+    assert got.height == model.height
+    counts = ["player_a", "player_x", "seat_a", "seat_x", "feed_win", "feed_call", "chosen_danger", "passed"]
+    assert got.select(counts).sort(counts).equals(model.select(counts).sort(counts))
 
 
 def test_runs_are_read_on_the_connection_where_a_cursor_would_not_see_what_it_sees(streamed_room) -> None:
     """A caller's own temporary view over the warehouse (here: the events without their pongs) is the
     connection's alone; a cursor would read the warehouse's events instead. The runs are then read on the
-    connection, in the caller's thread: the rows the connection reads, never others."""
-    import threading
+    connection, by ranges of ids: the rows the connection reads, never others."""
+    from pipeline.analytics.runs import each_run
+    from pipeline.audit.collusion import pair_streams, read_run
 
-    from pipeline import sql
-    from pipeline.audit.collusion import hand_chunks, read_runs
+    def kinds(con: duckdb.DuckDBPyConnection) -> set[int]:
+        seen: set[int] = set()
+
+        def consume(runs: Iterator[tuple[object, tuple[pl.DataFrame, pl.DataFrame]]]) -> None:
+            seen.clear()
+            for _, (events, _hands) in runs:
+                seen.update(events["kind"].to_list())
+
+        each_run(con, pair_streams(con), read_run, consume, size=37, replayed=True)
+        return seen
 
     with connect(streamed_room) as con:
+        assert 3 in kinds(con)  # pair_events.sql's kind 3: a pong
         con.execute("CREATE TEMP VIEW events AS SELECT * FROM memory.main.events WHERE t <> 'pong'")
-        runs = hand_chunks(con, 37)
-        seen = []
-        for events, _hands in read_runs(con, runs):
-            seen.append(events)
-            assert not [t for t in threading.enumerate() if t.name.startswith("xuezhan-runs")]  # no read-ahead
-        for run, events in zip(runs, seen, strict=True):
-            assert events.equals(sql.run_sql(con, "pipeline.audit", "pair_events", lo=run.lo, hi=run.hi))
-        assert not any((events["kind"] == 3).any() for events in seen)  # pair_events.sql's kind 3: a pong
-        with connect(streamed_room) as plain:
-            assert any((events["kind"] == 3).any() for events, _ in read_runs(plain, hand_chunks(plain, 37)))
+        assert 3 not in kinds(con) and 0 in kinds(con)
 
 
 def test_the_first_pass_s_pair_sums_are_the_sums_of_the_runs_rows(streamed_room) -> None:
@@ -712,3 +708,45 @@ def test_a_signal_that_runs_the_wrong_way_cancels_no_other(tmp_path) -> None:
     assert set(tested) <= set(DIRECTION) and "channel" not in tested and "soft_play" not in tested
     assert pair.score == pytest.approx(max(DIRECTION[s] * v["z"] for s, v in tested.items()), abs=1e-3)
     assert pair.score > signals["passed_wins"]["z"] - 1e-3  # the feeding deficit did not pull it down
+
+
+def test_a_warehouse_whose_ids_interleave_in_its_files_is_screened_alike_in_file_order_and_by_ranges(
+    tmp_path,
+) -> None:
+    """Issue 45: the runs are cut in the order the files hold the hands, not by ranges of ids. Records ingested in
+    an order their ids do not sort in (as a platform's files hold them) give the same features either way, and
+    the file-order reading never falls back to ranges."""
+    import gzip
+    import random
+
+    from pipeline.analytics import runs
+    from pipeline.audit.collusion import WarehouseSource, chunked_features
+
+    records = tmp_path / "games.jsonl.gz"
+    write(SimConfig(hands=300, seed=5, players=6, inject=InjectSpec.parse("collude=1:0.5")), records)
+    lines = gzip.decompress(records.read_bytes()).splitlines(keepends=True)
+    random.Random(2).shuffle(lines)
+    shuffled = tmp_path / "shuffled.jsonl"
+    shuffled.write_bytes(b"".join(lines))
+    ingest([str(shuffled)], tmp_path / "wh", workers=1)
+
+    def features(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+        with WarehouseSource(con, 37) as source:
+            assert source.runs == -(-300 // 37)
+            return chunked_features(source).drop("hand").sort(["player_a", "player_x", "seat_a", "seat_x"])
+
+    def no_ranges(*args: object, **kwargs: object) -> None:
+        raise AssertionError("read by ranges")
+
+    with connect(tmp_path / "wh") as con:
+        ids = [h for (h,) in con.execute("SELECT hand_id FROM hands").fetchall()]
+        assert ids != sorted(ids)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(runs, "range_runs", no_ranges)
+            in_order = features(con)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(runs, "cursor_sees_all", lambda con: False)
+            by_ranges = features(con)
+    counts = [c for c in in_order.columns if not c.startswith("base_") and not c.startswith("exp_")]
+    assert in_order.height == by_ranges.height == 300 * 12
+    assert in_order.select(counts).sort(counts).equals(by_ranges.select(counts).sort(counts))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pipeline import sql
 from pipeline.analytics.groups import check_group
 from pipeline.analytics.levels import LEVELS, NEEDS, TABLE_FIGURES, Needs, coverage, split
 from pipeline.analytics.metrics import DECISION_METRICS, METRICS, decision_values
+from pipeline.analytics.runs import Run, Stream, each_run
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope, ScopeError
 from pipeline.analytics.stats import mean_interval, wilson
@@ -440,32 +442,50 @@ HEAD_TO_HEAD = {
 }
 
 
-RANGE_HANDS = 10_000  # hands a run of an additive figure sums at a time (hand_ranges.sql): its memory
-
-
-def hand_ranges(con: duckdb.DuckDBPyConnection, size: int | None = None) -> list[tuple[str, str]]:
-    """The hands cut into runs of ``size`` (default :data:`RANGE_HANDS`) consecutive hand ids, each as its
-    ``(lo, hi)`` (``sql/hand_ranges.sql``); none for no hands."""
-    query = sql.load_sql("pipeline.analytics", "hand_ranges")
-    rows = con.execute(query, {"size": size or RANGE_HANDS, "replayed": False}).fetchall()
-    return [(lo, hi) for _, lo, hi, _ in rows]
+RANGE_HANDS = 10_000  # hands a run of an additive figure sums at a time (pipeline/analytics/runs.py): its memory
 
 
 _H2H_KEYS = ["player", "opponent"]
 
 
+# What sql/head_to_head.sql reads of each table, for the runs in file order (pipeline/analytics/runs.py)
+H2H_STREAMS = (
+    Stream("hands", "hand_id"),
+    Stream("player_hands", "hand_id, seat, player, replayed"),
+    Stream("payments", "hand_id, side, payer, payee, amount", "side = 'computed'"),
+    Stream("wins", "hand_id, seat, source, how"),
+)
+
+
 def _head_to_head_sums(con: duckdb.DuckDBPyConnection, player: str | None) -> pl.DataFrame:
     """``sql/head_to_head.sql``'s rows over every hand: its columns are sums over hands, so each run of
-    :func:`hand_ranges` is queried alone and the runs' rows are summed (the query over 200,000 hands at once
-    held 0.9 GB; a run's memory does not grow with the warehouse). In the model's order."""
-    runs = [run(con, "head_to_head", player=player, lo=lo, hi=hi) for lo, hi in hand_ranges(con)]
-    if not runs:
+    :data:`RANGE_HANDS` hands (:func:`pipeline.analytics.runs.each_run`, every table read once) is queried alone
+    and the runs' rows are summed (the query over 200,000 hands at once held 0.9 GB; a run's memory does not
+    grow with the warehouse). In the model's order."""
+    every: list[pl.DataFrame] = []
+
+    def read(runs: Iterator[tuple[Run, pl.DataFrame]]) -> None:  # from nothing: the runs may come twice
+        every.clear()
+        for _, rows in runs:
+            every.append(rows)
+            if len(every) > 1:  # summed as they come: one run's rows and the sum so far are held
+                every[:] = [_h2h_sum(pl.concat(every))]
+
+    each_run(
+        con,
+        H2H_STREAMS,
+        lambda r: run(r.con, "head_to_head", player=player, lo=r.lo, hi=r.hi),
+        read,
+        size=RANGE_HANDS,
+        replayed=False,
+    )
+    if not every:
         return run(con, "head_to_head", player=player, lo=None, hi=None)  # no hands: the model's empty frame
-    if len(runs) == 1:
-        return runs[0]
-    every = pl.concat(runs)
-    summed = every.group_by(_H2H_KEYS).agg(pl.exclude(_H2H_KEYS).sum()).select(every.columns)
-    return summed.cast(every.schema).sort(["player", "hands", "opponent"], descending=[False, True, False])
+    return every[0].sort(["player", "hands", "opponent"], descending=[False, True, False])
+
+
+def _h2h_sum(rows: pl.DataFrame) -> pl.DataFrame:
+    return rows.group_by(_H2H_KEYS).agg(pl.exclude(_H2H_KEYS).sum()).select(rows.columns).cast(rows.schema)
 
 
 def head_to_head_frame(con: duckdb.DuckDBPyConnection, player: str | None) -> pl.DataFrame:

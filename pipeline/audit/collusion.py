@@ -52,7 +52,8 @@ Sitting together more often than random matchmaking would seat them is reported 
 shared hands, Poisson p) but not scored: friends sit together and play honestly.
 
 Reading the warehouse: memory does not grow with the warehouse. :class:`WarehouseSource` reads it
-:data:`CHUNK_HANDS` hands at a time (runs of consecutive ids, ``analytics/sql/hand_ranges.sql``): DuckDB returns one
+:data:`CHUNK_HANDS` hands at a time (runs of hands in the order the files hold them, each table streamed once:
+:mod:`pipeline.analytics.runs`): DuckDB returns one
 run's offers and takes (``sql/pair_events.sql``, ``sql/pair_hands.sql``) and the features of
 ``sql/pair_features.sql`` are counted from them in memory (:func:`offers_of`, :func:`rows_of`; the tests hold
 them to the SQL model). The baselines need the hazard of every hand, so the first pass keeps each run's offers in
@@ -79,8 +80,6 @@ import math
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -91,6 +90,7 @@ import polars as pl
 
 from pipeline import sql
 from pipeline.analytics.levels import LEVELS, NEEDS, coverage, excluded_text
+from pipeline.analytics.runs import Run, Stream, each_run
 from pipeline.analytics.stats import by_qvalues, normal_isf, normal_sf, poisson_interval, skewed
 from pipeline.memory import return_freed_memory
 
@@ -261,67 +261,37 @@ def _query_progress(con: duckdb.DuckDBPyConnection, on_fraction: Callable[[float
 
 
 # ---------------------------------------------------------------------------------------------- reading
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One run of consecutive hand ids, ``lo`` to ``hi`` (both in), holding ``hands`` replayed hands."""
-
-    lo: str
-    hi: str
-    hands: int
-
-
-# What a cursor of a connection cannot see of it: its temporary views and tables (a caller's own, shadowing the
-# warehouse's views) and its search path. Where the connection has any, the runs are read on it, not ahead.
-_CONNECTION_OWN = (
-    "SELECT (SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)"
-    " + (SELECT count(*) FROM duckdb_tables() WHERE temporary), current_setting('search_path')"
-)
-
-
-def read_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[Chunk]) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
-    """Each run's events and hands (``sql/pair_events.sql``, ``sql/pair_hands.sql``), in order, the next run's
-    read ahead on a cursor of ``con`` in a thread of its own while the caller counts this one's: DuckDB runs
-    without the GIL, so its queries (a quarter of the screen's first pass) overlap the counting in Python. Two
-    runs' frames are held at most. On 200k hands: ``collusion`` 17.9-18.0 -> 15.5-15.7 s, peak 422-435 ->
-    448-455 MB (20k: 405-410 MB either way).
-
-    A cursor is a connection of its own to the same database: it does not see ``con``'s temporary views and
-    tables nor its search path. When ``con`` has any (a caller's view of the warehouse over the views
-    :func:`pipeline.analytics.queries.connect` made), the runs are read on ``con``, one after the other: never
-    other rows than ``con`` reads."""
-    if not runs:
-        return
-    with closing(con.cursor()) as cursor:
-        own, path = con.execute(_CONNECTION_OWN).fetchall()[0]
-        if own or path != cursor.execute(_CONNECTION_OWN).fetchall()[0][1]:
-            for run in runs:
-                yield _read_run(con, run)
-            return
-        cursor.execute("SET enable_progress_bar = false")
-        with ThreadPoolExecutor(1, thread_name_prefix="xuezhan-runs") as pool:
-            ahead = pool.submit(_read_run, cursor, runs[0])
-            for later in [*runs[1:], None]:
-                frames = ahead.result()
-                if later is not None:
-                    ahead = pool.submit(_read_run, cursor, later)
-                yield frames
+def pair_streams(con: duckdb.DuckDBPyConnection) -> list[Stream]:
+    """What ``sql/pair_events.sql`` and ``sql/pair_hands.sql`` read of each table, for the runs in file order
+    (:func:`pipeline.analytics.runs.read_runs`): the columns they name, and of the rows only those they can
+    use: the replayed offers and takes, the 查叫 and 花猪 payments, and the draws only where an observer's
+    record makes them count (no draw is read from a warehouse without one: half of ``events``)."""
+    observers = con.execute("SELECT count(*) FROM hands WHERE level = 'observer'").fetchall()[0][0]
+    offers = "replayed AND (t IN ('discard', 'pong', 'hu') OR (t = 'kong' AND kind IN ('added', 'direct')))"
+    return [
+        Stream("hands", "hand_id, players, level, replayed"),
+        Stream(
+            "events",
+            "hand_id, idx, seat, t, kind, could_win, could_kong, safe_alternative, cost, wall_left, replayed, tile",
+            f"({offers}) OR (t = 'draw' AND tile IS NOT NULL)" if observers else offers,
+        ),
+        Stream("wins", "hand_id, event, fan, source, seat"),
+        Stream("player_hands", "hand_id, seat, gift_fit, gave_to, void_over, void"),
+        Stream(
+            "payments",
+            "hand_id, side, reason, payer, payee",
+            "side = 'computed' AND reason IN ('cha_jiao', 'hua_zhu')",
+        ),
+    ]
 
 
-def _read_run(con: duckdb.DuckDBPyConnection, run: Chunk) -> tuple[pl.DataFrame, pl.DataFrame]:
+def read_run(run: Run) -> tuple[pl.DataFrame, pl.DataFrame]:
     """One run's events and hands (``sql/pair_events.sql``, ``sql/pair_hands.sql``)."""
     params = {"lo": run.lo, "hi": run.hi}
     return (
-        sql.run_sql(con, "pipeline.audit", "pair_events", **params),
-        sql.run_sql(con, "pipeline.audit", "pair_hands", **params),
+        sql.run_sql(run.con, "pipeline.audit", "pair_events", **params),
+        sql.run_sql(run.con, "pipeline.audit", "pair_hands", **params),
     )
-
-
-def hand_chunks(con: duckdb.DuckDBPyConnection, size: int = CHUNK_HANDS) -> list[Chunk]:
-    """The replayed hands of the warehouse behind ``con`` cut into runs of ``size`` consecutive hand ids
-    (``pipeline/analytics/sql/hand_ranges.sql``)."""
-    query = sql.load_sql("pipeline.analytics", "hand_ranges")
-    rows = con.execute(query, {"size": max(1, size), "replayed": True}).fetchall()
-    return [Chunk(lo, hi, int(n)) for _, lo, hi, n in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -862,47 +832,34 @@ def _pair_sums(total: dict[str, np.ndarray], players: Sequence[str]) -> PairSums
 WALLS = 256  # tiles left in the wall are below this (a wall holds at most 108 tiles)
 
 
-class WarehouseSource(FeatureSource):
-    """The pair features of the warehouse behind ``con``, ``chunk_hands`` hands at a time (:func:`hand_chunks`):
-    DuckDB reads one run of hands' events and hands (``sql/pair_events.sql``, ``sql/pair_hands.sql``), the
-    offers are counted in memory (:func:`offers_of`, :func:`rows_of`: the counts of ``sql/pair_features.sql``)
-    and folded into sums before the next run is read, so that memory stays that of one run whatever the size
-    of the warehouse.
-
-    The baselines need the population's hazard (the rate of each outcome per offer by tiles left in the wall)
-    of every hand, so the first pass (here, ``on_hands(done, total)`` after each run) counts each run's rows
-    (:func:`rows_of`) and keeps them in a file of a temporary folder (``workdir``) with each expanded offer's row
-    and wall, and sums the hazard and each pair's counts. Once the hazard is known, each run's rows get their
-    baselines from those offers (:func:`_with_baselines`) and are kept in their place, and each pair's exposures
-    are the sums of its rows'; :meth:`chunks` reads the rows back, one run at a time, on every pass.
-    :meth:`close` removes the folder."""
+class _FirstPass:
+    """The first pass of :class:`WarehouseSource` over the runs :func:`pipeline.analytics.runs.each_run` gives:
+    each run's rows counted and kept in a file of ``folder``, the hazard's tallies and every pair's counts
+    summed. :meth:`read` starts from nothing each time (the runs may be given again, by ranges)."""
 
     def __init__(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        chunk_hands: int = CHUNK_HANDS,
-        on_hands: Callable[[int, int], None] | None = None,
-        workdir: str | None = None,
+        self, folder: Path, code: dict[str, int], on_hands: Callable[[int, int], None] | None, hands: int
     ) -> None:
-        return_freed_memory()
-        self.runs = hand_chunks(con, chunk_hands)
-        self.hands = sum(c.hands for c in self.runs)
-        names = con.execute("SELECT DISTINCT unnest(players) AS p FROM hands WHERE replayed ORDER BY p").fetchall()
-        players = [n for (n,) in names]
-        code = {name: k for k, name in enumerate(players)}
-        p = len(players)
-        self._dir = tempfile.TemporaryDirectory(prefix="xuezhan-collusion-", dir=workdir)
+        self.folder, self.code, self.on_hands, self.hands_total = folder, code, on_hands, hands
         self.files: list[Path] = []
+        self.hazard = self.chances = np.zeros((WALLS, len(OUTCOMES)))
+        self.total = _SparseSums()
+
+    def read(self, runs: Iterator[tuple[Run, tuple[pl.DataFrame, pl.DataFrame]]]) -> None:
+        for path in self.folder.glob("run-*.npy"):
+            path.unlink()
+        self.files = []
         hazard = np.zeros((WALLS, len(OUTCOMES)))
         chances = np.zeros((WALLS, len(OUTCOMES)))  # the offers each outcome could be seen on, by wall
         total = _SparseSums()
+        p = len(self.code)
         done = 0
-        if on_hands is not None:
-            on_hands(0, self.hands)
-        for k, (run, (events, hands)) in enumerate(zip(self.runs, read_runs(con, self.runs), strict=True)):
-            offers = offers_of(events, hands, code)
+        if self.on_hands is not None:
+            self.on_hands(0, self.hands_total)
+        for k, (run, (events, hands)) in enumerate(runs):
+            offers = offers_of(events, hands, self.code)
             del events, hands
-            path = Path(self._dir.name) / f"run-{k:06d}.npy"
+            path = self.folder / f"run-{k:06d}.npy"
             self.files.append(path)
             rows, offer_row, walls, outcome, seeable = rows_of(offers, None)
             every = np.bincount(walls, minlength=WALLS)[:WALLS]
@@ -926,9 +883,45 @@ class WarehouseSource(FeatureSource):
             )
             total.add(_part_sums(rows, p))  # the hazard features' exposures are 0 until the hazard is known
             del offers, rows, offer_row, walls, outcome, seeable
-            done += run.hands
-            if on_hands is not None:
-                on_hands(done, self.hands)
+            done += run.replayed
+            if self.on_hands is not None:
+                self.on_hands(done, self.hands_total)
+        self.hazard, self.chances, self.total = hazard, chances, total
+
+
+class WarehouseSource(FeatureSource):
+    """The pair features of the warehouse behind ``con``, ``chunk_hands`` hands at a time (the runs of
+    :func:`pipeline.analytics.runs.each_run`, every table read once in file order): DuckDB reads one run of
+    hands' events and hands (``sql/pair_events.sql``, ``sql/pair_hands.sql``), the
+    offers are counted in memory (:func:`offers_of`, :func:`rows_of`: the counts of ``sql/pair_features.sql``)
+    and folded into sums before the next run is read, so that memory stays that of one run whatever the size
+    of the warehouse.
+
+    The baselines need the population's hazard (the rate of each outcome per offer by tiles left in the wall)
+    of every hand, so the first pass (here, ``on_hands(done, total)`` after each run) counts each run's rows
+    (:func:`rows_of`) and keeps them in a file of a temporary folder (``workdir``) with each expanded offer's row
+    and wall, and sums the hazard and each pair's counts. Once the hazard is known, each run's rows get their
+    baselines from those offers (:func:`_with_baselines`) and are kept in their place, and each pair's exposures
+    are the sums of its rows'; :meth:`chunks` reads the rows back, one run at a time, on every pass.
+    :meth:`close` removes the folder."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        chunk_hands: int = CHUNK_HANDS,
+        on_hands: Callable[[int, int], None] | None = None,
+        workdir: str | None = None,
+    ) -> None:
+        return_freed_memory()
+        self.hands = int(con.execute("SELECT count(*) FROM hands WHERE replayed").fetchall()[0][0])
+        names = con.execute("SELECT DISTINCT unnest(players) AS p FROM hands WHERE replayed ORDER BY p").fetchall()
+        players = [n for (n,) in names]
+        self._dir = tempfile.TemporaryDirectory(prefix="xuezhan-collusion-", dir=workdir)
+        first = _FirstPass(Path(self._dir.name), {name: k for k, name in enumerate(players)}, on_hands, self.hands)
+        each_run(con, pair_streams(con), read_run, first.read, size=chunk_hands, replayed=True)
+        self.files, hazard, chances, total = first.files, first.hazard, first.chances, first.total
+        self.runs = len(self.files)  # runs read (each kept in a file)
+        p = len(players)
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = hazard / chances  # per offer it could be seen on (every offer, where every level shows it)
         rate[~np.isfinite(rate)] = 0.0

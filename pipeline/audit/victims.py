@@ -20,7 +20,7 @@ per hand at tables with two or more of the team against tables with none of it (
 tables differ in who else sits there, so this compares; it does not prove.
 
 **Memory**: the flows are 12 rows a hand (2.4 million at 200k hands). :func:`victim_view` asks
-DuckDB for one run of :data:`CHUNK_HANDS` hands at a time (the pair screen's runs, ``analytics/sql/hand_ranges.sql``),
+DuckDB for one run of :data:`CHUNK_HANDS` hands at a time (the pair screen's runs: :mod:`pipeline.analytics.runs`),
 keeps each run's coded rows in a temporary file, and every pass (the strengths, each pair's excess and
 variance, the team lines) reads the runs one at a time into per-pair and per-player sums: what it holds grows
 with the pairs that met, not with the hands. tests/victims_oracle.py computes the same view a plain way, a hand at
@@ -43,8 +43,8 @@ import numpy as np
 import polars as pl
 
 from pipeline import sql
+from pipeline.analytics.runs import Run, Stream, each_run
 from pipeline.analytics.stats import by_qvalues, normal_sf
-from pipeline.audit.collusion import hand_chunks
 from pipeline.memory import return_freed_memory
 
 
@@ -128,7 +128,7 @@ class Victim:
         }
 
 
-CHUNK_HANDS = 10_000  # hands read at a time (runs of consecutive hand ids): what the view's memory grows with
+CHUNK_HANDS = 10_000  # hands read at a time (runs in file order): what the view's memory grows with
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,19 +224,45 @@ def victim_view(
         return _view(_frame_runs(data, chunk_hands), teams, min_hands, fdr)
     return_freed_memory()
     with tempfile.TemporaryDirectory(prefix="xuezhan-victims-") as tmp:
-        runs = _Runs(Path(tmp))
-        for flows in _flow_runs(data, chunk_hands):
-            if not flows.is_empty():
-                runs.add(_run_of(flows, runs.code))
-            del flows
-        return _view(runs, teams, min_hands, fdr)
+        kept: list[_Runs] = []
+
+        def read(runs: Iterator[tuple[Run, pl.DataFrame]]) -> None:  # from nothing: the runs may come twice
+            kept[:] = [_Runs(Path(tmp))]
+            for _, flows in runs:
+                if not flows.is_empty():
+                    kept[0].add(_run_of(flows, kept[0].code))
+                del flows
+
+        each_run(data, FLOW_STREAMS, _net_flows, read, size=chunk_hands, replayed=True)
+        return _view(kept[0], teams, min_hands, fdr)
 
 
-def _flow_runs(con: duckdb.DuckDBPyConnection, chunk_hands: int = CHUNK_HANDS) -> Iterator[pl.DataFrame]:
-    """The flows of ``sql/net_flows.sql`` a run of ``chunk_hands`` hands at a time (their concatenation is every
-    ordered pair at every table of the warehouse)."""
-    for chunk in hand_chunks(con, chunk_hands):
-        yield sql.run_sql(con, "pipeline.audit", "net_flows", lo=chunk.lo, hi=chunk.hi)
+# What sql/net_flows.sql reads of each table, for the runs in file order (pipeline/analytics/runs.py)
+FLOW_STREAMS = (
+    Stream("hands", "hand_id, replayed"),
+    Stream("player_hands", "hand_id, player"),
+    Stream(
+        "payments",
+        "hand_id, side, payer_player, payee_player, amount",
+        "side = 'computed' AND payee_player IS NOT NULL",
+    ),
+)
+
+
+def _net_flows(run: Run) -> pl.DataFrame:
+    return sql.run_sql(run.con, "pipeline.audit", "net_flows", lo=run.lo, hi=run.hi)
+
+
+def _flow_runs(con: duckdb.DuckDBPyConnection, chunk_hands: int = CHUNK_HANDS) -> list[pl.DataFrame]:
+    """The flows of ``sql/net_flows.sql`` a run of ``chunk_hands`` hands at a time, every run's held (for the
+    tests: their concatenation is every ordered pair at every table of the warehouse)."""
+    frames: list[pl.DataFrame] = []
+
+    def read(runs: Iterator[tuple[Run, pl.DataFrame]]) -> None:
+        frames[:] = [flows for _, flows in runs]
+
+    each_run(con, FLOW_STREAMS, _net_flows, read, size=chunk_hands, replayed=True)
+    return frames
 
 
 def _frame_runs(flows: pl.DataFrame, chunk_hands: int) -> _Runs:

@@ -1,0 +1,245 @@
+"""Reading the warehouse a run of hands at a time, each table once, in the order its files hold it.
+
+A figure summed over many hands (the collusion screen's pair counts, the victim view's flows, the head-to-head
+sums) is read a run of hands at a time, so that its memory is one run's whatever the size of the warehouse. A
+run used to be a range of consecutive hand ids (``sql/hand_ranges.sql``), each read by its own query. But hand
+ids interleave in the files (a platform's ids sort by table or by day, the files hold them in the order they
+were ingested), so every range query read every row group whose ids overlapped its range, and the reading grew
+as the square of the warehouse: the collusion screen took 16.7 s on 200,000 hands and 195 s on 1,000,000 (12×).
+
+Here each table a run's query names is streamed once, in file order (:class:`Stream`: the columns and rows the
+query needs), on a cursor of its own. Ingest writes every table of a batch in the same order of hands, commits
+the batches in order and compaction keeps that order (``pipeline/ingest/warehouse.py``), so the rows of the
+next hands of ``hands`` are the next rows of every other table. A run is the next ``size`` rows of the
+``hands`` stream; every other stream gives it its rows while their hand is one of the run's, and stops at the
+first that is not. The run's query then runs over those rows alone, on a connection of their own where each
+table's name is the run's rows (the same SQL as over the warehouse, its range ``[lo, hi]`` the run's least and
+greatest id: it keeps every row).
+
+Why the result is exact whatever the order: a row goes only to the run that holds its hand, so when every
+stream has been read to its end, every row went to its own hand's run. A table in another order (a scope's
+filter DuckDB reordered, a warehouse written some other way, a row of a hand ``hands`` lacks) leaves a stream
+stuck before its end; :func:`read_runs` raises :class:`OutOfOrder` after its last run, and :func:`each_run`
+reads the runs again by ranges of ids (the old way: the same rows, slower), before any result is used.
+
+The next run is read ahead, in a thread of its own, while the caller counts the run before: DuckDB works
+without the GIL, so the reading overlaps the counting. Two runs are held at most.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, closing
+from dataclasses import dataclass
+from typing import TypeVar
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline import sql
+
+T = TypeVar("T")
+
+BATCH_ROWS = 1 << 16  # rows a stream fetches at a time
+
+
+class OutOfOrder(Exception):
+    """A table's rows were not in the order of ``hands``: the runs read in file order are incomplete."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """What a run's query reads of one table: ``columns`` (SQL, with ``hand_id`` among them) of the rows that
+    ``where`` keeps (None: every row). The rows a stream leaves out must be rows the query would leave out:
+    the stream is only a narrower reading of the same table."""
+
+    table: str
+    columns: str = "*"
+    where: str | None = None
+
+    def sql(self) -> str:
+        return f'SELECT {self.columns} FROM "{self.table}"' + (f" WHERE {self.where}" if self.where else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run of hands: the connection its query runs on, the range of ids ``[lo, hi]`` that holds its hands
+    (every row of the connection's tables in file order; a run of consecutive ids when read by ranges), and
+    how many hands it holds (``replayed``: of them, the replayed ones)."""
+
+    con: duckdb.DuckDBPyConnection
+    lo: str
+    hi: str
+    hands: int
+    replayed: int
+
+
+# What a cursor of a connection cannot see of it: its temporary views and tables (a caller's own, shadowing the
+# warehouse's views) and its search path. Where the connection has any, the runs are read on it, by ranges.
+_CONNECTION_OWN = (
+    "SELECT (SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)"
+    " + (SELECT count(*) FROM duckdb_tables() WHERE temporary), current_setting('search_path')"
+)
+
+
+def cursor_sees_all(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a cursor of ``con`` (a connection of its own to the same database) reads what ``con`` reads: not
+    when ``con`` has temporary views or tables (a caller's view of the warehouse over the views
+    :func:`pipeline.analytics.queries.connect` made) or another search path."""
+    own, path = con.execute(_CONNECTION_OWN).fetchall()[0]
+    with closing(con.cursor()) as cursor:
+        return not own and path == cursor.execute(_CONNECTION_OWN).fetchall()[0][1]
+
+
+def each_run(
+    con: duckdb.DuckDBPyConnection,
+    streams: Sequence[Stream],
+    query: Callable[[Run], T],
+    consume: Callable[[Iterator[tuple[Run, T]]], object],
+    *,
+    size: int,
+    replayed: bool,
+) -> None:
+    """Call ``consume`` with every run's ``query`` result, in file order (:func:`read_runs`); if the tables were
+    not all in one order (:class:`OutOfOrder`, raised after the last run), call it again with the runs by
+    ranges of ids (:func:`range_runs`). ``consume`` must start from nothing each time it is called and keep
+    nothing it was given until it returns. ``replayed``: the runs by ranges hold the replayed hands only (a
+    query that reads only those), else every hand."""
+    if cursor_sees_all(con):
+        try:
+            consume(read_runs(con, streams, query, size=size))
+            return
+        except OutOfOrder:
+            pass
+    consume(range_runs(con, query, size=size, replayed=replayed))
+
+
+def read_runs(
+    con: duckdb.DuckDBPyConnection, streams: Sequence[Stream], query: Callable[[Run], T], *, size: int
+) -> Iterator[tuple[Run, T]]:
+    """Each run of ``size`` hands in file order, with ``query``'s result over its rows: ``streams[0]`` is the
+    ``hands`` stream the runs are cut from, the others the tables the query reads besides. Raises
+    :class:`OutOfOrder` after the last run if a stream was not read to its end (its rows were not all given to
+    their hands' runs). The next run is read and queried ahead, in a thread, while the caller uses this one.
+    Every stream runs on a cursor of ``con``: call only where :func:`cursor_sees_all`."""
+    if not streams or streams[0].table != "hands":
+        raise ValueError("the first stream must be the hands one")
+    with ExitStack() as stack:
+        readers = []
+        for stream in streams:
+            cursor = stack.enter_context(closing(con.cursor()))
+            cursor.execute("SET enable_progress_bar = false")
+            readers.append(_Rows(cursor.sql(stream.sql()).to_arrow_reader(BATCH_ROWS)))
+        local = stack.enter_context(closing(duckdb.connect()))
+        local.execute("SET enable_progress_bar = false")
+        runs = _zip(readers, [s.table for s in streams], local, max(1, size))
+        pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="xuezhan-runs"))
+
+        def next_result() -> tuple[Run, T] | None:
+            run = next(runs, None)
+            return None if run is None else (run, query(run))
+
+        ahead = pool.submit(next_result)
+        while (got := ahead.result()) is not None:
+            ahead = pool.submit(next_result)
+            yield got
+        for name, reader in zip([s.table for s in streams], readers, strict=True):
+            if not reader.done():
+                raise OutOfOrder(f"{name}: rows not in the order of hands")
+
+
+def _zip(readers: list[_Rows], names: list[str], local: duckdb.DuckDBPyConnection, size: int) -> Iterator[Run]:
+    """The runs of ``readers`` (the hands first), each registered on ``local`` under the tables' names."""
+    hands, others = readers[0], readers[1:]
+    while True:
+        table = hands.take_rows(size)
+        if table.num_rows == 0:
+            return
+        ids = table.column("hand_id")
+        wanted = pc.unique(ids)
+        parts = [table, *(reader.take_hands(wanted) for reader in others)]
+        for name, part in zip(names, parts, strict=True):
+            local.register(name, part)
+        lo, hi = pc.min_max(ids).values()
+        replayed = int(pc.sum(table.column("replayed")).as_py() or 0) if "replayed" in table.column_names else 0
+        yield Run(local, lo.as_py(), hi.as_py(), table.num_rows, replayed)
+
+
+class _Rows:
+    """A stream's batches, taken a run at a time: by rows (``hands``) or by hands (the others)."""
+
+    def __init__(self, reader: pa.RecordBatchReader) -> None:
+        self.reader = reader
+        self.schema = reader.schema
+        self.pending: pa.Table | None = None
+        self.ended = False
+
+    def _more(self) -> bool:
+        if self.ended:
+            return False
+        try:
+            batch = self.reader.read_next_batch()
+        except StopIteration:
+            self.ended = True
+            return False
+        more = pa.Table.from_batches([batch], schema=self.schema)
+        self.pending = more if self.pending is None else pa.concat_tables([self.pending, more])
+        return True
+
+    def _pending_rows(self) -> int:
+        return 0 if self.pending is None else self.pending.num_rows
+
+    def take_rows(self, n: int) -> pa.Table:
+        while self._pending_rows() < n and self._more():
+            pass
+        return self._split(min(n, self._pending_rows()))
+
+    def take_hands(self, wanted: pa.Array) -> pa.Table:
+        """The rows from here up to the first whose hand is not in ``wanted``."""
+        taken = 0
+        while True:
+            if self._pending_rows() == taken and not self._more():
+                break
+            assert self.pending is not None
+            ids = self.pending.column("hand_id").slice(taken)
+            starts = _segment_starts(ids)
+            inside = pc.is_in(ids.take(starts), value_set=wanted).to_numpy(zero_copy_only=False)
+            if not inside.all():
+                taken += int(starts[int(np.argmin(inside))])
+                break
+            taken = self.pending.num_rows
+        return self._split(taken)
+
+    def _split(self, n: int) -> pa.Table:
+        if self.pending is None:
+            return self.schema.empty_table()
+        head, self.pending = self.pending.slice(0, n), self.pending.slice(n)
+        return head
+
+    def done(self) -> bool:
+        return self._pending_rows() == 0 and not self._more()
+
+
+def _segment_starts(ids: pa.ChunkedArray) -> np.ndarray:
+    """Where each run of equal ids starts in ``ids``."""
+    if len(ids) == 0:
+        return np.zeros(0, dtype=np.int64)
+    changed = pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1)).to_numpy()
+    return np.concatenate([[0], np.flatnonzero(changed) + 1])
+
+
+def range_runs(
+    con: duckdb.DuckDBPyConnection, query: Callable[[Run], T], *, size: int, replayed: bool
+) -> Iterator[tuple[Run, T]]:
+    """The runs of ``size`` consecutive hand ids (``sql/hand_ranges.sql``; ``replayed``: of the replayed hands
+    only), each queried on ``con`` itself over its range: what :func:`read_runs` falls back on. Each range
+    reads every row group whose ids overlap it: the whole warehouse's, where ids interleave in the files."""
+    rows = con.execute(
+        sql.load_sql("pipeline.analytics", "hand_ranges"), {"size": max(1, size), "replayed": replayed}
+    ).fetchall()
+    for _, lo, hi, n in rows:
+        run = Run(con, lo, hi, int(n), int(n) if replayed else 0)
+        yield run, query(run)

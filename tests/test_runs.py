@@ -1,0 +1,144 @@
+"""pipeline/analytics/runs.py: the warehouse read a run of hands at a time, every table once in file order, and
+by ranges of ids where the tables are not in one order. Each reading is held to a plain computation over the
+whole tables; the orders a warehouse can hold (ids interleaved in the files, a table in another order, a row of
+a hand ``hands`` lacks, a connection a cursor cannot see) each get their test."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipeline.analytics import runs
+from pipeline.analytics.runs import OutOfOrder, Run, Stream, each_run, read_runs
+
+STREAMS = (Stream("hands", "hand_id, replayed"), Stream("events", "hand_id, v", "v >= 0"))
+
+
+def per_hand(run: Run) -> pl.DataFrame:
+    """What a run's query gives: per replayed hand of the run's range, its events' sum and count (the same SQL
+    over the warehouse and over a run's rows)."""
+    return run.con.sql(
+        "SELECT h.hand_id, sum(e.v)::BIGINT AS total, count(e.v) AS n FROM hands AS h "
+        "LEFT JOIN events AS e ON e.hand_id = h.hand_id AND e.v >= 0 "
+        "WHERE h.replayed AND h.hand_id BETWEEN $lo AND $hi GROUP BY h.hand_id",
+        params={"lo": run.lo, "hi": run.hi},
+    ).pl()
+
+
+def room(order: list[str], *, events_order: list[str] | None = None, orphan: bool = False) -> duckdb.DuckDBPyConnection:
+    """``hands`` in ``order`` (every seventh not replayed), ``events`` in ``events_order`` (default the same):
+    0 to 3 rows a hand, one with a negative value the stream leaves out; ``orphan``: a row of a hand not in
+    ``hands``."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE hands (hand_id VARCHAR, replayed BOOLEAN)")
+    if order:
+        con.executemany("INSERT INTO hands VALUES (?, ?)", [(h, k % 7 != 3) for k, h in enumerate(order)])
+    rows = []
+    for h in events_order or order:
+        k = int(h.split("-")[1])
+        rows += [(h, k * 10 + j) for j in range(k % 4)] + ([(h, -1)] if k % 5 == 0 else [])
+        if orphan and k == 50:
+            rows.append(("nobody", 1))
+    con.execute("CREATE TABLE events (hand_id VARCHAR, v BIGINT)")
+    if rows:
+        con.executemany("INSERT INTO events VALUES (?, ?)", rows)
+    return con
+
+
+def whole(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    return per_hand(Run(con, "", "\uffff", 0, 0)).sort("hand_id")
+
+
+def interleaved(n: int = 120) -> list[str]:
+    """Ids in the order a platform's files might hold them: copies interleaved, not sorted."""
+    order = [f"h-{k:03d}-c{k % 3}" for k in range(n)]
+    random.Random(4).shuffle(order)
+    return order
+
+
+def collect(con: duckdb.DuckDBPyConnection, size: int) -> tuple[pl.DataFrame, int]:
+    """each_run's result over ``con`` and how many times it consumed the runs."""
+    calls: list[pl.DataFrame | None] = []
+
+    def consume(got: Iterator[tuple[Run, pl.DataFrame]]) -> None:
+        calls.append(None)
+        frames = [frame for _, frame in got]
+        calls[-1] = pl.concat(frames) if frames else pl.DataFrame()
+
+    each_run(con, STREAMS, per_hand, consume, size=size, replayed=True)
+    last = calls[-1]
+    assert last is not None
+    return last.sort("hand_id"), len(calls)
+
+
+def test_runs_in_file_order_cut_the_hands_as_the_files_hold_them_and_give_every_row_to_its_run() -> None:
+    order = interleaved()
+    con = room(order)
+    got = list(read_runs(con, STREAMS, lambda run: run, size=25))
+    assert [r.hands for r, _ in got] == [25, 25, 25, 25, 20]
+    for k, (run, _) in enumerate(got):  # read_runs's runs: the next 25 of the file order, not 25 consecutive ids
+        assert (run.lo, run.hi) == (min(order[25 * k : 25 * k + 25]), max(order[25 * k : 25 * k + 25]))
+    assert sum(r.replayed for r, _ in got) == sum(1 for k in range(len(order)) if k % 7 != 3)
+    result, calls = collect(con, 25)
+    assert calls == 1 and result.equals(whole(con)) and result.height > 90
+    assert (
+        result["n"].sum()
+        == con.execute(
+            "SELECT count(*) FROM events e JOIN hands h USING (hand_id) WHERE h.replayed AND v >= 0"
+        ).fetchall()[0][0]
+    )
+
+
+def test_a_table_in_another_order_is_found_after_the_last_run_and_read_again_by_ranges() -> None:
+    order = interleaved()
+    con = room(order, events_order=sorted(order))
+    with pytest.raises(OutOfOrder, match="events"):
+        list(read_runs(con, STREAMS, per_hand, size=25))
+    result, calls = collect(con, 25)
+    assert calls == 2 and result.equals(whole(con))
+
+
+def test_a_row_of_a_hand_the_hands_lack_sends_the_reading_to_ranges() -> None:
+    con = room(interleaved(), orphan=True)
+    with pytest.raises(OutOfOrder):
+        list(read_runs(con, STREAMS, per_hand, size=25))
+    result, calls = collect(con, 25)
+    assert calls == 2 and result.equals(whole(con))
+
+
+def test_one_run_of_every_hand_and_no_hand_at_all() -> None:
+    con = room(interleaved(40))
+    result, calls = collect(con, 10**6)
+    assert calls == 1 and result.equals(whole(con))
+    empty = room([])
+    seen: list[int] = []
+    each_run(empty, STREAMS, per_hand, lambda got: seen.append(len(list(got))), size=10, replayed=True)
+    assert seen == [0]
+
+
+def test_a_connection_a_cursor_cannot_see_is_read_on_itself_by_ranges() -> None:
+    """A temporary view of the caller's (here: the events without the large values) is the connection's alone:
+    the runs are read on it, by ranges, and see its rows, never the table's."""
+    con = room(interleaved())
+    con.execute("CREATE TEMP VIEW events AS SELECT * FROM memory.main.events WHERE v < 500")
+    assert not runs.cursor_sees_all(con)
+    result, calls = collect(con, 25)
+    assert calls == 1 and result.equals(whole(con)) and result["total"].max() < 3 * 500
+
+
+def test_a_reader_stopped_half_way_leaves_no_thread_behind() -> None:
+    con = room(interleaved())
+    reader = read_runs(con, STREAMS, per_hand, size=25)
+    next(reader)
+    reader.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("xuezhan-runs")]
+
+
+def test_the_first_stream_must_be_the_hands() -> None:
+    with pytest.raises(ValueError, match="hands"):
+        list(read_runs(room(["h-001-c1"]), STREAMS[::-1], per_hand, size=5))
