@@ -259,6 +259,7 @@ BAD_VALUES = {
     "--top": "-1",
     "--min-hands": "0",
     "--workers": "0",
+    "--engine": "nosuch",
 }
 
 
