@@ -1,7 +1,9 @@
-"""The screens' heavy pass on Spark (``deals``/``info-cheats --engine spark``, :mod:`pipeline.analytics.spark`) against
-DuckDB on one simulated room (a stacker, a player who sees every hand): the same output, byte for byte, in every
-format, over the whole warehouse and under a filter; the models' frames equal, column types included; the files a
-killed run left uncommitted read by neither; a table Spark does not read refused.
+"""The screens' heavy pass on Spark (``deals``, ``info-cheats``, ``stats --engine spark``: pipeline/analytics/spark.py)
+against DuckDB: the same output, byte for byte, in every format, over the whole warehouse and under a filter, on a
+simulated room (a stacker, a player who sees every hand) and, for ``stats``, on a warehouse of every level of record
+(full, dealt, observer, settlement) as this release and as an older one stored it (wins without their turns: the
+turns counted from the events); the models' frames equal, column types included; the files a killed run left
+uncommitted read by neither; a table Spark does not read refused.
 
 One Spark session (``local[2]``) for the module: the commands find it running and use it as it is. Skipped, with
 the reason, only where pyspark or Java 17+ is missing (tests/spark_support.py).
@@ -9,6 +11,7 @@ the reason, only where pyspark or Java 17+ is missing (tests/spark_support.py).
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,12 +23,15 @@ import pyarrow.parquet as pq
 import pytest
 from rooms import simulated_room
 from spark_support import spark_missing
+from test_levels import sample, sheet_records, to_dealt
+from test_levels_observer import to_observer
 from typer.testing import CliRunner
 
 from cli import app
 from pipeline.analytics.queries import connect
 from pipeline.analytics.scope import Scope
 from pipeline.analytics.spark import SparkModels, spark_text
+from pipeline.ingest.run import ingest
 from pipeline.sql import DuckDBModels
 
 MISSING = spark_missing()
@@ -46,6 +52,30 @@ def session() -> Iterator[Any]:
 
     with SparkEngine("local[2]", {"spark.ui.enabled": "false"}, app="xuezhan tests") as engine:
         yield engine.session
+
+
+@pytest.fixture(scope="module")
+def levels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A warehouse of every level (30 full hands, 5 as dealt, 5 as an observer saw them, the sample's score sheet),
+    and a copy whose wins lack their turns (as a warehouse made before wins.turn: player_base counts them)."""
+    folder = tmp_path_factory.mktemp("levels")
+    full = sample(30)
+    records = [
+        *full,
+        *(dict(to_dealt(r), hand_id=r["hand_id"] + "-d") for r in full[:5]),
+        *(dict(to_observer(r, i % 4), hand_id=r["hand_id"] + "-o") for i, r in enumerate(full[5:10])),
+        *sheet_records(),
+    ]
+    path = folder / "records.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    run = ingest([str(path)], folder / "wh", workers=1)
+    assert run.rejects == 0 and run.records_stored == len(records)
+    older = folder / "older"
+    shutil.copytree(folder / "wh", older)
+    for file in (older / "wins").glob("part-*.parquet"):
+        table = pq.read_table(file)
+        pq.write_table(table.drop_columns([c for c in ("turn", "source_turn") if c in table.column_names]), file)
+    return {"new": folder / "wh", "older": older}
 
 
 def both(command: list[str]) -> tuple[str, str]:
@@ -137,3 +167,32 @@ def test_a_table_spark_does_not_read_is_refused(room: tuple[Path, dict[str, Any]
             assert models.query("SELECT count(*) AS n FROM hands").equals(pl.DataFrame({"n": [600]}))
         finally:
             models.close()
+
+
+@pytest.mark.parametrize(
+    ("which", "args"),
+    [
+        ("new", ["--format", "json"]),
+        ("new", ["--by", "seat", "--format", "csv"]),
+        ("older", ["--format", "json"]),
+        ("older", ["--by", "dealer", "--player", "{player}"]),
+    ],
+)
+def test_stats_on_spark_print_what_duckdb_prints(
+    levels: dict[str, Path], session: Any, which: str, args: list[str]
+) -> None:
+    """Every level of record, each metric over the levels it can use; the older warehouse's turns counted from
+    its events on Spark as on DuckDB (its figures differ from the new one's in nothing but where they came from)."""
+    player = sample(1)[0]["players"][0]
+    local, spark = both(["stats", "--warehouse", str(levels[which]), *(a.format(player=player) for a in args)])
+    assert spark == local
+    if args[:2] == ["--format", "json"]:
+        answer = json.loads(local)
+        assert {"full", "dealt", "observer", "settlement"} <= set(answer["levels"])
+        assert any(p["metrics"]["win_turn"]["n"] for p in answer["players"])
+
+
+def test_stats_by_month_or_opponent_stay_local(levels: dict[str, Path]) -> None:
+    for by in (["--by", "month"], ["--by", "opponent", "--player", "x"]):
+        done = runner.invoke(app, ["stats", "--warehouse", str(levels["new"]), *by, *SPARK])
+        assert done.exit_code == 2 and "--engine local only" in done.output

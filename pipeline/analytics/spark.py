@@ -63,7 +63,15 @@ from schemas.tables import TABLES
 SPARK_TABLES = tuple(name for name in TABLES if name not in ("issues", "ingest_runs"))
 
 # Rows of a result go to the driver as Arrow batches of this many (ingest's 16 are for rows that are whole chunks).
-SETTINGS = {"spark.sql.execution.arrow.maxRecordsPerBatch": "10000"}
+# A join's side is broadcast only from the size adaptive execution measured when it ran, never from the planner's
+# estimate (the compressed Parquet size: 20,000 hands' events are a few MB on disk and far more in memory, and
+# player_base's first join on them broadcast that side and ran out of the driver's default 1 GB).
+SETTINGS = {
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "10000",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.adaptive.autoBroadcastJoinThreshold": "10MB",
+}
 
 # DuckDB's functions (and macros) a model names only in a branch that Spark never takes (player_base.sql's grp of
 # $by 'month', refused with --engine spark): on Spark, functions that fail if ever called, so that the text parses.
