@@ -152,9 +152,12 @@ class SparkModels:
         self._views.add(name)
 
     def close(self) -> None:
+        """Drop the views and functions registered here (a session that outlives this, a notebook's, keeps none)."""
         for name in self._views:
             self.session.catalog.dropTempView(name)
         self._views.clear()
+        for name in DUCKDB_ONLY:
+            self.session.sql(f"DROP TEMPORARY FUNCTION IF EXISTS {name}")
 
 
 def _duckdb_only(name: str, *_: object) -> None:
