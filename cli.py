@@ -497,6 +497,13 @@ def _hands_in_scope(warehouse: Path, scope: Any) -> int:
     return hands
 
 
+def _spark_master(engine: Engine, master: str | None) -> None:
+    """``--master`` means something with ``--engine spark`` only: given without it, a usage error (it would be
+    ignored, and the work would run here while the user thinks it runs on the cluster)."""
+    if master is not None and engine != "spark":
+        raise fail(f"--master {master}: a Spark master, for --engine spark only (--engine is {engine})")
+
+
 @contextmanager
 def _heavy_pass(con: Any, warehouse: Path, engine: Engine, master: str | None, command: str) -> Iterator[Any]:
     """Where a screen's heavy pass runs (:class:`pipeline.sql.Models`): ``None`` (on ``con``, DuckDB) for local,
@@ -821,6 +828,7 @@ def ingest_command(
     from pipeline.ingest.run import ingest
     from pipeline.ingest.warehouse import WarehouseBusy
 
+    _spark_master(engine, master)
     override = _rules_option(rules_)
     if all(p != "-" and not Path(p).exists() for p in paths):
         raise fail(f"no such file or folder: {', '.join(paths)}")
@@ -913,6 +921,7 @@ def stats_command(
     from pipeline.analytics import queries
     from pipeline.analytics.render import head_to_head_csv, head_to_head_table, stats_csv, stats_table
 
+    _spark_master(engine, master)
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     if by == "opponent" and player is None:
         raise fail("--by opponent needs --player (whose opponents)")
@@ -1335,6 +1344,7 @@ def info_cheats_command(
     from pipeline.audit.anticipation import WaitsNotJudged, combine, screen_anticipation
     from pipeline.audit.information import screen_information
 
+    _spark_master(engine, master)
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
@@ -1703,6 +1713,7 @@ def deals_command(
     from pipeline.analytics.queries import connect
     from pipeline.audit.deals import KINDS, NoDealScores, commitments, screen_deals
 
+    _spark_master(engine, master)
     kinds = tuple(kind or KINDS)
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:

@@ -260,6 +260,7 @@ BAD_VALUES = {
     "--min-hands": "0",
     "--workers": "0",
     "--engine": "nosuch",
+    "--master": "local[2]",  # without --engine spark
 }
 
 
