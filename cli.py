@@ -381,6 +381,10 @@ OPTIONS: dict[str, str] = {
     "--reviewer": "Who takes the action (kept with it in the case log)",
     "--note": "The reviewer's note (kept with the action)",
     "--mask": "Mask the evidence pack for a blind review",
+    # \\[ keeps rich's markup from taking [spark] for a style tag and printing "xuezhan"
+    "--engine": "Where the heavy work runs: local (this machine: ingest's process pool, the screens' DuckDB), or "
+    "spark (a Spark cluster, or Spark in local mode; needs pip install xuezhan\\[spark])",
+    "--master": "Spark master URL with --engine spark (default: spark-submit's, else local[*])",
     "--pack": "Write evidence packs (each hand replayed, docs/REPLAY.md) into this folder",
     "--thresholds": "TOML file of ingest-health thresholds over the shipped ones (pipeline/analytics/health.toml: "
     "its keys and their meaning)",
@@ -431,6 +435,17 @@ TableCsvJson = Literal["table", "csv", "json"]
 FormatOption = Annotated[TableCsvJson, _option("--format", ": table, csv or json.")]
 FormatNoCsv = Annotated[TableJson, _option("--format", ": table or json.")]
 CacheOption = Annotated[Path | None, _option("--cache")]
+Engine = Literal["local", "spark"]
+EngineOption = Annotated[Engine, _option("--engine", ".")]
+ScreenEngineOption = Annotated[
+    Engine,
+    _option(
+        "--engine",
+        ". With spark, the screen's one pass over the big tables runs on Spark, its statistics here (README, "
+        "Beyond one machine).",
+    ),
+]
+MasterOption = Annotated[str | None, _option("--master", ".")]
 OutJson = Annotated[Path | None, _option("--out", ": the results as JSON, besides the table.")]
 # the eval-* commands' screen level and output, one definition for all of them
 EvalFdr = Annotated[float, _option("--fdr", ": the screen runs at it.", callback=_fdr_in_range)]
@@ -480,6 +495,33 @@ def _hands_in_scope(warehouse: Path, scope: Any) -> int:
             raise fail(f"no hands of player {scope.player!r} in {warehouse}", code=1)
         raise fail(f"no stored hand of {warehouse} is in scope ({scope.describe()})", code=1)
     return hands
+
+
+def _spark_master(engine: Engine, master: str | None) -> None:
+    """``--master`` means something with ``--engine spark`` only: given without it, a usage error (it would be
+    ignored, and the work would run here while the user thinks it runs on the cluster)."""
+    if master is not None and engine != "spark":
+        raise fail(f"--master {master}: a Spark master, for --engine spark only (--engine is {engine})")
+
+
+@contextmanager
+def _heavy_pass(con: Any, warehouse: Path, engine: Engine, master: str | None, command: str) -> Iterator[Any]:
+    """Where a screen's heavy pass runs (:class:`pipeline.sql.Models`): ``None`` (on ``con``, DuckDB) for local,
+    Spark SQL over the snapshot of ``con`` for spark (:mod:`pipeline.analytics.spark`); pyspark or Java
+    missing is one line and exit 2."""
+    if engine == "local":
+        yield None
+        return
+    from contextlib import ExitStack
+
+    from pipeline.analytics.spark import spark_models
+
+    with ExitStack() as stack:
+        try:
+            models = stack.enter_context(spark_models(con, warehouse, master=master, app=f"xuezhan {command}"))
+        except RuntimeError as exc:  # no pyspark (SparkEngine's message), or Spark could not start (no Java)
+            raise fail(f"--engine spark: {exc}") from None
+        yield models
 
 
 def _scope_line(scope: Any) -> list[str]:
@@ -772,12 +814,8 @@ def ingest_command(
     ],
     warehouse: Annotated[Path, _option("--warehouse", " (created when missing).")],
     workers: Annotated[int | None, _option("--workers", " (default: all cores).", min=1)] = None,
-    engine: Annotated[
-        Literal["local", "spark"],
-        # \\[ keeps rich's markup from taking [spark] for a style tag and printing "xuezhan"
-        typer.Option("--engine", help="local, or spark (needs pip install xuezhan\\[spark])."),
-    ] = "local",
-    master: Annotated[str | None, typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
+    engine: EngineOption = "local",
+    master: MasterOption = None,
     rules_: RulesOption = None,
     quiet: QuietOption = False,
 ) -> None:
@@ -790,6 +828,7 @@ def ingest_command(
     from pipeline.ingest.run import ingest
     from pipeline.ingest.warehouse import WarehouseBusy
 
+    _spark_master(engine, master)
     override = _rules_option(rules_)
     if all(p != "-" and not Path(p).exists() for p in paths):
         raise fail(f"no such file or folder: {', '.join(paths)}")
@@ -867,15 +906,27 @@ def stats_command(
     table: TableOption = None,
     profile: ProfileOption = None,
     tz: TzOption = None,
+    engine: Annotated[
+        Engine,
+        _option(
+            "--engine",
+            ". With spark, the per-player counts (the one pass over player_hands, wins and events) run on Spark, "
+            "the rest here (README, Beyond one machine); not with --by month or opponent.",
+        ),
+    ] = "local",
+    master: MasterOption = None,
 ) -> None:
     """Player and table statistics with sample sizes and 95% intervals (definitions: schemas/METRICS.md).
     --by opponent --player P: P's head-to-head table, one row per opponent."""
     from pipeline.analytics import queries
     from pipeline.analytics.render import head_to_head_csv, head_to_head_table, stats_csv, stats_table
 
+    _spark_master(engine, master)
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     if by == "opponent" and player is None:
         raise fail("--by opponent needs --player (whose opponents)")
+    if engine == "spark" and by in ("month", "opponent"):
+        raise fail(f"--by {by} runs on --engine local only (README, Beyond one machine)")
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
     try:
@@ -884,7 +935,11 @@ def stats_command(
             with queries.connect(warehouse, scope=scope) as con:
                 h2h = {"scope": scope.as_dict(), **queries.head_to_head(con, player)}
         else:
-            answer = queries.warehouse_stats(warehouse, by=by, player=player, scope=scope)
+            with (
+                queries.connect(warehouse, scope=scope) as con,
+                _heavy_pass(con, warehouse, engine, master, "stats") as m,
+            ):
+                answer = {"scope": scope.as_dict(), **queries.stats(con, by=by, player=player, models=m)}
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     if by == "opponent":
@@ -1276,6 +1331,8 @@ def info_cheats_command(
     player: PlayerFilter = None,
     profile: ProfileOption = None,
     tz: TzOption = None,
+    engine: ScreenEngineOption = "local",
+    master: MasterOption = None,
 ) -> None:
     """Screen every player for play that sees the other hands, on two signals: too few dangerous discards by
     choice (a tile an opponent could win on, thrown while a tile nobody could win on was as good), and waits
@@ -1287,6 +1344,7 @@ def info_cheats_command(
     from pipeline.audit.anticipation import WaitsNotJudged, combine, screen_anticipation
     from pipeline.audit.information import screen_information
 
+    _spark_master(engine, master)
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
@@ -1295,7 +1353,8 @@ def info_cheats_command(
             waits = screen_anticipation(con, fdr=fdr, min_decisions=min_waits)
         except WaitsNotJudged as exc:
             raise fail(str(exc)) from None
-        dodges = screen_information(con, fdr=fdr, min_discards=min_discards)
+        with _heavy_pass(con, warehouse, engine, master, "info-cheats") as models:
+            dodges = screen_information(con, fdr=fdr, min_discards=min_discards, models=models)
     seers = combine(dodges, waits, fdr=fdr)
     if fmt == "csv":  # one row a player: the dodges' columns, then the waits' (wait_...)
         tail = ("expected", "p", "q")
@@ -1645,6 +1704,8 @@ def deals_command(
     player: PlayerFilter = None,
     profile: ProfileOption = None,
     tz: TzOption = None,
+    engine: ScreenEngineOption = "local",
+    master: MasterOption = None,
 ) -> None:
     """Screen players, table seats, tables and sessions for stacked deals: starting hands closer to ready than a
     fair wall deals (the sum of the deals' shanten against its exact distribution under fair shuffles); hands of
@@ -1652,6 +1713,7 @@ def deals_command(
     from pipeline.analytics.queries import connect
     from pipeline.audit.deals import KINDS, NoDealScores, commitments, screen_deals
 
+    _spark_master(engine, master)
     kinds = tuple(kind or KINDS)
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
@@ -1659,10 +1721,10 @@ def deals_command(
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
-    with connect(warehouse, scope=scope) as con:
+    with connect(warehouse, scope=scope) as con, _heavy_pass(con, warehouse, engine, master, "deals") as models:
         walls = commitments(con)
         try:
-            results = screen_deals(con, fdr=fdr, min_hands=min_hands, kinds=kinds)
+            results = screen_deals(con, fdr=fdr, min_hands=min_hands, kinds=kinds, models=models)
         except NoDealScores as exc:
             raise fail(str(exc)) from None
     if fmt == "json":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import polars as pl
@@ -28,3 +28,26 @@ def load_sql(package: str, name: str) -> str:
 def run_sql(con: duckdb.DuckDBPyConnection, package: str, name: str, **params: Any) -> pl.DataFrame:
     """Run ``<package>/sql/<name>.sql`` with named parameters; the result as a Polars frame."""
     return con.sql(load_sql(package, name), params=params).pl()
+
+
+class Models(Protocol):
+    """Where a screen's heavy pass runs: a model of ``<package>/sql/`` (or a query) over the warehouse's tables,
+    its rows as a Polars frame. :class:`DuckDBModels` on the connection's views; ``--engine spark``'s
+    :class:`pipeline.analytics.spark.SparkModels` on Spark SQL over the same snapshot's Parquet files."""
+
+    def run(self, package: str, name: str, **params: Any) -> pl.DataFrame: ...
+
+    def query(self, text: str, **params: Any) -> pl.DataFrame: ...
+
+
+class DuckDBModels:
+    """:class:`Models` on a DuckDB connection (the analytics' :func:`pipeline.analytics.queries.connect`)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    def run(self, package: str, name: str, **params: Any) -> pl.DataFrame:
+        return run_sql(self.con, package, name, **params)
+
+    def query(self, text: str, **params: Any) -> pl.DataFrame:
+        return self.con.sql(text, params=params).pl()

@@ -259,6 +259,8 @@ BAD_VALUES = {
     "--top": "-1",
     "--min-hands": "0",
     "--workers": "0",
+    "--engine": "nosuch",
+    "--master": "local[2]",  # without --engine spark
 }
 
 

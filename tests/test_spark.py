@@ -11,11 +11,7 @@ reason, only where one of them is missing.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-import os
-import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -27,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import zstandard
+from spark_support import spark_missing
 from warehouse_compare import contents
 
 from pipeline.ingest.chunks import read_chunks
@@ -52,23 +49,6 @@ from schemas.tables import TABLES
 COUNTS = ("lines_read", "records_stored", "records_invalid", "rejects", "duplicates", "conflicts")
 CHUNK = 16  # small chunks: several per file, so both stages of the Spark plan have several partitions' work
 SPARK = {"master": "local[2]", "conf": {"spark.ui.enabled": "false"}}
-
-
-def spark_missing() -> str | None:
-    """Why Spark cannot run here (no pyspark, no Java 17+), or None."""
-    if any(importlib.util.find_spec(m) is None for m in ("pyspark", "pandas")):
-        return "pyspark is not installed: pip install 'xuezhan[spark]'"
-    home = os.environ.get("JAVA_HOME")
-    java = str(Path(home, "bin", "java")) if home else shutil.which("java")
-    if not java or not os.access(java, os.X_OK):
-        where = f"JAVA_HOME={home} holds no bin/java" if home else "no java on PATH, and JAVA_HOME is not set"
-        return f"Spark needs Java 17 or newer: {where}"
-    said = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', said)
-    major = int(m[2] if m and m[1] == "1" else m[1]) if m else 0
-    if major < 17:
-        return f"Spark needs Java 17 or newer, {java} is {said.splitlines()[0] if said else 'unknown'}"
-    return None
 
 
 MISSING = spark_missing()

@@ -141,16 +141,25 @@ def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFram
     return sql.run_sql(con, "pipeline.analytics", name, **params)
 
 
-def player_base_levels(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None) -> pl.DataFrame:
+def player_base_levels(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    by: str = "all",
+    player: str | None = None,
+    models: sql.Models | None = None,
+) -> pl.DataFrame:
     """The base counts of every player (or only ``player``), one row per player, group (``grp``), ``level`` of
     record and ``own`` (the record shows the seat's whole hand); ``by`` is one of
     :data:`pipeline.analytics.groups.GROUPS`. On a connection given to :func:`remember_bases`, each answer is
-    computed once."""
+    computed once. ``models``: where ``sql/player_base.sql`` runs (default: on ``con``; ``stats --engine spark``:
+    :class:`pipeline.analytics.spark.SparkModels`, for every ``by`` but ``month``, whose months are DuckDB's)."""
     memo = _BASES.get(con)
     key = (check_group(by), player)
     if memo is not None and key in memo:
         return memo[key]
-    base = run(con, "player_base", by=key[0], player=player)
+    if models is not None and key[0] == "month":
+        raise ValueError("player_base by month runs on DuckDB only (its months are the local_time macro's)")
+    base = (models or sql.DuckDBModels(con)).run("pipeline.analytics", "player_base", by=key[0], player=player)
     if memo is not None:
         memo[key] = base
     return base
@@ -300,7 +309,9 @@ def _table_outcomes(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None) -> dict[str, Any]:
+def stats(
+    con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None = None, models: sql.Models | None = None
+) -> dict[str, Any]:
     """The ``stats --format json`` contract: ``{"hands", "by", "levels", "metrics", "players": [...],
     "table": {...}}``, over the warehouse behind ``con`` (:func:`connect`).
 
@@ -312,8 +323,12 @@ def stats(con: duckdb.DuckDBPyConnection, *, by: str = "all", player: str | None
 
     With ``player``, ``table`` also holds ``player_wins`` (:func:`player_wins`): that player's own wins by fan
     and pattern (the rest of ``table`` is every hand of the connection: on a connection scoped to the
-    player's hands, every win at their tables)."""
-    levels = player_base_levels(con, by=by, player=player)
+    player's hands, every win at their tables).
+
+    ``models``: where the one heavy pass (``sql/player_base.sql``, the per-player counts over ``player_hands``,
+    ``wins`` and ``events``) runs: on ``con`` by default, on Spark with ``stats --engine spark``
+    (:mod:`pipeline.analytics.spark`); the table figures, the decision counts and the rest run on ``con``."""
+    levels = player_base_levels(con, by=by, player=player, models=models)
     keys = levels.select(_KEYS).unique(maintain_order=True)
     every = fold(levels, None, keys)
     folded = {n.id: fold(levels, n, keys).to_dicts() for n in {NEEDS[m.id] for m in METRICS}}

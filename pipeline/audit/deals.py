@@ -215,19 +215,25 @@ def screen_deals(
     min_hands: int = MIN_HANDS,
     evidence: int = EVIDENCE,
     kinds: Iterable[str] = KINDS,
+    models: sql.Models | None = None,
 ) -> list[DealResult]:
     """The screen of the warehouse behind ``con``: per kind of group (in :data:`KINDS` order), flagged first,
-    then by p-value; the untested groups last. Each flagged group carries its ``evidence`` best-dealt hands."""
+    then by p-value; the untested groups last. Each flagged group carries its ``evidence`` best-dealt hands.
+
+    ``models``: where the passes over ``player_hands`` run (the check that the deals were scored, and
+    ``sql/deal_groups.sql``): on ``con`` by default; ``--engine spark``'s
+    :class:`pipeline.analytics.spark.SparkModels`. The tests and the evidence run on ``con``."""
     null = load()
+    models = models or sql.DuckDBModels(con)
     # A warehouse made before ingest kept the scores shows the column as nulls (its views add the columns its files
     # lack): its dealt hands have none, where every dealt hand of a newer one has them. A bare connection whose
     # player_hands has no such column at all is older still.
     columns = {row[0] for row in con.sql("DESCRIBE player_hands").fetchall()}
     dealt, scored = (
-        con.sql(
-            "SELECT count(*), count(p.deal_shanten) FROM player_hands AS p JOIN hands AS h USING (hand_id) "
-            "WHERE coalesce(h.level, 'dealt') IN ('full', 'dealt')"
-        ).fetchall()[0]
+        models.query(
+            "SELECT count(*) AS dealt, count(p.deal_shanten) AS scored FROM player_hands AS p "
+            "JOIN hands AS h ON h.hand_id = p.hand_id WHERE coalesce(h.level, 'dealt') IN ('full', 'dealt')"
+        ).row(0)
         if "deal_shanten" in columns
         else (1, 0)
     )
@@ -236,7 +242,7 @@ def screen_deals(
             "the warehouse was made before ingest kept each deal's shanten (player_hands.deal_shanten): ingest its "
             "sources into a new warehouse to screen their deals"
         )
-    frame = sql.run_sql(con, "pipeline.audit", "deal_groups")
+    frame = models.run("pipeline.audit", "deal_groups")
     shape_columns = ["grp", "suits", "size", "hands", "shanten", "suited", "suited_hands"]
     out: list[DealResult] = []
     for kind in kinds:

@@ -247,10 +247,16 @@ def predictive_pvalues(discards: np.ndarray, counts: np.ndarray) -> list[tuple[f
 
 
 def screen_information(
-    con: duckdb.DuckDBPyConnection, *, fdr: float = FDR, min_discards: int = MIN_DISCARDS
+    con: duckdb.DuckDBPyConnection,
+    *,
+    fdr: float = FDR,
+    min_discards: int = MIN_DISCARDS,
+    models: sql.Models | None = None,
 ) -> list[InfoResult]:
-    """The screen of the warehouse behind ``con``: one line per player, flagged first, then by p-value."""
-    frame = sql.run_sql(con, "pipeline.audit", "discard_choices")
+    """The screen of the warehouse behind ``con``: one line per player, flagged first, then by p-value.
+    ``models``: where the pass over ``events`` (``sql/discard_choices.sql``) runs: on ``con`` by default;
+    ``--engine spark``'s :class:`pipeline.analytics.spark.SparkModels`."""
+    frame = (models or sql.DuckDBModels(con)).run("pipeline.audit", "discard_choices")
     return screen_counts(
         frame["player"].to_list(),
         frame["hands"].to_numpy(),

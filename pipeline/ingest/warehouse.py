@@ -621,9 +621,9 @@ class Warehouse:
             con.register("_old_manifest", pa.Table.from_pylist(self._read_manifest_of_old(), schema=MANIFEST_SCHEMA))
             con.execute("CREATE TABLE _committed AS SELECT * FROM _old_manifest")
             con.unregister("_old_manifest")
-        batches = [b for (b,) in con.execute("SELECT batch FROM main._committed").fetchall()]
+        snapshot = self.files(con)
         for name in TABLES:
-            files = [f for b in batches if (f := self.root / name / f"part-{b}.parquet").exists()]
+            files = snapshot[name]
             if not files and name != "ingest_runs":
                 # a table added after the warehouse was made (no folder, or the empty folder a failed run of an
                 # older release left): no rows until an ingest writes it
@@ -632,6 +632,13 @@ class Warehouse:
             listed = files if name != "ingest_runs" and files else None
             con.execute(self._view_sql(name, "main._committed", listed, schema=schema, con=con))
         return con
+
+    def files(self, con: duckdb.DuckDBPyConnection) -> dict[str, list[Path]]:
+        """Each table's files in the snapshot of ``con`` (a connection of :meth:`connect`): those of the batches its
+        manifest named, in commit order (what its views read, and what another engine reading the warehouse
+        must read to see the same rows; they stay while ``con`` holds its reader's lease)."""
+        batches = [b for (b,) in con.execute("SELECT batch FROM main._committed").fetchall()]
+        return {name: [f for b in batches if (f := self.root / name / f"part-{b}.parquet").exists()] for name in TABLES}
 
     @staticmethod
     def _empty_view_sql(con: duckdb.DuckDBPyConnection, name: str, *, schema: str | None = None) -> str:

@@ -19,6 +19,9 @@
 -- its slope in its scale group: the deal-adjusted net regressed on it alone, through 0 (its mean is 0 by
 -- construction; the features are sums over different draws, near uncorrelated), on every seat-hand of the group
 -- that has them (0 for a group of under 30). The slopes are rounded (1e-9): the same whatever the order of the sums.
+-- Run by DuckDB, or by Spark SQL with `stats --engine spark` (pipeline/analytics/spark.py): written in the SQL both
+-- read alike (CAST, not ::; no list, no `SELECT * REPLACE`, x * x for a square); $by 'month' alone stays on DuckDB
+-- (local_time is its macro).
 WITH
 dealt_net AS (  -- source: every replayed seat-hand with a known deal, its net in bases
     SELECT
@@ -78,18 +81,18 @@ draw_luck AS (  -- logic: each scale group's slope of the rest of the net on eac
     SELECT
         profile,
         base,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_win ** 2) > 0
-            THEN round(sum(rest * draw_luck_win) / sum(draw_luck_win ** 2), 9) ELSE 0 END AS b_win,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_paid ** 2) > 0
-            THEN round(sum(rest * draw_luck_paid) / sum(draw_luck_paid ** 2), 9) ELSE 0 END AS b_paid,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_ready ** 2) > 0
-            THEN round(sum(rest * draw_luck_ready) / sum(draw_luck_ready ** 2), 9) ELSE 0 END AS b_ready,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_rivals ** 2) > 0
-            THEN round(sum(rest * draw_luck_rivals) / sum(draw_luck_rivals ** 2), 9) ELSE 0 END AS b_rivals,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_kong ** 2) > 0
-            THEN round(sum(rest * draw_luck_kong) / sum(draw_luck_kong ** 2), 9) ELSE 0 END AS b_kong,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_fed ** 2) > 0
-            THEN round(sum(rest * draw_luck_fed) / sum(draw_luck_fed ** 2), 9) ELSE 0 END AS b_fed
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_win * draw_luck_win) > 0
+            THEN round(sum(rest * draw_luck_win) / sum(draw_luck_win * draw_luck_win), 9) ELSE 0 END AS b_win,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_paid * draw_luck_paid) > 0
+            THEN round(sum(rest * draw_luck_paid) / sum(draw_luck_paid * draw_luck_paid), 9) ELSE 0 END AS b_paid,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_ready * draw_luck_ready) > 0
+            THEN round(sum(rest * draw_luck_ready) / sum(draw_luck_ready * draw_luck_ready), 9) ELSE 0 END AS b_ready,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_rivals * draw_luck_rivals) > 0
+            THEN round(sum(rest * draw_luck_rivals) / sum(draw_luck_rivals * draw_luck_rivals), 9) ELSE 0 END AS b_rivals,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_kong * draw_luck_kong) > 0
+            THEN round(sum(rest * draw_luck_kong) / sum(draw_luck_kong * draw_luck_kong), 9) ELSE 0 END AS b_kong,
+        CASE WHEN count(*) >= 30 AND sum(draw_luck_fed * draw_luck_fed) > 0
+            THEN round(sum(rest * draw_luck_fed) / sum(draw_luck_fed * draw_luck_fed), 9) ELSE 0 END AS b_fed
     FROM drawn
     GROUP BY profile, base
 ),
@@ -103,7 +106,27 @@ seen AS (  -- an observer's record: the seat whose draws it shows (the other sea
 
 seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count (plain hand 1 fan, see fan_base)
     SELECT
-        ph.* REPLACE (ph.fan + 1 - coalesce(h.fan_base, 1) AS fan),
+        ph.hand_id,
+        ph.seat,
+        ph.player,
+        ph.won,
+        ph.how,
+        ph.win_order,
+        ph.deal_ins,
+        ph.points,
+        ph.fan + 1 - coalesce(h.fan_base, 1) AS fan,
+        ph.delta,
+        ph.hua_zhu,
+        ph.ready_at_end,
+        ph.pongs,
+        ph.kongs_direct,
+        ph.kongs_added,
+        ph.kongs_concealed,
+        ph.void,
+        ph.passed_wins,
+        ph.compulsory_passes,
+        ph.ready_turn,
+        ph.deal_shanten,
         ph.delta - (  -- in points, as delta: less the deal's luck and the draws'
             coalesce(l.luck, 0)
             + coalesce(b.b_win * ph.draw_luck_win, 0)
@@ -114,7 +137,7 @@ seat_hands AS (  -- source: one row per hand and seat; fan in the Chinese count 
             + coalesce(b.b_fed * ph.draw_luck_fed, 0)
         ) * h.base AS luck_net,
         CASE $by
-            WHEN 'seat' THEN CAST(ph.seat AS VARCHAR)
+            WHEN 'seat' THEN CAST(ph.seat AS STRING)
             WHEN 'dealer' THEN CASE WHEN ph.dealer THEN 'dealer' ELSE 'not dealer' END
             WHEN 'profile' THEN ph.profile
             -- the month of the hand's local time (the record's own offset, or --tz: local_time.sql)
@@ -176,22 +199,25 @@ turns AS (  -- logic: at each of their events, the turns each seat (0-3) has beg
         t,
         seat,
         source,
-        [
-            (dealer = 0)::INTEGER + count(*) FILTER (WHERE begins AND seat = 0) OVER w,
-            (dealer = 1)::INTEGER + count(*) FILTER (WHERE begins AND seat = 1) OVER w,
-            (dealer = 2)::INTEGER + count(*) FILTER (WHERE begins AND seat = 2) OVER w,
-            (dealer = 3)::INTEGER + count(*) FILTER (WHERE begins AND seat = 3) OVER w
-        ] AS begun
+        CAST(dealer = 0 AS INTEGER) + count(CASE WHEN begins AND seat = 0 THEN 1 END) OVER w AS begun_0,
+        CAST(dealer = 1 AS INTEGER) + count(CASE WHEN begins AND seat = 1 THEN 1 END) OVER w AS begun_1,
+        CAST(dealer = 2 AS INTEGER) + count(CASE WHEN begins AND seat = 2 THEN 1 END) OVER w AS begun_2,
+        CAST(dealer = 3 AS INTEGER) + count(CASE WHEN begins AND seat = 3 THEN 1 END) OVER w AS begun_3
     FROM turn_marks
     WINDOW w AS (PARTITION BY hand_id ORDER BY idx ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 ),
 
 hu_turns AS (  -- each win: the winner's turn, and its discarder's (the turn it dealt in), as ingest stored them
-    SELECT w.hand_id, w.seat, w.source, w.turn::INTEGER AS win_turn, w.source_turn::INTEGER AS source_turn
+    SELECT w.hand_id, w.seat, w.source, CAST(w.turn AS INTEGER) AS win_turn, CAST(w.source_turn AS INTEGER) AS source_turn
     FROM wins AS w
     WHERE w.turn IS NOT NULL
     UNION ALL  -- or counted from the events
-    SELECT hand_id, seat, source, begun[seat + 1] AS win_turn, begun[source + 1] AS source_turn
+    SELECT
+        hand_id,
+        seat,
+        source,
+        CASE seat WHEN 0 THEN begun_0 WHEN 1 THEN begun_1 WHEN 2 THEN begun_2 WHEN 3 THEN begun_3 END AS win_turn,
+        CASE source WHEN 0 THEN begun_0 WHEN 1 THEN begun_1 WHEN 2 THEN begun_2 WHEN 3 THEN begun_3 END AS source_turn
     FROM turns
     WHERE t = 'hu'
 ),
@@ -215,7 +241,7 @@ deal_in_wins AS (  -- renamed: each win paid by a discarder, as (hand, discardin
 ),
 
 deal_in_by_seat AS (
-    SELECT hand_id, seat, sum(points) AS points_lost, sum(points * points)::BIGINT AS points_lost_sq
+    SELECT hand_id, seat, sum(points) AS points_lost, CAST(sum(points * points) AS BIGINT) AS points_lost_sq
     FROM deal_in_wins
     GROUP BY hand_id, seat
 ),
@@ -229,7 +255,7 @@ joined AS (  -- logic: one row per hand and seat with its deal-in money and its 
         coalesce(dt.turn_sum, 0) AS deal_in_turn_sum,
         coalesce(dt.turn_sq, 0) AS deal_in_turn_sq,
         coalesce(dt.turn_n, 0) AS deal_in_turn_n,
-        CASE WHEN s.ready_judged THEN s.ready_turn::INTEGER END AS known_ready_turn
+        CASE WHEN s.ready_judged THEN CAST(s.ready_turn AS INTEGER) END AS known_ready_turn
     FROM seat_hands AS s
     LEFT JOIN deal_in_by_seat AS d ON d.hand_id = s.hand_id AND d.seat = s.seat
     LEFT JOIN win_turns AS wt ON wt.hand_id = s.hand_id AND wt.seat = s.seat
@@ -248,49 +274,49 @@ SELECT  -- final
     count(*) FILTER (WHERE win_order = 2) AS second_wins,
     count(*) FILTER (WHERE win_order = 3) AS third_wins,
     count(*) FILTER (WHERE deal_ins > 0) AS deal_in_hands,
-    coalesce(sum(deal_ins), 0)::BIGINT AS deal_ins,
-    coalesce(sum(deal_ins * deal_ins), 0)::BIGINT AS deal_ins_sq,
-    sum(points_lost)::BIGINT AS points_lost,
-    sum(points_lost_sq)::BIGINT AS points_lost_sq,
-    coalesce(sum(fan) FILTER (WHERE won), 0)::BIGINT AS fan_sum,
-    coalesce(sum(fan * fan) FILTER (WHERE won), 0)::BIGINT AS fan_sq,
-    coalesce(sum(points) FILTER (WHERE won), 0)::BIGINT AS points_sum,
-    coalesce(sum(points * points) FILTER (WHERE won), 0)::BIGINT AS points_sq,
-    sum(delta)::BIGINT AS delta_sum,
-    sum(delta * delta)::BIGINT AS delta_sq,
+    CAST(coalesce(sum(deal_ins), 0) AS BIGINT) AS deal_ins,
+    CAST(coalesce(sum(deal_ins * deal_ins), 0) AS BIGINT) AS deal_ins_sq,
+    CAST(sum(points_lost) AS BIGINT) AS points_lost,
+    CAST(sum(points_lost_sq) AS BIGINT) AS points_lost_sq,
+    CAST(coalesce(sum(fan) FILTER (WHERE won), 0) AS BIGINT) AS fan_sum,
+    CAST(coalesce(sum(fan * fan) FILTER (WHERE won), 0) AS BIGINT) AS fan_sq,
+    CAST(coalesce(sum(points) FILTER (WHERE won), 0) AS BIGINT) AS points_sum,
+    CAST(coalesce(sum(points * points) FILTER (WHERE won), 0) AS BIGINT) AS points_sq,
+    CAST(sum(delta) AS BIGINT) AS delta_sum,
+    CAST(sum(delta * delta) AS BIGINT) AS delta_sq,
     round(sum(luck_net), 6) AS luck_net_sum,  -- rounded: a sum of fractions, the same in any order
     round(sum(luck_net * luck_net), 6) AS luck_net_sq,
     count(*) FILTER (WHERE hua_zhu) AS hua_zhu,
     count(*) FILTER (WHERE ready_at_end IS NOT NULL) AS still_in_at_draw,
     count(*) FILTER (WHERE ready_at_end = false) AS not_ready_at_draw,
-    sum(pongs)::BIGINT AS pongs,
-    sum(pongs * pongs)::BIGINT AS pongs_sq,
-    sum(kongs_direct)::BIGINT AS kongs_direct,
-    sum(kongs_direct * kongs_direct)::BIGINT AS kongs_direct_sq,
-    sum(kongs_added)::BIGINT AS kongs_added,
-    sum(kongs_added * kongs_added)::BIGINT AS kongs_added_sq,
-    sum(kongs_concealed)::BIGINT AS kongs_concealed,
-    sum(kongs_concealed * kongs_concealed)::BIGINT AS kongs_concealed_sq,
+    CAST(sum(pongs) AS BIGINT) AS pongs,
+    CAST(sum(pongs * pongs) AS BIGINT) AS pongs_sq,
+    CAST(sum(kongs_direct) AS BIGINT) AS kongs_direct,
+    CAST(sum(kongs_direct * kongs_direct) AS BIGINT) AS kongs_direct_sq,
+    CAST(sum(kongs_added) AS BIGINT) AS kongs_added,
+    CAST(sum(kongs_added * kongs_added) AS BIGINT) AS kongs_added_sq,
+    CAST(sum(kongs_concealed) AS BIGINT) AS kongs_concealed,
+    CAST(sum(kongs_concealed * kongs_concealed) AS BIGINT) AS kongs_concealed_sq,
     count(void) AS void_declared,
     count(*) FILTER (WHERE void = 'm') AS void_m,
     count(*) FILTER (WHERE void = 'p') AS void_p,
     count(*) FILTER (WHERE void = 's') AS void_s,
-    sum(passed_wins)::BIGINT AS passed_wins,
-    sum(compulsory_passes)::BIGINT AS compulsory_passes,
-    coalesce(sum(win_turn), 0)::BIGINT AS win_turn_sum,
-    coalesce(sum(win_turn * win_turn), 0)::BIGINT AS win_turn_sq,
+    CAST(sum(passed_wins) AS BIGINT) AS passed_wins,
+    CAST(sum(compulsory_passes) AS BIGINT) AS compulsory_passes,
+    CAST(coalesce(sum(win_turn), 0) AS BIGINT) AS win_turn_sum,
+    CAST(coalesce(sum(win_turn * win_turn), 0) AS BIGINT) AS win_turn_sq,
     count(win_turn) AS win_turn_n,
-    sum(deal_in_turn_sum)::BIGINT AS deal_in_turn_sum,
-    sum(deal_in_turn_sq)::BIGINT AS deal_in_turn_sq,
-    sum(deal_in_turn_n)::BIGINT AS deal_in_turn_n,
+    CAST(sum(deal_in_turn_sum) AS BIGINT) AS deal_in_turn_sum,
+    CAST(sum(deal_in_turn_sq) AS BIGINT) AS deal_in_turn_sq,
+    CAST(sum(deal_in_turn_n) AS BIGINT) AS deal_in_turn_n,
     count(*) FILTER (WHERE ready_judged) AS ready_judged,
-    coalesce(sum(known_ready_turn), 0)::BIGINT AS ready_turn_sum,
-    coalesce(sum(known_ready_turn * known_ready_turn), 0)::BIGINT AS ready_turn_sq,
+    CAST(coalesce(sum(known_ready_turn), 0) AS BIGINT) AS ready_turn_sum,
+    CAST(coalesce(sum(known_ready_turn * known_ready_turn), 0) AS BIGINT) AS ready_turn_sq,
     count(known_ready_turn) AS ready_turn_n,
     count(*) FILTER (WHERE known_ready_turn <= 6) AS ready_by_turn_6,
-    coalesce(sum(deal_shanten::INTEGER), 0)::BIGINT AS deal_shanten_sum,
-    coalesce(sum(deal_shanten::INTEGER * deal_shanten::INTEGER), 0)::BIGINT AS deal_shanten_sq,
+    CAST(coalesce(sum(CAST(deal_shanten AS INTEGER)), 0) AS BIGINT) AS deal_shanten_sum,
+    CAST(coalesce(sum(CAST(deal_shanten AS INTEGER) * CAST(deal_shanten AS INTEGER)), 0) AS BIGINT) AS deal_shanten_sq,
     count(deal_shanten) AS deal_shanten_n
 FROM joined
 GROUP BY player, grp, level, own
-ORDER BY player, grp, level, own
+ORDER BY player, grp NULLS LAST, level, own

@@ -4,6 +4,8 @@
 -- Groups: each player; each seat of each table (a rigged automatic table favours a place, whoever sits there);
 -- each table; each session. Only hands whose every hand is known (levels full and dealt: deal_shanten is null
 -- elsewhere) and whose deal replayed.
+-- Run by DuckDB, or by Spark SQL with `--engine spark` (pipeline/analytics/spark.py): written in the SQL both read
+-- alike (CAST, not ::; a string cast AS STRING; NULLS LAST where a key can be null).
 WITH
 dealt AS (
     SELECT
@@ -11,10 +13,10 @@ dealt AS (
         ph.seat,
         h.table_id,
         h.session_id,
-        length(h.suits)::INTEGER AS suits,
+        CAST(length(h.suits) AS INTEGER) AS suits,
         CASE WHEN ph.dealer THEN 14 ELSE 13 END AS size,
-        ph.deal_shanten::INTEGER AS shanten,
-        ph.deal_suited::INTEGER AS suited
+        CAST(ph.deal_shanten AS INTEGER) AS shanten,
+        CAST(ph.deal_suited AS INTEGER) AS suited
     FROM player_hands AS ph
     JOIN hands AS h ON h.hand_id = ph.hand_id
     WHERE ph.deal_shanten IS NOT NULL AND h.level IN ('full', 'dealt')
@@ -23,7 +25,7 @@ dealt AS (
 grouped AS (
     SELECT 'player' AS kind, player AS grp, suits, size, shanten, suited FROM dealt
     UNION ALL
-    SELECT 'seat', table_id || ' seat ' || seat::VARCHAR, suits, size, shanten, suited
+    SELECT 'seat', table_id || ' seat ' || CAST(seat AS STRING), suits, size, shanten, suited
     FROM dealt WHERE table_id IS NOT NULL
     UNION ALL
     SELECT 'table', table_id, suits, size, shanten, suited FROM dealt WHERE table_id IS NOT NULL
@@ -36,10 +38,10 @@ SELECT
     grp,
     suits,
     size,
-    count(*)::BIGINT AS hands,
-    sum(shanten)::BIGINT AS shanten,
-    coalesce(sum(suited), 0)::BIGINT AS suited,
-    count(suited)::BIGINT AS suited_hands
+    CAST(count(*) AS BIGINT) AS hands,
+    CAST(sum(shanten) AS BIGINT) AS shanten,
+    CAST(coalesce(sum(suited), 0) AS BIGINT) AS suited,
+    CAST(count(suited) AS BIGINT) AS suited_hands
 FROM grouped
 GROUP BY kind, grp, suits, size
-ORDER BY kind, grp, suits, size
+ORDER BY kind, grp NULLS LAST, suits NULLS LAST, size

@@ -3,6 +3,8 @@
 -- could win on that left its own hand as close to ready (events.safe_alternative). Only hands whose every
 -- tile is known (levels full and dealt): there the replay knows the discarder's hand and every opponent's.
 -- A player who sees the other hands never needs to throw such a tile; a player who cannot, does now and then.
+-- Run by DuckDB, or by Spark SQL with `--engine spark` (pipeline/analytics/spark.py): written in the SQL both read
+-- alike (CAST, not ::).
 WITH
 judged AS (
     SELECT e.player, e.hand_id, coalesce(e.safe_alternative, false) AS by_choice
@@ -13,9 +15,9 @@ judged AS (
 
 SELECT
     player,
-    count(DISTINCT hand_id)::BIGINT AS hands,
-    count(*)::BIGINT AS discards,
-    count(*) FILTER (WHERE by_choice)::BIGINT AS dangerous_by_choice
+    CAST(count(DISTINCT hand_id) AS BIGINT) AS hands,
+    CAST(count(*) AS BIGINT) AS discards,
+    CAST(count(*) FILTER (WHERE by_choice) AS BIGINT) AS dangerous_by_choice
 FROM judged
 GROUP BY player
 ORDER BY player

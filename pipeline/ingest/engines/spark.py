@@ -241,11 +241,16 @@ class SparkEngine:
 
     ``master``: a Spark master URL (``local[2]``, ``spark://host:7077``, ``yarn``); ``None`` leaves it to
     ``spark-submit`` or Spark's default (``local[*]``). ``conf``: extra Spark settings for a new session.
+    ``app``: the application's name (what the cluster's UI lists; the analyses' Spark passes,
+    :mod:`pipeline.analytics.spark`, start their session here too, under their command's name).
     """
 
-    def __init__(self, master: str | None = None, conf: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, master: str | None = None, conf: dict[str, str] | None = None, *, app: str = "xuezhan ingest"
+    ) -> None:
         self.master = master
         self.conf = dict(conf or {})
+        self.app = app
         self.session: Any = None
         self._owned = False
         self._log_config: str | None = None
@@ -262,7 +267,7 @@ class SparkEngine:
         local = (self.master or "local").startswith("local") and "PYSPARK_GATEWAY_PORT" not in os.environ
         if local:  # a local master's Python workers run this interpreter, not whatever python3 is on PATH
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = SparkSession.builder.appName("xuezhan ingest")
+        builder = SparkSession.builder.appName(self.app)
         if self.master is not None:
             builder = builder.master(self.master)
         settings = {
