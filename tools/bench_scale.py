@@ -27,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ def schema_key(corpus_path: Path) -> str:
     stat = corpus_path.stat()
     files = sorted((ROOT / "schemas").rglob("*.py")) + sorted((ROOT / "pipeline/rules/profiles").rglob("*.toml"))
     h = hashlib.sha256(f"{corpus_path.name} {stat.st_size} {stat.st_mtime_ns}\n{sys.version}\n".encode())
-    h.update("\n".join(f"{n} {__import__(n).__version__}" for n in KEY_LIBRARIES).encode())
+    h.update("\n".join(f"{n} {metadata.version(n)}" for n in KEY_LIBRARIES).encode())
     h.update(hash_files(ROOT, files).encode())
     return h.hexdigest()[:16]
 
