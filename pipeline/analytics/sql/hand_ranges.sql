@@ -1,9 +1,8 @@
 -- hand_ranges: the hands ($replayed: the replayed hands only) cut into runs of $size consecutive hand ids (the
 -- last run shorter), each as the range [lo, hi] of its ids: the units a figure over many hands is read or summed
--- in, a run at a time, so that its memory is one run's. The collusion screen reads the warehouse in the runs of
--- the replayed hands (pipeline/audit/collusion.py); head_to_head.sql is summed over the runs of every hand
--- (over 200,000 hands at once it held 0.9 GB). Ingest writes hands in input order, so a run of ids usually lies
--- in a few Parquet files.
+-- in, a run at a time, so that its memory is one run's. Only where the tables are not all in one order
+-- (pipeline/analytics/runs.py reads the runs in file order, every table once, and falls back on these): a range
+-- reads every row group whose ids overlap it, and ids interleave in the files (the whole warehouse's, per run).
 -- Check: the runs' hands add up to the hands, and their ranges do not overlap.
 WITH
 ids AS (

@@ -14,7 +14,7 @@
 --   wins_from      wins of $player on the opponent's discard or robbed kong, win_hands the hands with one
 --   player         whose row it is ($player, or each player when $player is NULL)
 -- Ordered by player, then hands together (most first), then opponent. Over the hands whose hand_id lies in
--- [$lo, $hi] (one run of hand_ranges.sql: every column is a sum over hands, and
+-- [$lo, $hi] (one run of pipeline/analytics/runs.py: every column is a sum over hands, and
 -- pipeline/analytics/queries.py sums the runs' rows, so that the memory is one run's).
 -- Checks: won_from - lost_to = net_sum; deal_in_hands <= deal_ins_to; deal_in_hands <= hands; summed over the
 -- opponents, deal_ins_to is the player's deal_ins (player_base) and won_from - lost_to their delta_sum when no

@@ -3,7 +3,7 @@
 -- 查叫, 花猪, 退税 and transfers; penalties to the pot leave the table and are no one's gain). A hand with no
 -- payment between two players still gives their row, with 0: the victim view compares what a player paid
 -- each opponent with what it paid the others at the same table, so every opponent must be there.
--- One run of hand ids at a time, [$lo, $hi] (pipeline/analytics/sql/hand_ranges.sql): every ordered pair at every table is 12 rows a
+-- One run of hands at a time, [$lo, $hi] (pipeline/analytics/runs.py): every ordered pair at every table is 12 rows a
 -- hand, and the victim view reads them a run at a time so that its memory does not grow with the warehouse.
 WITH
 seated AS (

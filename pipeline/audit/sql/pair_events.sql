@@ -1,9 +1,10 @@
 -- pair_events: the events the collusion screen reads, of the replayed hands whose hand_id lies in [$lo, $hi]
--- (one run of hands, pipeline/analytics/sql/hand_ranges.sql): the offers (discards and added kongs: a tile others could take) and the
+-- (one run of hands, pipeline/analytics/runs.py): the offers (discards and added kongs: a tile others could take) and the
 -- takes (wins, pongs and direct kongs), each with its hand's number in the run (hno: 0, 1, … by hand_id).
 -- The screen counts pair_features.sql's features from them (pipeline/audit/collusion.py), in memory for one
--- run of hands at a time; every scan filters hand_id on the range, so that DuckDB skips the Parquet row
--- groups outside it.
+-- run of hands at a time: over the run's own rows (read in file order), or over the warehouse's by the range where
+-- the tables are not in one order (then every scan filters hand_id on it, so that DuckDB skips the row groups
+-- outside it).
 --   kind    0 discard, 1 added kong, 2 direct kong, 3 pong, 4 hu
 --   could   the seats that could have won on an offer, as bits (seat s: 1 << s)
 --   kongable  the seats holding three of a discard's tile concealed (events.could_kong), as bits: they could kong it

@@ -1,4 +1,4 @@
--- pair_hands: the replayed hands whose hand_id lies in [$lo, $hi] (one run of hands, pipeline/analytics/sql/hand_ranges.sql), numbered
+-- pair_hands: the replayed hands whose hand_id lies in [$lo, $hi] (one run of hands, pipeline/analytics/runs.py), numbered
 -- as pair_events.sql numbers them (hno), with their players by seat and the end-of-wall payments the screen's
 -- channel signal counts: channel has bit 4 × payer + payee set when the payee collected 查叫 or 花猪 money
 -- from the payer (computed settlement); feed has bit 4 × discarder + winner set when the winner won on the
