@@ -750,3 +750,31 @@ def test_a_warehouse_whose_ids_interleave_in_its_files_is_screened_alike_in_file
     counts = [c for c in in_order.columns if not c.startswith("base_") and not c.startswith("exp_")]
     assert in_order.height == by_ranges.height == 300 * 12
     assert in_order.select(counts).sort(counts).equals(by_ranges.select(counts).sort(counts))
+
+
+def test_every_pair_s_evidence_in_one_query_is_each_pair_s_own(streamed_room) -> None:
+    """Issue 45: the flagged pairs' and the reported teams' hands are read in one query, whatever their number
+    (a query a pair read the events once per pair found). Each pair's hands are those the one-pair model gives
+    (the model before: wins and calls one made on the other's tile, biggest first), in either order of names."""
+    from pipeline.audit.collusion import pairs_evidence
+
+    one_pair = """
+        WITH taken AS (
+            SELECT e.hand_id, e.idx, e.t, e.player AS taker, h.players[e.source + 1] AS giver, e.tile
+            FROM events AS e JOIN hands AS h ON h.hand_id = e.hand_id
+            WHERE h.replayed AND e.source IS NOT NULL AND e.t IN ('hu', 'pong', 'kong')),
+        between_pair AS (
+            SELECT t.*, w.points FROM taken AS t LEFT JOIN wins AS w ON w.hand_id = t.hand_id AND w.event = t.idx
+            WHERE (t.taker = $a AND t.giver = $b) OR (t.taker = $b AND t.giver = $a))
+        SELECT hand_id, idx FROM between_pair
+        ORDER BY (t = 'hu') DESC, coalesce(points, 0) DESC, hand_id, idx LIMIT $limit"""
+    with connect(streamed_room) as con:
+        names = [p for (p,) in con.execute("SELECT DISTINCT player FROM player_hands ORDER BY 1").fetchall()]
+        pairs = [(a, b) for k, a in enumerate(names) for b in names[k + 1 :]] + [(names[1], names[0])]
+        found = pairs_evidence(con, pairs, limit=4)
+        assert set(found) == set(pairs)
+        for a, b in pairs:
+            want = con.execute(one_pair, {"a": a, "b": b, "limit": 4}).fetchall()
+            assert [(e["hand_id"], e["event"]) for e in found[(a, b)]] == want
+        assert sum(len(v) for v in found.values()) > len(pairs)
+        assert pairs_evidence(con, [], limit=4) == {}

@@ -1236,8 +1236,10 @@ def _screen_pairs(
         progress("pairs", state["total"], state["total"])
     results = _with_q(_shrink(results), fdr)
     if con is not None and evidence:  # a result is built whole: the evidence is in the value made for it
+        wanted = [(r.players[0], r.players[1]) for k, r in enumerate(results) if r.flagged or k == 0]
+        found = pairs_evidence(con, wanted, limit=evidence)
         results = [
-            replace(r, evidence=pair_evidence(con, r.players, limit=evidence)) if r.flagged or k == 0 else r
+            replace(r, evidence=found[(r.players[0], r.players[1])]) if r.flagged or k == 0 else r
             for k, r in enumerate(results)
         ]
     return results
@@ -1604,10 +1606,24 @@ def _shrink(results: list[PairResult]) -> list[PairResult]:
 
 def pair_evidence(con: duckdb.DuckDBPyConnection, players: Sequence[str], *, limit: int = 5) -> list[dict[str, Any]]:
     """The strongest hands of a pair to replay: wins and calls one made on the other's tile, biggest first."""
+    return pairs_evidence(con, [(players[0], players[1])], limit=limit)[(players[0], players[1])]
+
+
+def pairs_evidence(
+    con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]], *, limit: int = 5
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """:func:`pair_evidence` of every pair of ``pairs`` (keys as given), in one reading of the warehouse
+    (``sql/pair_evidence.sql``): the flagged pairs' and the reported teams' hands cost one query, however many."""
+    if not pairs:
+        return {}
     rows = con.execute(
-        sql.load_sql("pipeline.audit", "pair_evidence"), {"a": players[0], "b": players[1], "limit": limit}
+        sql.load_sql("pipeline.audit", "pair_evidence"),
+        {"a": [a for a, _ in pairs], "b": [b for _, b in pairs], "limit": limit},
     ).fetchall()
-    return [{"hand_id": h, "event": e, "why": why} for h, e, why in rows]
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for lo, hi, h, e, why in rows:
+        found.setdefault((lo, hi), []).append({"hand_id": h, "event": e, "why": why})
+    return {(a, b): found.get((min(a, b), max(a, b)), []) for a, b in pairs}
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from pipeline.audit.collusion import (
     Progress,
     WarehouseSource,
     _screen_pairs,
-    pair_evidence,
+    pairs_evidence,
 )
 from pipeline.audit.teams import TeamResult, _screen_teams
 
@@ -100,11 +100,11 @@ def _screen(
     used = choose_min_hands(shared["shared_hands"].to_list(), requested) if fallback else requested
     pairs = _screen_pairs(source, con, min_hands=used, fdr=fdr, evidence=evidence, progress=progress)
     groups = _screen_teams(source, min_hands=used, fdr=fdr) if teams else []
-    if con is not None and evidence:  # each reported team's pairs' hands, in the value made for it
+    if con is not None and evidence:  # each reported team's pairs' hands, in the value made for it (one query)
+        reported = [t for t in groups if t.reported and len(t.players) >= 3]
+        found = pairs_evidence(con, [(a, b) for t in reported for a, b in combinations(t.players, 2)], limit=evidence)
         groups = [
-            replace(
-                t, evidence=[e for pair in combinations(t.players, 2) for e in pair_evidence(con, pair, limit=evidence)]
-            )
+            replace(t, evidence=[e for pair in combinations(t.players, 2) for e in found[pair]])
             if t.reported and len(t.players) >= 3
             else t
             for t in groups

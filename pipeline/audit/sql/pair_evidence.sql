@@ -1,6 +1,13 @@
--- pair_evidence: hands a person can replay to judge a pair ($a, $b): wins and calls one made on the other's
--- tile while both were in, biggest win first. Parameters: $a, $b (player ids), $limit.
+-- pair_evidence: hands a person can replay to judge each pair of ($a[k], $b[k]): wins and calls one made on the
+-- other's tile while both were in, biggest win first, up to $limit a pair. Every pair asked for in one reading
+-- of the events (a flagged pair's or a reported team's: the cost does not grow with how many were found).
+-- Parameters: $a, $b (lists of player ids, the pairs position by position), $limit.
 WITH
+asked AS (  -- the pairs, each as its two names in order
+    SELECT DISTINCT least(a, b) AS lo, greatest(a, b) AS hi
+    FROM (SELECT unnest($a::VARCHAR[]) AS a, unnest($b::VARCHAR[]) AS b)
+),
+
 taken AS (  -- source: wins, pongs and direct kongs with a supplying seat
     SELECT e.hand_id, e.idx, e.t, e.player AS taker, h.players[e.source + 1] AS giver, e.tile
     FROM events AS e
@@ -9,19 +16,30 @@ taken AS (  -- source: wins, pongs and direct kongs with a supplying seat
 ),
 
 between_pair AS (
-    SELECT t.*, w.points, w.fan
+    SELECT t.*, q.lo, q.hi, w.points, w.fan
     FROM taken AS t
+    JOIN asked AS q ON q.lo = least(t.taker, t.giver) AND q.hi = greatest(t.taker, t.giver)
     LEFT JOIN wins AS w ON w.hand_id = t.hand_id AND w.event = t.idx
-    WHERE (t.taker = $a AND t.giver = $b) OR (t.taker = $b AND t.giver = $a)
+),
+
+ranked AS (
+    SELECT
+        *,
+        row_number() OVER (
+            PARTITION BY lo, hi ORDER BY (t = 'hu') DESC, coalesce(points, 0) DESC, hand_id, idx
+        ) AS k
+    FROM between_pair
 )
 
 SELECT
+    lo,
+    hi,
     hand_id,
     idx AS event,
     CASE t
         WHEN 'hu' THEN taker || ' won ' || fan || ' fan (' || points || ' points) on ' || giver || '''s ' || tile
         ELSE taker || ' ' || t || 'ed ' || giver || '''s ' || tile
     END AS why
-FROM between_pair
-ORDER BY (t = 'hu') DESC, coalesce(points, 0) DESC, hand_id, idx
-LIMIT $limit
+FROM ranked
+WHERE k <= $limit
+ORDER BY lo, hi, k
