@@ -290,9 +290,19 @@ def test_a_team_of_three_is_reported_as_a_team(team_room: tuple[Path, dict[str, 
     warehouse, labels = team_room
     (planted,) = [tuple(sorted(c["players"])) for c in labels["colluders"]]  # type: ignore[union-attr]
     with connect(warehouse) as con, WarehouseSource(con) as source:
+        read = source.chunks
+        passes = []
+
+        def counted() -> object:
+            passes.append(1)
+            return read()
+
+        source.chunks = counted  # type: ignore[method-assign]
         results = _screen_teams(source, min_hands=150)
         groups = candidate_groups(source.sums, 3, 150)
     assert len(groups) == 56 and len(candidate_groups(source.sums, 2, 150)) == 28  # all sat together enough
+    # issue 45: a pass a round of the forward selection, the teams' own judgements in it (a pass a team before)
+    assert len(passes) == 2
     reported = [r for r in results if r.reported]
     assert [r.players for r in reported] == [planted]  # not one of its pairs: the three score better
     team = reported[0]

@@ -426,11 +426,24 @@ def group_moments(
 ) -> GroupMoments:
     """:class:`GroupMoments` of ``groups`` over every hand of ``source``, the partners of ``teams`` (codes)
     left out of each other's opponents where they are not in the group."""
+    return moments_of(source, [(fit, groups, teams)])[0]
+
+
+def moments_of(
+    source: FeatureSource, asked: Sequence[tuple[Fit, list[tuple[int, ...]], Sequence[tuple[int, ...]]]]
+) -> list[GroupMoments]:
+    """:func:`group_moments` of each ``(fit, groups, teams)`` of ``asked``, in one reading of ``source``: a
+    round of the forward selection and every team's own judgement cost one pass over the hands, however many
+    teams were found."""
     p = len(source.sums.players)
-    partners = np.unique(np.array([a * p + x for t in teams for a in t for x in t], dtype=np.int64))
-    out = GroupMoments.zeros(groups)
+    partners = [
+        np.unique(np.array([a * p + x for t in teams for a in t for x in t], dtype=np.int64)) if teams else None
+        for _, _, teams in asked
+    ]
+    out = [GroupMoments.zeros(groups) for _, groups, _ in asked]
     for rows in source.chunks():
-        out.add(rows, fit, p, partners if teams else None)
+        for (fit, _, _), moments, left_out in zip(asked, out, partners, strict=True):
+            moments.add(rows, fit, p, left_out)
     return out
 
 
@@ -626,10 +639,17 @@ def _screen_teams(
         return []
     index = {tuple(players[i] for i in team): g for g, team in enumerate(groups)}
     teams: list[tuple[str, ...]] = []
-    own: dict[int, TeamResult] = {}  # each team judged without the other teams' pairs
     while True:
+        # one pass: every group screened without the teams found so far, and each team judged without the
+        # other teams' pairs only (the teams' own judgements change as the others' pairs leave their rates)
         codes = [groups[index[t]] for t in teams]
-        results = _results(group_moments(source, fit_rates(sums, internal_pairs(teams)), groups, codes), players)
+        asked = [(fit_rates(sums, internal_pairs(teams)), groups, codes)]
+        for t in teams:
+            rest = [u for u in teams if u != t]
+            asked.append((fit_rates(sums, internal_pairs(rest)), [groups[index[t]]], [groups[index[u]] for u in rest]))
+        every, *alone = moments_of(source, asked)
+        results = _results(every, players)
+        own = {index[t]: _results(m, players)[0] for t, m in zip(teams, alone, strict=True)}
         results.update(own)
         ranked = _with_q(list(results.values()), fdr)
         new = next((r for r in ranked if r.reported and r.players not in teams and _clear(r.players, teams)), None)
@@ -638,8 +658,3 @@ def _screen_teams(
             final = [r for r in results.values() if r.players in teams or _clear(r.players, teams)]
             return _with_q(final, fdr, teams)
         teams.append(new.players)
-        for t in teams:  # the teams' own judgements change as the others' pairs leave their rates
-            g = index[t]
-            rest = [u for u in teams if u != t]
-            fit = fit_rates(sums, internal_pairs(rest))
-            own[g] = _results(group_moments(source, fit, [groups[g]], [groups[index[u]] for u in rest]), players)[0]
