@@ -391,6 +391,43 @@ def test_the_same_hand_id_with_other_content_is_a_conflict_never_an_overwrite(tm
     assert (again.records_stored, again.rejects, again.duplicates) == (0, 0, 4)
 
 
+def test_the_committing_process_hashes_only_the_lines_it_compares(tmp_path: Path, monkeypatch) -> None:
+    """Into a warehouse with no record, the process that reads the input and commits hashes no line but a
+    conflicting one (its reject carries the sha256): the workers hash what they validate. A repeat within the
+    run is still a duplicate, and the stored digests are the lines' own. Into a warehouse with records, it
+    hashes each line once, to skip the stored ones without sending them to a worker."""
+    from pipeline.ingest.read import RawLine
+
+    hashed: list[tuple[str, int]] = []  # (file, line) of every line this process hashed
+    digest = RawLine.sha256
+
+    def counted(line: RawLine) -> str:
+        if line._sha256 is None:
+            hashed.append((Path(line.source_file).name, line.source_line))
+        return digest.fget(line)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(RawLine, "sha256", property(counted))
+    a, b, c, d = _records(4)
+    edited_a = json.dumps({**json.loads(a), "x_edited": True}).encode()
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_bytes(b"\n".join([a, b, b"", a, edited_a, c]) + b"\n")
+    root = tmp_path / "wh"
+    stats = ingest([str(first)], root, workers=1, chunk_size=1)  # a's batch is committed before its repeat
+    assert (stats.records_stored, stats.duplicates, stats.conflicts, stats.lines_read) == (3, 1, 1, 5)
+    assert hashed == [("first.jsonl", 5)]
+    hands = pq.read_table(root / "hands", columns=["source_line", "record_sha256"]).to_pylist()
+    assert [(h["source_line"], h["record_sha256"]) for h in hands] == [
+        (n, hashlib.sha256(line).hexdigest()) for n, line in ((1, a), (2, b), (6, c))
+    ]
+    (reject,) = pq.read_table(root / "rejects").to_pylist()
+    assert (reject["source_line"], reject["sha256"]) == (5, hashlib.sha256(edited_a).hexdigest())
+    hashed.clear()
+    second.write_bytes(b"\n".join([b, d, b""]) + b"\n")
+    again = ingest([str(second)], root, workers=1)
+    assert (again.records_stored, again.duplicates, again.lines_read) == (1, 1, 2)
+    assert hashed == [("second.jsonl", 1), ("second.jsonl", 2)]
+
+
 # ------------------------------------------------------------------------------------------ workers, folders
 def test_one_worker_or_two_give_identical_tables(
     corpus: Corpus, mixed: tuple[Path, IngestStats], tmp_path: Path

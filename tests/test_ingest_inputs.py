@@ -7,8 +7,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import pickle
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -194,6 +196,38 @@ def test_a_compressed_stream_cut_short_ends_its_file_with_a_reject(tmp_path: Pat
     assert f"stream broken after line {len(lines)}" in reject["message"]
     assert any(h["source_file"] == str(after) for h in hands)
     assert stats.lines_read == len(lines) + 2
+
+
+def test_a_gzip_stream_cut_short_gives_every_line_before_the_cut(tmp_path: Path) -> None:
+    """The gzip reader takes the stream a large piece at a time: cut anywhere in a file of several pieces
+    (above 1 MiB), it still gives every whole line the stream held before the cut, then the fault."""
+    lines = [g for _ in range(12) for g in GOOD]  # about 3.7 MiB: several pieces
+    whole = gzip.compress(jsonl(*lines), mtime=0)
+    path = tmp_path / "cut.jsonl.gz"
+    for at in (len(whole) // 7, len(whole) // 2, len(whole) - 20):
+        path.write_bytes(whole[:at])
+        held = zlib.decompressobj(31).decompress(whole[:at])  # every byte the cut stream holds
+        complete = held.count(b"\n")
+        got = list(read_lines([str(path)]))
+        assert [line.data for line in got[:-1]] == lines[:complete] and complete > 10
+        assert (got[-1].source_line, got[-1].fault is not None) == (complete + 1, True)
+        assert f"stream broken after line {complete}" in str(got[-1].fault)
+
+
+def test_a_raw_line_hashes_when_asked_and_crosses_processes_with_what_it_has() -> None:
+    line = RawLine.of("f.jsonl", 3, GOOD[0])
+    assert line._sha256 is None  # read, not hashed
+    copy = pickle.loads(pickle.dumps(line))
+    assert copy._sha256 is None and copy == line
+    assert line.sha256 == hashlib.sha256(GOOD[0]).hexdigest() and line._sha256 == line.sha256
+    assert pickle.loads(pickle.dumps(line))._sha256 == line.sha256  # hashed once, carried
+    assert line == RawLine("f.jsonl", 3, GOOD[0], len(GOOD[0]), line.sha256) == copy  # equal hashed or not
+    assert hash(line) == hash(copy) and line != RawLine.of("f.jsonl", 4, GOOD[0])
+    assert line.with_spill("spill/x.line").spill == "spill/x.line" and line.spill is None
+    with pytest.raises(AttributeError):
+        line.data = b"{}"  # type: ignore[misc]
+    with pytest.raises(ValueError, match="sha256"):
+        RawLine("f.jsonl", 1, b"", 50, too_long=True)  # a line not held whole cannot be hashed later
 
 
 def test_a_missing_file_among_several_is_a_reject_and_the_others_are_read(tmp_path: Path) -> None:

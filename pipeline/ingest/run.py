@@ -220,7 +220,7 @@ def _ingest(
         results = worker.run(
             absolute,
             run_id,
-            stored=stored,  # the engine may read it as it goes: the run adds what it commits
+            stored=stored,  # as the run begins: a record that comes again after its commit is the commit's duplicate
             spill_dir=wh.spill,
             chunk_size=chunk_size,
             profile=profile,
@@ -234,7 +234,6 @@ def _ingest(
         for seq, (chunk, (tables, keys)) in enumerate(results, start=1):
             batch = f"{run_id}-{seq:06d}"
             _commit(wh, batch, chunk, tables, keys, known, known_rejects, stats, run_id, accounted)
-            stored.update(known[k.hand_id] for k in keys)  # the digests now stored under these hand_ids
             if on_lines is not None:
                 on_lines(len(chunk))
     stats.seconds = time.perf_counter() - clock
@@ -264,7 +263,7 @@ def _commit(
     run's counts as of its last committed batch."""
     stats.lines_read += len(chunk)
     keep = []
-    conflicts = Rows()
+    conflicts: Rows | None = None  # made for the first conflict: most chunks have none
     for rec, key in enumerate(keys):
         stored = known.get(key.hand_id)
         if stored is None:
@@ -274,6 +273,8 @@ def _commit(
             stats.duplicates += 1
         else:
             line = chunk[key.position]
+            if conflicts is None:
+                conflicts = Rows()
             reject_row(
                 conflicts,
                 line,
@@ -304,7 +305,7 @@ def _commit(
         invalid = given_hands.invalid
     else:
         invalid = hands.num_rows - pc.sum(hands["valid"]).as_py() if hands.num_rows else 0
-    rejects = pa.concat_tables([given_rejects, conflicts.tables()["rejects"]])
+    rejects = given_rejects if conflicts is None else pa.concat_tables([given_rejects, conflicts.tables()["rejects"]])
     fresh = []
     for i, (f, n, s) in enumerate(
         zip(

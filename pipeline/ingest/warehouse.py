@@ -457,7 +457,7 @@ class Warehouse:
             for name in TABLES:
                 if name == "ingest_runs" and batch != EMPTY_BATCH:
                     continue
-                table = tables.get(name, TABLES[name].empty_table())
+                table = tables[name] if name in tables else TABLES[name].empty_table()
                 if name != "hands" and table.num_rows == 0 and batch != EMPTY_BATCH:
                     continue
                 path = self.tmp / f"{name}-part-{batch}.parquet"

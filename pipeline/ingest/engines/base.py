@@ -45,8 +45,9 @@ class Engine(Protocol):
         on_bytes: Callable[[int], None] | None = None,
     ) -> Generator[tuple[Sequence[RawLine], Result]]:
         """Read and validate ``paths`` (files, absolute); yield ``(chunk lines, (tables, keys))`` in input order,
-        the chunks cut by :func:`pipeline.ingest.chunks.chunks`. ``stored``: sha256 of the stored records (such
-        lines are only counted, through ``on_skipped``); ``on_bytes`` hears the on-disk bytes read.
+        the chunks cut by :func:`pipeline.ingest.chunks.chunks`. ``stored``: sha256 of the records stored before
+        the run (such lines are only counted, through ``on_skipped``; the set does not change during the run);
+        ``on_bytes`` hears the on-disk bytes read.
 
         The inputs may be checked at once (a ``ValueError`` before anything starts); the work starts when the
         first chunk is asked for, inside ``with engine``."""

@@ -1,6 +1,9 @@
 """The local engine: a pool of worker processes running :func:`pipeline.ingest.work.process_lines` on chunks,
 results back in input order, with a bounded number of chunks in flight so memory stays flat. The chunks are
-cut by :func:`pipeline.ingest.chunks.read_chunks` in this process.
+cut by :func:`pipeline.ingest.chunks.read_chunks` in this process, the committing one, which is therefore the
+serial part of a run: it reads and decompresses the input and cuts it into lines, but hashes a line only to
+compare it with the records stored before the run (none, into a new warehouse); the workers hash the lines
+they validate and encode the tables as Parquet, so that what the committing process does per line stays small.
 
 Workers die with the process that started them: after a ``kill -9`` of ``xuezhan ingest`` they would
 otherwise wait forever for work on a queue nobody writes to any more.
@@ -107,8 +110,9 @@ class LocalEngine:
         on_bytes: Callable[[int], None] | None = None,
     ) -> Generator[tuple[Sequence[RawLine], Result]]:
         """Cut ``paths`` into chunks here and validate them on the pool (see
-        :meth:`~pipeline.ingest.engines.base.Engine.run`). ``stored`` is read as the chunks are cut, so a record
-        committed earlier in the run is skipped too when it comes again."""
+        :meth:`~pipeline.ingest.engines.base.Engine.run`). ``stored``: as the run began (a record committed
+        earlier in the run that comes again is validated again and counted as a duplicate by the commit, as the
+        Spark engine's are)."""
         chunks = read_chunks(
             paths,
             spill_dir=spill_dir,

@@ -29,9 +29,9 @@ the input files).
 
 Lines whose bytes are a record already stored are counted as duplicates without being validated again, as
 in the local engine; the tasks learn those digests from a broadcast set (roughly 150 bytes a stored record
-in each Python worker). Unlike the local engine, which also skips repeats of records committed earlier in
-the same run, the tasks know only what was stored before the run began: such repeats are validated and
-then counted as duplicates by the commit. The counts and tables are the same either way.
+in each Python worker). As in the local engine, the tasks know only what was stored before the run began:
+repeats of records committed earlier in the same run are validated and then counted as duplicates by the
+commit. The counts and tables are the same as if they had been skipped.
 
 The results are persisted before the ordered read because a global sort first samples its input: without
 the cache the validation would run twice. The driver holds one sorted partition at a time, not the whole
