@@ -27,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -103,15 +104,17 @@ def scale_warehouse(copies: int, compiled: Path | None, rebuild: bool) -> tuple[
     return target, run.seconds
 
 
-def floors(results: dict[str, Any], sizes: list[str]) -> list[tuple[str, Any, str, bool | None]]:
-    """Each floor: (what, figure, limit, met; None: not measured).
+def floors(
+    results: dict[str, Any], sizes: list[str], commands: Sequence[str] = COMMANDS
+) -> list[tuple[str, Any, str, bool | None]]:
+    """Each floor of ``commands``: (what, figure, limit, met; None: not measured).
 
     >>> r = {"collusion_s_ratio_1M": 5.0, "collusion_s_ratio_5M": 30.1, "collusion_rss_ratio_5M": 1.2}
     >>> [(w, m) for w, _, _, m in floors(r, ["200k", "1M", "5M"]) if w.startswith("collusion")]
     [('collusion time 1M / 200k', True), ('collusion time 5M / 200k', False), ('collusion peak memory 5M / 200k', True)]
     """
     out: list[tuple[str, Any, str, bool | None]] = []
-    for name in COMMANDS:
+    for name in commands:
         for copies, size in zip(COPIES[1:], sizes[1:], strict=False):
             got = results.get(f"{name}_s_ratio_{size}")
             limit = TIME_FLOORS[copies]
@@ -175,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"x{results[f'{name}_rss_ratio_{size}']} memory"
                     )
                 print(f"  {name:<12} {size:>5}: {line}", flush=True)
-    checked = floors(results, sizes)
+    checked = floors(results, sizes, chosen)
     print("== floors")
     for what, got, limit, met in checked:
         verdict = "not measured" if met is None else ("met" if met else "NOT met")
