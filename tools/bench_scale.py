@@ -40,6 +40,7 @@ from tools.bench import (
     _hold,
     _release,
     _stored_hands,
+    analytics_cmds,
     cli_cmd,
     corpus,
     engine_env,
@@ -60,15 +61,10 @@ TIMEOUT_S = 3 * 3600.0  # a command at 5M on a busy machine
 
 
 def command(name: str, warehouse: Path, out: Path) -> list[str]:
-    """``name`` as a user runs it (default options)."""
+    """``name`` as a user runs it (default options): ``make bench``'s commands, and the two screens it does not
+    run."""
     w = ["--warehouse", str(warehouse)]
-    return {
-        "stats": ["stats", *w],
-        "collusion": ["collusion", *w, "--quiet"],
-        "report": ["report", *w, "--out", str(out), "--quiet"],
-        "info-cheats": ["info-cheats", *w],
-        "deals": ["deals", *w],
-    }[name]
+    return {**analytics_cmds(warehouse, out), "info-cheats": ["info-cheats", *w], "deals": ["deals", *w]}[name]
 
 
 def schema_key(corpus_path: Path) -> str:

@@ -68,13 +68,12 @@ class Stream:
 class Run:
     """One run of hands: the connection its query runs on, the range of ids ``[lo, hi]`` that holds its hands
     (every row of the connection's tables in file order; a run of consecutive ids when read by ranges), and
-    how many hands it holds (``replayed``: of them, the replayed ones)."""
+    how many hands it holds (read by ranges of the replayed hands: of those)."""
 
     con: duckdb.DuckDBPyConnection
     lo: str
     hi: str
     hands: int
-    replayed: int
 
 
 # What a cursor of a connection cannot see of it: its temporary views and tables (a caller's own, shadowing the
@@ -135,7 +134,8 @@ def read_runs(
             readers.append(_Rows(cursor.sql(stream.sql()).to_arrow_reader(BATCH_ROWS)))
         local = stack.enter_context(closing(duckdb.connect()))
         local.execute("SET enable_progress_bar = false")
-        runs = _zip(readers, [s.table for s in streams], local, max(1, size))
+        names = [s.table for s in streams]
+        runs = _zip(readers, names, local, max(1, size))
         pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="xuezhan-runs"))
 
         def next_result() -> tuple[Run, T] | None:
@@ -146,7 +146,7 @@ def read_runs(
         while (got := ahead.result()) is not None:
             ahead = pool.submit(next_result)
             yield got
-        for name, reader in zip([s.table for s in streams], readers, strict=True):
+        for name, reader in zip(names, readers, strict=True):
             if not reader.done():
                 raise OutOfOrder(f"{name}: rows not in the order of hands")
 
@@ -164,8 +164,7 @@ def _zip(readers: list[_Rows], names: list[str], local: duckdb.DuckDBPyConnectio
         for name, part in zip(names, parts, strict=True):
             local.register(name, part)
         lo, hi = pc.min_max(ids).values()
-        replayed = int(pc.sum(table.column("replayed")).as_py() or 0) if "replayed" in table.column_names else 0
-        yield Run(local, lo.as_py(), hi.as_py(), table.num_rows, replayed)
+        yield Run(local, lo.as_py(), hi.as_py(), table.num_rows)
 
 
 class _Rows:
@@ -241,5 +240,5 @@ def range_runs(
         sql.load_sql("pipeline.analytics", "hand_ranges"), {"size": max(1, size), "replayed": replayed}
     ).fetchall()
     for _, lo, hi, n in rows:
-        run = Run(con, lo, hi, int(n), int(n) if replayed else 0)
+        run = Run(con, lo, hi, int(n))
         yield run, query(run)

@@ -856,8 +856,9 @@ class _FirstPass:
         done = 0
         if self.on_hands is not None:
             self.on_hands(0, self.hands_total)
-        for k, (run, (events, hands)) in enumerate(runs):
+        for k, (_, (events, hands)) in enumerate(runs):
             offers = offers_of(events, hands, self.code)
+            done += hands.height  # the run's replayed hands (pair_hands.sql's rows)
             del events, hands
             path = self.folder / f"run-{k:06d}.npy"
             self.files.append(path)
@@ -883,7 +884,6 @@ class _FirstPass:
             )
             total.add(_part_sums(rows, p))  # the hazard features' exposures are 0 until the hazard is known
             del offers, rows, offer_row, walls, outcome, seeable
-            done += run.replayed
             if self.on_hands is not None:
                 self.on_hands(done, self.hands_total)
         self.hazard, self.chances, self.total = hazard, chances, total

@@ -421,20 +421,13 @@ class _Blocks:
         return _Blocks(which, n, centred, spread, varies, order, pairs, lo, hi, players)
 
 
-def group_moments(
-    source: FeatureSource, fit: Fit, groups: list[tuple[int, ...]], teams: Sequence[tuple[int, ...]] = ()
-) -> GroupMoments:
-    """:class:`GroupMoments` of ``groups`` over every hand of ``source``, the partners of ``teams`` (codes)
-    left out of each other's opponents where they are not in the group."""
-    return moments_of(source, [(fit, groups, teams)])[0]
-
-
 def moments_of(
     source: FeatureSource, asked: Sequence[tuple[Fit, list[tuple[int, ...]], Sequence[tuple[int, ...]]]]
 ) -> list[GroupMoments]:
-    """:func:`group_moments` of each ``(fit, groups, teams)`` of ``asked``, in one reading of ``source``: a
-    round of the forward selection and every team's own judgement cost one pass over the hands, however many
-    teams were found."""
+    """:class:`GroupMoments` of each ``(fit, groups, teams)`` of ``asked`` over every hand of ``source``, the
+    partners of ``teams`` (codes) left out of each other's opponents where they are not in the group; in one
+    reading of ``source``: a round of the forward selection and every team's own judgement cost one pass over
+    the hands, however many teams were found."""
     p = len(source.sums.players)
     partners = [
         np.unique(np.array([a * p + x for t in teams for a in t for x in t], dtype=np.int64)) if teams else None
