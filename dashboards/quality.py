@@ -31,7 +31,7 @@ def prep_summary(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """
     counts = queries.run(con, "warehouse_counts").row(0, named=True)
     runs = run_sql(con, "quality_summary").row(0, named=True)
-    issues = queries.run(con, "issues_by_code")
+    issues = queries.issues_by_code(con)
     figures = [
         ("ingest runs", runs["runs"]),
         ("lines read", runs["lines_read"]),
@@ -63,7 +63,7 @@ def prep_issues_by_code(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     Columns: ``code``, ``severity``, ``issues``, ``hands`` (hands with the code), ``n`` (stored hands),
     ``share`` (of stored hands), ``ci_low``, ``ci_high`` (Wilson 95%), ``meaning``.
     """
-    df = queries.run(con, "issues_by_code")
+    df = queries.issues_by_code(con)
     n = int(queries.run(con, "warehouse_counts")["hands"][0] or 0)
     rows = []
     for r in df.iter_rows(named=True):

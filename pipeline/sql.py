@@ -11,6 +11,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from functools import cache
 from importlib import resources
 from typing import Any, Protocol
@@ -39,6 +41,11 @@ class Models(Protocol):
 
     def query(self, text: str, **params: Any) -> pl.DataFrame: ...
 
+    def table(self, name: str, rows: pl.DataFrame) -> AbstractContextManager[None]:
+        """``rows`` (a small table of the driver's: a first pass's totals) readable as ``name`` by the models
+        run in the block."""
+        ...
+
 
 class DuckDBModels:
     """:class:`Models` on a DuckDB connection (the analytics' :func:`pipeline.analytics.queries.connect`)."""
@@ -51,3 +58,11 @@ class DuckDBModels:
 
     def query(self, text: str, **params: Any) -> pl.DataFrame:
         return self.con.sql(text, params=params).pl()
+
+    @contextmanager
+    def table(self, name: str, rows: pl.DataFrame) -> Iterator[None]:
+        self.con.register(name, rows.to_arrow())
+        try:
+            yield
+        finally:
+            self.con.unregister(name)

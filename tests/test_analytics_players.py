@@ -26,6 +26,7 @@ import room_fixture
 from dashboards.player import HEAD_TO_HEAD_CHART, ROLLING_CHART, ROLLING_WINDOW, prep_head_to_head, prep_rolling
 from pipeline.analytics import queries, runs
 from pipeline.analytics.render import HEAD_TO_HEAD_CSV
+from pipeline.analytics.scales import scales as scales_of
 from pipeline.analytics.scope import Scope
 from pipeline.analytics.stats import Z95, wilson
 from pipeline.ingest.run import ingest
@@ -273,7 +274,7 @@ def test_head_to_head_summed_run_by_run_equals_one_query(simulated: Path, monkey
         ((lo, hi),) = con.execute("SELECT min(hand_id), max(hand_id) FROM hands").fetchall()
         first = queries.player_base(con)["player"][0]
         whole = {p: queries.run(con, "head_to_head", player=p, lo=lo, hi=hi) for p in (None, first)}
-        monkeypatch.setattr(queries, "RANGE_HANDS", 7)
+        monkeypatch.setattr(queries, "RUN_HANDS", 7)
         assert con.execute("SELECT count(*) FROM hands").fetchall()[0][0] > 7 * 10  # many runs
         for p, frame in whole.items():
             assert frame.height > 5
@@ -285,6 +286,55 @@ def test_head_to_head_summed_run_by_run_equals_one_query(simulated: Path, monkey
     with queries.connect(simulated, scope=Scope(player="nobody")) as con:
         empty = queries._head_to_head_sums(con, None)
     assert empty.height == 0 and empty.schema == whole[None].schema
+
+
+def stats_models(con: Any, player: str) -> dict[str, pl.DataFrame]:
+    """Every model ``stats`` adds up run by run (pipeline/analytics/runs.py add_up), by name."""
+    out = {"luck_cells": queries.luck_cells(con)}
+    for by in ("all", "seat", "month"):
+        out[f"player_base by {by}"] = queries.player_base_levels(con, by=by)
+    out["player_base of one"] = queries.player_base_levels(con, player=player)
+    out.update(queries.table_sums(con))
+    sc = scales_of(con)
+    out["scale groups"], out["scale players"] = sc.groups, sc.players
+    return out
+
+
+def test_stats_models_added_up_run_by_run_equal_the_models_over_every_hand(
+    simulated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The luck cells, the players' base counts (by every group, of one player), the table figures and the scale
+    groups are added up over runs of hands in file order (the memory of one run): the same frames, rows in the
+    same order, as each model over every hand at once (add_up's fallback, where the runs cannot be read in file
+    order); the luck-adjusted sums, rounded to 1e-6, within a float's rounding."""
+    from polars.testing import assert_frame_equal
+
+    from pipeline.analytics import scales
+
+    reads: list[int] = []
+    read_runs = runs.read_runs
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        for got in read_runs(*args, **kwargs):
+            reads.append(1)
+            yield got
+
+    with queries.connect(simulated) as con:
+        first = queries.player_base(con)["player"][0]
+        with monkeypatch.context() as m:
+            m.setattr(runs, "cursor_sees_all", lambda con: False)
+            whole = stats_models(con, first)
+        monkeypatch.setattr(queries, "RUN_HANDS", 7)
+        monkeypatch.setattr(scales, "RUN_HANDS", 7)
+        monkeypatch.setattr(runs, "read_runs", counted)
+        assert con.execute("SELECT count(*) FROM hands").fetchall()[0][0] > 7 * 10  # many runs
+        split = stats_models(con, first)
+    assert len(reads) > 10 * len(whole)  # every model was read run by run
+    assert whole["luck_cells"].height > 5 and whole["luck_cells"]["xx_win"].drop_nulls().len() > 0
+    assert whole["player_base by month"]["grp"].n_unique() >= 1 and whole["pattern_frequency"].height > 3
+    for name, frame in whole.items():
+        assert frame.height > 0, name
+        assert_frame_equal(split[name], frame, rel_tol=1e-9, abs_tol=1e-6), name
 
 
 def test_rolling_rates_add_up_to_the_players_rates(simulated: Path) -> None:

@@ -420,3 +420,29 @@ def test_an_observers_hands_show_only_its_own_seats_hand(observed: tuple[Path, i
     seat_hands = sum(p["hands"] for p in answer["players"])
     excluded = sum(p["excluded"].get("passed_wins", {}).get("observer", 0) for p in answer["players"])
     assert (seat_hands, excluded) == (4 * n, 3 * n)  # three hidden seats a hand
+
+
+def test_base_counts_of_every_level_run_by_run_equal_one_query(
+    mixed: tuple[Path, dict[str, list[dict[str, Any]]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An observer's record shows one seat's draws: the runs read the draws beside the hands, and the players'
+    base counts of every level added up run by run are the model's over every hand at once."""
+    from polars.testing import assert_frame_equal
+    from test_levels_observer import to_observer
+
+    from pipeline.analytics import queries, runs
+
+    records = mixed[1]
+    seen = [dict(to_observer(r, i % 4), hand_id=r["hand_id"] + "-o") for i, r in enumerate(records["full"][5:15])]
+    root = _ingest([r for level in ("full", "dealt", "settlement") for r in records[level]] + seen, tmp_path)
+    with connect(root) as con:
+        streams = {s.table: s for s in queries.base_streams(con)}
+        assert streams["events"].where == "t = 'draw' AND tile IS NOT NULL"
+        with monkeypatch.context() as m:
+            m.setattr(runs, "cursor_sees_all", lambda con: False)
+            whole = player_base_levels(con)
+        monkeypatch.setattr(queries, "RUN_HANDS", 4)
+        assert_frame_equal(player_base_levels(con), whole, rel_tol=1e-9, abs_tol=1e-6)
+    observed = whole.filter(pl.col("level") == "observer")
+    assert set(whole["level"]) >= {"observer", "settlement"}
+    assert observed.filter(pl.col("own"))["hands"].sum() == len(seen)  # the observer's own seat, a hand each

@@ -212,3 +212,20 @@ def test_turn_metrics_of_an_older_warehouse(old, layout) -> None:
         assert m["ready_rate"]["den"] == m["ready_by_turn_6_rate"]["den"] == 0 and m["ready_rate"]["value"] is None
     shanten = sum(m["starting_shanten"]["n"] for m in metrics)
     assert (shanten == 0) == ("deal_shanten" in layout.lacking.get("player_hands", []))
+
+
+def test_an_older_warehouse_s_base_counts_run_by_run_equal_one_query(old, monkeypatch) -> None:
+    """Its wins lack their turns, so the runs read every event beside the hands (the SQL counts the turns from
+    them): the players' base counts added up run by run are the model's over every hand at once."""
+    from polars.testing import assert_frame_equal
+
+    from pipeline.analytics import runs
+
+    with queries.connect(old, warn=False) as con:
+        assert any(s.table == "events" and s.where is None for s in queries.base_streams(con))
+        with monkeypatch.context() as m:
+            m.setattr(runs, "cursor_sees_all", lambda con: False)
+            whole = queries.player_base_levels(con)
+        monkeypatch.setattr(queries, "RUN_HANDS", 3)
+        assert_frame_equal(queries.player_base_levels(con), whole, rel_tol=1e-9, abs_tol=1e-6)
+    assert whole["win_turn_n"].sum() > 0

@@ -145,3 +145,41 @@ def test_a_reader_stopped_half_way_leaves_no_thread_behind() -> None:
 def test_the_first_stream_must_be_the_hands() -> None:
     with pytest.raises(ValueError, match="hands"):
         list(read_runs(room(["h-001-c1"]), STREAMS[::-1], per_hand, size=5))
+
+
+def test_a_query_over_every_hand_spills_past_its_bound_and_never_fails(tmp_path, monkeypatch) -> None:
+    """runs.bounded: DuckDB's memory held to the bound, a query bigger than it spills to the connection's folder
+    (made when first needed, removed when the connection closes) and gives the whole answer; a query DuckDB
+    cannot spill (an aggregate holding one string of everything) runs again without the bound; DuckDB's default
+    limit is back after either."""
+    monkeypatch.setattr(runs, "WHOLE_MEMORY", "64MB")
+    spill = tmp_path / "spill"
+    con = duckdb.connect()
+    con.execute("SET temp_directory = ?", [str(spill)])
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchall()
+    distinct = "SELECT count(*), sum(k) FROM (SELECT DISTINCT i AS k, repeat('x', 40) || i FROM range(2000000) t(i))"
+    assert runs.bounded(con, lambda: con.execute(distinct).fetchall()) == [(2_000_000, 1_999_999_000_000)]
+    assert spill.is_dir() and con.execute("SELECT current_setting('memory_limit')").fetchall() == limit
+    whole = "SELECT length(string_agg(repeat('x', 100), '')) FROM range(1000000)"
+    with pytest.raises(duckdb.OutOfMemoryException):  # what the bound alone does to it
+        con.execute("SET memory_limit = '64MB'")
+        con.execute(whole).fetchall()
+    con.execute(f"SET memory_limit = '{limit[0][0]}'")
+    assert runs.bounded(con, lambda: con.execute(whole).fetchall()) == [(100_000_000,)]
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall() == limit
+    con.close()
+    assert not spill.exists()
+
+
+def test_an_analytics_connection_spills_to_a_folder_of_its_own(tmp_path) -> None:
+    """queries.connect's temporary folder: under the system's, one per connection, not DuckDB's .tmp in the
+    working directory."""
+    import tempfile
+
+    from pipeline.analytics import queries
+    from pipeline.ingest.warehouse import Warehouse
+
+    Warehouse(tmp_path / "wh").open().close()
+    with queries.connect(tmp_path / "wh") as a, queries.connect(tmp_path / "wh") as b:
+        folders = [c.execute("SELECT current_setting('temp_directory')").fetchall()[0][0] for c in (a, b)]
+    assert folders[0] != folders[1] and all(f.startswith(tempfile.gettempdir()) for f in folders)

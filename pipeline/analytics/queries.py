@@ -3,7 +3,11 @@ assemble the ``stats`` answer: per-player metrics and the table-level figures.""
 
 from __future__ import annotations
 
+import itertools
+import os
+import re
 import sys
+import tempfile
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +20,7 @@ from pipeline import sql
 from pipeline.analytics.groups import check_group
 from pipeline.analytics.levels import LEVELS, NEEDS, TABLE_FIGURES, Needs, coverage, split
 from pipeline.analytics.metrics import DECISION_METRICS, METRICS, decision_values
-from pipeline.analytics.runs import Run, Stream, each_run
+from pipeline.analytics.runs import RUN_HANDS, Run, Stream, add_up, added, bounded, each_run
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope, ScopeError
 from pipeline.analytics.stats import mean_interval, wilson
@@ -25,6 +29,7 @@ from pipeline.ingest.warehouse import Warehouse
 from pipeline.rules.ruleset import profile_names, read_profile
 from schemas.tables import TABLES, TALLY_VERSION
 
+_SPILLS = itertools.count()  # the connections' spill folders, numbered
 _WARNED: set[str] = set()  # incomplete runs, and warehouses written by an earlier release, this process has warned of
 # Connections whose player_base_levels answers are kept (see remember_bases), with the results by (by, player)
 _BASES: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[tuple[str, str | None], pl.DataFrame]] = (
@@ -56,6 +61,11 @@ def connect(warehouse_dir: str | Path, *, scope: Scope | None = None, warn: bool
         # Every query reads the footers of every Parquet file of the tables it names; committed files never
         # change (each batch has its own), so they are read once per connection, not once per query.
         con.execute("SET parquet_metadata_cache = true")
+        # Where a query over the whole warehouse spills past its memory (runs.bounded): a folder of the system's
+        # temporary one that DuckDB makes when it first spills and removes when the connection closes (DuckDB's
+        # default, .tmp in the working directory, may not be writable, and would be left behind)
+        spill = Path(tempfile.gettempdir()) / f"xuezhan-spill-{os.getpid()}-{next(_SPILLS)}"
+        con.execute("SET temp_directory = ?", [str(spill)])
         _scoped_views(con, scope)
     except BaseException:
         con.close()
@@ -141,6 +151,70 @@ def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFram
     return sql.run_sql(con, "pipeline.analytics", name, **params)
 
 
+_DRAW_LUCK = "draw_luck_win, draw_luck_paid, draw_luck_ready, draw_luck_rivals, draw_luck_kong, draw_luck_fed"
+# What sql/luck_cells.sql reads of each table, for the runs in file order (pipeline/analytics/runs.py)
+LUCK_STREAMS = (
+    Stream("hands", "hand_id, base, suits"),
+    Stream(
+        "player_hands",
+        f"hand_id, profile, dealer, deal_shanten, delta, replayed, {_DRAW_LUCK}",
+        "replayed AND deal_shanten IS NOT NULL",
+    ),
+)
+_CELL_KEYS = ["profile", "base", "suits", "dealer", "deal_shanten"]
+_BASE_KEYS = ["player", "grp", "level", "own"]
+_ROUNDED = ("luck_net_sum", "luck_net_sq")  # sums of fractions: rounded (1e-6), the same whatever the runs
+
+
+# The wins sql/player_base.sql counts the turns of from their events (its CTE uncounted)
+_UNTIMED = (
+    "SELECT count(*) FROM wins WHERE turn IS NULL AND hand_id IN (SELECT hand_id FROM hands WHERE replayed AND "
+    "coalesce(level, 'dealt') IN ('full', 'dealt', 'observer'))"
+)
+
+
+def base_streams(con: duckdb.DuckDBPyConnection) -> tuple[Stream, ...]:
+    """What ``sql/player_base.sql`` reads of each table, for the runs in file order: of ``events``, nothing
+    where no hand needs them (every win stored with its turns, no observer's record), the draws where an
+    observer's record shows one seat's, every event where a win was stored without its turns (an older
+    warehouse's: counted from the events)."""
+    observers, untimed = con.execute(
+        "SELECT (SELECT count(*) FROM hands WHERE level = 'observer'), (SELECT count(*) FROM wins WHERE turn IS NULL)"
+    ).fetchall()[0]
+    if untimed:  # but a score sheet's wins have no turns, and need none: those of the hands the model counts
+        untimed = bounded(con, lambda: con.execute(_UNTIMED).fetchall()[0][0])
+    events = "false" if not observers and not untimed else None if untimed else "t = 'draw' AND tile IS NOT NULL"
+    return (
+        Stream("hands", "hand_id, base, suits, fan_base, played_at, utc_offset, ready_judged, level, dealer, replayed"),
+        Stream(
+            "player_hands",
+            "hand_id, seat, player, profile, dealer, won, how, win_order, deal_ins, points, fan, delta, hua_zhu, "
+            "ready_at_end, pongs, kongs_direct, kongs_added, kongs_concealed, void, passed_wins, compulsory_passes, "
+            f"ready_turn, deal_shanten, replayed, {_DRAW_LUCK}",
+            "replayed",
+        ),
+        Stream("wins", "hand_id, seat, source, turn, source_turn, how, points"),
+        Stream("events", "hand_id, idx, t, seat, source, kind, tile", events),
+    )
+
+
+def luck_cells(con: duckdb.DuckDBPyConnection, models: sql.Models | None = None) -> pl.DataFrame:
+    """The sums the room's deal and draw luck are fitted from (``sql/luck_cells.sql``), over every replayed
+    seat-hand behind ``con``: a run of :data:`RUN_HANDS` hands at a time, added up
+    (:func:`pipeline.analytics.runs.add_up`), or by ``models`` (``--engine spark``) at once."""
+    memo = _BASES.get(con)
+    if memo is not None and ("luck_cells", None) in memo:
+        return memo[("luck_cells", None)]
+    if models is not None:
+        cells = models.run("pipeline.analytics", "luck_cells")
+    else:
+        cells = add_up(con, LUCK_STREAMS, lambda c: run(c, "luck_cells"), added(_CELL_KEYS), size=RUN_HANDS)
+        cells = cells.sort(_CELL_KEYS, nulls_last=True)  # the model's order
+    if memo is not None:
+        memo[("luck_cells", None)] = cells
+    return cells
+
+
 def player_base_levels(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -152,14 +226,38 @@ def player_base_levels(
     record and ``own`` (the record shows the seat's whole hand); ``by`` is one of
     :data:`pipeline.analytics.groups.GROUPS`. On a connection given to :func:`remember_bases`, each answer is
     computed once. ``models``: where ``sql/player_base.sql`` runs (default: on ``con``; ``stats --engine spark``:
-    :class:`pipeline.analytics.spark.SparkModels`, for every ``by`` but ``month``, whose months are DuckDB's)."""
+    :class:`pipeline.analytics.spark.SparkModels`, for every ``by`` but ``month``, whose months are DuckDB's).
+
+    Two passes, each in the memory of a run of :data:`RUN_HANDS` hands whatever the size of the warehouse
+    (:func:`pipeline.analytics.runs.add_up`; with ``models``, each at once): the room's luck cells
+    (:func:`luck_cells`), then ``sql/player_base.sql`` on each run's rows with the cells' totals beside them,
+    the runs' rows added up. The luck-adjusted sums are rounded (1e-6) once added up."""
     memo = _BASES.get(con)
     key = (check_group(by), player)
     if memo is not None and key in memo:
         return memo[key]
     if models is not None and key[0] == "month":
         raise ValueError("player_base by month runs on DuckDB only (its months are the local_time macro's)")
-    base = (models or sql.DuckDBModels(con)).run("pipeline.analytics", "player_base", by=key[0], player=player)
+    cells = luck_cells(con, models)
+    params = {"by": key[0], "player": player}
+    if models is not None:
+        with models.table("luck_cells", cells):
+            base = models.run("pipeline.analytics", "player_base", **params)
+    else:
+        tz = con.execute("SELECT getvariable('xuezhan_tz')").fetchall()[0][0]
+
+        def query(c: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+            if c is not con:  # a run's connection: the local_time macro the model names, in the scope's time zone
+                c.execute("SET VARIABLE xuezhan_tz = ?", [tz])
+                c.execute(sql.load_sql("pipeline.analytics", "local_time"))
+            c.register("luck_cells", cells.to_arrow())
+            try:
+                return run(c, "player_base", **params)
+            finally:
+                c.unregister("luck_cells")
+
+        base = add_up(con, base_streams(con), query, added(_BASE_KEYS), size=RUN_HANDS)
+    base = base.with_columns(pl.col(_ROUNDED).round(6)).sort(_BASE_KEYS, nulls_last=True)
     if memo is not None:
         memo[key] = base
     return base
@@ -215,15 +313,73 @@ def _by_level(counts: dict[str, dict[str, int]], key: str) -> dict[tuple[str, bo
     return {(level, True): c[key] for level, c in counts.items()}
 
 
+# The table figures whose every column is a count or a sum over hands, read in one pass a run of hands at a time
+# (pipeline/analytics/runs.py add_up): each model's keys, its columns the same for every hand of a key (kept, not
+# added), and the order its SQL gives its rows ((column, descending); DuckDB's nulls last).
+TABLE_SUMS: dict[str, tuple[list[str], list[str], list[tuple[str, bool]]]] = {
+    "fan_distribution": (["fan"], [], [("fan", False)]),
+    "pattern_frequency": (["pattern"], ["name_zh"], [("wins", True), ("pattern", False)]),
+    "outcomes": ([], [], []),
+    "outcomes_by_table": (
+        ["seats", "suits", "mode"],
+        [],
+        [("hands", True), ("seats", True), ("suits", False), ("mode", False)],
+    ),
+    "money_by_reason": (["reason"], [], [("reason", False)]),
+}
+# What they read of each table, for the runs in file order
+TABLE_STREAMS = (
+    Stream("hands", "hand_id, fan_base, replayed, winners, outcome, events, seats, suits, mode"),
+    Stream("wins", "hand_id, fan, player, patterns, how, source, win_order"),
+    Stream("payments", "hand_id, reason, amount, payee, side", "side = 'computed'"),
+)
+
+
+def table_sums(con: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
+    """The models of :data:`TABLE_SUMS` over every hand (``player`` None), each frame as its SQL gives it: the
+    runs' rows added up (:func:`pipeline.analytics.runs.add_up`), in the memory of a run of hands (each model
+    over the whole warehouse at once joined every win or payment to a table of every hand)."""
+    adds = {name: added(keys, firsts) for name, (keys, firsts, _) in TABLE_SUMS.items()}
+
+    def query(c: duckdb.DuckDBPyConnection) -> dict[str, pl.DataFrame]:
+        return {name: run(c, name, **({"player": None} if "player" in _params(name) else {})) for name in TABLE_SUMS}
+
+    def add(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+        return {name: adds[name](a[name], b[name]) for name in TABLE_SUMS}
+
+    got = add_up(con, TABLE_STREAMS, query, add, size=RUN_HANDS)
+    out = {}
+    for name, (_, _, order) in TABLE_SUMS.items():
+        frame = got[name]
+        if order:
+            columns, descending = zip(*order, strict=True)
+            frame = frame.sort(list(columns), descending=list(descending), nulls_last=True)
+        out[name] = frame
+    return out
+
+
+def _params(name: str) -> set[str]:
+    """The ``$name`` parameters of ``sql/NAME.sql``."""
+    return set(re.findall(r"\$([a-z_]+)", sql.load_sql("pipeline.analytics", name)))
+
+
+def issues_by_code(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """``sql/issues_by_code.sql``: the issues by code, those of the session checks too, which the ``issues``
+    view works out when read, each hand against the one before it in its session (a window over every hand of
+    the warehouse: its memory is bounded by DuckDB's spilling, :func:`bounded`)."""
+    return bounded(con, lambda: run(con, "issues_by_code"))
+
+
 def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """The table-level part of ``stats``."""
-    fan = run(con, "fan_distribution", player=None)
-    patterns = run(con, "pattern_frequency", player=None)
-    outcomes = run(con, "outcomes").row(0, named=True)
+    sums = table_sums(con)
+    fan = sums["fan_distribution"]
+    patterns = sums["pattern_frequency"]
+    outcomes = sums["outcomes"].row(0, named=True)
     length = run(con, "hand_length", levels=list(NEEDS["hand_length"].usable())).row(0, named=True)
-    by_table = run(con, "outcomes_by_table")
-    money = run(con, "money_by_reason")
-    issues = run(con, "issues_by_code")
+    by_table = sums["outcomes_by_table"]
+    money = sums["money_by_reason"]
+    issues = issues_by_code(con)
     counts = run(con, "warehouse_counts").row(0, named=True)
     hands = outcomes["hands"] or 0
     low, high = wilson(outcomes["huang_zhuang"] or 0, hands)
@@ -457,9 +613,6 @@ HEAD_TO_HEAD = {
 }
 
 
-RANGE_HANDS = 10_000  # hands a run of an additive figure sums at a time (pipeline/analytics/runs.py): its memory
-
-
 _H2H_KEYS = ["player", "opponent"]
 
 
@@ -474,7 +627,7 @@ H2H_STREAMS = (
 
 def _head_to_head_sums(con: duckdb.DuckDBPyConnection, player: str | None) -> pl.DataFrame:
     """``sql/head_to_head.sql``'s rows over every hand: its columns are sums over hands, so each run of
-    :data:`RANGE_HANDS` hands (:func:`pipeline.analytics.runs.each_run`, every table read once) is queried alone
+    :data:`RUN_HANDS` hands (:func:`pipeline.analytics.runs.each_run`, every table read once) is queried alone
     and the runs' rows are summed (the query over 200,000 hands at once held 0.9 GB; a run's memory does not
     grow with the warehouse). In the model's order."""
     every: list[pl.DataFrame] = []
@@ -491,7 +644,7 @@ def _head_to_head_sums(con: duckdb.DuckDBPyConnection, player: str | None) -> pl
         H2H_STREAMS,
         lambda r: run(r.con, "head_to_head", player=player, lo=r.lo, hi=r.hi),
         read,
-        size=RANGE_HANDS,
+        size=RUN_HANDS,
         replayed=False,
     )
     if not every:

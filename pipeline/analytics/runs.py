@@ -36,14 +36,20 @@ from typing import TypeVar
 
 import duckdb
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import sql
+from pipeline.memory import return_freed_memory
 
 T = TypeVar("T")
 
 BATCH_ROWS = 1 << 16  # rows a stream fetches at a time
+RUN_HANDS = 10_000  # hands a run holds (a figure summed over hands): its memory, whatever the warehouse's size
+# DuckDB's memory for a query over every hand at once (a fallback of add_up, a window over the sessions): past it its
+# joins, aggregates, sorts and windows spill to the connection's temporary folder (queries.connect sets it)
+WHOLE_MEMORY = "256MB"
 
 
 class OutOfOrder(Exception):
@@ -116,6 +122,70 @@ def each_run(
     consume(range_runs(con, query, size=size, replayed=replayed))
 
 
+def add_up(
+    con: duckdb.DuckDBPyConnection,
+    streams: Sequence[Stream],
+    query: Callable[[duckdb.DuckDBPyConnection], T],
+    add: Callable[[T, T], T],
+    *,
+    size: int,
+) -> T:
+    """The result of models whose every column is a count or a sum over hands (by keys of their own): ``query``
+    run on each run's rows in file order (:func:`read_runs`; given the run's connection, whose tables are the
+    run's rows) and the runs' results added up by ``add`` (the sum so far, the next run's) as they come, so that
+    one run's rows and the sum are held. Where the runs cannot be read in file order (a connection of its own
+    views, :func:`cursor_sees_all`; a table out of order, :class:`OutOfOrder`) or there are no hands, ``query``
+    on ``con`` itself, over every hand at once: the same result, in the memory of the whole warehouse. Unlike
+    :func:`each_run`, the models need no range of ids: a run's connection holds only the run's rows."""
+    if cursor_sees_all(con):
+        try:
+            total: list[T] = []
+            for _, got in read_runs(con, streams, lambda run: query(run.con), size=size):
+                total[:] = [add(total[0], got)] if total else [got]
+            if total:
+                return total[0]
+        except OutOfOrder:
+            pass
+    return bounded(con, lambda: query(con))
+
+
+def bounded(con: duckdb.DuckDBPyConnection, query: Callable[[], T]) -> T:
+    """``query()``, a query over every hand of ``con`` at once, with DuckDB's memory held to
+    :data:`WHOLE_MEMORY`: past it, DuckDB spills its joins, aggregates, sorts and windows to the connection's
+    temporary folder, so that the memory does not grow with the warehouse (the time does, more than linearly
+    where it spills). A query DuckDB cannot spill (an aggregate that holds lists) is run again without the bound
+    rather than fail. Then the limit is DuckDB's default again (an analytics connection sets none of its own)."""
+    con.execute(f"SET memory_limit = '{WHOLE_MEMORY}'")
+    try:
+        try:
+            return query()
+        except duckdb.OutOfMemoryException:
+            con.execute("RESET memory_limit")
+            return query()
+    finally:
+        con.execute("RESET memory_limit")
+
+
+def added(keys: Sequence[str], firsts: Sequence[str] = ()) -> Callable[[pl.DataFrame, pl.DataFrame], pl.DataFrame]:
+    """The :func:`add_up` of a model's rows: the rows of both with the same ``keys`` made one, every column
+    added up but ``firsts`` (the same for every hand of a key: the first kept); in no particular order. With
+    no ``keys`` (a model of one row), every column added up. A sum of nothing but nulls stays null (SQL's)."""
+
+    def add(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
+        rows = pl.concat([a, b])
+        sums = [
+            pl.when(pl.col(c).is_not_null().any()).then(pl.col(c).sum()).alias(c)
+            for c in rows.columns
+            if c not in keys and c not in firsts
+        ]
+        if not keys:
+            return rows.select(sums).cast(rows.schema)
+        kept = [pl.col(name).first() for name in firsts]
+        return rows.group_by(keys).agg(*kept, *sums).select(rows.columns).cast(rows.schema)
+
+    return add
+
+
 def read_runs(
     con: duckdb.DuckDBPyConnection, streams: Sequence[Stream], query: Callable[[Run], T], *, size: int
 ) -> Iterator[tuple[Run, T]]:
@@ -126,6 +196,7 @@ def read_runs(
     Every stream runs on a cursor of ``con``: call only where :func:`cursor_sees_all`."""
     if not streams or streams[0].table != "hands":
         raise ValueError("the first stream must be the hands one")
+    return_freed_memory()  # the runs' arrays, of sizes that vary run to run, must not fragment the heap
     with ExitStack() as stack:
         readers = []
         for stream in streams:

@@ -19,8 +19,11 @@ import duckdb
 import polars as pl
 
 from pipeline import sql
+from pipeline.analytics.runs import RUN_HANDS, Stream, add_up, added
 
 POPULATION = "all players"  # the population of a warehouse of one scale group
+# What sql/scale_groups.sql reads of each table, for the runs in file order (pipeline/analytics/runs.py)
+SCALE_STREAMS = (Stream("hands", "hand_id, profile, base"), Stream("player_hands", "hand_id, player"))
 
 
 def label(profile: str | None, base: int | None) -> str:
@@ -106,7 +109,13 @@ class Scales:
 
 def scales(con: duckdb.DuckDBPyConnection) -> Scales:
     """The :class:`Scales` of the hands behind ``con`` (:func:`pipeline.analytics.queries.connect`)."""
-    rows = sql.run_sql(con, "pipeline.analytics", "scale_groups")
+    rows = add_up(  # counts of hands: a run of hands at a time, added up (each player's hands joined to every hand)
+        con,
+        SCALE_STREAMS,
+        lambda c: sql.run_sql(c, "pipeline.analytics", "scale_groups"),
+        added(["player", "profile", "base"]),
+        size=RUN_HANDS,
+    ).sort(["player", "profile", "base"], nulls_last=[False, True, True])
     pairs = rows.select("profile", "base").unique()
     names = pairs.with_columns(
         pl.Series("group", [label(p, b) for p, b in pairs.iter_rows()], dtype=pl.String)

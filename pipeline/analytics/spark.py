@@ -136,6 +136,22 @@ class SparkModels:
             raise ValueError(f"Spark's columns {out.columns} are not DuckDB's {names}")
         return out.cast({row[0]: _POLARS[row[1]] for row in described if row[1] in _POLARS})
 
+    @contextmanager
+    def table(self, name: str, rows: pl.DataFrame) -> Iterator[None]:
+        """``rows`` as Spark's view ``name`` (from the rows, so that a null stays a null, not a NaN as through
+        pandas), and on the DuckDB connection too (whose plan of a query gives its result's types)."""
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        arrow = rows.to_arrow(compat_level=pl.CompatLevel.oldest())  # large_string, not string_view
+        frame = self.session.createDataFrame(rows.rows(), schema=from_arrow_schema(arrow.schema))
+        frame.createOrReplaceTempView(name)
+        self.con.register(name, arrow)
+        try:
+            yield
+        finally:
+            self.con.unregister(name)
+            self.session.catalog.dropTempView(name)
+
     def _view(self, name: str) -> None:
         if name in self._views:
             return

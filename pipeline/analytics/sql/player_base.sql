@@ -19,81 +19,46 @@
 -- its slope in its scale group: the deal-adjusted net regressed on it alone, through 0 (its mean is 0 by
 -- construction; the features are sums over different draws, near uncorrelated), on every seat-hand of the group
 -- that has them (0 for a group of under 30). The slopes are rounded (1e-9): the same whatever the order of the sums.
+-- Both are fitted from the table luck_cells: luck_cells.sql's sums over every replayed seat-hand in scope, added up
+-- (the caller registers it). Every other column is a count or a sum over seat-hands, so the rows of runs of hands,
+-- added up, are the warehouse's (pipeline/analytics/queries.py player_base_levels, pipeline/analytics/runs.py).
 -- Run by DuckDB, or by Spark SQL with `stats --engine spark` (pipeline/analytics/spark.py): written in the SQL both
 -- read alike (CAST, not ::; no list, no `SELECT * REPLACE`, x * x for a square); $by 'month' alone stays on DuckDB
 -- (local_time is its macro).
 WITH
-dealt_net AS (  -- source: every replayed seat-hand with a known deal, its net in bases
-    SELECT
-        coalesce(ph.profile, '') AS profile,
-        h.base,
-        coalesce(h.suits, '') AS suits,
-        ph.dealer,
-        ph.deal_shanten,
-        ph.delta / h.base AS net,
-        ph.draw_luck_win,
-        ph.draw_luck_paid,
-        ph.draw_luck_ready,
-        ph.draw_luck_rivals,
-        ph.draw_luck_kong,
-        ph.draw_luck_fed
-    FROM player_hands AS ph
-    JOIN hands AS h ON h.hand_id = ph.hand_id
-    WHERE ph.replayed AND ph.deal_shanten IS NOT NULL
-),
-
 room_net AS (  -- logic: each scale group's mean net per seat-hand, in bases
-    SELECT profile, base, avg(net) AS mean
-    FROM dealt_net
+    SELECT profile, base, sum(net_sum) / sum(n) AS mean
+    FROM luck_cells
     GROUP BY profile, base
 ),
 
 deal_luck AS (  -- logic: each cell's expected net beyond its group's mean (0 for a cell of under 30 seat-hands)
     SELECT
-        d.profile,
-        d.base,
-        d.suits,
-        d.dealer,
-        d.deal_shanten,
-        CASE WHEN count(*) >= 30 THEN avg(d.net) - any_value(r.mean) ELSE 0 END AS luck
-    FROM dealt_net AS d
-    JOIN room_net AS r ON r.profile = d.profile AND r.base = d.base
-    GROUP BY d.profile, d.base, d.suits, d.dealer, d.deal_shanten
+        c.*,
+        CASE WHEN c.n >= 30 THEN c.net_sum / c.n - r.mean ELSE 0 END AS luck,
+        r.mean AS mean
+    FROM luck_cells AS c
+    JOIN room_net AS r ON r.profile = c.profile AND r.base = c.base
 ),
 
-drawn AS (  -- logic: the seat-hands with draw luck, their net less the deal's expectation (its cell's, fitted)
-    SELECT
-        d.*,
-        d.net - r.mean - l.luck AS rest
-    FROM dealt_net AS d
-    JOIN room_net AS r ON r.profile = d.profile AND r.base = d.base
-    JOIN deal_luck AS l
-        ON
-            l.profile = d.profile
-            AND l.base = d.base
-            AND l.suits = d.suits
-            AND l.dealer = d.dealer
-            AND l.deal_shanten = d.deal_shanten
-    WHERE d.draw_luck_win IS NOT NULL
-),
-
-draw_luck AS (  -- logic: each scale group's slope of the rest of the net on each draw luck (0 under 30 seat-hands)
+draw_luck AS (  -- logic: each scale group's slope of the rest of the net (less the deal's expectation, mean + luck,
+    -- fitted) on each draw luck, through 0 (0 under 30 seat-hands with draw luck)
     SELECT
         profile,
         base,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_win * draw_luck_win) > 0
-            THEN round(sum(rest * draw_luck_win) / sum(draw_luck_win * draw_luck_win), 9) ELSE 0 END AS b_win,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_paid * draw_luck_paid) > 0
-            THEN round(sum(rest * draw_luck_paid) / sum(draw_luck_paid * draw_luck_paid), 9) ELSE 0 END AS b_paid,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_ready * draw_luck_ready) > 0
-            THEN round(sum(rest * draw_luck_ready) / sum(draw_luck_ready * draw_luck_ready), 9) ELSE 0 END AS b_ready,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_rivals * draw_luck_rivals) > 0
-            THEN round(sum(rest * draw_luck_rivals) / sum(draw_luck_rivals * draw_luck_rivals), 9) ELSE 0 END AS b_rivals,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_kong * draw_luck_kong) > 0
-            THEN round(sum(rest * draw_luck_kong) / sum(draw_luck_kong * draw_luck_kong), 9) ELSE 0 END AS b_kong,
-        CASE WHEN count(*) >= 30 AND sum(draw_luck_fed * draw_luck_fed) > 0
-            THEN round(sum(rest * draw_luck_fed) / sum(draw_luck_fed * draw_luck_fed), 9) ELSE 0 END AS b_fed
-    FROM drawn
+        CASE WHEN sum(drawn) >= 30 AND sum(xx_win) > 0
+            THEN round(sum(net_x_win - (mean + luck) * x_win) / sum(xx_win), 9) ELSE 0 END AS b_win,
+        CASE WHEN sum(drawn) >= 30 AND sum(xx_paid) > 0
+            THEN round(sum(net_x_paid - (mean + luck) * x_paid) / sum(xx_paid), 9) ELSE 0 END AS b_paid,
+        CASE WHEN sum(drawn) >= 30 AND sum(xx_ready) > 0
+            THEN round(sum(net_x_ready - (mean + luck) * x_ready) / sum(xx_ready), 9) ELSE 0 END AS b_ready,
+        CASE WHEN sum(drawn) >= 30 AND sum(xx_rivals) > 0
+            THEN round(sum(net_x_rivals - (mean + luck) * x_rivals) / sum(xx_rivals), 9) ELSE 0 END AS b_rivals,
+        CASE WHEN sum(drawn) >= 30 AND sum(xx_kong) > 0
+            THEN round(sum(net_x_kong - (mean + luck) * x_kong) / sum(xx_kong), 9) ELSE 0 END AS b_kong,
+        CASE WHEN sum(drawn) >= 30 AND sum(xx_fed) > 0
+            THEN round(sum(net_x_fed - (mean + luck) * x_fed) / sum(xx_fed), 9) ELSE 0 END AS b_fed
+    FROM deal_luck
     GROUP BY profile, base
 ),
 
@@ -284,8 +249,8 @@ SELECT  -- final
     CAST(coalesce(sum(points * points) FILTER (WHERE won), 0) AS BIGINT) AS points_sq,
     CAST(sum(delta) AS BIGINT) AS delta_sum,
     CAST(sum(delta * delta) AS BIGINT) AS delta_sq,
-    round(sum(luck_net), 6) AS luck_net_sum,  -- rounded: a sum of fractions, the same in any order
-    round(sum(luck_net * luck_net), 6) AS luck_net_sq,
+    sum(luck_net) AS luck_net_sum,  -- a sum of fractions: rounded (1e-6) where the runs' sums are added up
+    sum(luck_net * luck_net) AS luck_net_sq,
     count(*) FILTER (WHERE hua_zhu) AS hua_zhu,
     count(*) FILTER (WHERE ready_at_end IS NOT NULL) AS still_in_at_draw,
     count(*) FILTER (WHERE ready_at_end = false) AS not_ready_at_draw,
