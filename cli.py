@@ -1710,38 +1710,53 @@ def deals_command(
     """Screen players, table seats, tables and sessions for stacked deals: starting hands closer to ready than a
     fair wall deals (the sum of the deals' shanten against its exact distribution under fair shuffles); hands of
     level full and dealt only. With a filter, over the hands in scope only."""
+    from contextlib import ExitStack
+
     from pipeline.analytics.queries import connect
-    from pipeline.audit.deals import KINDS, NoDealScores, commitments, screen_deals
+    from pipeline.audit.deals import KINDS, NoDealScores, commitments, deal_screen
 
     _spark_master(engine, master)
-    kinds = tuple(kind or KINDS)
+    kinds = tuple(dict.fromkeys(kind or KINDS))
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise fail(f"--kind: unknown {', '.join(unknown)} (known: {', '.join(KINDS)})")
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
-    with connect(warehouse, scope=scope) as con, _heavy_pass(con, warehouse, engine, master, "deals") as models:
+    with ExitStack() as stack:  # the screen's lines stay in its store: read back a few at a time
+        con = stack.enter_context(connect(warehouse, scope=scope))
+        models = stack.enter_context(_heavy_pass(con, warehouse, engine, master, "deals"))
         walls = commitments(con)
         try:
-            results = screen_deals(con, fdr=fdr, min_hands=min_hands, kinds=kinds, models=models)
+            screen = stack.enter_context(deal_screen(con, fdr=fdr, min_hands=min_hands, kinds=kinds, models=models))
         except NoDealScores as exc:
             raise fail(str(exc)) from None
-    if fmt == "json":
-        typer.echo(json.dumps([r.as_dict() for r in results], ensure_ascii=False))
-        return
-    if fmt == "csv":  # one row a group, as the JSON's (its evidence hands left to json)
-        columns = ["kind", "group", "hands", "shanten", "mean_shanten", "expected_mean", "z", "p", "q", "flagged"]
-        columns += ["suited", "suited_expected"]
-        _write_csv(columns, [[r.as_dict()[c] for c in columns] for r in results])
-        return
+        if fmt == "json":  # json.dumps of the list, written a line at a time
+            first = True
+            typer.echo("[", nl=False)
+            for r in screen.results():
+                typer.echo(("" if first else ", ") + json.dumps(r.as_dict(), ensure_ascii=False), nl=False)
+                first = False
+            typer.echo("]")
+            return
+        if fmt == "csv":  # one row a group, as the JSON's (its evidence hands left to json)
+            columns = ["kind", "group", "hands", "shanten", "mean_shanten", "expected_mean", "z", "p", "q", "flagged"]
+            columns += ["suited", "suited_expected"]
+            _write_csv(columns, ([r.as_dict()[c] for c in columns] for r in screen.results()))
+            return
+        _deals_table(screen, walls, scope, fdr, min_hands, top)
+
+
+def _deals_table(screen: Any, walls: Any, scope: Any, fdr: float, min_hands: int, top: int) -> None:
+    """``deals``' table: the committed walls, then per kind how many groups were screened and flagged and its
+    ``top`` lines (:class:`pipeline.audit.deals.DealScreen`), each flagged one with its best deals."""
     for line in _scope_line(scope):
         typer.echo(line)
     if walls.hands:  # walls committed before play: proved or disproved hand by hand, before any statistics
         typer.echo(walls.line())
         for status, hands in walls.faulty.items():
             typer.echo(f"  {status} ({walls.counts[status]}): {', '.join(_shown(h) for h in hands)}")
-    if not results:
+    if not any(c.groups for c in screen.counts):
         typer.echo(
             "no dealt hand to screen: deals are known in hands of level full and dealt only (and hands stored "
             "before ingest kept their deals' shanten have none: ingest their sources into a new warehouse)"
@@ -1751,18 +1766,16 @@ def deals_command(
         "deals: one player's starting tiles in one hand; a player's and a seat's groups count one a hand, a "
         "table's and a session's one per seat (four a hand at a table of four)"
     )
-    for k in kinds:
-        lines = [r for r in results if r.kind == k]
-        tested = [r for r in lines if r.p is not None]
+    for c in screen.counts:
         typer.echo(
-            f"{k}: {len(tested)} with at least {plural(min_hands, 'deal')} screened "
-            f"({len(lines) - len(tested)} with fewer not tested); {sum(r.flagged for r in lines)} flagged at FDR {fdr}"
+            f"{c.kind}: {c.tested} with at least {plural(min_hands, 'deal')} screened "
+            f"({c.groups - c.tested} with fewer not tested); {c.flagged} flagged at FDR {fdr}"
         )
-        if not lines:
+        if not c.groups:
             continue
         head = f"  {'group':<22}{'deals':>7}{'shanten':>9}{'fair':>7}{'z':>7}{'p':>11}{'q':>9}"
         typer.echo(f"{head}{'suited':>8}{'fair':>7}  flag")
-        for r in lines[:top]:
+        for r in screen.results(c.kind, top):
             p = f"{r.p:>11.2e}" if r.p is not None else f"{'–':>11}"
             q = f"{r.q:>9.3f}" if r.q is not None else f"{'–':>9}"
             suited = f"{r.suited:>8.2f}{r.suited_expected:>7.2f}" if r.suited is not None else f"{'–':>8}{'–':>7}"

@@ -4,16 +4,20 @@ keeping records valid, the ingest's columns, and the screen on a simulated room 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
 from fractions import Fraction
 from math import comb
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
+import polars as pl
 import pytest
+from run_orders import out_of_order, shuffled_warehouse
 from typer.testing import CliRunner
 
 from cli import app
@@ -28,7 +32,7 @@ from pipeline.audit.deal_null import (
     suit_classes,
     suited_counts,
 )
-from pipeline.audit.deals import NoDealScores, group_test, screen_deals
+from pipeline.audit.deals import DealResult, NoDealScores, deal_screen, group_test, screen_deals
 from pipeline.evaluate import DealOutcome, deals_grid, run_deals
 from pipeline.game.start import deal_hands
 from pipeline.ingest.run import ingest
@@ -37,6 +41,7 @@ from pipeline.rules.ruleset import load_ruleset
 from pipeline.rules.tiles import KIND_BY_NAME, counts_of, full_set, parse_tiles
 from pipeline.simulate.inject import InjectSpec, SpecError, stack_deals
 from pipeline.simulate.tables import SimConfig, write
+from pipeline.sql import DuckDBModels
 from pipeline.validate import validate
 
 runner = CliRunner()
@@ -234,7 +239,8 @@ def test_a_table_of_three_with_two_suits_is_stacked_and_scored(tmp_path: Path) -
     with connect(tmp_path / "wh") as con:
         rows = con.sql("SELECT count(*), count(deal_shanten), count(deal_suited) FROM player_hands").fetchall()
         assert rows == [(72, 72, 0)]
-        shapes = con.sql("SELECT DISTINCT suits, size FROM (" + _deal_groups() + ") ORDER BY size").fetchall()
+        every = {"lo": None, "hi": None}  # every hand: no range of ids
+        shapes = con.sql(f"SELECT DISTINCT suits, size FROM ({_deal_groups()}) ORDER BY size", params=every).fetchall()
         assert shapes == [(2, 13), (2, 14)]
         assert {r.kind for r in screen_deals(con)} == {"player", "seat", "table", "session"}
 
@@ -473,3 +479,95 @@ def test_eval_deals_command(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     assert [c["name"] for c in data["cells"]] == ["stack 0.5 × 60", "honest × 60"] and "sessions" in data
     assert runner.invoke(app, ["eval-deals", "--intensity", "0"]).exit_code == 2
+
+
+# ---------------------------------------------------------------------------------------------- a run at a time
+@pytest.fixture(scope="module")
+def shuffled_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 simulated hands, 6 players, one dealt the better of two deals in most hands, ingested in a shuffled
+    order (the files' ids interleaved)."""
+    config = SimConfig(hands=300, seed=23, players=6, inject=InjectSpec.parse("stack=1:0.8"))
+    return shuffled_warehouse(tmp_path_factory.mktemp("shuffled"), config)
+
+
+def _whole_screen(con: duckdb.DuckDBPyConnection, fdr: float, min_hands: int, evidence: int) -> list[DealResult]:
+    """The screen as it ran before its runs and its store: sql/deal_groups.sql over every hand as one frame, a
+    line a group, the q-values and flags per kind, the evidence of every flagged group over every hand."""
+    from itertools import groupby
+
+    from pipeline.analytics.stats import by_qvalues
+    from pipeline.audit.deal_null import load
+    from pipeline.audit.deals import _line
+    from pipeline.sql import run_sql
+
+    frame = run_sql(con, "pipeline.audit", "deal_groups", lo=None, hi=None)
+    out = []
+    for kind in ("player", "seat", "table", "session"):
+        rows = frame.filter(pl.col("kind") == kind).drop("kind").iter_rows()
+        lines = [_line(kind, g, list(shapes), load(), min_hands) for g, shapes in groupby(rows, lambda r: r[0])]
+        tested = [r for r in lines if r.p is not None]
+        qs = dict(zip([r.group for r in tested], by_qvalues(np.array([r.p for r in tested])).tolist(), strict=True))
+        flagged = sorted(g for g, q in qs.items() if q <= fdr)
+        shown: dict[str, list[dict[str, object]]] = {}
+        if flagged and evidence:
+            best = run_sql(
+                con, "pipeline.audit", "deal_evidence", kind=kind, grps=flagged, limit=evidence, lo=None, hi=None
+            )
+            for row in best.iter_rows(named=True):
+                shown.setdefault(row.pop("grp"), []).append(row)
+        kept = [
+            dataclasses.replace(r, q=qs.get(r.group), flagged=r.group in flagged, evidence=shown.get(r.group, []))
+            for r in lines
+        ]
+        out += sorted(kept, key=lambda r: (not r.flagged, r.p if r.p is not None else 2.0, r.group))
+    return out
+
+
+def test_the_screen_summed_a_run_at_a_time_is_the_screen_over_every_hand(shuffled_room: Path) -> None:
+    """Issue 45: the groups' sums read a run of hands at a time in file order (37 hands: 9 runs; one run), never by
+    ranges when the tables are in one order, added up in the screen's store, give the lines, q-values, flags,
+    order and evidence of the screen over every hand at once; and the first lines of a kind are its top."""
+    from pipeline.analytics import runs
+
+    def no_ranges(*args: object, **kwargs: object) -> None:
+        raise AssertionError("read by ranges")
+
+    with connect(shuffled_room) as con:
+        ids = [h for (h,) in con.execute("SELECT hand_id FROM hands").fetchall()]
+        assert ids != sorted(ids)
+        for fdr, min_hands in ((0.05, 20), (1.0, 1)):  # the stacker alone; every group flagged, with evidence
+            want = _whole_screen(con, fdr, min_hands, 3)
+            assert sum(r.flagged for r in want) >= (1 if fdr < 1 else len(want)) and len(want) > 100
+            with pytest.MonkeyPatch.context() as m:
+                m.setattr(runs, "range_runs", no_ranges)
+                for size in (37, 10**6):
+                    with deal_screen(con, fdr=fdr, min_hands=min_hands, evidence=3, chunk_hands=size) as screen:
+                        assert list(screen.results()) == want, (fdr, size)
+                        counts = {c.kind: (c.groups, c.tested, c.flagged) for c in screen.counts}
+                        for kind in counts:
+                            mine = [r for r in want if r.kind == kind]
+                            tested = sum(r.p is not None for r in mine)
+                            assert counts[kind] == (len(mine), tested, sum(r.flagged for r in mine))
+                            assert list(screen.results(kind, 4)) == mine[:4]
+        assert screen_deals(con, models=DuckDBModels(con)) == _whole_screen(con, 0.05, 20, 5)  # the Spark path's
+
+
+def test_player_hands_in_another_order_than_the_hands_are_screened_again_by_ranges(shuffled_room: Path) -> None:
+    """A table whose rows are not in the order of ``hands`` (player_hands sorted at random) leaves the runs in
+    file order incomplete: the sums and the evidence are read again by ranges of ids, and the screen is the one
+    over every hand."""
+    from pipeline.analytics import runs
+
+    ranges = []
+    real = runs.range_runs
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        ranges.append(1)
+        return real(*args, **kwargs)
+
+    con = out_of_order(shuffled_room, ("hands", "player_hands"), "player_hands")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(runs, "range_runs", counted)
+        with deal_screen(con, fdr=1.0, min_hands=1, evidence=3, chunk_hands=37) as screen:
+            got = list(screen.results())
+    assert ranges == [1, 1] and got == _whole_screen(con, 1.0, 1, 3)  # the sums' pass, the evidence's

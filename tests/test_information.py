@@ -12,11 +12,15 @@ import sys
 from fractions import Fraction
 from math import comb
 from pathlib import Path
+from typing import Any
 
+import duckdb
 import numpy as np
+import polars as pl
 import pyarrow.parquet as pq
 import pytest
 from anticipation_oracle import oracle_tally, stored_records
+from run_orders import out_of_order, shuffled_warehouse
 
 from dashboards import information as info_dash
 from pipeline.analytics.queries import connect
@@ -24,6 +28,7 @@ from pipeline.audit.anticipation import WaitsNotJudged, combine, decisions, scre
 from pipeline.audit.information import (
     Grid,
     beta_binomial_cdf,
+    discard_counts,
     lgamma,
     log_beta_binomial,
     predictive_cdf,
@@ -36,6 +41,7 @@ from pipeline.game.record import parse_record
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
+from pipeline.sql import DuckDBModels, load_sql
 
 XUEZHAN = str(Path(sys.executable).with_name("xuezhan"))
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample.jsonl.gz"
@@ -254,3 +260,82 @@ def test_a_warehouse_ingested_before_the_waits_were_judged(
     assert [s.player for s in seers if s.flagged] == room[1]["bots"] and all(s.anticipation is None for s in seers)
     done = subprocess.run([XUEZHAN, "info-cheats", "--warehouse", str(old)], capture_output=True, text=True)
     assert done.returncode == 2 and "ingest the records again" in done.stderr and done.stdout == ""
+
+
+# ---------------------------------------------------------------------------------------------- a run at a time
+@pytest.fixture(scope="module")
+def shuffled_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 simulated hands, 6 players, one who sees every hand, ingested in a shuffled order (ids interleaved)."""
+    config = SimConfig(hands=300, seed=13, players=6, inject=InjectSpec.parse("bot=1"))
+    return shuffled_warehouse(tmp_path_factory.mktemp("shuffled"), config)
+
+
+def _judged_model(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """sql/discard_choices.sql over every hand at once (what --engine spark runs)."""
+    return DuckDBModels(con).run("pipeline.audit", "discard_choices", lo=None, hi=None)
+
+
+def test_the_judged_discards_summed_a_run_at_a_time_are_the_model_over_every_hand(shuffled_room: Path) -> None:
+    """Issue 45: the dodges' counts are summed over runs of hands in file order (37 hands: 9 runs; one run), never
+    by ranges when the tables are in one order, and are the model's over every hand, types included: a hand's
+    discards in one run only, so its players' distinct hands add up."""
+    from pipeline.analytics import runs
+
+    def no_ranges(*args: object, **kwargs: object) -> None:
+        raise AssertionError("read by ranges")
+
+    with connect(shuffled_room) as con:
+        ids = [h for (h,) in con.execute("SELECT hand_id FROM hands").fetchall()]
+        assert ids != sorted(ids)
+        want = _judged_model(con)
+        assert want.height == 6 and want["hands"].max() > 37 and want["dangerous_by_choice"].sum() > 0
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(runs, "range_runs", no_ranges)
+            for size in (37, 10**6):
+                got = discard_counts(con, chunk_hands=size)
+                assert got.schema == want.schema and got.equals(want), size
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(runs, "cursor_sees_all", lambda con: False)
+            assert discard_counts(con, chunk_hands=37).equals(want)
+
+
+def test_events_in_another_order_than_the_hands_are_counted_again_by_ranges(shuffled_room: Path) -> None:
+    """A table whose rows are not in the order of ``hands`` (here the events, sorted at random) leaves the runs in
+    file order incomplete: they are read again by ranges of ids, and the counts are still the model's."""
+    from pipeline.analytics import runs
+
+    ranges = []
+    real = runs.range_runs
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        ranges.append(1)
+        return real(*args, **kwargs)
+
+    con = out_of_order(shuffled_room, ("hands", "events"), "events")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(runs, "range_runs", counted)
+        got = discard_counts(con, chunk_hands=37)
+    assert ranges == [1] and got.equals(_judged_model(con)) and got.height == 6
+
+
+def test_a_player_s_best_waits_are_the_window_s(room: tuple[Path, dict[str, object]]) -> None:
+    """anticipation_best.sql keeps each player's widest hits as the rows stream by (arg_min's n smallest keys):
+    the same rows in the same order as ranking every hit by margin, hand and event."""
+    ranked = """
+        SELECT player, hand_id, idx, seat, chosen, options FROM (
+            SELECT *, row_number() OVER (PARTITION BY player ORDER BY margin DESC, hand_id, idx) AS rank
+            FROM wait_choices WHERE hit
+        ) WHERE rank <= $keep ORDER BY player, rank
+    """
+    with connect(room[0]) as con:
+        for keep in (1, 5, 10**4):
+            want = con.execute(ranked, {"keep": keep}).fetchall()
+            got = [
+                (player, b["hand_id"], b["idx"], b["seat"], b["chosen"], b["options"])
+                for player, best in con.execute(
+                    load_sql("pipeline.audit", "anticipation_best"), {"keep": keep}
+                ).fetchall()
+                for b in best
+            ]
+            assert got == want and len(want) >= min(keep, 3) * 8, keep
+        assert all(not t.best for t in tally(con, keep=0).values())

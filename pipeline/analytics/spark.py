@@ -43,7 +43,7 @@ the same path on every node.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -93,13 +93,16 @@ _POLARS: dict[str, pl.DataType] = {
 }
 
 
-def spark_text(text: str) -> str:
-    """A model's text for Spark SQL: DuckDB's parameters ``$name`` as Spark's named markers ``:name``.
+def spark_text(text: str, *, nulls: Collection[str] = ()) -> str:
+    """A model's text for Spark SQL: DuckDB's parameters ``$name`` as Spark's named markers ``:name``, those
+    named in ``nulls`` (bound to None) as the literal ``NULL``: Spark binds no null.
 
     >>> spark_text("SELECT * FROM t WHERE $player IS NULL OR player = $player")
     'SELECT * FROM t WHERE :player IS NULL OR player = :player'
+    >>> spark_text("SELECT * FROM t WHERE $lo IS NULL OR id BETWEEN $lo AND $hi", nulls={"lo", "hi"})
+    'SELECT * FROM t WHERE NULL IS NULL OR id BETWEEN NULL AND NULL'
     """
-    return _PARAM.sub(r":\1", text)
+    return _PARAM.sub(lambda m: "NULL" if m.group(1) in nulls else f":{m.group(1)}", text)
 
 
 class SparkModels:
@@ -127,7 +130,8 @@ class SparkModels:
         would give, column names and types."""
         for name in {w.lower() for w in _WORD.findall(text)} & set(TABLES):
             self._view(name)
-        frame = self.session.sql(spark_text(text), args=params or None)
+        bound = {k: v for k, v in params.items() if v is not None}
+        frame = self.session.sql(spark_text(text, nulls=set(params) - set(bound)), args=bound or None)
         out = pl.from_arrow(_to_arrow(frame))
         assert isinstance(out, pl.DataFrame)
         described = self.con.execute(f"DESCRIBE {text}", params or None).fetchall()

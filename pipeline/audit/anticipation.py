@@ -201,9 +201,11 @@ def tally(con: duckdb.DuckDBPyConnection, *, keep: int = EVIDENCE) -> dict[str, 
         player: _Tally(hands, decisions, hits)
         for player, hands, decisions, hits in rows.select("player", "hands", "decisions", "hits").iter_rows()
     }
-    best = con.execute(load_sql("pipeline.audit", "anticipation_best"), {"keep": keep}).fetchall()
-    for player, hand_id, idx, seat, chosen, options in best:
-        out[player].best.append((hand_id, _stored_decision(idx, seat, chosen, options)))
+    if keep <= 0:
+        return out
+    for player, best in con.execute(load_sql("pipeline.audit", "anticipation_best"), {"keep": keep}).fetchall():
+        for b in best:
+            out[player].best.append((b["hand_id"], _stored_decision(b["idx"], b["seat"], b["chosen"], b["options"])))
     return out
 
 

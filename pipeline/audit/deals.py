@@ -30,6 +30,12 @@ number of hands needed grows as ``1 / I²``.
 **Evidence.** Each flagged group lists its best-dealt hands (``xuezhan replay HAND --warehouse W`` shows each
 deal) and, beside the shanten, the mean tiles outside the shortest suit against a fair deal's, as context.
 
+**Memory.** The groups grow with the warehouse (a session, a table, four seats: 437,524 groups on 1M simulated
+hands), so nothing holds them all: the sums are read a run of hands at a time (:func:`deal_screen`), each run's
+rows go to a DuckDB store of the screen's own in a temporary folder (:class:`DealScreen`, spilling to disk past
+:data:`STORE_MEMORY`), come back sorted a group at a time to be tested, and the lines are read back in the
+screen's order a few at a time; only each kind's p-values are held (for the q-values), 8 bytes a group.
+
 >>> r = group_test([("3x13", 400), ("3x14", 100)], 1506)  # 500 hands, 60 steps of shanten better than fair
 >>> round(r.expected, 1), round(r.z, 2), f"{r.p:.1e}"
 (1566.1, -3.6, '1.9e-04')
@@ -38,18 +44,24 @@ deal) and, beside the shanten, the mean tiles outside the shortest suit against 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import tempfile
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import groupby
 from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from pipeline import sql
+from pipeline.analytics.runs import Run, Stream, each_run
 from pipeline.analytics.stats import by_qvalues
 from pipeline.audit.deal_null import DealNull, key, load, lower_tail
 from pipeline.game.commitment import STATUSES, commitments_line
@@ -208,6 +220,93 @@ def commitments(con: duckdb.DuckDBPyConnection, *, limit: int = EVIDENCE) -> Com
     return Commitments(counts, faulty)
 
 
+CHUNK_HANDS = 10_000  # hands a run of the deal sums reads at a time: what the pass's memory grows with
+STORE_MEMORY = "64MB"  # what the store of the groups' sums and lines holds in memory before it spills to its folder
+LINES_AT_ONCE = 20_000  # groups' lines written to the store at a time
+
+# What sql/deal_groups.sql, sql/deal_evidence.sql and the check that the deals were scored read of each table, for
+# the runs in file order (pipeline/analytics/runs.py)
+DEAL_STREAMS = (
+    Stream("hands", "hand_id, level, table_id, session_id, suits"),
+    Stream("player_hands", "hand_id, seat, player, dealer, deal_shanten, deal_suited"),
+)
+
+# The dealt hands (a hand stored before levels were recorded: dealt) and those of them whose deal was scored.
+_SCORED = (
+    "SELECT count(*) AS dealt, count(p.deal_shanten) AS scored FROM player_hands AS p "
+    "JOIN hands AS h ON h.hand_id = p.hand_id WHERE coalesce(h.level, 'dealt') IN ('full', 'dealt') "
+    "AND ($lo IS NULL OR p.hand_id BETWEEN $lo AND $hi)"
+)
+
+_PARTS = (
+    "CREATE OR REPLACE TABLE parts (kind VARCHAR, grp VARCHAR, suits INTEGER, size INTEGER, hands BIGINT, "
+    "shanten BIGINT, suited BIGINT, suited_hands BIGINT)"
+)
+_LINES = (
+    "CREATE OR REPLACE TABLE lines (kind VARCHAR, line BIGINT, grp VARCHAR, hands BIGINT, shanten BIGINT, "
+    "expected DOUBLE, z DOUBLE, p DOUBLE, suited DOUBLE, suited_expected DOUBLE, sd DOUBLE)"
+)
+_FLAGS = "CREATE OR REPLACE TABLE flags (kind VARCHAR, line BIGINT, q DOUBLE, flagged BOOLEAN)"
+# A kind's rows of every run, in deal_groups.sql's order (a group's rows of one shape, one a run that held it,
+# are added up as they are read: a sort spills to the store's folder where an aggregate of every group may not fit)
+_GROUPS = (
+    "SELECT grp, suits, size, hands, shanten, suited, suited_hands FROM parts WHERE kind = $kind "
+    "ORDER BY grp NULLS LAST, suits NULLS LAST, size"
+)
+# A kind's lines in the screen's order: flagged first, then by p-value (untested last), then by name
+_ORDERED = (
+    "SELECT l.grp, l.hands, l.shanten, l.expected, l.z, l.p, l.suited, l.suited_expected, f.q, "
+    "coalesce(f.flagged, false), l.sd FROM lines AS l LEFT JOIN flags AS f ON f.kind = l.kind AND f.line = l.line "
+    "WHERE l.kind = $kind ORDER BY coalesce(f.flagged, false) DESC, coalesce(l.p, 2.0), l.grp"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KindCount:
+    """How many groups of a kind the screen lists, tests (``min_hands`` dealt hands) and flags."""
+
+    kind: str
+    groups: int
+    tested: int
+    flagged: int
+
+
+class DealScreen:
+    """The screen's lines, kept in a store of its own (a DuckDB database in a temporary folder, spilling to it
+    beyond :data:`STORE_MEMORY`) rather than as a Python object a group: a warehouse of 1M simulated hands has
+    437,524 groups (every session, table and seat), which held 0.6 GB. :meth:`results` reads them back a few at
+    a time, in the screen's order; :attr:`counts` says how many of each kind were listed, tested and flagged."""
+
+    def __init__(
+        self,
+        store: duckdb.DuckDBPyConnection,
+        counts: list[KindCount],
+        evidence: dict[tuple[str, str], list[dict[str, Any]]],
+    ) -> None:
+        self._store = store
+        self.counts = counts
+        self._evidence = evidence
+
+    def results(self, kind: str | None = None, top: int | None = None) -> Iterator[DealResult]:
+        """The lines of ``kind`` (every kind, in the screen's order of kinds: ``None``), flagged first, then by
+        p-value, the untested last; ``top``: the first ``top`` of each kind only."""
+        for count in self.counts:
+            if kind is not None and count.kind != kind:
+                continue
+            text = _ORDERED + ("" if top is None else f" LIMIT {int(top)}")
+            with closing(self._store.cursor()) as cursor:  # a result of its own: another may be read meanwhile
+                yield from self._lines(count.kind, cursor.sql(text, params={"kind": count.kind}))
+
+    def _lines(self, kind: str, rows: duckdb.DuckDBPyRelation) -> Iterator[DealResult]:
+        for batch in rows.to_arrow_reader(LINES_AT_ONCE):
+            for row in zip(*(c.to_pylist() for c in batch.columns), strict=True):
+                grp, hands, shanten, expected, z, p, suited, suited_expected, q, flagged, sd = row
+                evidence = self._evidence.get((kind, grp), [])
+                yield DealResult(
+                    kind, grp, hands, shanten, expected, z, p, suited, suited_expected, q, flagged, evidence, sd
+                )
+
+
 def screen_deals(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -217,42 +316,250 @@ def screen_deals(
     kinds: Iterable[str] = KINDS,
     models: sql.Models | None = None,
 ) -> list[DealResult]:
-    """The screen of the warehouse behind ``con``: per kind of group (in :data:`KINDS` order), flagged first,
-    then by p-value; the untested groups last. Each flagged group carries its ``evidence`` best-dealt hands.
+    """The screen of the warehouse behind ``con`` (:func:`deal_screen`) as a list: per kind of group (in
+    :data:`KINDS` order), flagged first, then by p-value; the untested groups last. Each flagged group carries its
+    ``evidence`` best-dealt hands. Holds every group's line: ``xuezhan deals`` reads them from the screen's store
+    instead."""
+    with deal_screen(con, fdr=fdr, min_hands=min_hands, evidence=evidence, kinds=kinds, models=models) as screen:
+        return list(screen.results())
 
-    ``models``: where the passes over ``player_hands`` run (the check that the deals were scored, and
-    ``sql/deal_groups.sql``): on ``con`` by default; ``--engine spark``'s
-    :class:`pipeline.analytics.spark.SparkModels`. The tests and the evidence run on ``con``."""
+
+@contextmanager
+def deal_screen(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    fdr: float = FDR,
+    min_hands: int = MIN_HANDS,
+    evidence: int = EVIDENCE,
+    kinds: Iterable[str] = KINDS,
+    models: sql.Models | None = None,
+    chunk_hands: int = CHUNK_HANDS,
+) -> Iterator[DealScreen]:
+    """The screen of the warehouse behind ``con``, its lines in a store that lasts while the context does
+    (:class:`DealScreen`). Raises :class:`NoDealScores` for a warehouse whose deals were not scored.
+
+    ``models``: where the pass over ``player_hands`` runs (the check that the deals were scored, and
+    ``sql/deal_groups.sql``): by default on ``con``, a run of ``chunk_hands`` hands at a time
+    (:func:`pipeline.analytics.runs.each_run`: every table read once, in file order; the runs' sums added up in
+    the store), so that it holds one run's hands and not a hash table of every hand; ``--engine spark``'s
+    :class:`pipeline.analytics.spark.SparkModels` over every hand at once. The tests run here, a group at a time
+    as the store gives them back; the evidence is read a run at a time on ``con``."""
     null = load()
-    models = models or sql.DuckDBModels(con)
+    kinds = tuple(dict.fromkeys(kinds))  # each kind once
     # A warehouse made before ingest kept the scores shows the column as nulls (its views add the columns its files
     # lack): its dealt hands have none, where every dealt hand of a newer one has them. A bare connection whose
     # player_hands has no such column at all is older still.
     columns = {row[0] for row in con.sql("DESCRIBE player_hands").fetchall()}
-    dealt, scored = (
-        models.query(
-            "SELECT count(*) AS dealt, count(p.deal_shanten) AS scored FROM player_hands AS p "
-            "JOIN hands AS h ON h.hand_id = p.hand_id WHERE coalesce(h.level, 'dealt') IN ('full', 'dealt')"
-        ).row(0)
-        if "deal_shanten" in columns
-        else (1, 0)
-    )
-    if dealt and not scored:
-        raise NoDealScores(
-            "the warehouse was made before ingest kept each deal's shanten (player_hands.deal_shanten): ingest its "
-            "sources into a new warehouse to screen their deals"
+    if "deal_shanten" not in columns:
+        raise NoDealScores(_NO_SCORES)
+    with _store() as store:
+        if models is None:
+            dealt, scored = _sum_runs(con, store, chunk_hands)
+        else:
+            dealt, scored = models.query(_SCORED, lo=None, hi=None).row(0)
+            store.execute(_PARTS)
+            _insert(store, "parts", models.run("pipeline.audit", "deal_groups", lo=None, hi=None).to_arrow())
+        if dealt and not scored:
+            raise NoDealScores(_NO_SCORES)
+        store.execute(_LINES)
+        store.execute(_FLAGS)
+        counts = [_kind_lines(store, kind, null, min_hands, fdr) for kind in kinds]
+        flagged = {c.kind: _flagged(store, c.kind) for c in counts if c.flagged}
+        shown = _evidence(con, flagged, evidence, chunk_hands) if flagged and evidence else {}
+        yield DealScreen(store, counts, shown)
+
+
+_NO_SCORES = (
+    "the warehouse was made before ingest kept each deal's shanten (player_hands.deal_shanten): ingest its "
+    "sources into a new warehouse to screen their deals"
+)
+
+
+@contextmanager
+def _store() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB database of its own in a temporary folder, holding :data:`STORE_MEMORY` at most in memory (the
+    rest spills to the folder); removed with the folder."""
+    with (
+        tempfile.TemporaryDirectory(prefix="xuezhan-deals-") as folder,
+        closing(duckdb.connect(str(Path(folder) / "screen.duckdb"))) as store,
+    ):
+        store.execute(f"SET memory_limit = '{STORE_MEMORY}'")
+        store.execute("SET threads = 1")  # a sort's memory per thread: one is enough for what the tests read
+        store.execute("SET preserve_insertion_order = false")
+        spill = str(Path(folder) / "spill").replace("'", "''")
+        store.execute(f"SET temp_directory = '{spill}'")
+        store.execute("SET enable_progress_bar = false")
+        yield store
+
+
+def _insert(store: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    store.register("_rows", rows)
+    try:
+        store.execute(f"INSERT INTO {table} SELECT * FROM _rows")
+    finally:
+        store.unregister("_rows")
+
+
+def _sum_runs(con: duckdb.DuckDBPyConnection, store: duckdb.DuckDBPyConnection, chunk_hands: int) -> tuple[int, int]:
+    """``sql/deal_groups.sql``'s rows of each run of ``chunk_hands`` hands into the store's ``parts`` (a group's
+    rows of several runs are added up when read back), and the dealt and scored hands of every run summed."""
+    totals = [0, 0]
+
+    def query(run: Run) -> tuple[pa.Table, tuple[int, int]]:
+        rows = run.con.sql(
+            sql.load_sql("pipeline.audit", "deal_groups"), params={"lo": run.lo, "hi": run.hi}
+        ).to_arrow_table()
+        scored = run.con.execute(_SCORED, {"lo": run.lo, "hi": run.hi}).fetchall()[0]
+        return rows, (int(scored[0]), int(scored[1]))
+
+    def read(runs: Iterator[tuple[Run, tuple[pa.Table, tuple[int, int]]]]) -> None:  # from nothing: may come twice
+        store.execute(_PARTS)
+        totals[:] = [0, 0]
+        for _, (rows, (dealt, scored)) in runs:
+            _insert(store, "parts", rows)
+            totals[0] += dealt
+            totals[1] += scored
+
+    each_run(con, DEAL_STREAMS, query, read, size=chunk_hands, replayed=False)
+    return totals[0], totals[1]
+
+
+def _kind_lines(store: duckdb.DuckDBPyConnection, kind: str, null: DealNull, min_hands: int, fdr: float) -> KindCount:
+    """Each group of ``kind`` tested as the store gives its rows back (a group's rows are consecutive), its line
+    written to the store's ``lines`` a few thousand at a time; then the Benjamini–Yekutieli q-values of the kind's
+    tested groups (their p-values alone are held: 8 bytes a group) and their flags into ``flags``."""
+    with closing(store.cursor()) as cursor:  # read there while the lines are written on ``store``
+        reader = cursor.sql(_GROUPS, params={"kind": kind}).to_arrow_reader(LINES_AT_ONCE)
+        rows = (row for batch in reader for row in zip(*(c.to_pylist() for c in batch.columns), strict=True))
+        return _test_lines(store, kind, _summed(rows), null, min_hands, fdr)
+
+
+def _summed(rows: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """Rows of ``sql/deal_groups.sql`` of several runs, sorted by group and shape, with each group's rows of one
+    shape added up: the model's rows over every hand.
+
+    >>> list(_summed(iter([("a", 3, 13, 2, 7, 20, 2), ("a", 3, 13, 1, 4, 9, 1), ("a", 3, 14, 1, 2, 0, 0)])))
+    [('a', 3, 13, 3, 11, 29, 3), ('a', 3, 14, 1, 2, 0, 0)]
+    """
+    for (grp, suits, size), same in groupby(rows, itemgetter(0, 1, 2)):
+        hands = shanten = suited = suited_hands = 0
+        for r in same:
+            hands += r[3]
+            shanten += r[4]
+            suited += r[5]
+            suited_hands += r[6]
+        yield grp, suits, size, hands, shanten, suited, suited_hands
+
+
+def _test_lines(
+    store: duckdb.DuckDBPyConnection,
+    kind: str,
+    rows: Iterator[tuple[Any, ...]],
+    null: DealNull,
+    min_hands: int,
+    fdr: float,
+) -> KindCount:
+    ps, tested_lines = array("d"), array("q")
+    pending: list[tuple[Any, ...]] = []
+    groups = 0
+    for name, shapes in groupby(rows, itemgetter(0)):
+        r = _line(kind, name, list(shapes), null, min_hands)
+        if r.p is not None:
+            ps.append(r.p)
+            tested_lines.append(groups)
+        pending.append(
+            (kind, groups, r.group, r.hands, r.shanten, r.expected, r.z, r.p, r.suited, r.suited_expected, r.sd)
         )
-    frame = models.run("pipeline.audit", "deal_groups")
-    shape_columns = ["grp", "suits", "size", "hands", "shanten", "suited", "suited_hands"]
-    out: list[DealResult] = []
-    for kind in kinds:
-        # a group's rows are consecutive (the model orders by kind, group, shape): each group is tested as it
-        # is read, never every group of the warehouse held as Python objects at once (on 200k hands the screen
-        # peaked at 435 MB that way, 376 MB now)
-        rows = frame.filter(pl.col("kind") == kind).select(shape_columns).iter_rows()
-        lines = [_line(kind, name, list(shapes), null, min_hands) for name, shapes in groupby(rows, itemgetter(0))]
-        out.extend(_corrected(con, lines, fdr, evidence))
-    return out
+        groups += 1
+        if len(pending) >= LINES_AT_ONCE:
+            _insert(store, "lines", _lines_table(pending))
+            pending.clear()
+    if pending:
+        _insert(store, "lines", _lines_table(pending))
+    q_values = by_qvalues(np.frombuffer(ps, dtype=float)) if len(ps) else np.zeros(0)
+    flags = q_values <= fdr
+    if len(ps):
+        _insert(
+            store,
+            "flags",
+            pa.table(
+                {
+                    "kind": pa.array([kind] * len(ps), pa.string()),
+                    "line": pa.array(np.frombuffer(tested_lines, dtype=np.int64)),
+                    "q": pa.array(q_values),
+                    "flagged": pa.array(flags),
+                }
+            ),
+        )
+    return KindCount(kind, groups, len(ps), int(flags.sum()))
+
+
+_LINE_SCHEMA = pa.schema(
+    [
+        ("kind", pa.string()),
+        ("line", pa.int64()),
+        ("grp", pa.string()),
+        ("hands", pa.int64()),
+        ("shanten", pa.int64()),
+        *((name, pa.float64()) for name in ("expected", "z", "p", "suited", "suited_expected", "sd")),
+    ]
+)
+
+
+def _lines_table(lines: list[tuple[Any, ...]]) -> pa.Table:
+    """Lines as rows of the store's ``lines``."""
+    return pa.Table.from_arrays(
+        [pa.array(column, f.type) for column, f in zip(zip(*lines, strict=True), _LINE_SCHEMA, strict=True)],
+        schema=_LINE_SCHEMA,
+    )
+
+
+def _flagged(store: duckdb.DuckDBPyConnection, kind: str) -> list[str]:
+    """The names of the flagged groups of ``kind``, sorted."""
+    return [
+        name
+        for (name,) in store.execute(
+            "SELECT l.grp FROM lines AS l JOIN flags AS f ON f.kind = l.kind AND f.line = l.line "
+            "WHERE l.kind = $kind AND f.flagged ORDER BY l.grp",
+            {"kind": kind},
+        ).fetchall()
+    ]
+
+
+_EVIDENCE_ORDER = ["grp", "shanten", "hand_id", "seat"]
+
+
+def _evidence(
+    con: duckdb.DuckDBPyConnection, flagged: dict[str, list[str]], limit: int, chunk_hands: int
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Each flagged group's ``limit`` best-dealt hands (``sql/deal_evidence.sql``, a query a kind): read a run of
+    ``chunk_hands`` hands at a time, each group's best of the runs so far kept (a hand is in one run, so the best
+    of the best of each run are the best of all)."""
+    best: dict[str, pl.DataFrame] = {}
+
+    def query(run: Run) -> dict[str, pl.DataFrame]:
+        return {
+            kind: sql.run_sql(
+                run.con, "pipeline.audit", "deal_evidence", kind=kind, grps=grps, limit=limit, lo=run.lo, hi=run.hi
+            )
+            for kind, grps in flagged.items()
+        }
+
+    def kept(rows: pl.DataFrame) -> pl.DataFrame:
+        return rows.sort(_EVIDENCE_ORDER).group_by("grp", maintain_order=True).head(limit)
+
+    def read(runs: Iterator[tuple[Run, dict[str, pl.DataFrame]]]) -> None:  # from nothing: the runs may come twice
+        best.clear()
+        for _, frames in runs:
+            for kind, rows in frames.items():
+                best[kind] = kept(pl.concat([best[kind], rows]) if kind in best else rows)
+
+    each_run(con, DEAL_STREAMS, query, read, size=chunk_hands, replayed=False)
+    shown: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for kind, rows in best.items():
+        for row in rows.iter_rows(named=True):
+            shown.setdefault((kind, row.pop("grp")), []).append(row)
+    return shown
 
 
 def _line(kind: str, name: str, rows: list[tuple[Any, ...]], null: DealNull, min_hands: int) -> DealResult:
@@ -279,38 +586,3 @@ def _line(kind: str, name: str, rows: list[tuple[Any, ...]], null: DealNull, min
         suited_expected=suited_exp / n_suited if n_suited else None,
         sd=t.sd,
     )
-
-
-def _corrected(con: duckdb.DuckDBPyConnection, lines: list[DealResult], fdr: float, evidence: int) -> list[DealResult]:
-    """One kind's lines with their Benjamini–Yekutieli q-values, flags and evidence, in the screen's order."""
-    tested = [r for r in lines if r.p is not None]
-    q_values = by_qvalues(np.array([r.p for r in tested], dtype=float)).tolist() if tested else []
-    qs = {r.group: q for r, q in zip(tested, q_values, strict=True)}
-    flagged = {r.group for r in tested if qs[r.group] <= fdr}
-    shown: dict[str, list[dict[str, Any]]] = {}
-    if flagged and evidence:
-        kind = tested[0].kind
-        rows = sql.run_sql(con, "pipeline.audit", "deal_evidence", kind=kind, grps=sorted(flagged), limit=evidence)
-        for row in rows.iter_rows(named=True):
-            shown.setdefault(row.pop("grp"), []).append(row)
-    out = []
-    for r in lines:
-        q = qs.get(r.group)
-        out.append(
-            DealResult(
-                r.kind,
-                r.group,
-                r.hands,
-                r.shanten,
-                r.expected,
-                r.z,
-                r.p,
-                r.suited,
-                r.suited_expected,
-                q,
-                r.group in flagged,
-                shown.get(r.group, []),
-                r.sd,
-            )
-        )
-    return sorted(out, key=lambda r: (not r.flagged, r.p if r.p is not None else 2.0, r.group))

@@ -1,20 +1,15 @@
 -- anticipation_best: each player's $keep judged choices of waits that hit, widest margin first (then by hand and
--- event): the evidence of the winning-tile anticipation signal (pipeline/audit/anticipation.py).
-WITH
-ranked AS (
-    SELECT
-        player,
-        hand_id,
-        idx,
-        seat,
-        chosen,
-        options,
-        row_number() OVER (PARTITION BY player ORDER BY margin DESC, hand_id, idx) AS rank
-    FROM wait_choices
-    WHERE hit
-)
-
-SELECT player, hand_id, idx, seat, chosen, options
-FROM ranked
-WHERE rank <= $keep
-ORDER BY player, rank
+-- event): the evidence of the winning-tile anticipation signal (pipeline/audit/anticipation.py). One row a player
+-- (by player), its choices a list in that order: arg_min's n smallest keys are kept as the rows stream by, a
+-- player's $keep at most, where ranking every hit (a window over all of them) held them all.
+SELECT
+    player,
+    arg_min(
+        {'hand_id': hand_id, 'idx': idx, 'seat': seat, 'chosen': chosen, 'options': options},
+        {'margin': -margin, 'hand_id': hand_id, 'idx': idx},
+        $keep
+    ) AS best
+FROM wait_choices
+WHERE hit
+GROUP BY player
+ORDER BY player

@@ -3,7 +3,9 @@
 -- sum of their starting shanten (player_hands.deal_shanten) and of their tiles outside the shortest suit.
 -- Groups: each player; each seat of each table (a rigged automatic table favours a place, whoever sits there);
 -- each table; each session. Only hands whose every hand is known (levels full and dealt: deal_shanten is null
--- elsewhere) and whose deal replayed.
+-- elsewhere) and whose deal replayed. Over the hands whose hand_id lies in [$lo, $hi] ($lo NULL: every hand):
+-- every column is a sum over hands, so pipeline/audit/deals.py sums one run of pipeline/analytics/runs.py at a
+-- time (its memory one run's, not a hash table of every hand) and adds the runs' rows up.
 -- Run by DuckDB, or by Spark SQL with `--engine spark` (pipeline/analytics/spark.py): written in the SQL both read
 -- alike (CAST, not ::; a string cast AS STRING; NULLS LAST where a key can be null).
 WITH
@@ -19,7 +21,7 @@ dealt AS (
         CAST(ph.deal_suited AS INTEGER) AS suited
     FROM player_hands AS ph
     JOIN hands AS h ON h.hand_id = ph.hand_id
-    WHERE ph.deal_shanten IS NOT NULL AND h.level IN ('full', 'dealt')
+    WHERE ph.deal_shanten IS NOT NULL AND h.level IN ('full', 'dealt') AND ($lo IS NULL OR ph.hand_id BETWEEN $lo AND $hi)
 ),
 
 grouped AS (
