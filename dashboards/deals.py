@@ -15,7 +15,7 @@ import polars as pl
 from matplotlib.axes import Axes
 
 from dashboards import ChartSpec, run_sql, with_replays
-from pipeline.audit.deals import KINDS, Commitments, DealResult, NoDealScores, commitments, screen_deals
+from pipeline.audit.deals import KINDS, Commitments, DealResult, NoDealScores, commitments, deal_screen
 from pipeline.report import charts
 
 TOP = 10  # rows per kind of the page's table
@@ -24,12 +24,16 @@ PLAYERS_SHOWN = 30  # bars of the players' chart
 
 @dataclass(frozen=True, slots=True)
 class Screen:
-    """The screen's result for the page, and why it is empty when it is."""
+    """The screen's result for the page, and why it is empty when it is. ``results``: the lines the page shows,
+    in the screen's order (every player's; of the other kinds, the flagged and the first :data:`TOP`), not every
+    group's: the sessions, tables and seats grow with the warehouse (437,524 groups on 1M simulated hands);
+    ``tested``: how many groups were screened."""
 
     results: list[DealResult]
     fdr: float
     note: str | None = None  # why nothing was screened
     walls: Commitments = field(default_factory=lambda: Commitments({}, {}))  # committed walls, by what they proved
+    tested: int = 0
 
     @property
     def flagged(self) -> list[DealResult]:
@@ -37,16 +41,24 @@ class Screen:
 
 
 def screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05) -> Screen:
-    """The stacked-deal screen of the warehouse behind ``con``."""
+    """The stacked-deal screen of the warehouse behind ``con``: the lines the page shows, read back from the
+    screen's store (:func:`pipeline.audit.deals.deal_screen`)."""
     walls = commitments(con)
     try:
-        return Screen(screen_deals(con, fdr=fdr), fdr, walls=walls)
+        with deal_screen(con, fdr=fdr) as found:
+            shown = [
+                r
+                for c in found.counts
+                for r in found.results(c.kind, None if c.kind == "player" else max(TOP, c.flagged))
+            ]
+            return Screen(shown, fdr, walls=walls, tested=sum(c.tested for c in found.counts))
     except NoDealScores as exc:
         return Screen([], fdr, str(exc), walls)
 
 
 def prep_top(s: Screen, per_kind: int = TOP) -> pl.DataFrame:
-    """The best ``per_kind`` tested groups of each kind (flagged first, then by p-value), one row each."""
+    """The best ``per_kind`` tested groups of each kind (flagged first, then by p-value), one row each
+    (``per_kind`` at most :data:`TOP`: the screen holds no more)."""
     rows = []
     for kind in KINDS:
         tested = [r for r in s.results if r.kind == kind and r.p is not None]

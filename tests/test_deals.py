@@ -571,3 +571,20 @@ def test_player_hands_in_another_order_than_the_hands_are_screened_again_by_rang
         with deal_screen(con, fdr=1.0, min_hands=1, evidence=3, chunk_hands=37) as screen:
             got = list(screen.results())
     assert ranges == [1, 1] and got == _whole_screen(con, 1.0, 1, 3)  # the sums' pass, the evidence's
+
+
+def test_the_report_s_screen_holds_the_lines_it_shows_and_shows_what_every_line_gives(shuffled_room: Path) -> None:
+    """The report's deals page reads back the lines it shows (every player's; the flagged and the first ten of
+    the other kinds), not every group's: its top table, its players' chart, its flagged groups and the number
+    screened are those of the screen's every line."""
+    from dashboards import deals as deals_dash
+
+    with connect(shuffled_room) as con:
+        for fdr in (0.05, 1.0):  # the stacker alone; every tested group flagged, more than ten a kind
+            mine = deals_dash.screen(con, fdr=fdr)
+            every = screen_deals(con, fdr=fdr)
+            whole = deals_dash.Screen(every, fdr, walls=mine.walls, tested=sum(r.p is not None for r in every))
+            assert len(mine.results) < len(every) and mine.tested == whole.tested > 50
+            assert mine.flagged == whole.flagged and len(mine.flagged) >= (1 if fdr < 1 else mine.tested)
+            assert deals_dash.prep_top(mine).equals(deals_dash.prep_top(whole)) and deals_dash.prep_top(mine).height
+            assert deals_dash.prep_players(mine).equals(deals_dash.prep_players(whole))

@@ -27,7 +27,7 @@ def body(
 
 def summary(s: deals_dash.Screen) -> str:
     rate = fdr_text(s.fdr)
-    tested = [r for r in s.results if r.p is not None]
+    tested = s.tested
     if not tested:
         why = s.note or (
             "no player, seat, table or session has enough hands whose deal is known (levels full and dealt)"
@@ -36,12 +36,12 @@ def summary(s: deals_dash.Screen) -> str:
     elif not s.flagged:
         verdict = (
             f'<p class="verdict"><b>Nothing is flagged</b> at a false discovery rate of {rate}: no player, seat, '
-            f"table or session of the {len(tested):,} screened was dealt better hands than fair walls deal.</p>"
+            f"table or session of the {tested:,} screened was dealt better hands than fair walls deal.</p>"
         )
     else:
         names = ", ".join(f"{esc(r.kind)} {esc(r.group)}" for r in s.flagged)
         verdict = (
-            f'<p class="verdict"><b class="flag">{len(s.flagged):,} flagged</b> of {len(tested):,} screened, at '
+            f'<p class="verdict"><b class="flag">{len(s.flagged):,} flagged</b> of {tested:,} screened, at '
             f"a false discovery rate of {rate} per kind: {names}. A flag is a reason to replay the hands below, "
             "not a verdict.</p>"
         )
