@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.analytics.queries import connect, stats
+from pipeline.analytics.queries import connect, player_base, stats
 from pipeline.audit.scoring import audit
 from pipeline.audit.screen import screen
 from pipeline.ingest.run import ingest
@@ -147,7 +147,7 @@ def test_fan_is_read_on_one_scale_across_fan_counts(mixed: tuple[Path, list[dict
                 fan_sum[seat.player] += seat.fan + shift
     assert any(r["ruleset"] == "sbr" for r in records) and load_ruleset("sbr").fan_base == 0
     with connect(warehouse) as con:
-        base = run_sql(con, "pipeline.analytics", "player_base", by="all", player=None)
+        base = player_base(con)  # the model with the room's luck cells beside it (queries.player_base_levels)
         distribution = run_sql(con, "pipeline.analytics", "fan_distribution", player=None)
         stored = con.sql("SELECT min(fan) FROM wins JOIN hands USING (hand_id) WHERE profile = 'sbr'").fetchall()
     assert dict(zip(base["player"], base["fan_sum"], strict=True)) == {p: fan_sum[p] for p in base["player"]}
