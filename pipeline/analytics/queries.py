@@ -58,9 +58,6 @@ def connect(warehouse_dir: str | Path, *, scope: Scope | None = None, warn: bool
     wh = Warehouse(root)
     con = wh.connect(schema=STORED)
     try:
-        # Every query reads the footers of every Parquet file of the tables it names; committed files never
-        # change (each batch has its own), so they are read once per connection, not once per query.
-        con.execute("SET parquet_metadata_cache = true")
         # Where a query over the whole warehouse spills past its memory (runs.bounded): a folder of the system's
         # temporary one that DuckDB makes when it first spills and removes when the connection closes (DuckDB's
         # default, .tmp in the working directory, may not be writable, and would be left behind)
