@@ -339,3 +339,23 @@ def test_a_player_s_best_waits_are_the_window_s(room: tuple[Path, dict[str, obje
             ]
             assert got == want and len(want) >= min(keep, 3) * 8, keep
         assert all(not t.best for t in tally(con, keep=0).values())
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 64, 1 << 15])
+def test_the_predictive_tail_a_block_of_terms_at_a_time_is_the_tail_of_every_term(block, monkeypatch) -> None:
+    """predictive_cdf adds the tail's terms a block at a time (its memory a block's, whatever the count: on 5M
+    hands a player's count made the screen's peak grow): the same tail as every term at once, to a float's
+    rounding over a thousand blocks, and the very same where one block holds them all."""
+    from pipeline.audit import information
+
+    grid = information.Grid(np.array([1.0, 2.0, 5.0, 40.0]), np.array([1.0, 8.0, 3.0, 400.0]), np.zeros(4))
+    posterior = np.array([0.0, -1.0, -0.5, -2.0])
+    cases = [(0, 1), (2, 10), (50, 200), (300, 1000), (999, 5000), (120, 100_000)]
+    whole = {case: information.predictive_cdf(*case, grid, posterior) for case in cases}
+    monkeypatch.setattr(information, "TAIL_BLOCK", block)
+    for (k, n), p in whole.items():
+        got = information.predictive_cdf(k, n, grid, posterior)
+        assert got == pytest.approx(p, rel=1e-10, abs=1e-300)
+        if k + 1 <= block:
+            assert got == p
+    assert 0 < whole[(999, 5000)] < 1 and whole[(0, 1)] > 0

@@ -132,6 +132,7 @@ LOGIT_STEPS = 121
 LOG_SIZE = (math.log(0.5), math.log(1e8))
 LOG_SIZE_STEPS = 129
 _NEGLIGIBLE = 1e-12  # grid points whose posterior weight is below this share are left out of the tail
+TAIL_BLOCK = 1 << 15  # terms of the tail computed at a time (predictive_cdf): its memory, whatever the count
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,14 +218,32 @@ def predictive_cdf(k: int, n: int, grid: Grid, log_posterior: np.ndarray) -> flo
     keep = weight > _NEGLIGIBLE * weight.sum()
     weight = weight[keep] / weight[keep].sum()
     a, b = grid.a[keep][:, None], grid.b[keep][:, None]
-    j = np.arange(k + 1, dtype=float)
-    log_choose = math.lgamma(n + 1.0) - lgamma(j + 1.0) - lgamma(n - j + 1.0)
-    rising_a = np.concatenate([np.zeros_like(a), np.cumsum(np.log(a + j[None, :-1]), axis=1)], axis=1)
-    falling_b = np.concatenate([np.zeros_like(b), np.cumsum(np.log(n - j[None, 1:] + b), axis=1)], axis=1)
     constant = lgamma(n + b) - lgamma(b) - lgamma(n + a + b) + lgamma(a + b)
-    log_terms = log_choose[None, :] + rising_a - falling_b + constant
-    top = log_terms.max(axis=1, keepdims=True)
-    tails = np.exp(top[:, 0]) * np.exp(log_terms - top).sum(axis=1)
+    # The terms a block of j at a time (TAIL_BLOCK), the running sums carried from one block to the next and the
+    # tail added up as a (max, sum) pair: the memory of a block, whatever k (the arrays of every j at once were
+    # points x k: on 5M hands, k of a player's 10^5 dangerous discards by choice made the screen's peak grow).
+    rising_a = np.zeros_like(a)  # sum of log(a + t), t < j0
+    falling_b = np.zeros_like(b)  # sum of log(n - t + b), 1 <= t <= j0
+    top = np.full(a.shape, -np.inf)
+    total = np.zeros(a.shape)
+    for j0 in range(0, k + 1, TAIL_BLOCK):
+        j = np.arange(j0, min(k + 1, j0 + TAIL_BLOCK), dtype=float)
+        log_choose = math.lgamma(n + 1.0) - lgamma(j + 1.0) - lgamma(n - j + 1.0)
+        up = np.cumsum(np.log(a + j[None, :]), axis=1)  # through t = j: the next j's rising sum
+        down = np.cumsum(np.log(n - j[None, 1:] + b), axis=1)
+        rising = np.concatenate([rising_a, rising_a + up[:, :-1]], axis=1)
+        falling = np.concatenate([falling_b, falling_b + down], axis=1)
+        log_terms = log_choose[None, :] + rising - falling + constant
+        block_top = np.maximum(top, log_terms.max(axis=1, keepdims=True))
+        total = total * np.exp(top - block_top) + np.exp(log_terms - block_top).sum(axis=1, keepdims=True)
+        top = block_top
+        end = j0 + len(j)  # the next block's first j: its sums through it
+        rising_a = rising_a + up[:, -1:]
+        if down.shape[1]:
+            falling_b = falling_b + down[:, -1:]
+        if end <= k:
+            falling_b = falling_b + np.log(n - end + b)
+    tails = np.exp(top[:, 0]) * total[:, 0]
     return float(min(1.0, float(np.sum(weight * np.minimum(tails, 1.0)))))
 
 
