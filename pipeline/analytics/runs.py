@@ -24,6 +24,11 @@ reads the runs again by ranges of ids (the old way: the same rows, slower), befo
 
 The next run is read ahead, in a thread of its own, while the caller counts the run before: DuckDB works
 without the GIL, so the reading overlaps the counting. Two runs are held at most.
+
+A model whose every column is a count or a sum over hands (``stats``' per-player counts, its table figures, the
+scale groups) is added up run by run by :func:`add_up` (:func:`added`: the rows of two runs made one by keys).
+What must see every hand at once (the session checks, a fallback) runs under :func:`bounded`: DuckDB's memory
+held to :data:`WHOLE_MEMORY`, spilling to disk past it.
 """
 
 from __future__ import annotations
@@ -135,8 +140,9 @@ def add_up(
     run's rows) and the runs' results added up by ``add`` (the sum so far, the next run's) as they come, so that
     one run's rows and the sum are held. Where the runs cannot be read in file order (a connection of its own
     views, :func:`cursor_sees_all`; a table out of order, :class:`OutOfOrder`) or there are no hands, ``query``
-    on ``con`` itself, over every hand at once: the same result, in the memory of the whole warehouse. Unlike
-    :func:`each_run`, the models need no range of ids: a run's connection holds only the run's rows."""
+    on ``con`` itself, over every hand at once: the same result, its memory held by DuckDB's spilling
+    (:func:`bounded`). Unlike :func:`each_run`, the models need no range of ids: a run's connection holds only the
+    run's rows."""
     if cursor_sees_all(con):
         try:
             total: list[T] = []
@@ -196,7 +202,7 @@ def read_runs(
     Every stream runs on a cursor of ``con``: call only where :func:`cursor_sees_all`."""
     if not streams or streams[0].table != "hands":
         raise ValueError("the first stream must be the hands one")
-    return_freed_memory()  # the runs' arrays, of sizes that vary run to run, must not fragment the heap
+    return_freed_memory()  # the C allocator's fixed threshold, as for every reading of runs (pipeline/memory.py)
     with ExitStack() as stack:
         readers = []
         for stream in streams:
