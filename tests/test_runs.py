@@ -124,6 +124,46 @@ def test_one_run_of_every_hand_and_no_hand_at_all() -> None:
     assert seen == [0]
 
 
+def by_parity(run: Run) -> pl.DataFrame:
+    """A model of sums over hands in its run's range: per parity of the hand's number, its events' sum and count."""
+    return run.con.sql(
+        "SELECT CAST(h.hand_id[3:5] AS INTEGER) % 2 AS parity, sum(e.v)::BIGINT AS total, count(e.v) AS n "
+        "FROM hands AS h JOIN events AS e ON e.hand_id = h.hand_id AND e.v >= 0 "
+        "WHERE h.replayed AND h.hand_id BETWEEN $lo AND $hi GROUP BY parity",
+        params={"lo": run.lo, "hi": run.hi},
+    ).pl()
+
+
+@pytest.mark.parametrize("events_order", [None, "sorted"])
+def test_summed_runs_add_up_each_runs_sums_in_file_order_or_by_ranges_and_give_the_empty_model_on_no_hands(
+    events_order: str | None,
+) -> None:
+    """The runs' sums made one by keys equal the model over every hand, whether the runs came in file order or
+    (a table out of order) again by ranges: the second reading starts from nothing, nothing counted twice."""
+    order = interleaved()
+    con = room(order, events_order=sorted(order) if events_order else None)
+    got = runs.summed_runs(
+        con,
+        STREAMS,
+        by_parity,
+        runs.added(["parity"]),
+        empty=lambda: pl.DataFrame(),
+        size=25,
+        replayed=True,
+    ).sort("parity")
+    assert got.equals(by_parity(Run(con, "", "\uffff", 0)).sort("parity")) and got["n"].sum() > 90
+    empty = runs.summed_runs(
+        room([]),
+        STREAMS,
+        by_parity,
+        runs.added(["parity"]),
+        empty=lambda: pl.DataFrame({"none": [0]}),
+        size=5,
+        replayed=True,
+    )
+    assert empty.columns == ["none"]
+
+
 def test_a_connection_a_cursor_cannot_see_is_read_on_itself_by_ranges() -> None:
     """A temporary view of the caller's (here: the events without the large values) is the connection's alone:
     the runs are read on it, by ranges, and see its rows, never the table's."""

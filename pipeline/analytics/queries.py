@@ -9,7 +9,6 @@ import re
 import sys
 import tempfile
 import weakref
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from pipeline import sql
 from pipeline.analytics.groups import check_group
 from pipeline.analytics.levels import LEVELS, NEEDS, TABLE_FIGURES, Needs, coverage, split
 from pipeline.analytics.metrics import DECISION_METRICS, METRICS, decision_values
-from pipeline.analytics.runs import RUN_HANDS, Run, Stream, add_up, added, bounded, each_run
+from pipeline.analytics.runs import RUN_HANDS, Stream, add_up, added, bounded, summed_runs
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope, ScopeError
 from pipeline.analytics.stats import mean_interval, wilson
@@ -624,33 +623,18 @@ H2H_STREAMS = (
 
 def _head_to_head_sums(con: duckdb.DuckDBPyConnection, player: str | None) -> pl.DataFrame:
     """``sql/head_to_head.sql``'s rows over every hand: its columns are sums over hands, so each run of
-    :data:`RUN_HANDS` hands (:func:`pipeline.analytics.runs.each_run`, every table read once) is queried alone
+    :data:`RUN_HANDS` hands (:func:`pipeline.analytics.runs.summed_runs`, every table read once) is queried alone
     and the runs' rows are summed (the query over 200,000 hands at once held 0.9 GB; a run's memory does not
     grow with the warehouse). In the model's order."""
-    every: list[pl.DataFrame] = []
-
-    def read(runs: Iterator[tuple[Run, pl.DataFrame]]) -> None:  # from nothing: the runs may come twice
-        every.clear()
-        for _, rows in runs:
-            every.append(rows)
-            if len(every) > 1:  # summed as they come: one run's rows and the sum so far are held
-                every[:] = [_h2h_sum(pl.concat(every))]
-
-    each_run(
+    return summed_runs(
         con,
         H2H_STREAMS,
         lambda r: run(r.con, "head_to_head", player=player, lo=r.lo, hi=r.hi),
-        read,
+        added(_H2H_KEYS),
+        empty=lambda: run(con, "head_to_head", player=player, lo=None, hi=None),
         size=RUN_HANDS,
         replayed=False,
-    )
-    if not every:
-        return run(con, "head_to_head", player=player, lo=None, hi=None)  # no hands: the model's empty frame
-    return every[0].sort(["player", "hands", "opponent"], descending=[False, True, False])
-
-
-def _h2h_sum(rows: pl.DataFrame) -> pl.DataFrame:
-    return rows.group_by(_H2H_KEYS).agg(pl.exclude(_H2H_KEYS).sum()).select(rows.columns).cast(rows.schema)
+    ).sort(["player", "hands", "opponent"], descending=[False, True, False])
 
 
 def head_to_head_frame(con: duckdb.DuckDBPyConnection, player: str | None) -> pl.DataFrame:

@@ -26,7 +26,8 @@ The next run is read ahead, in a thread of its own, while the caller counts the 
 without the GIL, so the reading overlaps the counting. Two runs are held at most.
 
 A model whose every column is a count or a sum over hands (``stats``' per-player counts, its table figures, the
-scale groups) is added up run by run by :func:`add_up` (:func:`added`: the rows of two runs made one by keys).
+scale groups) is added up run by run by :func:`add_up` (:func:`added`: the rows of two runs made one by keys);
+one that reads its run's range of ids (the discard choices, the head-to-head sums) by :func:`summed_runs`.
 What must see every hand at once (the session checks, a fallback) runs under :func:`bounded`: DuckDB's memory
 held to :data:`WHOLE_MEMORY`, spilling to disk past it.
 """
@@ -46,7 +47,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import sql
-from pipeline.memory import return_freed_memory
 
 T = TypeVar("T")
 
@@ -127,6 +127,31 @@ def each_run(
     consume(range_runs(con, query, size=size, replayed=replayed))
 
 
+def summed_runs(
+    con: duckdb.DuckDBPyConnection,
+    streams: Sequence[Stream],
+    query: Callable[[Run], T],
+    add: Callable[[T, T], T],
+    *,
+    empty: Callable[[], T],
+    size: int,
+    replayed: bool,
+) -> T:
+    """The result of a model whose every column is a count or a sum over hands and which reads its runs' range
+    of ids (``$lo``, ``$hi``): ``query`` on each run of :func:`each_run` (in file order, or by ranges of ids
+    where the tables are not), the runs' results added up by ``add`` (:func:`added`) as they come, so that one
+    run's result and the sum so far are held; ``empty()`` where there are no hands (the model's empty frame)."""
+    total: list[T] = []
+
+    def consume(runs: Iterator[tuple[Run, T]]) -> None:  # from nothing: each_run may give the runs twice
+        total.clear()
+        for _, got in runs:
+            total[:] = [add(total[0], got)] if total else [got]
+
+    each_run(con, streams, query, consume, size=size, replayed=replayed)
+    return total[0] if total else empty()
+
+
 def add_up(
     con: duckdb.DuckDBPyConnection,
     streams: Sequence[Stream],
@@ -202,7 +227,6 @@ def read_runs(
     Every stream runs on a cursor of ``con``: call only where :func:`cursor_sees_all`."""
     if not streams or streams[0].table != "hands":
         raise ValueError("the first stream must be the hands one")
-    return_freed_memory()  # the C allocator's fixed threshold, as for every reading of runs (pipeline/memory.py)
     with ExitStack() as stack:
         readers = []
         for stream in streams:

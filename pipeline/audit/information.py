@@ -38,7 +38,7 @@ same 110 rooms (``--cache``): 30 of 30 planted cheats flagged, no honest player 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +47,7 @@ import numpy as np
 import polars as pl
 
 from pipeline import sql
-from pipeline.analytics.runs import Run, Stream, each_run
+from pipeline.analytics.runs import Stream, added, summed_runs
 from pipeline.analytics.stats import by_qvalues
 from pipeline.game.events import Discard
 from pipeline.game.record import Record, RecordError, parse_record
@@ -302,27 +302,19 @@ CHOICE_STREAMS = (
 
 def discard_counts(con: duckdb.DuckDBPyConnection, *, chunk_hands: int = CHUNK_HANDS) -> pl.DataFrame:
     """``sql/discard_choices.sql``'s rows over every hand of ``con``, one run of ``chunk_hands`` hands at a time
-    (:func:`pipeline.analytics.runs.each_run`: every table read once, in file order): its columns are counts
+    (:func:`pipeline.analytics.runs.summed_runs`: every table read once, in file order): its columns are counts
     over hands, a hand in one run only, so the runs' rows are summed. One query over every hand held a hash
     table of every hand and every player's hands (676 MB on 1M hands, 327 MB on 200k); a run's memory does not
     grow with the warehouse. In the model's order, with its column types."""
-    every: list[pl.DataFrame] = []
-
-    def read(runs: Iterator[tuple[Run, pl.DataFrame]]) -> None:  # from nothing: the runs may come twice
-        every.clear()
-        for _, rows in runs:
-            every.append(rows)
-            if len(every) > 1:  # summed as they come: one run's rows and the sum so far are held
-                total = pl.concat(every)
-                every[:] = [total.group_by("player").agg(pl.exclude("player").sum()).select(total.columns)]
-
-    def query(run: Run) -> pl.DataFrame:
-        return sql.run_sql(run.con, "pipeline.audit", "discard_choices", lo=run.lo, hi=run.hi)
-
-    each_run(con, CHOICE_STREAMS, query, read, size=chunk_hands, replayed=False)
-    if not every:  # no hands: the model's empty frame
-        return sql.run_sql(con, "pipeline.audit", "discard_choices", lo=None, hi=None)
-    return every[0].sort("player")
+    return summed_runs(
+        con,
+        CHOICE_STREAMS,
+        lambda run: sql.run_sql(run.con, "pipeline.audit", "discard_choices", lo=run.lo, hi=run.hi),
+        added(["player"]),
+        empty=lambda: sql.run_sql(con, "pipeline.audit", "discard_choices", lo=None, hi=None),
+        size=chunk_hands,
+        replayed=False,
+    ).sort("player")
 
 
 def screen_counts(
