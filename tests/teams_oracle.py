@@ -45,12 +45,12 @@ def add_group(
     live = (m > 0) & (m < n)
     if not live.any():
         return
-    spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
+    spread = np.add.reduceat(centred * centred, starts, axis=0) / n[:, None]  # each signal's variance in the block
     varies = np.maximum.reduceat(got, starts, axis=0) != np.minimum.reduceat(got, starts, axis=0)
     drawn = np.add.reduceat(np.where(inside[:, None], centred, 0.0), starts, axis=0)
     factor = np.where(live, m * (n - m) / np.maximum(n - 1, 1), 0.0)
     moments.excess[g] += drawn[live].sum(axis=0)
-    moments.cov[g] += np.einsum("i,ijk->jk", factor, spread)
+    moments.var[g] += np.einsum("i,ij->j", factor, spread)
     moments.draws[g] += varies[live].sum(axis=0)
     moments.raw[g] += got[inside].sum(axis=0)
     moments.expected[g] += expected[at][inside].sum(axis=0)

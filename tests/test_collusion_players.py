@@ -151,7 +151,7 @@ def test_groups_share_the_run_s_blocks_and_get_what_each_computed_alone() -> Non
     raw = by_signal(rows.counts)
     for g, team in enumerate(groups):
         add_group(alone, g, team, rows, raw - expected, raw, expected, np.zeros(players, dtype=bool), None)
-    for name in ("excess", "cov", "draws", "raw", "expected", "hands"):
+    for name in ("excess", "var", "draws", "raw", "expected", "hands"):
         got, want = getattr(shared, name), getattr(alone, name)
         assert np.allclose(got, want, rtol=1e-12, atol=1e-12), name
     assert (shared.draws == alone.draws).all() and (shared.hands == alone.hands).all()

@@ -75,13 +75,13 @@ def _brute(
 
 
 @pytest.mark.parametrize("team", [(0, 1), (0, 1, 2), (1, 3, 5)])
-def test_the_group_null_is_the_relabelling_s_exact_mean_and_covariance(team: tuple[int, ...]) -> None:
+def test_the_group_null_is_the_relabelling_s_exact_mean_and_variance(team: tuple[int, ...]) -> None:
     rng = np.random.default_rng(len(team) + sum(team))
     rows, fit = _rows(rng, 40), _fit(6, rng)
     moments = GroupMoments.zeros([team])
     moments.add(rows, fit, 6)
     excess, cov = _brute(rows, fit, team, set())
-    assert np.allclose(moments.excess[0], excess) and np.allclose(moments.cov[0], cov)
+    assert np.allclose(moments.excess[0], excess) and np.allclose(moments.var[0], np.diag(cov))
 
 
 def _mixed_rows(rng: np.random.Generator, hands: int, players: int = 6, tables: list[list[int]] | None = None) -> Rows:
@@ -127,9 +127,9 @@ def test_groups_summed_from_pair_sums_equal_the_group_by_group_loop_at_every_tab
         rows = _mixed_rows(rng, hands, players, tables)
         fast.add(rows, fit, players)
         ref = _per_group(rows, fit, groups, players)
-        for name in ("excess", "cov", "draws", "raw", "expected", "hands"):
+        for name in ("excess", "var", "draws", "raw", "expected", "hands"):
             getattr(reference, name)[...] += getattr(ref, name)
-    for name in ("excess", "cov", "draws", "raw", "expected", "hands"):
+    for name in ("excess", "var", "draws", "raw", "expected", "hands"):
         assert np.allclose(getattr(fast, name), getattr(reference, name), rtol=1e-12, atol=1e-12), name
     assert fast.hands.min() > 0 and np.array_equal(fast.draws, reference.draws)
 
@@ -141,7 +141,7 @@ def test_the_group_null_holds_at_tables_of_three_seats() -> None:
         moments = GroupMoments.zeros([team])
         moments.add(rows, fit, 6)
         excess, cov = _brute(rows, fit, team, set())
-        assert np.allclose(moments.excess[0], excess) and np.allclose(moments.cov[0], cov)
+        assert np.allclose(moments.excess[0], excess) and np.allclose(moments.var[0], np.diag(cov))
 
 
 def test_a_found_team_s_partners_are_left_out_of_a_member_s_opponents() -> None:
@@ -153,7 +153,7 @@ def test_a_found_team_s_partners_are_left_out_of_a_member_s_opponents() -> None:
     moments = GroupMoments.zeros([(0, 1, 2)])
     moments.add(rows, fit, 6, partners)
     excess, cov = _brute(rows, fit, (0, 1, 2), {(a, b) for a in (0, 4, 5) for b in (0, 4, 5)})
-    assert np.allclose(moments.excess[0], excess) and np.allclose(moments.cov[0], cov)
+    assert np.allclose(moments.excess[0], excess) and np.allclose(moments.var[0], np.diag(cov))
     plain = GroupMoments.zeros([(0, 1, 2)])
     plain.add(rows, fit, 6)
     assert not np.allclose(plain.excess[0], excess)
@@ -180,7 +180,7 @@ def test_groups_leaving_out_found_teams_partners_equal_the_group_by_group_loop()
         linked = np.isin(rows.a * players + rows.x, partners)
         for g, team in enumerate(groups):
             add_group(reference, g, team, rows, raw - expected, raw, expected, np.zeros(players, dtype=bool), linked)
-    for name in ("excess", "cov", "draws", "raw", "expected", "hands"):
+    for name in ("excess", "var", "draws", "raw", "expected", "hands"):
         assert np.allclose(getattr(fast, name), getattr(reference, name), rtol=1e-12, atol=1e-12), name
     assert np.array_equal(fast.draws, reference.draws) and np.array_equal(fast.hands, reference.hands)
     # the groups holding part of a team leave rows out (their moments differ from the plain run's); the others
@@ -188,7 +188,7 @@ def test_groups_leaving_out_found_teams_partners_equal_the_group_by_group_loop()
     parted = [any(0 < len(set(team) & set(t)) < len(t) for t in teams) for team in groups]
     assert sum(parted) > 50
     for g, part in enumerate(groups):
-        same = np.allclose(fast.cov[g], plain.cov[g], rtol=1e-12, atol=1e-12)
+        same = np.allclose(fast.var[g], plain.var[g], rtol=1e-12, atol=1e-12)
         assert same != parted[g], part
 
 
@@ -225,7 +225,7 @@ def test_a_signal_running_the_wrong_way_does_not_cancel_the_feeding() -> None:
     moments = GroupMoments.zeros([(0, 1, 2)])
     moments.add(Rows(**{**{f: getattr(rows, f) for f in Rows.__slots__}, "counts": fed}), fit, 6)
     feeding, dangerous = (list(SIGNALS).index(s) for s in ("feeding", "dangerous"))
-    z = moments.excess[0] / np.sqrt(np.diag(moments.cov[0]))
+    z = moments.excess[0] / np.sqrt(moments.var[0])
     assert z[feeding] > 5 and z[dangerous] < -3  # the deficit is there, and large
     assert group_scores(moments)[0] > 4.5
 
@@ -259,7 +259,7 @@ def test_end_of_the_wall_money_alone_does_not_make_a_team() -> None:
     moments = GroupMoments.zeros([(0, 1, 2)])
     moments.add(Rows(**{**{f: getattr(rows, f) for f in Rows.__slots__}, "counts": paid}), fit, 6)
     channel = list(SIGNALS).index("channel")
-    assert moments.excess[0, channel] / np.sqrt(moments.cov[0, channel, channel]) > 5
+    assert moments.excess[0, channel] / np.sqrt(moments.var[0, channel]) > 5
     assert abs(group_scores(moments)[0]) < 3
 
 

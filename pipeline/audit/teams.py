@@ -88,13 +88,14 @@ BATCH_ROWS = 1 << 19  # (group, row) incidences the group screen takes at once: 
 class GroupMoments:
     """Per candidate group (codes of players), summed over the hands and members: the excess of the signals
     toward the group's other members over the relabelling null's mean (``excess``, (groups, K)), its null
-    covariance (``cov``, (groups, K, K)), the (hand, member) draws that could vary (``draws``), the raw counts
-    and expectations toward the other members (``raw``, ``expected``), and the hands with two members or more
-    at the table (``hands``)."""
+    variance (``var``, (groups, K): each signal's own; the score reads no covariance between signals, so none is
+    kept: a K × K matrix a group was most of the screen's memory), the (hand, member) draws that could vary
+    (``draws``), the raw counts and expectations toward the other members (``raw``, ``expected``), and the hands
+    with two members or more at the table (``hands``)."""
 
     groups: list[tuple[int, ...]]
     excess: np.ndarray
-    cov: np.ndarray
+    var: np.ndarray
     draws: np.ndarray
     raw: np.ndarray
     expected: np.ndarray
@@ -109,7 +110,7 @@ class GroupMoments:
         return GroupMoments(
             groups,
             np.zeros((g, K)),
-            np.zeros((g, K, K)),
+            np.zeros((g, K)),
             np.zeros((g, K)),
             np.zeros((g, K)),
             np.zeros((g, K)),
@@ -191,7 +192,7 @@ class GroupMoments:
         ``m`` = 1; for a group of three, a block holding one other member counts as in a pair, and a block
         holding both (``m`` = 2) counts twice in the pairs' sums, which the sums per (a, {x, y}) correct:
         a live block (``m < n``) adds the drawn residuals (``excess``), ``m (n − m) / (n − 1)`` × its spread
-        (``cov``) and its varying signals (``draws``); the rows between members add their raw counts and
+        (``var``) and its varying signals (``draws``); the rows between members add their raw counts and
         expectations, and the hands with two members or more at the table count once (inclusion–exclusion
         over the pairs' shared hands and the hands of all three) — those three only for a group with a live
         block in the run, as the loop per group did."""
@@ -214,7 +215,7 @@ class GroupMoments:
         varies = b.varies[b.which].astype(float)
         pair_sums = {
             "excess": per_pair(b.centred * one[:, None]),
-            "cov": per_pair(spread * one[:, None, None]),
+            "var": per_pair(spread * one[:, None]),
             "draws": per_pair(varies * one[:, None]),
             "live": np.bincount(inv, one, minlength=q),
             "raw": per_pair(raw),
@@ -238,7 +239,7 @@ class GroupMoments:
         # a block holding both: counted as m = 2 (live where n > 2), not twice as m = 1 (live where n > 1)
         two, once = (n > 2).astype(float), (n > 1).astype(float)
         w_excess = two - once
-        w_cov = np.where(n > 2, 2 * (n - 2) / np.maximum(n - 1, 1), 0.0) - 2 * once
+        w_var = np.where(n > 2, 2 * (n - 2) / np.maximum(n - 1, 1), 0.0) - 2 * once
         w_count = two - 2 * once
 
         def per_three(values: np.ndarray) -> np.ndarray:
@@ -248,7 +249,7 @@ class GroupMoments:
 
         three_sums = {
             "excess": per_three((b.centred[i] + b.centred[j]) * w_excess[:, None]),
-            "cov": per_three(spread[i] * w_cov[:, None, None]),
+            "var": per_three(spread[i] * w_var[:, None]),
             "draws": per_three(varies[i] * w_count[:, None]),
             "live": np.bincount(tinv, w_count, minlength=t),
             "hands": np.bincount(tinv, minlength=t).astype(float),
@@ -285,7 +286,7 @@ class GroupMoments:
         live = total["live"] > 0
         g = chosen[live]
         self.excess[g] += total["excess"][live]
-        self.cov[g] += total["cov"][live]
+        self.var[g] += total["var"][live]
         self.draws[g] += total["draws"][live]
         self.raw[g] += total["raw"][live]
         self.expected[g] += total["expected"][live]
@@ -364,7 +365,7 @@ class GroupMoments:
             starts = np.flatnonzero(np.r_[True, keep[1:] != keep[:-1]])
             which = keep[starts]
             self.excess[which] += np.add.reduceat(drawn[alive], starts, axis=0)
-            self.cov[which] += np.add.reduceat(factor[alive, None, None] * b.spread[used[alive]], starts, axis=0)
+            self.var[which] += np.add.reduceat(factor[alive, None] * b.spread[used[alive]], starts, axis=0)
             self.draws[which] += np.add.reduceat(b.varies[used[alive]].astype(float), starts, axis=0)
             # a group with no live block adds nothing at all (as its loop returned early)
             has = np.zeros(len(self.groups), dtype=bool)
@@ -388,8 +389,8 @@ def _keys_inside(team: tuple[int, ...], players: int) -> np.ndarray:
 @dataclass(frozen=True, slots=True)
 class _Blocks:
     """A run's (hand, a) blocks, for every group at once: each row's block (``which``), each block's size
-    (``n``), the residuals centred on their block's mean (``centred``), each block's covariance (``spread``,
-    divisor ``n``) and which signals' raw counts differ in it (``varies``); and the rows by ordered pair
+    (``n``), the residuals centred on their block's mean (``centred``), each signal's variance in the block
+    (``spread``, divisor ``n``) and which signals' raw counts differ in it (``varies``); and the rows by ordered pair
     (``order``, the pair keys ``pairs`` ascending, each one's rows ``order[lo:hi]``)."""
 
     which: np.ndarray
@@ -412,7 +413,7 @@ class _Blocks:
         n = sizes.astype(float)
         mean = np.add.reduceat(residual, starts, axis=0) / n[:, None]
         centred = residual - mean[which]
-        spread = np.add.reduceat(centred[:, :, None] * centred[:, None, :], starts, axis=0) / n[:, None, None]
+        spread = np.add.reduceat(centred * centred, starts, axis=0) / n[:, None]
         varies = np.maximum.reduceat(raw, starts, axis=0) != np.minimum.reduceat(raw, starts, axis=0)
         pair = rows.a * players + rows.x
         order = np.argsort(pair, kind="stable")
@@ -462,7 +463,7 @@ def group_scores(moments: GroupMoments) -> np.ndarray:
     signed z-scores did (issue 37)."""
     out = np.zeros(len(moments.groups))
     for g in range(len(moments.groups)):
-        var = np.diag(moments.cov[g])
+        var = moments.var[g]
         # as a pair's: a signal is evidence only where the raw counts differ among the opponents in enough draws
         live = _SCORED & (var > 1e-9) & (moments.draws[g] >= 5)
         if not live.any():
@@ -539,7 +540,7 @@ def _results(moments: GroupMoments, players: Sequence[str], only: set[int] | Non
     for g, team in enumerate(moments.groups):
         if only is not None and g not in only:
             continue
-        sd = np.sqrt(np.clip(np.diag(moments.cov[g]), 1e-12, None))
+        sd = np.sqrt(np.clip(moments.var[g], 1e-12, None))
         signals = {
             name: {
                 "observed": float(moments.raw[g, k]),
