@@ -749,11 +749,21 @@ def test_a_warehouse_whose_ids_interleave_in_its_files_is_screened_alike_in_file
     assert in_order.select(counts).sort(counts).equals(by_ranges.select(counts).sort(counts))
 
 
-def test_every_pair_s_evidence_in_one_query_is_each_pair_s_own(streamed_room) -> None:
+@pytest.mark.parametrize("reading", ["one run", "runs of 37 hands", "every hand at once"])
+def test_every_pair_s_evidence_in_one_query_is_each_pair_s_own(streamed_room, monkeypatch, reading) -> None:
     """Issue 45: the flagged pairs' and the reported teams' hands are read in one query, whatever their number
     (a query a pair read the events once per pair found). Each pair's hands are those the one-pair model gives
-    (the model before: wins and calls one made on the other's tile, biggest first), in either order of names."""
+    (the model before: wins and calls one made on the other's tile, biggest first), in either order of names;
+    whether the query reads the hands a run at a time (each run's best merged and cut again) or all at once
+    (a connection whose runs cannot be read in file order)."""
+    from pipeline.analytics import runs
+    from pipeline.audit import collusion
     from pipeline.audit.collusion import pairs_evidence
+
+    if reading == "runs of 37 hands":
+        monkeypatch.setattr(collusion, "RUN_HANDS", 37)
+    if reading == "every hand at once":
+        monkeypatch.setattr(runs, "cursor_sees_all", lambda con: False)
 
     one_pair = """
         WITH taken AS (

@@ -90,7 +90,7 @@ import polars as pl
 
 from pipeline import sql
 from pipeline.analytics.levels import LEVELS, NEEDS, coverage, excluded_text
-from pipeline.analytics.runs import Run, Stream, each_run
+from pipeline.analytics.runs import RUN_HANDS, Run, Stream, add_up, each_run
 from pipeline.analytics.stats import by_qvalues, normal_isf, normal_sf, poisson_interval, skewed
 from pipeline.memory import return_freed_memory
 
@@ -1604,6 +1604,14 @@ def _shrink(results: list[PairResult]) -> list[PairResult]:
     return out
 
 
+# what sql/pair_evidence.sql reads of each table, a run of hands at a time
+EVIDENCE_STREAMS = (
+    Stream("hands", "hand_id, players, replayed"),
+    Stream("events", "hand_id, idx, t, player, source, tile", "source IS NOT NULL AND t IN ('hu', 'pong', 'kong')"),
+    Stream("wins", "hand_id, event, points, fan"),
+)
+
+
 def pair_evidence(con: duckdb.DuckDBPyConnection, players: Sequence[str], *, limit: int = 5) -> list[dict[str, Any]]:
     """The strongest hands of a pair to replay: wins and calls one made on the other's tile, biggest first."""
     return pairs_evidence(con, [(players[0], players[1])], limit=limit)[(players[0], players[1])]
@@ -1613,15 +1621,29 @@ def pairs_evidence(
     con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]], *, limit: int = 5
 ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """:func:`pair_evidence` of every pair of ``pairs`` (keys as given), in one reading of the warehouse
-    (``sql/pair_evidence.sql``): the flagged pairs' and the reported teams' hands cost one query, however many."""
+    (``sql/pair_evidence.sql``): the flagged pairs' and the reported teams' hands cost one query, however many.
+    The query runs on each run of hands in file order (:func:`pipeline.analytics.runs.add_up`) and each pair
+    keeps its best ``limit`` so far: over every hand at once it held every replayed hand's players in a hash
+    table, a memory that grew with the warehouse."""
     if not pairs:
         return {}
-    rows = con.execute(
-        sql.load_sql("pipeline.audit", "pair_evidence"),
-        {"a": [a for a, _ in pairs], "b": [b for _, b in pairs], "limit": limit},
-    ).fetchall()
+    asked = {"a": [a for a, _ in pairs], "b": [b for _, b in pairs], "limit": limit}
+
+    def best(rows: pl.DataFrame) -> pl.DataFrame:  # each pair's first ``limit`` in the model's order
+        ranked = rows.sort(
+            ["lo", "hi", "won", "points", "hand_id", "event"], descending=[False, False, True, True, False, False]
+        )
+        return ranked.group_by(["lo", "hi"], maintain_order=True).head(limit)
+
+    rows = add_up(
+        con,
+        EVIDENCE_STREAMS,
+        lambda c: sql.run_sql(c, "pipeline.audit", "pair_evidence", **asked),
+        lambda a, b: best(pl.concat([a, b])),
+        size=RUN_HANDS,
+    )
     found: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for lo, hi, h, e, why in rows:
+    for lo, hi, h, e, why in best(rows).select("lo", "hi", "hand_id", "event", "why").iter_rows():
         found.setdefault((lo, hi), []).append({"hand_id": h, "event": e, "why": why})
     return {(a, b): found.get((min(a, b), max(a, b)), []) for a, b in pairs}
 

@@ -1,6 +1,8 @@
 -- pair_evidence: hands a person can replay to judge each pair of ($a[k], $b[k]): wins and calls one made on the
 -- other's tile while both were in, biggest win first, up to $limit a pair. Every pair asked for in one reading
 -- of the events (a flagged pair's or a reported team's: the cost does not grow with how many were found).
+-- The rank's keys are columns too (won, points), so that the best of every run of hands, merged and cut again,
+-- are the best of all (pipeline/audit/collusion.py: pairs_evidence reads it a run of hands at a time).
 -- Parameters: $a, $b (lists of player ids, the pairs position by position), $limit.
 WITH
 asked AS (  -- the pairs, each as its two names in order
@@ -36,6 +38,8 @@ SELECT
     hi,
     hand_id,
     idx AS event,
+    t = 'hu' AS won,
+    coalesce(points, 0) AS points,
     CASE t
         WHEN 'hu' THEN taker || ' won ' || fan || ' fan (' || points || ' points) on ' || giver || '''s ' || tile
         ELSE taker || ' ' || t || 'ed ' || giver || '''s ' || tile
