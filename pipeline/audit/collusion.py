@@ -895,7 +895,7 @@ def first_of_run(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]
         chances[:, j] = every if can is None else np.bincount(walls[can], minlength=WALLS)[:WALLS]
     # what the rows' baselines are summed from once the hazard is known: each expanded offer's row and wall, and
     # whether each row's level shows each hazard feature (an offer's is its row's); int32, int16: smaller files
-    extra = {
+    extra: dict[str, np.ndarray] = {
         "offer_row": offer_row.astype(np.int32),
         "offer_wall": walls.astype(np.int16),
         "usable": np.stack(
