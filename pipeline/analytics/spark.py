@@ -38,6 +38,12 @@ for the light queries (the hands in scope, the wall commitments, a flagged group
 anticipation counts over ``hands`` and ``wait_choices``) and the statistics. A cluster runs it with the same
 recipe as ``ingest --engine spark`` (README, "Beyond one machine"): the package on the executors, the warehouse at
 the same path on every node.
+
+**Runs of hands.** The collusion screen's heavy pass is not one query: it reads a run of hands at a time and
+counts it in NumPy (:mod:`pipeline.audit.collusion_spark`). :meth:`SparkModels.runs` gives it the runs the local
+path reads (:func:`pipeline.analytics.runs.read_runs`: the next ``size`` hands in scope in file order), each with
+its rows of the tables it names, one task a run; what the task makes of them, and what reaches the driver, is the
+screen's.
 """
 
 from __future__ import annotations

@@ -60,7 +60,10 @@ them to the SQL model). The baselines need the hazard of every hand, so the firs
 a temporary file and sums the hazard and every pair's counts; each later pass reads the runs back and folds them
 into per-pair sums (:class:`Moments`: the null's excess, covariance and counts, which are sums over hands), so no
 per-pair frame is ever built. The null itself is unchanged — exact moments of the relabelling, nothing is drawn
-at random — and the per-pair sums are the same sums in another order (equal to rounding).
+at random — and the per-pair sums are the same sums in another order (equal to rounding). Every pass is such a
+fold (:meth:`FeatureSource.fold`: each run folded into sums of its own, merged in the runs' order), which lets
+``--engine spark`` run each run's counting and every pass in Spark tasks where the rows are kept, the driver
+merging the runs' sums (:class:`pipeline.audit.collusion_spark.SparkSource`: the same result).
 
 Nor does it grow with the players squared: every per-pair sum is held for the pairs that shared a hand only
 (:class:`_SparseSums`, keys ``a × players + x``), and the null's moments for the pairs that may reach the

@@ -25,9 +25,10 @@ their baselines and reads them again on every later pass, each pass a sum over t
 
 The same runs, each counted and folded by the same code from zero, merged in the same order: the same floats
 added in the same order as on one machine, so the screen's output is the local path's, byte for byte
-(``tests/test_spark_collusion.py``). Where the local path cannot read the runs in file order (a table out of
-the order of ``hands``: :func:`pipeline.analytics.runs.each_run` falls back to ranges of ids) its runs differ, and
-the sums agree to rounding.
+(``tests/test_spark_screens.py``). Where the local path cannot read the runs in file order (a table out of the
+order of ``hands``, as DuckDB's semi-join with the hands in scope can leave ``payments`` under a filter:
+:func:`pipeline.analytics.runs.each_run` falls back to ranges of ids) its runs differ past one run, and the sums
+agree to rounding.
 
 What the driver keeps: its DuckDB connection for the light queries (the hands and players in scope, the hands by
 level, the evidence of the flagged pairs and teams: ``sql/pair_evidence.sql``) and the victim view
