@@ -217,8 +217,8 @@ def colluders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 def test_collusion_on_spark_prints_what_duckdb_prints(
     colluders: tuple[Path, dict[str, Any]], session: Any, fmt: str, where: str
 ) -> None:
-    """Byte for byte: the runs are the local path's, each counted and folded from zero by the same code, and the
-    driver merges the runs' sums in their order (on 500 hands, one run). Whole, the screen's every pass runs: the
+    """Byte for byte: the runs are the local path's, each counted and folded by the same code, and the driver
+    merges the runs' sums in their order (on 500 hands, one run). Whole, the screen's every pass runs: the
     pair flagged (so the refit without it and its own judgement), the team reported (the team screen's rounds)."""
     warehouse, labels = colluders
     pair, team = (sorted(c["players"]) for c in labels["colluders"])

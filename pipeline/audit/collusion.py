@@ -726,22 +726,22 @@ class FeatureSource:
         merge: Callable[[S, S], None],
         on_share: Callable[[float], None] | None = None,
     ) -> S:
-        """A pass's sums over every hand: each run's rows folded by ``add`` into sums of their own (made by
-        ``zero``), and each run's sums added to the total by ``merge`` (total, the run's), in the runs' order;
-        ``on_share`` hears the share of the hands folded so far.
+        """A pass's sums over every hand, made by ``zero`` and grown by ``add`` (sums, a run's rows), run after run
+        in the runs' order; ``merge`` (total, more) adds sums made apart, where the runs are folded apart (on
+        Spark: :class:`pipeline.audit.collusion_spark.SparkSource`, each run folded into zeros in a task of its
+        own, the runs' sums merged on the driver in the runs' order). ``on_share`` hears the share of the hands
+        folded so far.
 
-        A pass of the screen is such a sum (:meth:`Moments.add`, :meth:`pipeline.audit.teams.GroupMoments.add`
-        only add, a run at a time), so where each run is folded does not change it: here, one run after another;
-        on Spark, every run in a task of its own, the runs' sums sent to the driver and merged there in the same
-        order (:class:`pipeline.audit.collusion_spark.SparkSource`): the same floats, added in the same order.
-        ``add`` may be sent to other processes: it must not depend on anything but its arguments and what it
+        Every pass of the screen is such a sum, and the same floats either way: :meth:`Moments.add` and
+        :meth:`pipeline.audit.teams.GroupMoments.add` (groups of two and three) only add, each of their sums at
+        most once a run, so a run folded into the total adds the same number to it as the run folded into zeros
+        and then merged (``0 + b`` is ``b``). An ``add`` that added to one sum twice a run would agree to rounding
+        only. ``add`` may be sent to other processes: it must not depend on anything but its arguments and what it
         closes over."""
         total = zero()
         whole, done = max(1, self.hands), 0
         for rows in self.chunks():
-            part = zero()
-            add(part, rows)
-            merge(total, part)
+            add(total, rows)
             done += len(np.unique(rows.hand))
             if on_share is not None:
                 on_share(min(1.0, done / whole))

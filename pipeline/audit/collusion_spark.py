@@ -23,8 +23,10 @@ their baselines and reads them again on every later pass, each pass a sum over t
    executors; each task folds its run into sums of the pass's own (per screened pair, per candidate group) and the
    driver merges them in the runs' order.
 
-The same runs, each counted and folded by the same code from zero, merged in the same order: the same floats
-added in the same order as on one machine, so the screen's output is the local path's, byte for byte
+The same runs, each counted by the same code, every pass's runs added in the same order; and a pass adds to each
+of its sums at most once a run (:meth:`~pipeline.audit.collusion.FeatureSource.fold`), so a run folded into zeros
+and merged adds the number it adds folded into the total on one machine: the same floats added in the same order,
+and the screen's output is the local path's, byte for byte
 (``tests/test_spark_screens.py``). Where the local path cannot read the runs in file order (a table out of the
 order of ``hands``, as DuckDB's semi-join with the hands in scope can leave ``payments`` under a filter:
 :func:`pipeline.analytics.runs.each_run` falls back to ranges of ids) its runs differ past one run, and the sums
