@@ -170,8 +170,8 @@ class SparkModels:
         self._frame(name).createOrReplaceTempView(name)
         self._views.add(name)
 
-    def _frame(self, name: str, *, where: bool = False) -> Any:
-        """The rows of table ``name`` in scope; ``where``: with each row's place in its file (``file``, Spark's
+    def _frame(self, name: str, *, placed: bool = False) -> Any:
+        """The rows of table ``name`` in scope; ``placed``: with each row's place in its file (``file``, Spark's
         path of it, and ``row``, its index there)."""
         if name not in SPARK_TABLES:
             raise ValueError(f"table {name!r} is not read on Spark (its view adds rows worked out in DuckDB)")
@@ -180,7 +180,7 @@ class SparkModels:
         schema = from_arrow_schema(TABLES[name])
         files = [str(f) for f in self.files[name]]
         frame = self.session.read.schema(schema).parquet(*files) if files else self.session.createDataFrame([], schema)
-        if where:
+        if placed:
             frame = frame.selectExpr("*", "_metadata.file_path AS file", "_metadata.row_index AS row")
         if self._scope is not None and name not in WHOLE:
             frame = frame.join(self._scope, on="hand_id", how="left_semi")
@@ -205,14 +205,14 @@ class SparkModels:
         if not streams or streams[0].table != "hands":
             raise ValueError("the first stream must be the hands one")
         size = max(1, size)
-        hands = self._frame("hands", where=True).select("hand_id", "file", "row")
+        hands = self._frame("hands", placed=True).select("hand_id", "file", "row")
         counted = {row["file"]: int(row["count"]) for row in hands.groupBy("file").count().collect()}
         order = {_local_path(f): k for k, f in enumerate(self.files["hands"])}
         offsets, first = [], 0
         for file in sorted(counted, key=lambda f: order[_local_path(f)]):
             offsets.append((file, first))
             first += counted[file]
-        runs_total = -(-first // size)
+        runs_total = (first + size - 1) // size
         if not runs_total:
             return self.session.sparkContext.emptyRDD()
         starts = self.session.createDataFrame(offsets, "file STRING, first BIGINT")
@@ -246,13 +246,15 @@ class SparkModels:
             self.session.sql(f"DROP TEMPORARY FUNCTION IF EXISTS {name}")
 
 
+# One run's rows of one table, packed (SparkModels.runs): as Spark's DDL and as Arrow
 _PACKED = "run INT, table STRING, data BINARY"
+_PACKED_SCHEMA = pa.schema([("run", pa.int32()), ("table", pa.string()), ("data", pa.binary())])
 
 
 def _packer(table: str) -> Callable[[pa.Table], pa.Table]:
     """The task that packs one run's rows of ``table`` (a group of :meth:`SparkModels.runs`) as one row: the run,
-    the table, the rows as an Arrow IPC stream. A function of its own, not a ``partial``: Spark reads the kind of
-    the task from its type hints, and finds none on a ``partial``."""
+    the table, the rows as an Arrow IPC stream. A function of its own, not a ``partial``: pyspark reads the kind of
+    a grouped task from its type hints, and fails on a ``partial``'s (an ``UnboundLocalError`` in ``applyInArrow``)."""
 
     def packed(rows: pa.Table) -> pa.Table:
         run = rows.column("run")[0].as_py()
@@ -260,9 +262,6 @@ def _packer(table: str) -> Callable[[pa.Table], pa.Table]:
         return pa.table({"run": [run], "table": [table], "data": [data]}, schema=_PACKED_SCHEMA)
 
     return packed
-
-
-_PACKED_SCHEMA = pa.schema([("run", pa.int32()), ("table", pa.string()), ("data", pa.binary())])
 
 
 def _unpacked(schemas: dict[str, pa.Schema], parts: Iterable[tuple[str, bytes]]) -> dict[str, pa.Table]:

@@ -733,11 +733,10 @@ class FeatureSource:
         folded so far.
 
         Every pass of the screen is such a sum, and the same floats either way: :meth:`Moments.add` and
-        :meth:`pipeline.audit.teams.GroupMoments.add` (groups of two and three) only add, each of their sums at
-        most once a run, so a run folded into the total adds the same number to it as the run folded into zeros
-        and then merged (``0 + b`` is ``b``). An ``add`` that added to one sum twice a run would agree to rounding
-        only. ``add`` may be sent to other processes: it must not depend on anything but its arguments and what it
-        closes over."""
+        :meth:`pipeline.audit.teams.GroupMoments.add` only add, each of their sums at most once a run, so a run
+        folded into the total adds the same number to it as the run folded into zeros and then merged (``0 + b``
+        is ``b``). An ``add`` that added to one sum twice a run would agree to rounding only. ``add`` may be sent
+        to other processes: it must not depend on anything but its arguments and what it closes over."""
         total = zero()
         whole, done = max(1, self.hands), 0
         for rows in self.chunks():
@@ -1175,7 +1174,10 @@ class Moments:
         Per hand and player a, the null relabels which of a's opponents is the partner: each opponent's
         symmetrised residual is one equally likely draw, so the null mean is their mean and the variance their
         variance (over the opponents, not the opponents less one: the draw is one of them). A pair (a, b)
-        collects, over the hands they shared, b's residual less that mean and the variance of a's draws."""
+        collects, over the hands they shared, b's residual less that mean and the variance of a's draws.
+
+        Each sum is added to once a call, never twice: a run folded into zeros and merged adds the floats it adds
+        here (:meth:`FeatureSource.fold`, which Spark's tasks rely on)."""
         if not len(rows.hand):
             return
         rows = _with_reverse(rows)

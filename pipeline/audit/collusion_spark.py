@@ -131,17 +131,13 @@ class SparkSource(FeatureSource):
         merge: Callable[[S, S], None],
         on_share: Callable[[float], None] | None = None,
     ) -> S:
-        """:meth:`FeatureSource.fold` on Spark: ``zero`` and ``add`` sent to the executors, each run folded in
-        its task into sums of its own, which come back to the driver (one partition at a time) to be merged into
-        the total in the runs' order, as the local path merges them; ``on_share`` hears 1 once all are in."""
-        parts = self._rows.mapValues(partial(_folded, zero, add)).persist()
-        try:
-            parts.count()  # every run folded at once, in parallel; then brought back in order
-            total = zero()
-            for _, part in parts.toLocalIterator():
-                merge(total, part)
-        finally:
-            parts.unpersist()
+        """:meth:`FeatureSource.fold` on Spark: ``zero`` and ``add`` sent to the executors, each run folded into
+        zeros in its task, every run at once; the runs' sums brought to the driver one partition at a time and
+        merged into the total in the runs' order: the floats of the local fold, which adds to each sum at most once
+        a run. ``on_share`` hears 1 once all are in."""
+        total = zero()
+        for _, part in _in_order(self._rows.mapValues(partial(_folded, zero, add))):
+            merge(total, part)
         if on_share is not None:
             on_share(1.0)
         return total

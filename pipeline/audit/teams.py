@@ -131,7 +131,11 @@ class GroupMoments:
         the residuals' covariance over the ``n`` opponents, divisor ``n``). ``partners`` (the keys ``a ×
         players + x`` of the ordered pairs inside the teams already found, not a players × players table)
         marks those teams: a member's partner in such a team who is not in the group is left out of its
-        opponents (its feeding would make every other opponent look shunned)."""
+        opponents (its feeding would make every other opponent look shunned).
+
+        Each group's sums are added to once a call (a group is in one set of ``leaving``, one batch; ``hands`` are
+        counts), never twice: a run folded into zeros and merged adds the floats it adds here
+        (:meth:`~pipeline.audit.collusion.FeatureSource.fold`, which Spark's tasks rely on)."""
         if not len(rows.hand):
             return
         expected = by_signal(expected_counts(rows, fit))
