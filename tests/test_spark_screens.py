@@ -4,8 +4,9 @@ simulated room (a stacker, a player who sees every hand) and, for ``stats``, on 
 (full, dealt, observer, settlement) as this release and as an older one stored it (wins without their turns: the
 turns counted from the events); the models' frames equal, column types included; the files a killed run left
 uncommitted read by neither; a table Spark does not read refused. ``collusion --engine spark``
-(pipeline/audit/collusion_spark.py), on a room with a colluding pair and a team of three: the same output, byte for
-byte, and with runs of a few dozen hands the same runs, rows, sums and results, float for float.
+(pipeline/audit/collusion_spark.py), on a room with a colluding pair and a team of three and on the warehouse of
+every level: the same output, byte for byte, and with runs of a few dozen hands the same runs, rows, sums and
+results, float for float (under a filter whose runs the local path reads by ranges: within 1e-9).
 
 One Spark session (``local[2]``) for the module: the commands find it running and use it as it is. Skipped, with
 the reason, only where pyspark or Java 17+ is missing (tests/spark_support.py).
@@ -297,3 +298,15 @@ def _close(value: Any) -> Any:
     if isinstance(value, float):
         return pytest.approx(value, rel=1e-9, abs=1e-3 if round(value, 4) == value else 0.0)
     return value
+
+
+def test_collusion_on_spark_reads_every_level_as_duckdb_does(levels: dict[str, Path], session: Any) -> None:
+    """A warehouse of every level: the observer's records make the screen read the draws too (pair_streams), the
+    score sheets have no events, only wins and payments; Spark's tasks get the same rows, the output byte for
+    byte."""
+    local, spark = both(["collusion", "--warehouse", str(levels["new"]), "--min-hands", "1", "--format", "json"])
+    assert spark == local
+    answer = json.loads(local)
+    assert answer["pairs"] and {"full", "dealt", "observer", "settlement"} <= set(
+        answer["signals"]["feeding"]["levels"]
+    )
