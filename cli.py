@@ -1174,6 +1174,16 @@ def collusion_command(
     player: PlayerFilter = None,
     profile: ProfileOption = None,
     tz: TzOption = None,
+    engine: Annotated[
+        Engine,
+        _option(
+            "--engine",
+            ". With spark, the hands are read and counted in Spark tasks, a run of hands each, and every pass of "
+            "the screen (the null's moments, the refit, the teams' rounds) runs there, its sums added here; the "
+            "victim view and the statistics run here (README, Beyond one machine).",
+        ),
+    ] = "local",
+    master: MasterOption = None,
 ) -> None:
     """Screen every pair of players for collusion, and every group of three as a group (teams); flagged pairs
     and reported teams come with the hands that prove it, then the victim view: who pays whom beyond what the
@@ -1187,11 +1197,16 @@ def collusion_command(
     from pipeline.audit.screen import screen
     from pipeline.audit.victims import victim_view
 
+    _spark_master(engine, master)
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
     try:
-        with connect(warehouse, scope=scope) as con, _progress("collusion: reading the hands", quiet) as bar:
+        with (
+            connect(warehouse, scope=scope) as con,
+            _heavy_pass(con, warehouse, engine, master, "collusion") as models,
+            _progress("collusion: reading the hands", quiet) as bar,
+        ):
             fed = screen_levels({level: c["replayed"] for level, c in hands_by_level(con).items()})
             stage = ""
 
@@ -1206,7 +1221,9 @@ def collusion_command(
                     stage = "groups"
                     bar.stage("collusion: screening groups of three", unit="groups")
 
-            screened = screen(con, min_hands=min_hands, fdr=fdr, teams=True, progress=progress if bar.active else None)
+            screened = screen(
+                con, min_hands=min_hands, fdr=fdr, teams=True, progress=progress if bar.active else None, models=models
+            )
             results = list(screened.pairs)
             teams = [t for t in screened.groups if len(t.players) >= 3]  # the pairs: the pair screen's lines above
             bar.stage("collusion: the victim view", unit="players")

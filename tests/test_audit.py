@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -16,9 +17,18 @@ from cli import app
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import by_qvalues, normal_sf, skewed
 from pipeline.audit import scoring
-from pipeline.audit.collusion import SIGNALS, _poisson_sf, prior_variance
+from pipeline.audit.collusion import (
+    SIGNALS,
+    FrameSource,
+    Moments,
+    _poisson_sf,
+    fit_rates,
+    prior_variance,
+    screened_pairs,
+)
 from pipeline.audit.scoring import FINDING_FIELDS
 from pipeline.audit.screen import screen
+from pipeline.audit.teams import GroupMoments, candidate_groups
 from pipeline.evaluate import Population, auc, run_population, table
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
@@ -230,6 +240,33 @@ def test_screen_flags_a_feeding_pair_and_not_an_honest_table() -> None:
     honest = list(screen(_features(400, 2, feed=0.0), min_hands=100).pairs)
     assert not any(r.flagged for r in honest)
     assert list(screen(_features(10, 3, feed=0.0), min_hands=100).pairs) == []
+
+
+def test_a_pass_folded_run_by_run_into_zeros_and_merged_is_the_same_floats() -> None:
+    """What lets ``--engine spark`` fold each run in a task of its own (pipeline/audit/collusion_spark.py) and the
+    driver merge the runs' sums: the pair screen's and the team screen's passes add to each of their sums at most
+    once a run, so folding each run into zeros and merging them in order gives the floats of folding every run
+    into the total (FeatureSource.fold), bit for bit."""
+    source = FrameSource(_features(400, 1, feed=0.08), chunk_hands=50)
+    assert len(list(source.chunks())) == 8
+    sums, p = source.sums, len(source.sums.players)
+    fit = fit_rates(sums, frozenset({("A", "B")}))
+    pairs = screened_pairs(sums, 20)
+    groups = [g for size in (2, 3) for g in candidate_groups(sums, size, 20)]
+    team = np.array([0 * p + 1, 1 * p + 0], dtype=np.int64)  # A and B as a team found: left out of each other's
+    folds: list[tuple[Any, Any, Any, str]] = [
+        (lambda: Moments.zeros(pairs, p), lambda m, rows: m.add(rows, fit, p), Moments.merge, "cov"),
+        (lambda: GroupMoments.zeros(groups), lambda m, rows: m.add(rows, fit, p, team), GroupMoments.merge, "var"),
+    ]
+    for zero, add, merge, spread in folds:
+        apart = zero()
+        for rows in source.chunks():
+            part = zero()
+            add(part, rows)
+            merge(apart, part)
+        together = source.fold(zero, add, merge)
+        for name in ("excess", spread, "raw", "expected", "hands"):
+            assert getattr(together, name).any() and np.array_equal(getattr(together, name), getattr(apart, name))
 
 
 def test_simulated_colluders_are_flagged_with_evidence(tmp_path) -> None:

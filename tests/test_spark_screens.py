@@ -3,7 +3,10 @@ against DuckDB: the same output, byte for byte, in every format, over the whole 
 simulated room (a stacker, a player who sees every hand) and, for ``stats``, on a warehouse of every level of record
 (full, dealt, observer, settlement) as this release and as an older one stored it (wins without their turns: the
 turns counted from the events); the models' frames equal, column types included; the files a killed run left
-uncommitted read by neither; a table Spark does not read refused.
+uncommitted read by neither; a table Spark does not read refused. ``collusion --engine spark``
+(pipeline/audit/collusion_spark.py), on a room with a colluding pair and a team of three and on the warehouse of
+every level: the same output, byte for byte, and with runs of a few dozen hands the same runs, rows, sums and
+results, float for float (under a filter whose runs the local path reads by ranges: within 1e-9).
 
 One Spark session (``local[2]``) for the module: the commands find it running and use it as it is. Skipped, with
 the reason, only where pyspark or Java 17+ is missing (tests/spark_support.py).
@@ -17,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -31,6 +35,9 @@ from cli import app
 from pipeline.analytics.queries import connect
 from pipeline.analytics.scope import Scope
 from pipeline.analytics.spark import SparkModels, spark_text
+from pipeline.audit.collusion import WarehouseSource
+from pipeline.audit.collusion_spark import SparkSource
+from pipeline.audit.screen import screen
 from pipeline.ingest.run import ingest
 from pipeline.sql import DuckDBModels
 
@@ -199,3 +206,107 @@ def test_stats_by_month_or_opponent_stay_local(levels: dict[str, Path]) -> None:
     for by in (["--by", "month"], ["--by", "opponent", "--player", "x"]):
         done = runner.invoke(app, ["stats", "--warehouse", str(levels["new"]), *by, *SPARK])
         assert done.exit_code == 2 and "--engine local only" in done.output
+
+
+@pytest.fixture(scope="module")
+def colluders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """500 hands of 8 players: a pair colluding at 0.9 and a team of three at 0.6; ingested."""
+    return simulated_room(tmp_path_factory.mktemp("colluders"), "collude=1:0.9,team=3:0.6", 5, 500)
+
+
+@pytest.mark.parametrize(("fmt", "where"), [("json", "whole"), ("table", "whole"), ("json", "player")])
+def test_collusion_on_spark_prints_what_duckdb_prints(
+    colluders: tuple[Path, dict[str, Any]], session: Any, fmt: str, where: str
+) -> None:
+    """Byte for byte: the runs are the local path's, each counted and folded by the same code, and the driver
+    merges the runs' sums in their order (on 500 hands, one run). Whole, the screen's every pass runs: the
+    pair flagged (so the refit without it and its own judgement), the team reported (the team screen's rounds)."""
+    warehouse, labels = colluders
+    pair, team = (sorted(c["players"]) for c in labels["colluders"])
+    scope = ["--player", pair[0]] if where == "player" else []
+    local, spark = both(["collusion", "--warehouse", str(warehouse), "--min-hands", "50", "--format", fmt, *scope])
+    assert spark == local
+    if where == "player":  # the hands the pair's first player sat in: fewer shared by every pair
+        whole = json.loads(
+            runner.invoke(
+                app, ["collusion", "--warehouse", str(warehouse), "--min-hands", "50", "--format", "json"]
+            ).stdout
+        )
+        answer = json.loads(local)
+        assert answer["pairs"] and answer["signals"]["feeding"]["n"] < whole["signals"]["feeding"]["n"]
+    elif fmt == "json":
+        answer = json.loads(local)
+        assert [p["players"] for p in answer["pairs"] if p["flagged"]] == [pair]
+        assert [t["players"] for t in answer["teams"] if t["reported"]] == [team]
+    else:
+        assert "YES" in local and "team: " + " & ".join(team) in local
+
+
+def test_collusion_runs_on_spark_are_the_local_runs(colluders: tuple[Path, dict[str, Any]], session: Any) -> None:
+    """With runs of 64 hands (8 runs): Spark cuts the hands into the local path's runs (in file order), each
+    run's rows are the local run's, array for array, the pairs' sums and the hazard are the same floats, and the
+    screen (pairs, teams) is the same result, float for float: each pass's runs merged in their order."""
+    warehouse, _ = colluders
+    with connect(warehouse) as con:
+        models = SparkModels(session, con, warehouse)
+        try:
+            with WarehouseSource(con, chunk_hands=64) as local, SparkSource(models, con, chunk_hands=64) as spark:
+                runs = list(zip(local.chunks(), spark.chunks(), strict=True))
+                assert len(runs) == 8
+                for mine, theirs in runs:
+                    for name in mine.__slots__:
+                        assert np.array_equal(getattr(mine, name), getattr(theirs, name)), name
+                for name in ("a", "x", "rows", "hands", "counts", "exposures"):
+                    assert np.array_equal(getattr(local.sums, name), getattr(spark.sums, name)), name
+                assert np.array_equal(local.hazard, spark.hazard)
+                assert spark.sums.players == local.sums.players and spark.hands == local.hands == 500
+            one, other = (screen(con, min_hands=50, teams=True, chunk_hands=64, models=m) for m in (None, models))
+        finally:
+            models.close()
+    assert one.flagged and one.teams
+    assert (one.pairs, one.groups, one.min_hands) == (other.pairs, other.groups, other.min_hands)
+    assert one.shared.equals(other.shared)
+
+
+def test_collusion_on_spark_under_a_filter_of_many_runs(colluders: tuple[Path, dict[str, Any]], session: Any) -> None:
+    """Under ``--player``, DuckDB's semi-join with the hands in scope does not keep every table in the order of
+    ``hands`` (here: ``payments``), so the local path reads its runs by ranges of ids (runs.each_run) while Spark
+    cuts them in file order: with runs of 64 hands, the same rows summed in other groupings. The same pairs, flags,
+    teams and counts; every float within 1e-9 of the local one, relative (a value rounded for the output within
+    its last digit)."""
+    warehouse, labels = colluders
+    player = sorted(labels["colluders"][0]["players"])[0]
+    with connect(warehouse, scope=Scope(player=player)) as con:
+        models = SparkModels(session, con, warehouse)
+        try:
+            one, other = (screen(con, min_hands=50, teams=True, chunk_hands=64, models=m) for m in (None, models))
+        finally:
+            models.close()
+    assert one.pairs and [r.players for r in one.flagged] == [r.players for r in other.flagged]
+    assert one.shared.equals(other.shared)
+    for mine, theirs in ((one.pairs, other.pairs), (one.groups, other.groups)):
+        assert {r.players: r.as_dict() for r in theirs} == {r.players: _close(r.as_dict()) for r in mine}
+
+
+def _close(value: Any) -> Any:
+    """``value`` with every float made ``pytest.approx`` (1e-9 relative, or 1e-3 absolute: a value rounded for the
+    output to its third or fourth digit may round the other way)."""
+    if isinstance(value, dict):
+        return {k: _close(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_close(v) for v in value]
+    if isinstance(value, float):
+        return pytest.approx(value, rel=1e-9, abs=1e-3 if round(value, 4) == value else 0.0)
+    return value
+
+
+def test_collusion_on_spark_reads_every_level_as_duckdb_does(levels: dict[str, Path], session: Any) -> None:
+    """A warehouse of every level: the observer's records make the screen read the draws too (pair_streams), the
+    score sheets have no events, only wins and payments; Spark's tasks get the same rows, the output byte for
+    byte."""
+    local, spark = both(["collusion", "--warehouse", str(levels["new"]), "--min-hands", "1", "--format", "json"])
+    assert spark == local
+    answer = json.loads(local)
+    assert answer["pairs"] and {"full", "dealt", "observer", "settlement"} <= set(
+        answer["signals"]["feeding"]["levels"]
+    )

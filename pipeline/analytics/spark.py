@@ -38,24 +38,32 @@ for the light queries (the hands in scope, the wall commitments, a flagged group
 anticipation counts over ``hands`` and ``wait_choices``) and the statistics. A cluster runs it with the same
 recipe as ``ingest --engine spark`` (README, "Beyond one machine"): the package on the executors, the warehouse at
 the same path on every node.
+
+**Runs of hands.** The collusion screen's heavy pass is not one query: it reads a run of hands at a time and
+counts it in NumPy (:mod:`pipeline.audit.collusion_spark`). :meth:`SparkModels.runs` gives it the runs the local
+path reads (:func:`pipeline.analytics.runs.read_runs`: the next ``size`` hands in scope in file order), each with
+its rows of the tables it names, one task a run; what the task makes of them, and what reaches the driver, is the
+screen's.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import duckdb
 import polars as pl
 import pyarrow as pa
 
 from pipeline import sql
+from pipeline.analytics.runs import Stream
 from pipeline.analytics.scope import WHOLE
-from pipeline.ingest.engines.spark import SparkEngine
+from pipeline.ingest.engines.spark import SparkEngine, pack, unpack
 from pipeline.ingest.warehouse import Warehouse
 from schemas.tables import TABLES
 
@@ -159,6 +167,12 @@ class SparkModels:
     def _view(self, name: str) -> None:
         if name in self._views:
             return
+        self._frame(name).createOrReplaceTempView(name)
+        self._views.add(name)
+
+    def _frame(self, name: str, *, placed: bool = False) -> Any:
+        """The rows of table ``name`` in scope; ``placed``: with each row's place in its file (``file``, Spark's
+        path of it, and ``row``, its index there)."""
         if name not in SPARK_TABLES:
             raise ValueError(f"table {name!r} is not read on Spark (its view adds rows worked out in DuckDB)")
         from pyspark.sql.pandas.types import from_arrow_schema
@@ -166,10 +180,62 @@ class SparkModels:
         schema = from_arrow_schema(TABLES[name])
         files = [str(f) for f in self.files[name]]
         frame = self.session.read.schema(schema).parquet(*files) if files else self.session.createDataFrame([], schema)
+        if placed:
+            frame = frame.selectExpr("*", "_metadata.file_path AS file", "_metadata.row_index AS row")
         if self._scope is not None and name not in WHOLE:
             frame = frame.join(self._scope, on="hand_id", how="left_semi")
-        frame.createOrReplaceTempView(name)
-        self._views.add(name)
+        return frame
+
+    def runs(self, streams: Sequence[Stream], size: int) -> Any:
+        """The runs of ``size`` hands that :func:`pipeline.analytics.runs.read_runs` cuts (the next ``size`` hands
+        in scope, in the order the files of ``hands`` hold them, the files in commit order), each with the rows of
+        every stream of ``streams`` (``hands`` first, as there) whose hand is one of the run's: a Spark RDD of
+        ``(run, {table: Arrow table})``, the runs numbered from 0 in that order, each in its own partition (a
+        task of its own; partition ``k`` holds run ``k``). A table with no row in a run is there, empty.
+
+        Each hand's run is its place in file order: the rows of ``hands`` in scope are counted per file (one
+        row a file reaches the driver), the driver adds the counts up in the files' order into each file's
+        first place, and each hand's place is its file's first place plus its rank in the file (its row index
+        there). Every other table's rows are given their hand's run by a join, and each run's rows of each table
+        are packed together (Arrow IPC) before a run's tables meet in one task."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        if not streams or streams[0].table != "hands":
+            raise ValueError("the first stream must be the hands one")
+        size = max(1, size)
+        hands = self._frame("hands", placed=True).select("hand_id", "file", "row")
+        counted = {row["file"]: int(row["count"]) for row in hands.groupBy("file").count().collect()}
+        order = {_local_path(f): k for k, f in enumerate(self.files["hands"])}
+        offsets, first = [], 0
+        for file in sorted(counted, key=lambda f: order[_local_path(f)]):
+            offsets.append((file, first))
+            first += counted[file]
+        runs_total = (first + size - 1) // size
+        if not runs_total:
+            return self.session.sparkContext.emptyRDD()
+        starts = self.session.createDataFrame(offsets, "file STRING, first BIGINT")
+        place = F.col("first") + F.row_number().over(Window.partitionBy("file").orderBy("row")) - 1
+        run_of = hands.join(F.broadcast(starts), "file").select(
+            "hand_id", F.floor(place / size).cast("int").alias("run")
+        )
+        packed, schemas = [], {}
+        for stream in streams:
+            frame = self._frame(stream.table).selectExpr(*(c.strip() for c in stream.columns.split(",")))
+            if stream.where:
+                frame = frame.where(stream.where)
+            schemas[stream.table] = to_arrow_schema(frame.schema)
+            rows = frame.join(run_of, "hand_id")
+            packed.append(rows.groupBy("run").applyInArrow(_packer(stream.table), _PACKED))
+        together = packed[0]
+        for more in packed[1:]:
+            together = together.unionByName(more)
+        return (
+            together.rdd.map(lambda row: (row["run"], (row["table"], bytes(row["data"]))))
+            .groupByKey(runs_total, lambda run: run)
+            .mapValues(partial(_unpacked, schemas))
+        )
 
     def close(self) -> None:
         """Drop the views and functions registered here (a session that outlives this, a notebook's, keeps none)."""
@@ -178,6 +244,38 @@ class SparkModels:
         self._views.clear()
         for name in DUCKDB_ONLY:
             self.session.sql(f"DROP TEMPORARY FUNCTION IF EXISTS {name}")
+
+
+# One run's rows of one table, packed (SparkModels.runs): as Spark's DDL and as Arrow
+_PACKED = "run INT, table STRING, data BINARY"
+_PACKED_SCHEMA = pa.schema([("run", pa.int32()), ("table", pa.string()), ("data", pa.binary())])
+
+
+def _packer(table: str) -> Callable[[pa.Table], pa.Table]:
+    """The task that packs one run's rows of ``table`` (a group of :meth:`SparkModels.runs`) as one row: the run,
+    the table, the rows as an Arrow IPC stream. A function of its own, not a ``partial``: pyspark reads the kind of
+    a grouped task from its type hints, and fails on a ``partial``'s (an ``UnboundLocalError`` in ``applyInArrow``)."""
+
+    def packed(rows: pa.Table) -> pa.Table:
+        run = rows.column("run")[0].as_py()
+        data = pack(rows.drop_columns(["run"]))
+        return pa.table({"run": [run], "table": [table], "data": [data]}, schema=_PACKED_SCHEMA)
+
+    return packed
+
+
+def _unpacked(schemas: dict[str, pa.Schema], parts: Iterable[tuple[str, bytes]]) -> dict[str, pa.Table]:
+    """A run's packed tables, every one of ``schemas`` (a table with no row in the run: empty)."""
+    tables = {name: unpack(data) for name, data in parts}
+    return {name: tables.get(name, schema.empty_table()) for name, schema in schemas.items()}
+
+
+def _local_path(path: str | Path) -> str:
+    """A file's absolute path on this machine, from Spark's URI of it (``file:/w/x.parquet``) or a path."""
+    text = str(path)
+    if "://" in text or text.startswith("file:"):
+        text = unquote(urlparse(text).path)
+    return str(Path(text).resolve())
 
 
 def _duckdb_only(name: str, *_: object) -> None:

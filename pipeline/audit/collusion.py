@@ -60,7 +60,10 @@ them to the SQL model). The baselines need the hazard of every hand, so the firs
 a temporary file and sums the hazard and every pair's counts; each later pass reads the runs back and folds them
 into per-pair sums (:class:`Moments`: the null's excess, covariance and counts, which are sums over hands), so no
 per-pair frame is ever built. The null itself is unchanged — exact moments of the relabelling, nothing is drawn
-at random — and the per-pair sums are the same sums in another order (equal to rounding).
+at random — and the per-pair sums are the same sums in another order (equal to rounding). Every pass is such a
+fold (:meth:`FeatureSource.fold`: each run folded into sums of its own, merged in the runs' order), which lets
+``--engine spark`` run each run's counting and every pass in Spark tasks where the rows are kept, the driver
+merging the runs' sums (:class:`pipeline.audit.collusion_spark.SparkSource`: the same result).
 
 Nor does it grow with the players squared: every per-pair sum is held for the pairs that shared a hand only
 (:class:`_SparseSums`, keys ``a × players + x``), and the null's moments for the pairs that may reach the
@@ -82,7 +85,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import numpy as np
@@ -702,16 +705,46 @@ class PairSums:
         ).sort(["shared_hands", "player_a", "player_b"], descending=[True, False, False])
 
 
+S = TypeVar("S")
+
+
 class FeatureSource:
     """Where the screen reads pair features from: the sums its rates are fitted on (:class:`PairSums`), the
     number of hands, and the features themselves, a run of hands at a time (:meth:`chunks`, read again on
-    every call)."""
+    every call), or folded into a pass's sums (:meth:`fold`)."""
 
     sums: PairSums
     hands: int
 
     def chunks(self) -> Iterator[Rows]:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def fold(
+        self,
+        zero: Callable[[], S],
+        add: Callable[[S, Rows], None],
+        merge: Callable[[S, S], None],
+        on_share: Callable[[float], None] | None = None,
+    ) -> S:
+        """A pass's sums over every hand, made by ``zero`` and grown by ``add`` (sums, a run's rows), run after run
+        in the runs' order; ``merge`` (total, more) adds sums made apart, where the runs are folded apart (on
+        Spark: :class:`pipeline.audit.collusion_spark.SparkSource`, each run folded into zeros in a task of its
+        own, the runs' sums merged on the driver in the runs' order). ``on_share`` hears the share of the hands
+        folded so far.
+
+        Every pass of the screen is such a sum, and the same floats either way: :meth:`Moments.add` and
+        :meth:`pipeline.audit.teams.GroupMoments.add` only add, each of their sums at most once a run, so a run
+        folded into the total adds the same number to it as the run folded into zeros and then merged (``0 + b``
+        is ``b``). An ``add`` that added to one sum twice a run would agree to rounding only. ``add`` may be sent
+        to other processes: it must not depend on anything but its arguments and what it closes over."""
+        total = zero()
+        whole, done = max(1, self.hands), 0
+        for rows in self.chunks():
+            add(total, rows)
+            done += len(np.unique(rows.hand))
+            if on_share is not None:
+                on_share(min(1.0, done / whole))
+        return total
 
 
 _EXPOSURES = tuple(f"base_{f}" if f != "channel" else "" for f in FEATURES)  # feed_sheet: 1 where it counts
@@ -832,10 +865,83 @@ def _pair_sums(total: dict[str, np.ndarray], players: Sequence[str]) -> PairSums
 WALLS = 256  # tiles left in the wall are below this (a wall holds at most 108 tiles)
 
 
+@dataclass(frozen=True, slots=True)
+class FirstRun:
+    """What the first pass makes of one run of hands (:func:`first_of_run`): its rows as counted (no baselines
+    yet), what their baselines are summed from once the hazard is known (``extra``: :func:`_with_baselines`),
+    the run's tallies of the hazard (``hazard``: each outcome by wall; ``chances``: the offers each could be seen
+    on), its pairs' sums (:func:`_part_sums`) and its replayed hands (``hands``)."""
+
+    rows: Rows
+    extra: dict[str, np.ndarray]
+    hazard: np.ndarray
+    chances: np.ndarray
+    part: dict[str, np.ndarray]
+    hands: int
+
+
+def first_of_run(events: pl.DataFrame, hands: pl.DataFrame, code: dict[str, int]) -> FirstRun:
+    """One run's events and hands (:func:`read_run`) counted: its rows (:func:`rows_of`, no hazard yet), the
+    hazard's tallies and its pairs' sums, the same wherever the run is counted (here, or in a Spark task:
+    :mod:`pipeline.audit.collusion_spark`). Every tally and sum is a count (integers in floats: exact in any
+    order); the exposures of the hazard's features are 0 until the hazard is known."""
+    offers = offers_of(events, hands, code)
+    rows, offer_row, walls, outcome, seeable = rows_of(offers, None)
+    hazard = np.zeros((WALLS, len(OUTCOMES)))
+    chances = np.zeros((WALLS, len(OUTCOMES)))  # the offers each outcome could be seen on, by wall
+    every = np.bincount(walls, minlength=WALLS)[:WALLS]
+    for j, name in enumerate(OUTCOMES):
+        can = seeable.get(name)  # None: "offers" and "could" feed no feature, every offer counts
+        mask = np.ones(len(walls), dtype=bool) if can is None else can
+        hazard[:, j] = every if name == "offers" else tally(walls, outcome[name], mask, WALLS)[:WALLS]
+        chances[:, j] = every if can is None else np.bincount(walls[can], minlength=WALLS)[:WALLS]
+    # what the rows' baselines are summed from once the hazard is known: each expanded offer's row and wall, and
+    # whether each row's level shows each hazard feature (an offer's is its row's); int32, int16: smaller files
+    extra: dict[str, np.ndarray] = {
+        "offer_row": offer_row.astype(np.int32),
+        "offer_wall": walls.astype(np.int16),
+        "usable": np.stack(
+            [_seen(f, rows.level, offers.seen[rows.hand], rows.seat_a, rows.seat_x) for f in _HAZARD_FEATURES], axis=1
+        ),
+        "given": np.stack([outcome[GIVEN[name]] for name in GIVEN], axis=1).reshape(-1, len(GIVEN)),
+    }
+    return FirstRun(rows, extra, hazard, chances, _part_sums(rows, len(code)), hands.height)
+
+
+def hazard_rates(hazard: np.ndarray, chances: np.ndarray) -> np.ndarray:
+    """The population's hazard: each outcome's rate per offer it could be seen on (every offer, where every level
+    shows it), by wall; 0 where no offer could show it."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = hazard / chances
+    rate[~np.isfinite(rate)] = 0.0
+    return rate
+
+
+def exposure_part(rows: Rows, pairs: np.ndarray, players: int) -> tuple[np.ndarray, np.ndarray]:
+    """A run's rows (with their baselines) summed per pair of ``pairs`` (keys ``a × players + x``, ascending): the
+    positions in ``pairs`` of the run's pairs and, per position, the exposures of each hazard feature
+    (:data:`_HAZARD_FEATURES`), each summed in the rows' order. Added at those positions run after run, in the
+    runs' order, they make the pairs' exposures."""
+    at = np.searchsorted(pairs, rows.a * players + rows.x)
+    used = np.unique(at)
+    sums = np.stack(
+        [np.bincount(at, rows.exposures[:, FEATURES.index(f)], minlength=len(pairs))[used] for f in _HAZARD_FEATURES],
+        axis=1,
+    ).reshape(len(used), len(_HAZARD_FEATURES))
+    return used, sums
+
+
+def add_exposures(total: _SparseSums, used: np.ndarray, sums: np.ndarray) -> None:
+    """One run's :func:`exposure_part` added to the pairs' sums ``total`` (whose keys its positions are of)."""
+    for j, f in enumerate(_HAZARD_FEATURES):
+        total.total[f"e{FEATURES.index(f)}"][used] += sums[:, j]
+
+
 class _FirstPass:
     """The first pass of :class:`WarehouseSource` over the runs :func:`pipeline.analytics.runs.each_run` gives:
-    each run's rows counted and kept in a file of ``folder``, the hazard's tallies and every pair's counts
-    summed. :meth:`read` starts from nothing each time (the runs may be given again, by ranges)."""
+    each run's rows counted (:func:`first_of_run`) and kept in a file of ``folder``, the hazard's tallies and
+    every pair's counts summed. :meth:`read` starts from nothing each time (the runs may be given again, by
+    ranges)."""
 
     def __init__(
         self, folder: Path, code: dict[str, int], on_hands: Callable[[int, int], None] | None, hands: int
@@ -850,40 +956,22 @@ class _FirstPass:
             path.unlink()
         self.files = []
         hazard = np.zeros((WALLS, len(OUTCOMES)))
-        chances = np.zeros((WALLS, len(OUTCOMES)))  # the offers each outcome could be seen on, by wall
+        chances = np.zeros((WALLS, len(OUTCOMES)))
         total = _SparseSums()
-        p = len(self.code)
         done = 0
         if self.on_hands is not None:
             self.on_hands(0, self.hands_total)
         for k, (_, (events, hands)) in enumerate(runs):
-            offers = offers_of(events, hands, self.code)
-            done += hands.height  # the run's replayed hands (pair_hands.sql's rows)
+            run = first_of_run(events, hands, self.code)
             del events, hands
+            done += run.hands  # the run's replayed hands (pair_hands.sql's rows)
             path = self.folder / f"run-{k:06d}.npy"
             self.files.append(path)
-            rows, offer_row, walls, outcome, seeable = rows_of(offers, None)
-            every = np.bincount(walls, minlength=WALLS)[:WALLS]
-            for j, name in enumerate(OUTCOMES):
-                can = seeable.get(name)  # None: "offers" and "could" feed no feature, every offer counts
-                mask = np.ones(len(walls), dtype=bool) if can is None else can
-                hazard[:, j] += every if name == "offers" else tally(walls, outcome[name], mask, WALLS)[:WALLS]
-                chances[:, j] += every if can is None else np.bincount(walls[can], minlength=WALLS)[:WALLS]
-            # the run's rows as counted, and what their baselines are summed from once the hazard is known: each
-            # expanded offer's row and wall, and whether each row's level shows each hazard feature (an offer's is
-            # its row's)
-            rows.save(
-                path,
-                offer_row=offer_row.astype(np.int32),
-                offer_wall=walls.astype(np.int16),
-                usable=np.stack(
-                    [_seen(f, rows.level, offers.seen[rows.hand], rows.seat_a, rows.seat_x) for f in _HAZARD_FEATURES],
-                    axis=1,
-                ),
-                given=np.stack([outcome[GIVEN[name]] for name in GIVEN], axis=1).reshape(-1, len(GIVEN)),
-            )
-            total.add(_part_sums(rows, p))  # the hazard features' exposures are 0 until the hazard is known
-            del offers, rows, offer_row, walls, outcome, seeable
+            run.rows.save(path, **run.extra)
+            hazard += run.hazard
+            chances += run.chances
+            total.add(run.part)  # the hazard features' exposures are 0 until the hazard is known
+            del run
             if self.on_hands is not None:
                 self.on_hands(done, self.hands_total)
         self.hazard, self.chances, self.total = hazard, chances, total
@@ -919,26 +1007,18 @@ class WarehouseSource(FeatureSource):
         self._dir = tempfile.TemporaryDirectory(prefix="xuezhan-collusion-", dir=workdir)
         first = _FirstPass(Path(self._dir.name), {name: k for k, name in enumerate(players)}, on_hands, self.hands)
         each_run(con, pair_streams(con), read_run, first.read, size=chunk_hands, replayed=True)
-        self.files, hazard, chances, total = first.files, first.hazard, first.chances, first.total
+        self.files, total = first.files, first.total
         self.runs = len(self.files)  # runs read (each kept in a file)
-        p = len(players)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rate = hazard / chances  # per offer it could be seen on (every offer, where every level shows it)
-        rate[~np.isfinite(rate)] = 0.0
-        self.hazard = rate
+        self.hazard = rate = hazard_rates(first.hazard, first.chances)
         # every later pass reads the same rows: each run's, counted once in the first pass, get their baselines
         # now that the hazard is known (the sums rows_of makes with the hazard, in the same order), and each
         # pair's exposures are the sums of its rows' (counted once here, not again by every pass)
-        pairs = total.total["key"] if total.total else np.zeros(0, dtype=np.int64)
-        hazard_columns = [FEATURES.index(f) for f in _HAZARD_FEATURES]
         for path in self.files:
             rows, extra = Rows.load(path)
             rows = _with_baselines(rows, extra, rate)
             rows.save(path)
             if len(rows.hand):
-                at = np.searchsorted(pairs, rows.a * p + rows.x)
-                for k in hazard_columns:
-                    total.total[f"e{k}"] += np.bincount(at, rows.exposures[:, k], minlength=len(pairs))
+                add_exposures(total, *exposure_part(rows, total.total["key"], len(players)))
         self.sums = total.pair_sums(players)
 
     def chunks(self) -> Iterator[Rows]:
@@ -1082,13 +1162,22 @@ class Moments:
             np.zeros((q, K)),
         )
 
+    def merge(self, other: Moments) -> None:
+        """Add ``other``'s sums (the same pairs', over other hands) to these."""
+        for name in ("shared", "excess", "cov", "varies", "raw", "expected", "hands", "slots", "by_level", "third"):
+            values = getattr(self, name)
+            values += getattr(other, name)
+
     def add(self, rows: Rows, fit: Fit, players: int) -> None:
         """Fold in the hands of ``rows``, their residuals under ``fit``.
 
         Per hand and player a, the null relabels which of a's opponents is the partner: each opponent's
         symmetrised residual is one equally likely draw, so the null mean is their mean and the variance their
         variance (over the opponents, not the opponents less one: the draw is one of them). A pair (a, b)
-        collects, over the hands they shared, b's residual less that mean and the variance of a's draws."""
+        collects, over the hands they shared, b's residual less that mean and the variance of a's draws.
+
+        Each sum is added to once a call, never twice: a run folded into zeros and merged adds the floats it adds
+        here (:meth:`FeatureSource.fold`, which Spark's tasks rely on)."""
         if not len(rows.hand):
             return
         rows = _with_reverse(rows)
@@ -1201,29 +1290,44 @@ def _screen_pairs(
             progress("pairs", min(state["total"], base + round(part * width)), state["total"])
 
     pairs = screened_pairs(sums, min_hands)
-    first = Moments.zeros(pairs, players)
     fit = fit_rates(sums)
-    for part, rows in _read(source):
-        first.add(rows, fit, players)
-        moved(part, 0, screened)
+    first = source.fold(
+        lambda: Moments.zeros(pairs, players),
+        lambda moments, rows: moments.add(rows, fit, players),
+        Moments.merge,
+        lambda part: moved(part, 0, screened),
+    )
     results = _results(first, first, sums.players, min_hands)
     flagged = frozenset(r.players for r in _with_q(results, fdr) if r.flagged)
     if flagged:
         state["total"] = 2 * screened + len(flagged)
-        second = Moments.zeros(pairs, players)
         code = {name: k for k, name in enumerate(sums.players)}
         # each flagged pair re-judged keeps its own row only
-        again = {pair: Moments.zeros(np.array([code[pair[0]] * players + code[pair[1]]]), players) for pair in flagged}
+        keys = {pair: code[pair[0]] * players + code[pair[1]] for pair in flagged}
         refit = fit_rates(sums, flagged)
         suspected = np.sort([min(code[a], code[b]) * players + max(code[a], code[b]) for a, b in flagged])
         fits = {pair: fit_rates(sums, flagged - {pair}) for pair in flagged}
-        for part, rows in _read(source):
+
+        def zero() -> tuple[Moments, dict[tuple[str, str], Moments]]:
+            return Moments.zeros(pairs, players), {
+                pair: Moments.zeros(np.array([keys[pair]]), players) for pair in flagged
+            }
+
+        def add(part: tuple[Moments, dict[tuple[str, str], Moments]], rows: Rows) -> None:
+            second, again = part
             second.add(_without(rows, suspected, players), refit, players)
             for pair, moments in again.items():
-                others = suspected[suspected != code[pair[0]] * players + code[pair[1]]]
                 hands = _hands_of(rows, code[pair[0]], code[pair[1]])
-                moments.add(_without(hands, others, players), fits[pair], players)
-            moved(part, screened, screened + len(flagged))
+                moments.add(_without(hands, suspected[suspected != keys[pair]], players), fits[pair], players)
+
+        def merge(
+            total: tuple[Moments, dict[tuple[str, str], Moments]], part: tuple[Moments, dict[tuple[str, str], Moments]]
+        ) -> None:
+            total[0].merge(part[0])
+            for pair, moments in total[1].items():
+                moments.merge(part[1][pair])
+
+        second, again = source.fold(zero, add, merge, lambda part: moved(part, screened, screened + len(flagged)))
         by_pair = {r.players: r for r in _results(second, first, sums.players, min_hands, explained=flagged)}
         for pair, moments in again.items():
             judged = _results(moments, first, sums.players, min_hands, only=pair, explained=flagged - {pair})
@@ -1250,15 +1354,6 @@ def screened_pairs(sums: PairSums, min_hands: int) -> np.ndarray:
     hands: those with as many rows (a pair's rows are its hands together), the only ones the screen judges."""
     keep = (sums.a < sums.x) & (sums.rows >= max(1, min_hands))
     return sums.a[keep] * len(sums.players) + sums.x[keep]
-
-
-def _read(source: FeatureSource) -> Iterator[tuple[float, Rows]]:
-    """The runs of hands of ``source``, each with the share of its hands read once it is."""
-    total = max(1, source.hands)
-    done = 0
-    for rows in source.chunks():
-        done += len(np.unique(rows.hand))
-        yield min(1.0, done / total), rows
 
 
 def _without(rows: Rows, pairs: np.ndarray, players: int) -> Rows:

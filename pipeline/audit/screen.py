@@ -3,9 +3,9 @@ asked for, the group screen of teams (:mod:`pipeline.audit.teams`) over one read
 one value (:class:`Screening`) with the threshold it used and the hands each pair shared.
 
 The hands are read from a warehouse (a DuckDB connection: :class:`~pipeline.audit.collusion.WarehouseSource`, a run
-of hands at a time), from pair features in memory (a frame of ``sql/pair_features.sql``), or from a source already
-open. ``fallback``: when no pair reaches the threshold asked for, a smaller one is used (:func:`choose_min_hands`),
-and the value says which.
+of hands at a time; or Spark's tasks over its files: :class:`~pipeline.audit.collusion_spark.SparkSource`), from
+pair features in memory (a frame of ``sql/pair_features.sql``), or from a source already open. ``fallback``: when
+no pair reaches the threshold asked for, a smaller one is used (:func:`choose_min_hands`), and the value says which.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -69,14 +70,22 @@ def screen(
     teams: bool = False,
     progress: Progress | None = None,
     chunk_hands: int = CHUNK_HANDS,
+    models: Any = None,
 ) -> Screening:
     """Screen every pair of ``data`` (a warehouse's connection, pair features, or an open source) that shared at
     least ``min_hands`` hands (``fallback``: or the threshold of :func:`choose_min_hands`), and with ``teams`` every
     group of three too, over the same reading; up to ``evidence`` hands to replay per flagged pair and per pair
     inside a reported team, read from ``con`` (``data`` itself when it is a connection). ``progress``: see
-    :data:`~pipeline.audit.collusion.Progress`; ``chunk_hands``: hands read at a time."""
+    :data:`~pipeline.audit.collusion.Progress`; ``chunk_hands``: hands read at a time. ``models``: a
+    :class:`~pipeline.analytics.spark.SparkModels` over the connection's snapshot, to count the hands and run
+    every pass over them on Spark (:class:`~pipeline.audit.collusion_spark.SparkSource`: the same result)."""
     if isinstance(data, duckdb.DuckDBPyConnection):
         on_hands = None if progress is None else (lambda done, total: progress("hands", done, total))
+        if models is not None:
+            from pipeline.audit.collusion_spark import SparkSource
+
+            with SparkSource(models, data, chunk_hands, on_hands) as spark:
+                return _screen(spark, con or data, min_hands, fallback, fdr, evidence, teams, progress)
         with WarehouseSource(data, chunk_hands, on_hands) as source:
             return _screen(source, con or data, min_hands, fallback, fdr, evidence, teams, progress)
     if isinstance(data, pl.DataFrame):

@@ -117,6 +117,12 @@ class GroupMoments:
             np.zeros(g),
         )
 
+    def merge(self, other: GroupMoments) -> None:
+        """Add ``other``'s sums (the same groups', over other hands) to these."""
+        for name in ("excess", "var", "draws", "raw", "expected", "hands"):
+            values = getattr(self, name)
+            values += getattr(other, name)
+
     def add(self, rows: Rows, fit: Fit, players: int, partners: np.ndarray | None = None) -> None:
         """Fold in the hands of ``rows``, their directed residuals under ``fit``.
 
@@ -126,7 +132,11 @@ class GroupMoments:
         the residuals' covariance over the ``n`` opponents, divisor ``n``). ``partners`` (the keys ``a ×
         players + x`` of the ordered pairs inside the teams already found, not a players × players table)
         marks those teams: a member's partner in such a team who is not in the group is left out of its
-        opponents (its feeding would make every other opponent look shunned)."""
+        opponents (its feeding would make every other opponent look shunned).
+
+        Each group's sums are added to once a call (a group is in one set of ``leaving``, one batch; ``hands`` are
+        counts), never twice: a run folded into zeros and merged adds the floats it adds here
+        (:meth:`~pipeline.audit.collusion.FeatureSource.fold`, which Spark's tasks rely on)."""
         if not len(rows.hand):
             return
         expected = by_signal(expected_counts(rows, fit))
@@ -427,18 +437,27 @@ def moments_of(
 ) -> list[GroupMoments]:
     """:class:`GroupMoments` of each ``(fit, groups, teams)`` of ``asked`` over every hand of ``source``, the
     partners of ``teams`` (codes) left out of each other's opponents where they are not in the group; in one
-    reading of ``source``: a round of the forward selection and every team's own judgement cost one pass over
-    the hands, however many teams were found."""
+    fold of ``source`` (:meth:`~pipeline.audit.collusion.FeatureSource.fold`): a round of the forward selection and
+    every team's own judgement cost one pass over the hands, however many teams were found."""
     p = len(source.sums.players)
     partners = [
         np.unique(np.array([a * p + x for t in teams for a in t for x in t], dtype=np.int64)) if teams else None
         for _, _, teams in asked
     ]
-    out = [GroupMoments.zeros(groups) for _, groups, _ in asked]
-    for rows in source.chunks():
-        for (fit, _, _), moments, left_out in zip(asked, out, partners, strict=True):
+    fits = [fit for fit, _, _ in asked]
+
+    def zero() -> list[GroupMoments]:
+        return [GroupMoments.zeros(groups) for _, groups, _ in asked]
+
+    def add(part: list[GroupMoments], rows: Rows) -> None:
+        for fit, moments, left_out in zip(fits, part, partners, strict=True):
             moments.add(rows, fit, p, left_out)
-    return out
+
+    def merge(total: list[GroupMoments], part: list[GroupMoments]) -> None:
+        for moments, more in zip(total, part, strict=True):
+            moments.merge(more)
+
+    return source.fold(zero, add, merge)
 
 
 # The signals a group's score combines: what a member does in play for another (feeding, dangerous discards by
