@@ -270,7 +270,7 @@ def test_under_a_scope_the_runs_are_the_hands_in_scope_in_file_order_whatever_or
     next ``size`` hands in scope as the files hold them, every stream gives every row of the hands in scope and
     no other, in file order; the models of each_run, summed_runs and add_up equal themselves over the scoped
     views at once. The scoped views themselves are out of file order (as the next test shows, read through them the
-    runs fall back)."""
+    runs fall back). Half the time the prefilter of the streams' queries lets most rows out of scope through."""
     rng = random.Random(seed)
     order = interleaved()
     share = [0.0, 1.0][seed] if seed < 2 else rng.random()
@@ -279,6 +279,8 @@ def test_under_a_scope_the_runs_are_the_hands_in_scope_in_file_order_whatever_or
     scoped_ids = rng.sample(kept_order, len(kept_order))  # _scope in any order: a set, never a sequence
     con = scoped_room(order, scoped_ids)
     size = rng.randint(1, 40)
+    if seed % 2:  # a Bloom filter of 64 bits: most rows out of scope let through to the exact filter
+        monkeypatch.setattr(runs, "BITS_PER_HAND", 0)
     if len(kept) > 2:
         assert [h for (h,) in con.execute("SELECT hand_id FROM hands").fetchall()] != kept_order
     monkeypatch.setattr(runs, "range_runs", no_fallback)
