@@ -323,3 +323,98 @@ def test_a_scope_is_the_warehouse_of_just_those_hands(simulated: tuple[Path, lis
         shared = {tuple(p["players"]): p["shared_hands"] for p in pairs}
         for (x, y), n in shared.items():
             assert n <= sum(1 for r in kept if x in r["players"] and y in r["players"])
+
+
+# -------------------------------------------------------------------------------- the runs of a scope, in file order
+@pytest.fixture(scope="module")
+def interleaved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 simulated hands of 6 players at 38 tables, a pair colluding, ingested in a shuffled order: the files
+    hold the hand ids interleaved, not sorted (as a platform's files hold them)."""
+    import gzip
+    import random
+
+    folder = tmp_path_factory.mktemp("interleaved")
+    records = folder / "games.jsonl.gz"
+    write(SimConfig(hands=300, seed=5, players=6, inject=InjectSpec.parse("collude=1:0.5")), records)
+    lines = gzip.decompress(records.read_bytes()).splitlines(keepends=True)
+    random.Random(2).shuffle(lines)
+    (folder / "shuffled.jsonl").write_bytes(b"".join(lines))
+    ingest([str(folder / "shuffled.jsonl")], folder / "wh", workers=1)
+    return folder / "wh"
+
+
+def _scope_of(warehouse: Path, kind: str) -> Scope:
+    """A scope of ``kind`` on ``warehouse``: its first hand's first player, the hands from the median time on (to a
+    day later), or its first hand's table."""
+    with queries.connect(warehouse) as con:
+        players, table = con.execute("SELECT players, table_id FROM hands LIMIT 1").fetchall()[0]
+        times = sorted(t for (t,) in con.execute("SELECT played_at FROM hands").fetchall())
+    middle = times[len(times) // 2]
+    return {
+        "player": Scope(player=players[0]),
+        "time": Scope(since=middle.isoformat(), until=(middle + (times[-1] - middle) / 2).isoformat()),
+        "table": Scope(table=table),
+    }[kind]
+
+
+@pytest.mark.parametrize("kind", ["player", "time", "table"])
+def test_under_each_kind_of_scope_the_models_read_their_runs_in_file_order_and_only_the_hands_in_scope(
+    interleaved: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 45: under a player, a time range or a table, the runs are read in file order (``range_runs`` and
+    ``bounded`` fail here) though the ids interleave in the files; each run's rows are of hands in scope only,
+    every hand in scope reaches a run; and the models (stats' player_base by add_up, the collusion screen's pair
+    features by each_run, info-cheats' discard counts by summed_runs) equal themselves read over the scoped views
+    (a connection whose runs cannot be read in file order: at once, or by ranges)."""
+    from pipeline.analytics import runs
+    from pipeline.audit.collusion import WarehouseSource, chunked_features
+    from pipeline.audit.information import discard_counts
+
+    scope = _scope_of(interleaved, kind)
+    size = 3 if kind == "table" else 17
+    monkeypatch.setattr(queries, "RUN_HANDS", size)
+    in_scope = set(hand_ids(interleaved, scope))
+    assert 8 <= len(in_scope) < 300, kind
+
+    def features(con: Any) -> Any:
+        with WarehouseSource(con, size) as source:
+            frame = chunked_features(source).drop("hand")
+        counts = [c for c in frame.columns if not c.startswith("base_") and not c.startswith("exp_")]
+        return frame.select(counts).sort(counts)
+
+    def models(con: Any) -> dict[str, Any]:
+        base = queries.player_base(con)
+        return {
+            "player_base": base.sort(base.columns),
+            "features": features(con),
+            "discards": discard_counts(con, chunk_hands=size),
+        }
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("fell back to ranges or to a query over every hand")
+
+    seen: dict[str, set[str]] = {}
+    real_zip = runs._zip
+
+    def checked(readers: Any, names: list[str], local: Any, size: int) -> Any:  # each run's rows, as registered
+        for run in real_zip(readers, names, local, size):
+            for name in names:
+                got = {h for (h,) in local.execute(f'SELECT DISTINCT hand_id FROM "{name}"').fetchall()}
+                assert got <= in_scope, (name, got - in_scope)
+                seen.setdefault(name, set()).update(got)
+            yield run
+
+    with queries.connect(interleaved, scope=scope) as con:
+        ids = [h for (h,) in con.execute("SELECT hand_id FROM stored.hands").fetchall()]
+        assert ids != sorted(ids)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(runs, "range_runs", failing)
+            patch.setattr(runs, "bounded", failing)
+            patch.setattr(runs, "_zip", checked)
+            in_order = models(con)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(runs, "cursor_sees_all", lambda con: False)
+            at_once = models(con)
+    assert seen["hands"] == in_scope and {"events", "player_hands", "wins"} <= set(seen)
+    for name, frame in in_order.items():
+        assert frame.height > 0 and frame.equals(at_once[name]), name

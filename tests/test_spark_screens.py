@@ -269,14 +269,19 @@ def test_collusion_runs_on_spark_are_the_local_runs(colluders: tuple[Path, dict[
 
 
 def test_collusion_on_spark_under_a_filter_of_many_runs(colluders: tuple[Path, dict[str, Any]], session: Any) -> None:
-    """Under ``--player``, DuckDB's semi-join with the hands in scope does not keep every table in the order of
-    ``hands`` (here: ``payments``), so the local path reads its runs by ranges of ids (runs.each_run) while Spark
-    cuts them in file order: with runs of 64 hands, the same rows summed in other groupings. The same pairs, flags,
-    teams and counts; every float within 1e-9 of the local one, relative (a value rounded for the output within
-    its last digit)."""
+    """Under ``--player``, with runs of 64 hands: the local path reads the runs in scope in file order (a stream
+    reads its table without the scope and keeps the rows in scope itself: runs.read_runs; it never falls back to
+    ranges here) and Spark cuts the same runs (the next 64 hands in scope in file order), so the same rows are
+    summed in the same groupings: the same pairs, flags, teams and counts, every float the same."""
+    from pipeline.analytics import runs
+
+    def no_ranges(*args: object, **kwargs: object) -> None:
+        raise AssertionError("read by ranges")
+
     warehouse, labels = colluders
     player = sorted(labels["colluders"][0]["players"])[0]
-    with connect(warehouse, scope=Scope(player=player)) as con:
+    with connect(warehouse, scope=Scope(player=player)) as con, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runs, "range_runs", no_ranges)
         models = SparkModels(session, con, warehouse)
         try:
             one, other = (screen(con, min_hands=50, teams=True, chunk_hands=64, models=m) for m in (None, models))
@@ -285,19 +290,7 @@ def test_collusion_on_spark_under_a_filter_of_many_runs(colluders: tuple[Path, d
     assert one.pairs and [r.players for r in one.flagged] == [r.players for r in other.flagged]
     assert one.shared.equals(other.shared)
     for mine, theirs in ((one.pairs, other.pairs), (one.groups, other.groups)):
-        assert {r.players: r.as_dict() for r in theirs} == {r.players: _close(r.as_dict()) for r in mine}
-
-
-def _close(value: Any) -> Any:
-    """``value`` with every float made ``pytest.approx`` (1e-9 relative, or 1e-3 absolute: a value rounded for the
-    output to its third or fourth digit may round the other way)."""
-    if isinstance(value, dict):
-        return {k: _close(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_close(v) for v in value]
-    if isinstance(value, float):
-        return pytest.approx(value, rel=1e-9, abs=1e-3 if round(value, 4) == value else 0.0)
-    return value
+        assert [r.as_dict() for r in theirs] == [r.as_dict() for r in mine]
 
 
 def test_collusion_on_spark_reads_every_level_as_duckdb_does(levels: dict[str, Path], session: Any) -> None:

@@ -19,7 +19,7 @@ from pipeline import sql
 from pipeline.analytics.groups import check_group
 from pipeline.analytics.levels import LEVELS, NEEDS, TABLE_FIGURES, Needs, coverage, split
 from pipeline.analytics.metrics import DECISION_METRICS, METRICS, decision_values
-from pipeline.analytics.runs import RUN_HANDS, Stream, add_up, added, bounded, summed_runs
+from pipeline.analytics.runs import RUN_HANDS, SCOPE, UNSCOPED, Stream, add_up, added, bounded, summed_runs
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, WHOLE, Scope, ScopeError
 from pipeline.analytics.stats import mean_interval, wilson
@@ -45,8 +45,10 @@ def connect(warehouse_dir: str | Path, *, scope: Scope | None = None, warn: bool
     ``scope`` (:class:`pipeline.analytics.scope.Scope`): every table's view holds only the rows of the hands in
     scope (``rejects`` and ``ingest_runs``, which belong to no stored hand, stay whole), and the macro
     ``local_time(played_at, utc_offset)`` that every date and month goes through reads the scope's time zone
-    (default: each record's own offset). The unfiltered views are in the schema ``stored``. A column a table
-    gained after the warehouse was written (``hands.utc_offset``) reads as null.
+    (default: each record's own offset). The unfiltered views are in the schema ``stored``; under a scope, these
+    views without it are in the schema ``unscoped`` too (:mod:`pipeline.analytics.runs` reads them in file order
+    and keeps the rows in scope itself). A column a table gained after the warehouse was written
+    (``hands.utc_offset``) reads as null.
 
     Raises ``FileNotFoundError`` when there is no warehouse at ``warehouse_dir`` and
     :class:`pipeline.analytics.scope.ScopeError` for a time zone DuckDB does not know."""
@@ -121,7 +123,7 @@ def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
             con.execute("SELECT timezone(getvariable('xuezhan_tz'), TIMESTAMPTZ '2000-01-01 00:00:00+00')")
         except duckdb.Error:
             raise ScopeError(f"--tz {scope.tz!r}: not a time zone DuckDB knows") from None
-    views = {}
+    bodies = {}
     for name, schema in TABLES.items():
         have = {row[0] for row in con.execute(f'DESCRIBE "{STORED}"."{name}"').fetchall()}
         empty = con.from_arrow(schema.empty_table())  # DuckDB's names for the Arrow types
@@ -133,13 +135,19 @@ def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
         body = f'SELECT *{missing} FROM "{STORED}"."{name}"'
         if name == "hands":
             body = f"SELECT * REPLACE ({_HANDS_BASE} AS base) FROM ({body})"
-        views[name] = f'CREATE OR REPLACE VIEW "{name}" AS {body}'
-        con.execute(views[name])
+        bodies[name] = body
+        con.execute(f'CREATE OR REPLACE VIEW "{name}" AS {body}')
     if scope.filters:  # the hands in scope, from the whole warehouse's; then every view keeps just those
-        con.execute("CREATE TABLE _scope AS " + sql.load_sql("pipeline.analytics", "scope_hands"), scope.params())
-        for name in TABLES:
+        con.execute(f'CREATE TABLE "{SCOPE}" AS ' + sql.load_sql("pipeline.analytics", "scope_hands"), scope.params())
+        # the views with no scope besides, in file order: the runs read them and keep the rows in scope themselves
+        # (a semi-join keeps no order: pipeline/analytics/runs.py)
+        con.execute(f'CREATE SCHEMA "{UNSCOPED}"')
+        for name, body in bodies.items():
             if name not in WHOLE:
-                con.execute(views[name] + " WHERE hand_id IN (SELECT hand_id FROM main._scope)")
+                con.execute(f'CREATE VIEW "{UNSCOPED}"."{name}" AS {body}')
+                con.execute(
+                    f'CREATE OR REPLACE VIEW "{name}" AS {body} WHERE hand_id IN (SELECT hand_id FROM main."{SCOPE}")'
+                )
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:

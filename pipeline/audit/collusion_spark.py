@@ -27,10 +27,10 @@ The same runs, each counted by the same code, every pass's runs added in the sam
 of its sums at most once a run (:meth:`~pipeline.audit.collusion.FeatureSource.fold`), so a run folded into zeros
 and merged adds the number it adds folded into the total on one machine: the same floats added in the same order,
 and the screen's output is the local path's, byte for byte
-(``tests/test_spark_screens.py``). Where the local path cannot read the runs in file order (a table out of the
-order of ``hands``, as DuckDB's semi-join with the hands in scope can leave ``payments`` under a filter:
-:func:`pipeline.analytics.runs.each_run` falls back to ranges of ids) its runs differ past one run, and the sums
-agree to rounding.
+(``tests/test_spark_screens.py``), under a filter too (the local path reads the hands in scope in file order as
+well: :func:`pipeline.analytics.runs.read_runs`). Where the local path cannot read the runs in file order (a table
+truly out of the order of ``hands``: :func:`pipeline.analytics.runs.each_run` falls back to ranges of ids) its
+runs differ past one run, and the sums agree to rounding.
 
 What the driver keeps: its DuckDB connection for the light queries (the hands and players in scope, the hands by
 level, the evidence of the flagged pairs and teams: ``sql/pair_evidence.sql``) and the victim view
