@@ -937,6 +937,15 @@ def add_exposures(total: _SparseSums, used: np.ndarray, sums: np.ndarray) -> Non
         total.total[f"e{FEATURES.index(f)}"][used] += sums[:, j]
 
 
+def replayed_players(con: duckdb.DuckDBPyConnection) -> tuple[int, list[str]]:
+    """The replayed hands of ``con`` and their players, sorted: a player's code is its place here, the same on
+    every path that counts the runs (:class:`WarehouseSource`, Spark's
+    :class:`pipeline.audit.collusion_spark.SparkSource`), so that their rows and sums are keyed alike."""
+    hands = int(con.execute("SELECT count(*) FROM hands WHERE replayed").fetchall()[0][0])
+    names = con.execute("SELECT DISTINCT unnest(players) AS p FROM hands WHERE replayed ORDER BY p").fetchall()
+    return hands, [n for (n,) in names]
+
+
 class _FirstPass:
     """The first pass of :class:`WarehouseSource` over the runs :func:`pipeline.analytics.runs.each_run` gives:
     each run's rows counted (:func:`first_of_run`) and kept in a file of ``folder``, the hazard's tallies and
@@ -1001,9 +1010,7 @@ class WarehouseSource(FeatureSource):
         workdir: str | None = None,
     ) -> None:
         return_freed_memory()
-        self.hands = int(con.execute("SELECT count(*) FROM hands WHERE replayed").fetchall()[0][0])
-        names = con.execute("SELECT DISTINCT unnest(players) AS p FROM hands WHERE replayed ORDER BY p").fetchall()
-        players = [n for (n,) in names]
+        self.hands, players = replayed_players(con)
         self._dir = tempfile.TemporaryDirectory(prefix="xuezhan-collusion-", dir=workdir)
         first = _FirstPass(Path(self._dir.name), {name: k for k, name in enumerate(players)}, on_hands, self.hands)
         each_run(con, pair_streams(con), read_run, first.read, size=chunk_hands, replayed=True)

@@ -67,6 +67,7 @@ from pipeline.audit.collusion import (
     hazard_rates,
     pair_streams,
     read_run,
+    replayed_players,
 )
 
 
@@ -83,9 +84,7 @@ class SparkSource(FeatureSource):
         chunk_hands: int = CHUNK_HANDS,
         on_hands: Callable[[int, int], None] | None = None,
     ) -> None:
-        self.hands = int(con.execute("SELECT count(*) FROM hands WHERE replayed").fetchall()[0][0])
-        names = con.execute("SELECT DISTINCT unnest(players) AS p FROM hands WHERE replayed ORDER BY p").fetchall()
-        players = [n for (n,) in names]
+        self.hands, players = replayed_players(con)
         code = {name: k for k, name in enumerate(players)}
         context = models.session.sparkContext
         if on_hands is not None:
