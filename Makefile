@@ -103,7 +103,7 @@ bench: $(COMPILED_STAMP)
 	$(BIN)/python -m tools.bench --compiled $(COMPILED) $(if $(QUICK),--quick,) $(if $(SKIP_1M),--skip-1m,) $(BENCH_ARGS)
 
 # make bench-scale: the screens at 200k, 1M and 5M hands against the issue's floors (time linear in hands, memory
-# flat); the warehouses are ingested once (the 5M one about half an hour) and cached; the screens take hours at 5M
+# flat); the warehouses are made once and cached (the 5M one cloned from the 1M one); the screens take an hour at 5M
 bench-scale: $(COMPILED_STAMP)
 	$(BIN)/python -m tools.bench_scale --compiled $(COMPILED) $(BENCH_ARGS)
 

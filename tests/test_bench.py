@@ -436,3 +436,48 @@ def test_the_instruction_stages_name_functions_of_the_compiled_build() -> None:
     data = b"".join(lib.read_bytes() for lib in libraries)
     missing = [name for names in bench.STAGES.values() for name in names if name.encode() + b"\0" not in data]
     assert not missing
+
+
+def test_a_cloned_warehouse_holds_what_an_ingest_of_the_copies_stores(tmp_path: Path) -> None:
+    """bench-scale's 5M warehouse is cloned from the 1M one (``clone_warehouse``), not ingested: here a warehouse
+    of 2 copies of a simulated corpus, cloned twice over, against an ingest of its 4 copies. Every table's rows are
+    the same (in any order), but for what the clone cannot know: the run's id, and the digest of the lines of
+    the copies it made up (copies 0 and 1 are the same lines in both corpora, so theirs are equal too)."""
+    from pipeline.ingest.run import ingest
+    from pipeline.ingest.warehouse import Warehouse
+    from pipeline.simulate.tables import SimConfig, write
+    from schemas.tables import TABLES
+    from tools import bench_scale
+
+    base = tmp_path / "sim-12-3.jsonl.gz"
+    write(SimConfig(hands=12, seed=3, players=6), base)
+    for copies in (2, 4):
+        ingest([str(bench.scaled_corpus(base, copies))], tmp_path / f"x{copies}", workers=1)
+    bench_scale.clone_warehouse(tmp_path / "x2", 2, 4, tmp_path / "cloned")
+
+    def rows(warehouse: Path, table: str) -> list[str]:
+        con = Warehouse(warehouse).connect()
+        try:
+            got = con.sql(f"SELECT * FROM {table}").to_arrow_table().to_pylist()
+        finally:
+            con.close()
+        for r in got:
+            r.pop("ingest_run", None)
+            if table == "hands" and not r["hand_id"].endswith(("-c0", "-c1")):
+                r["record_sha256"] = None
+        return sorted(repr(r) for r in got)
+
+    for table in TABLES:
+        if table != "ingest_runs":
+            want = rows(tmp_path / "x4", table)
+            assert rows(tmp_path / "cloned", table) == want, table
+            assert table not in ("hands", "events", "player_hands") or len(want) >= 48
+    con = Warehouse(tmp_path / "cloned").connect()
+    try:
+        run = con.execute("SELECT inputs, lines_read, records_stored, rejects FROM ingest_runs").fetchall()
+        digests = con.execute("SELECT count(DISTINCT record_sha256) FROM hands").fetchone()
+    finally:
+        con.close()
+    assert run == [([str(bench.scaled_corpus(base, 4))], 48, 48, 0)] and digests == (48,)
+    with pytest.raises(ValueError, match="not a multiple"):
+        bench_scale.clone_warehouse(tmp_path / "x2", 2, 5, tmp_path / "other")
