@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from importlib import metadata
@@ -96,7 +96,8 @@ def scale_warehouse(copies: int, compiled: Path | None, rebuild: bool) -> tuple[
     that warehouse (:func:`clone_warehouse`: the same tables an ingest of the copies stores, in minutes rather
     than the hour and a half two cores take to ingest 5M records)."""
     hands = BASE_HANDS * copies
-    if copies > CLONED_FROM and copies % CLONED_FROM == 0:
+    cloned = copies > CLONED_FROM and copies % CLONED_FROM == 0
+    if cloned:
         source, _ = scale_warehouse(CLONED_FROM, compiled, rebuild)
         key = hashlib.sha256(f"{source.name} {CLONE_VERSION}".encode()).hexdigest()[:16]
         target = CACHE / f"{source.name.rsplit('-', 1)[0].replace(f'-x{CLONED_FROM}rt', f'-x{copies}rt')}-{key}"
@@ -111,7 +112,7 @@ def scale_warehouse(copies: int, compiled: Path | None, rebuild: bool) -> tuple[
     tmp = CACHE / f"tmp-{target.name}-{os.getpid()}"
     _hold(tmp)
     try:
-        if copies > CLONED_FROM and copies % CLONED_FROM == 0:
+        if cloned:
             print(f"  (cloning the {label(hands)}-hand warehouse from the {label(BASE_HANDS * CLONED_FROM)} one)")
             start = time.perf_counter()
             clone_warehouse(source, CLONED_FROM, copies, tmp)
@@ -162,7 +163,7 @@ def clone_warehouse(source: Path, source_copies: int, copies: int, target: Path)
 
     What the copies cost the screens is what the ingested copies would: the same tables, schemas and row groups,
     in the order an ingest of one worker would commit them (copy by copy)."""
-    from pipeline.ingest.warehouse import COMPACTED, COUNTS, ROW_GROUP_ROWS, Encoded, Warehouse, conform
+    from pipeline.ingest.warehouse import COMPACTED, COMPRESSION, COUNTS, Encoded, Warehouse, conform, write_row_groups
     from schemas.tables import TABLES
 
     if copies % source_copies:
@@ -198,16 +199,12 @@ def clone_warehouse(source: Path, source_copies: int, copies: int, target: Path)
     started = datetime.now(UTC)
 
     def clone(name: str) -> Encoded:
-        sink = pa.BufferOutputStream()
-        rows = 0
-        with pq.ParquetWriter(sink, TABLES[name], compression="zstd") as writer:
-            pending: list[pa.Table] = []
-            held = 0
+        def rows() -> Iterator[pa.Table]:
             for j in range(passes):
                 for f in files[name]:
                     with pq.ParquetFile(f) as parquet:
                         for g in range(parquet.num_row_groups):
-                            part = _clone_rows(
+                            yield _clone_rows(
                                 conform(parquet.read_row_group(g, use_threads=False), TABLES[name]),
                                 j,
                                 source_copies,
@@ -218,18 +215,11 @@ def clone_warehouse(source: Path, source_copies: int, copies: int, target: Path)
                                 index,
                                 run_id,
                             )
-                            pending.append(part)
-                            held += part.num_rows
-                            if held >= ROW_GROUP_ROWS:
-                                whole = pa.concat_tables(pending)
-                                cut = whole.num_rows - whole.num_rows % ROW_GROUP_ROWS
-                                writer.write_table(whole.slice(0, cut), row_group_size=ROW_GROUP_ROWS)
-                                pending, held = [whole.slice(cut)], whole.num_rows - cut
-                                rows += cut
-            if held:
-                writer.write_table(pa.concat_tables(pending))
-                rows += held
-        return _encoded(rows, sink.getvalue().to_pybytes())
+
+        sink = pa.BufferOutputStream()
+        with pq.ParquetWriter(sink, TABLES[name], compression=COMPRESSION) as writer:
+            written = write_row_groups(writer, rows())
+        return Encoded.of_file(written, sink.getvalue().to_pybytes())
 
     order = sorted((n for n in TABLES if n != "ingest_runs"), key=lambda n: -sum(f.stat().st_size for f in files[n]))
     with ThreadPoolExecutor(max_workers=2) as pool:  # pyarrow decodes, encodes and compresses off the GIL
@@ -252,16 +242,6 @@ def clone_warehouse(source: Path, source_copies: int, copies: int, target: Path)
                 "version": "clone " + CLONE_VERSION,
             },
         )
-
-
-def _encoded(rows: int, data: bytes) -> Any:
-    """A table already in its stored form (:class:`~pipeline.ingest.warehouse.Encoded`), from its file's bytes:
-    the clone writes each table's file itself, row group by row group, so as not to hold its rows."""
-    from pipeline.ingest.warehouse import Encoded
-
-    out = Encoded.__new__(Encoded)
-    out.num_rows, out.parquet = rows, data
-    return out
 
 
 def _text(t: pa.DataType) -> bool:
@@ -319,12 +299,11 @@ def _clone_rows(
         if kind == "player":
             return rename(column, k)
         if kind == "players":
-            lists = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-            values = pc.list_flatten(lists)
-            within = k[pc.list_parent_indices(lists).to_numpy()]
-            offsets = np.asarray(pc.list_value_length(lists).fill_null(0)).cumsum()
+            values = pc.list_flatten(column)
+            within = k[pc.list_parent_indices(column).to_numpy()]
+            offsets = np.asarray(pc.list_value_length(column).fill_null(0)).cumsum()
             return pa.ListArray.from_arrays(
-                pa.array(np.concatenate([[0], offsets]), pa.int32()), rename(values, within), mask=lists.is_null()
+                pa.array(np.concatenate([[0], offsets]), pa.int32()), rename(values, within), mask=column.is_null()
             ).cast(field.type)
         if kind == "file":
             return pc.replace_substring(column, f"-x{source_copies}rt.jsonl.gz", f"-x{copies}rt.jsonl.gz")

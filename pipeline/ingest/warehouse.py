@@ -79,7 +79,7 @@ import re
 import shutil
 import uuid
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -121,6 +121,13 @@ class Encoded:
     def __init__(self, name: str, table: pa.Table) -> None:
         self.num_rows: int = table.num_rows
         self.parquet: bytes = parquet_bytes(table.cast(TABLES[name]))
+
+    @classmethod
+    def of_file(cls, num_rows: int, parquet: bytes) -> Encoded:
+        """A table whose file was written elsewhere, row group by row group (a table too big to hold as rows)."""
+        out = cls.__new__(cls)
+        out.num_rows, out.parquet = num_rows, parquet
+        return out
 
     def table(self) -> pa.Table:
         return read_parquet(pa.BufferReader(self.parquet))
@@ -209,26 +216,12 @@ def merge_files(files: list[Path], schema: pa.Schema, path: Path) -> None:
     into one new Parquet file ``path``, fsynced; row groups of :data:`ROW_GROUP_ROWS` rows, or fewer where
     their bytes reach :data:`MERGE_BYTES` first (the rejects' raw lines: 380 rejected lines of 4 MiB were held
     at once, 1.9 GB, issue 39). At most one row group's worth of rows, and one input file, is held at a time."""
-    pending: list[pa.Table] = []
-    held = size = 0
     try:
         with pq.ParquetWriter(path, schema, compression=COMPRESSION) as writer:
-            for f in files:
-                table = conform(read_parquet(f), schema)
-                pending.append(table)
-                held += table.num_rows
-                size += table.nbytes
-                if size >= MERGE_BYTES:  # large rows: what is held goes out as it is
-                    writer.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP_ROWS)
-                    pending, held, size = [], 0, 0
-                elif held >= ROW_GROUP_ROWS:
-                    rows = pa.concat_tables(pending)
-                    whole = rows.num_rows - rows.num_rows % ROW_GROUP_ROWS
-                    writer.write_table(rows.slice(0, whole), row_group_size=ROW_GROUP_ROWS)
-                    pending, held = [rows.slice(whole)], rows.num_rows - whole
-                    size = pending[0].nbytes
-            if held or not files:
-                writer.write_table(pa.concat_tables(pending) if pending else schema.empty_table())
+            if files:
+                write_row_groups(writer, (conform(read_parquet(f), schema) for f in files))
+            else:
+                writer.write_table(schema.empty_table())
         fd = os.open(path, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -238,6 +231,33 @@ def merge_files(files: list[Path], schema: pa.Schema, path: Path) -> None:
         if exc.filename is None:
             exc.filename = str(path)
         raise
+
+
+def write_row_groups(writer: pq.ParquetWriter, tables: Iterable[pa.Table]) -> int:
+    """Write ``tables``' rows, in order, to ``writer`` in row groups of :data:`ROW_GROUP_ROWS` rows, or fewer where
+    their bytes reach :data:`MERGE_BYTES` first; at most one row group's worth of rows, and one table, held at a
+    time. Returns the rows written."""
+    pending: list[pa.Table] = []
+    held = size = written = 0
+    for table in tables:
+        pending.append(table)
+        held += table.num_rows
+        size += table.nbytes
+        if size >= MERGE_BYTES:  # large rows: what is held goes out as it is
+            writer.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP_ROWS)
+            written += held
+            pending, held, size = [], 0, 0
+        elif held >= ROW_GROUP_ROWS:
+            rows = pa.concat_tables(pending)
+            whole = rows.num_rows - rows.num_rows % ROW_GROUP_ROWS
+            writer.write_table(rows.slice(0, whole), row_group_size=ROW_GROUP_ROWS)
+            written += whole
+            pending, held = [rows.slice(whole)], rows.num_rows - whole
+            size = pending[0].nbytes
+    if held:
+        writer.write_table(pa.concat_tables(pending))
+        written += held
+    return written
 
 
 def _merge_all(merges: list[tuple[list[Path], pa.Schema, Path]], threads: int) -> None:
