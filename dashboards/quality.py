@@ -10,6 +10,7 @@ from matplotlib.axes import Axes
 
 from dashboards import ChartSpec, run_sql
 from pipeline.analytics import queries
+from pipeline.analytics.runs import bounded
 from pipeline.analytics.stats import wilson
 from pipeline.audit.deals import commitments
 from pipeline.codes import CODES
@@ -30,7 +31,7 @@ def prep_summary(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     proved and how many fail.
     """
     counts = queries.run(con, "warehouse_counts").row(0, named=True)
-    runs = run_sql(con, "quality_summary").row(0, named=True)
+    runs = bounded(con, lambda: run_sql(con, "quality_summary")).row(0, named=True)  # issues: the session window
     issues = queries.issues_by_code(con)
     figures = [
         ("ingest runs", runs["runs"]),

@@ -16,6 +16,7 @@ import duckdb
 import polars as pl
 
 from pipeline import sql
+from pipeline.analytics.runs import bounded
 from pipeline.analytics.scales import amount
 
 FINDING_FIELDS = (
@@ -121,5 +122,6 @@ class Audit:
 
 
 def audit(con: duckdb.DuckDBPyConnection) -> Audit:
-    """The audit of the warehouse behind ``con`` (:func:`pipeline.analytics.queries.connect`)."""
-    return Audit(sql.run_sql(con, "pipeline.audit", "findings"))
+    """The audit of the warehouse behind ``con`` (:func:`pipeline.analytics.queries.connect`). Its findings are
+    the ``issues`` view's, whose session checks are a window over every hand: :func:`bounded` holds its memory."""
+    return Audit(bounded(con, lambda: sql.run_sql(con, "pipeline.audit", "findings")))
