@@ -500,6 +500,12 @@ VARIANCE_MEASURED = (
     "reached: the draws' luck as measured here (each draw against the wall, one step ahead) leaves out most of",
     "what makes the net's spread, the value of the hands won and who pays for them, much of which is choices",
     "(which tile to discard, which suit to collect). The slopes are fitted on the room measured (in-sample).",
+    "Further terms were measured on 8 such rooms by `tools/luck_lab.py` (its docstring has every figure): a richer",
+    "deal model (longest suit, pairs, triplets), draws valued (a ready rival's win, a 1-shanten draw's waits), the",
+    "suit, pair, flush and all-pongs draws, the 2-shanten draws: 14.9% at most fitted on the other rooms (today's",
+    "terms there: 12.1%), 16.7% in-sample (12.4%); none is worth its columns. Of the net's variance 28% is",
+    "花猪 money, a mistake the simulator's novice style makes (it forgets its void), which is skill, and 19% is",
+    "查叫 money, which the draws' terms do not reach.",
 )
 
 
@@ -623,8 +629,9 @@ def page() -> str:
         "  it wins on. Each sum's slope is the deal-adjusted net regressed on it alone through 0 (its mean is 0),",
         "  per scale group, over the seat-hands that have it (0 for a group of under 30): the sums come from",
         "  different draws and are nearly uncorrelated. Draws further from ready (a tile that lowers a shanten of",
-        "  2 or more) are not counted: on a simulated room they explained 0.04% of the net's variance, for a third",
-        "  more ingest time.",
+        "  2 or more) are not counted: on 8 simulated rooms a 2-shanten seat's own draws took out 0.3% of the net's",
+        "  variance (95% interval 0.15–0.5%, fitted on the other rooms; `tools/luck_lab.py`), for a third more",
+        "  ingest time.",
         "",
         "The luck-adjusted net is `net − base · (E[net | cell] − E[net | group] + Σ slope · draw_luck)`. A hand",
         "whose deal is not known (levels observer and settlement, a warehouse made before `deal_shanten`) keeps its",

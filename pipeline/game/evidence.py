@@ -61,8 +61,9 @@ LUCK = (
     "fed",  # the other seats' draws while this seat is ready: 1 for a tile it wins on (theirs to discard or keep)
 )
 WIN, PAID, READY, RIVALS, KONG, FED = range(len(LUCK))
-# Draws further from ready (a tile that lowers a shanten of 2 or more) are not looked at: worth 0.04% of the net's
-# variance on a simulated room, for a third more ingest time (finding the tiles that help takes ~20 shanten each).
+# Draws further from ready (a tile that lowers a shanten of 2 or more) are not looked at: a 2-shanten seat's own draws
+# are worth 0.3% of the net's variance on simulated rooms (tools/luck_lab.py), for a third more ingest time (finding
+# the tiles that help takes ~20 shanten each).
 
 
 class Evidence(Observer):
