@@ -328,3 +328,27 @@ def test_read_through_the_scoped_views_the_runs_fall_back_and_read_without_them_
     with pytest.raises(OutOfOrder):
         list(read_runs(through_views, STREAMS, per_hand, size=1))
     assert [r.hands for r, _ in read_runs(scoped_room(order, kept), STREAMS, per_hand, size=1)] == [1] * len(kept)
+
+
+def test_the_streams_read_on_one_thread_and_the_setting_comes_back() -> None:
+    """DuckDB's threads (a setting of the database, every cursor's) are held to runs.STREAM_THREADS while the runs
+    are read (more threads read ahead of a stream and hold what they read: the memory grew with the warehouse),
+    and are what they were once the runs are read, or abandoned halfway."""
+    con = room(interleaved())
+    con.execute("SET threads = 3")
+    setting = "SELECT current_setting('threads')"
+    seen = []
+
+    def query(run: Run) -> pl.DataFrame:
+        with con.cursor() as cursor:  # the database's setting, as the streams' cursors read under it
+            seen.append(cursor.execute(setting).fetchall()[0][0])
+        return per_hand(run)
+
+    got = pl.concat([frame for _, frame in read_runs(con, STREAMS, query, size=7)]).sort("hand_id")
+    assert got.equals(whole(con)) and set(seen) == {runs.STREAM_THREADS} and len(seen) > 10
+    assert con.execute(setting).fetchall() == [(3,)]
+    reader = read_runs(con, STREAMS, query, size=7)
+    next(reader)
+    assert con.execute(setting).fetchall() == [(runs.STREAM_THREADS,)]
+    reader.close()
+    assert con.execute(setting).fetchall() == [(3,)]

@@ -81,12 +81,15 @@ def command(name: str, warehouse: Path, out: Path) -> list[str]:
 
 def schema_key(corpus_path: Path) -> str:
     """What a scale warehouse of ``corpus_path`` depends on: the corpus, the table schemas and the profiles
-    ingest reads, and the libraries that write the files."""
+    ingest reads, the libraries that write the files, and the layout compaction gives them (rows per row group)."""
     stat = corpus_path.stat()
     files = sorted((ROOT / "schemas").rglob("*.py")) + sorted((ROOT / "pipeline/rules/profiles").rglob("*.toml"))
     h = hashlib.sha256(f"{corpus_path.name} {stat.st_size} {stat.st_mtime_ns}\n{sys.version}\n".encode())
     h.update("\n".join(f"{n} {metadata.version(n)}" for n in KEY_LIBRARIES).encode())
     h.update(hash_files(ROOT, files).encode())
+    from pipeline.ingest.warehouse import MERGE_BYTES, ROW_GROUP_ROWS
+
+    h.update(f"row groups {ROW_GROUP_ROWS} {MERGE_BYTES}".encode())
     return h.hexdigest()[:16]
 
 
