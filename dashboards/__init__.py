@@ -30,6 +30,7 @@ import polars as pl
 from pipeline import sql
 from pipeline.analytics.export import Missing, read_back, selected
 from pipeline.analytics.levels import NEEDS, coverage, excluded_text
+from pipeline.analytics.runs import bounded
 from pipeline.audit.replay import HandNotFound, replay_text
 from pipeline.validate import validate
 
@@ -38,8 +39,9 @@ if TYPE_CHECKING:  # no matplotlib at import: only the dashboards that draw load
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:
-    """Run ``dashboards/sql/NAME.sql`` with bound parameters; the result as a Polars frame."""
-    return sql.run_sql(con, "dashboards", name, **params)
+    """Run ``dashboards/sql/NAME.sql`` with bound parameters; the result as a Polars frame, its memory held as the
+    analytics' models' (:func:`pipeline.analytics.queries.run`: a page's query reads every hand at once)."""
+    return bounded(con, lambda: sql.run_sql(con, "dashboards", name, **params))
 
 
 def as_int(value: Any) -> int:

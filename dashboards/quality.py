@@ -10,7 +10,6 @@ from matplotlib.axes import Axes
 
 from dashboards import ChartSpec, run_sql
 from pipeline.analytics import queries
-from pipeline.analytics.runs import bounded
 from pipeline.analytics.stats import wilson
 from pipeline.audit.deals import commitments
 from pipeline.codes import CODES
@@ -31,7 +30,7 @@ def prep_summary(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     proved and how many fail.
     """
     counts = queries.run(con, "warehouse_counts").row(0, named=True)
-    runs = bounded(con, lambda: run_sql(con, "quality_summary")).row(0, named=True)  # issues: the session window
+    runs = run_sql(con, "quality_summary").row(0, named=True)
     issues = queries.issues_by_code(con)
     figures = [
         ("ingest runs", runs["runs"]),

@@ -164,3 +164,25 @@ def test_every_reader_of_the_whole_issues_view_holds_its_memory(sessions) -> Non
         assert scoring.audit(con).findings["code"].str.starts_with("SESSION_").any()
         assert dict(quality.prep_summary(con).iter_rows())["hands with an issue"] >= 2
         assert queries.issues_by_code(con).height
+
+
+def test_the_analytics_and_dashboards_models_read_the_warehouse_bounded(sessions) -> None:
+    """Every SQL model of the analytics (``queries.run``) and of the dashboards (``dashboards.run_sql``) reads every
+    hand at once, so it runs under :func:`pipeline.analytics.runs.bounded` (on 5M hands the overview's aggregates
+    took up to 1 GB unbounded): here ``hands`` fails when read under any other memory limit."""
+    from dashboards import run_sql
+    from pipeline.analytics import queries, runs
+
+    with connect(sessions[0] / "wh") as con:
+        con.execute(f"SET memory_limit = '{runs.WHOLE_MEMORY}'")
+        bound = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        con.execute("RESET memory_limit")
+        con.execute(
+            'CREATE OR REPLACE VIEW hands AS SELECT * FROM "stored"."hands" WHERE CASE WHEN '
+            f"current_setting('memory_limit') = '{bound}' THEN true ELSE error('hands read unbounded') END"
+        )
+        with pytest.raises(duckdb.Error, match="unbounded"):  # the guard holds
+            con.execute("SELECT count(*) FROM hands").fetchall()
+        assert queries.run(con, "warehouse_counts").row(0, named=True)["hands"] == 11
+        assert run_sql(con, "hua_zhu_per_hand").height >= 0
+        assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != bound  # as it was after

@@ -151,8 +151,10 @@ def _scoped_views(con: duckdb.DuckDBPyConnection, scope: Scope) -> None:
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> pl.DataFrame:
-    """Run ``sql/NAME.sql`` with named parameters; the result as a Polars frame."""
-    return sql.run_sql(con, "pipeline.analytics", name, **params)
+    """Run ``sql/NAME.sql`` with named parameters; the result as a Polars frame. A model reads every hand of the
+    warehouse at once, so it runs :func:`bounded`: DuckDB's hash aggregates and joins over 5M hands took up to
+    1 GB unbounded (the overview's flower-pig chart: 1,055 MB), and spill past the bound instead."""
+    return bounded(con, lambda: sql.run_sql(con, "pipeline.analytics", name, **params))
 
 
 _DRAW_LUCK = "draw_luck_win, draw_luck_paid, draw_luck_ready, draw_luck_rivals, draw_luck_kong, draw_luck_fed"
@@ -370,8 +372,8 @@ def _params(name: str) -> set[str]:
 def issues_by_code(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """``sql/issues_by_code.sql``: the issues by code, those of the session checks too, which the ``issues``
     view works out when read, each hand against the one before it in its session (a window over every hand of
-    the warehouse: its memory is bounded by DuckDB's spilling, :func:`bounded`)."""
-    return bounded(con, lambda: run(con, "issues_by_code"))
+    the warehouse: its memory is bounded by DuckDB's spilling, as every model's, :func:`run`)."""
+    return run(con, "issues_by_code")
 
 
 def table_figures(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
