@@ -13,6 +13,7 @@ from matplotlib.axes import Axes
 from dashboards import ChartSpec, as_int, population_base, run_sql
 from pipeline.analytics import queries
 from pipeline.analytics.metrics import METRIC_BY_ID
+from pipeline.analytics.runs import RUN_HANDS, Stream, add_up, added
 from pipeline.analytics.scales import scales
 from pipeline.analytics.stats import wilson
 from pipeline.report import charts, numbers
@@ -270,13 +271,19 @@ def plot_outcomes(df: pl.DataFrame, ax: Axes) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- flower pigs
+# What sql/hua_zhu_per_hand.sql reads, for its runs of hands in file order: its count of pigs per hand is a group
+# by hand over every seat-hand, which on 5M hands held 1 GB even bounded (DuckDB could not spill it in 128 MB and ran
+# it again without the bound); a run at a time it is 10,000 hands' (pipeline/analytics/runs.py)
+HUA_ZHU_STREAMS = (Stream("hands", "hand_id, replayed, outcome, suits"), Stream("player_hands", "hand_id, hua_zhu"))
+
+
 def prep_hua_zhu(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Hands that reached an empty wall, by number of flower pigs (花猪): 0 to the most seen (at least 0-2).
 
     Columns: ``pigs``, ``hands``, ``n`` (hands that reached an empty wall), ``share``, ``ci_low``,
     ``ci_high``.
     """
-    df = run_sql(con, "hua_zhu_per_hand")
+    df = add_up(con, HUA_ZHU_STREAMS, lambda run: run_sql(run, "hua_zhu_per_hand"), added(["pigs"]), size=RUN_HANDS)
     n = as_int(df["hands"].sum())
     top = max(2, as_int(df["pigs"].max()))
     got = {int(p): int(h) for p, h in df.iter_rows()}
