@@ -272,8 +272,8 @@ def plot_outcomes(df: pl.DataFrame, ax: Axes) -> None:
 
 # ---------------------------------------------------------------------------------------------- flower pigs
 # What sql/hua_zhu_per_hand.sql reads, for its runs of hands in file order: its count of pigs per hand is a group
-# by hand over every seat-hand, which on 5M hands held 1 GB even bounded (DuckDB could not spill it in 128 MB and ran
-# it again without the bound); a run at a time it is 10,000 hands' (pipeline/analytics/runs.py)
+# by hand over every seat-hand. On 5M hands, bounded, it took 365 MB alone but 1,043 MB in the report's sequence of
+# queries (where, it seems, the bound ran out and runs.bounded ran it again without one); a run at a time, 338 MB.
 HUA_ZHU_STREAMS = (Stream("hands", "hand_id, replayed, outcome, suits"), Stream("player_hands", "hand_id, hua_zhu"))
 
 

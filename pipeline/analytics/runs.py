@@ -66,8 +66,9 @@ T = TypeVar("T")
 BATCH_ROWS = 1 << 16  # rows a stream fetches at a time
 STREAM_THREADS = 1  # DuckDB's threads while the streams read (_streaming_threads)
 RUN_HANDS = 10_000  # hands a run holds (a figure summed over hands): its memory, whatever the warehouse's size
-# DuckDB's memory for a query over every hand at once (a fallback of add_up, a window over the sessions): past it its
-# joins, aggregates, sorts and windows spill to the connection's temporary folder (queries.connect sets it)
+# DuckDB's memory for a query over every hand at once (every SQL model of the analytics and the pages, a fallback of
+# add_up, the window over the sessions): past it its joins, aggregates, sorts and windows spill to the connection's
+# temporary folder (queries.connect sets it)
 WHOLE_MEMORY = "128MB"  # the session checks on 5M hands: 622 MB peak at 256 MB, 496 MB at 128 (35 s, 30 s)
 
 
