@@ -71,6 +71,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+import pipeline
 from pipeline.game.evidence import LUCK, Evidence
 from pipeline.game.record import Record, parse_record
 from pipeline.game.start import start_hand
@@ -497,6 +498,8 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("directory", type=Path)
     m.add_argument("--less", nargs="*", default=[], help="measure the net less these parts (hua_zhu, cha_jiao)")
     args = parser.parse_args(argv)
+    if args.cmd == "collect" and pipeline.compiled():
+        parser.error("collect subclasses the engine's Evidence: run it on the pure build (PYTHONPATH=the repository)")
     if args.cmd == "collect":
         args.out.mkdir(parents=True, exist_ok=True)
         for room in args.rooms:
