@@ -142,24 +142,33 @@ def test_a_hand_stored_later_closes_the_gap(sessions, tmp_path) -> None:
     assert any(code == "SESSION_DEALER" for _, code, _ in found)
 
 
+def _fail_unbounded(con: duckdb.DuckDBPyConnection, view: str) -> str:
+    """Make ``view`` of ``con`` fail when read under any memory limit but runs.bounded's; returns that limit as
+    DuckDB shows it."""
+    from pipeline.analytics import runs
+
+    con.execute(f"SET memory_limit = '{runs.WHOLE_MEMORY}'")
+    bound = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    con.execute("RESET memory_limit")
+    con.execute(
+        f'CREATE OR REPLACE VIEW {view} AS SELECT * FROM "stored"."{view}" WHERE CASE WHEN '
+        f"current_setting('memory_limit') = '{bound}' THEN true ELSE error('{view} read unbounded') END"
+    )
+    with pytest.raises(duckdb.Error, match="unbounded"):  # the guard holds
+        con.execute(f"SELECT count(*) FROM {view}").fetchall()
+    return str(bound)
+
+
 def test_every_reader_of_the_whole_issues_view_holds_its_memory(sessions) -> None:
     """The session checks are a window over every hand of the warehouse (on 5M hands the ``issues`` view took
     2.1 GB read whole): the health check, the audit, the quality summary and the issues by code read it under
     :func:`pipeline.analytics.runs.bounded`. Here the view fails when it is read under any other memory limit."""
     from dashboards import quality
-    from pipeline.analytics import health, queries, runs
+    from pipeline.analytics import health, queries
     from pipeline.audit import scoring
 
     with connect(sessions[0] / "wh") as con:
-        con.execute(f"SET memory_limit = '{runs.WHOLE_MEMORY}'")
-        bound = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-        con.execute("RESET memory_limit")
-        con.execute(
-            'CREATE OR REPLACE VIEW issues AS SELECT * FROM "stored"."issues" WHERE CASE WHEN '
-            f"current_setting('memory_limit') = '{bound}' THEN true ELSE error('issues read unbounded') END"
-        )
-        with pytest.raises(duckdb.Error, match="unbounded"):  # the guard holds
-            con.execute("SELECT count(*) FROM issues").fetchall()
+        _fail_unbounded(con, "issues")
         assert health.check(con).run is not None
         assert scoring.audit(con).findings["code"].str.starts_with("SESSION_").any()
         assert dict(quality.prep_summary(con).iter_rows())["hands with an issue"] >= 2
@@ -171,18 +180,10 @@ def test_the_analytics_and_dashboards_models_read_the_warehouse_bounded(sessions
     hand at once, so it runs under :func:`pipeline.analytics.runs.bounded` (on 5M hands the overview's aggregates
     took up to 1 GB unbounded): here ``hands`` fails when read under any other memory limit."""
     from dashboards import run_sql
-    from pipeline.analytics import queries, runs
+    from pipeline.analytics import queries
 
     with connect(sessions[0] / "wh") as con:
-        con.execute(f"SET memory_limit = '{runs.WHOLE_MEMORY}'")
-        bound = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-        con.execute("RESET memory_limit")
-        con.execute(
-            'CREATE OR REPLACE VIEW hands AS SELECT * FROM "stored"."hands" WHERE CASE WHEN '
-            f"current_setting('memory_limit') = '{bound}' THEN true ELSE error('hands read unbounded') END"
-        )
-        with pytest.raises(duckdb.Error, match="unbounded"):  # the guard holds
-            con.execute("SELECT count(*) FROM hands").fetchall()
+        bound = _fail_unbounded(con, "hands")
         assert queries.run(con, "warehouse_counts").row(0, named=True)["hands"] == 11
         assert run_sql(con, "hua_zhu_per_hand").height >= 0
         assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != bound  # as it was after

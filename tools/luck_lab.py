@@ -74,11 +74,11 @@ import orjson
 import pipeline
 from pipeline.game.evidence import LUCK, Evidence
 from pipeline.game.record import Record, parse_record
-from pipeline.game.start import start_hand
 from pipeline.game.state import HandFacts, HandState
 from pipeline.rules.fan import WinHand, score
 from pipeline.rules.hand import code_step, deal_shanten, improving_mask, shanten_of_codes, win_mask_of_codes
 from pipeline.rules.tiles import counts_of
+from pipeline.validate import initial_state
 from tools.policy_agreement import t_interval
 
 # Candidate draw features, each a 0/1 function g of the kind drawn given the hand before the draw; its term is
@@ -274,18 +274,7 @@ def replay(record: Record) -> tuple[HandFacts, LabEvidence]:
     """A simulated hand replayed to its end with the lab's evidence (every hand known: the simulator's records are
     of level full)."""
     evidence = LabEvidence()
-    exchange = None
-    if record.exchange_given is not None:
-        exchange = (record.exchange_direction or "cw", record.exchange_given)
-    state = start_hand(
-        record.rules,
-        dealer=record.dealer,
-        wall=record.wall,
-        deal=record.deal,
-        exchange=exchange,
-        que=record.que,
-        observer=evidence,
-    )
+    state = initial_state(record, evidence)  # the one place a record's start is built
     for event in record.events:
         state.apply(event)
     state.close()
