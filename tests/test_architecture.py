@@ -81,10 +81,12 @@ ARROWS: dict[str, tuple[str, ...]] = {
     # developer tools, outside the installed package: the benchmark harness; the reference policy's agreement with
     # the simulator's styles and its cost (tools/policy_agreement.py) review simulated hands, as the replay does; the
     # followers' engine is measured against the reference policy it must beat (tools/engine_strength.py: game.policy)
-    # tools/luck_variance.py reads the luck-adjusted net of simulated rooms (pipeline.analytics' player_base.sql)
+    # tools/luck_variance.py reads the luck-adjusted net of simulated rooms (pipeline.analytics' player_base.sql);
+    # tools/luck_lab.py replays records from validate.initial_state (the one place a record's start is built) and
+    # asks the package root whether it runs compiled (pipeline.compiled)
     "tools": (
-        *("pipeline.rules", "pipeline.game", "pipeline.simulate", "pipeline.ingest", "pipeline.audit"),
-        *("pipeline.analytics", *_BASE),
+        *("pipeline", "pipeline.rules", "pipeline.game", "pipeline.validate", "pipeline.simulate", "pipeline.ingest"),
+        *("pipeline.audit", "pipeline.analytics", *_BASE),
     ),
     "dashboards": (
         "pipeline",
