@@ -25,6 +25,7 @@ from pipeline.report import charts
 
 RUNS_SHOWN = 30  # the runs of the page's table, the latest first (every run: xuezhan check --format csv)
 RUN_COLUMNS = 6  # the latest runs each table's row shows one by one (the chart draws every run)
+TABLE_ROWS = 100  # the page's table lists these first tables of prep_table_trend, and every table with an alert
 TABLE_LINES = 6  # the tables the chart draws a line for (the highest rates in the checked run), beside the whole
 NO_TABLE = "(no table)"  # the hands whose record names no table
 UNTESTED = "untested"  # a table with fewer hands in the checked run than the check tests (Thresholds.min_hands)
@@ -112,13 +113,29 @@ def prep_tables(health: Health) -> pl.DataFrame:
     of has no row for it): the rate :func:`~pipeline.analytics.health.check` tests per table.
 
     Columns: ``table`` (:data:`NO_TABLE` for the hands without one), ``run_no``, ``hands``, ``settle_errors``,
-    ``rate``; by table, then run."""
-    rows = [
-        {"table": table_name(t), "run_no": r.run_no, "hands": h, "settle_errors": e, "rate": _share(e, h)}
-        for r in health.runs
-        for t, (h, e) in r.tables.items()
-    ]
-    return pl.DataFrame(rows, schema=_TABLES_SCHEMA).sort("table", "run_no")
+    ``rate``; by table, then run. Built column by column: a warehouse can hold hundreds of thousands of tables."""
+    table: list[str] = []
+    run_no: list[int] = []
+    hands: list[int] = []
+    errors: list[int] = []
+    for r in health.runs:
+        table.extend(table_name(t) for t in r.tables)
+        run_no.extend([r.run_no] * len(r.tables))
+        hands.extend(h for h, _ in r.tables.values())
+        errors.extend(e for _, e in r.tables.values())
+    columns = {"table": table, "run_no": run_no, "hands": hands, "settle_errors": errors}
+    schema = {k: v for k, v in _TABLES_SCHEMA.items() if k != "rate"}
+    return (
+        pl.DataFrame(columns, schema=schema)
+        .with_columns(_rate("settle_errors", "hands").alias("rate"))
+        .select(list(_TABLES_SCHEMA))
+        .sort("table", "run_no")
+    )
+
+
+def _rate(errors: str, hands: str) -> pl.Expr:
+    """``errors / hands``, null where ``hands`` is 0 (as :func:`_share`)."""
+    return pl.when(pl.col(hands) > 0).then(pl.col(errors) / pl.col(hands)).otherwise(None).cast(pl.Float64)
 
 
 def table_alerts(health: Health) -> dict[str, Alert]:
@@ -128,55 +145,66 @@ def table_alerts(health: Health) -> dict[str, Alert]:
     return {table_name(t): by_subject[table_subject(t)] for t in tables if table_subject(t) in by_subject}
 
 
+_LEVEL_ORDER = {"error": 0, "warn": 1, "ok": 2, UNTESTED: 3}  # the order of prep_table_trend's rows
+
+
 def prep_table_trend(health: Health) -> pl.DataFrame:
     """One row per table that any run stored hands of: its figures in the checked run, its pooled rate over the
     runs before it, and its alert (``level``: ok, warn, error; :data:`UNTESTED` where the checked run stored fewer
     hands of it than the check tests). The tables with an alert first, then by the checked run's rate, highest
-    first.
+    first, then by its hands, most first, then by name.
 
     Columns: ``table``, ``level``, ``hands`` (in the checked run), ``settle_errors``, ``rate``, ``earlier_hands``,
     ``earlier_errors``, ``earlier_rate`` (the finished runs before the checked one, pooled), ``runs`` (runs with
-    hands of the table)."""
-    tables = prep_tables(health)
+    hands of the table). One vectorised pass over :func:`prep_tables` (no loop per table)."""
     this = health.run
-    alerts = table_alerts(health)
     checked = this.run_no if this is not None else -1
     earlier = [r.run_no for r in health.runs if r.run_no < checked and r.finished_at is not None]  # as check()'s
-    rows = []
-    for (name,), rows_of in tables.partition_by("table", as_dict=True, maintain_order=True).items():
-        now = rows_of.filter(pl.col("run_no") == checked)
-        before = rows_of.filter(pl.col("run_no").is_in(earlier))
-        hands, errors = int(now["hands"].sum()), int(now["settle_errors"].sum())
-        eh, ee = int(before["hands"].sum()), int(before["settle_errors"].sum())
-        alert = alerts.get(str(name))
-        level = alert.level if alert is not None else "ok" if hands >= health.thresholds.min_hands else UNTESTED
-        rows.append(
-            {
-                "table": name,
-                "level": level,
-                "hands": hands,
-                "settle_errors": errors,
-                "rate": _share(errors, hands),
-                "earlier_hands": eh,
-                "earlier_errors": ee,
-                "earlier_rate": _share(ee, eh),
-                "runs": rows_of.height,
-            }
+    now, before = pl.col("run_no") == checked, pl.col("run_no").is_in(earlier)
+    alerts = pl.DataFrame(
+        [(name, a.level) for name, a in table_alerts(health).items()],
+        schema={"table": pl.String, "alert": pl.String},
+        orient="row",
+    )
+    level = (
+        pl.when(pl.col("alert").is_not_null())
+        .then(pl.col("alert"))
+        .when(pl.col("hands") >= health.thresholds.min_hands)
+        .then(pl.lit("ok"))
+        .otherwise(pl.lit(UNTESTED))
+    )
+    trend = (
+        prep_tables(health)
+        .group_by("table")
+        .agg(
+            pl.col("hands").filter(now).sum().alias("hands"),
+            pl.col("settle_errors").filter(now).sum().alias("settle_errors"),
+            pl.col("hands").filter(before).sum().alias("earlier_hands"),
+            pl.col("settle_errors").filter(before).sum().alias("earlier_errors"),
+            pl.len().cast(pl.Int64).alias("runs"),
         )
-    order = {"error": 0, "warn": 1, "ok": 2, UNTESTED: 3}
-    rows.sort(key=lambda r: (order[r["level"]], -(r["rate"] or 0.0), -r["hands"], r["table"]))
-    schema = {
-        "table": pl.String,
-        "level": pl.String,
-        "hands": pl.Int64,
-        "settle_errors": pl.Int64,
-        "rate": pl.Float64,
-        "earlier_hands": pl.Int64,
-        "earlier_errors": pl.Int64,
-        "earlier_rate": pl.Float64,
-        "runs": pl.Int64,
-    }
-    return pl.DataFrame(rows, schema=schema)
+        .join(alerts, on="table", how="left")
+        .with_columns(
+            level.alias("level"),
+            _rate("settle_errors", "hands").alias("rate"),
+            _rate("earlier_errors", "earlier_hands").alias("earlier_rate"),
+        )
+    )
+    return trend.sort(
+        pl.col("level").replace_strict(_LEVEL_ORDER, return_dtype=pl.Int8),
+        pl.col("rate").fill_null(0.0),
+        "hands",
+        "table",
+        descending=[False, True, True, False],
+    ).select(
+        pl.col("table").cast(pl.String),
+        pl.col("level").cast(pl.String),
+        *(pl.col(c).cast(pl.Int64) for c in ("hands", "settle_errors")),
+        "rate",
+        *(pl.col(c).cast(pl.Int64) for c in ("earlier_hands", "earlier_errors")),
+        "earlier_rate",
+        "runs",
+    )
 
 
 # ---------------------------------------------------------------------------------------------- charts

@@ -12,11 +12,14 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli import app
@@ -170,3 +173,116 @@ def test_the_rate_test_is_the_exact_conditional_binomial() -> None:
     q = n / (n + n0)
     by_hand = sum(comb(k + k0, i) * q**i * (1 - q) ** (k + k0 - i) for i in range(k, k + k0 + 1))
     assert binomial_sf(k, k + k0, q) == pytest.approx(by_hand, rel=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------- the page's tables
+def _trend_by_hand(health: Health) -> list[dict[str, Any]]:
+    """prep_table_trend's rows worked out one table at a time, as its docstring says."""
+    from dashboards.health import UNTESTED, table_alerts, table_name
+
+    checked = health.run.run_no if health.run is not None else -1
+    earlier = [r for r in health.runs if r.run_no < checked and r.finished_at is not None]
+    alerts = table_alerts(health)
+    rows = []
+    for table in {t for r in health.runs for t in r.tables}:
+        now = next((r.tables[table] for r in health.runs if r.run_no == checked and table in r.tables), (0, 0))
+        eh = sum(r.tables[table][0] for r in earlier if table in r.tables)
+        ee = sum(r.tables[table][1] for r in earlier if table in r.tables)
+        name = table_name(table)
+        alert = alerts.get(name)
+        level = alert.level if alert else "ok" if now[0] >= health.thresholds.min_hands else UNTESTED
+        rows.append(
+            {
+                "table": name,
+                "level": level,
+                "hands": now[0],
+                "settle_errors": now[1],
+                "rate": now[1] / now[0] if now[0] else None,
+                "earlier_hands": eh,
+                "earlier_errors": ee,
+                "earlier_rate": ee / eh if eh else None,
+                "runs": sum(table in r.tables for r in health.runs),
+            }
+        )
+    order = {"error": 0, "warn": 1, "ok": 2, UNTESTED: 3}
+    rows.sort(key=lambda r: (order[r["level"]], -(r["rate"] or 0.0), -r["hands"], r["table"]))
+    return rows
+
+
+def _health(runs: list[dict[str | None, tuple[int, int]]], checked: int, unfinished: set[int], alerted: dict) -> Health:
+    from pipeline.analytics.health import Alert, RunFigures, table_subject
+
+    figures = tuple(
+        RunFigures(
+            run_no=i + 1,
+            run_id=f"run-{i + 1}",
+            started_at=START + timedelta(hours=i),
+            finished_at=None if i in unfinished else START + timedelta(hours=i, minutes=5),
+            lines_read=sum(h for h, _ in tables.values()),
+            rejects=0,
+            duplicates=0,
+            stored=sum(h for h, _ in tables.values()),
+            invalid=0,
+            settle_errors=sum(e for _, e in tables.values()),
+            newest=None,
+            players=0,
+            new_players=0,
+            codes=(),
+            new_codes=(),
+            tables=tables,
+        )
+        for i, tables in enumerate(runs)
+    )
+    run = figures[checked] if figures else None
+    alerts = tuple(
+        Alert(level=level, check="rate", subject=table_subject(t), message=f"table {t}")
+        for t, level in alerted.items()
+        if run is not None and t in run.tables
+    )
+    return Health(run, figures, alerts, load_thresholds())
+
+
+_TABLE = st.one_of(st.none(), st.sampled_from(["A", "B", "b", "Z9", "桌1", "(a)", "table 10", "table 9"]))
+_FIGURES = st.tuples(st.integers(0, 400), st.integers(0, 40)).map(lambda he: (he[0], min(he)))
+
+
+@given(
+    runs=st.lists(st.dictionaries(_TABLE, _FIGURES, max_size=6), max_size=5),
+    pick=st.integers(0, 10),
+    unfinished=st.sets(st.integers(0, 4), max_size=2),
+    alerted=st.dictionaries(_TABLE, st.sampled_from(["warn", "error"]), max_size=3),
+)
+@settings(max_examples=150, deadline=None)
+def test_each_tables_trend_is_its_runs_summed_one_table_at_a_time(
+    runs: list[dict[str | None, tuple[int, int]]], pick: int, unfinished: set[int], alerted: dict
+) -> None:
+    """The vectorised trend (one group_by over every run's tables) is the per-table loop it replaced, row for row
+    and in the same order: the checked run's figures, the finished earlier runs pooled, the alert or ok/untested."""
+    from dashboards.health import prep_table_trend
+
+    health = _health(runs, pick % len(runs) if runs else 0, unfinished, alerted)
+    got = prep_table_trend(health)
+    assert got.columns == list(_trend_by_hand(health)[0]) if got.height else got.width == 9
+    assert got.to_dicts() == _trend_by_hand(health)
+
+
+def test_the_page_lists_every_alert_and_the_first_tables_and_says_where_the_rest_are() -> None:
+    from dashboards import health as health_dash
+    from dashboards.pages.health import tables_section
+
+    n = health_dash.TABLE_ROWS + 50
+    tables: dict[str | None, tuple[int, int]] = {f"T{i:03}": (200, i % 7) for i in range(n)}
+    quiet = [f"T{i:03}" for i in range(0, n, 7)][:3]  # no error in the run: they would sort last without an alert
+    health = _health([tables, tables], 1, set(), {t: "warn" for t in quiet})
+    html = tables_section(health)
+    rows = re.findall(r'<tr class="level-(\w+)"><td class="id" data-v="([^"]+)"', html)
+    assert len(rows) == health_dash.TABLE_ROWS
+    assert [t for level, t in rows[:3]] == sorted(quiet) and {level for level, _ in rows[:3]} == {"warn"}
+    assert f"the first {health_dash.TABLE_ROWS:,} of {n:,} tables" in html and "xuezhan check --format csv" in html
+    listed = health_dash.prep_table_trend(health)["table"].head(health_dash.TABLE_ROWS).to_list()
+    assert [t for _, t in rows] == listed
+
+    alerts = {f"T{i:03}": "error" for i in range(health_dash.TABLE_ROWS + 10)}  # more alerts than rows: all listed
+    many = tables_section(_health([tables, tables], 1, set(), alerts))
+    assert many.count('<tr class="level-error">') == health_dash.TABLE_ROWS + 10
+    assert many.count('<tr class="level-') == health_dash.TABLE_ROWS + 10

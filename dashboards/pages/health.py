@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
+
 from dashboards import health as health_dash
 from dashboards.html import esc, figure, num_cell, sortable_head
 from pipeline.analytics.health import Health, Thresholds, changed
@@ -102,10 +104,13 @@ def _rate_cell(k: int, n: int) -> str:
 
 
 def tables_section(health: Health) -> str:
-    """One row per table: its alert, its settlement-error rate in the checked run and over the runs before it, and
-    the rate in each of the latest runs (the chart below draws every run)."""
-    trend = health_dash.prep_table_trend(health)
-    per_run = health_dash.prep_tables(health)
+    """One row per table, every table with an alert and the first :data:`~dashboards.health.TABLE_ROWS` in all: its
+    alert, its settlement-error rate in the checked run and over the runs before it, and the rate in each of the
+    latest runs (the chart below draws every run)."""
+    every = health_dash.prep_table_trend(health)
+    alerted = every.filter(pl.col("level").is_in(["error", "warn"])).height  # they come first
+    trend = every.head(max(health_dash.TABLE_ROWS, alerted))
+    per_run = health_dash.prep_tables(health).filter(pl.col("table").is_in(trend["table"].implode()))
     last = [r.run_no for r in health.runs][-health_dash.RUN_COLUMNS :]
     cells = {(r["table"], r["run_no"]): r for r in per_run.iter_rows(named=True)}
     heads = (
@@ -133,8 +138,14 @@ def tables_section(health: Health) -> str:
             + "</tr>"
         )
     shown = f"the latest {len(last)} runs" if len(last) < len(health.runs) else "every run"
+    listed = (
+        f"the first {trend.height:,} of {every.height:,} tables (every table, run by run: "
+        "<code>xuezhan check --format csv</code>)"
+        if trend.height < every.height
+        else f"{every.height:,} tables"
+    )
     return (
-        f'<section id="tables"><h2>Settlement errors per table, run by run</h2><p>{trend.height:,} tables; '
+        f'<section id="tables"><h2>Settlement errors per table, run by run</h2><p>{listed}; '
         f"{esc(shown)} one by one (the chart below draws every run). The tables with an alert first, then the "
         'highest rate in the checked run. Click a heading to sort.</p><div class="wide">'
         f'<table class="sortable trend"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
