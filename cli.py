@@ -1141,8 +1141,7 @@ def audit_command(
 def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
     from dashboards.pages.replay import replay_html
     from pipeline.analytics.queries import connect
-    from pipeline.audit.replay import HandNotFound, stored_record, write_pack
-    from pipeline.sql import run_sql
+    from pipeline.audit.replay import HandNotFound, hand_issues, stored_record, write_pack
     from pipeline.validate import validate
 
     _output_dir(folder, "--pack")
@@ -1152,7 +1151,7 @@ def _dispute_packs(warehouse: Path, hands: list[str], folder: Path) -> None:
                 found = stored_record(con, hand_id)
             except HandNotFound as exc:
                 raise fail(str(exc)) from None
-            issues = run_sql(con, "pipeline.audit", "hand_issues", hand_id=hand_id)
+            issues = hand_issues(con, hand_id)
             files = write_pack(folder, found, validate(found.record), issues, replay_html)
             typer.echo(f"{_shown(hand_id)}: {plural(len(issues), 'issue row')}; wrote {', '.join(map(str, files))}")
 
@@ -2447,7 +2446,15 @@ def replay_command(
     the options, and a summary per seat. Exit 0 when the hand is valid, 1 when it is not (or a session
     finding is an error), 2 when it cannot be found."""
     from dashboards.pages.replay import replay_html
-    from pipeline.audit.replay import HandNotFound, find_record, replay_text, session_line, stored_record
+    from pipeline.audit.replay import (
+        HandNotFound,
+        find_record,
+        hand_issues,
+        replay_text,
+        session_findings,
+        session_line,
+        stored_record,
+    )
     from pipeline.validate import validate
 
     override = _rules_option(rules_)
@@ -2461,11 +2468,7 @@ def replay_command(
 
             with connect(warehouse) as con:
                 found = stored_record(con, hand_id)
-                across = con.execute(
-                    "SELECT code, severity, message FROM issues "
-                    "WHERE hand_id = ? AND code LIKE 'SESSION\\_%' ESCAPE '\\' ORDER BY severity, code, message",
-                    [hand_id],
-                ).fetchall()
+                across = session_findings(hand_issues(con, hand_id))
         else:
             assert paths is not None
             missing = [p for p in paths if p != "-" and not Path(p).exists()]
@@ -2867,8 +2870,7 @@ def _write_case_pack(warehouse: Path, finding: dict[str, Any], folder: Path, mas
     from dashboards.pages.replay import replay_html
     from pipeline.analytics.queries import connect
     from pipeline.audit.cases import CaseError, write_case_pack
-    from pipeline.audit.replay import HandNotFound, stored_record
-    from pipeline.sql import run_sql
+    from pipeline.audit.replay import HandNotFound, hand_issues, stored_record
     from pipeline.validate import validate
 
     _output_dir(folder, "--pack")
@@ -2879,9 +2881,7 @@ def _write_case_pack(warehouse: Path, finding: dict[str, Any], folder: Path, mas
                 found = stored_record(con, hand_id)
             except HandNotFound as exc:
                 raise fail(str(exc)) from None
-            stored.append(
-                (found, validate(found.record), run_sql(con, "pipeline.audit", "hand_issues", hand_id=hand_id))
-            )
+            stored.append((found, validate(found.record), hand_issues(con, hand_id)))
     summary = {k: finding.get(k) for k in ("key", "kind", "subject", "players", "q", "n", "detail")}
     try:
         files, digest = write_case_pack(folder, summary, stored, page=replay_html, mask=mask)

@@ -187,3 +187,43 @@ def test_the_analytics_and_dashboards_models_read_the_warehouse_bounded(sessions
         assert queries.run(con, "warehouse_counts").row(0, named=True)["hands"] == 11
         assert run_sql(con, "hua_zhu_per_hand").height >= 0
         assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != bound  # as it was after
+
+
+def test_one_hands_issues_judge_its_own_session_only(sessions, monkeypatch) -> None:
+    """The readers of one hand's issues (replay --warehouse, the dispute pack, the case evidence) get its rows of
+    the ``issues`` view, the session checks too, without the window over every hand the view computes (11 s and
+    2 GB on 5M hands): :func:`pipeline.ingest.warehouse.session_checks_of` names the hand's session, the view
+    judges only that one meanwhile, and every session again after."""
+    from pipeline.audit import replay
+    from pipeline.ingest.warehouse import session_checks_of
+
+    tmp, _, _, tables = sessions
+    with connect(tmp / "wh") as con:
+        every = con.sql("SELECT * FROM issues").pl()
+        hands = [h for (h,) in con.execute("SELECT hand_id FROM hands ORDER BY hand_id").fetchall()]
+        named: list[list[str]] = []
+        real = replay.session_checks_of
+
+        def spy(con, hand_ids):
+            named.append(list(hand_ids))
+            return real(con, hand_ids)
+
+        monkeypatch.setattr(replay, "session_checks_of", spy)
+        for hand_id in hands:
+            got = replay.hand_issues(con, hand_id)
+            want = every.filter(every["hand_id"] == hand_id)
+            assert sorted(got.rows()) == sorted(want.select(got.columns).rows()), hand_id
+        assert named == [[h] for h in hands]
+        dealt, gap = f"{tables[1]}-s1-h03", f"{tables[0]}-s1-h04"
+        assert {c for c, _, _ in replay.session_findings(replay.hand_issues(con, dealt))} == {
+            "SESSION_DEALER",
+            "SESSION_PLAYERS",
+        }
+        with session_checks_of(con, [dealt]):  # table 2's session only: table 1's gap is not worked out
+            judged = {h for (h,) in con.execute("SELECT hand_id FROM issues WHERE code LIKE 'SESSION%'").fetchall()}
+            assert dealt in judged and all(h.startswith(f"{tables[1]}-") for h in judged), judged
+            assert judged == set(every.filter(every["code"].str.starts_with("SESSION_"))["hand_id"]) - {gap}
+        with session_checks_of(con, ["no such hand"]):
+            assert not con.execute("SELECT count(*) FROM issues WHERE code LIKE 'SESSION%'").fetchone()[0]
+        assert every.sort(every.columns).equals(con.sql("SELECT * FROM issues").pl().sort(every.columns))
+        assert gap in set(every.filter(every["code"] == "SESSION_HAND_GAP")["hand_id"])

@@ -59,8 +59,10 @@ from pipeline.audit.review import review as review_hand
 from pipeline.formats.notation import NotationError, format_event, format_payment
 from pipeline.game.start import DEAL_SIZE, deal_hands, wall_after_deal
 from pipeline.ingest.read import read_lines
+from pipeline.ingest.warehouse import session_checks_of
 from pipeline.report.names import file_stem
 from pipeline.rules.tiles import format_tiles, parse_tiles
+from pipeline.sql import run_sql
 from pipeline.text import printable
 from pipeline.validate import Issue, Validation
 
@@ -335,6 +337,21 @@ def stored_record(con: duckdb.DuckDBPyConnection, hand_id: str) -> Found:
     if isinstance(got, Missing):
         raise HandNotFound(f"hand {hand_id!r} cannot be read back: {got.reason}; give its record file instead")
     return got
+
+
+def hand_issues(con: duckdb.DuckDBPyConnection, hand_id: str) -> pl.DataFrame:
+    """Every issue row the warehouse holds for one hand (``sql/hand_issues.sql``): replay's findings in it, stored,
+    and its session checks, worked out from its own session's hands only
+    (:func:`~pipeline.ingest.warehouse.session_checks_of`), not from a window over every hand."""
+    with session_checks_of(con, [hand_id]):
+        return run_sql(con, "pipeline.audit", "hand_issues", hand_id=hand_id)
+
+
+def session_findings(issues: pl.DataFrame) -> list[tuple[str, str, str]]:
+    """The session checks among a hand's issue rows (:func:`hand_issues`), as the replay shows them: (code,
+    severity, message), by severity, code and message."""
+    found = issues.filter(pl.col("code").str.starts_with("SESSION_")).sort("severity", "code", "message")
+    return list(found.select("code", "severity", "message").iter_rows())
 
 
 # ------------------------------------------------------------------------------------------------ packs

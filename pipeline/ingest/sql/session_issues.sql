@@ -8,7 +8,8 @@
 --   SESSION_HAND_GAP     warning  hand_no skips numbers (the dealer rule is not judged across the gap)
 --   SESSION_PLAYERS      warning  the players change between consecutive hands
 --   SESSION_DEALER       error    the dealer is not the one the previous hand's result makes (hands.next_dealer)
--- Messages as the validator prints them. {hands} names the hands view to read.
+-- Messages as the validator prints them. {hands} names the hands view to read; {sessions} the variable that can
+-- name the only sessions to judge.
 WITH
 ordered AS (  -- source: hands of a session, in hand_no order (ties: as stored)
     SELECT
@@ -19,6 +20,9 @@ ordered AS (  -- source: hands of a session, in hand_no order (ties: as stored)
         lag(next_dealer) OVER w AS p_next_dealer
     FROM {hands}
     WHERE session_id IS NOT NULL AND hand_no IS NOT NULL
+        -- a reader of a few hands' issues names their sessions (warehouse.session_checks_of); unset (a constant
+        -- NULL when the view is bound, the condition folded away): every session
+        AND (getvariable('{sessions}') IS NULL OR list_contains(getvariable('{sessions}'), session_id))
     WINDOW w AS (PARTITION BY session_id ORDER BY hand_no, source_file, source_line, hand_id)
 ),
 
