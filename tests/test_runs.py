@@ -352,3 +352,25 @@ def test_the_streams_read_on_one_thread_and_the_setting_comes_back() -> None:
     assert con.execute(setting).fetchall() == [(runs.STREAM_THREADS,)]
     reader.close()
     assert con.execute(setting).fetchall() == [(3,)]
+
+
+def test_a_bounded_query_inside_another_keeps_the_outer_bound() -> None:
+    """A model that is bounded (queries.run) run by a step bounded as a whole: the inner call neither lifts the
+    bound when it returns nor retries on its own; the outer one resets the limit after its whole query."""
+    con = duckdb.connect()
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+
+    def now() -> str:
+        return con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+
+    seen: list[str] = []
+
+    def step() -> int:
+        seen.append(now())
+        runs.bounded(con, lambda: seen.append(now()))
+        seen.append(now())  # after the inner call: still bounded
+        return 1
+
+    assert runs.bounded(con, step) == 1
+    assert len(set(seen)) == 1 and seen[0] != limit and now() == limit
+    con.close()

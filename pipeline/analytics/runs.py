@@ -214,8 +214,13 @@ def bounded(con: duckdb.DuckDBPyConnection, query: Callable[[], T]) -> T:
     :data:`WHOLE_MEMORY`: past it, DuckDB spills its joins, aggregates, sorts and windows to the connection's
     temporary folder, so that the memory does not grow with the warehouse (the time does, more than linearly
     where it spills). A query DuckDB cannot spill (an aggregate that holds lists) is run again without the bound
-    rather than fail. Then the limit is DuckDB's default again (an analytics connection sets none of its own)."""
+    rather than fail. Then the limit is DuckDB's default again (an analytics connection sets none of its own).
+    Called inside another ``bounded`` of the same connection (a model run by a step that is bounded as a whole),
+    ``query()`` just runs: the outer call holds the bound until its own query is done, and retries it."""
+    default = _memory_limit(con)
     con.execute(f"SET memory_limit = '{WHOLE_MEMORY}'")
+    if _memory_limit(con) == default:  # already bounded: an outer call's
+        return query()
     try:
         try:
             return query()
@@ -224,6 +229,10 @@ def bounded(con: duckdb.DuckDBPyConnection, query: Callable[[], T]) -> T:
             return query()
     finally:
         con.execute("RESET memory_limit")
+
+
+def _memory_limit(con: duckdb.DuckDBPyConnection) -> str:
+    return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
 
 
 def added(keys: Sequence[str], firsts: Sequence[str] = ()) -> Callable[[pl.DataFrame, pl.DataFrame], pl.DataFrame]:
