@@ -25,7 +25,7 @@ from pipeline.analytics.metrics import METRIC_BY_ID, METRICS, Metric, decision_v
 from pipeline.analytics.scales import Scales, scales
 from pipeline.analytics.stats import wilson
 from pipeline.analytics.yardsticks import Yardstick
-from pipeline.report import charts, numbers
+from pipeline.report import charts, numbers, svg
 
 RATES = (
     "win_rate",
@@ -454,6 +454,9 @@ _ROLLING: dict[str, pl.DataType | type[pl.DataType]] = {
     "deal_in_rate": pl.Float64,
     "deal_in_low": pl.Float64,
     "deal_in_high": pl.Float64,
+    "hands": pl.Int64,
+    "played_from": pl.Datetime("us"),
+    "played_to": pl.Datetime("us"),
 }
 
 
@@ -461,30 +464,35 @@ def prep_rolling(con: duckdb.DuckDBPyConnection, player: str, window: int = ROLL
     """The player's win rate and deal-in rate over their hands in the order played, each over the last
     ``window`` hands (fewer at the start: the first rows are over the hands so far), with Wilson 95% bands.
 
-    One row per replayed hand of the player (``sql/player_hand_series.sql``: by time, then session and hand
+    One row per replayed hand of the player (``sql/player_rolling.sql``: by time, then session and hand
     number). Columns: ``n`` (1, 2, … the hand's place), ``hand_id``, ``played_local`` (local wall time),
     ``won``, ``dealt_in`` (at least one win on the player's discard), ``window`` (the hands the rates are
     over: ``min(n, window)``), ``wins``, ``win_rate``, ``win_low``, ``win_high``, ``deal_in_hands``,
-    ``deal_in_rate``, ``deal_in_low``, ``deal_in_high``, and ``player``.
+    ``deal_in_rate``, ``deal_in_low``, ``deal_in_high``, ``hands`` (the player's replayed hands),
+    ``played_from`` and ``played_to`` (the earliest and latest local time of them), and ``player``.
     Raises ``ValueError`` for a window under 1."""
     if window < 1:
         raise ValueError(f"window must be at least 1 hand, got {window}")
-    return _rolling(queries.run(con, "player_hand_series", players=[player]), window)
+    return _rolling(queries.run(con, "player_rolling", players=[player], window=window, most=None), window)
 
 
-ROLLING_ROWS = 100_000  # hands of several players rolled at once: the memory of the report's player pages
+ROLLING_ROWS = 100_000  # hands of several players rolled at once (in DuckDB, thinned there): one query per batch
 
 
-def iter_rolling(con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW) -> Iterator[tuple[str, pl.DataFrame]]:
-    """``(player, prep_rolling(con, player, window))`` of every player with a replayed hand, each player's rates
-    computed when asked for: the report draws each player's chart and drops the frame. The players' hands are
-    read and rolled a batch of players at a time, up to :data:`ROLLING_ROWS` hands (more only for one player
-    with more): every player's rows at once were the report's peak (959 MB at 200k hands rolled together,
-    then 778 MB read together), and a room of 2,016 players rolled one by one took 8 s more."""
+def iter_rolling(
+    con: duckdb.DuckDBPyConnection, window: int = ROLLING_WINDOW, most: int = svg.MOST_POINTS
+) -> Iterator[tuple[str, pl.DataFrame]]:
+    """``(player, rows)`` of every player with a replayed hand: :func:`prep_rolling`'s rows that a chart of at most
+    ``most`` points draws (:func:`pipeline.report.svg.thinned`'s: every k-th, the first full window's and the last;
+    ``hands`` still counts them all), each player's computed when asked for. The rates are rolled and thinned in
+    DuckDB a batch of players at a time, up to :data:`ROLLING_ROWS` hands (more only for one player with more), so
+    Python holds about ``most`` rows a player: rolled in Polars, a 5M-hand room's players of 833,000 hands each
+    took the report from 580 to 1,015 MB (every player's rows at once had been its peak at 200k hands, 959 MB)."""
     if window < 1:
         raise ValueError(f"window must be at least 1 hand, got {window}")
     for players in _batches(queries.run(con, "player_series_sizes"), ROLLING_ROWS):
-        rolled = _rolling(queries.run(con, "player_hand_series", players=players), window)
+        rows = queries.run(con, "player_rolling", players=players, window=window, most=most)
+        rolled = _rolling(rows, window)
         for key, frame in rolled.partition_by("player", as_dict=True, maintain_order=True).items():
             yield str(key[0]), frame
 
@@ -509,21 +517,15 @@ def _batches(sizes: pl.DataFrame, limit: int) -> Iterator[list[str]]:
         yield batch
 
 
-def _rolling(series: pl.DataFrame, window: int) -> pl.DataFrame:
-    """The rolling counts and Wilson bands of ``player_hand_series`` rows, player by player (rows in order)."""
-    if not series.height:
+def _rolling(rows: pl.DataFrame, window: int) -> pl.DataFrame:
+    """``sql/player_rolling.sql``'s rows (the counts over each window) with the rates and their Wilson bands."""
+    if not rows.height:
         return pl.DataFrame(schema={**_ROLLING, "player": pl.String})
-    by = "player"
-    counted = series.with_columns(
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(by).alias("n"),
-        pl.col("won").cast(pl.Int64).rolling_sum(window, min_samples=1).over(by).alias("wins"),
-        pl.col("dealt_in").cast(pl.Int64).rolling_sum(window, min_samples=1).over(by).alias("deal_in_hands"),
-    ).with_columns(pl.min_horizontal(pl.col("n"), pl.lit(window, dtype=pl.Int64)).alias("window"))
     # a window holds at most `window` hands, so few (count, window) pairs occur: stats.wilson once for each
     pairs = pl.concat(
         [
-            counted.select(pl.col("wins").alias("num"), pl.col("window").alias("den")),
-            counted.select(pl.col("deal_in_hands").alias("num"), pl.col("window").alias("den")),
+            rows.select(pl.col("wins").alias("num"), pl.col("window").alias("den")),
+            rows.select(pl.col("deal_in_hands").alias("num"), pl.col("window").alias("den")),
         ]
     ).unique()
     bands = pl.DataFrame(
@@ -534,13 +536,14 @@ def _rolling(series: pl.DataFrame, window: int) -> pl.DataFrame:
     win_band = bands.rename({"num": "wins", "den": "window", "low": "win_low", "high": "win_high"})
     deal_band = bands.rename({"num": "deal_in_hands", "den": "window", "low": "deal_in_low", "high": "deal_in_high"})
     return (
-        counted.join(win_band, on=["wins", "window"], how="left", maintain_order="left")
+        rows.join(win_band, on=["wins", "window"], how="left", maintain_order="left")
         .join(deal_band, on=["deal_in_hands", "window"], how="left", maintain_order="left")
         .with_columns(
             (pl.col("wins") / pl.col("window")).alias("win_rate"),
             (pl.col("deal_in_hands") / pl.col("window")).alias("deal_in_rate"),
         )
         .select(*_ROLLING, "player")
+        .cast(_ROLLING)  # type: ignore[arg-type]
     )
 
 

@@ -367,18 +367,38 @@ def test_rolling_rates_in_batches_of_players_equal_all_at_once(
     assert len(together) == 7
 
 
+def test_the_report_gets_the_rows_its_chart_draws_thinned_where_they_are_rolled(simulated: Path, room: Path) -> None:
+    """iter_rolling rolls and thins in DuckDB (the report holds about 400 rows a player, not 800,000): the rows of
+    prep_rolling's whole series that pipeline.report.svg.thinned picks, with the player's hands and time span."""
+    from polars.testing import assert_frame_equal
+
+    from dashboards import player
+    from pipeline.report import svg
+
+    for warehouse in (simulated, room):
+        with queries.connect(warehouse) as con:
+            for most in (3, 7, 400):
+                for p, frame in player.iter_rolling(con, window=5, most=most):
+                    whole = prep_rolling(con, p, window=5)
+                    assert_frame_equal(frame, whole.select(pl.all().gather(svg.thinned(whole.height, 5, most))))
+                    assert frame["hands"].to_list() == [whole.height] * frame.height
+                    assert frame["played_from"][0] == whole["played_local"].min()
+                    assert frame["played_to"][0] == whole["played_local"].max()
+                    assert frame.height <= max(most + 2, whole.height if whole.height <= most else 0)
+
+
 def test_the_series_sizes_are_the_rows_of_each_players_series(simulated: Path, room: Path) -> None:
     """player_series_sizes.sql (what the report cuts its batches of players by) counts the rows
-    player_hand_series.sql gives each player, in its order of players; a list of players reads theirs alone."""
+    player_rolling.sql gives each player, in its order of players; a list of players reads theirs alone."""
     for warehouse in (simulated, room):
         with queries.connect(warehouse) as con:
             sizes = queries.run(con, "player_series_sizes")
-            every = queries.run(con, "player_hand_series", players=None)
+            every = queries.run(con, "player_rolling", players=None, window=7, most=None)
             counted = every.group_by("player", maintain_order=True).len()
             assert sizes["player"].to_list() == counted["player"].to_list()
             assert sizes["hands"].to_list() == counted["len"].to_list()
             two = sizes["player"].to_list()[:2]
-            some = queries.run(con, "player_hand_series", players=two)
+            some = queries.run(con, "player_rolling", players=two, window=7, most=None)
             assert some.equals(every.filter(pl.col("player").is_in(two)))
 
 

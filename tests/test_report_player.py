@@ -85,9 +85,20 @@ def test_the_over_time_section_draws_the_thinned_rows_as_the_whole_series_would(
                 "deal_in_high": [0.3] * count,
                 "played_local": [dt.datetime(2026, 11, 1) + dt.timedelta(hours=n) for n in range(count)],
             }
+        ).with_columns(
+            hands=pl.lit(count),
+            played_from=pl.lit(dt.datetime(2026, 11, 1)),
+            played_to=pl.lit(dt.datetime(2026, 11, 1) + dt.timedelta(hours=count - 1)),
         )
         whole = svg.rolling_lines(df.to_dicts(), window=w)
-        assert whole and whole in _player_over_time(df), count
+        section = _player_over_time(df)
+        assert whole and whole in section, count
+        # the rows iter_rolling gives, thinned where they were rolled: the same section
+        thinned = df.select(pl.all().gather(svg.thinned(df.height, w)))
+        assert _player_over_time(thinned) == section, count
+        assert f"across their {count:,} replayed hands" in section
+        last = (dt.datetime(2026, 11, 1) + dt.timedelta(hours=count - 1)).date()
+        assert f"They were played from 2026-11-01 to {last:%Y-%m-%d} (local dates)." in section
 
 
 def test_rolling_lines_zoom_thin_and_edges() -> None:

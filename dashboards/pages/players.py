@@ -586,18 +586,21 @@ def opponents_section(pid: str, df: pl.DataFrame | None, pages: dict[str, Page])
 
 def over_time(df: pl.DataFrame | None) -> str:
     """The rolling win and deal-in rates over the player's hands in order, in their Wilson bands (inline SVG
-    from :func:`dashboards.player.prep_rolling`, drawn as :func:`dashboards.player.plot_rolling` draws them)."""
+    from :func:`dashboards.player.prep_rolling`'s rows, or those :func:`dashboards.player.iter_rolling` thinned
+    already: fewer rows than ``hands``; drawn as :func:`dashboards.player.plot_rolling` draws them)."""
     title = '<section id="over-time"><h2>Over time</h2>'
     if df is None or not df.height:
         return f'{title}<p class="note">No replayed hand.</p></section>'
     window = player.ROLLING_WINDOW
-    shown = df.select(pl.all().gather(svg.thinned(df.height, window)))  # the rows drawn, before they become dicts
+    hands = int(df["hands"][0])
+    # the rows drawn, before they become dicts
+    shown = df if df.height < hands else df.select(pl.all().gather(svg.thinned(df.height, window)))
     chart = svg.rolling_lines(shown.to_dicts(), window=window, most=shown.height)
-    days = df["played_local"].drop_nulls().dt.strftime("%Y-%m-%d").to_list()
-    span = f" They were played from {min(days)} to {max(days)} (local dates)." if days else ""
+    first, last = df["played_from"][0], df["played_to"][0]
+    span = f" They were played from {first:%Y-%m-%d} to {last:%Y-%m-%d} (local dates)." if first is not None else ""
     return (
         f'{title}<p><span class="key subject">●</span> win rate <span class="key population">●</span> deal-in '
-        f"rate, each over the player's last {window} hands, across their {df.height:,} replayed hands in the "
+        f"rate, each over the player's last {window} hands, across their {hands:,} replayed hands in the "
         f'order played.</p><figure class="rolling">{chart}</figure><p class="note">Shaded: 95% Wilson bands. '
         f"Dashed: the first {window - 1} hands, where the rates are over the hands so far (fewer than {window}); "
         f"the x axis counts the player's hands, not days.{span}</p></section>"

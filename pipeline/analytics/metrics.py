@@ -588,7 +588,7 @@ def page() -> str:
         "one, Wilson 95%. Summed over the opponents, `deal_ins_to` is P's `deal_ins` and `net` P's net points",
         "(plus what P paid to a pot). The report's player pages show the same table for every player (the query run",
         "once with no `$player`: every player's rows), and the win and deal-in rates over the player's last 50 hands",
-        "in the order played (`pipeline/analytics/sql/player_hand_series.sql`), with Wilson 95% bands.",
+        "in the order played (`pipeline/analytics/sql/player_rolling.sql`), with Wilson 95% bands.",
         "",
         "The table figures' levels (the issues count every stored hand, the rest the replayed ones):",
         "",

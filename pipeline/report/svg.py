@@ -100,7 +100,10 @@ ROLLING_BANDS: tuple[Band, ...] = (
 )
 
 
-def thinned(count: int, window: int, most: int = 400) -> list[int]:
+MOST_POINTS = 400  # the points a rolling chart draws at most (a player of 100,000 hands: about 400)
+
+
+def thinned(count: int, window: int, most: int = MOST_POINTS) -> list[int]:
     """The rows :func:`rolling_lines` draws of ``count`` rows (``n`` = 1, 2, …): all of them up to ``most``, else
     every k-th, the first full window's (``n == window``) and the last; a caller can select them before it
     builds the rows (a player of 100,000 hands needs about 400).
@@ -125,7 +128,7 @@ def rolling_lines(
     bands: Sequence[Band] = ROLLING_BANDS,
     width: int = 640,
     height: int = 180,
-    most: int = 400,
+    most: int = MOST_POINTS,
 ) -> str:
     """Rates over a player's hands in order (``dashboards.player.prep_rolling``'s rows: ``n`` and, for each of
     ``bands``, a rate with its 95% band), as :func:`dashboards.player.plot_rolling` draws them: each rate a line
