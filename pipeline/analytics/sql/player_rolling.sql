@@ -29,7 +29,8 @@ WITH series AS (  -- source: the players' replayed hands, in order
     JOIN hands AS h ON h.hand_id = ph.hand_id
     WHERE ($players IS NULL OR list_contains($players, ph.player)) AND ph.replayed
     WINDOW w AS (
-        PARTITION BY ph.player ORDER BY h.played_at NULLS LAST, h.session_id NULLS LAST, h.hand_no NULLS LAST, ph.hand_id
+        PARTITION BY ph.player
+        ORDER BY h.played_at NULLS LAST, h.session_id NULLS LAST, h.hand_no NULLS LAST, ph.hand_id
     )
 )
 
