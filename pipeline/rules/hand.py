@@ -814,29 +814,49 @@ def improving_mask(m: int, p: int, s: int, n_melds: int = 0, void: int | None = 
     """
     codes = [m, p, s]
     base = shanten_of_codes(codes, n_melds, void)  # which keeps each suit's entry (_CODE_BLOCKS)
-    held: list[int] = []  # the suits counted (held, not void), and their entries: only one changes per tile tried
-    entries: list[int] = []
+    entries: list[int] = []  # the suits counted (held, not void): only one entry changes per tile tried
+    suits: list[int] = []
     for suit in range(3):
         code = codes[suit]
         if suit != void and code:
-            held.append(suit)
+            suits.append(suit)
             entries.append(_CODE_BLOCKS[code])
     mask = 0
-    for i in range(len(held)):
-        suit, code, entry = held[i], codes[held[i]], entries[i]
-        near = 0  # bit rank + 2 set: a tile held within two ranks of rank
-        for rank in range(9):
-            if (code >> (3 * rank)) & 7:
-                near |= 31 << rank
-        for rank in range(9):
-            if (near >> (rank + 2)) & 1 and (code >> (3 * rank)) & 7 < 4:
-                more = code + (1 << (3 * rank))
-                tried = _CODE_BLOCKS.get(more)
-                entries[i] = _code_blocks(more) if tried is None else tried
-                if _shanten_of_entries(entries, n_melds) < base:
-                    mask |= 1 << (suit * 9 + rank)
+    for i in range(len(suits)):
+        code, entry = codes[suits[i]], entries[i]
+        adds = _ADDS.get(code)
+        if adds is None:
+            adds = _adds(code, entry)
+        for after, ranks in adds:  # one shanten per distinct entry the suit can move to, not per tile
+            entries[i] = after
+            if _shanten_of_entries(entries, n_melds) < base:
+                mask |= ranks << (9 * suits[i])
         entries[i] = entry
     return mask
+
+
+_ADDS: Final[dict[int, tuple[tuple[int, int], ...]]] = {}  # memo of _adds, by suit code
+
+
+def _adds(code: int, entry: int) -> tuple[tuple[int, int], ...]:
+    """What one more tile does to the suit of code ``code`` (its :data:`_CODE_BLOCKS` ``entry``), for the ranks
+    :func:`improving_mask` tries (next to a tile held, up to two ranks away, fewer than four held): each entry the
+    suit can move to, with the ranks that move it there as bits. A rank that leaves the entry as it was cannot
+    lower any hand's shanten (the shanten reads the suit through its entry alone) and is left out."""
+    near = 0  # bit rank + 2 set: a tile held within two ranks of rank
+    for rank in range(9):
+        if (code >> (3 * rank)) & 7:
+            near |= 31 << rank
+    by_entry: dict[int, int] = {}
+    for rank in range(9):
+        if (near >> (rank + 2)) & 1 and (code >> (3 * rank)) & 7 < 4:
+            more = code + (1 << (3 * rank))
+            tried = _CODE_BLOCKS.get(more)
+            after = _code_blocks(more) if tried is None else tried
+            if after != entry:
+                by_entry[after] = by_entry.get(after, 0) | (1 << rank)
+    out = _ADDS[code] = tuple(by_entry.items())
+    return out
 
 
 def deal_shanten(counts27: Sequence[int], *, choose_void: bool) -> int:
