@@ -18,6 +18,7 @@ from pipeline.analytics.stats import (
     mean_interval,
     normal_isf,
     normal_sf,
+    t_sf,
     wilson,
 )
 
@@ -123,6 +124,31 @@ def test_normal_tail_and_its_inverse() -> None:
     for z in (-3.0, 0.5, 4.0, 8.0, 12.0):  # far into the tail, where 1 - cdf would be 0
         assert math.isclose(normal_isf(normal_sf(z)), z, rel_tol=1e-9)
     assert normal_sf(12.0) > 0
+
+
+@pytest.mark.parametrize("t", [-30.0, -2.0, -0.4, 0.0, 0.25, 1.0, 2.5, 7.0, 40.0, 1e4])
+def test_student_t_tail_against_the_closed_forms(t: float) -> None:
+    # one and two degrees of freedom have closed forms; the tails are compared to 12 significant places
+    cauchy = 0.5 - math.atan(t) / math.pi
+    two = 0.5 * (1 - t / math.sqrt(t * t + 2))
+    if t > 0:  # the same without 1 − x, exact far out
+        cauchy = math.atan(1 / t) / math.pi
+        two = 1 / (math.sqrt(t * t + 2) * (math.sqrt(t * t + 2) + t))
+    assert t_sf(t, 1) == pytest.approx(cauchy, rel=1e-12)
+    assert t_sf(t, 2) == pytest.approx(two, rel=1e-12)
+    assert t_sf(t, 5) + t_sf(-t, 5) == pytest.approx(1.0, abs=1e-14)
+
+
+def test_student_t_tail_is_heavier_with_fewer_degrees_of_freedom_and_tends_to_the_normal() -> None:
+    for z in (1.0, 2.0, 3.0, 5.0):
+        tails = [t_sf(z, df) for df in (1, 2, 3, 6, 10, 30, 100, 1000)]
+        assert tails == sorted(tails, reverse=True) and tails[-1] > normal_sf(z)
+        assert t_sf(z, 1e7) == pytest.approx(normal_sf(z), rel=1e-4)
+    # known quantiles: t(0.975; 6) = 2.446912, t(0.995; 3) = 5.840909
+    assert t_sf(2.446912, 6) == pytest.approx(0.025, abs=1e-7)
+    assert t_sf(5.840909, 3) == pytest.approx(0.005, abs=1e-7)
+    with pytest.raises(ValueError):
+        t_sf(1.0, 0)
 
 
 def test_benjamini_yekutieli_levels_and_q_values_agree() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -17,7 +18,8 @@ from typer.testing import CliRunner
 
 from pipeline.analytics.export import Missing
 from pipeline.analytics.queries import connect
-from pipeline.audit.assist import CLEAR_GAP, band, moments, screen, tail
+from pipeline.analytics.stats import normal_sf, t_sf
+from pipeline.audit.assist import CLEAR_GAP, _against_the_others, band, moments, screen, tail
 from pipeline.audit.decisions import (
     PEAK_GAP,
     WIN_GAP,
@@ -82,6 +84,35 @@ def test_the_tail_of_a_long_sum_matches_the_exact_distribution() -> None:
 
 def test_the_room_spread_widens_the_tail() -> None:
     assert tail(60.0, 50.0, 25.0, 0.0) < tail(60.0, 50.0, 25.0, 0.0, extra=25.0) < 0.5
+
+
+def _figures(excess: list[float], n: float = 1000.0) -> dict[str, tuple[float, float, float, float, float, int]]:
+    """A room's per-player figures (T, μ, σ², κ₃, Σw, n) of ``n`` unit-weight decisions at p = 0.8 and these
+    excess rates."""
+    var = n * 0.8 * 0.2
+    return {f"p{i}": ((0.8 + e) * n, 0.8 * n, var, 0.0, n, int(n)) for i, e in enumerate(excess)}
+
+
+def test_a_players_own_excess_never_widens_the_spread_it_is_judged_by() -> None:
+    room = [0.01, -0.02, 0.015, -0.005, 0.0, 0.02, -0.01]
+    z1, p1 = _against_the_others("p7", [f"p{i}" for i in range(8)], _figures([*room, 0.05]))
+    z2, p2 = _against_the_others("p7", [f"p{i}" for i in range(8)], _figures([*room, 0.10]))
+    assert z2 == pytest.approx(2 * z1) and p2 < p1  # the same spread: twice the excess, twice the z
+    # while the spread all eight give (the excess among them) would have grown with it
+    assert statistics.variance([*room, 0.10]) > 2 * statistics.variance([*room, 0.05])
+
+
+def test_a_spread_measured_on_few_players_gives_a_heavier_tail() -> None:
+    # the others' spread measured on 4 of them: the deviate read in Student's t of 3 degrees of freedom, far
+    # heavier than the normal; measured on 40, nearly the normal
+    few = [0.02, -0.02, 0.02, -0.02]
+    z_few, p_few = _against_the_others("p4", [f"p{i}" for i in range(5)], _figures([*few, 0.06]))
+    z_many, p_many = _against_the_others("p40", [f"p{i}" for i in range(41)], _figures([*few * 10, 0.06]))
+    assert z_few > 2 and p_few == pytest.approx(t_sf(z_few, 3)) and p_many == pytest.approx(t_sf(z_many, 39))
+    assert p_few / normal_sf(z_few) > 2 * p_many / normal_sf(z_many) > 2
+    # an honest room with no spread beyond sampling: τ² is 0, not negative, and the tail is the Bernoullis' own
+    flat = _figures([0.0] * 7 + [0.0])
+    assert _against_the_others("p7", list(flat), flat) == (0.0, pytest.approx(0.5))
 
 
 # ------------------------------------------------------------------------------------------ ambiguity weights

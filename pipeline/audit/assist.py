@@ -21,11 +21,14 @@ predicts the rest, for people.
 the weighted agreement ``T = Σ w_i a_i`` against its null, a weighted sum of independent Bernoullis (a
 Poisson-binomial when the weights are equal): mean ``μ = Σ w p``, variance ``σ² = Σ w² p(1−p)``, third cumulant
 ``κ₃ = Σ w³ p(1−p)(1−2p)``. People differ beyond their skill (a style that chases value, one that defends), so
-the room's spread is added: ``τ²``, the variance of the players' excess rates ``(T − μ)/Σw`` beyond their
-sampling variance (1.4826 × the median absolute deviation, squared, less the median sampling variance: robust
-to a few followers in the room). ``z = (T − μ)/√(σ² + τ²(Σw)²)``; ``p`` one-sided, the normal tail refined for
-the Bernoullis' skew (:func:`~pipeline.analytics.stats.skewed`: exact enough against brute force on small cases,
-tests/test_assist.py); ``q``: Benjamini–Yekutieli over the players tested (:data:`MIN_DECISIONS` tested
+the room's spread is added: ``τ²``, the variance of the *other* players' excess rates ``(T − μ)/Σw`` beyond
+their sampling variance (leave one out: a follower's own excess never widens the spread it is judged by; a
+second follower in the room does), times ``1 + 1/m`` for ``m`` others. ``z = (T − μ)/√(σ² + τ²(Σw)²)``; ``p``
+one-sided, the normal deviate refined for the Bernoullis' skew (:func:`~pipeline.analytics.stats.skewed`: exact
+enough against brute force on small cases, tests/test_assist.py) and read in Student's t of ``m − 1`` degrees of
+freedom, for a spread measured on few players is itself uncertain (in a room of 8, measured on simulated rooms,
+the normal tail with the spread of all 8 flagged an honest player in 1 of 6 honest rooms); ``q``:
+Benjamini–Yekutieli over the players tested (:data:`MIN_DECISIONS` tested
 decisions, :data:`MIN_CLEAR` clear ones, a room of :data:`MIN_ROOM`). Flagged: ``q ≤ fdr``.
 
 **Evidence**: the player's agreed decisions that tell most, by ``w_i (1 − p_i)`` (heavy, and the room rarely
@@ -47,7 +50,7 @@ from typing import Final
 
 import numpy as np
 
-from pipeline.analytics.stats import by_qvalues, normal_sf, skewed
+from pipeline.analytics.stats import by_qvalues, normal_sf, skewed, t_sf
 from pipeline.audit.decisions import WIN_GAP, DecisionRow
 
 GROUPS: Final[dict[str, str | None]] = {"turn": "turn", "claim": None, "void": "setup", "exchange": "setup"}
@@ -58,7 +61,6 @@ MIN_CLEAR: Final = 20  # clear decisions a player needs (its skill)
 MIN_CELL: Final = 10  # a player's decisions in a cell to be part of its line
 MIN_ROOM: Final = 5  # players tested: fewer, and the room's line and spread mean little
 BETA_MAX: Final = 2.0
-MAD_SCALE: Final = 1.4826
 EVIDENCE: Final = 5  # decisions shown per player
 
 
@@ -193,19 +195,41 @@ def moments(ps: Sequence[float], ws: Sequence[float]) -> tuple[float, float, flo
     return mean, var, k3
 
 
-def tail(t: float, mean: float, var: float, k3: float, extra: float = 0.0) -> float:
+def tail(t: float, mean: float, var: float, k3: float, extra: float = 0.0, df: float | None = None) -> float:
     """``P(T ≥ t)`` for a weighted sum of Bernoullis of these moments, the normal tail refined for its skew
-    (:func:`~pipeline.analytics.stats.skewed`); ``extra``: a variance added (the room's spread, symmetric).
+    (:func:`~pipeline.analytics.stats.skewed`); ``extra``: a variance added (the room's spread, symmetric); ``df``:
+    that spread is estimated from ``df`` + 1 players, so the refined deviate is read in Student's t of ``df``
+    degrees of freedom rather than the normal (a heavier tail: a spread measured on few players may be too small).
 
     >>> round(tail(5.0, 5.0, 2.5, 0.0), 3)
     0.5
+    >>> tail(9.0, 5.0, 2.0, 0.0, 2.0) < tail(9.0, 5.0, 2.0, 0.0, 2.0, df=6)
+    True
     """
     total = var + extra
     if total <= 0:
         return 1.0 if t <= mean else 0.0
-    z = (t - mean) / math.sqrt(total)
-    gamma = k3 / total**1.5
-    return normal_sf(skewed(z, gamma))
+    z = skewed((t - mean) / math.sqrt(total), k3 / total**1.5)
+    return normal_sf(z) if df is None else t_sf(z, df)
+
+
+def _against_the_others(
+    name: str, tested: Sequence[str], figures: dict[str, tuple[float, float, float, float, float, int]]
+) -> tuple[float, float]:
+    """A tested player's ``(z, p)`` against the room's spread measured on the *other* tested players (leave one
+    out: its own excess never widens the spread it is judged by). The spread ``τ²``: the variance of the others'
+    excess rates ``(T − μ)/Σw`` (``m`` of them, ``m − 1`` degrees of freedom) less their mean sampling variance,
+    at least 0, times ``1 + 1/m`` (a new player against a spread estimated from ``m``); the tail in Student's t of
+    ``m − 1`` degrees of freedom, so that a room of a few players, whose spread is itself uncertain, flags only
+    what stands out beyond that uncertainty."""
+    others = [k for k in tested if k != name]
+    m = len(others)
+    excess = [(figures[k][0] - figures[k][1]) / figures[k][4] for k in others]
+    sampling = [figures[k][2] / figures[k][4] ** 2 for k in others]
+    tau2 = max(0.0, statistics.variance(excess) - statistics.fmean(sampling)) * (1 + 1 / m)
+    t_sum, mean, var, k3, w_sum, _ = figures[name]
+    extra = tau2 * w_sum**2
+    return (t_sum - mean) / math.sqrt(var + extra), tail(t_sum, mean, var, k3, extra, df=m - 1)
 
 
 def screen(rows: Iterable[DecisionRow], *, fdr: float = 0.05, evidence: int = EVIDENCE) -> list[Assist]:
@@ -314,18 +338,7 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
     ]
     if len(tested) < MIN_ROOM:
         tested = []
-    excess = [(figures[k][0] - figures[k][1]) / figures[k][4] for k in tested]
-    sampling = [figures[k][2] / figures[k][4] ** 2 for k in tested]
-    tau2 = 0.0
-    if excess:
-        mid = statistics.median(excess)
-        spread = MAD_SCALE * statistics.median(abs(e - mid) for e in excess)
-        tau2 = max(0.0, spread**2 - statistics.median(sampling))
-    pvals: dict[str, tuple[float, float]] = {}
-    for name in tested:
-        t_sum, mean, var, k3, w_sum, _ = figures[name]
-        extra = tau2 * w_sum**2
-        pvals[name] = ((t_sum - mean) / math.sqrt(var + extra), tail(t_sum, mean, var, k3, extra))
+    pvals = {name: _against_the_others(name, tested, figures) for name in tested}
     qs = dict(zip(tested, by_qvalues(np.array([pvals[k][1] for k in tested], dtype=float)).tolist(), strict=True))
     out = []
     for name, pl in players.items():
