@@ -74,9 +74,9 @@ from setuptools.errors import CCompilerError, ExecError, PlatformError
 
 # The hot path of `validate` and of ingest: tiles, parsing, the hand state machine, scoring and settlement,
 # and ingest's record-to-rows step; and the reference policy, which the review (`review`, `assist`, `replay
-# --review`) asks of every decision (compiled: about a quarter less CPU a hand reviewed). ruleset.py stays interpreted: the rule profiles read their switch types
-# from the dataclass annotations, which compiled classes do not keep (and a RuleSet is built once per
-# distinct set of switches).
+# --review`) asks of every decision (compiled: about 30% less CPU a hand reviewed, docs/REPLAY.md).
+# ruleset.py stays interpreted: the rule profiles read their switch types from the dataclass annotations,
+# which compiled classes do not keep (and a RuleSet is built once per distinct set of switches).
 COMPILED = [
     "pipeline/codes.py",
     "pipeline/rules/tiles.py",
