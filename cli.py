@@ -1517,7 +1517,7 @@ def assist_command(
             "--per-player",
             min=1,
             help="Review only each player's N newest hands (the others at their tables included): the review "
-            "costs about 13 ms a hand compiled, 30 ms interpreted (1M hands: about 3.5 CPU-hours). Default: all.",
+            "costs about 11 ms a hand compiled, 21 ms interpreted (1M hands: about 3 CPU-hours). Default: all.",
         ),
     ] = None,
     evidence: Annotated[
@@ -1535,11 +1535,11 @@ def assist_command(
     (the reference policy ranks every decision's options), each non-forced decision weighted by how ambiguous it
     was (near-equal options and one clearly best option weigh little); per player the weighted agreement with
     the policy's first choice on discards, the void and the exchange, against the room's players of the same
-    skill (their agreement on the clear decisions), a one-sided p (the Bernoullis' sum, the room's spread
-    added), Benjamini–Yekutieli over the players. Evidence: the flagged players' most telling decisions, each
-    replayable with `xuezhan replay HAND --warehouse W --review`. Cost: one review per hand (about 13 ms
-    compiled; --per-player and the filters bound it, --workers spreads it). A flag is a reason to look, not
-    proof. Exit 1 when no hand has known tiles, or one could not be read back."""
+    skill (their agreement on the clear decisions), a one-sided p (the Bernoullis' sum, the other players'
+    spread added, leave one out, read in Student's t), Benjamini–Yekutieli over the players. Evidence: the
+    flagged players' most telling decisions, each replayable with `xuezhan replay HAND --warehouse W --review`.
+    Cost: one review per hand (about 11 ms compiled; --per-player and the filters bound it, --workers spreads
+    it). A flag is a reason to look, not proof. Exit 1 when no hand has known tiles, or one could not be read back."""
     from pipeline.analytics.export import Missing
     from pipeline.analytics.queries import connect
     from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, screen
@@ -1634,8 +1634,8 @@ def review_command(
     (decision_tallies), for stats and the report's player pages: efficiency-match rate, avoidable deal-ins, missed
     wins, late 定缺 (schemas/METRICS.md#decisions). Each hand whose tiles are known (levels full, dealt; an
     observer's own seat) is read back from its source and reviewed by the reference policy, once: a second run
-    reviews only the hands ingested since (or reviewed by an older review version). Cost: about 13 ms a hand
-    compiled, 30 ms interpreted, per worker. Committed as ingest commits (a kill keeps what was committed; run it
+    reviews only the hands ingested since (or reviewed by an older review version). Cost: about 11 ms a hand
+    compiled, 21 ms interpreted, per worker. Committed as ingest commits (a kill keeps what was committed; run it
     again to finish). Exit 1 when some hand could not be read back (it is tried again next time), or no stored
     hand has known tiles; 2 when another process is writing to the warehouse."""
     from pipeline.audit.tallies import review_warehouse

@@ -426,7 +426,7 @@ def decisions_page() -> list[str]:
         "",
         "The decision metrics judge the player's choices beside the reference policy (`pipeline/game/policy.py`, a",
         "transparent yardstick, not a strong player: its docstring says what it is). Reviewing a hand costs about",
-        "13 ms compiled, so it is not part of `ingest` or of each `stats`: `xuezhan review --warehouse W` reviews",
+        "11 ms compiled, so it is not part of `ingest` or of each `stats`: `xuezhan review --warehouse W` reviews",
         "every hand not yet reviewed and stores one row per player-hand in `decision_tallies`",
         "([TABLES.md](TABLES.md#decision_tallies)); `stats` (text, csv, json: each player's `metrics`) and the",
         "report's player pages sum them. A player with no reviewed hand (none whose tiles are known, or the pass not",

@@ -3,7 +3,7 @@ into the warehouse table ``decision_tallies``, so that ``stats`` and the report 
 (schemas/METRICS.md, Decisions) without reviewing anything.
 
 The review (:func:`pipeline.audit.review.review`: the reference policy ranking every decision's options) costs
-about 13 ms a hand compiled: too much for ingest (about 1 ms a hand) or for every ``stats`` run, little once.
+about 11 ms a hand compiled: too much for ingest (about 1 ms a hand) or for every ``stats`` run, little once.
 So the pass is separate and incremental: it reviews the hands of levels full, dealt and observer that have no row
 of the current :data:`schemas.tables.TALLY_VERSION` (``sql/review_pending.sql``), read back from their sources
 (:func:`pipeline.analytics.export.read_back`, the very line stored), and appends one row per player-hand whose
