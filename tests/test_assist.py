@@ -95,24 +95,41 @@ def _figures(excess: list[float], n: float = 1000.0) -> dict[str, tuple[float, f
 
 def test_a_players_own_excess_never_widens_the_spread_it_is_judged_by() -> None:
     room = [0.01, -0.02, 0.015, -0.005, 0.0, 0.02, -0.01]
-    z1, p1 = _against_the_others("p7", [f"p{i}" for i in range(8)], _figures([*room, 0.05]))
-    z2, p2 = _against_the_others("p7", [f"p{i}" for i in range(8)], _figures([*room, 0.10]))
+    z1, p1 = _against_the_others([f"p{i}" for i in range(8)], _figures([*room, 0.05]))["p7"]
+    z2, p2 = _against_the_others([f"p{i}" for i in range(8)], _figures([*room, 0.10]))["p7"]
     assert z2 == pytest.approx(2 * z1) and p2 < p1  # the same spread: twice the excess, twice the z
     # while the spread all eight give (the excess among them) would have grown with it
     assert statistics.variance([*room, 0.10]) > 2 * statistics.variance([*room, 0.05])
+
+
+def test_the_room_sums_give_each_player_the_spread_of_the_others_alone() -> None:
+    # the leave-one-out spread from the room's sums, against the others' variance worked out player by player
+    rng = np.random.default_rng(3)
+    figures = _figures(rng.normal(0.0, 0.03, 30).tolist(), n=800.0)
+    names = list(figures)
+    judged = _against_the_others(names, figures)
+    for name in names:
+        others = [k for k in names if k != name]
+        excess = [(figures[k][0] - figures[k][1]) / figures[k][4] for k in others]
+        sampling = statistics.fmean(figures[k][2] / figures[k][4] ** 2 for k in others)
+        tau2 = max(0.0, statistics.variance(excess) - sampling) * (1 + 1 / len(others))
+        t_sum, mean, var, k3, w_sum, _ = figures[name]
+        z = (t_sum - mean) / math.sqrt(var + tau2 * w_sum**2)
+        assert judged[name][0] == pytest.approx(z, rel=1e-9, abs=1e-12)
+        assert judged[name][1] == pytest.approx(tail(t_sum, mean, var, k3, tau2 * w_sum**2, df=28), rel=1e-9)
 
 
 def test_a_spread_measured_on_few_players_gives_a_heavier_tail() -> None:
     # the others' spread measured on 4 of them: the deviate read in Student's t of 3 degrees of freedom, far
     # heavier than the normal; measured on 40, nearly the normal
     few = [0.02, -0.02, 0.02, -0.02]
-    z_few, p_few = _against_the_others("p4", [f"p{i}" for i in range(5)], _figures([*few, 0.06]))
-    z_many, p_many = _against_the_others("p40", [f"p{i}" for i in range(41)], _figures([*few * 10, 0.06]))
+    z_few, p_few = _against_the_others([f"p{i}" for i in range(5)], _figures([*few, 0.06]))["p4"]
+    z_many, p_many = _against_the_others([f"p{i}" for i in range(41)], _figures([*few * 10, 0.06]))["p40"]
     assert z_few > 2 and p_few == pytest.approx(t_sf(z_few, 3)) and p_many == pytest.approx(t_sf(z_many, 39))
     assert p_few / normal_sf(z_few) > 2 * p_many / normal_sf(z_many) > 2
     # an honest room with no spread beyond sampling: τ² is 0, not negative, and the tail is the Bernoullis' own
     flat = _figures([0.0] * 7 + [0.0])
-    assert _against_the_others("p7", list(flat), flat) == (0.0, pytest.approx(0.5))
+    assert _against_the_others(list(flat), flat)["p7"] == (0.0, pytest.approx(0.5))
 
 
 # ------------------------------------------------------------------------------------------ ambiguity weights

@@ -214,22 +214,32 @@ def tail(t: float, mean: float, var: float, k3: float, extra: float = 0.0, df: f
 
 
 def _against_the_others(
-    name: str, tested: Sequence[str], figures: dict[str, tuple[float, float, float, float, float, int]]
-) -> tuple[float, float]:
-    """A tested player's ``(z, p)`` against the room's spread measured on the *other* tested players (leave one
+    tested: Sequence[str], figures: dict[str, tuple[float, float, float, float, float, int]]
+) -> dict[str, tuple[float, float]]:
+    """Each tested player's ``(z, p)`` against the room's spread measured on the *other* tested players (leave one
     out: its own excess never widens the spread it is judged by). The spread ``τ²``: the variance of the others'
     excess rates ``(T − μ)/Σw`` (``m`` of them, ``m − 1`` degrees of freedom) less their mean sampling variance,
     at least 0, times ``1 + 1/m`` (a new player against a spread estimated from ``m``); the tail in Student's t of
     ``m − 1`` degrees of freedom, so that a room of a few players, whose spread is itself uncertain, flags only
-    what stands out beyond that uncertainty."""
-    others = [k for k in tested if k != name]
-    m = len(others)
-    excess = [(figures[k][0] - figures[k][1]) / figures[k][4] for k in others]
-    sampling = [figures[k][2] / figures[k][4] ** 2 for k in others]
-    tau2 = max(0.0, statistics.variance(excess) - statistics.fmean(sampling)) * (1 + 1 / m)
-    t_sum, mean, var, k3, w_sum, _ = figures[name]
-    extra = tau2 * w_sum**2
-    return (t_sum - mean) / math.sqrt(var + extra), tail(t_sum, mean, var, k3, extra, df=m - 1)
+    what stands out beyond that uncertainty. The room's sums are taken once and each player's own taken out of
+    them: linear in the players."""
+    excess = {k: (figures[k][0] - figures[k][1]) / figures[k][4] for k in tested}
+    sampling = {k: figures[k][2] / figures[k][4] ** 2 for k in tested}
+    centre = statistics.fmean(excess.values()) if excess else 0.0  # the sums about it, for their precision
+    s1 = sum(e - centre for e in excess.values())
+    s2 = sum((e - centre) ** 2 for e in excess.values())
+    sv = sum(sampling.values())
+    m = len(tested) - 1
+    out = {}
+    for name in tested:
+        d = excess[name] - centre
+        mean_others = (s1 - d) / m
+        variance = (s2 - d * d - m * mean_others**2) / (m - 1)
+        tau2 = max(0.0, variance - (sv - sampling[name]) / m) * (1 + 1 / m)
+        t_sum, mean, var, k3, w_sum, _ = figures[name]
+        extra = tau2 * w_sum**2
+        out[name] = ((t_sum - mean) / math.sqrt(var + extra), tail(t_sum, mean, var, k3, extra, df=m - 1))
+    return out
 
 
 def screen(rows: Iterable[DecisionRow], *, fdr: float = 0.05, evidence: int = EVIDENCE) -> list[Assist]:
@@ -338,7 +348,7 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
     ]
     if len(tested) < MIN_ROOM:
         tested = []
-    pvals = {name: _against_the_others(name, tested, figures) for name in tested}
+    pvals = _against_the_others(tested, figures)
     qs = dict(zip(tested, by_qvalues(np.array([pvals[k][1] for k in tested], dtype=float)).tolist(), strict=True))
     out = []
     for name, pl in players.items():
