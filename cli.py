@@ -2041,22 +2041,31 @@ def eval_assist_command(
     ] = 0.5,
     replicates: Annotated[int, _option("--replicates", ": rooms of each planted kind.", min=1)] = 10,
     honest: Annotated[int, _option("--honest", " rooms of the same size.", min=0)] = 10,
+    players: Annotated[
+        int,
+        typer.Option(
+            "--players",
+            min=4,
+            help="Players in each room (the room's spread is measured on the others, so its size matters).",
+        ),
+    ] = 8,
     workers: Annotated[int, _option("--workers", ": rooms simulated at once.", min=1)] = 2,
     seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
     out: OutJson = None,
     cache: CacheOption = None,
     fmt: EvalFormat = "table",
 ) -> None:
-    """Simulate rooms of 8 players with expert players (the strong honest style, the hard negatives) and one
-    engine follower (simulate --inject follow=1:P; its engine a sampling look-ahead, not the screen's
-    yardstick), one evasive follower (follow=1:P:evasive), or one calculator (an honest player's reviewed
+    """Simulate rooms of 8 players (`--players`) with expert players (the strong honest style, the hard
+    negatives) and one engine follower (simulate --inject follow=1:P; its engine a sampling look-ahead, not the
+    screen's yardstick), one evasive follower (follow=1:P:evasive), or one calculator (an honest player's reviewed
     decisions replaced by the reference policy's own first choice on a share P: a follower of an efficiency
     calculator, the hand's course unchanged), and honest rooms; ingest each and run `assist` on it; report the
     planted players flagged with a Wilson 95% interval and the honest rooms with a false flag. Each room is
-    reviewed whole: about 2,000 hands, a few CPU-minutes a room."""
+    reviewed whole: about 2,000 hands in a room of 8 (each player sits in about 4/N of a room's hands), a few
+    CPU-minutes a room."""
     from pipeline.evaluate import assist_grid
 
-    pops = assist_grid(seed=seed, hands=hands, share=share, replicates=replicates, honest=honest)
+    pops = assist_grid(seed=seed, hands=hands, share=share, replicates=replicates, honest=honest, players=players)
     _evaluate("assist", pops, fdr, workers, out, "players", cache, fmt)
 
 

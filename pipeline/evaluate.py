@@ -1079,19 +1079,36 @@ def assist_grid(
     honest: int = 10,
     evasive: bool = True,
     calculator: bool = True,
+    players: int = ASSIST_PLAYERS,
 ) -> list[Population]:
-    """``replicates`` rooms with one follower at ``share`` whose hands number about ``hands`` (the room: twice
-    that), as many with an evasive follower and (``calculator``) with a calculator, and ``honest`` rooms; every
-    room has expert players (:data:`EXPERT_MIX`; the honest rooms alternate it with :data:`EXPERTS_MIX`)."""
-    total = round(hands / SEATED)
+    """``replicates`` rooms of ``players`` players with one follower at ``share`` whose hands number about
+    ``hands`` (every player sits in about 4/``players`` of the room's hands: the room of 8 plays twice
+    ``hands``), as many with an evasive follower and (``calculator``) with a calculator, and ``honest`` rooms;
+    every room has expert players (:data:`EXPERT_MIX`; the honest rooms alternate it with :data:`EXPERTS_MIX`).
+    Rooms of other sizes than :data:`ASSIST_PLAYERS` are named by it (their cache keys differ by it too)."""
+    if players < 4:
+        raise ValueError(f"a room needs at least 4 players, got {players}")
+    total = round(hands * players / 4)
+    size = "" if players == ASSIST_PLAYERS else f" · {players} players"
     out: list[Population] = [
-        AssistPopulation(f"follow {share} × {hands}", total, 0.0, 0, 0, seed + k, EXPERT_MIX, followers=1, share=share)
+        AssistPopulation(
+            f"follow {share} × {hands}{size}",
+            total,
+            0.0,
+            0,
+            0,
+            seed + k,
+            EXPERT_MIX,
+            followers=1,
+            share=share,
+            players=players,
+        )
         for k in range(replicates)
     ]
     if evasive:
         out += [
             AssistPopulation(
-                f"follow {share} evasive × {hands}",
+                f"follow {share} evasive × {hands}{size}",
                 total,
                 0.0,
                 0,
@@ -1101,19 +1118,32 @@ def assist_grid(
                 followers=1,
                 share=share,
                 evasive=True,
+                players=players,
             )
             for k in range(replicates)
         ]
     if calculator:
         out += [
             AssistPopulation(
-                f"calculator {share} × {hands}", total, 0.0, 0, 0, seed + 700 + k, EXPERT_MIX, calculator=share
+                f"calculator {share} × {hands}{size}",
+                total,
+                0.0,
+                0,
+                0,
+                seed + 700 + k,
+                EXPERT_MIX,
+                calculator=share,
+                players=players,
             )
             for k in range(replicates)
         ]
     mixes = (EXPERT_MIX, EXPERTS_MIX)
     for k in range(honest):
-        out.append(AssistPopulation(f"honest × {hands}", total, 0.0, 0, 0, seed + 1000 + k, mixes[k % 2]))
+        out.append(
+            AssistPopulation(
+                f"honest × {hands}{size}", total, 0.0, 0, 0, seed + 1000 + k, mixes[k % 2], players=players
+            )
+        )
     return out
 
 

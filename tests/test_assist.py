@@ -281,3 +281,16 @@ def test_the_evaluation_rooms_have_experts_and_seeds_of_their_own() -> None:
     kinds = Counter((p.followers, p.evasive, p.calculator > 0) for p in pops)
     assert kinds == {(1, False, False): 3, (1, True, False): 3, (0, False, True): 3, (0, False, False): 4}
     assert len({p.seed for p in pops}) == len(pops)
+
+
+def test_the_evaluation_rooms_can_be_larger_and_each_player_keeps_its_hands() -> None:
+    from pipeline.evaluate import AssistPopulation, assist_grid
+
+    eight = assist_grid(seed=1, hands=500, replicates=1, honest=1)
+    big = assist_grid(seed=1, hands=500, replicates=1, honest=1, players=24)
+    assert all(isinstance(p, AssistPopulation) and p.players == 24 and p.hands == 3000 for p in big)
+    assert all("24 players" in p.name for p in big) and not any("players" in p.name for p in eight)
+    assert [p.seed for p in big] == [p.seed for p in eight]  # the same rooms' seeds, other sizes
+    assert {repr(p) for p in big}.isdisjoint(repr(p) for p in eight)  # so other cache keys
+    with pytest.raises(ValueError, match="at least 4"):
+        assist_grid(players=3)
