@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from pipeline.analytics import stats
 from pipeline.analytics.metrics import METRIC_BY_ID, METRICS
 from pipeline.analytics.stats import (
     Z95,
@@ -210,3 +211,20 @@ def test_null_base_counts_read_as_zero() -> None:
             assert got[m.id] == {"value": 0}, m.id
         else:
             assert got[m.id]["value"] is None and got[m.id]["ci_low"] is None, m.id
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 7, 30, 1000])
+@pytest.mark.parametrize("p", [1e-9, 0.001, 0.025, 0.2, 0.5, 0.9])
+def test_t_isf_inverts_t_sf(p: float, df: int) -> None:
+    t = stats.t_isf(p, df)
+    assert stats.t_sf(t, df) == pytest.approx(p, rel=1e-9, abs=1e-15)
+    assert t >= stats.normal_isf(p) if p < 0.5 else t <= stats.normal_isf(p) + 1e-12  # heavier tails than Z
+
+
+def test_t_isf_known_quantiles_and_bounds() -> None:
+    assert stats.t_isf(0.025, 1) == pytest.approx(12.7062047, rel=1e-7)  # tan(π(0.475))
+    assert stats.t_isf(0.025, 4) == pytest.approx(2.7764451, rel=1e-7)
+    assert stats.t_isf(0.025, 10**6) == pytest.approx(stats.normal_isf(0.025), rel=1e-5)
+    for bad in (0.0, 1.0, -0.1):
+        with pytest.raises(ValueError, match="tail probability"):
+            stats.t_isf(bad, 3)

@@ -19,8 +19,6 @@ from pipeline.ingest.run import ingest
 from pipeline.simulate.tables import SimConfig, write
 from tools.policy_agreement import t_interval
 
-# Student's t, two-sided 95%, by degrees of freedom (more than 30: the normal's)
-
 
 def room_variances(warehouse: Path) -> tuple[int, float, float]:
     """(seat-hands, raw variance, luck-adjusted variance) of a warehouse's nets per seat-hand, in bases²: over

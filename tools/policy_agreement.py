@@ -22,32 +22,27 @@ from typing import Any
 
 import orjson
 
+from pipeline.analytics import stats
+from pipeline.analytics.stats import t_isf
 from pipeline.audit.review import Decision, efficient, review_json
 
 KINDS = ("turn", "claim", "void", "exchange")
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of ``k`` successes in ``n`` trials (``(0, 1)`` when ``n`` is 0)."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """The Wilson 95% interval of ``k`` successes in ``n`` trials (:func:`pipeline.analytics.stats.wilson`;
+    ``(0, 1)`` when ``n`` is 0: nothing known)."""
+    low, high = stats.wilson(k, n)
+    return (0.0 if low is None else low, 1.0 if high is None else high)
 
 
 def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """The mean of ``values`` and its 95% interval (Student's t; the normal's 1.96 past 10 degrees of freedom;
-    NaN bounds for fewer than two)."""
+    """The mean of ``values`` and its 95% interval (Student's t of ``n − 1`` degrees of freedom,
+    :func:`~pipeline.analytics.stats.t_isf`; NaN bounds for fewer than two)."""
     mean = statistics.fmean(values)
     if len(values) < 2:
         return mean, math.nan, math.nan
-    half = T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
+    half = t_isf(0.025, len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
     return mean, mean - half, mean + half
 
 
