@@ -187,12 +187,13 @@ def test_the_first_stream_must_be_the_hands() -> None:
         list(read_runs(room(["h-001-c1"]), STREAMS[::-1], per_hand, size=5))
 
 
-def test_a_query_over_every_hand_spills_past_its_bound_and_never_fails(tmp_path, monkeypatch) -> None:
+def test_a_query_over_every_hand_spills_past_its_bound_and_never_fails(tmp_path, monkeypatch, capsys) -> None:
     """runs.bounded: DuckDB's memory held to the bound, a query bigger than it spills to the connection's folder
     (made when first needed, removed when the connection closes) and gives the whole answer; a query DuckDB
-    cannot spill (an aggregate holding one string of everything) runs again without the bound; DuckDB's default
-    limit is back after either."""
+    cannot spill (an aggregate holding one string of everything) runs again without the bound, and says so on
+    stderr, once per process; DuckDB's default limit is back after either."""
     monkeypatch.setattr(runs, "WHOLE_MEMORY", "64MB")
+    monkeypatch.setattr(runs, "_UNBOUNDED", [])
     spill = tmp_path / "spill"
     con = duckdb.connect()
     con.execute("SET temp_directory = ?", [str(spill)])
@@ -200,6 +201,7 @@ def test_a_query_over_every_hand_spills_past_its_bound_and_never_fails(tmp_path,
     distinct = "SELECT count(*), sum(k) FROM (SELECT DISTINCT i AS k, repeat('x', 40) || i FROM range(2000000) t(i))"
     assert runs.bounded(con, lambda: con.execute(distinct).fetchall()) == [(2_000_000, 1_999_999_000_000)]
     assert spill.is_dir() and con.execute("SELECT current_setting('memory_limit')").fetchall() == limit
+    assert capsys.readouterr().err == ""  # it spilled: nothing to say
     whole = "SELECT length(string_agg(repeat('x', 100), '')) FROM range(1000000)"
     with pytest.raises(duckdb.OutOfMemoryException):  # what the bound alone does to it
         con.execute("SET memory_limit = '64MB'")
@@ -207,6 +209,10 @@ def test_a_query_over_every_hand_spills_past_its_bound_and_never_fails(tmp_path,
     con.execute(f"SET memory_limit = '{limit[0][0]}'")
     assert runs.bounded(con, lambda: con.execute(whole).fetchall()) == [(100_000_000,)]
     assert con.execute("SELECT current_setting('memory_limit')").fetchall() == limit
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "did not fit in 64MB" in said and "without the bound" in said
+    assert runs.bounded(con, lambda: con.execute(whole).fetchall()) == [(100_000_000,)]
+    assert capsys.readouterr().err == ""  # once per process
     con.close()
     assert not spill.exists()
 

@@ -47,6 +47,7 @@ held to :data:`WHOLE_MEMORY`, spilling to disk past it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, closing, contextmanager
@@ -214,7 +215,9 @@ def bounded(con: duckdb.DuckDBPyConnection, query: Callable[[], T]) -> T:
     :data:`WHOLE_MEMORY`: past it, DuckDB spills its joins, aggregates, sorts and windows to the connection's
     temporary folder, so that the memory does not grow with the warehouse (the time does, more than linearly
     where it spills). A query DuckDB cannot spill (an aggregate that holds lists) is run again without the bound
-    rather than fail. Then the limit is DuckDB's default again (an analytics connection sets none of its own).
+    rather than fail, and a warning line on stderr says so (once per process: the memory is then DuckDB's own
+    default, most of the machine's). Then the limit is DuckDB's default again (an analytics connection sets none
+    of its own).
     Called inside another ``bounded`` of the same connection (a model run by a step that is bounded as a whole),
     ``query()`` just runs: the outer call holds the bound until its own query is done, and retries it."""
     default = _memory_limit(con)
@@ -224,11 +227,22 @@ def bounded(con: duckdb.DuckDBPyConnection, query: Callable[[], T]) -> T:
     try:
         try:
             return query()
-        except duckdb.OutOfMemoryException:
+        except duckdb.OutOfMemoryException as e:
+            if not _UNBOUNDED:
+                _UNBOUNDED.append(str(e))
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                print(
+                    f"xuezhan: warning: a query over every hand did not fit in {WHOLE_MEMORY} and could not spill to "
+                    f"disk ({first[:200]}); it ran again without the bound, in DuckDB's default memory limit",
+                    file=sys.stderr,
+                )
             con.execute("RESET memory_limit")
             return query()
     finally:
         con.execute("RESET memory_limit")
+
+
+_UNBOUNDED: list[str] = []  # the first query of the process that ran again without the bound (its error)
 
 
 def _memory_limit(con: duckdb.DuckDBPyConnection) -> str:
