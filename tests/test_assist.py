@@ -229,6 +229,42 @@ def test_the_screen_reads_its_rows_once_and_the_workers_give_the_same_rows(room:
     assert screen(iter(rows)) == screen(rows)
 
 
+def test_the_review_loop_collects_less_often_and_puts_the_threshold_back(room: tuple) -> None:
+    """decisions.REVIEW_GC_THRESHOLD: in force while a hand is reviewed (in the caller's process), never between
+    hands (the caller's own work) nor after, nor after a record that fails; the worker processes keep it."""
+    import gc
+
+    from pipeline.audit import decisions
+
+    wh, _, _ = room
+    with connect(wh) as con:
+        hands = decision_hands(con)[:3]
+    seen: list[int] = []
+
+    def each(hand_id: str, obj: dict) -> int:
+        seen.append(gc.get_threshold()[0])
+        if hand_id == hands[1].hand_id:
+            raise decisions.RecordError("SCHEMA_FIELD", "a bad one")
+        return 1
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, *before[1:])
+        missing: list[Missing] = []
+        between = [gc.get_threshold()[0] for _ in decisions.reviewed(hands, missing, each)]
+        assert seen == [decisions.REVIEW_GC_THRESHOLD] * 3 and between == [700, 700]
+        assert gc.get_threshold()[0] == 700 and [m.hand.hand_id for m in missing] == [hands[1].hand_id]
+        with decisions.fewer_collections():
+            with decisions.fewer_collections():  # nested: the outer's value is kept, then put back
+                assert gc.get_threshold()[0] == decisions.REVIEW_GC_THRESHOLD
+            assert gc.get_threshold()[0] == decisions.REVIEW_GC_THRESHOLD
+        assert gc.get_threshold()[0] == 700
+        decisions._review_worker()
+        assert gc.get_threshold()[0] == decisions.REVIEW_GC_THRESHOLD
+    finally:
+        gc.set_threshold(*before)
+
+
 def test_per_player_keeps_each_players_newest_hands(room: tuple) -> None:
     wh, _, _ = room
     with connect(wh) as con:

@@ -40,6 +40,8 @@ nothing but the batches in flight is held.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -62,6 +64,12 @@ PEAK_GAP: Final = 0.75  # the gap of the heaviest decisions
 MIN_GAP: Final = 0.05  # a non-forced decision's gap is at least this (options that differ, in a trade-off)
 WIN_GAP: Final = 99.0  # a win ranked first: no judgement
 BATCH: Final = 200  # records per batch sent to a worker
+# The collector's first threshold while hands are reviewed (Python's default: 700 allocations). The review makes
+# and drops many small containers (options, hands, memo keys) and holds none of them in a cycle, so the collector
+# finds nothing to free but costs time: 10,000 reviews about 1.2x faster (compiled, interleaved A/B on 600 hands
+# of the bench corpus, 8.3 -> 6.8 ms a hand; 100,000 and 1,000,000 no better). Set in the review's worker
+# processes for their life, and in the caller's process only while its own loop reviews (then put back).
+REVIEW_GC_THRESHOLD: Final = 10_000
 T = TypeVar("T")
 
 
@@ -195,6 +203,23 @@ def review_object(hand_id: str, obj: dict[str, Any]) -> list[DecisionRow]:
     return rows_of(hand_id, record.players, review(record, obj))
 
 
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """The collector's first threshold at least :data:`REVIEW_GC_THRESHOLD` inside, as it was after."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], REVIEW_GC_THRESHOLD), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
+def _review_worker() -> None:
+    """A review worker process's start: the collector's threshold for its life (:data:`REVIEW_GC_THRESHOLD`)."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], REVIEW_GC_THRESHOLD), *before[1:])
+
+
 def _each_of_batch(each: Callable[[str, dict[str, Any]], T], batch: list[tuple[str, str]]) -> list[tuple[str, T | str]]:
     """A worker's batch: ``(hand_id, the record's JSON text)`` each; per hand ``each``'s result, or why a record
     no longer parses (a ``str``)."""
@@ -224,11 +249,14 @@ def reviewed(
                 missing.append(got)
                 continue
             try:
-                yield got.hand.hand_id, each(got.hand.hand_id, got.record)
+                with fewer_collections():  # the review's own loop only, not the caller's work between hands
+                    result = each(got.hand.hand_id, got.record)
             except RecordError as exc:
                 missing.append(Missing(got.hand, f"not a record any more: {exc}"))
+                continue
+            yield got.hand.hand_id, result
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_review_worker) as pool:
         pending: set[Future[list[tuple[str, T | str]]]] = set()
 
         def drain(block: bool) -> Iterator[tuple[str, T]]:
