@@ -9,6 +9,7 @@ the runs out as frames (``prep_*(health)``) and draws them (``plot_*``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,12 +109,32 @@ def table_name(table: str | None) -> str:
     return NO_TABLE if table is None else table
 
 
+# The last check's frames, by the check they were built from (the health page asks for each twice: its table and
+# its chart; a frame is never changed in place, so sharing it is safe). One check held at a time.
+_LAST: dict[str, tuple[Health, pl.DataFrame]] = {}
+
+
+def _once(name: str, health: Health, build: Callable[[Health], pl.DataFrame]) -> pl.DataFrame:
+    """``build(health)``, built once per check: asked again for the same ``health`` object, the same frame."""
+    held = _LAST.get(name)
+    if held is not None and held[0] is health:
+        return held[1]
+    frame = build(health)
+    _LAST[name] = (health, frame)
+    return frame
+
+
 def prep_tables(health: Health) -> pl.DataFrame:
     """Each table's hands and hands with a scoring or settlement error, run by run (a table a run stored no hand
     of has no row for it): the rate :func:`~pipeline.analytics.health.check` tests per table.
 
     Columns: ``table`` (:data:`NO_TABLE` for the hands without one), ``run_no``, ``hands``, ``settle_errors``,
-    ``rate``; by table, then run. Built column by column: a warehouse can hold hundreds of thousands of tables."""
+    ``rate``; by table, then run. Built column by column: a warehouse can hold hundreds of thousands of tables;
+    once per check (:func:`_once`)."""
+    return _once("tables", health, _tables)
+
+
+def _tables(health: Health) -> pl.DataFrame:
     table: list[str] = []
     run_no: list[int] = []
     hands: list[int] = []
@@ -156,7 +177,11 @@ def prep_table_trend(health: Health) -> pl.DataFrame:
 
     Columns: ``table``, ``level``, ``hands`` (in the checked run), ``settle_errors``, ``rate``, ``earlier_hands``,
     ``earlier_errors``, ``earlier_rate`` (the finished runs before the checked one, pooled), ``runs`` (runs with
-    hands of the table). One vectorised pass over :func:`prep_tables` (no loop per table)."""
+    hands of the table). One vectorised pass over :func:`prep_tables` (no loop per table), once per check."""
+    return _once("trend", health, _table_trend)
+
+
+def _table_trend(health: Health) -> pl.DataFrame:
     this = health.run
     checked = this.run_no if this is not None else -1
     earlier = [r.run_no for r in health.runs if r.run_no < checked and r.finished_at is not None]  # as check()'s

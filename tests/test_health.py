@@ -286,3 +286,23 @@ def test_the_page_lists_every_alert_and_the_first_tables_and_says_where_the_rest
     many = tables_section(_health([tables, tables], 1, set(), alerts))
     assert many.count('<tr class="level-error">') == health_dash.TABLE_ROWS + 10
     assert many.count('<tr class="level-') == health_dash.TABLE_ROWS + 10
+
+
+def test_the_pages_frames_are_built_once_per_check(monkeypatch) -> None:
+    """prep_tables and prep_table_trend, asked for by the page's table and by its chart, build their frame once
+    per check (the same object back), and again for another check, even an equal one."""
+    from dashboards import health as health_dash
+
+    built: list[str] = []
+    real = health_dash._tables
+    monkeypatch.setattr(health_dash, "_tables", lambda h: built.append("tables") or real(h))
+    tables: dict[str | None, tuple[int, int]] = {f"T{i}": (200, i) for i in range(5)}
+    health = _health([tables, tables], 1, set(), {})
+    trend = health_dash.prep_table_trend(health)
+    assert health_dash.prep_table_trend(health) is trend
+    chart = health_dash.prep_settle_chart(health)
+    assert health_dash.prep_tables(health) is health_dash.prep_tables(health)
+    assert built == ["tables"] and chart.height == 2 + 2 * min(5, health_dash.TABLE_LINES)
+    other = _health([tables, tables], 1, set(), {})
+    assert health_dash.prep_table_trend(other) is not trend and built == ["tables", "tables"]
+    assert health_dash.prep_table_trend(other).equals(trend)

@@ -689,11 +689,13 @@ def bench_validate(p: Plan, compiled: Path | None) -> dict[str, Any]:
 
 
 # The reference policy's child: reads the corpus, reviews one record untimed (warm memos), then reviews the rest
-# (parse, replay, rank every decision: what ``xuezhan replay --review`` adds) and answers with the hands, the decisions,
-# the CPU and the wall seconds.
+# (parse, replay, rank every decision: what ``xuezhan replay --review`` adds) as the review loop of ``assist`` and the
+# stored tallies does (the collector's threshold raised while a hand is reviewed: decisions.fewer_collections) and
+# answers with the hands, the decisions, the CPU and the wall seconds.
 POLICY_CHILD = """\
 import gzip, json, sys, time
 import orjson
+from pipeline.audit.decisions import fewer_collections
 from pipeline.audit.review import review_json
 path, limit = sys.argv[1], int(sys.argv[2])
 records = []
@@ -704,7 +706,10 @@ with gzip.open(path, "rb") as f:
             break
 review_json(records.pop(0))
 w0, c0 = time.perf_counter(), time.process_time()
-decisions = sum(len(review_json(r)[1]) for r in records)
+decisions = 0
+for r in records:
+    with fewer_collections():
+        decisions += len(review_json(r)[1])
 print(json.dumps([len(records), decisions, time.process_time() - c0, time.perf_counter() - w0]))
 """
 
