@@ -1542,7 +1542,7 @@ def assist_command(
     it). A flag is a reason to look, not proof. Exit 1 when no hand has known tiles, or one could not be read back."""
     from pipeline.analytics.export import Missing
     from pipeline.analytics.queries import connect
-    from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, screen
+    from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, reach, screen
     from pipeline.audit.decisions import decision_hands, decision_rows
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
@@ -1575,6 +1575,7 @@ def assist_command(
                 {**a.as_dict(), "evidence": [{**e.as_dict(), "replay": replay(e.hand_id)} for e in a.evidence]}
                 for a in rows
             ],
+            "reach": reach(rows).as_dict(),
             "meaning": ASSIST_MEANING,
         }
         typer.echo(json.dumps(doc, ensure_ascii=False))
@@ -1592,7 +1593,7 @@ def assist_command(
         )
         typer.echo(
             f"{'player':<16}{'hands':>7}{'tested':>8}{'weight':>8}{'agree':>7}{'expect':>8}{'clear':>7}{'z':>7}"
-            f"{'p':>11}{'q':>9}  flag"
+            f"{'p':>11}{'q':>9}{'need':>7}  flag"
         )
         for a in rows[:top]:
             line = f"{_shown(a.player):<16}{a.hands:>7}{a.tested:>8}{a.weight:>8.0f}"
@@ -1601,7 +1602,17 @@ def assist_command(
             line += f"{a.z:>7.1f}" if a.z is not None else f"{'–':>7}"
             line += f"{a.p:>11.2e}" if a.p is not None else f"{'–':>11}"
             line += f"{a.q:>9.3f}" if a.q is not None else f"{'–':>9}"
+            line += f"{a.needed:>7.3f}" if a.needed is not None else f"{'–':>7}"
             typer.echo(f"{line}  YES" if a.flagged else line)
+        seen = reach(rows)
+        if seen.tested and seen.share_median is not None:
+            typer.echo(
+                f"What it can see here: a player is flagged alone when its agreement exceeds what it is expected "
+                f"by `need` ({seen.needed_median:.3f}, the median of the {seen.tested} tested; "
+                f"{seen.needed_min:.3f}–{seen.needed_max:.3f}), that is when it takes the reference policy's "
+                f"own first choice on at least about {100 * seen.share_median:.0f}% of its tested decisions; an "
+                "engine of its own gains less on each. No flag is no evidence at this reach, not a clean room."
+            )
         for a in rows:
             if a.flagged and a.evidence:
                 typer.echo(f"\n{_shown(a.player)}: the most telling agreed decisions (weight, the room's chance)")

@@ -19,7 +19,19 @@ from typer.testing import CliRunner
 from pipeline.analytics.export import Missing
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import normal_sf, t_sf
-from pipeline.audit.assist import CLEAR_GAP, _against_the_others, band, moments, screen, tail
+from pipeline.audit.assist import (
+    BANDS,
+    CLEAR_GAP,
+    Assist,
+    Reach,
+    _against_the_others,
+    band,
+    cell,
+    moments,
+    reach,
+    screen,
+    tail,
+)
 from pipeline.audit.decisions import (
     PEAK_GAP,
     WIN_GAP,
@@ -95,8 +107,8 @@ def _figures(excess: list[float], n: float = 1000.0) -> dict[str, tuple[float, f
 
 def test_a_players_own_excess_never_widens_the_spread_it_is_judged_by() -> None:
     room = [0.01, -0.02, 0.015, -0.005, 0.0, 0.02, -0.01]
-    z1, p1 = _against_the_others([f"p{i}" for i in range(8)], _figures([*room, 0.05]))["p7"]
-    z2, p2 = _against_the_others([f"p{i}" for i in range(8)], _figures([*room, 0.10]))["p7"]
+    z1, p1, _ = _against_the_others([f"p{i}" for i in range(8)], _figures([*room, 0.05]))["p7"]
+    z2, p2, _ = _against_the_others([f"p{i}" for i in range(8)], _figures([*room, 0.10]))["p7"]
     assert z2 == pytest.approx(2 * z1) and p2 < p1  # the same spread: twice the excess, twice the z
     # while the spread all eight give (the excess among them) would have grown with it
     assert statistics.variance([*room, 0.10]) > 2 * statistics.variance([*room, 0.05])
@@ -117,19 +129,20 @@ def test_the_room_sums_give_each_player_the_spread_of_the_others_alone() -> None
         z = (t_sum - mean) / math.sqrt(var + tau2 * w_sum**2)
         assert judged[name][0] == pytest.approx(z, rel=1e-9, abs=1e-12)
         assert judged[name][1] == pytest.approx(tail(t_sum, mean, var, k3, tau2 * w_sum**2, df=28), rel=1e-9)
+        assert judged[name][2] == pytest.approx(math.sqrt(var + tau2 * w_sum**2) / w_sum, rel=1e-9)
 
 
 def test_a_spread_measured_on_few_players_gives_a_heavier_tail() -> None:
     # the others' spread measured on 4 of them: the deviate read in Student's t of 3 degrees of freedom, far
     # heavier than the normal; measured on 40, nearly the normal
     few = [0.02, -0.02, 0.02, -0.02]
-    z_few, p_few = _against_the_others([f"p{i}" for i in range(5)], _figures([*few, 0.06]))["p4"]
-    z_many, p_many = _against_the_others([f"p{i}" for i in range(41)], _figures([*few * 10, 0.06]))["p40"]
+    z_few, p_few, _ = _against_the_others([f"p{i}" for i in range(5)], _figures([*few, 0.06]))["p4"]
+    z_many, p_many, _ = _against_the_others([f"p{i}" for i in range(41)], _figures([*few * 10, 0.06]))["p40"]
     assert z_few > 2 and p_few == pytest.approx(t_sf(z_few, 3)) and p_many == pytest.approx(t_sf(z_many, 39))
     assert p_few / normal_sf(z_few) > 2 * p_many / normal_sf(z_many) > 2
     # an honest room with no spread beyond sampling: τ² is 0, not negative, and the tail is the Bernoullis' own
     flat = _figures([0.0] * 7 + [0.0])
-    assert _against_the_others(list(flat), flat)["p7"] == (0.0, pytest.approx(0.5))
+    assert _against_the_others(list(flat), flat)["p7"] == (0.0, pytest.approx(0.5), pytest.approx(0.4 / 1000**0.5))
 
 
 # ------------------------------------------------------------------------------------------ ambiguity weights
@@ -218,6 +231,42 @@ def test_the_screen_flags_a_crude_follower_and_no_honest_player(room: tuple) -> 
     assert scores == sorted(scores, reverse=True)
 
 
+def test_a_player_is_flagged_about_where_its_excess_reaches_what_it_needed(room: tuple) -> None:
+    """Assist.needed: one player's ambiguous decisions turned into agreements one by one (its clear ones, its
+    skill, untouched); the player is first flagged where its excess over the line reaches the excess it needed,
+    within 5% (the Bernoullis' skew, which needed leaves out, and the line's own move, the player being in it:
+    measured 1-2% on five players)."""
+    _, labels, rows = room
+    player = sorted(labels["players"])[2]
+    turnable = [
+        i
+        for i, r in enumerate(rows)
+        if r.player == player and not r.agreed and (c := cell(r)) is not None and c[1] <= len(BANDS)
+    ]
+    assert len(turnable) > 50
+
+    def judged(k: int) -> Assist:
+        changed = set(turnable[:k])
+        out = [dataclasses.replace(r, agreed=True) if i in changed else r for i, r in enumerate(rows)]
+        return next(a for a in screen(out, evidence=0) if a.player == player)
+
+    low, high = 0, len(turnable)
+    assert not judged(low).flagged and judged(high).flagged
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if judged(mid).flagged else (mid, high)
+    below, at = judged(low), judged(high)
+    for a in (below, at):
+        assert a.needed is not None and a.agreement is not None and a.expected is not None
+    assert below.agreement - below.expected < 1.05 * below.needed
+    assert at.agreement - at.expected > 0.95 * at.needed
+    # the room's reach: every tested player's needed, and the least share of first choices that could give it
+    seen = reach(screen(rows, evidence=0))
+    assert seen.tested == 8 and seen.needed_min is not None and seen.needed_max is not None
+    assert seen.needed_min <= (seen.needed_median or 0) <= seen.needed_max and 0 < (seen.share_median or 0) <= 1
+    assert reach([]) == Reach(0, None, None, None, None)
+
+
 def test_the_screen_reads_its_rows_once_and_the_workers_give_the_same_rows(room: tuple) -> None:
     wh, _, rows = room
     with connect(wh) as con:
@@ -297,13 +346,19 @@ def test_assist_formats(room: tuple) -> None:
     assert replay.exit_code == 0 and "rank " in replay.stdout
     csv = runner.invoke(app, ["assist", "--warehouse", str(wh), "--format", "csv"])
     lines = csv.stdout.splitlines()
-    head = "player,hands,decisions,non_forced,tested,weight,agreement,expected,clear_agreement,z,p,q,flagged"
+    head = "player,hands,decisions,non_forced,tested,weight,agreement,expected,clear_agreement,z,p,q,flagged,needed"
     assert lines[0] == head
-    assert len(lines) == 1 + len(doc["players"]) and all(line.endswith(",false") for line in lines[1:])
+    assert len(lines) == 1 + len(doc["players"]) and all(",false," in line for line in lines[1:])
+    # what it can see: each tested player's needed excess, and the room's reach from them
+    needed = [p["needed"] for p in doc["players"] if p["p"] is not None]
+    assert needed and all(n > 0 for n in needed) and doc["reach"]["tested"] == len(needed)
+    assert doc["reach"]["needed_min"] == min(needed) and doc["reach"]["needed_max"] == max(needed)
+    assert all(p["needed"] is None for p in doc["players"] if p["p"] is None)
     table = runner.invoke(app, ["assist", "--warehouse", str(wh), "--per-player", "40", "--workers", "2"])
     assert table.exit_code == 0, table.output
     assert "each player's 40 newest" in table.stdout and "0 flagged at FDR 0.05" in table.stdout
     assert "a reason to look" in table.stdout
+    assert "What it can see here" in table.stdout and "no evidence at this reach" in table.stdout
     scoped = runner.invoke(app, ["assist", "--warehouse", str(wh), "--table", "nosuch"])
     assert scoped.exit_code == 1  # nothing in scope
 

@@ -50,7 +50,7 @@ from typing import Final
 
 import numpy as np
 
-from pipeline.analytics.stats import by_qvalues, normal_sf, skewed, t_sf
+from pipeline.analytics.stats import by_factor, by_qvalues, normal_sf, skewed, t_isf, t_sf
 from pipeline.audit.decisions import WIN_GAP, DecisionRow
 
 GROUPS: Final[dict[str, str | None]] = {"turn": "turn", "claim": None, "void": "setup", "exchange": "setup"}
@@ -139,6 +139,9 @@ class Assist:
     q: float | None
     flagged: bool
     evidence: tuple[Evidence, ...] = ()
+    # the excess agreement (``agreement − expected``) at which it would be flagged, were it the only one: the
+    # screen's reach for this player (:func:`needed_excess`); None where not tested
+    needed: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -155,6 +158,7 @@ class Assist:
             "p": self.p,
             "q": self.q,
             "flagged": self.flagged,
+            "needed": _round(self.needed),
         }
 
 
@@ -172,6 +176,7 @@ COLUMNS: Final = (
     "p",
     "q",
     "flagged",
+    "needed",
 )
 
 
@@ -213,15 +218,70 @@ def tail(t: float, mean: float, var: float, k3: float, extra: float = 0.0, df: f
     return normal_sf(z) if df is None else t_sf(z, df)
 
 
+def needed_excess(sd: float, tested: int, df: int, fdr: float) -> float:
+    """The excess weighted agreement (``agreement − expected``) a player judged with standard deviation ``sd`` (on
+    that rate's scale: the sampling and the room's spread, :func:`_against_the_others`) needs to be flagged as the
+    only one of ``tested`` players: its p at most Benjamini–Yekutieli's first level ``fdr / (tested · c(tested))``,
+    the tail read in Student's t of ``df`` degrees of freedom. The Bernoullis' skew is left out (it moves the
+    figure by a few percent where a player has some hundreds of tested decisions, tests/test_assist.py). With
+    others flagged beside it a player needs less (the step-up's later levels are higher).
+
+    >>> round(needed_excess(0.02, 8, 6, 0.05), 4)  # 8 tested: p ≤ 0.05 / (8 · 2.718) = 0.0023, t of 6 df: 4.4
+    0.0879
+    """
+    level = fdr / (tested * by_factor(tested))
+    return sd * t_isf(level, df)
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What the screen can see in one room (:func:`reach`)."""
+
+    tested: int
+    needed_median: float | None
+    needed_min: float | None
+    needed_max: float | None
+    share_median: float | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "tested": self.tested,
+            "needed_median": _round(self.needed_median),
+            "needed_min": _round(self.needed_min),
+            "needed_max": _round(self.needed_max),
+            "share_median": _round(self.share_median),
+        }
+
+
+def reach(result: Sequence[Assist]) -> Reach:
+    """What the screen can see in this room: over the tested players, the excess agreement each needed to be
+    flagged alone (:attr:`Assist.needed`: median, least, most), and the share of its tested decisions on which a
+    player would at the least have to take the reference policy's own first choice to gain that excess
+    (``needed ÷ (1 − expected)``, the median over the tested: each such decision turns a disagreement into an
+    agreement at most; taking them raises its agreement on the clear decisions too, and so the line it is held
+    to, so the true share is higher). An engine other than the reference gains far less per decision taken (the
+    README's measurements): no flag means no evidence at this reach, not a clean room."""
+    needed, shares = [], []
+    for a in result:
+        if a.needed is None or a.expected is None:
+            continue
+        needed.append(a.needed)
+        shares.append(min(1.0, a.needed / (1.0 - a.expected)) if a.expected < 1.0 else 1.0)
+    if not needed:
+        return Reach(0, None, None, None, None)
+    return Reach(len(needed), statistics.median(needed), min(needed), max(needed), statistics.median(shares))
+
+
 def _against_the_others(
     tested: Sequence[str], figures: dict[str, tuple[float, float, float, float, float, int]]
-) -> dict[str, tuple[float, float]]:
-    """Each tested player's ``(z, p)`` against the room's spread measured on the *other* tested players (leave one
+) -> dict[str, tuple[float, float, float]]:
+    """Each tested player's ``(z, p, sd)`` against the room's spread measured on the *other* tested players (leave one
     out: its own excess never widens the spread it is judged by). The spread ``τ²``: the variance of the others'
     excess rates ``(T − μ)/Σw`` (``m`` of them, ``m − 1`` degrees of freedom) less their mean sampling variance,
     at least 0, times ``1 + 1/m`` (a new player against a spread estimated from ``m``); the tail in Student's t of
     ``m − 1`` degrees of freedom, so that a room of a few players, whose spread is itself uncertain, flags only
-    what stands out beyond that uncertainty. The room's sums are taken once and each player's own taken out of
+    what stands out beyond that uncertainty. ``sd``: the standard deviation it is judged by, on the scale of its
+    excess rate (``√(σ² + τ²(Σw)²) / Σw``). The room's sums are taken once and each player's own taken out of
     them: linear in the players."""
     excess = {k: (figures[k][0] - figures[k][1]) / figures[k][4] for k in tested}
     sampling = {k: figures[k][2] / figures[k][4] ** 2 for k in tested}
@@ -238,7 +298,8 @@ def _against_the_others(
         tau2 = max(0.0, variance - (sv - sampling[name]) / m) * (1 + 1 / m)
         t_sum, mean, var, k3, w_sum, _ = figures[name]
         extra = tau2 * w_sum**2
-        out[name] = ((t_sum - mean) / math.sqrt(var + extra), tail(t_sum, mean, var, k3, extra, df=m - 1))
+        sd = math.sqrt(var + extra)
+        out[name] = ((t_sum - mean) / sd, tail(t_sum, mean, var, k3, extra, df=m - 1), sd / w_sum)
     return out
 
 
@@ -358,6 +419,7 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
         judged = pvals.get(name)
         z: float | None = None if judged is None else judged[0]
         p_one: float | None = None if judged is None else judged[1]
+        needed = None if judged is None else needed_excess(judged[2], len(tested), len(tested) - 2, fdr)
         q = qs.get(name)
         shown = sorted(
             (
@@ -383,6 +445,7 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
                 p=p_one,
                 q=q,
                 flagged=q is not None and q <= fdr,
+                needed=needed,
                 evidence=tuple(
                     Evidence(r.hand_id, r.event, r.kind, r.chosen, r.gap or 0.0, r.weight, rp) for _, r, rp in shown
                 ),
