@@ -1542,7 +1542,7 @@ def assist_command(
     it). A flag is a reason to look, not proof. Exit 1 when no hand has known tiles, or one could not be read back."""
     from pipeline.analytics.export import Missing
     from pipeline.analytics.queries import connect
-    from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, reach, screen
+    from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, judge, reach, tally
     from pipeline.audit.decisions import decision_hands, decision_rows
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
@@ -1554,7 +1554,9 @@ def assist_command(
         where = " in scope" if scope.filters else f" in {warehouse}"
         raise fail(f"nothing to screen: no hand{where} has known tiles (levels full, dealt, observer)", code=1)
     missing: list[Missing] = []
-    rows = screen(decision_rows(hands, missing, workers=workers), fdr=fdr, evidence=evidence)
+    room = tally(decision_rows(hands, missing, workers=workers), evidence=evidence)
+    rows = judge(room, fdr=fdr, evidence=evidence)
+    seen = reach(room, rows, fdr=fdr)
     for m in missing[:5]:
         typer.echo(f"warning: hand {_shown(m.hand.hand_id)} not screened: {_shown(m.reason)}", err=True)
     if len(missing) > 5:
@@ -1575,7 +1577,7 @@ def assist_command(
                 {**a.as_dict(), "evidence": [{**e.as_dict(), "replay": replay(e.hand_id)} for e in a.evidence]}
                 for a in rows
             ],
-            "reach": reach(rows).as_dict(),
+            "reach": seen.as_dict(),
             "meaning": ASSIST_MEANING,
         }
         typer.echo(json.dumps(doc, ensure_ascii=False))
@@ -1604,14 +1606,23 @@ def assist_command(
             line += f"{a.q:>9.3f}" if a.q is not None else f"{'–':>9}"
             line += f"{a.needed:>7.3f}" if a.needed is not None else f"{'–':>7}"
             typer.echo(f"{line}  YES" if a.flagged else line)
-        seen = reach(rows)
-        if seen.tested and seen.share_median is not None:
+        if seen.tested:
+            share = seen.share_median
+            found = sorted(v for v in seen.shares.values() if v is not None)
+            probes = [f"{100 * v:.0f}%" for v in found] + ["never"] * (len(seen.shares) - len(found))
             typer.echo(
                 f"What it can see here: a player is flagged alone when its agreement exceeds what it is expected "
                 f"by `need` ({seen.needed_median:.3f}, the median of the {seen.tested} tested; "
-                f"{seen.needed_min:.3f}–{seen.needed_max:.3f}), that is when it takes the reference policy's "
-                f"own first choice on at least about {100 * seen.share_median:.0f}% of its tested decisions; an "
-                "engine of its own gains less on each. No flag is no evidence at this reach, not a clean room."
+                f"{seen.needed_min:.3f}–{seen.needed_max:.3f}). A player taking the reference policy's own first "
+                + (
+                    f"choice on {100 * share:.0f}% of its decisions would be flagged"
+                    if share is not None
+                    else "choice on every decision would not be flagged"
+                )
+                + f" (the median of {len(seen.shares)} of the room's players, each planted in turn: "
+                + ", ".join(probes)
+                + "); an engine of its own gains less on each decision. No flag is no evidence at this reach, "
+                "not a clean room."
             )
         for a in rows:
             if a.flagged and a.evidence:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import random
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -27,10 +28,12 @@ from pipeline.audit.assist import (
     _against_the_others,
     band,
     cell,
+    judge,
     moments,
     reach,
     screen,
     tail,
+    tally,
 )
 from pipeline.audit.decisions import (
     PEAK_GAP,
@@ -261,10 +264,43 @@ def test_a_player_is_flagged_about_where_its_excess_reaches_what_it_needed(room:
     assert below.agreement - below.expected < 1.05 * below.needed
     assert at.agreement - at.expected > 0.95 * at.needed
     # the room's reach: every tested player's needed, and the least share of first choices that could give it
-    seen = reach(screen(rows, evidence=0))
+    room = tally(rows, evidence=0)
+    seen = reach(room, judge(room))
     assert seen.tested == 8 and seen.needed_min is not None and seen.needed_max is not None
-    assert seen.needed_min <= (seen.needed_median or 0) <= seen.needed_max and 0 < (seen.share_median or 0) <= 1
-    assert reach([]) == Reach(0, None, None, None, None)
+    assert seen.needed_min <= (seen.needed_median or 0) <= seen.needed_max
+    assert reach({}, []) == Reach(0, None, None, None)
+
+
+def test_the_follower_share_of_the_reach_is_where_a_planted_player_starts_to_be_flagged(room: tuple) -> None:
+    """Reach.shares: the least share of its decisions on which a player, taking the reference policy's first
+    choice, would be flagged alone (found on its expected tallies). Planted for real on the rows (each non-forced
+    decision turned into an agreement with that chance, five seeds), the player is flagged at the share + 0.15
+    and not at the share − 0.15 (measured on all 8 players: 0 of 10 seeds below, 8–10 of 10 above)."""
+    from pipeline.audit.assist import _follower_share
+
+    _, labels, rows = room
+    room_tallies = tally(rows, evidence=0)
+    for player in sorted(labels["players"])[0:6:2]:
+        share = _follower_share(room_tallies, player, 0.05)
+        assert share is not None and 0.15 < share < 0.85
+
+        def flags(p: float, player: str = player) -> int:
+            hits = 0
+            for k in range(5):
+                rng = random.Random(k)
+                planted = [
+                    dataclasses.replace(r, agreed=True)
+                    if r.player == player and r.non_forced and rng.random() < p
+                    else r
+                    for r in rows
+                ]
+                hits += next(a.flagged for a in screen(planted, evidence=0) if a.player == player)
+            return hits
+
+        assert flags(share - 0.15) == 0 and flags(share + 0.15) >= 4, player
+    # the reach probes players across the room's skill, and its median is one of their shares
+    seen = reach(room_tallies, judge(room_tallies))
+    assert len(seen.shares) >= 3 and seen.share_median in seen.shares.values()
 
 
 def test_the_screen_reads_its_rows_once_and_the_workers_give_the_same_rows(room: tuple) -> None:

@@ -82,7 +82,7 @@ def cell(row: DecisionRow) -> tuple[str, int] | None:
 @dataclass(slots=True)
 class _Tally:
     n: int = 0
-    agreed: int = 0
+    agreed: float = 0.0  # a count, but a planted player's expected one (:func:`_planted`) is not whole
     w: float = 0.0
     wa: float = 0.0
     w2: float = 0.0
@@ -97,6 +97,9 @@ class _Player:
     decisions: int = 0
     non_forced: int = 0
     cells: dict[tuple[str, int], _Tally] = field(default_factory=dict)
+
+
+Room = dict[str, _Player]  # each player's tallies by cell: what the screen keeps of the rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,15 +236,31 @@ def needed_excess(sd: float, tested: int, df: int, fdr: float) -> float:
     return sd * t_isf(level, df)
 
 
+PROBES: Final = (0.1, 0.3, 0.5, 0.7, 0.9)  # the tested players probed, by their place in the room's skill
+SHARE_STEPS: Final = 7  # bisection steps of a probe's share: to 1/128
+
+
 @dataclass(frozen=True, slots=True)
 class Reach:
-    """What the screen can see in one room (:func:`reach`)."""
+    """What the screen can see in one room (:func:`reach`): the excess agreement the tested players needed to be
+    flagged alone (:attr:`Assist.needed`: median, least, most), and, for a few of them (:data:`PROBES`), the
+    least share of its decisions on which that player, following the reference policy, would be flagged alone
+    (``shares``: player → share, None where not even all of them would do)."""
 
     tested: int
     needed_median: float | None
     needed_min: float | None
     needed_max: float | None
-    share_median: float | None
+    shares: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def share_median(self) -> float | None:
+        """The probes' median share (a probe that no share flags counts as above every other); None: none
+        probed, or the median not flagged at any share."""
+        if not self.shares:
+            return None
+        ranked = sorted(self.shares.values(), key=lambda v: math.inf if v is None else v)
+        return ranked[(len(ranked) - 1) // 2]
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -249,27 +268,62 @@ class Reach:
             "needed_median": _round(self.needed_median),
             "needed_min": _round(self.needed_min),
             "needed_max": _round(self.needed_max),
-            "share_median": _round(self.share_median),
+            "follower_share_median": _round(self.share_median),
+            "follower_shares": {k: _round(v) for k, v in self.shares.items()},
         }
 
 
-def reach(result: Sequence[Assist]) -> Reach:
-    """What the screen can see in this room: over the tested players, the excess agreement each needed to be
-    flagged alone (:attr:`Assist.needed`: median, least, most), and the share of its tested decisions on which a
-    player would at the least have to take the reference policy's own first choice to gain that excess
-    (``needed ÷ (1 − expected)``, the median over the tested: each such decision turns a disagreement into an
-    agreement at most; taking them raises its agreement on the clear decisions too, and so the line it is held
-    to, so the true share is higher). An engine other than the reference gains far less per decision taken (the
-    README's measurements): no flag means no evidence at this reach, not a clean room."""
-    needed, shares = [], []
-    for a in result:
-        if a.needed is None or a.expected is None:
-            continue
-        needed.append(a.needed)
-        shares.append(min(1.0, a.needed / (1.0 - a.expected)) if a.expected < 1.0 else 1.0)
-    if not needed:
-        return Reach(0, None, None, None, None)
-    return Reach(len(needed), statistics.median(needed), min(needed), max(needed), statistics.median(shares))
+def reach(players: Room, result: Sequence[Assist], *, fdr: float = 0.05) -> Reach:
+    """What the screen can see in this room (the room's tallies and their :func:`judge` ``result``).
+
+    - ``needed``: each tested player's excess agreement needed to be flagged alone (:func:`needed_excess`).
+    - ``shares``: for the tested players at :data:`PROBES` of the room's skill, the least share ``P`` of its
+      non-forced decisions on which the player, taking the reference policy's own first choice there (the
+      eval's *calculator*), would be flagged alone: the player's tallies replaced by their expectation under
+      that share (each cell's agreements ``a + P(n − a)``, its weighted ones alike: its skill, measured on the
+      clear decisions, rises with it as it would) and the room judged again, ``P`` found by bisection
+      (:data:`SHARE_STEPS` steps; being flagged rises with ``P``). An engine other than the reference gains
+      far less per decision taken (the README's measurements): no flag is no evidence at this reach, not a
+      clean room.
+
+    Cost: (len(PROBES) × SHARE_STEPS) judgements of the room, each linear in its players and cells."""
+    tested = [a for a in result if a.needed is not None]
+    if not tested:
+        return Reach(0, None, None, None)
+    needed = [a.needed for a in tested if a.needed is not None]
+    skills = {name: s for name in (a.player for a in tested) if (s := _skill(players[name])) is not None}
+    order = sorted(skills, key=lambda k: (skills[k], k))
+    probed = list(dict.fromkeys(order[min(len(order) - 1, int(q * len(order)))] for q in PROBES))
+    shares = {name: _follower_share(players, name, fdr) for name in probed}
+    return Reach(len(tested), statistics.median(needed), min(needed), max(needed), shares)
+
+
+def _planted(pl: _Player, share: float) -> _Player:
+    """``pl``'s tallies as expected had it taken the reference's first choice on ``share`` of its non-forced
+    decisions (each disagreement turned into an agreement with that chance)."""
+    cells = {
+        c: _Tally(t.n, t.agreed + share * (t.n - t.agreed), t.w, t.wa + share * (t.w - t.wa), t.w2, t.w3)
+        for c, t in pl.cells.items()
+    }
+    return _Player(pl.hands, pl.last_hand, pl.decisions, pl.non_forced, cells)
+
+
+def _follower_share(players: Room, name: str, fdr: float) -> float | None:
+    """The least share at which ``name``, planted (:func:`_planted`), is flagged in the room; None if not at 1."""
+
+    def flagged(share: float) -> bool:
+        room = {**players, name: _planted(players[name], share)}
+        return next(a.flagged for a in _judge(room, fdr, 0) if a.player == name)
+
+    if not flagged(1.0):
+        return None
+    low, high = 0.0, 1.0
+    if flagged(low):
+        return 0.0
+    for _ in range(SHARE_STEPS):
+        mid = 0.5 * (low + high)
+        low, high = (low, mid) if flagged(mid) else (mid, high)
+    return high
 
 
 def _against_the_others(
@@ -306,8 +360,14 @@ def _against_the_others(
 def screen(rows: Iterable[DecisionRow], *, fdr: float = 0.05, evidence: int = EVIDENCE) -> list[Assist]:
     """Each player's figures against the room (the module docstring), most suspicious first (largest ``z``;
     untested last). ``rows`` is read once (:func:`pipeline.audit.decisions.decision_rows`); memory: a tally per
-    player and cell, and ``evidence`` decisions per player and cell."""
-    players: dict[str, _Player] = {}
+    player and cell, and ``evidence`` decisions per player and cell. :func:`tally` then :func:`judge`."""
+    return judge(tally(rows, evidence=evidence), fdr=fdr, evidence=evidence)
+
+
+def tally(rows: Iterable[DecisionRow], *, evidence: int = EVIDENCE) -> Room:
+    """The room's tallies of ``rows``, read once: per player and cell the decisions, agreements and weights, and
+    the ``evidence`` heaviest agreed decisions."""
+    players: Room = {}
     order = 0
     for row in rows:
         pl = players.get(row.player)
@@ -338,6 +398,11 @@ def screen(rows: Iterable[DecisionRow], *, fdr: float = 0.05, evidence: int = EV
                 heapq.heappush(t.best, item)
             elif item > t.best[0]:
                 heapq.heapreplace(t.best, item)
+    return players
+
+
+def judge(players: Room, *, fdr: float = 0.05, evidence: int = EVIDENCE) -> list[Assist]:
+    """Each player of the room's tallies judged against the others (:func:`screen`)."""
     return _judge(players, fdr, evidence)
 
 
