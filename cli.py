@@ -1538,6 +1538,8 @@ def assist_command(
     skill (their agreement on the clear decisions), a one-sided p (the Bernoullis' sum, the other players'
     spread added, leave one out, read in Student's t), Benjamini–Yekutieli over the players. Evidence: the
     flagged players' most telling decisions, each replayable with `xuezhan replay HAND --warehouse W --review`.
+    What it can see here: each player's `need` (the excess agreement at which it would be flagged alone) and
+    the least share of the reference's own choices at which players of the room would be (json: `reach`).
     Cost: one review per hand (about 11 ms compiled; --per-player and the filters bound it, --workers spreads
     it). A flag is a reason to look, not proof. Exit 1 when no hand has known tiles, or one could not be read back."""
     from pipeline.analytics.export import Missing

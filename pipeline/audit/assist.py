@@ -31,6 +31,12 @@ the normal tail with the spread of all 8 flagged an honest player in 1 of 6 hone
 Benjamini–Yekutieli over the players tested (:data:`MIN_DECISIONS` tested
 decisions, :data:`MIN_CLEAR` clear ones, a room of :data:`MIN_ROOM`). Flagged: ``q ≤ fdr``.
 
+**Reach** (:func:`reach`): what the screen can see in this room, for the operator who finds no flag. Per
+tested player the excess it needed to be flagged alone (:func:`needed_excess`), and for a few players across
+the room's skill the least share of its decisions on which it, taking the reference's own first choice, would
+be flagged alone: its tallies replaced by their expectation at that share, the room judged again
+(:func:`_follower_share`). No flag is no evidence at this reach, not a clean room.
+
 **Evidence**: the player's agreed decisions that tell most, by ``w_i (1 − p_i)`` (heavy, and the room rarely
 agrees there), each replayable: ``xuezhan replay HAND --warehouse W --review``.
 
