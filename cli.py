@@ -375,6 +375,7 @@ OPTIONS: dict[str, str] = {
     "--hands": "How many hands to play",
     "--replicates": "Populations per cell (seeds)",
     "--honest": "Honest populations",
+    "--players": "Size of the player pool the tables are filled from",
     "--intensity": "Share of a cheat's hands it cheats in (repeat the option)",
     "--cache": CACHE_HELP,
     "--que": "定缺, the declared void suit",
@@ -2067,10 +2068,8 @@ def eval_assist_command(
     honest: Annotated[int, _option("--honest", " rooms of the same size.", min=0)] = 10,
     players: Annotated[
         int,
-        typer.Option(
-            "--players",
-            min=4,
-            help="Players in each room (the room's spread is measured on the others, so its size matters).",
+        _option(
+            "--players", ": each room's (the room's spread is measured on the others, so its size matters).", min=4
         ),
     ] = 8,
     workers: Annotated[int, _option("--workers", ": rooms simulated at once.", min=1)] = 2,
@@ -2184,7 +2183,7 @@ def simulate_command(
     hands: Annotated[int, _option("--hands", ".", min=1)],
     out: Annotated[Path, _option("--out", ": the records, .jsonl, .jsonl.gz or .jsonl.zst.")],
     seed: Annotated[int, _option("--seed", ": the same arguments give the same bytes.")] = 0,
-    players: Annotated[int, typer.Option("--players", min=4, help="Size of the player pool.")] = 16,
+    players: Annotated[int, _option("--players", ".", min=4)] = 16,
     rules_: Annotated[str, _option("--rules", ": the tables play it (a profile name only).")] = "chengdu",
     inject: Annotated[
         str | None,
