@@ -292,7 +292,8 @@ def reach(players: Room, result: Sequence[Assist], *, fdr: float = 0.05) -> Reac
       far less per decision taken (the README's measurements): no flag is no evidence at this reach, not a
       clean room.
 
-    Cost: (len(PROBES) × SHARE_STEPS) judgements of the room, each linear in its players and cells."""
+    Cost: at most len(PROBES) × (SHARE_STEPS + 2) judgements of the room, each linear in its players and cells
+    (a room of 16 players: about 0.7 s in all)."""
     tested = [a for a in result if a.needed is not None]
     if not tested:
         return Reach(0, None, None, None)
