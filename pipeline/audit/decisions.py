@@ -66,9 +66,10 @@ WIN_GAP: Final = 99.0  # a win ranked first: no judgement
 BATCH: Final = 200  # records per batch sent to a worker
 # The collector's first threshold while hands are reviewed (Python's default: 700 allocations). The review makes
 # and drops many small containers (options, hands, memo keys) and holds none of them in a cycle, so the collector
-# finds nothing to free but costs time: 10,000 reviews about 1.2x faster (compiled, interleaved A/B on 600 hands
-# of the bench corpus, 8.3 -> 6.8 ms a hand; 100,000 and 1,000,000 no better). Set in the review's worker
-# processes for their life, and in the caller's process only while its own loop reviews (then put back).
+# finds nothing to free but costs time: with 10,000 the review is about 1.15x faster (compiled, 500 hands of the
+# bench corpus in fresh processes, twice each: 13.5 and 12.4 -> 11.4 and 10.7 ms a hand; in an interleaved A/B in
+# one process 1.2x; 100,000 and 1,000,000 no better). Set in the review's worker processes for their life, and in
+# the caller's process only while a hand is reviewed (then put back).
 REVIEW_GC_THRESHOLD: Final = 10_000
 T = TypeVar("T")
 
