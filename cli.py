@@ -1518,7 +1518,7 @@ def assist_command(
             "--per-player",
             min=1,
             help="Review only each player's N newest hands (the others at their tables included): the review "
-            "costs about 11 ms a hand compiled, 21 ms interpreted (1M hands: about 3 CPU-hours). Default: all.",
+            "costs about 11 ms a hand compiled, 19 ms interpreted (1M hands: about 3 CPU-hours). Default: all.",
         ),
     ] = None,
     evidence: Annotated[
@@ -1660,7 +1660,7 @@ def review_command(
     wins, late 定缺 (schemas/METRICS.md#decisions). Each hand whose tiles are known (levels full, dealt; an
     observer's own seat) is read back from its source and reviewed by the reference policy, once: a second run
     reviews only the hands ingested since (or reviewed by an older review version). Cost: about 11 ms a hand
-    compiled, 21 ms interpreted, per worker. Committed as ingest commits (a kill keeps what was committed; run it
+    compiled, 19 ms interpreted, per worker. Committed as ingest commits (a kill keeps what was committed; run it
     again to finish). Exit 1 when some hand could not be read back (it is tried again next time), or no stored
     hand has known tiles; 2 when another process is writing to the warehouse."""
     from pipeline.audit.tallies import review_warehouse

@@ -31,7 +31,7 @@ clearly best option (0.25 at a gap of 2, 0.04 at 3: a shanten lower), 0 for a wi
 the high-weight decisions agrees where a person could reasonably have chosen otherwise: Regan's point, in
 mahjong's terms.
 
-**Cost.** The review costs about 11 ms a hand on the compiled engine (21 ms interpreted): a warehouse of 1M
+**Cost.** The review costs about 11 ms a hand on the compiled engine (19 ms interpreted): a warehouse of 1M
 hands is about 3 CPU-hours. :func:`decision_hands` takes ``per_player`` (each player's newest hands, the
 others at their tables included) and :func:`decision_rows` ``workers`` (the reviews run in that many processes,
 the records read and sent to them in batches; at most two batches per worker in flight): the rows stream, and
