@@ -493,15 +493,19 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
         p_one: float | None = None if judged is None else judged[1]
         needed = None if judged is None else needed_excess(judged[2], len(tested), len(tested) - 2, fdr)
         q = qs.get(name)
-        shown = sorted(
-            (
-                (w * (1 - ps[name][c]), row, ps[name][c])
-                for c, t in pl.cells.items()
-                if c in ps[name]
-                for w, _, row in t.best
-            ),
-            key=lambda e: (-e[0], e[1].hand_id, e[1].event if e[1].event is not None else -1),
-        )[:evidence]
+        shown = (
+            sorted(
+                (
+                    (w * (1 - ps[name][c]), row, ps[name][c])
+                    for c, t in pl.cells.items()
+                    if c in ps[name]
+                    for w, _, row in t.best
+                ),
+                key=lambda e: (-e[0], e[1].hand_id, e[1].event if e[1].event is not None else -1),
+            )[:evidence]
+            if evidence
+            else []  # the reach's judgements of a planted room ask for none
+        )
         out.append(
             Assist(
                 player=name,
