@@ -1614,7 +1614,7 @@ def assist_command(
             found = sorted(v for v in seen.shares.values() if v is not None)
             probes = [f"{100 * v:.0f}%" for v in found] + ["never"] * (len(seen.shares) - len(found))
             typer.echo(
-                f"What it can see here: a player is flagged alone when its agreement exceeds what it is expected "
+                f"What it can see here: a player is flagged alone when its agreement exceeds its expected agreement "
                 f"by `need` ({seen.needed_median:.3f}, the median of the {seen.tested} tested; "
                 f"{seen.needed_min:.3f}–{seen.needed_max:.3f}). A player taking the reference policy's own first "
                 + (
