@@ -1443,6 +1443,8 @@ def think_time_command(
     room of fewer than 6 is listed, not tested. The records that carry ms are read back from their sources and
     replayed. A flag is a reason to look, not proof. With a filter, over the hands in scope only. Exit 1 when
     no record carries decision times, or one could not be read back."""
+    import statistics
+
     from pipeline.analytics.export import Missing
     from pipeline.analytics.queries import connect
     from pipeline.audit.think import MIN_DECISIONS, read_timed, screen, timed_hands
@@ -1461,7 +1463,7 @@ def think_time_command(
         typer.echo(f"warning: hand {_shown(m.hand.hand_id)} not screened: {_shown(m.reason)}", err=True)
     if len(missing) > 5:
         typer.echo(f"warning: {len(missing) - 5} more hands not screened", err=True)
-    columns = ("player", "decisions", "median_ms", "r", "room_r", "z", "p", "q", "flagged")
+    columns = ("player", "decisions", "median_ms", "r", "room_r", "z", "p", "q", "flagged", "flag_r")
     if fmt == "csv":
         _write_csv(columns, [[t.as_dict()[c] for c in columns] for t in rows])
     elif fmt == "json":
@@ -1484,7 +1486,8 @@ def think_time_command(
             f"({len(rows) - len(tested)} listed, not tested); {sum(t.flagged for t in rows)} flagged at FDR {fdr}"
         )
         typer.echo(
-            f"{'player':<16}{'decisions':>10}{'median ms':>10}{'r':>7}{'room r':>8}{'z':>7}{'p':>11}{'q':>9}  flag"
+            f"{'player':<16}{'decisions':>10}{'median ms':>10}{'r':>7}{'room r':>8}{'z':>7}{'p':>11}{'q':>9}"
+            f"{'flag r':>8}  flag"
         )
         for t in rows[:top]:
             line = f"{_shown(t.player):<16}{t.decisions:>10}{t.median_ms:>10.0f}"
@@ -1493,7 +1496,18 @@ def think_time_command(
             line += f"{t.z:>7.1f}" if t.z is not None else f"{'–':>7}"
             line += f"{t.p:>11.2e}" if t.p is not None else f"{'–':>11}"
             line += f"{t.q:>9.3f}" if t.q is not None else f"{'–':>9}"
+            line += f"{t.flag_r:>8.2f}" if t.flag_r is not None else f"{'–':>8}"
             typer.echo(f"{line}  YES" if t.flagged else line)
+        limits = sorted(t.flag_r for t in rows if t.flag_r is not None)
+        if limits:
+            middle = statistics.median(limits)
+            typer.echo(
+                f"What it can see here: a player is flagged alone when the correlation of its times with the "
+                f"decisions' difficulty is at or below `flag r` ({middle:.2f}, the median of the {len(limits)} "
+                f"tested; {limits[0]:.2f} to {limits[-1]:.2f}); a relay's times follow difficulty not at all (r "
+                + ("near 0: this room would flag one" if middle > 0 else "near 0: this room could not flag one")
+                + "). No flag is no evidence at this reach, not a clean room."
+            )
         typer.echo(THINK_MEANING)
     if missing:
         raise typer.Exit(1)

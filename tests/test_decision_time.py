@@ -13,6 +13,7 @@ import duckdb
 import pytest
 from sample_lines import sample_lines
 
+from pipeline.analytics.stats import by_factor, normal_isf
 from pipeline.audit.think import screen
 from pipeline.game.policy import difficulties
 from pipeline.game.record import RecordError, parse_record
@@ -133,6 +134,14 @@ def test_the_screen_flags_the_relay_and_no_honest_player() -> None:
     flagged = {t.player for t in rows if t.flagged}
     assert flagged == set(labels.relays)
     assert rows[0].player == labels.relays[0]  # most suspicious first
+    # flag_r: the r at which a player's p reaches Benjamini–Yekutieli's first level, on its own scale s
+    tested = [t for t in rows if t.p is not None]
+    level = normal_isf(0.05 / (len(tested) * by_factor(len(tested))))
+    for t in tested:
+        assert t.flag_r is not None and t.r is not None and t.room_r is not None and t.z is not None
+        s = (math.atanh(t.r) - math.atanh(t.room_r)) / t.z
+        assert (math.atanh(t.flag_r) - math.atanh(t.room_r)) / s == pytest.approx(-level, rel=1e-9)
+        assert (t.r <= t.flag_r) == t.flagged  # one relay in the room: flagged alone, where r reaches flag_r
     plain, _ = _timed(hands=8, timing_on=False)
     assert screen(parse_record(json.loads(line)) for line in plain) == []  # no times, nothing screened
 
@@ -171,8 +180,11 @@ def test_think_time_flags_the_relay_of_a_warehouse_and_no_one_else(tmp_path: Pat
     assert [line.split()[0] for line in table.stdout.splitlines() if line.endswith("YES")] == labels.relays
     csv = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--format", "csv"])
     rows = csv.stdout.splitlines()
-    assert rows[0] == "player,decisions,median_ms,r,room_r,z,p,q,flagged" and len(rows) == 1 + len(doc["players"])
-    assert rows[1].startswith(f"{labels.relays[0]},") and rows[1].endswith(",true")
+    head = "player,decisions,median_ms,r,room_r,z,p,q,flagged,flag_r"
+    assert rows[0] == head and len(rows) == 1 + len(doc["players"])
+    assert rows[1].startswith(f"{labels.relays[0]},") and ",true," in rows[1]
+    assert all(p["flag_r"] is not None and p["flag_r"] < p["room_r"] for p in doc["players"])
+    assert "What it can see here" in table.stdout and "this room would flag one" in table.stdout
     # a filter that keeps another player's hands only: the screen is over those hands
     other = next(p["player"] for p in doc["players"] if not p["flagged"])
     scoped = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--player", other, "--format", "json"])

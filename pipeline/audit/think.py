@@ -18,7 +18,11 @@ Per player:
   as the room's do, in the room's own units, its sampling error added (conservative: the spread holds the
   others' sampling error already). Negative: its times follow difficulty less than the room's;
 - ``p``: one-sided, ``P(Z ≤ z)`` of a standard normal (None without :data:`MIN_ROOM` other players with an
-  ``r``); ``q``: Benjamini–Yekutieli over the players tested (any dependence between them allowed).
+  ``r``); ``q``: Benjamini–Yekutieli over the players tested (any dependence between them allowed);
+- ``flag_r``: what the screen can see here: the ``r`` at or below which the player would be flagged, were it
+  the only one (its ``p`` at Benjamini–Yekutieli's first level ``fdr / (m · c(m))`` of the ``m`` tested:
+  ``tanh(atanh(room_r) − z* · s)``). A relay's times follow difficulty not at all (``r`` near 0): a room whose
+  ``flag_r`` is below 0 cannot flag one, however long it plays.
 
 Flagged: ``q ≤ fdr``. A flag is a reason to look at the player's decisions and times, not proof: a player who
 thinks at an even pace, one who plays on auto-play or with a slow connection, times the client rounds, all look
@@ -40,7 +44,7 @@ import numpy as np
 
 from pipeline import sql
 from pipeline.analytics.export import Missing, Stored, read_back
-from pipeline.analytics.stats import by_qvalues, normal_sf
+from pipeline.analytics.stats import by_factor, by_qvalues, normal_isf, normal_sf
 from pipeline.game.policy import difficulties
 from pipeline.game.record import Record, RecordError, parse_record
 from pipeline.game.state import IllegalAction
@@ -63,6 +67,7 @@ class ThinkTime:
     p: float | None
     q: float | None
     flagged: bool
+    flag_r: float | None = None  # the r at or below which it would be flagged alone (the module docstring)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -75,6 +80,7 @@ class ThinkTime:
             "p": self.p,
             "q": self.q,
             "flagged": self.flagged,
+            "flag_r": _round(self.flag_r),
         }
 
 
@@ -117,6 +123,7 @@ def screen(records: Iterable[Record], *, fdr: float = 0.05) -> list[ThinkTime]:
             rs[player] = statistics.correlation(hard, logs)
     fisher = {player: _fisher(r) for player, r in rs.items() if r is not None}
     figures: dict[str, tuple[float | None, float | None, float | None]] = {}
+    scale: dict[str, tuple[float, float]] = {}  # the tested: (the room's atanh r, the s it is judged by)
     for player, pts in per.items():
         others = [f for other, f in fisher.items() if other != player]
         room = statistics.median(others) if others else None
@@ -124,16 +131,23 @@ def screen(records: Iterable[Record], *, fdr: float = 0.05) -> list[ThinkTime]:
             figures[player] = (None if room is None else math.tanh(room), None, None)
             continue
         spread = MAD_SCALE * statistics.median(abs(f - room) for f in others)
-        score = (fisher[player] - room) / math.sqrt(spread**2 + 1 / (len(pts) - 3))
+        s = math.sqrt(spread**2 + 1 / (len(pts) - 3))
+        score = (fisher[player] - room) / s
         figures[player] = (math.tanh(room), score, normal_sf(-score))
+        scale[player] = (room, s)
     tested = [player for player in per if figures[player][2] is not None]
     qs = dict(zip(tested, by_qvalues(np.array([figures[p][2] for p in tested], dtype=float)).tolist(), strict=True))
+    alone = normal_isf(fdr / (len(tested) * by_factor(len(tested)))) if tested else 0.0
     out = []
     for player, pts in per.items():
         room_r, z, p = figures[player]
         q = qs.get(player)
         median_ms = float(statistics.median(ms for _, ms in pts))
-        out.append(ThinkTime(player, len(pts), median_ms, rs[player], room_r, z, p, q, q is not None and q <= fdr))
+        at = scale.get(player)
+        flag_r = None if at is None else math.tanh(at[0] - alone * at[1])
+        out.append(
+            ThinkTime(player, len(pts), median_ms, rs[player], room_r, z, p, q, q is not None and q <= fdr, flag_r)
+        )
     return sorted(out, key=lambda t: (t.z is None, t.z if t.z is not None else 0.0, t.player))
 
 
