@@ -1440,7 +1440,8 @@ def think_time_command(
     the correlation of the difficulty (the options the reference policy cannot call clearly worse than its first
     choice) with log(ms + 1), against the other players' (Fisher's z, the room's median and spread, leave one
     out), one-sided p, Benjamini–Yekutieli over the players; a player with too few timed decisions (30) or a
-    room of fewer than 6 is listed, not tested. The records that carry ms are read back from their sources and
+    room of fewer than 6 is listed, not tested. What it can see here: each player's `flag r`, the r at or below
+    which it would be flagged alone. The records that carry ms are read back from their sources and
     replayed. A flag is a reason to look, not proof. With a filter, over the hands in scope only. Exit 1 when
     no record carries decision times, or one could not be read back."""
     import statistics
