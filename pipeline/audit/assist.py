@@ -32,7 +32,7 @@ Benjamini–Yekutieli over the players tested (:data:`MIN_DECISIONS` tested
 decisions, :data:`MIN_CLEAR` clear ones, a room of :data:`MIN_ROOM`). Flagged: ``q ≤ fdr``.
 
 **Reach** (:func:`reach`): what the screen can see in this room, for the operator who finds no flag. Per
-tested player the excess it needed to be flagged alone (:func:`needed_excess`), and for a few players across
+tested player the excess it needed to be flagged alone (:func:`alone_deviate`), and for a few players across
 the room's skill the least share of its decisions on which it, taking the reference's own first choice, would
 be flagged alone: its tallies replaced by their expectation at that share, the room judged again
 (:func:`_follower_share`). No flag is no evidence at this reach, not a clean room.
@@ -56,7 +56,7 @@ from typing import Final
 
 import numpy as np
 
-from pipeline.analytics.stats import by_factor, by_qvalues, normal_sf, skewed, t_isf, t_sf
+from pipeline.analytics.stats import by_levels, by_qvalues, normal_sf, skewed, t_isf, t_sf
 from pipeline.audit.decisions import WIN_GAP, DecisionRow
 
 GROUPS: Final[dict[str, str | None]] = {"turn": "turn", "claim": None, "void": "setup", "exchange": "setup"}
@@ -149,7 +149,7 @@ class Assist:
     flagged: bool
     evidence: tuple[Evidence, ...] = ()
     # the excess agreement (``agreement − expected``) at which it would be flagged, were it the only one: the
-    # screen's reach for this player (:func:`needed_excess`); None where not tested
+    # screen's reach for this player (:func:`alone_deviate` × its sd); None where not tested
     needed: float | None = None
 
     def as_dict(self) -> dict[str, object]:
@@ -227,19 +227,19 @@ def tail(t: float, mean: float, var: float, k3: float, extra: float = 0.0, df: f
     return normal_sf(z) if df is None else t_sf(z, df)
 
 
-def needed_excess(sd: float, tested: int, df: int, fdr: float) -> float:
-    """The excess weighted agreement (``agreement − expected``) a player judged with standard deviation ``sd`` (on
-    that rate's scale: the sampling and the room's spread, :func:`_against_the_others`) needs to be flagged as the
-    only one of ``tested`` players: its p at most Benjamini–Yekutieli's first level ``fdr / (tested · c(tested))``,
-    the tail read in Student's t of ``df`` degrees of freedom. The Bernoullis' skew is left out (it moves the
-    figure by a few percent where a player has some hundreds of tested decisions, tests/test_assist.py). With
-    others flagged beside it a player needs less (the step-up's later levels are higher).
+def alone_deviate(tested: int, fdr: float) -> float:
+    """The deviate, in units of the standard deviation a player is judged by (:func:`_against_the_others`), at
+    which it is flagged as the only one of ``tested`` players: its p at Benjamini–Yekutieli's first level
+    (:func:`~pipeline.analytics.stats.by_levels`), the tail read in Student's t of the ``tested − 2`` degrees of
+    freedom the leave-one-out spread has. A player's excess needed (:attr:`Assist.needed`) is this times its
+    ``sd``. The Bernoullis' skew is left out (it moves the figure by a few percent where a player has some
+    hundreds of tested decisions, tests/test_assist.py). With others flagged beside it a player needs less (the
+    step-up's later levels are higher).
 
-    >>> round(needed_excess(0.02, 8, 6, 0.05), 4)  # 8 tested: p ≤ 0.05 / (8 · 2.718) = 0.0023, t of 6 df: 4.4
-    0.0879
+    >>> round(alone_deviate(8, 0.05), 2)  # 8 tested: p ≤ 0.05 / (8 · 2.718) = 0.0023, t of 6 df
+    4.39
     """
-    level = fdr / (tested * by_factor(tested))
-    return sd * t_isf(level, df)
+    return t_isf(by_levels(tested, fdr)[0], tested - 2)
 
 
 PROBES: Final = (0.1, 0.3, 0.5, 0.7, 0.9)  # the tested players probed, by their place in the room's skill
@@ -282,7 +282,7 @@ class Reach:
 def reach(players: Room, result: Sequence[Assist], *, fdr: float = 0.05) -> Reach:
     """What the screen can see in this room (the room's tallies and their :func:`judge` ``result``).
 
-    - ``needed``: each tested player's excess agreement needed to be flagged alone (:func:`needed_excess`).
+    - ``needed``: each tested player's excess agreement needed to be flagged alone (:func:`alone_deviate`).
     - ``shares``: for the tested players at :data:`PROBES` of the room's skill, the least share ``P`` of its
       non-forced decisions on which the player, taking the reference policy's own first choice there (the
       eval's *calculator*), would be flagged alone: the player's tallies replaced by their expectation under
@@ -482,7 +482,7 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
     if len(tested) < MIN_ROOM:
         tested = []
     pvals = _against_the_others(tested, figures)
-    alone = needed_excess(1.0, len(tested), len(tested) - 2, fdr) if tested else 0.0  # per unit of sd: one quantile
+    alone = alone_deviate(len(tested), fdr) if tested else 0.0
     qs = dict(zip(tested, by_qvalues(np.array([pvals[k][1] for k in tested], dtype=float)).tolist(), strict=True))
     out = []
     for name, pl in players.items():

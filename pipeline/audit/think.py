@@ -44,7 +44,7 @@ import numpy as np
 
 from pipeline import sql
 from pipeline.analytics.export import Missing, Stored, read_back
-from pipeline.analytics.stats import by_factor, by_qvalues, normal_isf, normal_sf
+from pipeline.analytics.stats import by_levels, by_qvalues, normal_isf, normal_sf
 from pipeline.game.policy import difficulties
 from pipeline.game.record import Record, RecordError, parse_record
 from pipeline.game.state import IllegalAction
@@ -137,7 +137,7 @@ def screen(records: Iterable[Record], *, fdr: float = 0.05) -> list[ThinkTime]:
         scale[player] = (room, s)
     tested = [player for player in per if figures[player][2] is not None]
     qs = dict(zip(tested, by_qvalues(np.array([figures[p][2] for p in tested], dtype=float)).tolist(), strict=True))
-    alone = normal_isf(fdr / (len(tested) * by_factor(len(tested)))) if tested else 0.0
+    alone = normal_isf(by_levels(len(tested), fdr)[0]) if tested else 0.0
     out = []
     for player, pts in per.items():
         room_r, z, p = figures[player]
