@@ -204,21 +204,22 @@ def review_object(hand_id: str, obj: dict[str, Any]) -> list[DecisionRow]:
     return rows_of(hand_id, record.players, review(record, obj))
 
 
+def _review_worker() -> tuple[int, int, int]:
+    """The collector's first threshold raised to at least :data:`REVIEW_GC_THRESHOLD`; the thresholds before.
+    A review worker process's start (for its life), and :func:`fewer_collections`' entry."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], REVIEW_GC_THRESHOLD), *before[1:])
+    return before
+
+
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
     """The collector's first threshold at least :data:`REVIEW_GC_THRESHOLD` inside, as it was after."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], REVIEW_GC_THRESHOLD), *before[1:])
+    before = _review_worker()
     try:
         yield
     finally:
         gc.set_threshold(*before)
-
-
-def _review_worker() -> None:
-    """A review worker process's start: the collector's threshold for its life (:data:`REVIEW_GC_THRESHOLD`)."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], REVIEW_GC_THRESHOLD), *before[1:])
 
 
 def _each_of_batch(each: Callable[[str, dict[str, Any]], T], batch: list[tuple[str, str]]) -> list[tuple[str, T | str]]:
