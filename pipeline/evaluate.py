@@ -1090,60 +1090,24 @@ def assist_grid(
         raise ValueError(f"a room needs at least 4 players, got {players}")
     total = round(hands * players / 4)
     size = "" if players == ASSIST_PLAYERS else f" · {players} players"
-    out: list[Population] = [
-        AssistPopulation(
-            f"follow {share} × {hands}{size}",
-            total,
-            0.0,
-            0,
-            0,
-            seed + k,
-            EXPERT_MIX,
-            followers=1,
-            share=share,
-            players=players,
+
+    def room(kind: str, room_seed: int, styles: dict[str, float], **planted: Any) -> AssistPopulation:
+        return AssistPopulation(
+            f"{kind} × {hands}{size}", total, 0.0, 0, 0, room_seed, styles, players=players, **planted
         )
-        for k in range(replicates)
+
+    out: list[Population] = [
+        room(f"follow {share}", seed + k, EXPERT_MIX, followers=1, share=share) for k in range(replicates)
     ]
     if evasive:
         out += [
-            AssistPopulation(
-                f"follow {share} evasive × {hands}{size}",
-                total,
-                0.0,
-                0,
-                0,
-                seed + 500 + k,
-                EXPERT_MIX,
-                followers=1,
-                share=share,
-                evasive=True,
-                players=players,
-            )
+            room(f"follow {share} evasive", seed + 500 + k, EXPERT_MIX, followers=1, share=share, evasive=True)
             for k in range(replicates)
         ]
     if calculator:
-        out += [
-            AssistPopulation(
-                f"calculator {share} × {hands}{size}",
-                total,
-                0.0,
-                0,
-                0,
-                seed + 700 + k,
-                EXPERT_MIX,
-                calculator=share,
-                players=players,
-            )
-            for k in range(replicates)
-        ]
+        out += [room(f"calculator {share}", seed + 700 + k, EXPERT_MIX, calculator=share) for k in range(replicates)]
     mixes = (EXPERT_MIX, EXPERTS_MIX)
-    for k in range(honest):
-        out.append(
-            AssistPopulation(
-                f"honest × {hands}{size}", total, 0.0, 0, 0, seed + 1000 + k, mixes[k % 2], players=players
-            )
-        )
+    out += [room("honest", seed + 1000 + k, mixes[k % 2]) for k in range(honest)]
     return out
 
 
