@@ -1540,6 +1540,14 @@ def assist_command(
         int, typer.Option("--evidence", min=0, help="Telling decisions shown per flagged player (json: per player).")
     ] = 5,
     workers: Annotated[int, _option("--workers", ": reviews run at once.", min=1)] = 1,
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            help="Review every hand now, even those `xuezhan review` stored (by default their stored counts are read "
+            "back: the same figures, without the review's cost).",
+        ),
+    ] = False,
     since: SinceOption = None,
     until: UntilOption = None,
     table: TableOption = None,
@@ -1556,23 +1564,28 @@ def assist_command(
     flagged players' most telling decisions, each replayable with `xuezhan replay HAND --warehouse W --review`.
     What it can see here: each player's `need` (the excess agreement at which it would be flagged alone) and
     the least share of the reference's own choices at which players of the room would be (json: `reach`).
-    Cost: one review per hand (about 11 ms compiled; --per-player and the filters bound it, --workers spreads
-    it). A flag is a reason to look, not proof. Exit 1 when no hand has known tiles, or one could not be read back."""
+    Cost: the hands `xuezhan review` stored are read back (a query); each other hand is reviewed now (about 11 ms
+    compiled; --per-player and the filters bound it, --workers spreads it). A flag is a reason to look, not
+    proof. Exit 1 when no hand has known tiles, or one could not be read back."""
     from pipeline.analytics.export import Missing
     from pipeline.analytics.queries import connect
-    from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, judge, reach, tally
+    from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, judge, reach, stored_room, tally
     from pipeline.audit.decisions import decision_hands, decision_rows
+    from pipeline.audit.tallies import stored_hands
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
     with connect(warehouse, scope=scope) as con:
         hands = decision_hands(con, per_player)
+        stored = stored_hands(con, (h.hand_id for h in hands)) if not fresh else set()
+        room = stored_room(con, stored, evidence=evidence)
     if not hands:
         where = " in scope" if scope.filters else f" in {warehouse}"
         raise fail(f"nothing to screen: no hand{where} has known tiles (levels full, dealt, observer)", code=1)
     missing: list[Missing] = []
-    room = tally(decision_rows(hands, missing, workers=workers), evidence=evidence)
+    live = [h for h in hands if h.hand_id not in stored]
+    room = tally(decision_rows(live, missing, workers=workers), evidence=evidence, room=room)
     rows = judge(room, fdr=fdr, evidence=evidence)
     seen = reach(room, rows, fdr=fdr)
     for m in missing[:5]:
@@ -1589,6 +1602,7 @@ def assist_command(
         doc = {
             "fdr": fdr,
             "hands": len(hands),
+            "stored": len(stored),
             "per_player": per_player,
             "not_read": [{"hand_id": m.hand.hand_id, "reason": m.reason} for m in missing],
             "players": [
@@ -1605,6 +1619,7 @@ def assist_command(
             typer.echo(line)
         typer.echo(
             f"{plural(len(hands) - len(missing), 'hand')} reviewed"
+            + (f" ({len(stored)} of them by `xuezhan review`, their stored counts read)" if stored else "")
             + (f" ({len(missing)} could not be read back)" if missing else "")
             + (f" (each player's {per_player} newest)" if per_player else "")
             + f"; {plural(len(tested), 'player')} with at least {MIN_DECISIONS} tested and {MIN_CLEAR} clear "

@@ -393,7 +393,8 @@ INGEST_RUNS = pa.schema(
 # TALLY_VERSION: the review's version (the reference policy and the counting): bump it whenever a hand's tallies
 # would change; `stats` reads the rows of this version only and `xuezhan review` reviews the others' hands again
 # (tests/test_decision_tallies.py holds a digest of the sample's tallies, to remind).
-TALLY_VERSION = "1"
+# 2: decision_cells added (the hands reviewed at 1 have none: they are reviewed again).
+TALLY_VERSION = "2"
 DECISION_TALLIES = pa.schema(
     [
         _f("hand_id", pa.string(), "hand", False),
@@ -447,6 +448,43 @@ DECISION_TALLIES = pa.schema(
     ]
 )
 
+# Written by `xuezhan review` with decision_tallies, in the same batch: one row per player-hand, decision kind and
+# band (pipeline/audit/assist.py HandCell), what the engine-assistance screen (`xuezhan assist`) sums instead of
+# reviewing the hand again. The bands are assist.py's (BANDS, CLEAR_GAP): changing them, or the weights, changes
+# these rows, so TALLY_VERSION is bumped with them too.
+DECISION_CELLS = pa.schema(
+    [
+        _f("hand_id", pa.string(), "hand", False),
+        _f("seat", pa.int8(), "seat (0 to seats - 1)", False),
+        _f("player", pa.string(), "player id", False),
+        _f("version", pa.string(), "the review's version, as decision_tallies.version", False),
+        _f("reviewed_at", pa.timestamp("us", tz="UTC"), "when the review pass stored the row"),
+        _f("kind", pa.string(), "the decisions' kind: turn, claim, void or exchange", False),
+        _f(
+            "band",
+            pa.int8(),
+            "their band: -1 forced (the policy cannot tell the options apart), 0-3 the gap between the policy's "
+            "first choice and its runner-up (edges 0.4, 0.9, 1.5), 4 clear (a gap of 2.25 or more), 5 a win "
+            "ranked first",
+            False,
+        ),
+        _f("n", pa.int32(), "decisions", False),
+        _f("agreed", pa.int32(), "of n, those agreeing with the policy's first choice", False),
+        _f("w", pa.float64(), "their summed ambiguity weight (pipeline/audit/decisions.py weight)", False),
+        _f("wa", pa.float64(), "the summed weight of the agreed ones", False),
+        _f("w2", pa.float64(), "the summed squared weights", False),
+        _f("w3", pa.float64(), "the summed cubed weights", False),
+        _f(
+            "top_weight",
+            pa.float64(),
+            "the weight of the heaviest agreed decision (the one assist may show as evidence); null: none agreed",
+        ),
+        _f("top_event", pa.int32(), "its event (null for the void and the exchange, or none agreed)"),
+        _f("top_chosen", pa.string(), "its chosen option, as the review describes it"),
+        _f("top_gap", pa.float64(), "its gap"),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "hands": HANDS,
     "player_hands": PLAYER_HANDS,
@@ -458,10 +496,11 @@ TABLES: dict[str, pa.Schema] = {
     "rejects": REJECTS,
     "ingest_runs": INGEST_RUNS,
     "decision_tallies": DECISION_TALLIES,
+    "decision_cells": DECISION_CELLS,
 }
 
 # The tables `xuezhan review` writes (pipeline/audit/tallies.py), never ingest: ingest's rows hold none of them.
-REVIEW_TABLES = ("decision_tallies",)
+REVIEW_TABLES = ("decision_tallies", "decision_cells")
 
 # The case log (``xuezhan case``, :mod:`pipeline.audit.cases`): not written by ingest, so not among TABLES (no
 # batch, no manifest, no compaction). One file per action under DIR/cases/, never changed once written; a case's

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import math
 import random
+import shutil
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 from pipeline.analytics.export import Missing
 from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import normal_sf, t_sf
+from pipeline.audit import assist, tallies
 from pipeline.audit.assist import (
     BANDS,
     CLEAR_GAP,
@@ -28,10 +30,13 @@ from pipeline.audit.assist import (
     _against_the_others,
     band,
     cell,
+    hand_cells,
     judge,
     moments,
     reach,
     screen,
+    stored_band,
+    stored_room,
     tail,
     tally,
 )
@@ -47,6 +52,7 @@ from pipeline.audit.decisions import (
     weight,
 )
 from pipeline.audit.review import Decision
+from pipeline.audit.tallies import review_warehouse, stored_hands
 from pipeline.game.policy import Option
 from pipeline.ingest.run import ingest
 from pipeline.simulate.tables import SimConfig, write
@@ -314,6 +320,117 @@ def test_the_screen_reads_its_rows_once_and_the_workers_give_the_same_rows(room:
     assert screen(iter(rows)) == screen(rows)
 
 
+def test_each_hand_offers_its_heaviest_agreed_decision_of_a_kind_and_band_whatever_the_order(room: tuple) -> None:
+    """The evidence a cell keeps: the best of its hands' candidates (at most one a hand, kind and band: the
+    heaviest agreed, then the first), by weight, then hand, then event: the same whatever order the hands come
+    in (a pool of workers returns them as they finish; the stored counts are read in another)."""
+    _, _, rows = room
+    by_hand: dict[str, list[DecisionRow]] = {}
+    for r in rows:
+        by_hand.setdefault(r.hand_id, []).append(r)
+    for hand in list(by_hand.values())[:40]:
+        for c in hand_cells(hand):
+            mine = [r for r in hand if (r.player, r.kind, stored_band(r)) == (c.player, c.kind, c.band)]
+            assert c.n == len(mine) and c.agreed == sum(r.agreed for r in mine)
+            assert math.isclose(c.wa, sum(r.weight for r in mine if r.agreed))
+            agreed_ = [r for r in mine if r.agreed and r.weight > 0]
+            if not agreed_:
+                assert c.top is None
+                continue
+            heaviest = max(r.weight for r in agreed_)
+            first = next(r for r in agreed_ if r.weight == heaviest)
+            assert c.top is not None and (c.top.weight, c.top.event) == (heaviest, first.event)
+    order = list(by_hand)
+    random.Random(3).shuffle(order)
+    shuffled = [r for h in order for r in by_hand[h]]
+    a, b = screen(rows), screen(shuffled)
+    shown = [[(e.hand_id, e.event, e.kind, e.chosen, e.weight) for e in x.evidence] for x in a]
+    assert shown == [[(e.hand_id, e.event, e.kind, e.chosen, e.weight) for e in y.evidence] for y in b]
+    assert all(
+        math.isclose(e.room_p, f.room_p)
+        for x, y in zip(a, b, strict=True)
+        for e, f in zip(x.evidence, y.evidence, strict=True)
+    )
+    assert [(x.player, x.flagged) for x in a] == [(y.player, y.flagged) for y in b]
+    for x in a:  # evidence: never two of one hand in a cell
+        seen = Counter((e.hand_id, e.kind, band(e.gap)) for e in x.evidence)
+        assert all(k == 1 for k in seen.values())
+
+
+def _same_screen(one: dict, two: dict) -> None:
+    """Two `assist --format json` documents alike but for the floating sums' order (p within 1e-9)."""
+    assert [p["player"] for p in one["players"]] == [p["player"] for p in two["players"]]
+    for x, y in zip(one["players"], two["players"], strict=True):
+        for k in x:
+            if k in ("p", "q") and x[k] is not None:
+                assert math.isclose(x[k], y[k], rel_tol=1e-9, abs_tol=1e-12), (x["player"], k)
+            else:
+                assert x[k] == y[k], (x["player"], k)
+    assert one["reach"] == two["reach"] and one["hands"] == two["hands"]
+
+
+def test_assist_reads_the_counts_review_stored_and_reviews_only_the_rest(room: tuple, tmp_path: Path) -> None:
+    """After `xuezhan review`, assist reads each reviewed hand's counts back (decision_cells) instead of
+    reviewing it, and reviews the others: the screen is the same as reviewing every hand (figures, flags,
+    evidence, reach), with a review of part of the hands, of all of them, and with --per-player."""
+    from cli import app
+
+    wh = tmp_path / "wh"
+    shutil.copytree(room[0], wh)
+    runner = CliRunner()
+
+    def doc(*args: str) -> dict:
+        result = runner.invoke(app, ["assist", "--warehouse", str(wh), "--format", "json", *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    fresh, fresh_few = doc(), doc("--per-player", "40")
+    assert fresh["stored"] == 0
+    one = sorted({p["player"] for p in fresh["players"]})[0]
+    part = runner.invoke(app, ["review", "--warehouse", str(wh), "--player", one, "--quiet"])
+    assert part.exit_code == 0, part.output
+    mixed = doc()
+    assert 0 < mixed["stored"] < mixed["hands"]
+    _same_screen(fresh, mixed)
+    assert runner.invoke(app, ["review", "--warehouse", str(wh), "--quiet"]).exit_code == 0
+    stored, stored_few = doc(), doc("--per-player", "40")
+    assert stored["stored"] == stored["hands"] == 240 and stored_few["stored"] == stored_few["hands"] < 240
+    _same_screen(fresh, stored)
+    _same_screen(fresh_few, stored_few)
+    assert doc("--fresh")["stored"] == 0
+    with connect(wh) as con:
+        hands = decision_hands(con)
+        assert stored_hands(con, [h.hand_id for h in hands]) == {h.hand_id for h in hands}
+        cells = con.execute("SELECT sum(n), count(DISTINCT hand_id) FROM decision_cells").fetchone()
+    assert cells == (len(room[2]), 240)  # every decision of every hand, counted once
+    table = runner.invoke(app, ["assist", "--warehouse", str(wh)])
+    assert "240 hands reviewed (240 of them by `xuezhan review`" in table.stdout
+
+
+def test_counts_of_another_review_version_are_not_read(room: tuple, tmp_path: Path) -> None:
+    """A hand the pass reviewed at another version (an older release's) is reviewed again by assist, not read."""
+    wh = tmp_path / "wh"
+    shutil.copytree(room[0], wh)
+    assert review_warehouse(wh).reviewed == 240
+    with connect(wh) as con:
+        hands = [h.hand_id for h in decision_hands(con)]
+        assert len(stored_hands(con, hands)) == 240
+        assert stored_room(con, hands[:10]).keys() <= {
+            p for (p,) in con.execute("SELECT player FROM player_hands").fetchall()
+        }
+    from schemas import tables
+
+    old = tables.TALLY_VERSION
+    try:
+        for module in (tables, tallies, assist):
+            module.TALLY_VERSION = "0"  # type: ignore[attr-defined]
+        with connect(wh) as con:
+            assert stored_hands(con, hands) == set() and stored_room(con, hands) == {}
+    finally:
+        for module in (tables, tallies, assist):
+            module.TALLY_VERSION = old  # type: ignore[attr-defined]
+
+
 def test_the_review_loop_collects_less_often_and_puts_the_threshold_back(room: tuple) -> None:
     """decisions.REVIEW_GC_THRESHOLD: in force while a hand is reviewed (in the caller's process), never between
     hands (the caller's own work) nor after, nor after a record that fails; the worker processes keep it."""
@@ -421,3 +538,13 @@ def test_the_evaluation_rooms_can_be_larger_and_each_player_keeps_its_hands() ->
     assert {repr(p) for p in big}.isdisjoint(repr(p) for p in eight)  # so other cache keys
     with pytest.raises(ValueError, match="at least 4"):
         assist_grid(players=3)
+
+
+def test_the_stored_bands_are_documented_as_the_screen_draws_them() -> None:
+    """schemas/TABLES.md's decision_cells.band (written in schemas/tables.py, which imports no pipeline code)
+    names the screen's band edges and its clear gap; changing them must change the words (and TALLY_VERSION)."""
+    from schemas.tables import DECISION_CELLS
+
+    doc = DECISION_CELLS.field("band").metadata[b"doc"].decode()
+    assert f"edges {', '.join(str(b) for b in BANDS)}" in doc and f"{CLEAR_GAP} or more" in doc
+    assert f"{len(BANDS) + 1} clear" in doc and f"{len(BANDS) + 2} a win" in doc

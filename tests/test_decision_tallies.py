@@ -34,7 +34,7 @@ from cli import app
 from pipeline.analytics import queries
 from pipeline.analytics.metrics import DECISION_METRICS, NOT_REVIEWED, decision_values
 from pipeline.analytics.render import stats_csv, stats_table
-from pipeline.audit.tallies import known_seats, review_warehouse, tally_rows, void_counted
+from pipeline.audit.tallies import known_seats, review_rows, review_warehouse, tally_rows, void_counted
 from pipeline.formats.notation import parse_events
 from pipeline.game.record import parse_record
 from pipeline.ingest.run import ingest
@@ -387,16 +387,29 @@ def test_an_older_warehouse_without_the_table(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- the version
-# The sample's first 40 valid hands' tallies, digested. When the policy or the counting changes it, the stored
-# rows of earlier passes no longer mean what this release would count: bump schemas.tables.TALLY_VERSION (so
-# that stats stops reading them and `xuezhan review` redoes their hands), then update the digest here.
-TALLY_DIGEST = {"version": "1", "sha256": "f3cd5bb2f9e8bc43074d32d99b08653503ea10c838d26a88d3555a658622d974"}
+# The sample's first 40 valid hands' tallies and decision cells (the engine-assistance screen's counts: the
+# weights rounded to 9 places), digested. When the policy, the counting, the screen's bands or the weights change
+# them, the stored rows of earlier passes no longer mean what this release would count: bump
+# schemas.tables.TALLY_VERSION (so that stats and assist stop reading them and `xuezhan review` redoes their
+# hands), then update the digests here. Version 2: decision_cells added (the tallies' digest unchanged).
+TALLY_DIGEST = {
+    "version": "2",
+    "sha256": "f3cd5bb2f9e8bc43074d32d99b08653503ea10c838d26a88d3555a658622d974",
+    "cells": "a9550dbdb84692213da98384f2fe5f6239dc408a6cc496811502280c29b89928",
+}
+
+
+def _cells(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: round(v, 9) if isinstance(v, float) else v for k, v in row.items()}
 
 
 def test_the_tally_version_moves_with_what_a_review_counts() -> None:
-    rows = [counts(r) for rec in _sample(40) for r in tally_rows(rec["hand_id"], rec)]
+    reviewed = [review_rows(rec["hand_id"], rec) for rec in _sample(40)]
+    rows = [counts(r) for tallies, _ in reviewed for r in tallies]
+    assert rows == [counts(r) for rec in _sample(40) for r in tally_rows(rec["hand_id"], rec)]
     digest = hashlib.sha256(json.dumps(rows).encode()).hexdigest()
-    assert (TALLY_VERSION, digest) == (TALLY_DIGEST["version"], TALLY_DIGEST["sha256"]), (
+    cells = hashlib.sha256(json.dumps([_cells(r) for _, cs in reviewed for r in cs]).encode()).hexdigest()
+    assert (TALLY_VERSION, digest, cells) == (TALLY_DIGEST["version"], TALLY_DIGEST["sha256"], TALLY_DIGEST["cells"]), (
         "the sample's tallies changed: bump schemas.tables.TALLY_VERSION and update TALLY_DIGEST"
     )
 

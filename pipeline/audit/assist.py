@@ -38,7 +38,14 @@ be flagged alone: its tallies replaced by their expectation at that share, the r
 (:func:`_follower_share`). No flag is no evidence at this reach, not a clean room.
 
 **Evidence**: the player's agreed decisions that tell most, by ``w_i (1 − p_i)`` (heavy, and the room rarely
-agrees there), each replayable: ``xuezhan replay HAND --warehouse W --review``.
+agrees there), at most one a hand, kind and band (:class:`Candidate`: a hand's heaviest agreed decision there),
+each replayable: ``xuezhan replay HAND --warehouse W --review``.
+
+**Counted once, read many times.** The screen sums per-hand counts (:func:`hand_cells`: a player's decisions of
+one hand by kind and band, with its candidate): :func:`tally` counts the hands it reviews, and
+:func:`stored_room` reads back the same counts ``xuezhan review`` stored (``decision_cells``), so a warehouse
+reviewed once is screened by a query; the two give the same figures but for the floating sums' order
+(tests/test_assist.py).
 
 What it is not: proof. The yardstick is a transparent policy, not a strong AI; a player whose own style happens
 to be the policy's (a careful efficiency player) agrees more than the room too. The room is the players
@@ -47,17 +54,20 @@ screened: a room of followers would flag no one, and a player is measured agains
 
 from __future__ import annotations
 
-import heapq
 import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
+import duckdb
 import numpy as np
+import pyarrow as pa
 
+from pipeline import sql
 from pipeline.analytics.stats import by_levels, by_qvalues, normal_sf, skewed, t_isf, t_sf
 from pipeline.audit.decisions import WIN_GAP, DecisionRow
+from schemas.tables import TALLY_VERSION
 
 GROUPS: Final[dict[str, str | None]] = {"turn": "turn", "claim": None, "void": "setup", "exchange": "setup"}
 BANDS: Final[tuple[float, ...]] = (0.4, 0.9, 1.5)  # gap band edges below CLEAR_GAP
@@ -85,6 +95,77 @@ def cell(row: DecisionRow) -> tuple[str, int] | None:
     return (group, band(row.gap))
 
 
+FORCED: Final = -1  # the stored band of a forced decision (no gap)
+WIN_FIRST: Final = len(BANDS) + 2  # ... of a decision whose first choice is a win (no judgement)
+
+
+def stored_band(row: DecisionRow) -> int:
+    """The band a decision is counted in per hand (:class:`HandCell`): :data:`FORCED`, a gap band (0 ..
+    ``len(BANDS)`` + 1, the last clear: :func:`band`), or :data:`WIN_FIRST`."""
+    if row.gap is None:
+        return FORCED
+    return WIN_FIRST if row.gap >= WIN_GAP else band(row.gap)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An agreed decision the screen may show as evidence: the heaviest agreed of its hand, kind and band
+    (:func:`hand_cells`). Better candidates first by :attr:`key`: heavier, then by hand and event (a fixed
+    order, whatever order the hands were reviewed in)."""
+
+    weight: float
+    hand_id: str
+    event: int | None
+    kind: str
+    chosen: str
+    gap: float
+
+    @property
+    def key(self) -> tuple[float, str, int]:
+        return (-self.weight, self.hand_id, -1 if self.event is None else self.event)
+
+
+@dataclass(frozen=True, slots=True)
+class HandCell:
+    """One player's decisions of one hand of one kind and band, counted: what ``xuezhan review`` stores per
+    player-hand (``decision_cells``, :mod:`pipeline.audit.tallies`) and what the screen sums over hands.
+    ``band``: :func:`stored_band`; ``top``: the heaviest agreed decision (None: none agreed, or all weigh 0)."""
+
+    player: str
+    hand_id: str
+    kind: str
+    band: int
+    n: int
+    agreed: int
+    w: float
+    wa: float
+    w2: float
+    w3: float
+    top: Candidate | None
+
+
+def hand_cells(rows: Sequence[DecisionRow]) -> list[HandCell]:
+    """One hand's decision rows counted by player, kind and band (in the order each first appears)."""
+    acc: dict[tuple[str, str, int], list[Any]] = {}
+    for row in rows:
+        key = (row.player, row.kind, stored_band(row))
+        a = acc.get(key)
+        if a is None:
+            a = acc[key] = [row.hand_id, 0, 0, 0.0, 0.0, 0.0, 0.0, None]
+        w = row.weight
+        a[1] += 1
+        a[2] += row.agreed
+        a[3] += w
+        a[4] += w * row.agreed
+        a[5] += w * w
+        a[6] += w**3
+        if row.agreed and w > 0:
+            c = Candidate(w, row.hand_id, row.event, row.kind, row.chosen, row.gap or 0.0)
+            if a[7] is None or c.key < a[7].key:
+                a[7] = c
+    return [HandCell(p, a[0], k, b, a[1], a[2], a[3], a[4], a[5], a[6], a[7]) for (p, k, b), a in acc.items()]
+
+
 @dataclass(slots=True)
 class _Tally:
     n: int = 0
@@ -93,7 +174,16 @@ class _Tally:
     wa: float = 0.0
     w2: float = 0.0
     w3: float = 0.0
-    best: list[tuple[float, int, DecisionRow]] = field(default_factory=list)  # a heap of the heaviest agreed
+    best: list[Candidate] = field(default_factory=list)  # the best candidates (Candidate.key), at most EVIDENCE
+
+    def offer(self, c: Candidate, keep: int) -> None:
+        """Keep ``c`` if it is among the ``keep`` best candidates seen."""
+        if len(self.best) < keep:
+            self.best.append(c)
+            return
+        worst = max(range(len(self.best)), key=lambda i: self.best[i].key) if self.best else -1
+        if worst >= 0 and c.key < self.best[worst].key:
+            self.best[worst] = c
 
 
 @dataclass(slots=True)
@@ -371,40 +461,88 @@ def screen(rows: Iterable[DecisionRow], *, fdr: float = 0.05, evidence: int = EV
     return judge(tally(rows, evidence=evidence), fdr=fdr, evidence=evidence)
 
 
-def tally(rows: Iterable[DecisionRow], *, evidence: int = EVIDENCE) -> Room:
-    """The room's tallies of ``rows``, read once: per player and cell the decisions, agreements and weights, and
-    the ``evidence`` heaviest agreed decisions."""
-    players: Room = {}
-    order = 0
+def tally(rows: Iterable[DecisionRow], *, evidence: int = EVIDENCE, room: Room | None = None) -> Room:
+    """The room's tallies of ``rows``, read once, hand by hand (a hand's rows follow each other): per player and
+    cell the decisions, agreements and weights, and the ``evidence`` best candidates (:class:`Candidate`: at most
+    one a hand, kind and band). ``room``: tallies to add to (those read back from the warehouse,
+    :func:`stored_room`), changed in place."""
+    players: Room = {} if room is None else room
+    hand: list[DecisionRow] = []
     for row in rows:
-        pl = players.get(row.player)
+        if hand and row.hand_id != hand[-1].hand_id:
+            add_hand(players, hand_cells(hand), evidence)
+            hand = []
+        hand.append(row)
+    if hand:
+        add_hand(players, hand_cells(hand), evidence)
+    return players
+
+
+def add_hand(players: Room, cells: Iterable[HandCell], evidence: int = EVIDENCE) -> None:
+    """One hand's counts (:func:`hand_cells`) added to the room's tallies."""
+    for hc in cells:
+        pl = players.get(hc.player)
         if pl is None:
-            pl = players[row.player] = _Player()
-        if row.hand_id != pl.last_hand:
+            pl = players[hc.player] = _Player()
+        if hc.hand_id != pl.last_hand:
             pl.hands += 1
-            pl.last_hand = row.hand_id
-        pl.decisions += 1
-        pl.non_forced += row.non_forced
-        c = cell(row)
-        if c is None:
-            continue
-        t = pl.cells.get(c)
-        if t is None:
-            t = pl.cells[c] = _Tally()
-        t.n += 1
-        t.agreed += row.agreed
-        w = row.weight
-        t.w += w
-        t.wa += w * row.agreed
-        t.w2 += w * w
-        t.w3 += w**3
-        if row.agreed and evidence:
-            order += 1
-            item = (w, -order, row)
-            if len(t.best) < evidence:
-                heapq.heappush(t.best, item)
-            elif item > t.best[0]:
-                heapq.heapreplace(t.best, item)
+            pl.last_hand = hc.hand_id
+        _count(pl, hc.kind, hc.band, hc.n, hc.agreed, hc.w, hc.wa, hc.w2, hc.w3)
+        if hc.top is not None and evidence:
+            t = pl.cells.get((GROUPS[hc.kind] or "", hc.band))
+            if t is not None:
+                t.offer(hc.top, evidence)
+
+
+def _count(
+    pl: _Player, kind: str, stored: int, n: int, agreed: float, w: float, wa: float, w2: float, w3: float
+) -> None:
+    """``n`` decisions of a player of one kind and stored band (:func:`stored_band`) counted into its tallies:
+    every one among its decisions, the non-forced among those, and those of a screened cell in that cell."""
+    pl.decisions += n
+    if stored == FORCED:
+        return
+    pl.non_forced += n
+    group = GROUPS[kind]
+    if group is None or stored == WIN_FIRST:
+        return
+    t = pl.cells.get((group, stored))
+    if t is None:
+        t = pl.cells[(group, stored)] = _Tally()
+    t.n += n
+    t.agreed += agreed
+    t.w += w
+    t.wa += wa
+    t.w2 += w2
+    t.w3 += w3
+
+
+def stored_room(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, evidence: int = EVIDENCE) -> Room:
+    """The room's tallies of the hands ``hand_ids`` read back from what ``xuezhan review`` stored of them
+    (``decision_cells`` at :data:`~schemas.tables.TALLY_VERSION`, ``sql/assist_cells.sql`` and
+    ``sql/assist_candidates.sql``): what :func:`tally` makes of the same hands' reviews, but for the order the
+    floating sums are taken in, without reviewing a hand. The hands must have been reviewed at that version
+    (:func:`pipeline.audit.tallies.stored_hands`): a hand that was not counts as one without decisions."""
+    ids = pa.table({"hand_id": pa.array(list(hand_ids), type=pa.string())})
+    players: Room = {}
+    con.register("_assist_hands", ids)
+    try:
+        sums = con.execute(sql.load_sql("pipeline.audit", "assist_cells"), {"version": TALLY_VERSION}).fetchall()
+        kinds = [k for k, g in GROUPS.items() if g is not None]
+        params = {"version": TALLY_VERSION, "kinds": kinds, "last_band": len(BANDS), "evidence": evidence}
+        tops = con.execute(sql.load_sql("pipeline.audit", "assist_candidates"), params).fetchall() if evidence else []
+    finally:
+        con.unregister("_assist_hands")
+    for player, hands, kind, stored, n, agreed, w, wa, w2, w3 in sums:
+        pl = players.get(player)
+        if pl is None:
+            pl = players[player] = _Player(hands=int(hands))
+        _count(pl, kind, int(stored), int(n), float(agreed), float(w), float(wa), float(w2), float(w3))
+    for player, kind, stored, weight, hand_id, event, chosen, g in tops:
+        group = GROUPS[kind]
+        t = players[player].cells.get((group or "", int(stored)))
+        if t is not None:
+            t.offer(Candidate(float(weight), hand_id, event, kind, chosen, float(g)), evidence)
     return players
 
 
@@ -497,10 +635,10 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
         shown = (
             sorted(
                 (
-                    (w * (1 - ps[name][c]), row, ps[name][c])
+                    (cand.weight * (1 - ps[name][c]), cand, ps[name][c])
                     for c, t in pl.cells.items()
                     if c in ps[name]
-                    for w, _, row in t.best
+                    for cand in t.best
                 ),
                 key=lambda e: (-e[0], e[1].hand_id, e[1].event if e[1].event is not None else -1),
             )[:evidence]
@@ -524,7 +662,7 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
                 flagged=q is not None and q <= fdr,
                 needed=needed,
                 evidence=tuple(
-                    Evidence(r.hand_id, r.event, r.kind, r.chosen, r.gap or 0.0, r.weight, rp) for _, r, rp in shown
+                    Evidence(r.hand_id, r.event, r.kind, r.chosen, r.gap, r.weight, rp) for _, r, rp in shown
                 ),
             )
         )

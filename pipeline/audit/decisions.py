@@ -35,7 +35,9 @@ mahjong's terms.
 hands is about 3 CPU-hours. :func:`decision_hands` takes ``per_player`` (each player's newest hands, the
 others at their tables included) and :func:`decision_rows` ``workers`` (the reviews run in that many processes,
 the records read and sent to them in batches; at most two batches per worker in flight): the rows stream, and
-nothing but the batches in flight is held.
+nothing but the batches in flight is held. The cost is paid once per hand: ``xuezhan review`` stores what the
+screens need of each review (:mod:`pipeline.audit.tallies`), and ``xuezhan assist`` reviews only the hands not
+stored yet.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The stored review pass (``xuezhan review``): each reviewable hand reviewed once, its players' decisions counted
-into the warehouse table ``decision_tallies``, so that ``stats`` and the report show the decision metrics
-(schemas/METRICS.md, Decisions) without reviewing anything.
+into the warehouse tables ``decision_tallies``, so that ``stats`` and the report show the decision metrics
+(schemas/METRICS.md, Decisions) without reviewing anything, and ``decision_cells`` (per player-hand, decision
+kind and gap band: :class:`pipeline.audit.assist.HandCell`), so that the engine-assistance screen (``xuezhan
+assist``) sums them (:func:`pipeline.audit.assist.stored_room`) instead of reviewing every hand again each time.
 
 The review (:func:`pipeline.audit.review.review`: the reference policy ranking every decision's options) costs
 about 11 ms a hand compiled: too much for ingest (about 1 ms a hand) or for every ``stats`` run, little once.
@@ -8,19 +10,21 @@ So the pass is separate and incremental: it reviews the hands of levels full, de
 of the current :data:`schemas.tables.TALLY_VERSION` (``sql/review_pending.sql``), read back from their sources
 (:func:`pipeline.analytics.export.read_back`, the very line stored), and appends one row per player-hand whose
 tiles are known (every seat of a full or dealt record, an observer record's own seat): the counts of
-:class:`pipeline.audit.review.SeatSummary`.
+:class:`pipeline.audit.review.SeatSummary`; and one row of ``decision_cells`` per player-hand, kind and band its
+decisions fall in (:func:`review_rows`: the hand reviewed once for both).
 
 Commits. The rows are committed as the warehouse's other tables are (:meth:`pipeline.ingest.warehouse.Warehouse.
 write_batch`: files through ``_tmp``, then one manifest rename, the commit point), a batch every
 :data:`COMMIT_HANDS` hands, under the warehouse's write lock (an ingest and a review never write at once: the
-second gets :class:`~pipeline.ingest.warehouse.WarehouseBusy`). A hand's rows are in one batch, whole. A pass
-killed part way keeps the batches committed; the next pass reviews what is left, so a rerun never duplicates a row
-and a hand ingested later is reviewed by the next pass. At the end, many batches are compacted as ingest does.
+second gets :class:`~pipeline.ingest.warehouse.WarehouseBusy`). A hand's rows (of both tables) are in one batch,
+whole. A pass killed part way keeps the batches committed; the next pass reviews what is left, so a rerun never
+duplicates a row and a hand ingested later is reviewed by the next pass. At the end, many batches are compacted as
+ingest does.
 
-Versions. The rows carry :data:`TALLY_VERSION`; ``stats`` reads the current version's rows only, and a pass
-reviews again the hands whose rows are of another version (the old rows stay, unread). Bump it whenever the
-policy or the counting changes what a hand's tallies are (``tests/test_decision_tallies.py`` holds a digest of
-the sample's tallies to remind).
+Versions. The rows carry :data:`TALLY_VERSION`; ``stats`` and ``assist`` read the current version's rows only,
+and a pass reviews again the hands whose rows are of another version (the old rows stay, unread). Bump it
+whenever the policy, the counting, the ambiguity weights or the screen's bands change what a hand's rows are
+(``tests/test_decision_tallies.py`` holds a digest of the sample's rows of both tables to remind).
 
 A hand that cannot be read back (its file gone or changed, read from stdin) or no longer parses gets no row: it
 is reported, and tried again by the next pass.
@@ -31,19 +35,21 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+import duckdb
 import pyarrow as pa
 
 from pipeline import sql
 from pipeline.analytics.export import Missing, Stored
 from pipeline.analytics.queries import connect
 from pipeline.analytics.scope import Scope
-from pipeline.audit.decisions import reviewed
+from pipeline.audit.assist import HandCell, hand_cells
+from pipeline.audit.decisions import reviewed, rows_of
 from pipeline.audit.review import SeatSummary, review, summarize
 from pipeline.game.record import Record, parse_record
 from pipeline.ingest.warehouse import Warehouse
@@ -83,10 +89,44 @@ def void_counted(record: Record) -> bool:
 def tally_rows(hand_id: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
     """One record's JSON reviewed and counted: a row of ``decision_tallies`` (without ``reviewed_at``) per known
     seat; raises :class:`~pipeline.game.record.RecordError`."""
+    return review_rows(hand_id, obj)[0]
+
+
+def review_rows(hand_id: str, obj: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One record's JSON reviewed once and counted twice (without ``reviewed_at``): its rows of
+    ``decision_tallies`` (:func:`tally_rows`) and of ``decision_cells`` (its decisions by player, kind and band:
+    :func:`pipeline.audit.assist.hand_cells`, what ``xuezhan assist`` reads instead of reviewing the hand). Raises
+    :class:`~pipeline.game.record.RecordError`."""
     record = parse_record(obj)
-    seats = summarize(review(record, obj), record.rules.players)
+    decisions = review(record, obj)
+    seats = summarize(decisions, record.rules.players)
     counted = void_counted(record)
-    return [_row(hand_id, seat, record.players[seat], seats[seat], counted) for seat in known_seats(record)]
+    tallies = [_row(hand_id, seat, record.players[seat], seats[seat], counted) for seat in known_seats(record)]
+    seat_of = {p: i for i, p in enumerate(record.players)}
+    cells = [_cell_row(c, seat_of[c.player]) for c in hand_cells(rows_of(hand_id, record.players, decisions))]
+    return tallies, cells
+
+
+def _cell_row(c: HandCell, seat: int) -> dict[str, Any]:
+    top = c.top
+    return {
+        "hand_id": c.hand_id,
+        "seat": seat,
+        "player": c.player,
+        "version": TALLY_VERSION,
+        "kind": c.kind,
+        "band": c.band,
+        "n": c.n,
+        "agreed": c.agreed,
+        "w": c.w,
+        "wa": c.wa,
+        "w2": c.w2,
+        "w3": c.w3,
+        "top_weight": None if top is None else top.weight,
+        "top_event": None if top is None else top.event,
+        "top_chosen": None if top is None else top.chosen,
+        "top_gap": None if top is None else top.gap,
+    }
 
 
 def _row(hand_id: str, seat: int, player: str, s: SeatSummary, void: bool) -> dict[str, Any]:
@@ -131,6 +171,17 @@ def pending_hands(root: str | Path, scope: Scope | None = None) -> list[Stored]:
         return [Stored(*row) for row in rows.fetchall()]
 
 
+def stored_hands(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str]) -> set[str]:
+    """Of ``hand_ids``, those a review pass stored at :data:`TALLY_VERSION` (``sql/reviewed_hands.sql``): their
+    counts can be read back (:func:`pipeline.audit.assist.stored_room`) instead of reviewing them again."""
+    con.register("_review_ids", pa.table({"hand_id": pa.array(list(hand_ids), type=pa.string())}))
+    try:
+        rows = con.execute(sql.load_sql("pipeline.audit", "reviewed_hands"), {"version": TALLY_VERSION}).fetchall()
+    finally:
+        con.unregister("_review_ids")
+    return {h for (h,) in rows}
+
+
 def review_warehouse(
     root: str | Path,
     *,
@@ -157,23 +208,27 @@ def review_warehouse(
         if on_pending is not None:
             on_pending(len(hands))
         held: list[dict[str, Any]] = []
+        held_cells: list[dict[str, Any]] = []
         in_batch = 0
 
         def commit() -> None:
-            nonlocal held, in_batch
+            nonlocal held, held_cells, in_batch
             if in_batch:
                 at = datetime.now(UTC)
-                rows = [{**r, "reviewed_at": at} for r in held]
-                table = pa.Table.from_pylist(rows, schema=TABLES["decision_tallies"])
+                tables = {
+                    name: pa.Table.from_pylist([{**r, "reviewed_at": at} for r in rows], schema=TABLES[name])
+                    for name, rows in (("decision_tallies", held), ("decision_cells", held_cells))
+                }
                 run.batches += 1
-                wh.write_batch(f"{stamp}-{run.batches:06d}", {"decision_tallies": table})
+                wh.write_batch(f"{stamp}-{run.batches:06d}", tables)
                 run.reviewed += in_batch
                 run.rows += len(held)
-            held, in_batch = [], 0
+            held, held_cells, in_batch = [], [], 0
 
         done_missing = 0
-        for _, rows in reviewed(hands, run.missing, tally_rows, workers=workers):
+        for _, (rows, cells) in reviewed(hands, run.missing, review_rows, workers=workers):
             held += rows
+            held_cells += cells
             in_batch += 1
             if on_hands is not None:
                 on_hands(1 + len(run.missing) - done_missing)

@@ -9,7 +9,7 @@ WITH
 reviewable AS (
     SELECT hand_id, source_file, source_line, record_sha256, level, played_at
     FROM hands
-    WHERE level IN ('full', 'dealt', 'observer')
+    WHERE coalesce(level, 'dealt') IN ('full', 'dealt', 'observer')  -- no level kept (an older warehouse): dealt
 ),
 newest AS (
     SELECT DISTINCT ph.hand_id
