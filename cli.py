@@ -1571,21 +1571,19 @@ def assist_command(
     from pipeline.analytics.queries import connect
     from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, judge, reach, stored_room, tally
     from pipeline.audit.decisions import decision_hands, decision_rows
-    from pipeline.audit.tallies import stored_hands
+    from schemas.tables import TALLY_VERSION
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
     with connect(warehouse, scope=scope) as con:
-        hands = decision_hands(con, per_player)
-        stored = stored_hands(con, (h.hand_id for h in hands)) if not fresh else set()
-        room = stored_room(con, stored, evidence=evidence)
-    if not hands:
+        room, stored = stored_room(con, per_player=per_player, evidence=evidence) if not fresh else ({}, 0)
+        hands = decision_hands(con, per_player, skip_version=None if fresh else TALLY_VERSION)  # the rest
+    if not hands and not stored:
         where = " in scope" if scope.filters else f" in {warehouse}"
         raise fail(f"nothing to screen: no hand{where} has known tiles (levels full, dealt, observer)", code=1)
     missing: list[Missing] = []
-    live = [h for h in hands if h.hand_id not in stored]
-    room = tally(decision_rows(live, missing, workers=workers), evidence=evidence, room=room)
+    room = tally(decision_rows(hands, missing, workers=workers), evidence=evidence, room=room)
     rows = judge(room, fdr=fdr, evidence=evidence)
     seen = reach(room, rows, fdr=fdr)
     for m in missing[:5]:
@@ -1601,8 +1599,8 @@ def assist_command(
     elif fmt == "json":
         doc = {
             "fdr": fdr,
-            "hands": len(hands),
-            "stored": len(stored),
+            "hands": stored + len(hands),
+            "stored": stored,
             "per_player": per_player,
             "not_read": [{"hand_id": m.hand.hand_id, "reason": m.reason} for m in missing],
             "players": [
@@ -1618,8 +1616,8 @@ def assist_command(
         for line in _scope_line(scope):
             typer.echo(line)
         typer.echo(
-            f"{plural(len(hands) - len(missing), 'hand')} reviewed"
-            + (f" ({len(stored)} of them by `xuezhan review`, their stored counts read)" if stored else "")
+            f"{plural(stored + len(hands) - len(missing), 'hand')} reviewed"
+            + (f" ({stored} of them by `xuezhan review`, their stored counts read)" if stored else "")
             + (f" ({len(missing)} could not be read back)" if missing else "")
             + (f" (each player's {per_player} newest)" if per_player else "")
             + f"; {plural(len(tested), 'player')} with at least {MIN_DECISIONS} tested and {MIN_CLEAR} clear "
@@ -1685,14 +1683,15 @@ def review_command(
     tz: TzOption = None,
 ) -> None:
     """Review every stored hand not yet reviewed (of those the filters keep) and store its players' decision
-    tallies in the warehouse
-    (decision_tallies), for stats and the report's player pages: efficiency-match rate, avoidable deal-ins, missed
-    wins, late 定缺 (schemas/METRICS.md#decisions). Each hand whose tiles are known (levels full, dealt; an
-    observer's own seat) is read back from its source and reviewed by the reference policy, once: a second run
-    reviews only the hands ingested since (or reviewed by an older review version). Cost: about 11 ms a hand
-    compiled, 19 ms interpreted, per worker. Committed as ingest commits (a kill keeps what was committed; run it
-    again to finish). Exit 1 when some hand could not be read back (it is tried again next time), or no stored
-    hand has known tiles; 2 when another process is writing to the warehouse."""
+    tallies in the warehouse (decision_tallies), for stats and the report's player pages: efficiency-match rate,
+    avoidable deal-ins, missed wins, late 定缺 (schemas/METRICS.md#decisions); and the engine-assistance screen's
+    counts (decision_cells), which `xuezhan assist`, `findings` and the report read instead of reviewing the hand
+    again. Each hand whose tiles are known (levels full, dealt; an observer's own seat) is read back from its
+    source and reviewed by the reference policy, once: a second run reviews only the hands ingested since (or
+    reviewed by an older review version). Cost: about 11 ms a hand compiled, 19 ms interpreted, per worker.
+    Committed as ingest commits (a kill keeps what was committed; run it again to finish). Exit 1 when some hand
+    could not be read back (it is tried again next time), or no stored hand has known tiles; 2 when another
+    process is writing to the warehouse."""
     from pipeline.audit.tallies import review_warehouse
     from pipeline.ingest.warehouse import WarehouseBusy
 
@@ -2901,7 +2900,8 @@ def findings_command(
 ) -> None:
     """What needs attention, as the report's first screen has it, each finding with its key and its case: new,
     open, confirmed, appealed, reopened (dismissed, and its evidence has grown since: why) or dismissed (hidden
-    unless --all); the new ones first, then reopened, appealed, open, confirmed, each in rank order."""
+    unless --all); the new ones first, then reopened, appealed, open, confirmed, each in rank order. The
+    engine-assistance screen reads the hands `xuezhan review` has reviewed (a line says when some are not)."""
     rows = _with_cases(_current_findings(warehouse, min_hands), warehouse)
     shown = [r for r in rows if show_all or r["status"] != "dismissed"]
     if fmt == "json":
@@ -2920,6 +2920,15 @@ def findings_command(
             typer.echo(f"       {_shown(r['subject'])}: {_shown(r['detail'])}")
             if r["why"]:
                 typer.echo(f"       reopened: {r['why']}")
+        from pipeline.analytics.queries import connect, review_coverage
+
+        with connect(warehouse, warn=False) as con:
+            covered = review_coverage(con)
+        if covered["reviewed"] < covered["reviewable"]:
+            typer.echo(
+                f"The engine-assistance screen read the {covered['reviewed']:,} of {covered['reviewable']:,} "
+                "reviewable hands `xuezhan review` has reviewed: run it to screen the rest."
+            )
 
 
 def _finding(warehouse: Path, key: str, min_hands: int) -> dict[str, Any] | None:

@@ -4,8 +4,10 @@ page and place that holds its evidence.
 The findings come from the screens and the audit the report runs anyway (computed once, passed in):
 
 - **high**: the collusion screen's flagged pairs, and the teams they join (:func:`pipeline.audit.collusion.
-  flagged_groups`); the information-cheat screen's flagged players (:mod:`pipeline.audit.information`). Each
-  is a discovery at the screen's false discovery rate: a lead to replay, not a verdict.
+  flagged_groups`); the information-cheat screen's flagged players (:mod:`pipeline.audit.information`); the
+  stacked-deal screen's groups; the engine-assistance screen's flagged players, read from the counts ``xuezhan
+  review`` stored (:func:`pipeline.audit.tallies.stored_screen`: no hand reviewed here). Each is a discovery at
+  the screen's false discovery rate: a lead to replay, not a verdict.
 - **medium**: the victim view's players who lose to a player or a team beyond what their play predicts
   (:mod:`pipeline.audit.victims`); the audit's biggest errors by money (:mod:`pipeline.audit.scoring`: scoring
   and settlement errors, the points they move; rule violations, the points settled in their hand), and players
@@ -52,6 +54,7 @@ from pipeline.audit.cases import LISTED, Case, with_status
 from pipeline.audit.collusion import PairResult, flagged_groups
 from pipeline.audit.deals import DealResult
 from pipeline.audit.scoring import Audit
+from pipeline.audit.tallies import StoredScreen, stored_screen
 from pipeline.audit.teams import TeamResult
 
 # The pages the findings link to (dashboards.site writes them under these names).
@@ -77,11 +80,12 @@ KINDS = {  # kind → (severity, order within the severity, what the kind is cal
     "pair": ("high", 1, "colluding pair?"),
     "information": ("high", 2, "sees other hands?"),
     "deals": ("high", 3, "stacked deals?"),
-    "scoring": ("medium", 4, "scoring error"),
-    "victim": ("medium", 5, "loses to a player or team"),
-    "results": ("medium", 6, "unusual result"),
-    "invalid": ("low", 7, "invalid records"),
-    "rejects": ("low", 8, "rejected lines"),
+    "assist": ("high", 4, "follows an engine?"),
+    "scoring": ("medium", 5, "scoring error"),
+    "victim": ("medium", 6, "loses to a player or team"),
+    "results": ("medium", 7, "unusual result"),
+    "invalid": ("low", 8, "invalid records"),
+    "rejects": ("low", 9, "rejected lines"),
 }
 
 SCHEMA: dict[str, Any] = {
@@ -478,6 +482,46 @@ def net_words(row: Mapping[str, Any]) -> str:
     return f"luck-adjusted net (raw {row['raw_per_hand']:+.2f}{part})"
 
 
+def _assist(screen: StoredScreen | None, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
+    """The engine-assistance screen's flagged players (of the hands ``xuezhan review`` stored), each with its
+    figures, its most telling decisions' hands (a case's pack replays them) and its page's decisions."""
+    if screen is None:
+        return []
+    rows = []
+    part = (
+        f"; {screen.reviewed:,} of the {screen.reviewable:,} reviewable hands reviewed (xuezhan review)"
+        if screen.reviewed < screen.reviewable
+        else ""
+    )
+    for a in screen.results:
+        if not a.flagged or a.agreement is None or a.expected is None or a.p is None:
+            continue
+        page = page_of(a.player)
+        clear = "–" if a.clear is None else f"{a.clear:.3f}"
+        told = ", ".join(f"{e.hand_id} ({e.chosen})" for e in a.evidence[:3])
+        rows.append(
+            {
+                "kind": "assist",
+                "key": f"assist:{a.player}",
+                "n": a.tested,
+                "hands": list(dict.fromkeys(e.hand_id for e in a.evidence)),
+                "players": [a.player],
+                "subject": a.player,
+                "detail": (
+                    f"agreed with the reference policy on {a.agreement:.3f} of its weighted ambiguous decisions "
+                    f"({a.tested:,} in {a.hands:,} hands) where the room's players of its skill (clear decisions "
+                    f"{clear}) agree on {a.expected:.3f}: z {a.z or 0.0:.1f}, p {a.p:.1e}, q {_q(a.q)} (false "
+                    f"discovery rate {100 * screen.fdr:g}%){part}; most telling: {told or '–'} (xuezhan replay HAND "
+                    "--review); a reason to look, not proof"
+                ),
+                "q": a.q,
+                "evidence": f"{page}#decisions" if page else PLAYERS,
+                "evidence_text": "the player's decisions" if page else "the player directory",
+            }
+        )
+    return rows
+
+
 def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
     rows = []
     mixed = "group" in unusual.columns and unusual["group"].drop_nulls().n_unique() > 1
@@ -585,6 +629,7 @@ def prep_findings(
     info_fdr: float,
     deals: Sequence[DealResult] = (),
     deals_fdr: float = 0.05,
+    assist: StoredScreen | None = None,
     audit: Audit,
     counts: dict[str, int],
     issues: pl.DataFrame,
@@ -601,7 +646,9 @@ def prep_findings(
     ``team-k``; None: the teams the flagged pairs join instead); ``victims``: :func:`dashboards.collusion.
     prep_victims` (``victim-k``); ``info``: the information-cheat screen's, in its order (``info-k``);
     ``deals``: the stacked-deal screen's, in its order (the k-th flagged group has the anchor ``deal-k`` on the
-    deals page); ``audit``: the audit (``finding-k`` for its first :data:`AUDIT_ROWS` rows); ``counts``: the
+    deals page); ``assist``: the engine-assistance screen of the stored review counts
+    (:func:`pipeline.audit.tallies.stored_screen`; its flagged players, each linked to its page's decisions;
+    None: not run); ``audit``: the audit (``finding-k`` for its first :data:`AUDIT_ROWS` rows); ``counts``: the
     ``warehouse_counts`` row (``hands``, ``valid_hands``, ``replayed_hands``); ``issues`` and ``rejects``:
     :func:`dashboards.quality.prep_issues_by_code` and ``prep_rejects_by_code``; ``unusual``:
     :func:`prep_unusual_results`; ``page_of``: the page of a player (None: the player has none).
@@ -616,6 +663,7 @@ def prep_findings(
         *([] if victims is None else _victims(victims)),
         *_information(info, info_fdr),
         *_deals(deals, deals_fdr),
+        *_assist(assist, page_of),
         *_scoring(audit, top_errors),
         *_results(unusual, page_of),
         *_quality(counts, issues, rejects),
@@ -721,6 +769,7 @@ def collect(con: duckdb.DuckDBPyConnection, *, min_hands: int = 200) -> pl.DataF
     screen = collusion_dash.screen_pairs(con, min_hands=min_hands)
     seers, _ = info_dash.screen_noted(con)
     deals = deals_dash.screen(con)
+    assist = stored_screen(con)
     return prep_findings(
         pairs=screen.pairs,
         pair_fdr=screen.fdr,
@@ -730,6 +779,7 @@ def collect(con: duckdb.DuckDBPyConnection, *, min_hands: int = 200) -> pl.DataF
         info_fdr=INFO_FDR,
         deals=deals.results,
         deals_fdr=deals.fdr,
+        assist=assist,
         audit=scoring.audit(con),
         counts=queries.run(con, "warehouse_counts").row(0, named=True),
         issues=quality.prep_issues_by_code(con),

@@ -21,8 +21,7 @@ Layout under ``out_dir``::
     information.html           the information-cheat screen, one row per player, flagged players' hands replayed
     deals.html                 the stacked-deal screen: flagged players, seats, tables and sessions, each
                                evidence hand replayed
-    charts/<page>-<chart>.png  every chart as a PNG file (the overview, quality, health, audit, collusion and deals
-                               pages')
+    charts/<page>-<chart>.png  every chart of the pages above as a PNG file
 
 Each HTML file stands alone: styles and a small script inline, charts embedded as base64 PNG or drawn as inline
 SVG, no fetch of any kind (the pages link to each other and to the PNG files, nothing more); the script marks
@@ -72,7 +71,7 @@ from pipeline.analytics import queries
 from pipeline.analytics.health import Health, Thresholds
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, Scope
-from pipeline.audit import scoring
+from pipeline.audit import scoring, tallies
 from pipeline.audit.cases import Case, read_cases
 from pipeline.audit.collusion import screen_levels
 from pipeline.audit.information import FDR
@@ -245,6 +244,7 @@ def _build(
         info_fdr=FDR,
         deals=deals.results,
         deals_fdr=deals.fdr,
+        assist=tallies.stored_screen(con),  # what `xuezhan review` stored, read: the report reviews no hand
         audit=result,
         counts=counts,
         issues=issues,

@@ -52,10 +52,11 @@ from pipeline.audit.decisions import (
     weight,
 )
 from pipeline.audit.review import Decision
-from pipeline.audit.tallies import review_warehouse, stored_hands
+from pipeline.audit.tallies import review_warehouse, stored_screen
 from pipeline.game.policy import Option
 from pipeline.ingest.run import ingest
 from pipeline.simulate.tables import SimConfig, write
+from schemas.tables import TALLY_VERSION
 
 
 def _opt(action: str, tile: int, shanten: int, live: int, danger: int = 0, value: int = 0, rank: int = 0) -> Option:
@@ -399,25 +400,30 @@ def test_assist_reads_the_counts_review_stored_and_reviews_only_the_rest(room: t
     _same_screen(fresh_few, stored_few)
     assert doc("--fresh")["stored"] == 0
     with connect(wh) as con:
-        hands = decision_hands(con)
-        assert stored_hands(con, [h.hand_id for h in hands]) == {h.hand_id for h in hands}
+        assert decision_hands(con, skip_version=TALLY_VERSION) == []  # every hand stored: none left to review
+        assert stored_room(con)[1] == len(decision_hands(con)) == 240
+        screened = stored_screen(con)
         cells = con.execute("SELECT sum(n), count(DISTINCT hand_id) FROM decision_cells").fetchone()
+    assert (screened.reviewed, screened.reviewable) == (240, 240)
+    assert [(a.player, a.p) for a in screened.results] == [(p["player"], p["p"]) for p in stored["players"]]
     assert cells == (len(room[2]), 240)  # every decision of every hand, counted once
     table = runner.invoke(app, ["assist", "--warehouse", str(wh)])
     assert "240 hands reviewed (240 of them by `xuezhan review`" in table.stdout
 
 
 def test_counts_of_another_review_version_are_not_read(room: tuple, tmp_path: Path) -> None:
-    """A hand the pass reviewed at another version (an older release's) is reviewed again by assist, not read."""
+    """A hand the pass reviewed at another version (an older release's) is reviewed again by assist, not read:
+    stored_room reads none of it, and decision_hands gives it back to review."""
     wh = tmp_path / "wh"
     shutil.copytree(room[0], wh)
+    with connect(wh) as con:
+        before = stored_screen(con)
+    assert (before.results, before.reviewed, before.reviewable) == ([], 0, 240)  # nothing reviewed: no figures
     assert review_warehouse(wh).reviewed == 240
     with connect(wh) as con:
-        hands = [h.hand_id for h in decision_hands(con)]
-        assert len(stored_hands(con, hands)) == 240
-        assert stored_room(con, hands[:10]).keys() <= {
-            p for (p,) in con.execute("SELECT player FROM player_hands").fetchall()
-        }
+        assert stored_room(con)[1] == 240 and decision_hands(con, skip_version=TALLY_VERSION) == []
+        assert stored_room(con, per_player=10)[1] == len(decision_hands(con, 10)) < 240
+        assert stored_room(con, evidence=0)[0].keys() == {r.player for r in room[2]}
     from schemas import tables
 
     old = tables.TALLY_VERSION
@@ -425,7 +431,8 @@ def test_counts_of_another_review_version_are_not_read(room: tuple, tmp_path: Pa
         for module in (tables, tallies, assist):
             module.TALLY_VERSION = "0"  # type: ignore[attr-defined]
         with connect(wh) as con:
-            assert stored_hands(con, hands) == set() and stored_room(con, hands) == {}
+            assert stored_room(con) == ({}, 0) and len(decision_hands(con, skip_version="0")) == 240
+            assert stored_screen(con).reviewable == 240
     finally:
         for module in (tables, tallies, assist):
             module.TALLY_VERSION = old  # type: ignore[attr-defined]
@@ -548,3 +555,37 @@ def test_the_stored_bands_are_documented_as_the_screen_draws_them() -> None:
     doc = DECISION_CELLS.field("band").metadata[b"doc"].decode()
     assert f"edges {', '.join(str(b) for b in BANDS)}" in doc and f"{CLEAR_GAP} or more" in doc
     assert f"{len(BANDS) + 1} clear" in doc and f"{len(BANDS) + 2} a win" in doc
+
+
+def test_the_daily_findings_list_a_player_the_stored_counts_flag(room: tuple, tmp_path: Path, monkeypatch) -> None:
+    """The operator's loop: `xuezhan review` stores the counts (here one player's reviewed decisions turned into
+    the reference's own choices, as if it had played them), `xuezhan findings` lists it as a finding without
+    reviewing a hand, and a case opened on it packs its most telling hands."""
+    from cli import app
+
+    wh = tmp_path / "wh"
+    shutil.copytree(room[0], wh)
+    runner = CliRunner()
+    follower = sorted({r.player for r in room[2]})[3]
+    plain = tallies.rows_of
+    monkeypatch.setattr(tallies, "rows_of", lambda *args: _crude(plain(*args), follower))
+    other = sorted({r.player for r in room[2]})[0]
+    part = runner.invoke(app, ["review", "--warehouse", str(wh), "--player", other, "--quiet"])
+    assert part.exit_code == 0, part.output
+    table = runner.invoke(app, ["findings", "--warehouse", str(wh)])
+    assert "reviewable hands `xuezhan review` has reviewed: run it to screen the rest" in table.stdout
+    assert 0 < review_warehouse(wh).reviewed < 240
+    listed = runner.invoke(app, ["findings", "--warehouse", str(wh), "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    found = next(r for r in json.loads(listed.stdout) if r["kind"] == "assist")
+    assert found["key"] == f"assist:{follower}" and found["players"] == [follower] and found["status"] == "new"
+    assert found["q"] <= 0.05 and "agreed with the reference policy on 1.000" in found["detail"]
+    assert [r["kind"] for r in json.loads(listed.stdout)].count("assist") == 1
+    table = runner.invoke(app, ["findings", "--warehouse", str(wh)])
+    assert f"assist:{follower}" in table.stdout and "reviewable hands `xuezhan review` has reviewed" not in table.stdout
+    pack = tmp_path / "pack"
+    opened = runner.invoke(
+        app, ["case", "open", found["key"], "--warehouse", str(wh), "--reviewer", "ana", "--pack", str(pack)]
+    )
+    assert opened.exit_code == 0, opened.output
+    assert "wrote the evidence pack" in opened.stdout and any(pack.iterdir())

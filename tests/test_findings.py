@@ -17,9 +17,11 @@ from pipeline.analytics import queries
 from pipeline.analytics.levels import NEEDS
 from pipeline.analytics.stats import normal_sf
 from pipeline.audit.anticipation import combine
+from pipeline.audit.assist import Assist, Evidence
 from pipeline.audit.collusion import SIGNALS, PairResult
 from pipeline.audit.information import InfoResult
 from pipeline.audit.scoring import audit
+from pipeline.audit.tallies import StoredScreen
 from pipeline.ingest.warehouse import Warehouse
 from pipeline.report import svg
 
@@ -353,3 +355,51 @@ def test_pairs_table_grows_when_the_heat_map_cannot_show_everyone():
     assert collusion_dash.pairs_shown(small) == collusion_dash.TOP_PAIRS
     many = tuple(_pair(f"a{i}", f"b{i}", 0.001, True) for i in range(20))
     assert collusion_dash.pairs_shown(collusion_dash.Screen(200, 200, 0.05, shared.head(3), many)) == 20
+
+
+def _assist_screen(reviewed: int = 300) -> StoredScreen:
+    """pF flagged (two telling decisions in one hand, one in another), pA tested and not flagged."""
+    ev = [
+        Evidence("H7", 12, "turn", "3m", 0.75, 1.0, 0.4),
+        Evidence("H7", 30, "turn", "5p", 0.8, 0.99, 0.5),
+        Evidence("H9", None, "void", "void s", 0.7, 0.98, 0.5),
+    ]
+    flagged = Assist("pF", 300, 9000, 7000, 2500, 1400.0, 0.93, 0.81, 0.9, 4.2, 2e-6, 0.004, True, tuple(ev), 0.06)
+    honest = Assist("pA", 300, 9000, 7000, 2500, 1400.0, 0.82, 0.81, 0.85, 0.3, 0.4, 1.0, False, (), 0.06)
+    return StoredScreen([flagged, honest], 0.05, reviewed, 300)
+
+
+def test_the_engine_assistance_screen_of_the_stored_counts_is_a_finding(con):
+    """A flagged player of the engine-assistance screen (of what xuezhan review stored) is a high finding after
+    the information and deal screens', before the money: its figures, its telling decisions' hands (for a case's
+    pack), its page's decisions; how much of the warehouse was reviewed, when not all of it."""
+    screen = _screen()
+    df = findings.prep_findings(
+        pairs=screen.pairs,
+        pair_fdr=screen.fdr,
+        info=INFO,
+        info_fdr=0.05,
+        assist=_assist_screen(),
+        audit=audit(con),
+        counts=queries.run(con, "warehouse_counts").row(0, named=True),
+        issues=quality.prep_issues_by_code(con),
+        rejects=quality.prep_rejects_by_code(con),
+        unusual=_unusual(),
+        page_of=lambda p: f"player-{p}.html",
+    )
+    kinds = df["kind"].to_list()
+    assert kinds.count("assist") == 1 and kinds.index("assist") == kinds.index("information") + 1
+    row = df.row(kinds.index("assist"), named=True)
+    assert (row["severity"], row["label"], row["key"], row["players"]) == (
+        "high",
+        "follows an engine?",
+        "assist:pF",
+        ["pF"],
+    )
+    assert row["evidence"] == "player-pF.html#decisions" and row["hands"] == ["H7", "H9"] and row["n"] == 2500
+    assert row["q"] == 0.004 and "0.930 of its weighted ambiguous decisions (2,500 in 300 hands)" in row["detail"]
+    assert "agree on 0.810: z 4.2, p 2.0e-06" in row["detail"] and "not proof" in row["detail"]
+    assert "reviewable hands reviewed" not in row["detail"]
+    part = findings._assist(_assist_screen(reviewed=120), lambda p: None)
+    assert part[0]["evidence"] == "players.html" and "120 of the 300 reviewable hands reviewed" in part[0]["detail"]
+    assert findings._assist(None, lambda p: None) == []

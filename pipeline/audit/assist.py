@@ -62,7 +62,6 @@ from typing import Any, Final
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
 from pipeline import sql
 from pipeline.analytics.stats import by_levels, by_qvalues, normal_sf, skewed, t_isf, t_sf
@@ -517,33 +516,45 @@ def _count(
     t.w3 += w3
 
 
-def stored_room(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str], *, evidence: int = EVIDENCE) -> Room:
-    """The room's tallies of the hands ``hand_ids`` read back from what ``xuezhan review`` stored of them
-    (``decision_cells`` at :data:`~schemas.tables.TALLY_VERSION`, ``sql/assist_cells.sql`` and
-    ``sql/assist_candidates.sql``): what :func:`tally` makes of the same hands' reviews, but for the order the
-    floating sums are taken in, without reviewing a hand. The hands must have been reviewed at that version
-    (:func:`pipeline.audit.tallies.stored_hands`): a hand that was not counts as one without decisions."""
-    ids = pa.table({"hand_id": pa.array(list(hand_ids), type=pa.string())})
+def stored_room(
+    con: duckdb.DuckDBPyConnection, *, per_player: int | None = None, evidence: int = EVIDENCE
+) -> tuple[Room, int]:
+    """The room's tallies of the hands :func:`~pipeline.audit.decisions.decision_hands` selects (``per_player``)
+    that a review pass stored (a ``decision_tallies`` row at :data:`~schemas.tables.TALLY_VERSION`), read back
+    from their ``decision_cells`` (``sql/assist_cells.sql`` and ``sql/assist_candidates.sql``): what
+    :func:`tally` makes of the same hands' reviews, but for the order the floating sums are taken in, without
+    reviewing a hand; and the number of those hands. The others are ``decision_hands(con, per_player,
+    skip_version=TALLY_VERSION)``, to review. The hands' ids stay in DuckDB (a temporary table): at 1M hands,
+    1.2 GB peak in all (the same ids as Python objects held 1 GB alone)."""
+    chosen = sql.load_sql("pipeline.audit", "decision_hands")
     players: Room = {}
-    con.register("_assist_hands", ids)
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _assist_hands AS SELECT d.hand_id FROM ({chosen}\n) AS d "
+        "WHERE d.hand_id IN (SELECT t.hand_id FROM decision_tallies AS t WHERE t.version = $version)",
+        {"per_player": per_player, "skip_version": None, "version": TALLY_VERSION},
+    )
     try:
+        (hands,) = con.execute("SELECT count(*) FROM _assist_hands").fetchone() or (0,)
         sums = con.execute(sql.load_sql("pipeline.audit", "assist_cells"), {"version": TALLY_VERSION}).fetchall()
         kinds = [k for k, g in GROUPS.items() if g is not None]
         params = {"version": TALLY_VERSION, "kinds": kinds, "last_band": len(BANDS), "evidence": evidence}
         tops = con.execute(sql.load_sql("pipeline.audit", "assist_candidates"), params).fetchall() if evidence else []
     finally:
-        con.unregister("_assist_hands")
-    for player, hands, kind, stored, n, agreed, w, wa, w2, w3 in sums:
+        con.execute("DROP TABLE IF EXISTS _assist_hands")
+    for player, player_hands, kind, stored, n, agreed, w, wa, w2, w3 in sums:
         pl = players.get(player)
         if pl is None:
-            pl = players[player] = _Player(hands=int(hands))
+            pl = players[player] = _Player(hands=int(player_hands))
         _count(pl, kind, int(stored), int(n), float(agreed), float(w), float(wa), float(w2), float(w3))
-    for player, kind, stored, weight, hand_id, event, chosen, g in tops:
-        group = GROUPS[kind]
-        t = players[player].cells.get((group or "", int(stored)))
-        if t is not None:
-            t.offer(Candidate(float(weight), hand_id, event, kind, chosen, float(g)), evidence)
-    return players
+    for player, kind, stored, best in tops:
+        t = players[player].cells.get((GROUPS[kind] or "", int(stored)))
+        if t is None:
+            continue
+        for b in best:
+            t.offer(
+                Candidate(float(b["weight"]), b["hand_id"], b["event"], kind, b["chosen"], float(b["gap"])), evidence
+            )
+    return players, int(hands)
 
 
 def judge(players: Room, *, fdr: float = 0.05, evidence: int = EVIDENCE) -> list[Assist]:

@@ -289,10 +289,14 @@ def reviewed(
         yield from drain(True)
 
 
-def decision_hands(con: duckdb.DuckDBPyConnection, per_player: int | None = None) -> list[Stored]:
+def decision_hands(
+    con: duckdb.DuckDBPyConnection, per_player: int | None = None, *, skip_version: str | None = None
+) -> list[Stored]:
     """The stored hands (of the connection's scope) whose decisions can be reviewed (``decision_hands.sql``);
-    with ``per_player``, only those among each player's ``per_player`` newest."""
-    rows = con.execute(sql.load_sql("pipeline.audit", "decision_hands"), {"per_player": per_player})
+    with ``per_player``, only those among each player's ``per_player`` newest; with ``skip_version``, not those a
+    review pass stored at that version (:func:`pipeline.audit.assist.stored_room` reads them)."""
+    params = {"per_player": per_player, "skip_version": skip_version}
+    rows = con.execute(sql.load_sql("pipeline.audit", "decision_hands"), params)
     return [Stored(*row) for row in rows.fetchall()]
 
 

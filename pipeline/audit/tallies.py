@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,8 +48,8 @@ from pipeline import sql
 from pipeline.analytics.export import Missing, Stored
 from pipeline.analytics.queries import connect
 from pipeline.analytics.scope import Scope
-from pipeline.audit.assist import HandCell, hand_cells
-from pipeline.audit.decisions import reviewed, rows_of
+from pipeline.audit.assist import EVIDENCE, Assist, HandCell, hand_cells, judge, stored_room
+from pipeline.audit.decisions import decision_hands, reviewed, rows_of
 from pipeline.audit.review import SeatSummary, review, summarize
 from pipeline.game.record import Record, parse_record
 from pipeline.ingest.warehouse import Warehouse
@@ -171,15 +171,26 @@ def pending_hands(root: str | Path, scope: Scope | None = None) -> list[Stored]:
         return [Stored(*row) for row in rows.fetchall()]
 
 
-def stored_hands(con: duckdb.DuckDBPyConnection, hand_ids: Iterable[str]) -> set[str]:
-    """Of ``hand_ids``, those a review pass stored at :data:`TALLY_VERSION` (``sql/reviewed_hands.sql``): their
-    counts can be read back (:func:`pipeline.audit.assist.stored_room`) instead of reviewing them again."""
-    con.register("_review_ids", pa.table({"hand_id": pa.array(list(hand_ids), type=pa.string())}))
-    try:
-        rows = con.execute(sql.load_sql("pipeline.audit", "reviewed_hands"), {"version": TALLY_VERSION}).fetchall()
-    finally:
-        con.unregister("_review_ids")
-    return {h for (h,) in rows}
+@dataclass(frozen=True)
+class StoredScreen:
+    """The engine-assistance screen of what review passes stored (:func:`stored_screen`): its ``results``
+    (:func:`pipeline.audit.assist.judge`'s), the reviewable hands whose counts it read (``reviewed``) and the
+    reviewable hands in all (``reviewable``: those of levels full, dealt and observer)."""
+
+    results: list[Assist]
+    fdr: float
+    reviewed: int
+    reviewable: int
+
+
+def stored_screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05, evidence: int = EVIDENCE) -> StoredScreen:
+    """The engine-assistance screen over the hands of ``con``'s scope that a review pass stored, reviewing none:
+    what the daily findings (``xuezhan findings``, the report's first screen) list, a query however large the
+    warehouse. Hands not reviewed yet are left out (``reviewed`` < ``reviewable``: run ``xuezhan review``);
+    ``xuezhan assist`` reviews them itself."""
+    room, stored = stored_room(con, evidence=evidence)
+    pending = len(decision_hands(con, skip_version=TALLY_VERSION))
+    return StoredScreen(judge(room, fdr=fdr, evidence=evidence), fdr, stored, stored + pending)
 
 
 def review_warehouse(

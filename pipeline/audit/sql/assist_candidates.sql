@@ -2,9 +2,18 @@
 -- (pipeline/audit/assist.py stored_room): per player, decision kind and band, the $evidence best of the hands'
 -- candidates (decision_cells' top: each hand's heaviest agreed decision of that kind and band), heavier first,
 -- then by hand and event: the order of assist.Candidate.key, so that the screen shows what it would show had it
--- reviewed the hands itself. Only the kinds in $kinds and the bands up to $last_band (the tested ones).
--- Check: at most $evidence rows per player, kind and band; each row one hand's top.
-SELECT c.player, c.kind, c.band, c.top_weight, c.hand_id, c.top_event, c.top_chosen, c.top_gap
+-- reviewed the hands itself. Only the kinds in $kinds and the bands up to $last_band (the tested ones). min_by
+-- keeps $evidence rows a group (a window over every candidate held 1.7 GB at 1M hands).
+-- Check: at most $evidence candidates per player, kind and band, best first; each one hand's top.
+SELECT
+    c.player,
+    c.kind,
+    c.band,
+    min_by(
+        {'weight': c.top_weight, 'hand_id': c.hand_id, 'event': c.top_event, 'chosen': c.top_chosen, 'gap': c.top_gap},
+        {'w': -c.top_weight, 'h': c.hand_id, 'e': coalesce(c.top_event, -1)},
+        $evidence
+    ) AS best
 FROM decision_cells AS c
 SEMI JOIN _assist_hands AS s ON c.hand_id = s.hand_id
 WHERE
@@ -12,9 +21,5 @@ WHERE
     AND c.top_weight IS NOT NULL
     AND list_contains($kinds, c.kind)
     AND c.band BETWEEN 0 AND $last_band
-QUALIFY
-    row_number() OVER (
-        PARTITION BY c.player, c.kind, c.band
-        ORDER BY c.top_weight DESC, c.hand_id, coalesce(c.top_event, -1)
-    ) <= $evidence
-ORDER BY c.player, c.kind, c.band, c.top_weight DESC, c.hand_id, coalesce(c.top_event, -1)
+GROUP BY c.player, c.kind, c.band
+ORDER BY c.player, c.kind, c.band
