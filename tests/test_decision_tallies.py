@@ -502,3 +502,18 @@ def test_the_pass_can_be_bounded_by_the_filters_and_the_rest_waits(tmp_path: Pat
     assert rest.exit_code == 0 and json.loads(rest.stdout)["reviewed"] == 3, rest.output
     nothing = RUNNER.invoke(app, ["review", "--warehouse", wh, "--table", "no-such-table"])
     assert nothing.exit_code == 1  # the filters keep no hand
+
+
+def test_a_player_hand_has_decision_cells_exactly_where_its_tallies_count_a_decision() -> None:
+    """assist reads a player's hands from decision_tallies (rows with a decision, sql/assist_cells.sql) and its
+    counts from decision_cells: the same review must write cells for exactly those player-hands, and as many
+    decisions. Full records, and each seat's observer record (its own seat only)."""
+    for rec in _sample(12):
+        for obj in (rec, *(to_observer(rec, observer=s) for s in range(4))):
+            tallies, cells = review_rows(rec["hand_id"], obj)
+            counted = {(r["seat"], r["player"]): r["decisions"] for r in tallies if r["decisions"] > 0}
+            summed: dict[tuple[int, str], int] = {}
+            for c in cells:
+                summed[(c["seat"], c["player"])] = summed.get((c["seat"], c["player"]), 0) + c["n"]
+            assert summed == counted
+            assert all(c["version"] == TALLY_VERSION and c["n"] > 0 for c in cells)
