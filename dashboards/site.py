@@ -71,7 +71,7 @@ from pipeline.analytics import queries
 from pipeline.analytics.health import Health, Thresholds
 from pipeline.analytics.scales import scales
 from pipeline.analytics.scope import EVERYTHING, Scope
-from pipeline.audit import scoring, tallies
+from pipeline.audit import scoring
 from pipeline.audit.cases import Case, read_cases
 from pipeline.audit.collusion import screen_levels
 from pipeline.audit.information import FDR
@@ -234,6 +234,7 @@ def _build(
     # What needs attention: the findings of every page above, and players' results against the room.
     step("findings")
     every = player.prep_every_player(con, scale=scale)
+    decisions = player.prep_every_player_decisions(con, scale)  # with the engine-assistance screen's stored counts
     unusual = found_dash.unusual_of(con, scale)  # each player beside the other players of their scale group
     found = found_dash.prep_findings(
         pairs=screen.pairs,
@@ -244,7 +245,7 @@ def _build(
         info_fdr=FDR,
         deals=deals.results,
         deals_fdr=deals.fdr,
-        assist=tallies.stored_screen(con),  # what `xuezhan review` stored, read: the report reviews no hand
+        assist=decisions.assist,  # what `xuezhan review` stored, read: the report reviews no hand
         audit=result,
         counts=counts,
         issues=issues,
@@ -257,7 +258,6 @@ def _build(
     (out / found_dash.FINDINGS_JSON).write_text(standing.write_json(), encoding="utf-8")  # for scripts, the demo
 
     # Overview
-    players = player.prep_top_players(con, 10**9).height
     wins = int(overview.prep_fan_distribution(con)["wins"].sum() or 0)
     tables = overview.prep_tables(con)
     figures = [draw("overview", spec, con)[1] for spec in overview.CHARTS]
@@ -267,7 +267,7 @@ def _build(
         unusual=unusual,
         pages=pages_of,
         counts=counts,
-        players=players,
+        players=player.prep_top_players(con, 10**9).height,
         wins=wins,
         links=(directory, quality_page, health_page, audit_page, collusion_page, info_page),
         scale=scale,
@@ -292,7 +292,7 @@ def _build(
         pages=pages_of,
         scale=scale,
         states={r["key"]: (r["status"], r["why"], r["case_id"]) for r in standing.iter_rows(named=True) if r["key"]},
-        decisions=player.prep_every_player_decisions(con, scale),
+        decisions=decisions,
     )
     for pid, page in pages_of.items():
         write(page, parts.body(pid), here=directory)

@@ -589,3 +589,9 @@ def test_the_daily_findings_list_a_player_the_stored_counts_flag(room: tuple, tm
     )
     assert opened.exit_code == 0, opened.output
     assert "wrote the evidence pack" in opened.stdout and any(pack.iterdir())
+    report = runner.invoke(app, ["report", "--warehouse", str(wh), "--out", str(tmp_path / "rep"), "--page", follower])
+    assert report.exit_code == 0, report.output
+    findings_json = json.loads((tmp_path / "rep" / "findings.json").read_text(encoding="utf-8"))
+    assert [r["key"] for r in findings_json if r["kind"] == "assist"] == [f"assist:{follower}"]
+    page = next((tmp_path / "rep").glob(f"player-{follower}*.html")).read_text(encoding="utf-8")
+    assert 'id="assist"' in page and "<b>flagged</b>: a reason to look" in page and "--review</code></li>" in page

@@ -4,6 +4,7 @@ in its docstring) and on base counts small enough to follow with a pencil."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -403,3 +404,19 @@ def test_the_engine_assistance_screen_of_the_stored_counts_is_a_finding(con):
     part = findings._assist(_assist_screen(reviewed=120), lambda p: None)
     assert part[0]["evidence"] == "players.html" and "120 of the 300 reviewable hands reviewed" in part[0]["detail"]
     assert findings._assist(None, lambda p: None) == []
+
+
+def test_a_players_page_shows_its_engine_assistance_figures_and_a_flagged_ones_decisions():
+    from dashboards.pages.players import assist_part
+
+    screen = _assist_screen()
+    flagged, honest = screen.results
+    page = assist_part(flagged, screen)
+    assert "of the 300 reviewed hands" in page and "agreed with the policy's first choice on 0.930" in page
+    assert "<b>flagged</b>: a reason to look, not proof" in page and "z +4.2, p 2.0e-06, q 0.004" in page
+    assert page.count("<li>") == 3 and "xuezhan replay H7 --warehouse WH --review" in page and "the deal (void)" in page
+    plain = assist_part(honest, screen)
+    assert "not flagged" in plain and "<li>" not in plain and "Alone, it would be flagged 0.060 above" in plain
+    untested = dataclasses.replace(honest, p=None, z=None, q=None, needed=None)
+    assert "not tested (2,500 tested decisions" in assist_part(untested, screen)
+    assert assist_part(None, screen) == "" and assist_part(flagged, None) == ""

@@ -25,6 +25,8 @@ from pipeline.analytics.scales import Scales
 from pipeline.analytics.yardsticks import MIN_HANDS as YARD_HANDS
 from pipeline.analytics.yardsticks import Yardstick, deviations
 from pipeline.audit import scoring
+from pipeline.audit.assist import MIN_CLEAR, MIN_DECISIONS, MIN_ROOM, Assist
+from pipeline.audit.tallies import StoredScreen
 from pipeline.report import charts, numbers, svg
 from pipeline.report.names import file_stem
 
@@ -474,6 +476,39 @@ def figures_section(
     )
 
 
+def assist_part(a: Assist | None, screen: StoredScreen | None) -> str:
+    """The player's figures of the engine-assistance screen (of the counts ``xuezhan review`` stored:
+    :func:`pipeline.audit.tallies.stored_screen`), and a flagged player's most telling decisions, each with its
+    replay; nothing where the screen has no figure of the player."""
+    if a is None or screen is None:
+        return ""
+    title = '<p id="assist"><b>Engine-assistance screen</b> (<code>xuezhan assist</code>'
+    if a.p is None or a.agreement is None or a.expected is None:
+        return (
+            f"{title}): not tested ({a.tested:,} tested decisions; a player needs {MIN_DECISIONS} of them and "
+            f"{MIN_CLEAR} clear ones, in a room of at least {MIN_ROOM} players tested).</p>"
+        )
+    clear = "–" if a.clear is None else f"{a.clear:.3f}"
+    needed = "" if a.needed is None else f" Alone, it would be flagged {a.needed:.3f} above what it is expected."
+    verdict = "<b>flagged</b>: a reason to look, not proof" if a.flagged else "not flagged"
+    q = "–" if a.q is None else f"{a.q:.3f}"
+    text = (
+        f"{title}, of the {screen.reviewed:,} reviewed hands): agreed with the policy's first choice on "
+        f"{a.agreement:.3f} of its weighted ambiguous decisions ({a.tested:,} in {a.hands:,} hands), where the room's "
+        f"players of its skill (clear decisions {clear}) agree on {a.expected:.3f}: z {a.z or 0.0:+.1f}, p "
+        f"{a.p:.1e}, q {q} at a false discovery rate of {100 * screen.fdr:g}%: {verdict}.{needed}</p>"
+    )
+    if not a.flagged or not a.evidence:
+        return text
+    items = "".join(
+        f"<li><code>{esc(e.hand_id)}</code> {'the deal' if e.event is None else f'event {e.event}'} ({esc(e.kind)}): "
+        f"{esc(e.chosen)}, weight {e.weight:.2f}, the room agrees {100 * e.room_p:.0f}% — <code>xuezhan replay "
+        f"{esc(e.hand_id)} --warehouse WH --review</code></li>"
+        for e in a.evidence
+    )
+    return f"{text}<p>Its most telling agreed decisions:</p><ul>{items}</ul>"
+
+
 def decisions_section(
     pid: str, decisions: player.Decisions | None, group: str | None, population: str = player.POPULATION
 ) -> str:
@@ -520,7 +555,8 @@ def decisions_section(
         f"(<code>xuezhan review</code>; {esc(done)}).</p>"
         f'<table class="metrics"><thead><tr><th>figure</th><th>player [95%]</th><th>{esc(population)} [95%]</th>'
         f"<th>definition</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        '<p class="note">Rates with 95% Wilson intervals; avoidable deal-ins per 100 hands with a 95% Poisson '
+        + assist_part(decisions.assist_of(pid), decisions.assist)
+        + '<p class="note">Rates with 95% Wilson intervals; avoidable deal-ins per 100 hands with a 95% Poisson '
         "interval. The reference policy is a transparent yardstick, not a strong player: a departure from it may be "
         "right; a player who departs often, in one direction (deal-ins with a safe tile held, wins passed, the void "
         "suit kept), is what to look at. Each decision of a hand: <code>xuezhan replay HAND --warehouse WH "
