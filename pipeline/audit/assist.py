@@ -44,8 +44,9 @@ each replayable: ``xuezhan replay HAND --warehouse W --review``.
 **Counted once, read many times.** The screen sums per-hand counts (:func:`hand_cells`: a player's decisions of
 one hand by kind and band, with its candidate): :func:`tally` counts the hands it reviews, and
 :func:`stored_room` reads back the same counts ``xuezhan review`` stored (``decision_cells``), so a warehouse
-reviewed once is screened by a query; the two give the same figures but for the floating sums' order
-(tests/test_assist.py).
+reviewed once is screened by a query; the two give the same figures to the last bit: the weights are summed in
+whole units (:data:`UNIT`), which add up the same in any order, and the room is judged in a fixed order of its
+players and cells (tests/test_assist.py).
 
 What it is not: proof. The yardstick is a transparent policy, not a strong AI; a player whose own style happens
 to be the policy's (a careful efficiency player) agrees more than the room too. The room is the players
@@ -165,15 +166,37 @@ def hand_cells(rows: Sequence[DecisionRow]) -> list[HandCell]:
     return [HandCell(p, a[0], k, b, a[1], a[2], a[3], a[4], a[5], a[6], a[7]) for (p, k, b), a in acc.items()]
 
 
+# The weights' sums are taken in whole units of 2^-40 (each hand's sum rounded down once): integers add up exactly,
+# so a player's figures are the same whatever order its hands are summed in (a pool's batches as they finish,
+# DuckDB's threads over the stored counts), to the last bit, and the same reviewed or read back. A hand's sums
+# are below 2^13, so below 2^53 units; rounding moves a sum over 1M hands by less than 1e-6.
+UNIT: Final = 2.0**40
+
+
+def units(*weights: float) -> tuple[int, ...]:
+    """Sums of weights in whole :data:`UNIT` (rounded down: ``math.floor``, as DuckDB's ``floor``)."""
+    return tuple(math.floor(x * UNIT) for x in weights)
+
+
 @dataclass(slots=True)
 class _Tally:
     n: int = 0
     agreed: float = 0.0  # a count, but a planted player's expected one (:func:`_planted`) is not whole
-    w: float = 0.0
+    w: float = 0.0  # w, wa, w2, w3: the sums of units over UNIT (a planted player's: its expected ones)
     wa: float = 0.0
     w2: float = 0.0
     w3: float = 0.0
     best: list[Candidate] = field(default_factory=list)  # the best candidates (Candidate.key), at most EVIDENCE
+    summed: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # w, wa, w2, w3 in whole UNIT, exact
+
+    def add(self, n: int, agreed: float, u: Sequence[int]) -> None:
+        """``n`` decisions, ``agreed`` of them agreeing, of weights summing to ``u`` (:func:`units`)."""
+        self.n += n
+        self.agreed += agreed
+        s = self.summed
+        for i in range(4):
+            s[i] += u[i]
+        self.w, self.wa, self.w2, self.w3 = s[0] / UNIT, s[1] / UNIT, s[2] / UNIT, s[3] / UNIT
 
     def offer(self, c: Candidate, keep: int) -> None:
         """Keep ``c`` if it is among the ``keep`` best candidates seen."""
@@ -486,18 +509,17 @@ def add_hand(players: Room, cells: Iterable[HandCell], evidence: int = EVIDENCE)
         if hc.hand_id != pl.last_hand:
             pl.hands += 1
             pl.last_hand = hc.hand_id
-        _count(pl, hc.kind, hc.band, hc.n, hc.agreed, hc.w, hc.wa, hc.w2, hc.w3)
+        _count(pl, hc.kind, hc.band, hc.n, hc.agreed, units(hc.w, hc.wa, hc.w2, hc.w3))
         if hc.top is not None and evidence:
             t = pl.cells.get((GROUPS[hc.kind] or "", hc.band))
             if t is not None:
                 t.offer(hc.top, evidence)
 
 
-def _count(
-    pl: _Player, kind: str, stored: int, n: int, agreed: float, w: float, wa: float, w2: float, w3: float
-) -> None:
-    """``n`` decisions of a player of one kind and stored band (:func:`stored_band`) counted into its tallies:
-    every one among its decisions, the non-forced among those, and those of a screened cell in that cell."""
+def _count(pl: _Player, kind: str, stored: int, n: int, agreed: float, u: Sequence[int]) -> None:
+    """``n`` decisions of a player of one kind and stored band (:func:`stored_band`), of weights summing to ``u``
+    (:func:`units`), counted into its tallies: every one among its decisions, the non-forced among those, and
+    those of a screened cell in that cell."""
     pl.decisions += n
     if stored == FORCED:
         return
@@ -508,12 +530,7 @@ def _count(
     t = pl.cells.get((group, stored))
     if t is None:
         t = pl.cells[(group, stored)] = _Tally()
-    t.n += n
-    t.agreed += agreed
-    t.w += w
-    t.wa += wa
-    t.w2 += w2
-    t.w3 += w3
+    t.add(n, agreed, u)
 
 
 def stored_room(
@@ -522,10 +539,10 @@ def stored_room(
     """The room's tallies of the hands :func:`~pipeline.audit.decisions.decision_hands` selects (``per_player``)
     that a review pass stored (a ``decision_tallies`` row at :data:`~schemas.tables.TALLY_VERSION`), read back
     from their ``decision_cells`` (``sql/assist_cells.sql`` and ``sql/assist_candidates.sql``): what
-    :func:`tally` makes of the same hands' reviews, but for the order the floating sums are taken in, without
+    :func:`tally` makes of the same hands' reviews (the weights' sums in whole :data:`UNIT`, the same), without
     reviewing a hand; and the number of those hands. The others are ``decision_hands(con, per_player,
     skip_version=TALLY_VERSION)``, to review. The hands' ids stay in DuckDB (a temporary table): at 1M hands,
-    1.2 GB peak in all (the same ids as Python objects held 1 GB alone)."""
+    0.6 GB peak in all (the same ids as Python objects held 1 GB alone)."""
     chosen = sql.load_sql("pipeline.audit", "decision_hands")
     players: Room = {}
     con.execute(
@@ -535,7 +552,9 @@ def stored_room(
     )
     try:
         (hands,) = con.execute("SELECT count(*) FROM _assist_hands").fetchone() or (0,)
-        sums = con.execute(sql.load_sql("pipeline.audit", "assist_cells"), {"version": TALLY_VERSION}).fetchall()
+        sums = con.execute(
+            sql.load_sql("pipeline.audit", "assist_cells"), {"version": TALLY_VERSION, "unit": UNIT}
+        ).fetchall()
         kinds = [k for k, g in GROUPS.items() if g is not None]
         params = {"version": TALLY_VERSION, "kinds": kinds, "last_band": len(BANDS), "evidence": evidence}
         tops = con.execute(sql.load_sql("pipeline.audit", "assist_candidates"), params).fetchall() if evidence else []
@@ -545,7 +564,7 @@ def stored_room(
         pl = players.get(player)
         if pl is None:
             pl = players[player] = _Player(hands=int(player_hands))
-        _count(pl, kind, int(stored), int(n), float(agreed), float(w), float(wa), float(w2), float(w3))
+        _count(pl, kind, int(stored), int(n), float(agreed), (int(w), int(wa), int(w2), int(w3)))
     for player, kind, stored, best in tops:
         t = players[player].cells.get((GROUPS[kind] or "", int(stored)))
         if t is None:
@@ -572,7 +591,7 @@ def _skill(pl: _Player) -> float | None:
 
 def _lines(players: dict[str, _Player], skills: dict[str, float]) -> dict[tuple[str, int], tuple[float, float]]:
     """Per tested cell, the room's line ``(α, β)``."""
-    cells = {c for pl in players.values() for c in pl.cells if c[1] <= len(BANDS)}
+    cells = sorted({c for pl in players.values() for c in pl.cells if c[1] <= len(BANDS)})
     out = {}
     for c in cells:
         xs, ys, ws = [], [], []
@@ -597,6 +616,9 @@ def _lines(players: dict[str, _Player], skills: dict[str, float]) -> dict[tuple[
 
 
 def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assist]:
+    # players and cells in a fixed order, so that every floating sum is taken in it: the figures do not depend on
+    # the order the room was tallied in (hands reviewed, or stored counts read back)
+    players = {name: players[name] for name in sorted(players)}
     skills = {name: s for name, pl in players.items() if (s := _skill(pl)) is not None}
     lines = _lines(players, skills)
     centre = statistics.median(skills.values()) if skills else 0.0
@@ -610,7 +632,7 @@ def _judge(players: dict[str, _Player], fdr: float, evidence: int) -> list[Assis
         t_sum = mean = var = k3 = w_sum = 0.0
         n = 0
         ps[name] = {}
-        for c, t in pl.cells.items():
+        for c, t in sorted(pl.cells.items()):
             if c not in lines:
                 continue
             alpha, beta = lines[c]
