@@ -371,6 +371,8 @@ OPTIONS: dict[str, str] = {
     "--quiet": "No progress bar",
     "--out": "Where to write",
     "--workers": "Processes run at once",
+    "--fresh": "Replay every hand now, even those `xuezhan review` stored (by default their stored counts are read "
+    "back: the same figures, without the replays' cost)",
     "--seed": "Random seed",
     "--hands": "How many hands to play",
     "--replicates": "Populations per cell (seeds)",
@@ -1429,6 +1431,7 @@ def think_time_command(
     fdr: FdrOption = 0.05,
     fmt: FormatOption = "table",
     top: Annotated[int, _option("--top", " players in the table (csv and json list all).", min=0)] = 20,
+    fresh: Annotated[bool, _option("--fresh", ".")] = False,
     since: SinceOption = None,
     until: UntilOption = None,
     table: TableOption = None,
@@ -1442,24 +1445,28 @@ def think_time_command(
     out), one-sided p, Benjamini–Yekutieli over the players; a player with too few timed decisions (30) or a
     room of fewer than 6 is listed, not tested. What it can see here: each player's `flag r`, the r at or below
     which it would be flagged alone. The records that carry ms are read back from their sources and
-    replayed. A flag is a reason to look, not proof. With a filter, over the hands in scope only. Exit 1 when
+    replayed, but for those `xuezhan review` stored (their timed decisions are read back: the same figures, a
+    query). A flag is a reason to look, not proof. With a filter, over the hands in scope only. Exit 1 when
     no record carries decision times, or one could not be read back."""
     import statistics
 
     from pipeline.analytics.export import Missing
     from pipeline.analytics.queries import connect
-    from pipeline.audit.think import MIN_DECISIONS, read_timed, screen, timed_hands
+    from pipeline.audit.think import MIN_DECISIONS, Times, decision_times, judge, read_timed, stored_times, timed_hands
+    from schemas.tables import TALLY_VERSION
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
     with connect(warehouse, scope=scope) as con:
-        hands = timed_hands(con)
-    if not hands:
+        counted, stored = stored_times(con) if not fresh else ({}, 0)
+        hands = timed_hands(con, skip_version=None if fresh else TALLY_VERSION)  # the rest, replayed
+    if not hands and not stored:
         where = " in scope" if scope.filters else f" in {warehouse}"
         raise fail(f"nothing to screen: no record{where} carries decision times (ms)", code=1)
     missing: list[Missing] = []
-    rows = screen(read_timed(hands, missing), fdr=fdr)
+    times: Times = decision_times(read_timed(hands, missing), into=dict(counted))
+    rows = judge(times, fdr=fdr)
     for m in missing[:5]:
         typer.echo(f"warning: hand {_shown(m.hand.hand_id)} not screened: {_shown(m.reason)}", err=True)
     if len(missing) > 5:
@@ -1470,7 +1477,8 @@ def think_time_command(
     elif fmt == "json":
         doc = {
             "fdr": fdr,
-            "hands": len(hands),
+            "hands": stored + len(hands),
+            "stored": stored,
             "not_read": [{"hand_id": m.hand.hand_id, "reason": m.reason} for m in missing],
             "players": [t.as_dict() for t in rows],
             "meaning": THINK_MEANING,
@@ -1481,7 +1489,8 @@ def think_time_command(
         for line in _scope_line(scope):
             typer.echo(line)
         typer.echo(
-            f"{plural(len(hands) - len(missing), 'hand')} with decision times replayed"
+            f"{plural(stored + len(hands) - len(missing), 'hand')} with decision times replayed"
+            + (f" ({stored} of them by `xuezhan review`, their stored times read)" if stored else "")
             + (f" ({len(missing)} could not be read back)" if missing else "")
             + f"; {plural(len(tested), 'player')} with at least {MIN_DECISIONS} timed decisions screened "
             f"({len(rows) - len(tested)} listed, not tested); {sum(t.flagged for t in rows)} flagged at FDR {fdr}"
@@ -1540,14 +1549,7 @@ def assist_command(
         int, typer.Option("--evidence", min=0, help="Telling decisions shown per flagged player (json: per player).")
     ] = 5,
     workers: Annotated[int, _option("--workers", ": reviews run at once.", min=1)] = 1,
-    fresh: Annotated[
-        bool,
-        typer.Option(
-            "--fresh",
-            help="Review every hand now, even those `xuezhan review` stored (by default their stored counts are read "
-            "back: the same figures, without the review's cost).",
-        ),
-    ] = False,
+    fresh: Annotated[bool, _option("--fresh", ".")] = False,
     since: SinceOption = None,
     until: UntilOption = None,
     table: TableOption = None,
@@ -1686,9 +1688,11 @@ def review_command(
     tallies in the warehouse (decision_tallies), for stats and the report's player pages: efficiency-match rate,
     avoidable deal-ins, missed wins, late 定缺 (schemas/METRICS.md#decisions); and the engine-assistance screen's
     counts (decision_cells), which `xuezhan assist`, `findings` and the report read instead of reviewing the hand
-    again. Each hand whose tiles are known (levels full, dealt; an observer's own seat) is read back from its
-    source and reviewed by the reference policy, once: a second run reviews only the hands ingested since (or
-    reviewed by an older review version). Cost: about 11 ms a hand compiled, 19 ms interpreted, per worker.
+    again; and each timed record's decisions by difficulty and time (decision_times), which `xuezhan think-time`
+    reads instead of replaying it. Each hand whose tiles are known (levels full, dealt; an observer's own seat) is
+    read back from its source and reviewed by the reference policy, once: a second run reviews only the hands
+    ingested since (or reviewed by an older review version). Cost: about 11 ms a hand compiled, 19 ms
+    interpreted, per worker.
     Committed as ingest commits (a kill keeps what was committed; run it again to finish). Exit 1 when some hand
     could not be read back (it is tried again next time), or no stored hand has known tiles; 2 when another
     process is writing to the warehouse."""

@@ -393,7 +393,7 @@ INGEST_RUNS = pa.schema(
 # TALLY_VERSION: the review's version (the reference policy and the counting): bump it whenever a hand's tallies
 # would change; `stats` reads the rows of this version only and `xuezhan review` reviews the others' hands again
 # (tests/test_decision_tallies.py holds a digest of the sample's tallies, to remind).
-# 2: decision_cells added (the hands reviewed at 1 have none: they are reviewed again).
+# 2: decision_cells and decision_times added (the hands reviewed at 1 have none: they are reviewed again).
 TALLY_VERSION = "2"
 DECISION_TALLIES = pa.schema(
     [
@@ -485,6 +485,28 @@ DECISION_CELLS = pa.schema(
     ]
 )
 
+# Written by `xuezhan review` with decision_tallies, in the same batch, for the hands whose records carry decision
+# times (ms): one row per player-hand, difficulty and time, what the think-time screen (`xuezhan think-time`) counts
+# instead of replaying the hand again (pipeline/audit/think.py record_times).
+DECISION_TIMES = pa.schema(
+    [
+        _f("hand_id", pa.string(), "hand", False),
+        _f("seat", pa.int8(), "seat (0 to seats - 1)", False),
+        _f("player", pa.string(), "player id", False),
+        _f("version", pa.string(), "the review's version, as decision_tallies.version", False),
+        _f("reviewed_at", pa.timestamp("us", tz="UTC"), "when the review pass stored the row"),
+        _f(
+            "difficulty",
+            pa.int8(),
+            "the decisions' difficulty: the options the reference policy cannot call clearly worse than its first "
+            "choice, less one (pipeline/game/policy.py difficulty)",
+            False,
+        ),
+        _f("ms", pa.int32(), "their decision time as the record gives it, in milliseconds", False),
+        _f("n", pa.int32(), "the player's timed decisions of the hand of that difficulty and time", False),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "hands": HANDS,
     "player_hands": PLAYER_HANDS,
@@ -497,10 +519,11 @@ TABLES: dict[str, pa.Schema] = {
     "ingest_runs": INGEST_RUNS,
     "decision_tallies": DECISION_TALLIES,
     "decision_cells": DECISION_CELLS,
+    "decision_times": DECISION_TIMES,
 }
 
 # The tables `xuezhan review` writes (pipeline/audit/tallies.py), never ingest: ingest's rows hold none of them.
-REVIEW_TABLES = ("decision_tallies", "decision_cells")
+REVIEW_TABLES = ("decision_tallies", "decision_cells", "decision_times")
 
 # The case log (``xuezhan case``, :mod:`pipeline.audit.cases`): not written by ingest, so not among TABLES (no
 # batch, no manifest, no compaction). One file per action under DIR/cases/, never changed once written; a case's

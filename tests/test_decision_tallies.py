@@ -405,10 +405,13 @@ def _cells(row: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_tally_version_moves_with_what_a_review_counts() -> None:
     reviewed = [review_rows(rec["hand_id"], rec) for rec in _sample(40)]
-    rows = [counts(r) for tallies, _ in reviewed for r in tallies]
+    rows = [counts(r) for tallies, _, _ in reviewed for r in tallies]
     assert rows == [counts(r) for rec in _sample(40) for r in tally_rows(rec["hand_id"], rec)]
     digest = hashlib.sha256(json.dumps(rows).encode()).hexdigest()
-    cells = hashlib.sha256(json.dumps([_cells(r) for _, cs in reviewed for r in cs]).encode()).hexdigest()
+    cells = hashlib.sha256(json.dumps([_cells(r) for _, cs, _ in reviewed for r in cs]).encode()).hexdigest()
+    assert not any(
+        times for _, _, times in reviewed
+    )  # the sample carries no decision times (tests/test_think_stored.py)
     assert (TALLY_VERSION, digest, cells) == (TALLY_DIGEST["version"], TALLY_DIGEST["sha256"], TALLY_DIGEST["cells"]), (
         "the sample's tallies changed: bump schemas.tables.TALLY_VERSION and update TALLY_DIGEST"
     )
@@ -510,7 +513,7 @@ def test_a_player_hand_has_decision_cells_exactly_where_its_tallies_count_a_deci
     decisions. Full records, and each seat's observer record (its own seat only)."""
     for rec in _sample(12):
         for obj in (rec, *(to_observer(rec, observer=s) for s in range(4))):
-            tallies, cells = review_rows(rec["hand_id"], obj)
+            tallies, cells, _ = review_rows(rec["hand_id"], obj)
             counted = {(r["seat"], r["player"]): r["decisions"] for r in tallies if r["decisions"] > 0}
             summed: dict[tuple[int, str], int] = {}
             for c in cells:

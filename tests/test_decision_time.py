@@ -216,3 +216,81 @@ def test_think_time_reports_a_record_it_cannot_read_back(tmp_path: Path) -> None
     doc = json.loads(result.stdout)
     assert len(doc["not_read"]) == 16 and doc["players"] == []
     assert "not screened" in result.stderr
+
+
+# ------------------------------------------------------------------------------ the stored times (xuezhan review)
+def test_the_exact_correlation_and_median_agree_with_the_statistics_module() -> None:
+    """think.correlation sums whole units (exact, in any order): within 1e-9 of statistics.correlation of the
+    same points; think.median_ms is statistics.median of the times."""
+    import random
+    from collections import Counter
+
+    from pipeline.audit.think import correlation, median_ms
+
+    rng = random.Random(7)
+    for size in (2, 3, 30, 501):
+        pts = [(rng.randrange(6), rng.choice([rng.randrange(50, 5000), 800])) for _ in range(size)]
+        counts = Counter(pts)
+        hard, logs = [d for d, _ in pts], [math.log(ms + 1) for _, ms in pts]
+        if len(set(hard)) > 1 and len(set(logs)) > 1:
+            assert correlation(counts) == pytest.approx(statistics.correlation(hard, logs), abs=1e-9)
+        assert median_ms(counts) == statistics.median(ms for _, ms in pts)
+    assert correlation(Counter({(1, 100): 40})) is None and correlation(Counter({(1, 100): 3, (2, 100): 3})) is None
+
+
+def test_think_time_reads_the_times_review_stored_and_replays_only_the_rest(tmp_path: Path) -> None:
+    """After `xuezhan review`, think-time reads the timed decisions of the reviewed hands back (decision_times)
+    and replays the others: the output is the same to the last bit as replaying every hand, with part of the
+    hands reviewed and with all of them; the relay still flagged, and no one else."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    config = SimConfig(hands=120, seed=11, players=8, inject=InjectSpec(relays=1), timing=True)
+    wh, labels = _warehouse(tmp_path, "wh", config)
+    runner = CliRunner()
+
+    def doc(*args: str) -> dict:
+        result = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--format", "json", *args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    fresh = doc()
+    assert fresh["stored"] == 0 and [p["player"] for p in fresh["players"] if p["flagged"]] == labels.relays
+    part = runner.invoke(app, ["review", "--warehouse", str(wh), "--player", labels.relays[0], "--quiet"])
+    assert part.exit_code == 0, part.output
+    mixed = doc()
+    assert 0 < mixed["stored"] < mixed["hands"] == 120
+    assert {**mixed, "stored": 0} == fresh
+    assert runner.invoke(app, ["review", "--warehouse", str(wh), "--quiet"]).exit_code == 0
+    stored = doc()
+    assert stored["stored"] == stored["hands"] == 120 and {**stored, "stored": 0} == fresh
+    assert doc("--fresh") == fresh
+    other = next(p["player"] for p in fresh["players"] if not p["flagged"])
+    assert {**doc("--player", other), "stored": 0} == doc("--player", other, "--fresh")
+    table = runner.invoke(app, ["think-time", "--warehouse", str(wh)])
+    assert "120 hands with decision times replayed (120 of them by `xuezhan review`" in table.stdout
+    with duckdb.connect(str(wh / "warehouse.duckdb"), read_only=True) as con:
+        (n,) = con.execute("SELECT sum(n) FROM decision_times").fetchone()  # type: ignore[misc]
+    assert n == sum(p["decisions"] for p in fresh["players"])
+
+
+def test_review_counts_a_records_timed_decisions_as_the_screen_does() -> None:
+    """decision_times rows of a timed record (full, and each seat's observer record) are what the screen counts of
+    the record replayed: per player, difficulty and time."""
+    from collections import Counter
+
+    from test_levels_observer import to_observer
+
+    from pipeline.audit.tallies import review_rows
+    from pipeline.audit.think import decision_times
+
+    lines, _ = _timed(hands=6, seed=5, relays=1)
+    for line in lines:
+        rec = json.loads(line)
+        for obj in (rec, *(to_observer(rec, observer=s) for s in range(4))):
+            _, _, times = review_rows(rec["hand_id"], obj)
+            stored: dict[str, Counter] = {}
+            for r in times:
+                stored.setdefault(r["player"], Counter())[(r["difficulty"], r["ms"])] += r["n"]
+            assert stored == dict(decision_times([parse_record(obj)])) and (obj is not rec or stored)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -51,6 +52,7 @@ from pipeline.analytics.scope import Scope
 from pipeline.audit.assist import EVIDENCE, Assist, HandCell, hand_cells, judge, stored_room
 from pipeline.audit.decisions import decision_hands, reviewed, rows_of
 from pipeline.audit.review import SeatSummary, review, summarize
+from pipeline.audit.think import record_times
 from pipeline.game.record import Record, parse_record
 from pipeline.ingest.warehouse import Warehouse
 from schemas.tables import TABLES, TALLY_VERSION
@@ -92,10 +94,15 @@ def tally_rows(hand_id: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
     return review_rows(hand_id, obj)[0]
 
 
-def review_rows(hand_id: str, obj: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """One record's JSON reviewed once and counted twice (without ``reviewed_at``): its rows of
-    ``decision_tallies`` (:func:`tally_rows`) and of ``decision_cells`` (its decisions by player, kind and band:
-    :func:`pipeline.audit.assist.hand_cells`, what ``xuezhan assist`` reads instead of reviewing the hand). Raises
+Rows = list[dict[str, Any]]
+
+
+def review_rows(hand_id: str, obj: dict[str, Any]) -> tuple[Rows, Rows, Rows]:
+    """One record's JSON reviewed once and counted (without ``reviewed_at``): its rows of ``decision_tallies``
+    (:func:`tally_rows`), of ``decision_cells`` (its decisions by player, kind and band:
+    :func:`pipeline.audit.assist.hand_cells`, what ``xuezhan assist`` reads instead of reviewing the hand) and,
+    when it carries decision times, of ``decision_times`` (its timed decisions by player, difficulty and time:
+    :func:`pipeline.audit.think.record_times`, what ``xuezhan think-time`` reads instead of replaying it). Raises
     :class:`~pipeline.game.record.RecordError`."""
     record = parse_record(obj)
     decisions = review(record, obj)
@@ -104,7 +111,13 @@ def review_rows(hand_id: str, obj: dict[str, Any]) -> tuple[list[dict[str, Any]]
     tallies = [_row(hand_id, seat, record.players[seat], seats[seat], counted) for seat in known_seats(record)]
     seat_of = {p: i for i, p in enumerate(record.players)}
     cells = [_cell_row(c, seat_of[c.player]) for c in hand_cells(rows_of(hand_id, record.players, decisions))]
-    return tallies, cells
+    times = [
+        {"hand_id": hand_id, "seat": seat, "player": record.players[seat], "version": TALLY_VERSION}
+        | {"difficulty": hard, "ms": ms, "n": n}
+        for seat, pts in sorted(record_times(record).items())
+        for (hard, ms), n in sorted(Counter(pts).items())
+    ]
+    return tallies, cells, times
 
 
 def _cell_row(c: HandCell, seat: int) -> dict[str, Any]:
@@ -218,28 +231,31 @@ def review_warehouse(
         run.pending = len(hands)
         if on_pending is not None:
             on_pending(len(hands))
-        held: list[dict[str, Any]] = []
-        held_cells: list[dict[str, Any]] = []
+        held: Rows = []
+        held_cells: Rows = []
+        held_times: Rows = []
         in_batch = 0
 
         def commit() -> None:
-            nonlocal held, held_cells, in_batch
+            nonlocal held, held_cells, held_times, in_batch
             if in_batch:
                 at = datetime.now(UTC)
+                named = (("decision_tallies", held), ("decision_cells", held_cells), ("decision_times", held_times))
                 tables = {
                     name: pa.Table.from_pylist([{**r, "reviewed_at": at} for r in rows], schema=TABLES[name])
-                    for name, rows in (("decision_tallies", held), ("decision_cells", held_cells))
+                    for name, rows in named
                 }
                 run.batches += 1
                 wh.write_batch(f"{stamp}-{run.batches:06d}", tables)
                 run.reviewed += in_batch
                 run.rows += len(held)
-            held, held_cells, in_batch = [], [], 0
+            held, held_cells, held_times, in_batch = [], [], [], 0
 
         done_missing = 0
-        for _, (rows, cells) in reviewed(hands, run.missing, review_rows, workers=workers):
+        for _, (rows, cells, times) in reviewed(hands, run.missing, review_rows, workers=workers):
             held += rows
             held_cells += cells
+            held_times += times
             in_batch += 1
             if on_hands is not None:
                 on_hands(1 + len(run.missing) - done_missing)

@@ -5,6 +5,9 @@ A person thinks longer on a harder decision; a relay (someone copying a bot's mo
 delay does not. For every record that carries decision times (``ms``, xzlog/1), the hand is replayed and each
 decision (every event but a draw; not a hidden hand's) gets its difficulty (:func:`pipeline.game.policy.difficulty`:
 the options the reference policy cannot call clearly worse than its first choice, less one) beside its time.
+The timed decisions are counted per player by (difficulty, ms) (:data:`Times`): from the records replayed now
+(:func:`decision_times`) or from what ``xuezhan review`` stored of them (:func:`stored_times`); the figures depend
+on the counts only (the correlation's sums in whole :data:`UNIT`, exact: the same either way).
 Per player:
 
 - ``decisions``, ``median_ms``;
@@ -34,7 +37,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
@@ -49,6 +52,7 @@ from pipeline.game.policy import difficulties
 from pipeline.game.record import Record, RecordError, parse_record
 from pipeline.game.state import IllegalAction
 from pipeline.validate import play_state
+from schemas.tables import TALLY_VERSION
 
 MIN_DECISIONS: Final = 30
 MIN_ROOM: Final = 5  # other players with an r: fewer, and the room's median and spread mean little
@@ -88,20 +92,37 @@ def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
-def decision_times(records: Iterable[Record]) -> dict[str, list[tuple[int, int]]]:
-    """Per player, (difficulty, ms) of each decision of the records that carry times."""
-    out: dict[str, list[tuple[int, int]]] = defaultdict(list)
+Times = dict[str, Counter[tuple[int, int]]]  # per player, its timed decisions counted by (difficulty, ms)
+# log(ms + 1) in whole units of 2^-40 (rounded down): the correlation's sums are integers, exact in any order, so the
+# figures are the same whether the decisions were replayed now or read back from what `xuezhan review` stored
+UNIT: Final = 2.0**40
+
+
+def record_times(record: Record) -> dict[int, list[tuple[int, int]]]:
+    """Per seat, (difficulty, ms) of each timed decision of ``record`` (every event but a draw, not a hidden
+    hand's: :func:`pipeline.game.policy.difficulties`); none for a record without times, at level settlement, or
+    whose play is illegal."""
+    times = record.ms
+    if times is None or record.level == "settlement":
+        return {}
+    try:
+        state = play_state(record)
+    except IllegalAction:
+        return {}
+    out: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for event, hard, ms in zip(record.events, difficulties(state, record.events), times, strict=True):
+        if hard is not None and ms is not None:
+            out[event.seat].append((hard, ms))
+    return out
+
+
+def decision_times(records: Iterable[Record], into: Times | None = None) -> Times:
+    """Per player, its timed decisions of ``records`` counted by (difficulty, ms) (:func:`record_times`); ``into``:
+    counts to add to (changed in place)."""
+    out: Times = defaultdict(Counter) if into is None else into
     for record in records:
-        times = record.ms
-        if times is None or record.level == "settlement":
-            continue
-        try:
-            state = play_state(record)
-        except IllegalAction:
-            continue
-        for event, hard, ms in zip(record.events, difficulties(state, record.events), times, strict=True):
-            if hard is not None and ms is not None:
-                out[record.players[event.seat]].append((hard, ms))
+        for seat, pts in record_times(record).items():
+            out.setdefault(record.players[seat], Counter()).update(pts)
     return out
 
 
@@ -109,29 +130,69 @@ def _fisher(r: float) -> float:
     return math.atanh(max(-_CLAMP, min(_CLAMP, r)))
 
 
+def correlation(counts: Counter[tuple[int, int]]) -> float | None:
+    """Pearson's r of the difficulty with ``log(ms + 1)`` over decisions counted by (difficulty, ms), the logs in
+    whole :data:`UNIT` and every sum an integer (exact: no cancellation, no order); None when either does not vary.
+
+    >>> round(correlation(Counter({(0, 100): 5, (1, 1000): 5, (2, 10000): 5})), 6)
+    0.999943
+    """
+    n = sx = sxx = sy = syy = sxy = 0
+    for (x, ms), c in counts.items():
+        y = math.floor(math.log(ms + 1) * UNIT)
+        n += c
+        sx += c * x
+        sxx += c * x * x
+        sy += c * y
+        syy += c * y * y
+        sxy += c * x * y
+    vx, vy = n * sxx - sx * sx, n * syy - sy * sy
+    if vx <= 0 or vy <= 0:
+        return None
+    return max(-1.0, min(1.0, (n * sxy - sx * sy) / math.sqrt(vx) / math.sqrt(vy)))
+
+
+def median_ms(counts: Counter[tuple[int, int]]) -> float:
+    """The median time of decisions counted by (difficulty, ms) (the mean of the middle two of an even number)."""
+    by_ms: Counter[int] = Counter()
+    for (_, ms), c in counts.items():
+        by_ms[ms] += c
+    n = sum(by_ms.values())
+    wanted = [(n - 1) // 2, n // 2]
+    found: list[int] = []
+    seen = 0
+    for ms in sorted(by_ms):
+        seen += by_ms[ms]
+        while wanted and wanted[0] < seen:
+            found.append(ms)
+            wanted.pop(0)
+    return (found[0] + found[1]) / 2
+
+
 def screen(records: Iterable[Record], *, fdr: float = 0.05) -> list[ThinkTime]:
+    """Each player's think-time figures against the room (:func:`judge` of :func:`decision_times`)."""
+    return judge(decision_times(records), fdr=fdr)
+
+
+def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
     """Each player's think-time figures against the room (players with fewer than :data:`MIN_DECISIONS` timed
-    decisions get no ``r`` and are no part of the room), most suspicious first (smallest ``z``; untested last)."""
-    per = decision_times(records)
+    decisions get no ``r`` and are no part of the room), most suspicious first (smallest ``z``; untested last).
+    The players are taken in name order, so that the figures depend on the counts only."""
+    per = {player: per[player] for player in sorted(per) if per[player]}
     rs: dict[str, float | None] = {}
-    for player, pts in per.items():
-        hard = [d for d, _ in pts]
-        logs = [math.log(ms + 1) for _, ms in pts]
-        if len(pts) < MIN_DECISIONS or len(set(hard)) < 2 or len(set(logs)) < 2:
-            rs[player] = None
-        else:
-            rs[player] = statistics.correlation(hard, logs)
+    for player, counts in per.items():
+        rs[player] = correlation(counts) if counts.total() >= MIN_DECISIONS else None
     fisher = {player: _fisher(r) for player, r in rs.items() if r is not None}
     figures: dict[str, tuple[float | None, float | None, float | None]] = {}
     scale: dict[str, tuple[float, float]] = {}  # the tested: (the room's atanh r, the s it is judged by)
-    for player, pts in per.items():
+    for player, counts in per.items():
         others = [f for other, f in fisher.items() if other != player]
         room = statistics.median(others) if others else None
         if player not in fisher or len(others) < MIN_ROOM or room is None:
             figures[player] = (None if room is None else math.tanh(room), None, None)
             continue
         spread = MAD_SCALE * statistics.median(abs(f - room) for f in others)
-        s = math.sqrt(spread**2 + 1 / (len(pts) - 3))
+        s = math.sqrt(spread**2 + 1 / (counts.total() - 3))
         score = (fisher[player] - room) / s
         figures[player] = (math.tanh(room), score, normal_sf(-score))
         scale[player] = (room, s)
@@ -139,22 +200,57 @@ def screen(records: Iterable[Record], *, fdr: float = 0.05) -> list[ThinkTime]:
     qs = dict(zip(tested, by_qvalues(np.array([figures[p][2] for p in tested], dtype=float)).tolist(), strict=True))
     alone = normal_isf(by_levels(len(tested), fdr)[0]) if tested else 0.0
     out = []
-    for player, pts in per.items():
+    for player, counts in per.items():
         room_r, z, p = figures[player]
         q = qs.get(player)
-        median_ms = float(statistics.median(ms for _, ms in pts))
         at = scale.get(player)
         flag_r = None if at is None else math.tanh(at[0] - alone * at[1])
         out.append(
-            ThinkTime(player, len(pts), median_ms, rs[player], room_r, z, p, q, q is not None and q <= fdr, flag_r)
+            ThinkTime(
+                player,
+                counts.total(),
+                median_ms(counts),
+                rs[player],
+                room_r,
+                z,
+                p,
+                q,
+                q is not None and q <= fdr,
+                flag_r,
+            )
         )
     return sorted(out, key=lambda t: (t.z is None, t.z if t.z is not None else 0.0, t.player))
 
 
-def timed_hands(con: duckdb.DuckDBPyConnection) -> list[Stored]:
+def stored_times(con: duckdb.DuckDBPyConnection) -> tuple[Times, int]:
+    """The timed decisions of the hands in ``con``'s scope that carry times and that a review pass stored (a
+    ``decision_tallies`` row at :data:`~schemas.tables.TALLY_VERSION`), counted by player, difficulty and ms from
+    their ``decision_times`` rows (``sql/think_counts.sql``), and the number of those hands; the others are
+    ``timed_hands(con, skip_version=TALLY_VERSION)``, to replay. What :func:`decision_times` counts of the same
+    hands replayed."""
+    chosen = sql.load_sql("pipeline.audit", "timed_hands")
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _timed_stored AS SELECT hand_id FROM ({chosen}\n)",
+        {"skip_version": None, "only_version": TALLY_VERSION},
+    )
+    try:
+        (hands,) = con.execute("SELECT count(*) FROM _timed_stored").fetchone() or (0,)
+        rows = con.execute(sql.load_sql("pipeline.audit", "think_counts"), {"version": TALLY_VERSION}).fetchall()
+    finally:
+        con.execute("DROP TABLE IF EXISTS _timed_stored")
+    per: Times = defaultdict(Counter)
+    for player, hard, ms, n in rows:
+        per[player][(int(hard), int(ms))] += int(n)
+    return per, int(hands)
+
+
+def timed_hands(con: duckdb.DuckDBPyConnection, *, skip_version: str | None = None) -> list[Stored]:
     """The stored hands (of the connection's scope) that carry decision times, where their records are
-    (``events.ms``: nothing more is stored for the screen, no ingest cost for the records without times)."""
-    return [Stored(*row) for row in con.execute(sql.load_sql("pipeline.audit", "timed_hands")).fetchall()]
+    (``events.ms``: nothing more is stored by ingest, no ingest cost for the records without times); with
+    ``skip_version``, not those a review pass stored at that version (:func:`stored_times` reads them)."""
+    params = {"skip_version": skip_version, "only_version": None}
+    rows = con.execute(sql.load_sql("pipeline.audit", "timed_hands"), params).fetchall()
+    return [Stored(*row) for row in rows]
 
 
 def read_timed(hands: list[Stored], missing: list[Missing]) -> Iterator[Record]:
