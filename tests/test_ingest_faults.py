@@ -97,7 +97,7 @@ def _full_disk_at(monkeypatch: pytest.MonkeyPatch, root: Path, nth: int) -> list
     return writes
 
 
-WRITES = 41  # files a run of this corpus writes on a new warehouse: 10 empty + manifest, the run row, 3 batches, end
+WRITES = 43  # files a run of this corpus writes on a new warehouse: 12 empty + manifest, the run row, 3 batches, end
 
 
 @pytest.mark.parametrize("nth", range(1, WRITES + 1), ids=lambda n: f"write-{n}")
