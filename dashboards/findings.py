@@ -5,9 +5,9 @@ The findings come from the screens and the audit the report runs anyway (compute
 
 - **high**: the collusion screen's flagged pairs, and the teams they join (:func:`pipeline.audit.collusion.
   flagged_groups`); the information-cheat screen's flagged players (:mod:`pipeline.audit.information`); the
-  stacked-deal screen's groups; the engine-assistance screen's flagged players, read from the counts ``xuezhan
-  review`` stored (:func:`pipeline.audit.tallies.stored_screen`: no hand reviewed here). Each is a discovery at
-  the screen's false discovery rate: a lead to replay, not a verdict.
+  stacked-deal screen's groups; the engine-assistance and think-time screens' flagged players, read from the
+  counts ``xuezhan review`` stored (:func:`pipeline.audit.tallies.stored_screen`: no hand reviewed here). Each
+  is a discovery at the screen's false discovery rate: a lead to replay, not a verdict.
 - **medium**: the victim view's players who lose to a player or a team beyond what their play predicts
   (:mod:`pipeline.audit.victims`); the audit's biggest errors by money (:mod:`pipeline.audit.scoring`: scoring
   and settlement errors, the points they move; rule violations, the points settled in their hand), and players
@@ -81,11 +81,12 @@ KINDS = {  # kind → (severity, order within the severity, what the kind is cal
     "information": ("high", 2, "sees other hands?"),
     "deals": ("high", 3, "stacked deals?"),
     "assist": ("high", 4, "follows an engine?"),
-    "scoring": ("medium", 5, "scoring error"),
-    "victim": ("medium", 6, "loses to a player or team"),
-    "results": ("medium", 7, "unusual result"),
-    "invalid": ("low", 8, "invalid records"),
-    "rejects": ("low", 9, "rejected lines"),
+    "think": ("high", 5, "relays a bot?"),
+    "scoring": ("medium", 6, "scoring error"),
+    "victim": ("medium", 7, "loses to a player or team"),
+    "results": ("medium", 8, "unusual result"),
+    "invalid": ("low", 9, "invalid records"),
+    "rejects": ("low", 10, "rejected lines"),
 }
 
 SCHEMA: dict[str, Any] = {
@@ -522,6 +523,43 @@ def _assist(screen: StoredScreen | None, page_of: Callable[[str], str | None]) -
     return rows
 
 
+def _think(screen: StoredScreen | None, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
+    """The think-time screen's flagged players (of the timed hands ``xuezhan review`` stored), each with its
+    figures and its page."""
+    if screen is None:
+        return []
+    part = (
+        f"; {screen.timed:,} of the {screen.timed_all:,} hands with times reviewed (xuezhan review)"
+        if screen.timed < screen.timed_all
+        else ""
+    )
+    rows = []
+    for t in screen.think:
+        if not t.flagged or t.r is None or t.room_r is None or t.p is None:
+            continue
+        page = page_of(t.player)
+        rows.append(
+            {
+                "kind": "think",
+                "key": f"think:{t.player}",
+                "n": t.decisions,
+                "players": [t.player],
+                "subject": t.player,
+                "detail": (
+                    f"its think times follow the decisions' difficulty at r {t.r:.2f} over {t.decisions:,} timed "
+                    f"decisions (median {t.median_ms:,.0f} ms), where the room's players do at {t.room_r:.2f}: z "
+                    f"{t.z or 0.0:.1f}, p {t.p:.1e}, q {_q(t.q)} (false discovery rate {100 * screen.fdr:g}%){part}; "
+                    "a relay of a bot's moves looks so, and so do an even-paced player, auto-play or a slow "
+                    "connection: a reason to look, not proof (xuezhan think-time)"
+                ),
+                "q": t.q,
+                "evidence": f"{page}#decisions" if page else PLAYERS,
+                "evidence_text": "the player's decisions" if page else "the player directory",
+            }
+        )
+    return rows
+
+
 def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
     rows = []
     mixed = "group" in unusual.columns and unusual["group"].drop_nulls().n_unique() > 1
@@ -646,12 +684,13 @@ def prep_findings(
     ``team-k``; None: the teams the flagged pairs join instead); ``victims``: :func:`dashboards.collusion.
     prep_victims` (``victim-k``); ``info``: the information-cheat screen's, in its order (``info-k``);
     ``deals``: the stacked-deal screen's, in its order (the k-th flagged group has the anchor ``deal-k`` on the
-    deals page); ``assist``: the engine-assistance screen of the stored review counts
-    (:func:`pipeline.audit.tallies.stored_screen`; its flagged players, each linked to its page's decisions;
-    None: not run); ``audit``: the audit (``finding-k`` for its first :data:`AUDIT_ROWS` rows); ``counts``: the
-    ``warehouse_counts`` row (``hands``, ``valid_hands``, ``replayed_hands``); ``issues`` and ``rejects``:
-    :func:`dashboards.quality.prep_issues_by_code` and ``prep_rejects_by_code``; ``unusual``:
-    :func:`prep_unusual_results`; ``page_of``: the page of a player (None: the player has none).
+    deals page); ``assist``: the decision screens of the stored review counts
+    (:func:`pipeline.audit.tallies.stored_screen`: the engine-assistance and think-time screens' flagged players,
+    each linked to its page's decisions; None: not run); ``audit``: the audit (``finding-k`` for its first
+    :data:`AUDIT_ROWS` rows); ``counts``: the ``warehouse_counts`` row (``hands``, ``valid_hands``,
+    ``replayed_hands``); ``issues`` and ``rejects``: :func:`dashboards.quality.prep_issues_by_code` and
+    ``prep_rejects_by_code``; ``unusual``: :func:`prep_unusual_results`; ``page_of``: the page of a player
+    (None: the player has none).
 
     Columns: ``rank``, ``severity`` (high, medium, low), ``kind`` (a key of :data:`KINDS`), ``label``,
     ``players`` (whom it concerns), ``subject``, ``detail``, ``money`` (scoring errors), ``q`` (the screens'),
@@ -664,6 +703,7 @@ def prep_findings(
         *_information(info, info_fdr),
         *_deals(deals, deals_fdr),
         *_assist(assist, page_of),
+        *_think(assist, page_of),
         *_scoring(audit, top_errors),
         *_results(unusual, page_of),
         *_quality(counts, issues, rejects),

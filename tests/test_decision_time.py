@@ -273,6 +273,11 @@ def test_think_time_reads_the_times_review_stored_and_replays_only_the_rest(tmp_
     with duckdb.connect(str(wh / "warehouse.duckdb"), read_only=True) as con:
         (n,) = con.execute("SELECT sum(n) FROM decision_times").fetchone()  # type: ignore[misc]
     assert n == sum(p["decisions"] for p in fresh["players"])
+    # the daily findings list the relay from the stored times, replaying nothing
+    listed = runner.invoke(app, ["findings", "--warehouse", str(wh), "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    relays = [r for r in json.loads(listed.stdout) if r["kind"] == "think"]
+    assert [r["key"] for r in relays] == [f"think:{labels.relays[0]}"] and relays[0]["status"] == "new"
 
 
 def test_review_counts_a_records_timed_decisions_as_the_screen_does() -> None:

@@ -420,3 +420,22 @@ def test_a_players_page_shows_its_engine_assistance_figures_and_a_flagged_ones_d
     untested = dataclasses.replace(honest, p=None, z=None, q=None, needed=None)
     assert "not tested (2,500 tested decisions" in assist_part(untested, screen)
     assert assist_part(None, screen) == "" and assist_part(flagged, None) == ""
+
+
+def test_the_think_time_screen_of_the_stored_times_is_a_finding():
+    """A relay the think-time screen flags (of the timed hands xuezhan review stored) is a high finding after the
+    engine-assistance ones: its r against the room's, linked to its page; how many timed hands were reviewed."""
+    from pipeline.audit.think import ThinkTime
+
+    relay = ThinkTime("pR", 900, 1200.0, 0.02, 0.41, -6.1, 5e-10, 1e-8, True, 0.12)
+    honest = ThinkTime("pA", 900, 2500.0, 0.40, 0.41, -0.1, 0.46, 1.0, False, 0.12)
+    screen = dataclasses.replace(_assist_screen(), think=[relay, honest], timed=80, timed_all=100)
+    rows = findings._think(screen, lambda p: f"player-{p}.html")
+    assert [(r["kind"], r["key"], r["players"], r["n"], r["q"]) for r in rows] == [
+        ("think", "think:pR", ["pR"], 900, 1e-8)
+    ]
+    assert "r 0.02 over 900 timed decisions (median 1,200 ms), where the room's players do at 0.41" in rows[0]["detail"]
+    assert "80 of the 100 hands with times reviewed" in rows[0]["detail"] and "not proof" in rows[0]["detail"]
+    assert rows[0]["evidence"] == "player-pR.html#decisions" and findings._think(None, lambda p: None) == []
+    df = findings._frame([*findings._assist(screen, lambda p: None), *rows])
+    assert df["kind"].to_list() == ["assist", "think"] and df["label"].to_list()[1] == "relays a bot?"

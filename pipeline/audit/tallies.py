@@ -52,7 +52,8 @@ from pipeline.analytics.scope import Scope
 from pipeline.audit.assist import EVIDENCE, Assist, HandCell, hand_cells, judge, stored_room
 from pipeline.audit.decisions import decision_hands, reviewed, rows_of
 from pipeline.audit.review import SeatSummary, review, summarize
-from pipeline.audit.think import record_times
+from pipeline.audit.think import ThinkTime, record_times, stored_times, timed_hands
+from pipeline.audit.think import judge as judge_times
 from pipeline.game.record import Record, parse_record
 from pipeline.ingest.warehouse import Warehouse
 from schemas.tables import TABLES, TALLY_VERSION
@@ -186,24 +187,34 @@ def pending_hands(root: str | Path, scope: Scope | None = None) -> list[Stored]:
 
 @dataclass(frozen=True)
 class StoredScreen:
-    """The engine-assistance screen of what review passes stored (:func:`stored_screen`): its ``results``
-    (:func:`pipeline.audit.assist.judge`'s), the reviewable hands whose counts it read (``reviewed``) and the
-    reviewable hands in all (``reviewable``: those of levels full, dealt and observer)."""
+    """The decision screens of what review passes stored (:func:`stored_screen`): the engine-assistance screen's
+    ``results`` (:func:`pipeline.audit.assist.judge`'s), the reviewable hands whose counts it read (``reviewed``)
+    and the reviewable hands in all (``reviewable``: those of levels full, dealt and observer); the think-time
+    screen's ``think`` (:func:`pipeline.audit.think.judge`'s), of the ``timed`` stored hands with decision times
+    (``timed_all``: the hands with times in all)."""
 
     results: list[Assist]
     fdr: float
     reviewed: int
     reviewable: int
+    think: list[ThinkTime] = field(default_factory=list)
+    timed: int = 0
+    timed_all: int = 0
 
 
 def stored_screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05, evidence: int = EVIDENCE) -> StoredScreen:
-    """The engine-assistance screen over the hands of ``con``'s scope that a review pass stored, reviewing none:
-    what the daily findings (``xuezhan findings``, the report's first screen) list, a query however large the
-    warehouse. Hands not reviewed yet are left out (``reviewed`` < ``reviewable``: run ``xuezhan review``);
-    ``xuezhan assist`` reviews them itself."""
+    """The engine-assistance and think-time screens over the hands of ``con``'s scope that a review pass stored,
+    reviewing and replaying none: what the daily findings (``xuezhan findings``, the report's first screen) list,
+    a query however large the warehouse. Hands not reviewed yet are left out (``reviewed`` < ``reviewable``:
+    run ``xuezhan review``); ``xuezhan assist`` and ``think-time`` review and replay them themselves."""
     room, stored = stored_room(con, evidence=evidence)
     pending = len(decision_hands(con, skip_version=TALLY_VERSION))
-    return StoredScreen(judge(room, fdr=fdr, evidence=evidence), fdr, stored, stored + pending)
+    per, timed = stored_times(con)
+    untimed = len(timed_hands(con, skip_version=TALLY_VERSION))
+    think = judge_times(per, fdr=fdr)
+    return StoredScreen(
+        judge(room, fdr=fdr, evidence=evidence), fdr, stored, stored + pending, think, timed, timed + untimed
+    )
 
 
 def review_warehouse(
