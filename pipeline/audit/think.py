@@ -135,7 +135,7 @@ def correlation(counts: Counter[tuple[int, int]]) -> float | None:
     whole :data:`UNIT` and every sum an integer (exact: no cancellation, no order); None when either does not vary.
 
     >>> round(correlation(Counter({(0, 100): 5, (1, 1000): 5, (2, 10000): 5})), 6)
-    0.999943
+    0.999999
     """
     n = sx = sxx = sy = syy = sxy = 0
     for (x, ms), c in counts.items():
