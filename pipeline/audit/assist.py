@@ -87,16 +87,22 @@ def band(g: float) -> int:
     return sum(g >= edge for edge in BANDS)
 
 
-def cell(row: DecisionRow) -> tuple[str, int] | None:
-    """A non-forced decision's cell, None for a forced one or a win ranked first."""
-    group = GROUPS[row.kind]
-    if group is None or not row.non_forced or row.gap is None or row.gap >= WIN_GAP:
-        return None
-    return (group, band(row.gap))
-
-
 FORCED: Final = -1  # the stored band of a forced decision (no gap)
 WIN_FIRST: Final = len(BANDS) + 2  # ... of a decision whose first choice is a win (no judgement)
+
+
+def cell(row: DecisionRow) -> tuple[str, int] | None:
+    """A non-forced decision's cell, None for a forced one, a win ranked first, or a claim."""
+    return cell_of(row.kind, stored_band(row))
+
+
+def cell_of(kind: str, stored: int) -> tuple[str, int] | None:
+    """The cell of decisions of ``kind`` in stored band ``stored`` (:func:`stored_band`), None where they are
+    not screened (forced, a win ranked first, a claim or pass)."""
+    group = GROUPS[kind]
+    if group is None or stored in (FORCED, WIN_FIRST):
+        return None
+    return (group, stored)
 
 
 def stored_band(row: DecisionRow) -> int:
@@ -510,10 +516,9 @@ def add_hand(players: Room, cells: Iterable[HandCell], evidence: int = EVIDENCE)
             pl.hands += 1
             pl.last_hand = hc.hand_id
         _count(pl, hc.kind, hc.band, hc.n, hc.agreed, units(hc.w, hc.wa, hc.w2, hc.w3))
-        if hc.top is not None and evidence:
-            t = pl.cells.get((GROUPS[hc.kind] or "", hc.band))
-            if t is not None:
-                t.offer(hc.top, evidence)
+        c = cell_of(hc.kind, hc.band)
+        if hc.top is not None and evidence and c is not None:
+            pl.cells[c].offer(hc.top, evidence)
 
 
 def _count(pl: _Player, kind: str, stored: int, n: int, agreed: float, u: Sequence[int]) -> None:
@@ -521,15 +526,13 @@ def _count(pl: _Player, kind: str, stored: int, n: int, agreed: float, u: Sequen
     (:func:`units`), counted into its tallies: every one among its decisions, the non-forced among those, and
     those of a screened cell in that cell."""
     pl.decisions += n
-    if stored == FORCED:
+    pl.non_forced += n if stored != FORCED else 0
+    c = cell_of(kind, stored)
+    if c is None:
         return
-    pl.non_forced += n
-    group = GROUPS[kind]
-    if group is None or stored == WIN_FIRST:
-        return
-    t = pl.cells.get((group, stored))
+    t = pl.cells.get(c)
     if t is None:
-        t = pl.cells[(group, stored)] = _Tally()
+        t = pl.cells[c] = _Tally()
     t.add(n, agreed, u)
 
 
@@ -566,7 +569,8 @@ def stored_room(
             pl = players[player] = _Player(hands=int(player_hands))
         _count(pl, kind, int(stored), int(n), float(agreed), (int(w), int(wa), int(w2), int(w3)))
     for player, kind, stored, best in tops:
-        t = players[player].cells.get((GROUPS[kind] or "", int(stored)))
+        c = cell_of(kind, int(stored))
+        t = None if c is None else players[player].cells.get(c)
         if t is None:
             continue
         for b in best:
