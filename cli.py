@@ -2905,7 +2905,8 @@ def findings_command(
     """What needs attention, as the report's first screen has it, each finding with its key and its case: new,
     open, confirmed, appealed, reopened (dismissed, and its evidence has grown since: why) or dismissed (hidden
     unless --all); the new ones first, then reopened, appealed, open, confirmed, each in rank order. The
-    engine-assistance screen reads the hands `xuezhan review` has reviewed (a line says when some are not)."""
+    engine-assistance and think-time screens read the hands `xuezhan review` has reviewed (a line says when some
+    are not)."""
     rows = _with_cases(_current_findings(warehouse, min_hands), warehouse)
     shown = [r for r in rows if show_all or r["status"] != "dismissed"]
     if fmt == "json":
@@ -2930,8 +2931,8 @@ def findings_command(
             covered = review_coverage(con)
         if covered["reviewed"] < covered["reviewable"]:
             typer.echo(
-                f"The engine-assistance screen read the {covered['reviewed']:,} of {covered['reviewable']:,} "
-                "reviewable hands `xuezhan review` has reviewed: run it to screen the rest."
+                f"The engine-assistance and think-time screens read the {covered['reviewed']:,} of "
+                f"{covered['reviewable']:,} reviewable hands `xuezhan review` has reviewed: run it to screen the rest."
             )
 
 

@@ -2,7 +2,10 @@
 into the warehouse tables ``decision_tallies``, so that ``stats`` and the report show the decision metrics
 (schemas/METRICS.md, Decisions) without reviewing anything, and ``decision_cells`` (per player-hand, decision
 kind and gap band: :class:`pipeline.audit.assist.HandCell`), so that the engine-assistance screen (``xuezhan
-assist``) sums them (:func:`pipeline.audit.assist.stored_room`) instead of reviewing every hand again each time.
+assist``) sums them (:func:`pipeline.audit.assist.stored_room`) instead of reviewing every hand again each time,
+and, for the records with decision times, ``decision_times`` (per player-hand, difficulty and time), so that the
+think-time screen counts them (:func:`pipeline.audit.think.stored_times`) instead of replaying the hands. The
+daily findings screen both from these alone (:func:`stored_screen`).
 
 The review (:func:`pipeline.audit.review.review`: the reference policy ranking every decision's options) costs
 about 11 ms a hand compiled: too much for ingest (about 1 ms a hand) or for every ``stats`` run, little once.
@@ -10,21 +13,22 @@ So the pass is separate and incremental: it reviews the hands of levels full, de
 of the current :data:`schemas.tables.TALLY_VERSION` (``sql/review_pending.sql``), read back from their sources
 (:func:`pipeline.analytics.export.read_back`, the very line stored), and appends one row per player-hand whose
 tiles are known (every seat of a full or dealt record, an observer record's own seat): the counts of
-:class:`pipeline.audit.review.SeatSummary`; and one row of ``decision_cells`` per player-hand, kind and band its
-decisions fall in (:func:`review_rows`: the hand reviewed once for both).
+:class:`pipeline.audit.review.SeatSummary`; one row of ``decision_cells`` per player-hand, kind and band its
+decisions fall in; and one row of ``decision_times`` per player-hand, difficulty and time of a timed record
+(:func:`review_rows`: the hand reviewed once for all three; a timed one replayed once more for its times).
 
 Commits. The rows are committed as the warehouse's other tables are (:meth:`pipeline.ingest.warehouse.Warehouse.
 write_batch`: files through ``_tmp``, then one manifest rename, the commit point), a batch every
 :data:`COMMIT_HANDS` hands, under the warehouse's write lock (an ingest and a review never write at once: the
-second gets :class:`~pipeline.ingest.warehouse.WarehouseBusy`). A hand's rows (of both tables) are in one batch,
+second gets :class:`~pipeline.ingest.warehouse.WarehouseBusy`). A hand's rows (of every table) are in one batch,
 whole. A pass killed part way keeps the batches committed; the next pass reviews what is left, so a rerun never
 duplicates a row and a hand ingested later is reviewed by the next pass. At the end, many batches are compacted as
 ingest does.
 
-Versions. The rows carry :data:`TALLY_VERSION`; ``stats`` and ``assist`` read the current version's rows only,
-and a pass reviews again the hands whose rows are of another version (the old rows stay, unread). Bump it
-whenever the policy, the counting, the ambiguity weights or the screen's bands change what a hand's rows are
-(``tests/test_decision_tallies.py`` holds a digest of the sample's rows of both tables to remind).
+Versions. The rows carry :data:`TALLY_VERSION`; ``stats``, ``assist`` and ``think-time`` read the current
+version's rows only, and a pass reviews again the hands whose rows are of another version (the old rows stay,
+unread). Bump it whenever the policy, the counting, the ambiguity weights, the screen's bands or the difficulty
+change what a hand's rows are (``tests/test_decision_tallies.py`` holds a digest of the sample's rows to remind).
 
 A hand that cannot be read back (its file gone or changed, read from stdin) or no longer parses gets no row: it
 is reported, and tried again by the next pass.
