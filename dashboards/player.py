@@ -27,6 +27,7 @@ from pipeline.analytics.stats import wilson
 from pipeline.analytics.yardsticks import Yardstick
 from pipeline.audit.assist import Assist
 from pipeline.audit.tallies import StoredScreen, stored_screen
+from pipeline.audit.think import ThinkTime
 from pipeline.report import charts, numbers, svg
 
 RATES = (
@@ -286,10 +287,15 @@ class Decisions:
     review: dict[str, Any]
     assist: StoredScreen | None = None
     assist_by: dict[str, Assist] = field(default_factory=dict)  # the screen's results by player
+    think_by: dict[str, ThinkTime] = field(default_factory=dict)  # the think-time screen's, by player
 
     def assist_of(self, player: str) -> Assist | None:
         """The player's engine-assistance figures (None: not screened, or not reviewed)."""
         return self.assist_by.get(player)
+
+    def think_of(self, player: str) -> ThinkTime | None:
+        """The player's think-time figures (None: no stored timed decision)."""
+        return self.think_by.get(player)
 
     def of(self, player: str) -> dict[str, dict[str, Any]]:
         return self.mine.get(player) or decision_values(None)
@@ -311,7 +317,8 @@ def prep_every_player_decisions(con: duckdb.DuckDBPyConnection, scale: Scales | 
     population = {group: decision_values(row) for group, row in pooled.items()}
     assist = stored_screen(con)
     by = {a.player: a for a in assist.results}
-    return Decisions(mine, population, queries.review_coverage(con), assist, by)
+    timed = {t.player: t for t in assist.think}
+    return Decisions(mine, population, queries.review_coverage(con), assist, by, timed)
 
 
 # ---------------------------------------------------------------------------------------------- fan

@@ -439,3 +439,18 @@ def test_the_think_time_screen_of_the_stored_times_is_a_finding():
     assert rows[0]["evidence"] == "player-pR.html#decisions" and findings._think(None, lambda p: None) == []
     df = findings._frame([*findings._assist(screen, lambda p: None), *rows])
     assert df["kind"].to_list() == ["assist", "think"] and df["label"].to_list()[1] == "relays a bot?"
+
+
+def test_a_players_page_shows_its_think_time_figures():
+    from dashboards.pages.players import think_part
+    from pipeline.audit.think import ThinkTime
+
+    screen = dataclasses.replace(_assist_screen(), timed=80, timed_all=100)
+    relay = ThinkTime("pR", 900, 1200.0, 0.02, 0.41, -6.1, 5e-10, 1e-8, True, 0.12)
+    page = think_part(relay, screen)
+    assert 'id="think"' in page and "of the 80 reviewed hands with times" in page
+    assert "at r 0.02 over 900 timed decisions (median 1,200 ms), the room's players at 0.41" in page
+    assert "z -6.1, p 5.0e-10, q 0.000: <b>flagged</b>" in page
+    few = ThinkTime("pS", 12, 900.0, None, 0.41, None, None, None, False, None)
+    assert "12 timed decisions (median 900 ms), not tested (a player needs 30" in think_part(few, screen)
+    assert think_part(None, screen) == "" and think_part(relay, None) == ""

@@ -27,6 +27,8 @@ from pipeline.analytics.yardsticks import Yardstick, deviations
 from pipeline.audit import scoring
 from pipeline.audit.assist import MIN_CLEAR, MIN_DECISIONS, MIN_ROOM, Assist
 from pipeline.audit.tallies import StoredScreen
+from pipeline.audit.think import MIN_DECISIONS as THINK_MIN
+from pipeline.audit.think import ThinkTime
 from pipeline.report import charts, numbers, svg
 from pipeline.report.names import file_stem
 
@@ -509,6 +511,27 @@ def assist_part(a: Assist | None, screen: StoredScreen | None) -> str:
     return f"{text}<p>Its most telling agreed decisions:</p><ul>{items}</ul>"
 
 
+def think_part(t: ThinkTime | None, screen: StoredScreen | None) -> str:
+    """The player's figures of the think-time screen (of the timed decisions ``xuezhan review`` stored);
+    nothing where it has none."""
+    if t is None or screen is None:
+        return ""
+    title = '<p id="think"><b>Think-time screen</b> (<code>xuezhan think-time</code>'
+    if t.r is None or t.p is None or t.room_r is None:
+        return (
+            f"{title}): {t.decisions:,} timed decisions (median {t.median_ms:,.0f} ms), not tested (a player needs "
+            f"{THINK_MIN:,} whose difficulty and time both vary, in a room of enough such players).</p>"
+        )
+    verdict = "<b>flagged</b>: a reason to look, not proof" if t.flagged else "not flagged"
+    q = "–" if t.q is None else f"{t.q:.3f}"
+    return (
+        f"{title}, of the {screen.timed:,} reviewed hands with times): its times follow the decisions' difficulty "
+        f"at r {t.r:.2f} over {t.decisions:,} timed decisions (median {t.median_ms:,.0f} ms), the room's players at "
+        f"{t.room_r:.2f}: z {t.z or 0.0:+.1f}, p {t.p:.1e}, q {q}: {verdict}. A relay of a bot's moves, an "
+        "even-paced player, auto-play or a slow connection look flat (r near 0).</p>"
+    )
+
+
 def decisions_section(
     pid: str, decisions: player.Decisions | None, group: str | None, population: str = player.POPULATION
 ) -> str:
@@ -556,6 +579,7 @@ def decisions_section(
         f'<table class="metrics"><thead><tr><th>figure</th><th>player [95%]</th><th>{esc(population)} [95%]</th>'
         f"<th>definition</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         + assist_part(decisions.assist_of(pid), decisions.assist)
+        + think_part(decisions.think_of(pid), decisions.assist)
         + '<p class="note">Rates with 95% Wilson intervals; avoidable deal-ins per 100 hands with a 95% Poisson '
         "interval. The reference policy is a transparent yardstick, not a strong player: a departure from it may be "
         "right; a player who departs often, in one direction (deal-ins with a safe tile held, wins passed, the void "
