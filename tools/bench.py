@@ -27,6 +27,9 @@ Sections:
 - policy: the reference policy (pipeline/game/policy.py) through ``xuezhan replay --review``'s review, each engine
   in its own process, on the first 500 hands of the corpus (``--quick``: 100): decisions ranked per CPU second and
   the review's cost per hand (parse, replay, rank every decision; floor: under 100 ms);
+- stored: a warehouse of the corpus's first 1,000 hands (``--quick``: 200) reviewed once (``xuezhan review``),
+  then ``xuezhan assist --fresh`` (every hand reviewed again) and ``xuezhan assist`` (the counts the review stored
+  read back) taking turns, twice each, the default install: their wall times and ratio;
 - instructions per record (``valgrind --tool=callgrind``, skipped with a note where valgrind is missing): the
   same parse and validation as the section before, counted in instructions, which do not depend on how busy the
   machine is (wall and CPU time do, several-fold on a shared machine): records 1,000-1,499 of the corpus after the
@@ -1216,6 +1219,42 @@ def measure_analytics(
     return None
 
 
+STORED_HANDS = 1000  # the stored section's warehouse (200 with --quick)
+
+
+def bench_stored(p: Plan, compiled: Path | None, work: Path) -> dict[str, Any]:
+    """The engine-assistance screen of a warehouse reviewed once, on the default install: ``xuezhan review``
+    (what it costs once), then ``assist`` reviewing every hand again (``--fresh``) beside ``assist`` reading the
+    counts the review stored, taking turns, each twice (the better run counts); the ratio of the two is what
+    storing the counts buys each later screen (and each ``findings`` and report)."""
+    default = engines(compiled)[0]
+    env = engine_env(default, compiled)
+    hands = 200 if p.quick else STORED_HANDS
+    source = tier_corpus(p, 1)
+    path = source if hands >= p.base else head_corpus(source, hands)
+    warehouse = work / "wh-stored"
+    shutil.rmtree(warehouse, ignore_errors=True)
+    ingest(path, warehouse, 1, default, compiled, min(hands, p.base), TIMEOUT_S)
+    w = ["--warehouse", str(warehouse)]
+    review = measure(cli_cmd(default, "review", *w, "--quiet"), env, TIMEOUT_S, MEM_LIMIT_MB)
+    best: dict[str, Run] = {}
+    for _ in range(2):
+        for name, extra in (("fresh", ["--fresh"]), ("stored", [])):
+            run = measure(cli_cmd(default, "assist", *w, "--format", "json", *extra), env, TIMEOUT_S, MEM_LIMIT_MB)
+            if name not in best or run.seconds < best[name].seconds:
+                best[name] = run
+    shutil.rmtree(warehouse, ignore_errors=True)
+    n = min(hands, p.base)
+    return {
+        "stored_hands": n,
+        "stored_review_ms_per_hand": round(1000 * review.cpu_s / n, 1),
+        "assist_fresh_s": round(best["fresh"].seconds, 2),
+        "assist_stored_s": round(best["stored"].seconds, 2),
+        "assist_fresh_vs_stored": ratio(best["fresh"].seconds, best["stored"].seconds),
+        "assist_stored_rss_mb": round(best["stored"].rss_mb),
+    }
+
+
 def bench_players(p: Plan, compiled: Path | None, work: Path, results: dict[str, Any]) -> dict[str, Any]:
     """``collusion`` and ``report`` on the base's hands played by :data:`PLAYER_GROUPS` × 24 players, on the
     default install: time, CPU time and peak memory, and the memory as a ratio to the same command on the
@@ -1294,7 +1333,7 @@ def write_results(path: Path, results: dict[str, Any], checked: list[dict[str, A
 
 
 # --sections, in the order they run
-SECTIONS = ("win", "simulate", "validate", "policy", "instructions", "ingest", "analytics", "players")
+SECTIONS = ("win", "simulate", "validate", "policy", "stored", "instructions", "ingest", "analytics", "players")
 
 
 def sections(
@@ -1313,6 +1352,10 @@ def sections(
         "policy": (
             f"reference policy: decisions/s and the review's cost per hand, {names}",
             lambda: bench_policy(p, compiled),
+        ),
+        "stored": (
+            "engine assistance of a reviewed warehouse: every hand reviewed again vs the stored counts read",
+            lambda: bench_stored(p, compiled, work),
         ),
         "instructions": (
             f"instructions per record (callgrind), {names}: parse, validate and the stages",
