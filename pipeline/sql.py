@@ -27,6 +27,25 @@ def load_sql(package: str, name: str) -> str:
     return resources.files(package).joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
 
 
+def count_rows(con: duckdb.DuckDBPyConnection, package: str, name: str, **params: Any) -> int:
+    """How many rows ``<package>/sql/<name>.sql`` gives, counted in DuckDB (none of them fetched)."""
+    row = con.execute(f"SELECT count(*) FROM ({load_sql(package, name)}\n)", params).fetchone()
+    return int(row[0]) if row else 0
+
+
+@contextmanager
+def hands_table(con: duckdb.DuckDBPyConnection, table: str, package: str, name: str, **params: Any) -> Iterator[int]:
+    """The ``hand_id`` column of ``<package>/sql/<name>.sql``'s rows as the temporary table ``table`` for the
+    block (the ids stay in DuckDB: a million of them as Python objects held 1 GB), which yields their number;
+    dropped after."""
+    con.execute(f'CREATE OR REPLACE TEMP TABLE "{table}" AS SELECT hand_id FROM ({load_sql(package, name)}\n)', params)
+    try:
+        row = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()
+        yield int(row[0]) if row else 0
+    finally:
+        con.execute(f'DROP TABLE IF EXISTS "{table}"')
+
+
 def run_sql(con: duckdb.DuckDBPyConnection, package: str, name: str, **params: Any) -> pl.DataFrame:
     """Run ``<package>/sql/<name>.sql`` with named parameters; the result as a Polars frame."""
     return con.sql(load_sql(package, name), params=params).pl()

@@ -544,25 +544,17 @@ def stored_room(
     from their ``decision_cells`` (``sql/assist_cells.sql`` and ``sql/assist_candidates.sql``): what
     :func:`tally` makes of the same hands' reviews (the weights' sums in whole :data:`UNIT`, the same), without
     reviewing a hand; and the number of those hands. The others are ``decision_hands(con, per_player,
-    skip_version=TALLY_VERSION)``, to review. The hands' ids stay in DuckDB (a temporary table): at 1M hands,
-    0.6 GB peak in all (the same ids as Python objects held 1 GB alone)."""
-    chosen = sql.load_sql("pipeline.audit", "decision_hands")
+    skip_version=TALLY_VERSION)``, to review. The hands' ids stay in DuckDB (:func:`pipeline.sql.hands_table`):
+    at 1M hands, 0.6 GB peak in all."""
     players: Room = {}
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _assist_hands AS SELECT d.hand_id FROM ({chosen}\n) AS d "
-        "WHERE d.hand_id IN (SELECT t.hand_id FROM decision_tallies AS t WHERE t.version = $version)",
-        {"per_player": per_player, "skip_version": None, "version": TALLY_VERSION},
-    )
-    try:
-        (hands,) = con.execute("SELECT count(*) FROM _assist_hands").fetchone() or (0,)
+    chosen = {"per_player": per_player, "skip_version": None, "only_version": TALLY_VERSION}
+    with sql.hands_table(con, "_assist_hands", "pipeline.audit", "decision_hands", **chosen) as hands:
         sums = con.execute(
             sql.load_sql("pipeline.audit", "assist_cells"), {"version": TALLY_VERSION, "unit": UNIT}
         ).fetchall()
         kinds = [k for k, g in GROUPS.items() if g is not None]
         params = {"version": TALLY_VERSION, "kinds": kinds, "last_band": len(BANDS), "evidence": evidence}
         tops = con.execute(sql.load_sql("pipeline.audit", "assist_candidates"), params).fetchall() if evidence else []
-    finally:
-        con.execute("DROP TABLE IF EXISTS _assist_hands")
     for player, player_hands, kind, stored, n, agreed, w, wa, w2, w3 in sums:
         pl = players.get(player)
         if pl is None:

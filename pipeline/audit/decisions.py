@@ -295,7 +295,7 @@ def decision_hands(
     """The stored hands (of the connection's scope) whose decisions can be reviewed (``decision_hands.sql``);
     with ``per_player``, only those among each player's ``per_player`` newest; with ``skip_version``, not those a
     review pass stored at that version (:func:`pipeline.audit.assist.stored_room` reads them)."""
-    params = {"per_player": per_player, "skip_version": skip_version}
+    params = {"per_player": per_player, "skip_version": skip_version, "only_version": None}
     rows = con.execute(sql.load_sql("pipeline.audit", "decision_hands"), params)
     return [Stored(*row) for row in rows.fetchall()]
 

@@ -54,9 +54,9 @@ from pipeline.analytics.export import Missing, Stored
 from pipeline.analytics.queries import connect
 from pipeline.analytics.scope import Scope
 from pipeline.audit.assist import EVIDENCE, Assist, HandCell, hand_cells, judge, stored_room
-from pipeline.audit.decisions import decision_hands, reviewed, rows_of
+from pipeline.audit.decisions import reviewed, rows_of
 from pipeline.audit.review import SeatSummary, review, summarize
-from pipeline.audit.think import ThinkTime, record_times, stored_times, timed_hands
+from pipeline.audit.think import ThinkTime, record_times, stored_times
 from pipeline.audit.think import judge as judge_times
 from pipeline.game.record import Record, parse_record
 from pipeline.ingest.warehouse import Warehouse
@@ -212,9 +212,10 @@ def stored_screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05, evidence
     a query however large the warehouse. Hands not reviewed yet are left out (``reviewed`` < ``reviewable``:
     run ``xuezhan review``); ``xuezhan assist`` and ``think-time`` review and replay them themselves."""
     room, stored = stored_room(con, evidence=evidence)
-    pending = len(decision_hands(con, skip_version=TALLY_VERSION))
+    rest = {"skip_version": TALLY_VERSION, "only_version": None}  # counted, not fetched: the report runs this
+    pending = sql.count_rows(con, "pipeline.audit", "decision_hands", per_player=None, **rest)
     per, timed = stored_times(con)
-    untimed = len(timed_hands(con, skip_version=TALLY_VERSION))
+    untimed = sql.count_rows(con, "pipeline.audit", "timed_hands", **rest)
     think = judge_times(per, fdr=fdr)
     return StoredScreen(
         judge(room, fdr=fdr, evidence=evidence), fdr, stored, stored + pending, think, timed, timed + untimed

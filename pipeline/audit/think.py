@@ -228,20 +228,13 @@ def stored_times(con: duckdb.DuckDBPyConnection) -> tuple[Times, int]:
     their ``decision_times`` rows (``sql/think_counts.sql``), and the number of those hands; the others are
     ``timed_hands(con, skip_version=TALLY_VERSION)``, to replay. What :func:`decision_times` counts of the same
     hands replayed."""
-    chosen = sql.load_sql("pipeline.audit", "timed_hands")
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _timed_stored AS SELECT hand_id FROM ({chosen}\n)",
-        {"skip_version": None, "only_version": TALLY_VERSION},
-    )
-    try:
-        (hands,) = con.execute("SELECT count(*) FROM _timed_stored").fetchone() or (0,)
+    chosen = {"skip_version": None, "only_version": TALLY_VERSION}
+    with sql.hands_table(con, "_timed_stored", "pipeline.audit", "timed_hands", **chosen) as hands:
         rows = con.execute(sql.load_sql("pipeline.audit", "think_counts"), {"version": TALLY_VERSION}).fetchall()
-    finally:
-        con.execute("DROP TABLE IF EXISTS _timed_stored")
     per: Times = defaultdict(Counter)
     for player, hard, ms, n in rows:
         per[player][(int(hard), int(ms))] += int(n)
-    return per, int(hands)
+    return per, hands
 
 
 def timed_hands(con: duckdb.DuckDBPyConnection, *, skip_version: str | None = None) -> list[Stored]:

@@ -4,10 +4,10 @@
 -- screen (pipeline/audit/decisions.py) reads their records back. $per_player: only the hands among each
 -- player's $per_player newest (by played_at, then hand_id; a hand kept for one player brings its other seats'
 -- decisions too); NULL: every hand. $skip_version: leave out the hands a review pass stored at that version
--- (a decision_tallies row: `xuezhan assist` reads their counts instead, assist.stored_room); NULL: none left out.
--- By source file, then line.
--- Check: one row per stored hand of those levels that is among some player's $per_player newest (and not
--- reviewed at $skip_version).
+-- (a decision_tallies row: `xuezhan assist` reads their counts instead, assist.stored_room); $only_version:
+-- only those (NULL: no condition). By source file, then line.
+-- Check: one row per stored hand of those levels that is among some player's $per_player newest (and reviewed,
+-- or not, as asked).
 WITH
 reviewable AS (
     SELECT hand_id, source_file, source_line, record_sha256, level, played_at
@@ -30,4 +30,5 @@ FROM reviewable
 WHERE
     ($per_player IS NULL OR hand_id IN (SELECT hand_id FROM newest))
     AND ($skip_version IS NULL OR hand_id NOT IN (SELECT t.hand_id FROM decision_tallies AS t WHERE t.version = $skip_version))
+    AND ($only_version IS NULL OR hand_id IN (SELECT t.hand_id FROM decision_tallies AS t WHERE t.version = $only_version))
 ORDER BY source_file, source_line, hand_id
