@@ -483,6 +483,13 @@ def net_words(row: Mapping[str, Any]) -> str:
     return f"luck-adjusted net (raw {row['raw_per_hand']:+.2f}{part})"
 
 
+def _on_page(page: str | None, section: str) -> dict[str, str]:
+    """A player finding's evidence: the ``section`` of its page, or the directory where it has no page."""
+    if not page:
+        return {"evidence": PLAYERS, "evidence_text": "the player directory"}
+    return {"evidence": f"{page}#{section}", "evidence_text": f"the player's {section}"}
+
+
 def _assist(screen: StoredScreen | None, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
     """The engine-assistance screen's flagged players (of the hands ``xuezhan review`` stored), each with its
     figures, its most telling decisions' hands (a case's pack replays them) and its page's decisions."""
@@ -516,8 +523,7 @@ def _assist(screen: StoredScreen | None, page_of: Callable[[str], str | None]) -
                     "--review); a reason to look, not proof"
                 ),
                 "q": a.q,
-                "evidence": f"{page}#decisions" if page else PLAYERS,
-                "evidence_text": "the player's decisions" if page else "the player directory",
+                **_on_page(page, "decisions"),
             }
         )
     return rows
@@ -553,8 +559,7 @@ def _think(screen: StoredScreen | None, page_of: Callable[[str], str | None]) ->
                     "connection: a reason to look, not proof (xuezhan think-time)"
                 ),
                 "q": t.q,
-                "evidence": f"{page}#decisions" if page else PLAYERS,
-                "evidence_text": "the player's decisions" if page else "the player directory",
+                **_on_page(page, "decisions"),
             }
         )
     return rows
@@ -578,8 +583,7 @@ def _results(unusual: pl.DataFrame, page_of: Callable[[str], str | None]) -> lis
                     f"(z {r['z']:+.1f}, q {_q(r['q'])}); unusual, not an accusation"
                 ),
                 "q": r["q"],
-                "evidence": f"{page}#results" if page else PLAYERS,
-                "evidence_text": "the player's results" if page else "the player directory",
+                **_on_page(page, "results"),
             }
         )
     return rows
