@@ -1448,11 +1448,19 @@ def think_time_command(
     replayed, but for those `xuezhan review` stored (their timed decisions are read back: the same figures, a
     query). A flag is a reason to look, not proof. With a filter, over the hands in scope only. Exit 1 when
     no record carries decision times, or one could not be read back."""
-    import statistics
 
     from pipeline.analytics.export import Missing
     from pipeline.analytics.queries import connect
-    from pipeline.audit.think import MIN_DECISIONS, Times, decision_times, judge, read_timed, stored_times, timed_hands
+    from pipeline.audit.think import (
+        MIN_DECISIONS,
+        Times,
+        decision_times,
+        judge,
+        reach,
+        read_timed,
+        stored_times,
+        timed_hands,
+    )
     from schemas.tables import TALLY_VERSION
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
@@ -1467,6 +1475,7 @@ def think_time_command(
     missing: list[Missing] = []
     times: Times = decision_times(read_timed(hands, missing), into=dict(counted))
     rows = judge(times, fdr=fdr)
+    seen = reach(rows)
     for m in missing[:5]:
         typer.echo(f"warning: hand {_shown(m.hand.hand_id)} not screened: {_shown(m.reason)}", err=True)
     if len(missing) > 5:
@@ -1481,6 +1490,7 @@ def think_time_command(
             "stored": stored,
             "not_read": [{"hand_id": m.hand.hand_id, "reason": m.reason} for m in missing],
             "players": [t.as_dict() for t in rows],
+            "reach": seen.as_dict(),
             "meaning": THINK_MEANING,
         }
         typer.echo(json.dumps(doc, ensure_ascii=False))
@@ -1508,14 +1518,13 @@ def think_time_command(
             line += f"{t.q:>9.3f}" if t.q is not None else f"{'–':>9}"
             line += f"{t.flag_r:>8.2f}" if t.flag_r is not None else f"{'–':>8}"
             typer.echo(f"{line}  YES" if t.flagged else line)
-        limits = sorted(t.flag_r for t in rows if t.flag_r is not None)
-        if limits:
-            middle = statistics.median(limits)
+        if seen.tested:
             typer.echo(
                 f"What it can see here: a player is flagged alone when the correlation of its times with the "
-                f"decisions' difficulty is at or below `flag r` ({middle:.2f}, the median of the {len(limits)} "
-                f"tested; {limits[0]:.2f} to {limits[-1]:.2f}); a relay's times follow difficulty not at all (r "
-                + ("near 0: this room would flag one" if middle > 0 else "near 0: this room could not flag one")
+                f"decisions' difficulty is at or below `flag r` ({seen.flag_r_median:.2f}, the median of the "
+                f"{seen.tested} tested; {seen.flag_r_min:.2f} to {seen.flag_r_max:.2f}); a relay's times follow "
+                "difficulty not at all (r "
+                + ("near 0: this room would flag one" if seen.flags_relay else "near 0: this room could not flag one")
                 + "). No flag is no evidence at this reach, not a clean room."
             )
         typer.echo(THINK_MEANING)

@@ -185,6 +185,12 @@ def test_think_time_flags_the_relay_of_a_warehouse_and_no_one_else(tmp_path: Pat
     assert rows[1].startswith(f"{labels.relays[0]},") and ",true," in rows[1]
     assert all(p["flag_r"] is not None and p["flag_r"] < p["room_r"] for p in doc["players"])
     assert "What it can see here" in table.stdout and "this room would flag one" in table.stdout
+    # the same reach in json: the tested players' flag_r, the median the table's line prints
+    limits = sorted(p["flag_r"] for p in doc["players"])
+    seen = doc["reach"]
+    assert seen["tested"] == len(limits) and seen["flags_relay"] is True
+    assert (seen["flag_r_min"], seen["flag_r_max"]) == (limits[0], limits[-1])
+    assert f"({seen['flag_r_median']:.2f}, the median of the {len(limits)} tested" in table.stdout
     # a filter that keeps another player's hands only: the screen is over those hands
     other = next(p["player"] for p in doc["players"] if not p["flagged"])
     scoped = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--player", other, "--format", "json"])

@@ -222,6 +222,45 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
     return sorted(out, key=lambda t: (t.z is None, t.z if t.z is not None else 0.0, t.player))
 
 
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What the screen can see in one room (:func:`reach`): the tested players' ``flag_r`` (median, least,
+    most). A relay's times follow difficulty not at all (``r`` near 0): the room would flag one when the median
+    ``flag_r`` is above 0."""
+
+    tested: int
+    flag_r_median: float | None
+    flag_r_min: float | None
+    flag_r_max: float | None
+
+    @property
+    def flags_relay(self) -> bool | None:
+        """Would the room flag a relay (``r`` near 0) at the median player's reach; None: nobody tested."""
+        return None if self.flag_r_median is None else self.flag_r_median > 0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "tested": self.tested,
+            "flag_r_median": _round(self.flag_r_median),
+            "flag_r_min": _round(self.flag_r_min),
+            "flag_r_max": _round(self.flag_r_max),
+            "flags_relay": self.flags_relay,
+        }
+
+
+def reach(rows: Iterable[ThinkTime]) -> Reach:
+    """What the screen can see in the room :func:`judge` gave ``rows`` for: its tested players' ``flag_r``.
+
+    >>> row = ThinkTime("p1", 40, 900.0, 0.4, 0.35, 0.2, 0.6, 1.0, False, 0.1)
+    >>> reach([row, ThinkTime("p2", 3, 800.0, None, None, None, None, None, False)]).as_dict()
+    {'tested': 1, 'flag_r_median': 0.1, 'flag_r_min': 0.1, 'flag_r_max': 0.1, 'flags_relay': True}
+    """
+    limits = sorted(t.flag_r for t in rows if t.flag_r is not None)
+    if not limits:
+        return Reach(0, None, None, None)
+    return Reach(len(limits), statistics.median(limits), limits[0], limits[-1])
+
+
 def stored_times(con: duckdb.DuckDBPyConnection) -> tuple[Times, int]:
     """The timed decisions of the hands in ``con``'s scope that carry times and that a review pass stored (a
     ``decision_tallies`` row at :data:`~schemas.tables.TALLY_VERSION`), counted by player, difficulty and ms from
