@@ -378,6 +378,8 @@ OPTIONS: dict[str, str] = {
     "--replicates": "Populations per cell (seeds)",
     "--honest": "Honest populations",
     "--players": "Size of the player pool the tables are filled from",
+    "--notice": "Every simulated player's chance of counting each copy in view on the table when it weighs its "
+    "discards by live tiles (1: every copy, as a calculator counts; a person misses some; default: its style's, 1)",
     "--intensity": "Share of a cheat's hands it cheats in (repeat the option)",
     "--cache": CACHE_HELP,
     "--que": "定缺, the declared void suit",
@@ -2114,6 +2116,10 @@ def eval_assist_command(
             "--players", ": each room's (the room's spread is measured on the others, so its size matters).", min=4
         ),
     ] = 8,
+    notice: Annotated[
+        float | None,
+        _option("--notice", ": of every room's players, the follower's own choices too.", min=0.0, max=1.0),
+    ] = None,
     workers: Annotated[int, _option("--workers", ": rooms simulated at once.", min=1)] = 2,
     seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
     out: OutJson = None,
@@ -2127,10 +2133,13 @@ def eval_assist_command(
     calculator, the hand's course unchanged), and honest rooms; ingest each and run `assist` on it; report the
     planted players flagged with a Wilson 95% interval and the honest rooms with a false flag. Each room is
     reviewed whole: about 2,000 hands in a room of 8 (each player sits in about 4/N of a room's hands), a few
-    CPU-minutes a room."""
+    CPU-minutes a room. `--notice Q`: the honest players count the tiles in view as people do, missing some
+    (the screen's power depends on it: the calculators and the engine count every one)."""
     from pipeline.evaluate import assist_grid
 
-    pops = assist_grid(seed=seed, hands=hands, share=share, replicates=replicates, honest=honest, players=players)
+    pops = assist_grid(
+        seed=seed, hands=hands, share=share, replicates=replicates, honest=honest, players=players, notice=notice
+    )
     _evaluate("assist", pops, fdr, workers, out, "players", cache, fmt)
 
 
@@ -2240,6 +2249,7 @@ def simulate_command(
             "styles.py; default: balanced=0.4,aggressive=0.2,defensive=0.2,novice=0.2).",
         ),
     ] = None,
+    notice: Annotated[float | None, _option("--notice", ".", min=0.0, max=1.0)] = None,
     summary: Annotated[bool, typer.Option("--summary", help="Print the realism report per style.")] = False,
     timing: Annotated[
         bool,
@@ -2281,6 +2291,7 @@ def simulate_command(
         session_hands=session_hands,
         styles=mix,
         timing=timing,
+        notice=notice,
     )
     report = Summary() if summary else None
     with _progress("simulating", quiet, total=hands) as bar:

@@ -243,7 +243,10 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
     )
     players = think.players if think else assist.players if assist else PLAYERS
     timing = think is not None
-    config = SimConfig(hands=pop.hands, seed=pop.seed, players=players, inject=spec, styles=pop.styles, timing=timing)
+    notice = assist.notice if assist else None
+    config = SimConfig(
+        hands=pop.hands, seed=pop.seed, players=players, inject=spec, styles=pop.styles, timing=timing, notice=notice
+    )
     labels = write(config, games)
     ingest([str(games)], root / "wh-partial", workers=1)
     (root / "wh-partial").rename(root / "wh")  # a cached warehouse is whole or absent
@@ -1068,6 +1071,7 @@ class AssistPopulation(Population):
     evasive: bool = False
     calculator: float = 0.0
     players: int = ASSIST_PLAYERS
+    notice: float | None = None  # every player's Style.notice (simulate --notice); None: the styles' own (1)
 
 
 def assist_grid(
@@ -1080,20 +1084,23 @@ def assist_grid(
     evasive: bool = True,
     calculator: bool = True,
     players: int = ASSIST_PLAYERS,
+    notice: float | None = None,
 ) -> list[Population]:
     """``replicates`` rooms of ``players`` players with one follower at ``share`` whose hands number about
     ``hands`` (every player sits in about 4/``players`` of the room's hands: the room of 8 plays twice
     ``hands``), as many with an evasive follower and (``calculator``) with a calculator, and ``honest`` rooms;
     every room has expert players (:data:`EXPERT_MIX`; the honest rooms alternate it with :data:`EXPERTS_MIX`).
-    Rooms of other sizes than :data:`ASSIST_PLAYERS` are named by it (their cache keys differ by it too)."""
+    Rooms of other sizes than :data:`ASSIST_PLAYERS` are named by it (their cache keys differ by it too), and so
+    are rooms whose players count the tiles in view with ``notice`` (:attr:`~pipeline.simulate.styles.Style.notice`)."""
     if players < 4:
         raise ValueError(f"a room needs at least 4 players, got {players}")
     total = round(hands * players / 4)
     size = "" if players == ASSIST_PLAYERS else f" · {players} players"
+    size += "" if notice is None else f" · notice {notice:g}"
 
     def room(kind: str, room_seed: int, styles: dict[str, float], **planted: Any) -> AssistPopulation:
         return AssistPopulation(
-            f"{kind} × {hands}{size}", total, 0.0, 0, 0, room_seed, styles, players=players, **planted
+            f"{kind} × {hands}{size}", total, 0.0, 0, 0, room_seed, styles, players=players, notice=notice, **planted
         )
 
     out: list[Population] = [

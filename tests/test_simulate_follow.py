@@ -263,3 +263,89 @@ def test_the_separation_tool_compares_the_engine_and_the_own_choice_on_the_same_
         if b == 4:  # clear decisions weigh little (gap >= 2.25: weight <= 0.15)
             assert w <= 0.16 * n
     assert main(["--hands", "2", "--styles", "novice"]) == 0
+
+
+# ------------------------------------------------------------------------------ how many tiles in view it counts
+class _Seen:
+    """The three things Bot._value_after reads of a state: the seat's tiles, its melds, the copies in view."""
+
+    def __init__(self, counts: list[int], visible: list[int]) -> None:
+        self.counts = {0: counts}
+        self.melds = {0: []}
+        self._visible = visible
+
+    def visible(self, seat: int) -> list[int]:
+        return self._visible
+
+
+def test_notice_is_the_chance_a_copy_on_the_table_is_counted_as_gone() -> None:
+    from dataclasses import replace
+
+    from pipeline.rules.tiles import counts_of, parse_tiles
+
+    counts = counts_of(parse_tiles("23m456m789m11p345s9s"))  # throwing 9s leaves a ready hand waiting on 1m 4m
+    visible = list(counts)
+    table = {0: 2, 3: 1}  # two 1m and one 4m on the table (rivers, melds)
+    for k, n in table.items():
+        visible[k] += n
+    plain = replace(STYLES["balanced"], flush=0.0)
+
+    def value(notice: float, seed: int = 0) -> float:
+        bot = Bot(Player("p", replace(plain, notice=notice), 0.9), 0, random.Random(seed))
+        work = list(counts)
+        best = min(engine_shanten(counts, k) for k in range(27) if counts[k])
+        return bot._value_after(_Seen(counts, visible), work, 26, best)  # type: ignore[arg-type]
+
+    exact = value(1.0)
+    blind = value(0.0)
+    assert blind - exact == sum(table.values())  # it misses every copy on the table: each counted as live
+    # a calculator's count (notice 1) is the reference policy's live tiles: the unseen copies of the improving kinds
+    assert exact == sum(4 - visible[k] for k in _improving_kinds(counts, 26))
+    halves = [value(0.5, seed) for seed in range(400)]
+    assert exact < sum(halves) / len(halves) < blind  # about halfway: each copy counted with chance 0.5
+    assert abs(sum(halves) / len(halves) - (exact + blind) / 2) < 0.25
+    assert set(halves) <= {exact, exact + 1, exact + 2, exact + 3}
+
+
+def engine_shanten(counts: list[int], discard: int) -> int:
+    from pipeline.rules.hand import shanten
+
+    after = list(counts)
+    after[discard] -= 1
+    return shanten(after)
+
+
+def _improving_kinds(counts: list[int], discard: int) -> list[int]:
+    from pipeline.rules.hand import improving_mask, suit_codes
+
+    after = list(counts)
+    after[discard] -= 1
+    mask = improving_mask(*suit_codes(after))
+    return [k for k in range(27) if (mask >> k) & 1]
+
+
+def test_notice_of_one_is_todays_simulation_and_less_changes_choices(tmp_path) -> None:
+    base = SimConfig(hands=16, seed=5, players=8)
+    lines, labels = _lines(base)
+    from dataclasses import replace
+
+    assert _lines(replace(base, notice=1.0))[0] == lines  # counting every copy: the same bytes as before the knob
+    fewer, fewer_labels = _lines(replace(base, notice=0.3))
+    assert fewer != lines and all(validate_line(line).ok for line in fewer)
+    assert all(p["notice"] == 0.3 for p in fewer_labels["players"].values())
+    assert all("notice" not in p for p in labels["players"].values())
+    out = tmp_path / "n.jsonl"
+    result = runner.invoke(app, ["simulate", "--hands", "4", "--out", str(out), "--notice", "0.5", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert {p["notice"] for p in json.loads((tmp_path / "n.labels.json").read_text())["players"].values()} == {0.5}
+    bad = runner.invoke(app, ["simulate", "--hands", "4", "--out", str(out), "--notice", "1.5"])
+    assert bad.exit_code == 2 and "--notice" in bad.output
+
+
+def test_eval_assist_rooms_carry_notice() -> None:
+    from pipeline.evaluate import assist_grid
+
+    rooms = assist_grid(hands=100, replicates=1, honest=1, notice=0.5)
+    assert all(r.notice == 0.5 and "notice 0.5" in r.name for r in rooms)  # type: ignore[attr-defined]
+    plain = assist_grid(hands=100, replicates=1, honest=1)
+    assert all(r.notice is None and "notice" not in r.name for r in plain)  # type: ignore[attr-defined]

@@ -288,18 +288,25 @@ class Bot:
         return min(off, key=lambda x: (x[0], counts[x[1].tile], self.rng.random()))[1]
 
     def _value_after(self, st: HandState, work: list[int], tile: int, best: int) -> float:
-        """Unseen tiles that improve the hand after discarding ``tile``, pulled towards one suit."""
+        """Unseen tiles that improve the hand after discarding ``tile``, pulled towards one suit. The copies
+        in view on the table are counted as gone each with the style's ``notice`` chance (its own always)."""
         work[tile] -= 1
         n_melds = len(st.melds[self.seat])
         suits = {k // 9 for k in range(27) if work[k]} - {self.void}
         visible = st.visible(self.seat)
+        notice = self.style.notice
+        own = st.counts[self.seat]
         useful = 0.0
         for kind in range(27):
-            if kind // 9 not in suits or visible[kind] >= 4:
+            if kind // 9 not in suits or (visible[kind] if notice >= 1 else own[kind]) >= 4:
                 continue
             work[kind] += 1
             if shanten(work, n_melds, self.void) < best:
-                useful += 4 - visible[kind]
+                if notice >= 1:
+                    useful += 4 - visible[kind]
+                else:  # a person: the copies on the table it noticed
+                    table = visible[kind] - own[kind]
+                    useful += 4 - own[kind] - sum(1 for _ in range(table) if self.rng.random() < notice)
             work[kind] -= 1
         work[tile] += 1
         flush = self.style.flush

@@ -7,7 +7,7 @@ still differ, as at real tables.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,6 +22,10 @@ class Style:
     fold_shanten: int  # fold (discard only safe tiles) when this far or further from ready; 99 = never
     forget_void: float = 0.0  # chance of forgetting the void suit for a whole hand (花猪 risk)
     take_small_win: float = 1.0  # chance of taking a win when one is allowed (a few chase bigger hands)
+    # When weighing its best discards by the unseen tiles that improve the hand, the chance it counts each copy
+    # in view on the table (rivers, melds) as gone; its own tiles it always counts. 1: every copy, exactly as a
+    # calculator and the reference policy count; a person misses some (simulate --notice Q sets every player's)
+    notice: float = 1.0
 
 
 STYLES: dict[str, Style] = {
@@ -108,13 +112,18 @@ def parse_mix(text: str) -> dict[str, float]:
     return mix
 
 
-def make_pool(n: int, rng: random.Random, styles: dict[str, float] | None = None) -> list[Player]:
-    """``n`` players with styles drawn by ``styles`` weights (default: a realistic room mix)."""
+def make_pool(
+    n: int, rng: random.Random, styles: dict[str, float] | None = None, notice: float | None = None
+) -> list[Player]:
+    """``n`` players with styles drawn by ``styles`` weights (default: a realistic room mix); ``notice``: every
+    player's :attr:`Style.notice` (default: its style's)."""
     weights = styles or DEFAULT_MIX
     names = sorted(weights)
     out = []
     for i in range(n):
         style = STYLES[rng.choices(names, weights=[weights[k] for k in names])[0]]
+        if notice is not None:
+            style = replace(style, notice=notice)
         skill = min(0.99, max(0.05, rng.gauss(style.skill, style.skill_spread)))
         out.append(Player(id=f"p{i + 1:03d}", style=style, skill=round(skill, 3)))
     return out

@@ -42,6 +42,7 @@ class SimConfig:
     styles: dict[str, float] | None = None  # style mix of the pool (default: a realistic room)
     together: float = 0.5  # chance a colluder's partner joins a table the colluder sits at
     timing: bool = False  # write each event's decision time (ms; pipeline.simulate.timing); on with relay=N
+    notice: float | None = None  # every player's Style.notice (how many copies in view it counts); None: its style's
 
 
 @dataclass
@@ -159,7 +160,7 @@ def make_labels(
     """The pool, the colluding groups (the pairs, then the team, then the cheat families' groups), the honest
     friend pairs, the bots, each colluder's intensity and family, and the labels that name them."""
     rng = random.Random(f"pool-{config.seed}")
-    pool = make_pool(config.players, rng, config.styles)
+    pool = make_pool(config.players, rng, config.styles, config.notice)
     spec = config.inject
     ids = [p.id for p in pool]
     wanted = spec.players_needed
@@ -215,7 +216,11 @@ def make_labels(
         start += follow.players
     labels = Labels(
         seed=config.seed,
-        players={p.id: {"style": p.style.name, "skill": p.skill} for p in pool},
+        players={
+            p.id: {"style": p.style.name, "skill": p.skill}
+            | ({"notice": config.notice} if config.notice is not None else {})
+            for p in pool
+        },
         colluders=colluders,
         bots=sorted(bots),
         friends=[[a.id, b.id] for a, b in friends],
