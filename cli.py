@@ -2895,14 +2895,18 @@ NoteOption = Annotated[str | None, _option("--note", ".")]
 MaskOption = Annotated[bool, _option("--mask", ": the case's players A, B, …, everyone else O1, O2, …, ids masked.")]
 
 
-def _current_findings(warehouse: Path, min_hands: int) -> Any:
-    """The warehouse's findings now (every screen and the audit, as the report's first screen has them)."""
+def _current_findings(warehouse: Path, min_hands: int) -> tuple[Any, Any]:
+    """The warehouse's findings now (every screen and the audit, as the report's first screen has them), and the
+    decision screens' stored screen they list from (:func:`pipeline.audit.tallies.stored_screen`: what they can
+    see here)."""
     from dashboards.findings import collect
     from pipeline.analytics.queries import connect
+    from pipeline.audit.tallies import stored_screen
 
     _records_in(warehouse)
     with connect(warehouse) as con:
-        return collect(con, min_hands=min_hands)
+        decisions = stored_screen(con)
+        return collect(con, min_hands=min_hands, assist=decisions), decisions
 
 
 def _with_cases(found: Any, warehouse: Path) -> list[dict[str, Any]]:
@@ -2927,7 +2931,10 @@ def findings_command(
     unless --all); the new ones first, then reopened, appealed, open, confirmed, each in rank order. The
     engine-assistance and think-time screens read the hands `xuezhan review` has reviewed (a line says when some
     are not)."""
-    rows = _with_cases(_current_findings(warehouse, min_hands), warehouse)
+    from dashboards.findings import reach_text
+
+    found, decisions = _current_findings(warehouse, min_hands)
+    rows = _with_cases(found, warehouse)
     shown = [r for r in rows if show_all or r["status"] != "dismissed"]
     if fmt == "json":
         keys = ("rank", "severity", "kind", "key", "status", "why", "case_id", "subject", "players", "q", "n")
@@ -2954,10 +2961,13 @@ def findings_command(
                 f"The engine-assistance and think-time screens read the {covered['reviewed']:,} of "
                 f"{covered['reviewable']:,} reviewable hands `xuezhan review` has reviewed: run it to screen the rest."
             )
+        seen = reach_text(decisions)
+        if seen is not None:
+            typer.echo(seen)
 
 
 def _finding(warehouse: Path, key: str, min_hands: int) -> dict[str, Any] | None:
-    found = _current_findings(warehouse, min_hands)
+    found, _ = _current_findings(warehouse, min_hands)
     rows = [r for r in found.iter_rows(named=True) if r["key"] == key]
     return rows[0] if rows else None
 

@@ -529,6 +529,63 @@ def _assist(screen: StoredScreen | None, page_of: Callable[[str], str | None]) -
     return rows
 
 
+def reach_text(screen: StoredScreen | None) -> str | None:
+    """What the decision screens can see in this room (:attr:`StoredScreen.reach`, ``think_reach``), in one
+    paragraph for the findings and the report's first screen; None where neither tested anybody. No flag from them
+    is no evidence at this reach: the sentence says so.
+
+    >>> from pipeline.audit.assist import Reach
+    >>> from pipeline.audit.think import Reach as ThinkReach
+    >>> screen = StoredScreen([], 0.05, 900, 1000, reach=Reach(8, 0.041, 0.03, 0.06, {"a": 0.4, "b": 0.6, "c": None}))
+    >>> print(reach_text(screen))  # doctest: +NORMALIZE_WHITESPACE
+    What the decision screens can see here (of the 900 reviewed hands): engine assistance flags a player alone at
+    an agreement 0.041 above the one expected of its skill (the median of the 8 tested), and a player taking the
+    reference policy's own first choice on 60% of its decisions (the median of 3 probed); an engine of its own
+    gains less on each decision. No flag is no evidence at this reach, not a clean room (xuezhan assist).
+    >>> print(reach_text(StoredScreen([], 0.05, 0, 0, think_reach=ThinkReach(7, -0.05, -0.2, 0.1))))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    What the decision screens can see here: think time flags a player whose times follow the decisions'
+    difficulty at r -0.05 or less (the median of the 7 tested): not a relay, whose times follow it not at all (r
+    near 0). No flag is no evidence at this reach, not a clean room (xuezhan think-time).
+    """
+    if screen is None or (screen.reach is None and screen.think_reach is None):
+        return None
+    parts = []
+    commands = []
+    seen = screen.reach
+    if seen is not None and seen.needed_median is not None:
+        share = seen.share_median
+        taking = (
+            f"a player taking the reference policy's own first choice on {100 * share:.0f}% of its decisions"
+            if share is not None
+            else "not even a player taking the reference policy's own first choice on every decision"
+        )
+        parts.append(
+            f"engine assistance flags a player alone at an agreement {seen.needed_median:.3f} above the one expected "
+            f"of its skill (the median of the {seen.tested:,} tested), and {taking} (the median of {len(seen.shares)} "
+            "probed); an engine of its own gains less on each decision"
+        )
+        commands.append("xuezhan assist")
+    times = screen.think_reach
+    if times is not None and times.flag_r_median is not None:
+        relay = (
+            "a relay, whose times follow it not at all (r near 0), among them"
+            if times.flags_relay
+            else "not a relay, whose times follow it not at all (r near 0)"
+        )
+        parts.append(
+            f"think time flags a player whose times follow the decisions' difficulty at r {times.flag_r_median:.2f} "
+            f"or less (the median of the {times.tested:,} tested): {relay}"
+        )
+        commands.append("xuezhan think-time")
+    of = f" (of the {screen.reviewed:,} reviewed hands)" if seen is not None else ""
+    return (
+        f"What the decision screens can see here{of}: "
+        + "; ".join(parts)
+        + f". No flag is no evidence at this reach, not a clean room ({', '.join(commands)})."
+    )
+
+
 def _think(screen: StoredScreen | None, page_of: Callable[[str], str | None]) -> list[dict[str, Any]]:
     """The think-time screen's flagged players (of the timed hands ``xuezhan review`` stored), each with its
     figures and its page."""
@@ -799,10 +856,14 @@ def prep_player_flags(standing: pl.DataFrame, audit: Audit, unusual: pl.DataFram
     )
 
 
-def collect(con: duckdb.DuckDBPyConnection, *, min_hands: int = 200) -> pl.DataFrame:
+def collect(
+    con: duckdb.DuckDBPyConnection, *, min_hands: int = 200, assist: StoredScreen | None = None
+) -> pl.DataFrame:
     """Every finding of the warehouse behind ``con``, as :func:`prep_findings` makes them for the report's first
     screen: each screen and the audit run once here (``xuezhan findings`` and ``xuezhan case``; the report runs
-    them for its pages and passes them to :func:`prep_findings` itself). ``min_hands``: the collusion screen's."""
+    them for its pages and passes them to :func:`prep_findings` itself). ``min_hands``: the collusion screen's;
+    ``assist``: the decision screens' :func:`~pipeline.audit.tallies.stored_screen` of ``con``, if the caller has
+    it already (else worked out here)."""
     from dashboards import collusion as collusion_dash
     from dashboards import deals as deals_dash
     from dashboards import information as info_dash
@@ -813,7 +874,7 @@ def collect(con: duckdb.DuckDBPyConnection, *, min_hands: int = 200) -> pl.DataF
     screen = collusion_dash.screen_pairs(con, min_hands=min_hands)
     seers, _ = info_dash.screen_noted(con)
     deals = deals_dash.screen(con)
-    assist = stored_screen(con)
+    assist = stored_screen(con) if assist is None else assist
     return prep_findings(
         pairs=screen.pairs,
         pair_fdr=screen.fdr,

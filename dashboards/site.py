@@ -169,14 +169,13 @@ def _build(
         (out / page.file).write_text(document(page, pages, body, font, here=here, scope=scope), encoding="utf-8")
 
     # Data quality
-    summary = quality.prep_summary(con)
     issues, issues_chart = draw("quality", quality.CHARTS[0], con, hands={k: c["stored"] for k, c in by_level.items()})
     rejects, rejects_chart = draw("quality", quality.CHARTS[1], con)
     write(
         quality_page,
         quality_html.body(
             scope=scope,
-            summary=summary,
+            summary=quality.prep_summary(con),
             issues=issues,
             issues_chart=issues_chart,
             rejects=rejects,
@@ -265,6 +264,7 @@ def _build(
         font=font,
         found=standing,
         unusual=unusual,
+        reach=found_dash.reach_text(decisions.assist),  # what the decision screens can see: no flag, no evidence
         pages=pages_of,
         counts=counts,
         players=player.prep_top_players(con, 10**9).height,

@@ -580,6 +580,11 @@ def test_the_daily_findings_list_a_player_the_stored_counts_flag(room: tuple, tm
     assert [r["kind"] for r in json.loads(listed.stdout)].count("assist") == 1
     table = runner.invoke(app, ["findings", "--warehouse", str(wh)])
     assert f"assist:{follower}" in table.stdout and "reviewable hands `xuezhan review` has reviewed" not in table.stdout
+    # what the screen can see in this room, the line `xuezhan assist` prints: the same reach, from the same counts
+    seen = json.loads(runner.invoke(app, ["assist", "--warehouse", str(wh), "--format", "json"]).stdout)["reach"]
+    line = next(x for x in table.stdout.splitlines() if x.startswith("What the decision screens can see here"))
+    assert f"agreement {seen['needed_median']:.3f} above" in line and f"of the {seen['tested']} tested" in line
+    assert "No flag is no evidence at this reach" in line and "(xuezhan assist)" in line
     pack = tmp_path / "pack"
     opened = runner.invoke(
         app, ["case", "open", found["key"], "--warehouse", str(wh), "--reviewer", "ana", "--pack", str(pack)]
@@ -590,5 +595,7 @@ def test_the_daily_findings_list_a_player_the_stored_counts_flag(room: tuple, tm
     assert report.exit_code == 0, report.output
     findings_json = json.loads((tmp_path / "rep" / "findings.json").read_text(encoding="utf-8"))
     assert [r["key"] for r in findings_json if r["kind"] == "assist"] == [f"assist:{follower}"]
+    index = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
+    assert 'id="decision-reach"' in index and f"agreement {seen['needed_median']:.3f} above" in index
     page = next((tmp_path / "rep").glob(f"player-{follower}*.html")).read_text(encoding="utf-8")
     assert 'id="assist"' in page and "<b>flagged</b>: a reason to look" in page and "--review</code></li>" in page

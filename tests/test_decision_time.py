@@ -284,6 +284,12 @@ def test_think_time_reads_the_times_review_stored_and_replays_only_the_rest(tmp_
     assert listed.exit_code == 0, listed.output
     relays = [r for r in json.loads(listed.stdout) if r["kind"] == "think"]
     assert [r["key"] for r in relays] == [f"think:{labels.relays[0]}"] and relays[0]["status"] == "new"
+    # and say what the think-time screen can see in this room, as think-time's own reach has it
+    text = runner.invoke(app, ["findings", "--warehouse", str(wh)]).stdout
+    line = next(x for x in text.splitlines() if x.startswith("What the decision screens can see here"))
+    seen = doc()["reach"]
+    assert f"at r {seen['flag_r_median']:.2f} or less (the median of the {seen['tested']} tested)" in line
+    assert "a relay, whose times follow it not at all (r near 0), among them" in line and "xuezhan think-time" in line
 
 
 def test_review_counts_a_records_timed_decisions_as_the_screen_does() -> None:

@@ -21,6 +21,7 @@ def body(
     font: charts.Fonts,
     found: pl.DataFrame,
     unusual: pl.DataFrame,
+    reach: str | None,
     pages: dict[str, Page],
     counts: dict[str, Any],
     players: int,
@@ -31,14 +32,15 @@ def body(
     by_level: dict[str, dict[str, int]],
     figures: list[charts.Chart],
 ) -> list[str]:
-    """The page: ``found`` (:func:`dashboards.findings.with_cases`: each finding and its case) and ``unusual``
-    (the unusual-result test) first, players linked to their ``pages``; then ``counts`` (``warehouse_counts``), the
+    """The page: ``found`` (:func:`dashboards.findings.with_cases`: each finding and its case), ``unusual``
+    (the unusual-result test) and ``reach`` (:func:`dashboards.findings.reach_text`: what the decision screens can
+    see; None: nothing reviewed) first, players linked to their ``pages``; then ``counts`` (``warehouse_counts``), the
     number of ``players`` and ``wins``, a link to each page of ``links`` (directory, quality, health, audit,
     collusion, information), the ``tables`` (:func:`dashboards.overview.prep_tables`), the hands ``by_level`` and
     the overview's ``figures``."""
     return [
         font_notice(font),
-        findings_section(found, unusual, pages),
+        findings_section(found, unusual, pages, reach),
         summary(counts, players, wins, *links, scale),
         tables_section(tables),
         levels_section(by_level),
@@ -148,10 +150,13 @@ def _standing(found: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def findings_section(found: pl.DataFrame, unusual: pl.DataFrame, pages: dict[str, Page]) -> str:
+def findings_section(
+    found: pl.DataFrame, unusual: pl.DataFrame, pages: dict[str, Page], reach: str | None = None
+) -> str:
     """The first screen of the report: every finding, most serious first, each linking to its evidence; the new
     ones (no case yet) apart from the known ones (in a case: reopened, appealed, open, confirmed); the dismissed
-    ones whose evidence has not grown hidden, and counted (``found``: :func:`dashboards.findings.with_cases`)."""
+    ones whose evidence has not grown hidden, and counted (``found``: :func:`dashboards.findings.with_cases`); what
+    the decision screens can see here (``reach``), under the findings."""
     found = _standing(found)
     hidden = found.filter(pl.col("status") == "dismissed")
     shown = found.filter(pl.col("status") != "dismissed")
@@ -218,6 +223,7 @@ def findings_section(found: pl.DataFrame, unusual: pl.DataFrame, pages: dict[str
     tested = int(unusual["tested"].sum()) if unusual.height else 0
     min_hands = found_dash.MIN_HANDS
     groups = unusual["group"].drop_nulls().n_unique() if unusual.height else 0
+    reach_note = f'<p class="note" id="decision-reach">{esc(reach)}</p>' if reach else ""
     within = (
         f" Each player is compared with the other players of their own scale group (a profile and its base: "
         f"{groups} here), so that rooms playing for different stakes are never each other's reference."
@@ -226,6 +232,7 @@ def findings_section(found: pl.DataFrame, unusual: pl.DataFrame, pages: dict[str
     )
     return (
         f'<section class="findings" id="findings"><h2>What needs attention</h2>{verdict}{tables}{hidden_note}'
+        f"{reach_note}"
         f'<p class="note">Severity: {legend}. Case: {states_legend} (<code>xuezhan findings</code> lists the same '
         "states; <code>xuezhan case</code> opens, confirms, dismisses and appeals). "
         f"Scoring errors: the {found_dash.TOP_ERRORS} biggest by money here, "

@@ -53,11 +53,13 @@ from pipeline import sql
 from pipeline.analytics.export import Missing, Stored
 from pipeline.analytics.queries import connect
 from pipeline.analytics.scope import Scope
-from pipeline.audit.assist import EVIDENCE, Assist, HandCell, hand_cells, judge, stored_room
+from pipeline.audit.assist import EVIDENCE, Assist, HandCell, Reach, hand_cells, judge, reach, stored_room
 from pipeline.audit.decisions import reviewed, rows_of
 from pipeline.audit.review import SeatSummary, review, summarize
+from pipeline.audit.think import Reach as ThinkReach
 from pipeline.audit.think import ThinkTime, record_times, stored_times
 from pipeline.audit.think import judge as judge_times
+from pipeline.audit.think import reach as think_reach
 from pipeline.game.record import Record, parse_record
 from pipeline.ingest.warehouse import Warehouse
 from schemas.tables import TABLES, TALLY_VERSION
@@ -195,7 +197,9 @@ class StoredScreen:
     ``results`` (:func:`pipeline.audit.assist.judge`'s), the reviewable hands whose counts it read (``reviewed``)
     and the reviewable hands in all (``reviewable``: those of levels full, dealt and observer); the think-time
     screen's ``think`` (:func:`pipeline.audit.think.judge`'s), of the ``timed`` stored hands with decision times
-    (``timed_all``: the hands with times in all)."""
+    (``timed_all``: the hands with times in all); what each screen can see in this room, where it tested
+    anybody (``reach``: :func:`pipeline.audit.assist.reach`; ``think_reach``: :func:`pipeline.audit.think.reach`),
+    for the daily findings to say that no flag is no evidence at that reach."""
 
     results: list[Assist]
     fdr: float
@@ -204,6 +208,8 @@ class StoredScreen:
     think: list[ThinkTime] = field(default_factory=list)
     timed: int = 0
     timed_all: int = 0
+    reach: Reach | None = None
+    think_reach: ThinkReach | None = None
 
 
 def stored_screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05, evidence: int = EVIDENCE) -> StoredScreen:
@@ -217,8 +223,19 @@ def stored_screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05, evidence
     per, timed = stored_times(con)
     untimed = sql.count_rows(con, "pipeline.audit", "timed_hands", **rest)
     think = judge_times(per, fdr=fdr)
+    results = judge(room, fdr=fdr, evidence=evidence)
+    seen = reach(room, results, fdr=fdr)
+    seen_times = think_reach(think)
     return StoredScreen(
-        judge(room, fdr=fdr, evidence=evidence), fdr, stored, stored + pending, think, timed, timed + untimed
+        results,
+        fdr,
+        stored,
+        stored + pending,
+        think,
+        timed,
+        timed + untimed,
+        seen if seen.tested else None,
+        seen_times if seen_times.tested else None,
     )
 
 
