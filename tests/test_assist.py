@@ -400,8 +400,13 @@ def test_assist_reads_the_counts_review_stored_and_reviews_only_the_rest(room: t
         assert decision_hands(con, skip_version=TALLY_VERSION) == []  # every hand stored: none left to review
         assert stored_room(con)[1] == len(decision_hands(con)) == 240
         screened = stored_screen(con)
+        large = stored_screen(con, probed_room=len(screened.results) - 1)  # a room above the probed size
         cells = con.execute("SELECT sum(n), count(DISTINCT hand_id) FROM decision_cells").fetchone()
     assert (screened.reviewed, screened.reviewable) == (240, 240)
+    # the daily loop's reach is assist's; in a room of more players than it probes, the excess needed only
+    assert screened.reach is not None and screened.reach.as_dict() == stored["reach"]
+    assert large.reach is not None and large.reach.shares == {} and large.results == screened.results
+    assert large.reach.needed_median == screened.reach.needed_median
     assert [(a.player, a.p) for a in screened.results] == [(p["player"], p["p"]) for p in stored["players"]]
     assert cells == (len(room[2]), 240)  # every decision of every hand, counted once
     table = runner.invoke(app, ["assist", "--warehouse", str(wh)])

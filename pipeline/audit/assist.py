@@ -397,8 +397,9 @@ class Reach:
         }
 
 
-def reach(players: Room, result: Sequence[Assist], *, fdr: float = 0.05) -> Reach:
-    """What the screen can see in this room (the room's tallies and their :func:`judge` ``result``).
+def reach(players: Room, result: Sequence[Assist], *, fdr: float = 0.05, probe: bool = True) -> Reach:
+    """What the screen can see in this room (the room's tallies and their :func:`judge` ``result``); without
+    ``probe``, ``needed`` only (no ``shares``: the probes are what costs).
 
     - ``needed``: each tested player's excess agreement needed to be flagged alone (:func:`alone_deviate`).
     - ``shares``: for the tested players at :data:`PROBES` of the room's skill, the least share ``P`` of its
@@ -418,7 +419,7 @@ def reach(players: Room, result: Sequence[Assist], *, fdr: float = 0.05) -> Reac
     needed = [a.needed for a in tested if a.needed is not None]
     skills = {name: s for name in (a.player for a in tested) if (s := _skill(players[name])) is not None}
     order = sorted(skills, key=lambda k: (skills[k], k))
-    probed = list(dict.fromkeys(order[min(len(order) - 1, int(q * len(order)))] for q in PROBES))
+    probed = list(dict.fromkeys(order[min(len(order) - 1, int(q * len(order)))] for q in PROBES)) if probe else []
     shares = {name: _follower_share(players, name, fdr) for name in probed}
     return Reach(len(tested), statistics.median(needed), min(needed), max(needed), shares)
 

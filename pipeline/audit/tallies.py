@@ -212,12 +212,20 @@ class StoredScreen:
     think_reach: ThinkReach | None = None
 
 
-def stored_screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05, evidence: int = EVIDENCE) -> StoredScreen:
+# The daily loop's reach probes the follower share (45 judgements of the room) in rooms of at most this many players;
+# in larger ones it gives the excess agreement needed only, and `xuezhan assist` probes on demand
+PROBED_ROOM: Final = 2000
+
+
+def stored_screen(
+    con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05, evidence: int = EVIDENCE, probed_room: int = PROBED_ROOM
+) -> StoredScreen:
     """The engine-assistance and think-time screens over the hands of ``con``'s scope that a review pass stored,
     reviewing and replaying none: what the daily findings (``xuezhan findings``, the report's first screen) list,
-    a query however large the warehouse, and what each screen can see here (its reach: the room judged again
-    about a hundred times with one player planted, linear in the players: 0.1 s for 24 players, about 4 s for
-    2,000, interpreted). Hands not reviewed yet are left out (``reviewed`` < ``reviewable``: run ``xuezhan
+    a query however large the warehouse, and what each screen can see here (its reach; the engine-assistance
+    screen's follower share judges the room again 45 times with one player planted, linear in the players: 0.1 s
+    for 24 players, about 4 s for 2,000 interpreted, so it is probed in rooms of at most ``probed_room`` players
+    only). Hands not reviewed yet are left out (``reviewed`` < ``reviewable``: run ``xuezhan
     review``); ``xuezhan assist`` and ``think-time`` review and replay them themselves."""
     room, stored = stored_room(con, evidence=evidence)
     rest = {"skip_version": TALLY_VERSION, "only_version": None}  # counted, not fetched: the report runs this
@@ -226,7 +234,7 @@ def stored_screen(con: duckdb.DuckDBPyConnection, *, fdr: float = 0.05, evidence
     untimed = sql.count_rows(con, "pipeline.audit", "timed_hands", **rest)
     think = judge_times(per, fdr=fdr)
     results = judge(room, fdr=fdr, evidence=evidence)
-    seen = reach(room, results, fdr=fdr)
+    seen = reach(room, results, fdr=fdr, probe=len(room) <= probed_room)
     seen_times = think_reach(think)
     return StoredScreen(
         results,
