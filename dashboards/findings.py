@@ -545,9 +545,9 @@ def reach_text(screen: StoredScreen | None) -> str | None:
     >>> print(reach_text(StoredScreen([], 0.05, 900, 1000, reach=Reach(9000, 0.01, 0.008, 0.02))))
     ... # doctest: +NORMALIZE_WHITESPACE
     What the decision screens can see here (of the 900 reviewed hands): engine assistance flags a player alone at
-    an agreement 0.010 above the one expected of its skill (the median of the 9,000 tested) (in a room this large
-    the share a follower would need is left to xuezhan assist). No flag is no evidence at this reach, not a clean
-    room (xuezhan assist).
+    an agreement 0.010 above the one expected of its skill (the median of the 9,000 tested; in a room this large
+    the share of its decisions a follower would need is left to xuezhan assist). No flag is no evidence at this
+    reach, not a clean room (xuezhan assist).
     >>> print(reach_text(StoredScreen([], 0.05, 0, 0, think_reach=ThinkReach(7, -0.05, -0.2, 0.1))))
     ... # doctest: +NORMALIZE_WHITESPACE
     What the decision screens can see here: think time flags a player whose times follow the decisions'
@@ -567,14 +567,14 @@ def reach_text(screen: StoredScreen | None) -> str | None:
             else "not even a player taking the reference policy's own first choice on every decision"
         )
         probed = (
-            f", and {taking} (the median of {len(seen.shares)} probed); an engine of its own gains less on each "
+            f"), and {taking} (the median of {len(seen.shares)} probed); an engine of its own gains less on each "
             "decision"
             if seen.shares
-            else " (in a room this large the share a follower would need is left to xuezhan assist)"
+            else "; in a room this large the share of its decisions a follower would need is left to xuezhan assist)"
         )
         parts.append(
             f"engine assistance flags a player alone at an agreement {seen.needed_median:.3f} above the one expected "
-            f"of its skill (the median of the {seen.tested:,} tested){probed}"
+            f"of its skill (the median of the {seen.tested:,} tested{probed}"
         )
         commands.append("xuezhan assist")
     times = screen.think_reach
