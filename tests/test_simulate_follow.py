@@ -293,7 +293,7 @@ def test_notice_is_the_chance_a_copy_on_the_table_is_counted_as_gone() -> None:
     def value(notice: float, seed: int = 0) -> float:
         bot = Bot(Player("p", replace(plain, notice=notice), 0.9), 0, random.Random(seed))
         work = list(counts)
-        best = min(engine_shanten(counts, k) for k in range(27) if counts[k])
+        best = min(_shanten_after(counts, k) for k in range(27) if counts[k])
         return bot._value_after(_Seen(counts, visible), work, 26, best)  # type: ignore[arg-type]
 
     exact = value(1.0)
@@ -307,7 +307,7 @@ def test_notice_is_the_chance_a_copy_on_the_table_is_counted_as_gone() -> None:
     assert set(halves) <= {exact, exact + 1, exact + 2, exact + 3}
 
 
-def engine_shanten(counts: list[int], discard: int) -> int:
+def _shanten_after(counts: list[int], discard: int) -> int:
     from pipeline.rules.hand import shanten
 
     after = list(counts)

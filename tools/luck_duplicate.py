@@ -45,6 +45,7 @@ import duckdb
 import numpy as np
 import orjson
 
+from pipeline.game.evidence import LUCK  # the six draw-luck sums: player_hands.draw_luck_*
 from pipeline.game.record import Record, parse_record
 from pipeline.game.start import deal_hands, exchange_offset, exchanged, start_hand
 from pipeline.ingest.run import ingest
@@ -54,7 +55,6 @@ from pipeline.simulate.styles import STYLES, Player
 from pipeline.simulate.tables import SimConfig, write
 from tools.policy_agreement import t_interval
 
-LUCK = ("win", "paid", "ready", "rivals", "kong", "fed")  # player_hands.draw_luck_*
 SHANTEN_CELLS = 7  # starting shanten 0–6 (6: 6 or more), per dealer flag
 
 

@@ -516,25 +516,25 @@ def add_hand(players: Room, cells: Iterable[HandCell], evidence: int = EVIDENCE)
         if hc.hand_id != pl.last_hand:
             pl.hands += 1
             pl.last_hand = hc.hand_id
-        _count(pl, hc.kind, hc.band, hc.n, hc.agreed, units(hc.w, hc.wa, hc.w2, hc.w3))
-        c = cell_of(hc.kind, hc.band)
-        if hc.top is not None and evidence and c is not None:
-            pl.cells[c].offer(hc.top, evidence)
+        t = _count(pl, hc.kind, hc.band, hc.n, hc.agreed, units(hc.w, hc.wa, hc.w2, hc.w3))
+        if hc.top is not None and evidence and t is not None:
+            t.offer(hc.top, evidence)
 
 
-def _count(pl: _Player, kind: str, stored: int, n: int, agreed: float, u: Sequence[int]) -> None:
+def _count(pl: _Player, kind: str, stored: int, n: int, agreed: float, u: Sequence[int]) -> _Tally | None:
     """``n`` decisions of a player of one kind and stored band (:func:`stored_band`), of weights summing to ``u``
     (:func:`units`), counted into its tallies: every one among its decisions, the non-forced among those, and
-    those of a screened cell in that cell."""
+    those of a screened cell in that cell, whose tally it gives (None: not screened)."""
     pl.decisions += n
     pl.non_forced += n if stored != FORCED else 0
     c = cell_of(kind, stored)
     if c is None:
-        return
+        return None
     t = pl.cells.get(c)
     if t is None:
         t = pl.cells[c] = _Tally()
     t.add(n, agreed, u)
+    return t
 
 
 def stored_room(
