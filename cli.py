@@ -2080,7 +2080,17 @@ def eval_think_time_command(
     fdr: EvalFdr = 0.05,
     hands: Annotated[int, _option("--hands", ": each room's.", min=50)] = 500,
     relays: Annotated[int, typer.Option("--relays", min=1, help="Relays planted per room (simulate relay=N).")] = 1,
-    replicates: Annotated[int, _option("--replicates", ": rooms with relays.", min=1)] = 10,
+    follow: Annotated[
+        float | None,
+        typer.Option(
+            "--follow",
+            min=0.01,
+            max=1.0,
+            help="Plant one engine follower at this share instead of relays (follow=1:P; and rooms with an evasive "
+            "one): its consulted decisions take the time of asking.",
+        ),
+    ] = None,
+    replicates: Annotated[int, _option("--replicates", ": rooms with relays (of each follower kind).", min=1)] = 10,
     honest: Annotated[int, _option("--honest", " rooms of the same size.", min=0)] = 10,
     workers: Annotated[int, _option("--workers", ": rooms simulated at once.", min=1)] = 2,
     seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
@@ -2091,10 +2101,12 @@ def eval_think_time_command(
     """Simulate rooms of 16 players with decision times (simulate --timing) and planted relays (--inject
     relay=N: flat times whatever the difficulty), and honest rooms with times; ingest each and run `think-time`
     on it; report the relays flagged with a Wilson 95% interval and the honest rooms with a false flag. Measured
-    on the simulator's own timing model, whose honest times follow difficulty more regularly than people's."""
+    on the simulator's own timing model (its players differ in how much longer they think on a harder decision),
+    not people's. `--follow P`: engine followers instead (follow=1:P, and evasive ones), whose decisions asked of
+    the engine take the time of asking whatever their difficulty."""
     from pipeline.evaluate import think_grid
 
-    pops = think_grid(seed=seed, hands=hands, relays=relays, replicates=replicates, honest=honest)
+    pops = think_grid(seed=seed, hands=hands, relays=relays, replicates=replicates, honest=honest, follow=follow)
     _evaluate("think", pops, fdr, workers, out, "players", cache, fmt)
 
 

@@ -32,9 +32,10 @@ the collusion screen quotes: "with N shared hands, a pair feeding at 0.3 is foun
      "honest": {"rooms", "with_false", "low", "high"}}
 
 Think time (``eval-think-time``): rooms of 16 players with decision times (``simulate --timing``), ``relay=N``
-planted or none; each ingested and screened as ``xuezhan think-time`` screens a warehouse (the timed records read
-back from their files). A relay is found when it is flagged; the honest rooms' false flags are counted as above.
-The times are the simulator's own model (:mod:`pipeline.simulate.timing`), more regular than people's.
+planted (or ``follow=1:P``, an engine follower whose consulted decisions take the time of asking, and an evasive
+one), or none; each ingested and screened as ``xuezhan think-time`` screens a warehouse (the timed records read
+back from their files). A relay (a follower) is found when it is flagged; the honest rooms' false flags are counted
+as above. The times are the simulator's own model (:mod:`pipeline.simulate.timing`), not people's.
 
 It runs the simulator, the ingest and the audit together, so it sits above all three (``xuezhan
 eval-collusion``, ``xuezhan eval-info-cheats``), not inside the audit: the audit never imports the simulator.
@@ -239,7 +240,11 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
         stack=stack,
         stack_intensity=pop.intensity if stack else 0.0,
         relays=think.relays if think else 0,
-        follows=(Following(assist.followers, assist.share, assist.evasive),) if assist and assist.followers else (),
+        follows=(Following(assist.followers, assist.share, assist.evasive),)
+        if assist and assist.followers
+        else (Following(1, think.follow, think.evasive),)
+        if think and think.follow
+        else (),
     )
     players = think.players if think else assist.players if assist else PLAYERS
     timing = think is not None
@@ -996,20 +1001,53 @@ THINK_PLAYERS = 16  # a room like the outside ones
 @dataclass(frozen=True, slots=True)
 class ThinkPopulation(Population):
     """A room of :data:`THINK_PLAYERS` players with decision times (``simulate --timing``) and ``relays``
-    players whose times are flat (``--inject relay=N``), or none (an honest room)."""
+    players whose times are flat (``--inject relay=N``), or ``follow`` > 0: one engine follower at that share
+    (``--inject follow=1:P[:evasive]``: its consulted decisions take the time of asking), or neither (an honest
+    room)."""
 
     relays: int = 0
     players: int = THINK_PLAYERS
+    follow: float = 0.0
+    evasive: bool = False
 
 
 def think_grid(
-    *, seed: int = 1, hands: int = 500, relays: int = 1, replicates: int = 10, honest: int = 10
+    *,
+    seed: int = 1,
+    hands: int = 500,
+    relays: int = 1,
+    replicates: int = 10,
+    honest: int = 10,
+    follow: float | None = None,
 ) -> list[Population]:
-    """``replicates`` rooms of ``hands`` hands with ``relays`` relays, and ``honest`` rooms of the same size
-    with times and no relay; the honest rooms cycle through the realistic, reckless and careful style mixes."""
-    out: list[Population] = [
-        ThinkPopulation(f"relay × {hands}", hands, 0.0, 0, 0, seed + k, None, relays=relays) for k in range(replicates)
-    ]
+    """``replicates`` rooms of ``hands`` hands with ``relays`` relays (``follow``: one engine follower at that
+    share, and as many rooms with an evasive one), and ``honest`` rooms of the same size with times and no relay;
+    the honest rooms cycle through the realistic, reckless and careful style mixes."""
+    out: list[Population]
+    if follow is None:
+        out = [
+            ThinkPopulation(f"relay × {hands}", hands, 0.0, 0, 0, seed + k, None, relays=relays)
+            for k in range(replicates)
+        ]
+    else:
+        out = [
+            ThinkPopulation(f"follow {follow:g} × {hands}", hands, 0.0, 0, 0, seed + k, None, follow=follow)
+            for k in range(replicates)
+        ]
+        out += [
+            ThinkPopulation(
+                f"follow {follow:g} evasive × {hands}",
+                hands,
+                0.0,
+                0,
+                0,
+                seed + 500 + k,
+                None,
+                follow=follow,
+                evasive=True,
+            )
+            for k in range(replicates)
+        ]
     mixes = (None, HONEST_MIX, CAREFUL_MIX)
     for k in range(honest):
         out.append(ThinkPopulation(f"honest × {hands}", hands, 0.0, 0, 0, seed + 1000 + k, mixes[k % 3]))
@@ -1018,7 +1056,7 @@ def think_grid(
 
 def run_think(pop: Population, *, fdr: float = 0.05, workdir: str | None = None, cache: str | None = None) -> Outcome:
     """Simulate with times, ingest and run the think-time screen (``xuezhan think-time``: the timed records read
-    back from the warehouse) on one room; the planted players are the relays."""
+    back from the warehouse) on one room; the planted players are the relays (the follower)."""
 
     from pipeline.audit.think import read_timed, screen, timed_hands
 
@@ -1029,8 +1067,8 @@ def run_think(pop: Population, *, fdr: float = 0.05, workdir: str | None = None,
             hands = timed_hands(con)
         missing: list[Any] = []
         rows = screen(read_timed(hands, missing), fdr=fdr)
-    relays = set(labels.get("relays", []))
-    return players_outcome(pop, [t for t in rows if t.p is not None], relays, lambda t: t.decisions)
+    planted = set(labels.get("relays", [])) | {f["player"] for f in labels.get("followers", [])}
+    return players_outcome(pop, [t for t in rows if t.p is not None], planted, lambda t: t.decisions)
 
 
 def players_outcome(pop: Population, tested: Sequence[Any], planted: set[str], size: Callable[[Any], int]) -> Outcome:

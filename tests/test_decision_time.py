@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import duckdb
 import pytest
 from sample_lines import sample_lines
 
-from pipeline.analytics.stats import by_factor, normal_isf
-from pipeline.audit.think import screen
+from pipeline.analytics.stats import by_factor, t_isf, t_sf
+from pipeline.audit.think import ThinkTime, screen
 from pipeline.game.policy import difficulties
 from pipeline.game.record import RecordError, parse_record
 from pipeline.game.start import start_hand
@@ -65,8 +65,10 @@ def test_events_ms_is_stored_and_null_where_absent(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------ the timing model
-def _timed(hands: int = 60, seed: int = 5, relays: int = 0, timing_on: bool = True) -> tuple[list[str], Labels]:
-    config = SimConfig(hands=hands, seed=seed, players=8, inject=InjectSpec(relays=relays), timing=timing_on)
+def _timed(
+    hands: int = 60, seed: int = 5, relays: int = 0, timing_on: bool = True, players: int = 8
+) -> tuple[list[str], Labels]:
+    config = SimConfig(hands=hands, seed=seed, players=players, inject=InjectSpec(relays=relays), timing=timing_on)
     lines, labels = simulate(config)
     return list(lines), labels
 
@@ -118,6 +120,37 @@ def test_honest_think_time_rises_with_difficulty_and_relays_are_flat_and_labelle
     assert "relays" not in _timed(hands=4)[1].as_dict()  # a file without relays: its labels as they were
 
 
+def test_players_differ_in_how_much_longer_they_think_and_a_follower_takes_the_time_of_asking() -> None:
+    """timing.pace: each player's slope, its own and the same wherever it sits; a follower at share 1 asks its
+    engine on every decision with a choice, each taking the time of asking (CONSULT_MS, whatever the
+    difficulty), and thinks as a person on the forced ones; a follower's times are what it would have without
+    them, but on those decisions."""
+    from pipeline.simulate import timing
+
+    slopes = [timing.pace(5, f"p{i:03d}").slope for i in range(1, 201)]
+    assert timing.pace(5, "p001") == timing.pace(5, "p001") and timing.pace(6, "p001") != timing.pace(5, "p001")
+    assert 0.35 < statistics.pstdev(math.log(k) for k in slopes) < 0.65  # SLOPE_SIGMA 0.5
+    config = SimConfig(hands=40, seed=5, players=8, inject=InjectSpec.parse("follow=1:1.0"), timing=True)
+    lines, labels = simulate(config)
+    lines = list(lines)
+    follower = labels.followers[0]["player"]
+    pts = _points(lines)[follower]
+    chosen = [t for d, t in pts if d > 0]  # a decision with a choice: asked of the engine
+    assert len(chosen) > 100
+    asking = math.log(timing.pace(5, follower).speed * timing.CONSULT_MS)
+    assert abs(statistics.median(chosen) - asking) < 0.1
+    band = sum(abs(t - asking) < 3 * timing.CONSULT_SIGMA for t in chosen)
+    assert band >= 0.97 * len(chosen) and statistics.pstdev(chosen) < 0.4  # the time of asking (a person's: σ 0.55)
+    hard = [d for d, _ in pts if d > 0]
+    assert abs(statistics.correlation(hard, chosen)) < 0.3  # flat in difficulty (n > 100: r's error about 0.09)
+    others = [p for player, p in _points(lines).items() if player != follower]
+    assert min(statistics.correlation([d for d, _ in p], [t for _, t in p]) for p in others) > 0.3
+    plain, _ = simulate(SimConfig(hands=40, seed=5, players=8, inject=InjectSpec.parse("follow=1:1.0")))
+    assert [json.loads(x)["events"] for x in plain] == [
+        [{k: v for k, v in e.items() if k != "ms"} for e in json.loads(x)["events"]] for x in lines
+    ]  # the same hands, but for the times
+
+
 def test_relay_turns_timing_on_and_is_counted_among_the_players_needed() -> None:
     spec = InjectSpec.parse("relay=2,bot=1")
     assert (spec.relays, spec.players_needed) == (2, 3)
@@ -129,18 +162,30 @@ def test_relay_turns_timing_on_and_is_counted_among_the_players_needed() -> None
 
 # --------------------------------------------------------------------------------------- the think-time screen
 def test_the_screen_flags_the_relay_and_no_honest_player() -> None:
-    lines, labels = _timed(hands=120, seed=11, relays=1)
+    lines, labels = _timed(hands=120, seed=11, relays=1, players=16)
     rows = screen(parse_record(json.loads(line)) for line in lines)
     flagged = {t.player for t in rows if t.flagged}
     assert flagged == set(labels.relays)
     assert rows[0].player == labels.relays[0]  # most suspicious first
-    # flag_r: the r at which a player's p reaches Benjamini–Yekutieli's first level, on its own scale s
+    # the null worked out again from the rows (module docstring): the others' mean atanh r, their spread beyond
+    # sampling, Student's t of m - 1; flag_r against the room of the others not flagged, at BY's first level
     tested = [t for t in rows if t.p is not None]
-    level = normal_isf(0.05 / (len(tested) * by_factor(len(tested))))
+    first = 0.05 / (len(tested) * by_factor(len(tested)))
+
+    def room(t: ThinkTime, others: list[ThinkTime]) -> tuple[float, float, int]:
+        f = [math.atanh(o.r) for o in others if o.r is not None]
+        noise = statistics.fmean(1 / (o.decisions - 3) for o in others)
+        tau2 = max(0.0, statistics.variance(f) - noise)
+        return statistics.fmean(f), math.sqrt(tau2 + 1 / (t.decisions - 3) + (tau2 + noise) / len(f)), len(f)
+
     for t in tested:
         assert t.flag_r is not None and t.r is not None and t.room_r is not None and t.z is not None
-        s = (math.atanh(t.r) - math.atanh(t.room_r)) / t.z
-        assert (math.atanh(t.flag_r) - math.atanh(t.room_r)) / s == pytest.approx(-level, rel=1e-9)
+        mean, s, m = room(t, [o for o in tested if o is not t])
+        assert t.room_r == pytest.approx(math.tanh(mean), rel=1e-12)
+        assert t.z == pytest.approx((math.atanh(t.r) - mean) / s, rel=1e-9)
+        assert t.p == pytest.approx(t_sf(-t.z, m - 1), rel=1e-9)
+        mean, s, m = room(t, [o for o in tested if o is not t and not o.flagged])
+        assert t.flag_r == pytest.approx(math.tanh(mean - t_isf(first, m - 1) * s), rel=1e-9)
         assert (t.r <= t.flag_r) == t.flagged  # one relay in the room: flagged alone, where r reaches flag_r
     plain, _ = _timed(hands=8, timing_on=False)
     assert screen(parse_record(json.loads(line)) for line in plain) == []  # no times, nothing screened
@@ -161,7 +206,7 @@ def test_think_time_flags_the_relay_of_a_warehouse_and_no_one_else(tmp_path: Pat
 
     from cli import app
 
-    config = SimConfig(hands=120, seed=11, players=8, inject=InjectSpec(relays=1), timing=True)
+    config = SimConfig(hands=120, seed=11, players=16, inject=InjectSpec(relays=1), timing=True)
     wh, labels = _warehouse(tmp_path, "wh", config)
     runner = CliRunner()
     result = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--format", "json"])
@@ -172,7 +217,7 @@ def test_think_time_flags_the_relay_of_a_warehouse_and_no_one_else(tmp_path: Pat
     assert flagged == labels.relays  # the relay, and no one else
     top = doc["players"][0]
     assert top["player"] == labels.relays[0] and top["q"] <= 0.05 and top["z"] < -5
-    assert all(p["p"] is not None for p in doc["players"])  # every one of the 8 screened
+    assert all(p["p"] is not None for p in doc["players"])  # every one of the 16 screened
     assert "not proof" in doc["meaning"]
     table = runner.invoke(app, ["think-time", "--warehouse", str(wh)])
     assert table.exit_code == 0
@@ -252,7 +297,7 @@ def test_think_time_reads_the_times_review_stored_and_replays_only_the_rest(tmp_
 
     from cli import app
 
-    config = SimConfig(hands=120, seed=11, players=8, inject=InjectSpec(relays=1), timing=True)
+    config = SimConfig(hands=120, seed=11, players=16, inject=InjectSpec(relays=1), timing=True)
     wh, labels = _warehouse(tmp_path, "wh", config)
     runner = CliRunner()
 
@@ -311,3 +356,28 @@ def test_review_counts_a_records_timed_decisions_as_the_screen_does() -> None:
             for r in times:
                 stored.setdefault(r["player"], Counter())[(r["difficulty"], r["ms"])] += r["n"]
             assert stored == dict(decision_times([parse_record(obj)])) and (obj is not rec or stored)
+
+
+def test_the_think_time_evaluation_plants_relays_or_followers_and_finds_the_one_planted(tmp_path: Path) -> None:
+    """eval-think-time's rooms: relays by default; with follow=P a follower at that share and an evasive one,
+    seeds of their own, other cache keys; run_think counts the follower as the planted player."""
+    from pipeline.evaluate import ThinkPopulation, run_think, think_grid
+
+    relays = think_grid(seed=1, hands=100, replicates=2, honest=3)
+    assert Counter((p.relays, p.follow) for p in relays if isinstance(p, ThinkPopulation)) == {
+        (1, 0.0): 2,
+        (0, 0.0): 3,
+    }
+    follow = think_grid(seed=1, hands=100, replicates=2, honest=0, follow=0.5)
+    assert [(p.name, p.seed) for p in follow] == [
+        ("follow 0.5 × 100", 1),
+        ("follow 0.5 × 100", 2),
+        ("follow 0.5 evasive × 100", 501),
+        ("follow 0.5 evasive × 100", 502),
+    ]
+    assert all(isinstance(p, ThinkPopulation) and p.relays == 0 and p.follow == 0.5 for p in follow)
+    assert [p.evasive for p in follow if isinstance(p, ThinkPopulation)] == [False, False, True, True]
+    room = ThinkPopulation("follow 1 × 60", 60, 0.0, 0, 0, 3, None, follow=1.0)
+    outcome = run_think(room, workdir=str(tmp_path))
+    assert outcome.planted == 1 and outcome.honest >= 10 and outcome.flagged_honest == 0
+    assert outcome.flagged_planted == 1  # every choice asked of the engine: its times follow nothing

@@ -13,19 +13,24 @@ Per player:
 - ``decisions``, ``median_ms``;
 - ``r``: the correlation of the difficulty with ``log(ms + 1)`` over its decisions (None when either does not
   vary, or under :data:`MIN_DECISIONS` decisions);
-- ``room_r``: the room's r, the median over the *other* players with an ``r`` (leave one out: a relay does not
-  pull down the yardstick it is measured against);
-- ``z``: ``(atanh(r) − atanh(room_r)) / s``, on Fisher's scale (``atanh``: the standard error of ``atanh(r)`` is
-  ``1/√(n − 3)``), ``s = √(spread² + 1/(n − 3))``, ``spread`` the other players' robust spread (1.4826 × the
-  median absolute deviation of their ``atanh(r)``): how far the player's times are from following difficulty
-  as the room's do, in the room's own units, its sampling error added (conservative: the spread holds the
-  others' sampling error already). Negative: its times follow difficulty less than the room's;
-- ``p``: one-sided, ``P(Z ≤ z)`` of a standard normal (None without :data:`MIN_ROOM` other players with an
-  ``r``); ``q``: Benjamini–Yekutieli over the players tested (any dependence between them allowed);
+- ``room_r``: the room's r, the mean of the *other* players' ``atanh(r)`` (leave one out: a relay does not
+  pull the yardstick it is measured against), read back through ``tanh``;
+- ``z``: ``(atanh(r) − room) / s`` on Fisher's scale (``atanh``: the standard error of ``atanh(r)`` is
+  ``1/√(n − 3)``). People differ in how much longer they think on a harder decision, so ``s`` holds the room's
+  spread: ``τ²``, the variance of the others' ``atanh(r)`` beyond their sampling variance (their mean
+  ``1/(n_j − 3)``), ``s² = τ² + 1/(n − 3) + (τ² + sampling)/m`` for the player's own sampling and the room
+  mean's error over its ``m`` others. Negative: its times follow difficulty less than the room's;
+- ``p``: one-sided, ``P(T ≤ z)`` of Student's t of ``m − 1`` degrees of freedom (a spread measured on few
+  players is itself uncertain; None without :data:`MIN_ROOM` other players with an ``r``); ``q``:
+  Benjamini–Yekutieli over the players tested (any dependence between them allowed). Measured on simulated rooms
+  whose players differ in that slope (:mod:`pipeline.simulate.timing`), the median and 1.4826 × MAD of the
+  others read in the normal tail flagged an honest player in 4 of 10 rooms of 16; this null in none;
 - ``flag_r``: what the screen can see here: the ``r`` at or below which the player would be flagged, were it
-  the only one (its ``p`` at Benjamini–Yekutieli's first level ``fdr / (m · c(m))`` of the ``m`` tested:
-  ``tanh(atanh(room_r) − z* · s)``). A relay's times follow difficulty not at all (``r`` near 0): a room whose
-  ``flag_r`` is below 0 cannot flag one, however long it plays.
+  the only one (its ``p`` at Benjamini–Yekutieli's first level ``fdr / (M · c(M))`` of the ``M`` tested, against
+  the room of the others not flagged: ``tanh(room − t* · s)``, ``t*`` that level's quantile of its t; a relay
+  flagged widens the spread the others are judged by, not the one they would be judged by alone). A relay's
+  times follow difficulty not at all (``r`` near 0): a room whose ``flag_r`` is below 0 cannot flag one, however
+  long it plays.
 
 Flagged: ``q ≤ fdr``. A flag is a reason to look at the player's decisions and times, not proof: a player who
 thinks at an even pace, one who plays on auto-play or with a slow connection, times the client rounds, all look
@@ -38,7 +43,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -47,7 +52,7 @@ import numpy as np
 
 from pipeline import sql
 from pipeline.analytics.export import Missing, Stored, read_back
-from pipeline.analytics.stats import by_levels, by_qvalues, normal_isf, normal_sf
+from pipeline.analytics.stats import by_levels, by_qvalues, t_isf, t_sf
 from pipeline.game.policy import difficulties
 from pipeline.game.record import Record, RecordError, parse_record
 from pipeline.game.state import IllegalAction
@@ -55,8 +60,7 @@ from pipeline.validate import play_state
 from schemas.tables import TALLY_VERSION
 
 MIN_DECISIONS: Final = 30
-MIN_ROOM: Final = 5  # other players with an r: fewer, and the room's median and spread mean little
-MAD_SCALE: Final = 1.4826  # the median absolute deviation × this estimates a normal's standard deviation
+MIN_ROOM: Final = 5  # other players with an r: fewer, and the room's mean and spread mean little
 _CLAMP: Final = 0.999999
 
 
@@ -183,39 +187,50 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
     for player, counts in per.items():
         rs[player] = correlation(counts) if counts.total() >= MIN_DECISIONS else None
     fisher = {player: _fisher(r) for player, r in rs.items() if r is not None}
-    figures: dict[str, tuple[float | None, float | None, float | None]] = {}
-    scale: dict[str, tuple[float, float]] = {}  # the tested: (the room's atanh r, the s it is judged by)
-    for player, counts in per.items():
-        others = [f for other, f in fisher.items() if other != player]
-        room = statistics.median(others) if others else None
-        if player not in fisher or len(others) < MIN_ROOM or room is None:
-            figures[player] = (None if room is None else math.tanh(room), None, None)
+    sampling = {player: 1 / (per[player].total() - 3) for player in fisher}
+
+    def room(player: str, left_out: Collection[str] = ()) -> tuple[float, float, int] | None:
+        """The room ``player`` is judged against, its others but ``left_out``: (their mean atanh r, the ``s`` of
+        its deviation, their number ``m``), None for fewer than :data:`MIN_ROOM`."""
+        others = [other for other in fisher if other != player and other not in left_out]
+        m = len(others)
+        if player not in fisher or m < MIN_ROOM:
+            return None
+        noise = statistics.fmean(sampling[o] for o in others)
+        tau2 = max(0.0, statistics.variance(fisher[o] for o in others) - noise)
+        return statistics.fmean(fisher[o] for o in others), math.sqrt(tau2 + sampling[player] + (tau2 + noise) / m), m
+
+    figures: dict[str, tuple[float | None, float | None]] = {}  # the tested: z and p
+    for player in per:
+        judged = room(player)
+        if judged is None:
+            figures[player] = (None, None)
             continue
-        spread = MAD_SCALE * statistics.median(abs(f - room) for f in others)
-        s = math.sqrt(spread**2 + 1 / (counts.total() - 3))
-        score = (fisher[player] - room) / s
-        figures[player] = (math.tanh(room), score, normal_sf(-score))
-        scale[player] = (room, s)
-    tested = [player for player in per if figures[player][2] is not None]
-    qs = dict(zip(tested, by_qvalues(np.array([figures[p][2] for p in tested], dtype=float)).tolist(), strict=True))
-    alone = normal_isf(by_levels(len(tested), fdr)[0]) if tested else 0.0
+        mean, s, m = judged
+        score = (fisher[player] - mean) / s
+        figures[player] = (score, t_sf(-score, m - 1))
+    tested = [player for player in per if figures[player][1] is not None]
+    qs = dict(zip(tested, by_qvalues(np.array([figures[p][1] for p in tested], dtype=float)).tolist(), strict=True))
+    flagged = {player for player, q in qs.items() if q <= fdr}
+    level = by_levels(len(tested), fdr)[0] if tested else 0.0
     out = []
     for player, counts in per.items():
-        room_r, z, p = figures[player]
-        q = qs.get(player)
-        at = scale.get(player)
-        flag_r = None if at is None else math.tanh(at[0] - alone * at[1])
+        z, p = figures[player]
+        others = [fisher[o] for o in fisher if o != player]
+        # flag_r: against the room of the players not flagged, the one it would be judged by were it the only one
+        alone = room(player, flagged) if p is not None else None
+        flag_r = None if alone is None else math.tanh(alone[0] - t_isf(level, alone[2] - 1) * alone[1])
         out.append(
             ThinkTime(
                 player,
                 counts.total(),
                 median_ms(counts),
                 rs[player],
-                room_r,
+                math.tanh(statistics.fmean(others)) if others else None,
                 z,
                 p,
-                q,
-                q is not None and q <= fdr,
+                qs.get(player),
+                player in flagged,
                 flag_r,
             )
         )

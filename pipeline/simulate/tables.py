@@ -253,7 +253,7 @@ def simulate(
     stackers = {s["player"]: s["intensity"] for s in labels.stackers}
     timed = config.timing or bool(labels.relays)
     relays = set(labels.relays)
-    speeds = {p.id: timing.speed(config.seed, p.id) for p in pool} if timed else {}
+    paces = {p.id: timing.pace(config.seed, p.id) for p in pool} if timed else {}
     follows = {f["player"]: Follow(f["share"], f["evasive"]) for f in labels.followers}
 
     def lines() -> Iterator[str]:
@@ -304,9 +304,10 @@ def simulate(
                     times = timing.think_times(
                         played.hand.events,
                         hard,
-                        [speeds[p.id] for p in players],
+                        [paces[p.id] for p in players],
                         {s for s, p in enumerate(players) if p.id in relays},
                         random.Random(f"timing-{config.seed}-{hand_id}"),
+                        {(n.event, n.seat) for n in played.follows if n.asked},
                     )
                     timing.add_times(played.record, times)
                 for seat in played.stacked:
