@@ -230,6 +230,11 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
     stack = pop.stack if isinstance(pop, StackedPopulation) else 0
     think = pop if isinstance(pop, ThinkPopulation) else None  # a think-time room: its size, times, relays
     assist = pop if isinstance(pop, AssistPopulation) else None  # an engine-assistance room: its followers
+    follows: tuple[Following, ...] = ()
+    if assist and assist.followers:
+        follows = (Following(assist.followers, assist.share, assist.evasive),)
+    elif think and think.follow:
+        follows = (Following(1, think.follow, think.evasive),)
     spec = InjectSpec(
         collude_pairs=pop.pairs,
         collude_intensity=pop.intensity if pop.pairs else 0.0,
@@ -240,11 +245,7 @@ def _simulate(pop: Population, root: Path) -> dict[str, Any]:
         stack=stack,
         stack_intensity=pop.intensity if stack else 0.0,
         relays=think.relays if think else 0,
-        follows=(Following(assist.followers, assist.share, assist.evasive),)
-        if assist and assist.followers
-        else (Following(1, think.follow, think.evasive),)
-        if think and think.follow
-        else (),
+        follows=follows,
     )
     players = think.players if think else assist.players if assist else PLAYERS
     timing = think is not None
