@@ -81,7 +81,7 @@ KINDS = {  # kind → (severity, order within the severity, what the kind is cal
     "information": ("high", 2, "sees other hands?"),
     "deals": ("high", 3, "stacked deals?"),
     "assist": ("high", 4, "follows an engine?"),
-    "think": ("high", 5, "relays a bot?"),
+    "think": ("high", 5, "relays or asks a bot?"),
     "scoring": ("medium", 6, "scoring error"),
     "victim": ("medium", 7, "loses to a player or team"),
     "results": ("medium", 8, "unusual result"),
@@ -623,8 +623,9 @@ def _think(screen: StoredScreen | None, page_of: Callable[[str], str | None]) ->
                     f"its think times follow the decisions' difficulty at r {t.r:.2f} over {t.decisions:,} timed "
                     f"decisions (median {t.median_ms:,.0f} ms), where the room's players do at {t.room_r:.2f}: z "
                     f"{t.z or 0.0:.1f}, p {t.p:.1e}, q {_q(t.q)} (false discovery rate {100 * screen.fdr:g}%){part}; "
-                    "a relay of a bot's moves looks so, and so do an even-paced player, auto-play or a slow "
-                    "connection: a reason to look, not proof (xuezhan think-time)"
+                    "a relay of a bot's moves looks so, and a player who asks an engine on part of its decisions "
+                    "(each asked in the time it takes, however hard), and so do an even-paced player, auto-play or a "
+                    "slow connection: a reason to look, not proof (xuezhan think-time)"
                 ),
                 "q": t.q,
                 **_on_page(page, "decisions"),

@@ -438,7 +438,7 @@ def test_the_think_time_screen_of_the_stored_times_is_a_finding():
     assert "80 of the 100 hands with times reviewed" in rows[0]["detail"] and "not proof" in rows[0]["detail"]
     assert rows[0]["evidence"] == "player-pR.html#decisions" and findings._think(None, lambda p: None) == []
     df = findings._frame([*findings._assist(screen, lambda p: None), *rows])
-    assert df["kind"].to_list() == ["assist", "think"] and df["label"].to_list()[1] == "relays a bot?"
+    assert df["kind"].to_list() == ["assist", "think"] and df["label"].to_list()[1] == "relays or asks a bot?"
 
 
 def test_a_players_page_shows_its_think_time_figures():

@@ -528,7 +528,8 @@ def think_part(t: ThinkTime | None, screen: StoredScreen | None) -> str:
         f"{title}, of the {screen.timed:,} reviewed hands with times): its times follow the decisions' difficulty "
         f"at r {t.r:.2f} over {t.decisions:,} timed decisions (median {t.median_ms:,.0f} ms), the room's players at "
         f"{t.room_r:.2f}: z {t.z or 0.0:+.1f}, p {t.p:.1e}, q {q}: {verdict}. A relay of a bot's moves, an "
-        "even-paced player, auto-play or a slow connection look flat (r near 0).</p>"
+        "even-paced player, auto-play or a slow connection look flat (r near 0); a player who asks an engine on "
+        "part of its decisions, flatter than the room.</p>"
     )
 
 
