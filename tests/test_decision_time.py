@@ -10,10 +10,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 from sample_lines import sample_lines
 
-from pipeline.analytics.stats import by_factor, t_isf, t_sf
+from pipeline.analytics.stats import biweight, biweight_df, by_factor, by_qvalues, t_isf, t_sf
 from pipeline.audit.think import ThinkTime, screen
 from pipeline.game.policy import difficulties
 from pipeline.game.record import RecordError, parse_record
@@ -167,10 +168,23 @@ def test_the_screen_flags_the_relay_and_no_honest_player() -> None:
     flagged = {t.player for t in rows if t.flagged}
     assert flagged == set(labels.relays)
     assert rows[0].player == labels.relays[0]  # most suspicious first
-    # the null worked out again from the rows (module docstring): the others' mean atanh r, their spread beyond
-    # sampling, Student's t of m - 1; flag_r against the room of the others not flagged, at BY's first level
+    # the null worked out again from the rows (module docstring): first the biweight test over all the others;
+    # then the others it did not flag: their mean atanh r, their spread beyond sampling, Student's t of m - 1;
+    # flag_r against the room of the others not flagged, at BY's first level
     tested = [t for t in rows if t.p is not None]
     first = 0.05 / (len(tested) * by_factor(len(tested)))
+
+    def robust_p(t: ThinkTime) -> float:
+        others = [o for o in tested if o is not t]
+        loc, var = biweight([math.atanh(o.r or 0.0) for o in others])
+        noise = statistics.median(1 / (o.decisions - 3) for o in others)
+        tau2 = max(0.0, var - noise)
+        s = math.sqrt(tau2 + 1 / (t.decisions - 3) + (tau2 + noise) / len(others))
+        return t_sf((loc - math.atanh(t.r or 0.0)) / s, biweight_df(len(others)))
+
+    robust_q = by_qvalues(np.array([robust_p(t) for t in tested]))
+    apart = {t.player for t, q in zip(tested, robust_q, strict=True) if q <= 0.05}
+    assert apart <= set(labels.relays)
 
     def room(t: ThinkTime, others: list[ThinkTime]) -> tuple[float, float, int]:
         f = [math.atanh(o.r) for o in others if o.r is not None]
@@ -180,13 +194,21 @@ def test_the_screen_flags_the_relay_and_no_honest_player() -> None:
 
     for t in tested:
         assert t.flag_r is not None and t.r is not None and t.room_r is not None and t.z is not None
-        mean, s, m = room(t, [o for o in tested if o is not t])
+        mean, s, m = room(t, [o for o in tested if o is not t and o.player not in apart])
         assert t.room_r == pytest.approx(math.tanh(mean), rel=1e-12)
         assert t.z == pytest.approx((math.atanh(t.r) - mean) / s, rel=1e-9)
         assert t.p == pytest.approx(t_sf(-t.z, m - 1), rel=1e-9)
         mean, s, m = room(t, [o for o in tested if o is not t and not o.flagged])
         assert t.flag_r == pytest.approx(math.tanh(mean - t_isf(first, m - 1) * s), rel=1e-9)
         assert (t.r <= t.flag_r) == t.flagged  # one relay in the room: flagged alone, where r reaches flag_r
+
+
+def test_two_relays_do_not_hide_each_other() -> None:
+    """Two relays in a room of 16: each would widen the spread the other is judged by (the mean and variance of
+    the others alone found neither, in this room); the biweight test first takes them out of the rooms."""
+    lines, labels = _timed(hands=500, seed=1, relays=2, players=16)
+    rows = screen(parse_record(json.loads(line)) for line in lines)
+    assert {t.player for t in rows if t.flagged} == set(labels.relays)
     plain, _ = _timed(hands=8, timing_on=False)
     assert screen(parse_record(json.loads(line)) for line in plain) == []  # no times, nothing screened
 
