@@ -403,3 +403,27 @@ def test_the_think_time_evaluation_plants_relays_or_followers_and_finds_the_one_
     outcome = run_think(room, workdir=str(tmp_path))
     assert outcome.planted == 1 and outcome.honest >= 10 and outcome.flagged_honest == 0
     assert outcome.flagged_planted == 1  # every choice asked of the engine: its times follow nothing
+
+
+def test_a_room_of_relays_the_robust_test_empties_is_judged_against_all_its_others() -> None:
+    """Three relays among eight: the robust test flags them; the five players left would judge each other by
+    four others, fewer than MIN_ROOM, so each is judged against all its others instead of going untested."""
+    import random
+    from collections import Counter
+
+    from pipeline.audit.think import MIN_ROOM, judge
+
+    rng = random.Random(4)
+    per: dict[str, Counter[tuple[int, int]]] = {}
+    for k in range(8):
+        relay = k < 3
+        counts: Counter[tuple[int, int]] = Counter()
+        for _ in range(400):
+            d = rng.randrange(6)
+            log_ms = math.log(2500) if relay else math.log(1200 + 900 * d * (0.9 + 0.05 * k))
+            counts[(d, round(math.exp(log_ms + rng.gauss(0, 0.05 if relay else 0.3))))] += 1
+        per[f"{'r' if relay else 'h'}{k}"] = counts
+    assert MIN_ROOM > 8 - 3 - 1  # the others left to each of the five
+    rows = judge(per)
+    assert all(t.p is not None for t in rows)  # every one tested
+    assert {t.player for t in rows if t.flagged} == {"r0", "r1", "r2"}

@@ -226,23 +226,24 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
     first = {player: p for player in per if (p := robust(player)) is not None}
     qs = dict(zip(first, by_qvalues(np.array(list(first.values()), dtype=float)).tolist(), strict=True))
     apart = {player for player, q in qs.items() if q <= fdr}
-    figures: dict[str, tuple[float | None, float | None]] = {}  # the tested: z and p
+    figures: dict[str, tuple[float | None, float | None, float | None]] = {}  # room_r, z, p
     for player in per:
-        judged = room(player, apart)
+        # the others the robust test did not flag; all of them where that leaves too few to judge by
+        judged = room(player, apart) or room(player)
         if judged is None:
-            figures[player] = (None, None)
+            others = [fisher[o] for o in fisher if o != player]
+            figures[player] = (math.tanh(statistics.fmean(others)) if others else None, None, None)
             continue
         mean, s, m = judged
         score = (fisher[player] - mean) / s
-        figures[player] = (score, t_sf(-score, m - 1))
-    tested = [player for player in per if figures[player][1] is not None]
-    qs = dict(zip(tested, by_qvalues(np.array([figures[p][1] for p in tested], dtype=float)).tolist(), strict=True))
+        figures[player] = (math.tanh(mean), score, t_sf(-score, m - 1))
+    tested = [player for player in per if figures[player][2] is not None]
+    qs = dict(zip(tested, by_qvalues(np.array([figures[p][2] for p in tested], dtype=float)).tolist(), strict=True))
     flagged = {player for player, q in qs.items() if q <= fdr}
     level = by_levels(len(tested), fdr)[0] if tested else 0.0
     out = []
     for player, counts in per.items():
-        z, p = figures[player]
-        others = [fisher[o] for o in fisher if o != player and o not in apart]
+        room_r, z, p = figures[player]
         # flag_r: against the room of the players not flagged, the one it would be judged by were it the only one
         alone = room(player, flagged) if p is not None else None
         flag_r = None if alone is None else math.tanh(alone[0] - t_isf(level, alone[2] - 1) * alone[1])
@@ -252,7 +253,7 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
                 counts.total(),
                 median_ms(counts),
                 rs[player],
-                math.tanh(statistics.fmean(others)) if others else None,
+                room_r,
                 z,
                 p,
                 qs.get(player),
