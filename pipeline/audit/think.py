@@ -35,11 +35,13 @@ Two relays in a room would hide each other from that mean and variance (each wid
 first test comes before it: each player against the :func:`~pipeline.analytics.stats.biweight` location and
 spread of all its others (a point far out has no weight there), read in Student's t of
 :func:`~pipeline.analytics.stats.biweight_df` degrees of freedom (fewer: its scale is noisier), Benjamini–Yekutieli
-over the players; those it flags are no part of anyone's room in the test above. Measured on simulated rooms of 16
-(500 hands) whose players differ in that slope (:mod:`pipeline.simulate.timing`): one relay flagged in 10 of 10
-rooms, two or three relays hidden from the mean and variance alone (none of 8 and 12 found) but found in 4 of 8
-and 9 of 12 with the first test; the median and 1.4826 × MAD of the others read in the normal tail (this screen
-before) flagged an honest player in 4 of 10 honest rooms, these two tests in none (nor in 10 rooms of 8).
+over the players; those it flags are no part of anyone's room in the test above (where that leaves a player
+fewer than :data:`MIN_ROOM` others, it is judged against all of them). Measured on simulated rooms of 16 (500
+hands) whose players differ in that slope (:mod:`pipeline.simulate.timing`; a lab over the counts): one relay
+flagged in 10 of 10 rooms; two or three relays a room hidden from the mean and variance alone (none of 12 and 18
+found), 6 of 12 and 15 of 18 found with the first test; the median and 1.4826 × MAD of the others read in the
+normal tail (this screen before) flagged an honest player in 10 of 30 honest rooms of 16 and 7 of 12 of 8, these
+two tests in 1 of 30 and none of 12 (README: the same measured by ``xuezhan eval-think-time``).
 
 Flagged: ``q ≤ fdr``. A flag is a reason to look at the player's decisions and times, not proof: a player who
 thinks at an even pace, one who plays on auto-play or with a slow connection, times the client rounds, all look
