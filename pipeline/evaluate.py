@@ -1027,7 +1027,16 @@ def think_grid(
     out: list[Population]
     if follow is None:
         out = [
-            ThinkPopulation(f"relay × {hands}", hands, 0.0, 0, 0, seed + k, None, relays=relays)
+            ThinkPopulation(
+                f"{'relay' if relays == 1 else f'{relays} relays'} × {hands}",
+                hands,
+                0.0,
+                0,
+                0,
+                seed + k,
+                None,
+                relays=relays,
+            )
             for k in range(replicates)
         ]
     else:

@@ -390,6 +390,8 @@ def test_the_think_time_evaluation_plants_relays_or_followers_and_finds_the_one_
         (1, 0.0): 2,
         (0, 0.0): 3,
     }
+    assert relays[0].name == "relay × 100"
+    assert [p.name for p in think_grid(seed=1, hands=100, relays=3, replicates=1, honest=0)] == ["3 relays × 100"]
     follow = think_grid(seed=1, hands=100, replicates=2, honest=0, follow=0.5)
     assert [(p.name, p.seed) for p in follow] == [
         ("follow 0.5 × 100", 1),
