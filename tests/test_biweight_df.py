@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline.analytics.stats import biweight, t_isf
 from tools.biweight_df import deviates, fitted_df, table
@@ -34,3 +36,14 @@ def test_biweight_df_is_conservative_where_the_screen_reads_it() -> None:
     for m, tail, _, df, ours in table([7, 15], 20_000, seed=3):
         if tail >= 1e-3:
             assert ours <= df, (m, tail, df, ours)
+
+
+@given(st.lists(st.floats(-50, 50, allow_nan=False), min_size=2, max_size=40))
+def test_biweight_never_fails_and_stays_among_the_values(values: list[float]) -> None:
+    """Any sample: a location between its least and greatest value, a variance that is finite and not negative;
+    the same values shifted give the location shifted."""
+    location, variance = biweight(values)
+    assert min(values) - 1e-9 <= location <= max(values) + 1e-9
+    assert math.isfinite(variance) and variance >= 0
+    moved, again = biweight([v + 3.0 for v in values])
+    assert moved == pytest.approx(location + 3.0, abs=1e-6) and again == pytest.approx(variance, rel=1e-6, abs=1e-9)

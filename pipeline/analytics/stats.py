@@ -160,6 +160,8 @@ def biweight(values: Sequence[float]) -> tuple[float, float]:
     wide = [((v - centre) / (9 * mad), v - centre) for v in values]
     num = sum(d * d * (1 - u * u) ** 4 for u, d in wide if abs(u) < 1)
     den = sum((1 - u * u) * (1 - 5 * u * u) for u, _ in wide if abs(u) < 1)
+    if den == 0:  # the points within 9 MADs cancel out (a few, far from each other): the MAD's own variance
+        return location, (1.4826 * mad) ** 2
     return location, len(values) * num / den**2
 
 
