@@ -15,7 +15,7 @@ import pytest
 from sample_lines import sample_lines
 
 from pipeline.analytics.stats import biweight, biweight_df, by_factor, by_qvalues, t_isf, t_sf
-from pipeline.audit.think import ThinkTime, screen
+from pipeline.audit.think import APART_Q, ThinkTime, screen
 from pipeline.game.policy import difficulties
 from pipeline.game.record import RecordError, parse_record
 from pipeline.game.start import start_hand
@@ -183,7 +183,7 @@ def test_the_screen_flags_the_relay_and_no_honest_player() -> None:
         return t_sf((loc - math.atanh(t.r or 0.0)) / s, biweight_df(len(others)))
 
     robust_q = by_qvalues(np.array([robust_p(t) for t in tested]))
-    apart = {t.player for t, q in zip(tested, robust_q, strict=True) if q <= 0.05}
+    apart = {t.player for t, q in zip(tested, robust_q, strict=True) if q <= APART_Q}
     assert apart <= set(labels.relays)
 
     def room(t: ThinkTime, others: list[ThinkTime]) -> tuple[float, float, int]:
