@@ -1422,7 +1422,8 @@ def info_cheats_command(
 
 THINK_MEANING = (
     "a flag: the player's think times follow the decisions' difficulty far less than the other players' do "
-    "(a relay of a bot's moves, a bot with a fixed delay) — a reason to look at its decisions and times, not "
+    "(a relay of a bot's moves, a bot with a fixed delay, a player who asks an engine on part of its decisions) — "
+    "a reason to look at its decisions and times, not "
     "proof: an even-paced player, auto-play, a slow connection or a client that rounds times look flat too"
 )
 
