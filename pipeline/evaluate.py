@@ -1024,43 +1024,20 @@ def think_grid(
     """``replicates`` rooms of ``hands`` hands with ``relays`` relays (``follow``: one engine follower at that
     share, and as many rooms with an evasive one), and ``honest`` rooms of the same size with times and no relay;
     the honest rooms cycle through the realistic, reckless and careful style mixes."""
-    out: list[Population]
+
+    def room(name: str, room_seed: int, styles: dict[str, float] | None = None, **planted: Any) -> ThinkPopulation:
+        return ThinkPopulation(f"{name} × {hands}", hands, 0.0, 0, 0, room_seed, styles, **planted)
+
     if follow is None:
-        out = [
-            ThinkPopulation(
-                f"{'relay' if relays == 1 else f'{relays} relays'} × {hands}",
-                hands,
-                0.0,
-                0,
-                0,
-                seed + k,
-                None,
-                relays=relays,
-            )
-            for k in range(replicates)
-        ]
+        kind = "relay" if relays == 1 else f"{relays} relays"
+        out: list[Population] = [room(kind, seed + k, relays=relays) for k in range(replicates)]
     else:
-        out = [
-            ThinkPopulation(f"follow {follow:g} × {hands}", hands, 0.0, 0, 0, seed + k, None, follow=follow)
-            for k in range(replicates)
-        ]
+        out = [room(f"follow {follow:g}", seed + k, follow=follow) for k in range(replicates)]
         out += [
-            ThinkPopulation(
-                f"follow {follow:g} evasive × {hands}",
-                hands,
-                0.0,
-                0,
-                0,
-                seed + 500 + k,
-                None,
-                follow=follow,
-                evasive=True,
-            )
-            for k in range(replicates)
+            room(f"follow {follow:g} evasive", seed + 500 + k, follow=follow, evasive=True) for k in range(replicates)
         ]
     mixes = (None, HONEST_MIX, CAREFUL_MIX)
-    for k in range(honest):
-        out.append(ThinkPopulation(f"honest × {hands}", hands, 0.0, 0, 0, seed + 1000 + k, mixes[k % 3]))
+    out += [room("honest", seed + 1000 + k, mixes[k % 3]) for k in range(honest)]
     return out
 
 

@@ -207,32 +207,31 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
     fisher = {player: _fisher(r) for player, r in rs.items() if r is not None}
     sampling = {player: 1 / (per[player].total() - 3) for player in fisher}
 
-    def room(player: str, left_out: Collection[str] = ()) -> tuple[float, float, int] | None:
-        """The room ``player`` is judged against, its others but ``left_out``: (their mean atanh r, the ``s`` of
-        its deviation, their number ``m``), None for fewer than :data:`MIN_ROOM`."""
+    def room(player: str, left_out: Collection[str] = (), *, robust: bool = False) -> tuple[float, float, float] | None:
+        """The room ``player`` is judged against, its others but ``left_out``: (their centre on Fisher's scale, the
+        ``s`` of the player's deviation from it, the degrees of freedom of its t), None for fewer than
+        :data:`MIN_ROOM`. The centre and spread are the others' mean and variance, or (``robust``) their
+        :func:`~pipeline.analytics.stats.biweight`, where a second relay among them has no weight."""
         others = [other for other in fisher if other != player and other not in left_out]
         m = len(others)
         if player not in fisher or m < MIN_ROOM:
             return None
-        noise = statistics.fmean(sampling[o] for o in others)
-        tau2 = max(0.0, statistics.variance(fisher[o] for o in others) - noise)
-        return statistics.fmean(fisher[o] for o in others), math.sqrt(tau2 + sampling[player] + (tau2 + noise) / m), m
-
-    def robust(player: str) -> float | None:
-        """The player's p against the :func:`~pipeline.analytics.stats.biweight` of all its others: a second
-        relay among them has no weight there (None: fewer than :data:`MIN_ROOM`)."""
-        others = [other for other in fisher if other != player]
-        m = len(others)
-        if player not in fisher or m < MIN_ROOM:
-            return None
-        location, variance = biweight([fisher[o] for o in others])
-        noise = statistics.median(sampling[o] for o in others)
+        values = [fisher[o] for o in others]
+        if robust:
+            centre, variance = biweight(values)
+            noise, df = statistics.median(sampling[o] for o in others), biweight_df(m)
+        else:
+            centre, variance = statistics.fmean(values), statistics.variance(values)
+            noise, df = statistics.fmean(sampling[o] for o in others), m - 1
         tau2 = max(0.0, variance - noise)
-        s = math.sqrt(tau2 + sampling[player] + (tau2 + noise) / m)
-        return t_sf((location - fisher[player]) / s, biweight_df(m))
+        return centre, math.sqrt(tau2 + sampling[player] + (tau2 + noise) / m), df
 
     # first the robust test, then each player judged against the others it did not flag
-    first = {player: p for player in per if (p := robust(player)) is not None}
+    first = {}
+    for player in per:
+        if (judged := room(player, robust=True)) is not None:
+            centre, s, df = judged
+            first[player] = t_sf((centre - fisher[player]) / s, df)
     qs = dict(zip(first, by_qvalues(np.array(list(first.values()), dtype=float)).tolist(), strict=True))
     apart = {player for player, q in qs.items() if q <= APART_Q}
     figures: dict[str, tuple[float | None, float | None, float | None]] = {}  # room_r, z, p
@@ -243,9 +242,9 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
             others = [fisher[o] for o in fisher if o != player]
             figures[player] = (math.tanh(statistics.fmean(others)) if others else None, None, None)
             continue
-        mean, s, m = judged
+        mean, s, df = judged
         score = (fisher[player] - mean) / s
-        figures[player] = (math.tanh(mean), score, t_sf(-score, m - 1))
+        figures[player] = (math.tanh(mean), score, t_sf(-score, df))
     tested = [player for player in per if figures[player][2] is not None]
     qs = dict(zip(tested, by_qvalues(np.array([figures[p][2] for p in tested], dtype=float)).tolist(), strict=True))
     flagged = {player for player, q in qs.items() if q <= fdr}
@@ -255,7 +254,7 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
         room_r, z, p = figures[player]
         # flag_r: against the room of the players not flagged, the one it would be judged by were it the only one
         alone = room(player, flagged) if p is not None else None
-        flag_r = None if alone is None else math.tanh(alone[0] - t_isf(level, alone[2] - 1) * alone[1])
+        flag_r = None if alone is None else math.tanh(alone[0] - t_isf(level, alone[2]) * alone[1])
         out.append(
             ThinkTime(
                 player,
