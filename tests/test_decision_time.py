@@ -308,7 +308,8 @@ def test_the_exact_correlation_and_median_agree_with_the_statistics_module() -> 
         if len(set(hard)) > 1 and len(set(logs)) > 1:
             assert correlation(counts) == pytest.approx(statistics.correlation(hard, logs), abs=1e-9)
         assert median_ms(counts) == statistics.median(ms for _, ms in pts)
-    assert correlation(Counter({(1, 100): 40})) is None and correlation(Counter({(1, 100): 3, (2, 100): 3})) is None
+    assert correlation(Counter({(1, 100): 40})) is None  # the difficulty does not vary: nothing to follow
+    assert correlation(Counter({(1, 100): 3, (2, 100): 3})) == 0.0  # the times do not: they follow nothing
 
 
 def test_think_time_reads_the_times_review_stored_and_replays_only_the_rest(tmp_path: Path) -> None:
@@ -429,3 +430,26 @@ def test_a_room_of_relays_the_robust_test_empties_is_judged_against_all_its_othe
     rows = judge(per)
     assert all(t.p is not None for t in rows)  # every one tested
     assert {t.player for t in rows if t.flagged} == {"r0", "r1", "r2"}
+
+
+def test_a_bot_with_a_fixed_delay_is_tested_and_flagged() -> None:
+    """The plainest relay: every decision at the same ms. Its times do not vary, so their correlation with the
+    difficulty is 0/0; the screen reads it as 0 (they follow difficulty not at all) and flags it, where it once
+    left the player untested (r None) and so never flagged."""
+    import random
+    from collections import Counter
+
+    from pipeline.audit.think import judge
+
+    rng = random.Random(5)
+    per: dict[str, Counter[tuple[int, int]]] = {}
+    for k in range(12):
+        counts: Counter[tuple[int, int]] = Counter()
+        for _ in range(300):
+            d = rng.randrange(6)
+            ms = 1500 if k == 0 else round(math.exp(math.log(1200 + 700 * d * (0.8 + 0.05 * k)) + rng.gauss(0, 0.4)))
+            counts[(d, ms)] += 1
+        per[f"p{k:02d}"] = counts
+    rows = {t.player: t for t in judge(per)}
+    assert rows["p00"].r == 0.0 and rows["p00"].p is not None
+    assert {p for p, t in rows.items() if t.flagged} == {"p00"}

@@ -11,8 +11,8 @@ on the counts only (the correlation's sums in whole :data:`UNIT`, exact: the sam
 Per player:
 
 - ``decisions``, ``median_ms``;
-- ``r``: the correlation of the difficulty with ``log(ms + 1)`` over its decisions (None when either does not
-  vary, or under :data:`MIN_DECISIONS` decisions);
+- ``r``: the correlation of the difficulty with ``log(ms + 1)`` over its decisions (0 when its times do not vary
+  at all; None when the difficulty does not, or under :data:`MIN_DECISIONS` decisions);
 - ``room_r``: the room's r, the mean of the *other* players' ``atanh(r)`` (leave one out: a relay does not
   pull the yardstick it is measured against), read back through ``tanh``; the others a first, robust test
   flagged left out (below);
@@ -154,10 +154,14 @@ def _fisher(r: float) -> float:
 
 def correlation(counts: Counter[tuple[int, int]]) -> float | None:
     """Pearson's r of the difficulty with ``log(ms + 1)`` over decisions counted by (difficulty, ms), the logs in
-    whole :data:`UNIT` and every sum an integer (exact: no cancellation, no order); None when either does not vary.
+    whole :data:`UNIT` and every sum an integer (exact: no cancellation, no order); None when the difficulty does
+    not vary. Times that do not vary while the difficulty does follow it not at all: 0 (a bot with a fixed delay
+    is the plainest relay, not a player the screen cannot read).
 
     >>> round(correlation(Counter({(0, 100): 5, (1, 1000): 5, (2, 10000): 5})), 6)
     0.999999
+    >>> correlation(Counter({(0, 1500): 20, (3, 1500): 20})), correlation(Counter({(2, 900): 5, (2, 1500): 5}))
+    (0.0, None)
     """
     n = sx = sxx = sy = syy = sxy = 0
     for (x, ms), c in counts.items():
@@ -169,8 +173,10 @@ def correlation(counts: Counter[tuple[int, int]]) -> float | None:
         syy += c * y * y
         sxy += c * x * y
     vx, vy = n * sxx - sx * sx, n * syy - sy * sy
-    if vx <= 0 or vy <= 0:
+    if vx <= 0:
         return None
+    if vy <= 0:
+        return 0.0
     return max(-1.0, min(1.0, (n * sxy - sx * sy) / math.sqrt(vx) / math.sqrt(vy)))
 
 
