@@ -1444,13 +1444,14 @@ def think_time_command(
 ) -> None:
     """Screen every player's decision times (the records' ms) against how hard each decision was: per player
     the correlation of the difficulty (the options the reference policy cannot call clearly worse than its first
-    choice) with log(ms + 1), against the other players' (Fisher's z, the room's median and spread, leave one
-    out), one-sided p, Benjamini–Yekutieli over the players; a player with too few timed decisions (30) or a
-    room of fewer than 6 is listed, not tested. What it can see here: each player's `flag r`, the r at or below
-    which it would be flagged alone. The records that carry ms are read back from their sources and
-    replayed, but for those `xuezhan review` stored (their timed decisions are read back: the same figures, a
-    query). A flag is a reason to look, not proof. With a filter, over the hands in scope only. Exit 1 when
-    no record carries decision times, or one could not be read back."""
+    choice) with log(ms + 1), against the other players' (Fisher's z; a robust test first, then the mean and
+    spread of the others it did not set apart, leave one out), one-sided p, Benjamini–Yekutieli over the players;
+    a player with too few timed decisions (30) or a room of fewer than 6 is listed, not tested. What it can see
+    here: each player's `flag r`, the r at or below which it would be flagged alone, and `ask`, the share of its
+    decisions on which it could ask a bot and be flagged however long the asking took. The records that carry ms
+    are read back from their sources and replayed, but for those `xuezhan review` stored (their timed decisions
+    are read back: the same figures, a query). A flag is a reason to look, not proof. With a filter, over the
+    hands in scope only. Exit 1 when no record carries decision times, or one could not be read back."""
 
     from pipeline.analytics.export import Missing
     from pipeline.analytics.queries import connect
@@ -1483,7 +1484,7 @@ def think_time_command(
         typer.echo(f"warning: hand {_shown(m.hand.hand_id)} not screened: {_shown(m.reason)}", err=True)
     if len(missing) > 5:
         typer.echo(f"warning: {len(missing) - 5} more hands not screened", err=True)
-    columns = ("player", "decisions", "median_ms", "r", "room_r", "z", "p", "q", "flagged", "flag_r")
+    columns = ("player", "decisions", "median_ms", "r", "room_r", "z", "p", "q", "flagged", "flag_r", "ask_share")
     if fmt == "csv":
         _write_csv(columns, [[t.as_dict()[c] for c in columns] for t in rows])
     elif fmt == "json":
@@ -1510,7 +1511,7 @@ def think_time_command(
         )
         typer.echo(
             f"{'player':<16}{'decisions':>10}{'median ms':>10}{'r':>7}{'room r':>8}{'z':>7}{'p':>11}{'q':>9}"
-            f"{'flag r':>8}  flag"
+            f"{'flag r':>8}{'ask':>6}  flag"
         )
         for t in rows[:top]:
             line = f"{_shown(t.player):<16}{t.decisions:>10}{t.median_ms:>10.0f}"
@@ -1520,6 +1521,7 @@ def think_time_command(
             line += f"{t.p:>11.2e}" if t.p is not None else f"{'–':>11}"
             line += f"{t.q:>9.3f}" if t.q is not None else f"{'–':>9}"
             line += f"{t.flag_r:>8.2f}" if t.flag_r is not None else f"{'–':>8}"
+            line += f"{t.ask_share:>6.0%}" if t.ask_share is not None else f"{'–':>6}"
             typer.echo(f"{line}  YES" if t.flagged else line)
         if seen.tested:
             typer.echo(
@@ -1528,7 +1530,16 @@ def think_time_command(
                 f"{seen.tested} tested; {seen.flag_r_min:.2f} to {seen.flag_r_max:.2f}); a relay's times follow "
                 "difficulty not at all (r "
                 + ("near 0: this room would flag one" if seen.flags_relay else "near 0: this room could not flag one")
-                + "). No flag is no evidence at this reach, not a clean room."
+                + "); "
+                + (
+                    f"a player asking a bot (or a relay) on {seen.ask_share_median:.0%} of its decisions would be "
+                    f"flagged however long the asking took (`ask`: the median of the tested; {seen.ask_share_min:.0%} "
+                    "the least), on fewer only where the asking takes a time unlike its own"
+                    if seen.ask_share_median is not None and seen.ask_share_min is not None
+                    else "not half the tested players would be flagged however long the asking took, even asking on "
+                    "every decision (`ask` –)"
+                )
+                + ". No flag is no evidence at this reach, not a clean room."
             )
         typer.echo(THINK_MEANING)
     if missing:

@@ -553,6 +553,12 @@ def reach_text(screen: StoredScreen | None) -> str | None:
     What the decision screens can see here: think time flags a player whose times follow the decisions'
     difficulty at r -0.05 or less (the median of the 7 tested): not a relay, whose times follow it not at all (r
     near 0). No flag is no evidence at this reach, not a clean room (xuezhan think-time).
+    >>> print(reach_text(StoredScreen([], 0.05, 0, 0, think_reach=ThinkReach(9, 0.2, 0.1, 0.3, 0.81, 0.4))))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    What the decision screens can see here: think time flags a player whose times follow the decisions'
+    difficulty at r 0.20 or less (the median of the 9 tested): a relay, whose times follow it not at all (r near
+    0), among them, and a player asking a bot on 81% of its decisions however long the asking takes. No flag is
+    no evidence at this reach, not a clean room (xuezhan think-time).
     """
     if screen is None or (screen.reach is None and screen.think_reach is None):
         return None
@@ -584,9 +590,15 @@ def reach_text(screen: StoredScreen | None) -> str | None:
             if times.flags_relay
             else "not a relay, whose times follow it not at all (r near 0)"
         )
+        asking = (
+            f", and a player asking a bot on {100 * times.ask_share_median:.0f}% of its decisions however long the "
+            "asking takes"
+            if times.ask_share_median is not None
+            else ""
+        )
         parts.append(
             f"think time flags a player whose times follow the decisions' difficulty at r {times.flag_r_median:.2f} "
-            f"or less (the median of the {times.tested:,} tested): {relay}"
+            f"or less (the median of the {times.tested:,} tested): {relay}{asking}"
         )
         commands.append("xuezhan think-time")
     of = f" (of the {screen.reviewed:,} reviewed hands)" if seen is not None else ""

@@ -247,7 +247,7 @@ def test_think_time_flags_the_relay_of_a_warehouse_and_no_one_else(tmp_path: Pat
     assert [line.split()[0] for line in table.stdout.splitlines() if line.endswith("YES")] == labels.relays
     csv = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--format", "csv"])
     rows = csv.stdout.splitlines()
-    head = "player,decisions,median_ms,r,room_r,z,p,q,flagged,flag_r"
+    head = "player,decisions,median_ms,r,room_r,z,p,q,flagged,flag_r,ask_share"
     assert rows[0] == head and len(rows) == 1 + len(doc["players"])
     assert rows[1].startswith(f"{labels.relays[0]},") and ",true," in rows[1]
     assert all(p["flag_r"] is not None and p["flag_r"] < p["room_r"] for p in doc["players"])
@@ -258,6 +258,17 @@ def test_think_time_flags_the_relay_of_a_warehouse_and_no_one_else(tmp_path: Pat
     assert seen["tested"] == len(limits) and seen["flags_relay"] is True
     assert (seen["flag_r_min"], seen["flag_r_max"]) == (limits[0], limits[-1])
     assert f"({seen['flag_r_median']:.2f}, the median of the {len(limits)} tested" in table.stdout
+    # and each player's ask share: 1 - (flag_r / r)^2 of its own figures, their median and least in the reach
+    for p in doc["players"]:
+        if p["flagged"]:
+            assert p["ask_share"] == 0.0
+        elif p["flag_r"] > 0:
+            assert p["ask_share"] == pytest.approx(1 - (p["flag_r"] / p["r"]) ** 2, abs=2e-3)  # of rounded figures
+    shares = sorted(math.inf if p["ask_share"] is None else p["ask_share"] for p in doc["players"])
+    assert seen["ask_share_min"] == shares[0] == 0.0 and seen["ask_share_median"] == pytest.approx(
+        statistics.median(shares), abs=1e-4
+    )
+    assert f"a player asking a bot (or a relay) on {seen['ask_share_median']:.0%} of its decisions" in table.stdout
     # a filter that keeps another player's hands only: the screen is over those hands
     other = next(p["player"] for p in doc["players"] if not p["flagged"])
     scoped = runner.invoke(app, ["think-time", "--warehouse", str(wh), "--player", other, "--format", "json"])
@@ -453,3 +464,54 @@ def test_a_bot_with_a_fixed_delay_is_tested_and_flagged() -> None:
     rows = {t.player: t for t in judge(per)}
     assert rows["p00"].r == 0.0 and rows["p00"].p is not None
     assert {p for p, t in rows.items() if t.flagged} == {"p00"}
+
+
+def test_a_player_asking_a_bot_on_its_ask_share_of_decisions_is_flagged_whatever_the_asking_takes() -> None:
+    """think.ask_share's promise: a player whose decisions, on a share at least its ask_share (with a margin for
+    sampling), take times unrelated to their difficulty is flagged however long the asking takes (its usual time
+    exactly, the hardest to see; a fixed 3 s with its spread; its own times shuffled); on a clearly smaller share
+    taking its usual time it is not. And the bound it rests on: at its usual time, r falls to about √(1 − P) r."""
+    import random
+    from collections import Counter
+
+    from pipeline.audit.think import ask_share, correlation, judge
+
+    rng = random.Random(8)
+    per: dict[str, list[tuple[int, int]]] = {}
+    for k in range(12):
+        slope = 700 * (0.6 + 0.1 * k)
+        points = []
+        for _ in range(3000):
+            d = rng.randrange(6)
+            points.append((d, round(math.exp(math.log(1200 + slope * d) + rng.gauss(0, 0.5)))))
+        per[f"p{k:02d}"] = points
+    rows = {t.player: t for t in judge({p: Counter(x) for p, x in per.items()})}
+    assert not any(t.flagged for t in rows.values())
+    target = "p05"
+    honest = rows[target]
+    assert honest.r is not None and honest.flag_r is not None and 0 < honest.flag_r < honest.r
+    share = ask_share(honest.r, honest.flag_r)
+    assert share == honest.ask_share and share is not None and 0.2 < share < 0.9, share
+    usual = math.exp(statistics.fmean(math.log(ms + 1) for _, ms in per[target]))
+
+    def asking(share: float, how: str) -> bool:
+        points = list(per[target])
+        rng.shuffle(points)
+        k = round(share * len(points))
+        times = [ms for _, ms in points[:k]]
+        rng.shuffle(times)
+        for i, (d, _) in enumerate(points[:k]):
+            if how == "usual":
+                points[i] = (d, round(usual))
+            elif how == "fixed":
+                points[i] = (d, round(3000 * math.exp(rng.gauss(0, 0.3))))
+            else:
+                points[i] = (d, times[i])  # its own times, each given to another asked decision
+        if how == "usual":
+            assert correlation(Counter(points)) == pytest.approx(math.sqrt(1 - share) * honest.r, abs=0.04)
+        judged = {t.player: t for t in judge({**{p: Counter(x) for p, x in per.items()}, target: Counter(points)})}
+        return judged[target].flagged and sum(t.flagged for t in judged.values()) == 1
+
+    for how in ("usual", "fixed", "shuffled"):
+        assert asking(min(1.0, share + 0.08), how), how
+    assert not asking(max(0.0, share - 0.2), "usual")

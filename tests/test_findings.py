@@ -451,6 +451,12 @@ def test_a_players_page_shows_its_think_time_figures():
     assert 'id="think"' in page and "of the 80 reviewed hands with times" in page
     assert "at r 0.02 over 900 timed decisions (median 1,200 ms), the room's players at 0.41" in page
     assert "z -6.1, p 5.0e-10, q 0.000: <b>flagged</b>" in page
+    honest = ThinkTime("pA", 900, 2500.0, 0.40, 0.41, -0.1, 0.46, 1.0, False, 0.12, 0.91)
+    assert "not flagged (it would be at r 0.12 or less, or asking a bot on 91% of its decisions" in think_part(
+        honest, screen
+    )
+    slow = dataclasses.replace(honest, flag_r=-0.02, ask_share=None)
+    assert "at r -0.02 or less; not even asking a bot on every decision would" in think_part(slow, screen)
     few = ThinkTime("pS", 12, 900.0, None, 0.41, None, None, None, False, None)
     assert "12 timed decisions (median 900 ms), not tested (a player needs 30" in think_part(few, screen)
     assert think_part(None, screen) == "" and think_part(relay, None) == ""

@@ -523,6 +523,13 @@ def think_part(t: ThinkTime | None, screen: StoredScreen | None) -> str:
             f"{THINK_MIN:,} whose difficulty and time both vary, in a room of enough such players).</p>"
         )
     verdict = "<b>flagged</b>: a reason to look, not proof" if t.flagged else "not flagged"
+    if not t.flagged and t.flag_r is not None:
+        asking = (
+            f", or asking a bot on {100 * t.ask_share:.0f}% of its decisions however long the asking took"
+            if t.ask_share is not None
+            else "; not even asking a bot on every decision would, however long the asking took"
+        )
+        verdict += f" (it would be at r {t.flag_r:.2f} or less{asking})"
     q = "–" if t.q is None else f"{t.q:.3f}"
     return (
         f"{title}, of the {screen.timed:,} reviewed hands with times): its times follow the decisions' difficulty "

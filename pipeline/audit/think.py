@@ -29,7 +29,11 @@ Per player:
   the room of the others not flagged: ``tanh(room − t* · s)``, ``t*`` that level's quantile of its t; a relay
   flagged widens the spread the others are judged by, not the one they would be judged by alone). A relay's
   times follow difficulty not at all (``r`` near 0): a room whose ``flag_r`` is below 0 cannot flag one, however
-  long it plays.
+  long it plays;
+- ``ask_share``: the share of its decisions on which the player could ask a bot (or let a relay play) and be
+  flagged alone however long the asking took, were that time unrelated to the difficulty (:func:`ask_share`; 0
+  where ``r`` is at ``flag_r`` already, None where ``flag_r`` is not above 0: not even asking on every decision).
+  Below it a player who asks is flagged only where its asking takes a time unlike its own.
 
 Two relays in a room would hide each other from that mean and variance (each widens the other's spread), so a
 first test comes before it: each player against the :func:`~pipeline.analytics.stats.biweight` location and
@@ -94,6 +98,7 @@ class ThinkTime:
     q: float | None
     flagged: bool
     flag_r: float | None = None  # the r at or below which it would be flagged alone (the module docstring)
+    ask_share: float | None = None  # the share of asked decisions that flags it, whatever their time (ask_share)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -107,6 +112,7 @@ class ThinkTime:
             "q": self.q,
             "flagged": self.flagged,
             "flag_r": _round(self.flag_r),
+            "ask_share": _round(self.ask_share),
         }
 
 
@@ -197,6 +203,26 @@ def median_ms(counts: Counter[tuple[int, int]]) -> float:
     return (found[0] + found[1]) / 2
 
 
+def ask_share(r: float | None, flag_r: float | None) -> float | None:
+    """The least share of a player's decisions that, taken at times unrelated to their difficulty (asked of a bot,
+    played by a relay), brings its expected ``r`` to ``flag_r``, whatever those times are: the player's reach.
+
+    A share ``P`` of decisions (taken at random) timed ``y'`` independently of the difficulty ``d``, of any mean
+    ``c`` and variance ``v``, leaves ``cov(d, y) (1 − P)`` and makes the times' variance
+    ``(1 − P) var(y) + P v + P (1 − P) (c − mean(y))²``, at least ``(1 − P) var(y)``; so the expected ``r`` is at
+    most ``√(1 − P) r``, at ``flag_r`` from ``P = 1 − (flag_r / r)²`` on (equal where the asked decisions all take
+    the player's usual time). A player who asks at a time unlike its own (slower, or more spread) is flagged at a
+    smaller share; at this one, at any time. 0: ``r`` at ``flag_r`` already; None: ``flag_r`` not above 0 (even a
+    relay on every decision, ``r`` near 0, is not flagged), or no ``r``.
+
+    >>> ask_share(0.5, 0.25), ask_share(0.2, 0.25), ask_share(0.5, -0.1), ask_share(None, 0.2)
+    (0.75, 0.0, None, None)
+    """
+    if r is None or flag_r is None or flag_r <= 0:
+        return None
+    return 0.0 if r <= flag_r else 1 - (flag_r / r) ** 2
+
+
 def screen(records: Iterable[Record], *, fdr: float = 0.05) -> list[ThinkTime]:
     """Each player's think-time figures against the room (:func:`judge` of :func:`decision_times`)."""
     return judge(decision_times(records), fdr=fdr)
@@ -273,6 +299,7 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
                 qs.get(player),
                 player in flagged,
                 flag_r,
+                ask_share(rs[player], flag_r),
             )
         )
     return sorted(out, key=lambda t: (t.z is None, t.z if t.z is not None else 0.0, t.player))
@@ -282,12 +309,14 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
 class Reach:
     """What the screen can see in one room (:func:`reach`): the tested players' ``flag_r`` (median, least,
     most). A relay's times follow difficulty not at all (``r`` near 0): the room would flag one when the median
-    ``flag_r`` is above 0."""
+    ``flag_r`` is above 0. And their ``ask_share``: the median and the least (None: no share would do)."""
 
     tested: int
     flag_r_median: float | None
     flag_r_min: float | None
     flag_r_max: float | None
+    ask_share_median: float | None = None
+    ask_share_min: float | None = None
 
     @property
     def flags_relay(self) -> bool | None:
@@ -301,20 +330,33 @@ class Reach:
             "flag_r_min": _round(self.flag_r_min),
             "flag_r_max": _round(self.flag_r_max),
             "flags_relay": self.flags_relay,
+            "ask_share_median": _round(self.ask_share_median),
+            "ask_share_min": _round(self.ask_share_min),
         }
 
 
 def reach(rows: Iterable[ThinkTime]) -> Reach:
-    """What the screen can see in the room :func:`judge` gave ``rows`` for: its tested players' ``flag_r``.
+    """What the screen can see in the room :func:`judge` gave ``rows`` for: its tested players' ``flag_r`` and
+    ``ask_share`` (a player with no share counts above every share: the median is None where half have none).
 
-    >>> row = ThinkTime("p1", 40, 900.0, 0.4, 0.35, 0.2, 0.6, 1.0, False, 0.1)
-    >>> reach([row, ThinkTime("p2", 3, 800.0, None, None, None, None, None, False)]).as_dict()
-    {'tested': 1, 'flag_r_median': 0.1, 'flag_r_min': 0.1, 'flag_r_max': 0.1, 'flags_relay': True}
+    >>> row = ThinkTime("p1", 40, 900.0, 0.4, 0.35, 0.2, 0.6, 1.0, False, 0.1, 0.9375)
+    >>> reach([row, ThinkTime("p2", 3, 800.0, None, None, None, None, None, False)]).as_dict()  # doctest: +ELLIPSIS
+    {'tested': 1, 'flag_r_median': 0.1, ..., 'flags_relay': True, 'ask_share_median': 0.9375, 'ask_share_min': 0.9375}
     """
-    limits = sorted(t.flag_r for t in rows if t.flag_r is not None)
-    if not limits:
+    tested = [t for t in rows if t.flag_r is not None]
+    if not tested:
         return Reach(0, None, None, None)
-    return Reach(len(limits), statistics.median(limits), limits[0], limits[-1])
+    limits = sorted(t.flag_r for t in tested if t.flag_r is not None)
+    shares = sorted(math.inf if t.ask_share is None else t.ask_share for t in tested)
+    median = statistics.median(shares)
+    return Reach(
+        len(limits),
+        statistics.median(limits),
+        limits[0],
+        limits[-1],
+        None if math.isinf(median) else median,
+        None if math.isinf(shares[0]) else shares[0],
+    )
 
 
 def stored_times(con: duckdb.DuckDBPyConnection) -> tuple[Times, int]:
