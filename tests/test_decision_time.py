@@ -515,3 +515,43 @@ def test_a_player_asking_a_bot_on_its_ask_share_of_decisions_is_flagged_whatever
     for how in ("usual", "fixed", "shuffled"):
         assert asking(min(1.0, share + 0.08), how), how
     assert not asking(max(0.0, share - 0.2), "usual")
+
+
+def test_a_room_of_many_players_is_judged_from_sums_and_one_biweight() -> None:
+    """Over EXACT_ROOM players the robust first test reads every player's biweight (the player's own weight among
+    400 moves it by about a 400th), and each room's mean and variance come from sums less the player's own: the
+    figures are still the module docstring's, worked out here again; the relays are flagged and no one else."""
+    import random
+    from collections import Counter
+
+    from pipeline.audit.think import EXACT_ROOM, judge
+
+    rng = random.Random(12)
+    per: dict[str, Counter[tuple[int, int]]] = {}
+    for k in range(400):
+        slope = 0.0 if k % 40 == 0 else 0.3 * math.exp(0.3 * rng.gauss(0, 1))
+        counts: Counter[tuple[int, int]] = Counter()
+        for _ in range(400):
+            d = rng.randrange(6)
+            counts[(d, round(math.exp(7 + slope * d + rng.gauss(0, 0.5))))] += 1
+        per[f"p{k:03d}"] = counts
+    assert len(per) - 1 > EXACT_ROOM
+    rows = judge(per)
+    assert {t.player for t in rows if t.flagged} == {f"p{k:03d}" for k in range(0, 400, 40)}
+    f = {t.player: math.atanh(t.r) for t in rows if t.r is not None}
+    n = {t.player: t.decisions for t in rows}
+    loc, var = biweight(list(f.values()))
+    noise = statistics.median(1 / (n[p] - 3) for p in f)
+    tau2 = max(0.0, var - noise)
+    m = len(f) - 1
+    robust = {p: t_sf((loc - f[p]) / math.sqrt(tau2 + 1 / (n[p] - 3) + (tau2 + noise) / m), biweight_df(m)) for p in f}
+    apart = {p for p, q in zip(robust, by_qvalues(np.array(list(robust.values()))), strict=True) if q <= APART_Q}
+    for t in rows[:3] + rows[-3:]:
+        others = [o for o in f if o != t.player and o not in apart]
+        mean = statistics.fmean(f[o] for o in others)
+        sampling = statistics.fmean(1 / (n[o] - 3) for o in others)
+        tau2 = max(0.0, statistics.variance([f[o] for o in others]) - sampling)
+        s = math.sqrt(tau2 + 1 / (n[t.player] - 3) + (tau2 + sampling) / len(others))
+        assert t.room_r == pytest.approx(math.tanh(mean), rel=1e-12)
+        assert t.z == pytest.approx((f[t.player] - mean) / s, rel=1e-9)
+        assert t.p == pytest.approx(t_sf(-(t.z or 0.0), len(others) - 1), rel=1e-9)

@@ -30,6 +30,8 @@ Sections:
 - stored: a warehouse of the corpus's first 1,000 hands (``--quick``: 200) reviewed once (``xuezhan review``),
   then ``xuezhan assist --fresh`` (every hand reviewed again) and ``xuezhan assist`` (the counts the review stored
   read back) taking turns, twice each, the default install: their wall times and ratio;
+- think: the think-time screen's judgement of rooms of 500 and 5,000 players (synthetic timed decisions, this
+  process): CPU time per player and the ratio (floor: at most 2, linear in the players);
 - instructions per record (``valgrind --tool=callgrind``, skipped with a note where valgrind is missing): the
   same parse and validation as the section before, counted in instructions, which do not depend on how busy the
   machine is (wall and CPU time do, several-fold on a shared machine): records 1,000-1,499 of the corpus after the
@@ -69,6 +71,7 @@ import fcntl
 import gzip
 import hashlib
 import json
+import math
 import os
 import random
 import shutil
@@ -184,6 +187,7 @@ def floors(p: Plan, default: str) -> list[Floor]:
         Floor(f"report on {large} hands, s", f"report_s_{large}", "<=", 30),
         Floor(f"check on {largest} hands, s", f"check_s_{largest}", "<", 5),
         Floor(f"review of one hand, ms ({default})", f"{default}_review_ms_per_hand", "<", 100),
+        Floor(f"think-time per player, {THINK_ROOMS[1]:,} / {THINK_ROOMS[0]:,}", "think_judge_cost_ratio", "<=", 2),
     ]
 
 
@@ -1222,6 +1226,50 @@ def measure_analytics(
 STORED_HANDS = 1000  # the stored section's warehouse (200 with --quick)
 
 
+THINK_ROOMS: Final = (500, 5_000)  # players in the think-time screen's two rooms
+
+
+def think_room(players: int, seed: int = 3) -> dict[str, Any]:
+    """Per player, 200 timed decisions counted by (difficulty, ms): times that grow with the difficulty at a slope of
+    the player's own (log-normal, σ 0.3), log-normal scatter; one player in 50 a relay (its times flat)."""
+    from collections import Counter
+
+    rng = random.Random(seed)
+    per: dict[str, Counter[tuple[int, int]]] = {}
+    for k in range(players):
+        slope = 0 if k % 50 == 0 else 0.3 * math.exp(0.3 * rng.gauss(0, 1))
+        counts: Counter[tuple[int, int]] = Counter()
+        for _ in range(200):
+            d = rng.randrange(6)
+            counts[(d, round(math.exp(7 + slope * d + rng.gauss(0, 0.5))))] += 1
+        per[f"p{k:05d}"] = counts
+    return per
+
+
+def bench_think(p: Plan) -> dict[str, Any]:
+    """The think-time screen's judgement (:func:`pipeline.audit.think.judge`, this process) of rooms of
+    :data:`THINK_ROOMS` players (:func:`think_room`), the better of three runs each: CPU seconds per player, and
+    the larger room's as a ratio to the smaller's; every room's figures come from sums, so the cost grows with the
+    players, not their square (floor: at most 2; it was 10 before 2026-12-07)."""
+    from pipeline.audit.think import judge
+
+    out: dict[str, Any] = {}
+    for players in THINK_ROOMS:
+        per = think_room(players)
+        best = math.inf
+        for _ in range(3):
+            start = time.process_time()
+            rows = judge(per)
+            best = min(best, time.process_time() - start)
+        out[f"think_judge_ms_per_player_{players}"] = round(1000 * best / players, 4)
+        out[f"think_judge_flagged_{players}"] = sum(t.flagged for t in rows)
+    small, large = THINK_ROOMS
+    out["think_judge_cost_ratio"] = ratio(
+        out[f"think_judge_ms_per_player_{large}"], out[f"think_judge_ms_per_player_{small}"]
+    )
+    return out
+
+
 def bench_stored(p: Plan, compiled: Path | None, work: Path) -> dict[str, Any]:
     """The engine-assistance screen of a warehouse reviewed once, on the default install: ``xuezhan review``
     (what it costs once), then ``assist`` reviewing every hand again (``--fresh``) beside ``assist`` reading the
@@ -1333,7 +1381,18 @@ def write_results(path: Path, results: dict[str, Any], checked: list[dict[str, A
 
 
 # --sections, in the order they run
-SECTIONS = ("win", "simulate", "validate", "policy", "stored", "instructions", "ingest", "analytics", "players")
+SECTIONS = (
+    "win",
+    "simulate",
+    "validate",
+    "policy",
+    "stored",
+    "think",
+    "instructions",
+    "ingest",
+    "analytics",
+    "players",
+)
 
 
 def sections(
@@ -1356,6 +1415,10 @@ def sections(
         "stored": (
             "engine assistance of a reviewed warehouse: every hand reviewed again vs the stored counts read",
             lambda: bench_stored(p, compiled, work),
+        ),
+        "think": (
+            f"think-time screen: time per player, {THINK_ROOMS[1]:,} vs {THINK_ROOMS[0]:,} players (this process)",
+            lambda: bench_think(p),
         ),
         "instructions": (
             f"instructions per record (callgrind), {names}: parse, validate and the stages",
