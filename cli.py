@@ -1533,11 +1533,11 @@ def think_time_command(
                 + "); "
                 + (
                     f"a player asking a bot (or a relay) on {seen.ask_share_median:.0%} of its decisions would be "
-                    f"flagged however long the asking took (`ask`: the median of the tested; {seen.ask_share_min:.0%} "
-                    "the least), on fewer only where the asking takes a time unlike its own"
+                    f"flagged however long the asking took (`ask`: the median of those not flagged; "
+                    f"{seen.ask_share_min:.0%} the least), on fewer only where the asking takes a time unlike its own"
                     if seen.ask_share_median is not None and seen.ask_share_min is not None
-                    else "not half the tested players would be flagged however long the asking took, even asking on "
-                    "every decision (`ask` –)"
+                    else "not half the players not flagged would be flagged however long the asking took, even "
+                    "asking on every decision (`ask` –)"
                 )
                 + ". No flag is no evidence at this reach, not a clean room."
             )

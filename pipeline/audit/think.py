@@ -32,7 +32,8 @@ Per player:
   long it plays;
 - ``ask_share``: the share of its decisions on which the player could ask a bot (or let a relay play) and be
   flagged alone however long the asking took, were that time unrelated to the difficulty (:func:`ask_share`; 0
-  where ``r`` is at ``flag_r`` already, None where ``flag_r`` is not above 0: not even asking on every decision).
+  where it is flagged or ``r`` is at ``flag_r`` already, None where ``flag_r`` is not above 0: not even asking on
+  every decision).
   Below it a player who asks is flagged only where its asking takes a time unlike its own.
 
 Two relays in a room would hide each other from that mean and variance (each widens the other's spread), so a
@@ -347,7 +348,7 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
                 qs.get(player),
                 player in flagged,
                 flag_r,
-                ask_share(rs[player], flag_r),
+                0.0 if player in flagged else ask_share(rs[player], flag_r),
             )
         )
     return sorted(out, key=lambda t: (t.z is None, t.z if t.z is not None else 0.0, t.player))
@@ -357,7 +358,8 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
 class Reach:
     """What the screen can see in one room (:func:`reach`): the tested players' ``flag_r`` (median, least,
     most). A relay's times follow difficulty not at all (``r`` near 0): the room would flag one when the median
-    ``flag_r`` is above 0. And their ``ask_share``: the median and the least (None: no share would do)."""
+    ``flag_r`` is above 0. And the ``ask_share`` of those not flagged: the median and the least (None: no share
+    would do)."""
 
     tested: int
     flag_r_median: float | None
@@ -384,8 +386,9 @@ class Reach:
 
 
 def reach(rows: Iterable[ThinkTime]) -> Reach:
-    """What the screen can see in the room :func:`judge` gave ``rows`` for: its tested players' ``flag_r`` and
-    ``ask_share`` (a player with no share counts above every share: the median is None where half have none).
+    """What the screen can see in the room :func:`judge` gave ``rows`` for: its tested players' ``flag_r``, and
+    the ``ask_share`` of those not flagged (a player with no share counts above every share: the median is None
+    where half have none).
 
     >>> row = ThinkTime("p1", 40, 900.0, 0.4, 0.35, 0.2, 0.6, 1.0, False, 0.1, 0.9375)
     >>> reach([row, ThinkTime("p2", 3, 800.0, None, None, None, None, None, False)]).as_dict()  # doctest: +ELLIPSIS
@@ -395,15 +398,15 @@ def reach(rows: Iterable[ThinkTime]) -> Reach:
     if not tested:
         return Reach(0, None, None, None)
     limits = sorted(t.flag_r for t in tested if t.flag_r is not None)
-    shares = sorted(math.inf if t.ask_share is None else t.ask_share for t in tested)
-    median = statistics.median(shares)
+    shares = sorted(math.inf if t.ask_share is None else t.ask_share for t in tested if not t.flagged)
+    least, median = (shares[0], statistics.median(shares)) if shares else (math.inf, math.inf)
     return Reach(
         len(limits),
         statistics.median(limits),
         limits[0],
         limits[-1],
         None if math.isinf(median) else median,
-        None if math.isinf(shares[0]) else shares[0],
+        None if math.isinf(least) else least,
     )
 
 
