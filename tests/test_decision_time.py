@@ -12,6 +12,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sample_lines import sample_lines
 
 from pipeline.analytics.stats import biweight, biweight_df, by_factor, by_qvalues, t_isf, t_sf
@@ -555,3 +557,48 @@ def test_a_room_of_many_players_is_judged_from_sums_and_one_biweight() -> None:
         assert t.room_r == pytest.approx(math.tanh(mean), rel=1e-12)
         assert t.z == pytest.approx((f[t.player] - mean) / s, rel=1e-9)
         assert t.p == pytest.approx(t_sf(-(t.z or 0.0), len(others) - 1), rel=1e-9)
+
+
+@st.composite
+def _rooms(draw: st.DrawFn) -> dict[str, Counter[tuple[int, int]]]:
+    """Rooms of 1 to 14 players, each 0 to 80 decisions of difficulty 0-5 and times 0-60,000 ms (repeated times,
+    flat times, players under MIN_DECISIONS)."""
+    players = draw(st.integers(1, 14))
+    per: dict[str, Counter[tuple[int, int]]] = {}
+    for k in range(players):
+        flat = draw(st.booleans())
+        n = draw(st.sampled_from([0, 5, 31, 40, 80]))
+        pts = draw(
+            st.lists(
+                st.tuples(st.integers(0, 5), st.just(1500) if flat else st.integers(0, 60_000)), min_size=n, max_size=n
+            )
+        )
+        per[f"p{k:02d}"] = Counter(pts)
+    return per
+
+
+@given(_rooms())
+@settings(max_examples=150)
+def test_think_time_figures_hold_their_invariants_in_any_room(per: dict[str, Counter[tuple[int, int]]]) -> None:
+    """Whatever the room: one row a player with a decision; p and q in [0, 1] with q at least p; flagged exactly at
+    q <= fdr; the ask share in [0, 1] (0 where flagged); players under MIN_DECISIONS untested; and the players'
+    names change nothing but the names (their order reversed: the same figures, to rounding)."""
+    from pipeline.audit.think import MIN_DECISIONS, judge
+
+    rows = judge(per)
+    assert sorted(t.player for t in rows) == sorted(p for p, c in per.items() if c)
+    for t in rows:
+        if t.p is None:
+            assert t.q is None and not t.flagged and t.z is None
+            continue
+        assert t.decisions >= MIN_DECISIONS and t.q is not None and 0 <= t.p <= t.q <= 1
+        assert t.flagged == (t.q <= 0.05)
+        assert t.ask_share is None or 0 <= t.ask_share <= 1
+        assert not t.flagged or t.ask_share == 0.0
+    renamed = {f"q{99 - int(p[1:]):02d}": c for p, c in per.items()}
+    again = {f"p{99 - int(t.player[1:]):02d}": t for t in judge(renamed)}
+    for t in rows:
+        u = again[t.player]
+        assert (u.flagged, u.r) == (t.flagged, t.r)
+        for a, b in ((t.z, u.z), (t.p, u.p), (t.flag_r, u.flag_r), (t.ask_share, u.ask_share)):
+            assert (a is None) == (b is None) and (a is None or b == pytest.approx(a, rel=1e-9, abs=1e-12))
