@@ -1530,14 +1530,18 @@ def think_time_command(
                 f"{seen.tested} tested; {seen.flag_r_min:.2f} to {seen.flag_r_max:.2f}); a relay's times follow "
                 "difficulty not at all (r "
                 + ("near 0: this room would flag one" if seen.flags_relay else "near 0: this room could not flag one")
-                + "); "
+                + ")"
                 + (
-                    f"a player asking a bot (or a relay) on {seen.ask_share_median:.0%} of its decisions would be "
-                    f"flagged however long the asking took (`ask`: the median of those not flagged; "
-                    f"{seen.ask_share_min:.0%} the least), on fewer only where the asking takes a time unlike its own"
+                    f"; a player asking a bot (or a relay) on {seen.ask_share_median:.0%} of its decisions or more, "
+                    "chosen without regard to their difficulty, would be flagged however long the asking took (`ask`: "
+                    f"the median of those not flagged; {seen.ask_share_min:.0%} the least), on fewer mostly where the "
+                    "asking takes a time unlike its own; one who asks on its hard decisions and takes longer over them "
+                    "is not bounded by it"
                     if seen.ask_share_median is not None and seen.ask_share_min is not None
-                    else "not half the players not flagged would be flagged however long the asking took, even "
+                    else "; not half the players not flagged would be flagged however long the asking took, even "
                     "asking on every decision (`ask` –)"
+                    if seen.ask_of
+                    else ""
                 )
                 + ". No flag is no evidence at this reach, not a clean room."
             )

@@ -557,8 +557,9 @@ def reach_text(screen: StoredScreen | None) -> str | None:
     ... # doctest: +NORMALIZE_WHITESPACE
     What the decision screens can see here: think time flags a player whose times follow the decisions'
     difficulty at r 0.20 or less (the median of the 9 tested): a relay, whose times follow it not at all (r near
-    0), among them, and a player asking a bot on 81% of its decisions however long the asking takes. No flag is
-    no evidence at this reach, not a clean room (xuezhan think-time).
+    0), among them, and a player asking a bot on 81% of its decisions or more (chosen without regard to their
+    difficulty) however long the asking takes. No flag is no evidence at this reach, not a clean room (xuezhan
+    think-time).
     """
     if screen is None or (screen.reach is None and screen.think_reach is None):
         return None
@@ -591,8 +592,8 @@ def reach_text(screen: StoredScreen | None) -> str | None:
             else "not a relay, whose times follow it not at all (r near 0)"
         )
         asking = (
-            f", and a player asking a bot on {100 * times.ask_share_median:.0f}% of its decisions however long the "
-            "asking takes"
+            f", and a player asking a bot on {100 * times.ask_share_median:.0f}% of its decisions or more (chosen "
+            "without regard to their difficulty) however long the asking takes"
             if times.ask_share_median is not None
             else ""
         )

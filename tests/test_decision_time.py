@@ -266,10 +266,15 @@ def test_think_time_flags_the_relay_of_a_warehouse_and_no_one_else(tmp_path: Pat
             assert p["ask_share"] == 0.0
         elif p["flag_r"] > 0:
             assert p["ask_share"] == pytest.approx(1 - (p["flag_r"] / p["r"]) ** 2, abs=2e-3)  # of rounded figures
-    shares = sorted(math.inf if p["ask_share"] is None else p["ask_share"] for p in doc["players"] if not p["flagged"])
+    shares = sorted(
+        math.inf if p["ask_share"] is None else p["ask_share"]
+        for p in doc["players"]
+        if not p["flagged"] and p["ask_share"] != 0.0
+    )
     assert seen["ask_share_min"] == shares[0] > 0 and seen["ask_share_median"] == pytest.approx(
         statistics.median(shares), abs=1e-4
-    )  # of the players not flagged
+    )  # of the players not flagged (nor at their flag_r already)
+    assert seen["ask_of"] == len(shares)
     assert f"a player asking a bot (or a relay) on {seen['ask_share_median']:.0%} of its decisions" in table.stdout
     # a filter that keeps another player's hands only: the screen is over those hands
     other = next(p["player"] for p in doc["players"] if not p["flagged"])
@@ -448,7 +453,8 @@ def test_a_room_of_relays_the_robust_test_empties_is_judged_against_all_its_othe
 def test_a_bot_with_a_fixed_delay_is_tested_and_flagged() -> None:
     """The plainest relay: every decision at the same ms. Its times do not vary, so their correlation with the
     difficulty is 0/0; the screen reads it as 0 (they follow difficulty not at all) and flags it, where it once
-    left the player untested (r None) and so never flagged."""
+    left the player untested (r None) and so never flagged. Every time 0 ms is read as no time (a client that
+    wrote 0 where it did not time)."""
     import random
     from collections import Counter
 
@@ -466,13 +472,18 @@ def test_a_bot_with_a_fixed_delay_is_tested_and_flagged() -> None:
     rows = {t.player: t for t in judge(per)}
     assert rows["p00"].r == 0.0 and rows["p00"].p is not None
     assert {p for p, t in rows.items() if t.flagged} == {"p00"}
+    # every time 0 ms: a client that did not time, not a bot: no r, not tested
+    per["p00"] = Counter({(d, 0): n for (d, _), n in per["p00"].items()})
+    rows = {t.player: t for t in judge(per)}
+    assert rows["p00"].r is None and rows["p00"].p is None and not any(t.flagged for t in rows.values())
 
 
 def test_a_player_asking_a_bot_on_its_ask_share_of_decisions_is_flagged_whatever_the_asking_takes() -> None:
-    """think.ask_share's promise: a player whose decisions, on a share at least its ask_share (with a margin for
-    sampling), take times unrelated to their difficulty is flagged however long the asking takes (its usual time
-    exactly, the hardest to see; a fixed 3 s with its spread; its own times shuffled); on a clearly smaller share
-    taking its usual time it is not. And the bound it rests on: at its usual time, r falls to about √(1 − P) r."""
+    """think.ask_share's promise: a player whose decisions, chosen at random on a share 0.08 above its ask_share
+    (at the share itself one sample's r is flagged about half the time: it scatters about the r it tends to), take
+    times unrelated to their difficulty is flagged however long the asking takes (its typical time exactly, the
+    hardest to see; a fixed 3 s with its spread; its own times shuffled); on a share 0.2 below, taking its typical
+    time, it is not. And the bound it rests on: at its typical time, r falls to about √(1 − P) r."""
     import random
     from collections import Counter
 

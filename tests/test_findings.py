@@ -452,7 +452,7 @@ def test_a_players_page_shows_its_think_time_figures():
     assert "at r 0.02 over 900 timed decisions (median 1,200 ms), the room's players at 0.41" in page
     assert "z -6.1, p 5.0e-10, q 0.000: <b>flagged</b>" in page
     honest = ThinkTime("pA", 900, 2500.0, 0.40, 0.41, -0.1, 0.46, 1.0, False, 0.12, 0.91)
-    assert "not flagged (it would be at r 0.12 or less, or asking a bot on 91% of its decisions" in think_part(
+    assert "not flagged (it would be at r 0.12 or less, or asking a bot on 91% of its decisions or more" in think_part(
         honest, screen
     )
     slow = dataclasses.replace(honest, flag_r=-0.02, ask_share=None)

@@ -525,7 +525,8 @@ def think_part(t: ThinkTime | None, screen: StoredScreen | None) -> str:
     verdict = "<b>flagged</b>: a reason to look, not proof" if t.flagged else "not flagged"
     if not t.flagged and t.flag_r is not None:
         asking = (
-            f", or asking a bot on {100 * t.ask_share:.0f}% of its decisions however long the asking took"
+            f", or asking a bot on {100 * t.ask_share:.0f}% of its decisions or more, chosen without regard to their "
+            "difficulty, however long the asking took"
             if t.ask_share is not None
             else "; not even asking a bot on every decision would, however long the asking took"
         )

@@ -12,7 +12,8 @@ Per player:
 
 - ``decisions``, ``median_ms``;
 - ``r``: the correlation of the difficulty with ``log(ms + 1)`` over its decisions (0 when its times do not vary
-  at all; None when the difficulty does not, or under :data:`MIN_DECISIONS` decisions);
+  at all, a fixed delay; None when they are all 0 ms, a client that did not time, when the difficulty does not
+  vary, or under :data:`MIN_DECISIONS` decisions);
 - ``room_r``: the room's r, the mean of the *other* players' ``atanh(r)`` (leave one out: a relay does not
   pull the yardstick it is measured against), read back through ``tanh``; the others a first, robust test
   flagged left out (below);
@@ -31,10 +32,11 @@ Per player:
   times follow difficulty not at all (``r`` near 0): a room whose ``flag_r`` is below 0 cannot flag one, however
   long it plays;
 - ``ask_share``: the share of its decisions on which the player could ask a bot (or let a relay play) and be
-  flagged alone however long the asking took, were that time unrelated to the difficulty (:func:`ask_share`; 0
-  where it is flagged or ``r`` is at ``flag_r`` already, None where ``flag_r`` is not above 0: not even asking on
-  every decision).
-  Below it a player who asks is flagged only where its asking takes a time unlike its own.
+  flagged alone however long the asking took, were that time unrelated to the difficulty and the decisions asked
+  chosen without regard to it (:func:`ask_share`: about even odds at the share, near-certain a few points above;
+  0 where it is flagged or ``r`` is at ``flag_r`` already, None where ``flag_r`` is below 0: not even asking on
+  every decision). Below it a player who asks is flagged mostly where its asking takes a time unlike its own;
+  one who asks on its hard decisions and takes longer over them is not bounded by it at all.
 
 Two relays in a room would hide each other from that mean and variance (each widens the other's spread), so a
 first test comes before it: each player against the :func:`~pipeline.analytics.stats.biweight` location and
@@ -44,7 +46,7 @@ over the players; those it finds at ``q ≤`` :data:`APART_Q` (leaving a player 
 part of anyone's room in the test above (where that leaves a player fewer than :data:`MIN_ROOM` others, it is
 judged against all of them). Each room's mean and variance come from the sums of all the players less those left
 out, and in a room of more than :data:`EXACT_ROOM` others the first test reads the biweight of every player (the
-player's own weight in it a part in their number), so a warehouse of many players is judged in time linear in
+player's own weight in it moves it little), so a warehouse of many players is judged in time linear in
 their number (``make bench``, section ``think``).
 
 Measured on simulated rooms of 16 (500 hands) whose players differ in that slope
@@ -88,7 +90,7 @@ from schemas.tables import TALLY_VERSION
 MIN_DECISIONS: Final = 30
 MIN_ROOM: Final = 5  # other players with an r: fewer, and the room's mean and spread mean little
 # the most others the robust first test leaves each player out of exactly (its biweight: time quadratic in the
-# players); in a larger room, every player's biweight, the player's own weight in it about one part in their number
+# players); in a larger room, every player's biweight, the player's own weight in it moving it little
 EXACT_ROOM: Final = 300
 # the robust first test's q at or below which a player is left out of the others' rooms (no flag: that is the
 # second test's); chosen on lab rooms, then checked on others (the module docstring)
@@ -108,7 +110,7 @@ class ThinkTime:
     q: float | None
     flagged: bool
     flag_r: float | None = None  # the r at or below which it would be flagged alone (the module docstring)
-    ask_share: float | None = None  # the share of asked decisions that flags it, whatever their time (ask_share)
+    ask_share: float | None = None  # the share of decisions asked at random that flags it, at any time (ask_share)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -172,12 +174,15 @@ def correlation(counts: Counter[tuple[int, int]]) -> float | None:
     """Pearson's r of the difficulty with ``log(ms + 1)`` over decisions counted by (difficulty, ms), the logs in
     whole :data:`UNIT` and every sum an integer (exact: no cancellation, no order); None when the difficulty does
     not vary. Times that do not vary while the difficulty does follow it not at all: 0 (a bot with a fixed delay
-    is the plainest relay, not a player the screen cannot read).
+    is the plainest relay, not a player the screen cannot read); but every time 0 ms is a client that wrote 0
+    where it did not time: None, as no time at all.
 
     >>> round(correlation(Counter({(0, 100): 5, (1, 1000): 5, (2, 10000): 5})), 6)
     0.999999
     >>> correlation(Counter({(0, 1500): 20, (3, 1500): 20})), correlation(Counter({(2, 900): 5, (2, 1500): 5}))
     (0.0, None)
+    >>> correlation(Counter({(0, 0): 20, (3, 0): 20})) is None
+    True
     """
     n = sx = sxx = sy = syy = sxy = 0
     for (x, ms), c in counts.items():
@@ -189,7 +194,7 @@ def correlation(counts: Counter[tuple[int, int]]) -> float | None:
         syy += c * y * y
         sxy += c * x * y
     vx, vy = n * sxx - sx * sx, n * syy - sy * sy
-    if vx <= 0:
+    if vx <= 0 or sy == 0:  # the difficulty does not vary, or every time is 0 ms (log 1)
         return None
     if vy <= 0:
         return 0.0
@@ -221,23 +226,33 @@ def _plus(a: _Sums, b: _Sums, sign: int = 1) -> _Sums:
 
 
 def ask_share(r: float | None, flag_r: float | None) -> float | None:
-    """The least share of a player's decisions that, taken at times unrelated to their difficulty (asked of a bot,
-    played by a relay), brings its expected ``r`` to ``flag_r``, whatever those times are: the player's reach.
+    """The least share of a player's decisions that, asked of a bot (or played by a relay) at times unrelated to
+    their difficulty and on decisions chosen without regard to it (at random, say), brings the ``r`` its times
+    tend to down to ``flag_r``, whatever those times are: the player's reach.
 
-    A share ``P`` of decisions (taken at random) timed ``y'`` independently of the difficulty ``d``, of any mean
-    ``c`` and variance ``v``, leaves ``cov(d, y) (1 − P)`` and makes the times' variance
-    ``(1 − P) var(y) + P v + P (1 − P) (c − mean(y))²``, at least ``(1 − P) var(y)``; so the expected ``r`` is at
-    most ``√(1 − P) r``, at ``flag_r`` from ``P = 1 − (flag_r / r)²`` on (equal where the asked decisions all take
-    the player's usual time). A player who asks at a time unlike its own (slower, or more spread) is flagged at a
-    smaller share; at this one, at any time. 0: ``r`` at ``flag_r`` already; None: ``flag_r`` not above 0 (even a
-    relay on every decision, ``r`` near 0, is not flagged), or no ``r``.
+    A share ``P`` of decisions chosen so, timed ``y'`` of any mean ``c`` and variance ``v``, leaves
+    ``cov(d, y) (1 − P)`` and makes the times' variance ``(1 − P) var(y) + P v + P (1 − P) (c − mean(y))²``, at
+    least ``(1 − P) var(y)``; so ``r`` tends to at most ``√(1 − P) r``, and to ``flag_r`` or less from
+    ``P = 1 − (flag_r / r)²`` on (equal where every asked decision takes the player's typical time, the geometric
+    mean of ``ms + 1``: the hardest to see). One sample's ``r`` scatters about that (by about ``1/√n``): at the
+    share the player is flagged about half the time, a few points above it nearly always. A player who asks at a
+    time unlike its own is flagged at a smaller share. Not so one who asks on its hard decisions and takes longer
+    over them (or on its easy ones, answered fast): its times may follow difficulty as much as before, or more,
+    at any share; no share bounds that.
+
+    0: ``r`` at ``flag_r`` already; 1: ``flag_r`` 0 (only every decision asked takes ``r`` to it); None: ``flag_r``
+    below 0 (not even a relay on every decision, ``r`` near 0, is flagged), or no ``r``.
 
     >>> ask_share(0.5, 0.25), ask_share(0.2, 0.25), ask_share(0.5, -0.1), ask_share(None, 0.2)
     (0.75, 0.0, None, None)
+    >>> ask_share(-0.3, -0.1), ask_share(0.4, 0.0)
+    (0.0, 1.0)
     """
-    if r is None or flag_r is None or flag_r <= 0:
+    if r is None or flag_r is None:
         return None
-    return 0.0 if r <= flag_r else 1 - (flag_r / r) ** 2
+    if r <= flag_r:
+        return 0.0
+    return None if flag_r < 0 else 1 - (flag_r / r) ** 2
 
 
 def screen(records: Iterable[Record], *, fdr: float = 0.05) -> list[ThinkTime]:
@@ -276,8 +291,8 @@ def judge(per: Times, *, fdr: float = 0.05) -> list[ThinkTime]:
         ``s`` of the player's deviation from it, the degrees of freedom of its t), None for fewer than
         :data:`MIN_ROOM`. The centre and spread are the others' mean and variance, or (``robust``, nothing left
         out) their :func:`~pipeline.analytics.stats.biweight`, where a second relay among them has no weight (of
-        more than :data:`EXACT_ROOM`, every player's: the player's own weight among them moves them by about one
-        part in their number)."""
+        more than :data:`EXACT_ROOM`, every player's: the player's own weight among them moves them little, under 2%
+        in rooms of 320 with a tenth to a half of them relays, the same flags)."""
         if player not in fisher:
             return None
         if robust:
@@ -367,6 +382,7 @@ class Reach:
     flag_r_max: float | None
     ask_share_median: float | None = None
     ask_share_min: float | None = None
+    ask_of: int = 0  # the players those shares are of (tested, not flagged, not at their flag_r already)
 
     @property
     def flags_relay(self) -> bool | None:
@@ -382,23 +398,27 @@ class Reach:
             "flags_relay": self.flags_relay,
             "ask_share_median": _round(self.ask_share_median),
             "ask_share_min": _round(self.ask_share_min),
+            "ask_of": self.ask_of,
         }
 
 
 def reach(rows: Iterable[ThinkTime]) -> Reach:
     """What the screen can see in the room :func:`judge` gave ``rows`` for: its tested players' ``flag_r``, and
     the ``ask_share`` of those not flagged (a player with no share counts above every share: the median is None
-    where half have none).
+    where half have none; one at its ``flag_r`` already, or nobody left, gives no share).
 
     >>> row = ThinkTime("p1", 40, 900.0, 0.4, 0.35, 0.2, 0.6, 1.0, False, 0.1, 0.9375)
     >>> reach([row, ThinkTime("p2", 3, 800.0, None, None, None, None, None, False)]).as_dict()  # doctest: +ELLIPSIS
-    {'tested': 1, 'flag_r_median': 0.1, ..., 'flags_relay': True, 'ask_share_median': 0.9375, 'ask_share_min': 0.9375}
+    {'tested': 1, ..., 'flags_relay': True, 'ask_share_median': 0.9375, 'ask_share_min': 0.9375, 'ask_of': 1}
     """
     tested = [t for t in rows if t.flag_r is not None]
     if not tested:
         return Reach(0, None, None, None)
     limits = sorted(t.flag_r for t in tested if t.flag_r is not None)
-    shares = sorted(math.inf if t.ask_share is None else t.ask_share for t in tested if not t.flagged)
+    # of the players not flagged; one at its flag_r already (ask 0: judged by a room that leaves out other players
+    # than the one flag_r is read against) says nothing of a share
+    unflagged = [t for t in tested if not t.flagged and t.ask_share != 0.0]
+    shares = sorted(math.inf if t.ask_share is None else t.ask_share for t in unflagged)
     least, median = (shares[0], statistics.median(shares)) if shares else (math.inf, math.inf)
     return Reach(
         len(limits),
@@ -407,6 +427,7 @@ def reach(rows: Iterable[ThinkTime]) -> Reach:
         limits[-1],
         None if math.isinf(median) else median,
         None if math.isinf(least) else least,
+        len(unflagged),
     )
 
 
