@@ -455,6 +455,8 @@ def test_a_players_page_shows_its_think_time_figures():
     assert "not flagged (it would be at r 0.12 or less, or asking a bot on 91% of its decisions or more" in think_part(
         honest, screen
     )
+    there = think_part(dataclasses.replace(honest, ask_share=0.0), screen)  # at its flag_r already: no share
+    assert "not flagged (it would be at r 0.12 or less)" in there and "asking" not in there
     slow = dataclasses.replace(honest, flag_r=-0.02, ask_share=None)
     assert "at r -0.02 or less; not even asking a bot on every decision would" in think_part(slow, screen)
     few = ThinkTime("pS", 12, 900.0, None, 0.41, None, None, None, False, None)

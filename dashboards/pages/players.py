@@ -520,14 +520,16 @@ def think_part(t: ThinkTime | None, screen: StoredScreen | None) -> str:
     if t.r is None or t.p is None or t.room_r is None:
         return (
             f"{title}): {t.decisions:,} timed decisions (median {t.median_ms:,.0f} ms), not tested (a player needs "
-            f"{THINK_MIN:,} whose difficulty and time both vary, in a room of enough such players).</p>"
+            f"{THINK_MIN:,} whose difficulty varies, timed but not all at 0 ms, in a room of enough such players).</p>"
         )
     verdict = "<b>flagged</b>: a reason to look, not proof" if t.flagged else "not flagged"
     if not t.flagged and t.flag_r is not None:
         asking = (
             f", or asking a bot on {100 * t.ask_share:.0f}% of its decisions or more, chosen without regard to their "
             "difficulty, however long the asking took"
-            if t.ask_share is not None
+            if t.ask_share
+            else ""
+            if t.ask_share == 0.0  # at its flag_r already, against a room that leaves out other players
             else "; not even asking a bot on every decision would, however long the asking took"
         )
         verdict += f" (it would be at r {t.flag_r:.2f} or less{asking})"
