@@ -1451,7 +1451,8 @@ def think_time_command(
     decisions on which it could ask a bot and be flagged however long the asking took. The records that carry ms
     are read back from their sources and replayed, but for those `xuezhan review` stored (their timed decisions
     are read back: the same figures, a query). A flag is a reason to look, not proof. With a filter, over the
-    hands in scope only. Exit 1 when no record carries decision times, or one could not be read back."""
+    hands in scope only. Exit 1 when no record carries decision times, or one could not be read back; 2 when the
+    warehouse was written before decision times were kept."""
 
     from pipeline.analytics.export import Missing
     from pipeline.analytics.queries import connect
@@ -1465,6 +1466,7 @@ def think_time_command(
         stored_times,
         timed_hands,
     )
+    from pipeline.ingest.warehouse import Warehouse
     from schemas.tables import TALLY_VERSION
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
@@ -1474,6 +1476,13 @@ def think_time_command(
         counted, stored = stored_times(con) if not fresh else ({}, 0)
         hands = timed_hands(con, skip_version=None if fresh else TALLY_VERSION)  # the rest, replayed
     if not hands and not stored:
+        if "ms" in Warehouse(warehouse).written_before().get("events", []):  # its records' times were not kept
+            raise fail(
+                f"nothing to screen: {warehouse} was written by an earlier release that did not keep decision times "
+                "(events.ms): ingest the records again into a new warehouse to screen their times (xuezhan ingest "
+                "FILES --warehouse NEW)",
+                code=2,
+            )
         where = " in scope" if scope.filters else f" in {warehouse}"
         raise fail(f"nothing to screen: no record{where} carries decision times (ms)", code=1)
     missing: list[Missing] = []

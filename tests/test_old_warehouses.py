@@ -63,7 +63,7 @@ LAYOUTS = (
             "wins": READY["wins"],
         },
         "dealt",
-        ("info-cheats", "deals"),
+        ("info-cheats", "deals", "think-time"),
     ),
     Layout(
         "warehouse-2026-12-02",
@@ -74,7 +74,7 @@ LAYOUTS = (
             "wins": READY["wins"],
         },
         "full",
-        ("info-cheats", "deals"),
+        ("info-cheats", "deals", "think-time"),
     ),
     Layout(
         "warehouse-2026-12-03",
@@ -85,7 +85,7 @@ LAYOUTS = (
             "wins": READY["wins"],
         },
         "full",
-        (),
+        ("think-time",),
     ),
 )
 RUNNER = CliRunner()
@@ -158,6 +158,7 @@ def test_read_commands_work_and_say_what_an_earlier_release_did_not_record(old, 
     [
         ("info-cheats", "ingested before the winning-tile anticipation was judged"),
         ("deals", "made before ingest kept each deal's shanten"),
+        ("think-time", "an earlier release that did not keep decision times (events.ms)"),
     ],
 )
 def test_commands_that_need_newer_columns_say_so_and_exit_2(old, layout, command, message) -> None:
