@@ -534,23 +534,13 @@ def test_a_room_of_many_players_is_judged_from_sums_and_one_biweight() -> None:
     """Over EXACT_ROOM players the robust first test reads every player's biweight (the player's own weight among
     400 moves it by about a 400th), and each room's mean and variance come from sums less the player's own: the
     figures are still the module docstring's, worked out here again; the relays are flagged and no one else."""
-    import random
-    from collections import Counter
-
     from pipeline.audit.think import EXACT_ROOM, judge
+    from tools.bench import think_room
 
-    rng = random.Random(12)
-    per: dict[str, Counter[tuple[int, int]]] = {}
-    for k in range(400):
-        slope = 0.0 if k % 40 == 0 else 0.3 * math.exp(0.3 * rng.gauss(0, 1))
-        counts: Counter[tuple[int, int]] = Counter()
-        for _ in range(400):
-            d = rng.randrange(6)
-            counts[(d, round(math.exp(7 + slope * d + rng.gauss(0, 0.5))))] += 1
-        per[f"p{k:03d}"] = counts
+    per = think_room(400, seed=12, decisions=400, relay_every=40)
     assert len(per) - 1 > EXACT_ROOM
     rows = judge(per)
-    assert {t.player for t in rows if t.flagged} == {f"p{k:03d}" for k in range(0, 400, 40)}
+    assert {t.player for t in rows if t.flagged} == {f"p{k:05d}" for k in range(0, 400, 40)}
     f = {t.player: math.atanh(t.r) for t in rows if t.r is not None}
     n = {t.player: t.decisions for t in rows}
     loc, var = biweight(list(f.values()))

@@ -1229,17 +1229,18 @@ STORED_HANDS = 1000  # the stored section's warehouse (200 with --quick)
 THINK_ROOMS: Final = (500, 5_000)  # players in the think-time screen's two rooms
 
 
-def think_room(players: int, seed: int = 3) -> dict[str, Any]:
-    """Per player, 200 timed decisions counted by (difficulty, ms): times that grow with the difficulty at a slope of
-    the player's own (log-normal, σ 0.3), log-normal scatter; one player in 50 a relay (its times flat)."""
+def think_room(players: int, seed: int = 3, *, decisions: int = 200, relay_every: int = 50) -> dict[str, Any]:
+    """Per player, ``decisions`` timed decisions counted by (difficulty, ms): times that grow with the difficulty at
+    a slope of the player's own (log-normal, σ 0.3), log-normal scatter; one player in ``relay_every`` a relay (its
+    times flat: the players ``p00000``, ``p000{relay_every}``, …)."""
     from collections import Counter
 
     rng = random.Random(seed)
     per: dict[str, Counter[tuple[int, int]]] = {}
     for k in range(players):
-        slope = 0 if k % 50 == 0 else 0.3 * math.exp(0.3 * rng.gauss(0, 1))
+        slope = 0 if k % relay_every == 0 else 0.3 * math.exp(0.3 * rng.gauss(0, 1))
         counts: Counter[tuple[int, int]] = Counter()
-        for _ in range(200):
+        for _ in range(decisions):
             d = rng.randrange(6)
             counts[(d, round(math.exp(7 + slope * d + rng.gauss(0, 0.5))))] += 1
         per[f"p{k:05d}"] = counts
