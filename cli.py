@@ -1533,26 +1533,28 @@ def think_time_command(
             line += f"{t.ask_share:>6.0%}" if t.ask_share is not None else f"{'–':>6}"
             typer.echo(f"{line}  YES" if t.flagged else line)
         if seen.tested:
+            if seen.ask_share_median is not None and seen.ask_share_min is not None:
+                asking = (
+                    f"; a player asking a bot (or a relay) on {seen.ask_share_median:.0%} of its decisions or more, "
+                    "chosen without regard to their difficulty, would be flagged however long the asking took (`ask`: "
+                    f"the median of those not flagged; {seen.ask_share_min:.0%} the least), on fewer mostly where the "
+                    "asking takes a time unlike its own; one who asks on its hard decisions and takes longer over them "
+                    "is not bounded by it"
+                )
+            elif seen.ask_of:
+                asking = (
+                    "; not half the players not flagged would be flagged however long the asking took, even asking "
+                    "on every decision (`ask` –)"
+                )
+            else:
+                asking = ""
             typer.echo(
                 f"What it can see here: a player is flagged alone when the correlation of its times with the "
                 f"decisions' difficulty is at or below `flag r` ({seen.flag_r_median:.2f}, the median of the "
                 f"{seen.tested} tested; {seen.flag_r_min:.2f} to {seen.flag_r_max:.2f}); a relay's times follow "
                 "difficulty not at all (r "
                 + ("near 0: this room would flag one" if seen.flags_relay else "near 0: this room could not flag one")
-                + ")"
-                + (
-                    f"; a player asking a bot (or a relay) on {seen.ask_share_median:.0%} of its decisions or more, "
-                    "chosen without regard to their difficulty, would be flagged however long the asking took (`ask`: "
-                    f"the median of those not flagged; {seen.ask_share_min:.0%} the least), on fewer mostly where the "
-                    "asking takes a time unlike its own; one who asks on its hard decisions and takes longer over them "
-                    "is not bounded by it"
-                    if seen.ask_share_median is not None and seen.ask_share_min is not None
-                    else "; not half the players not flagged would be flagged however long the asking took, even "
-                    "asking on every decision (`ask` –)"
-                    if seen.ask_of
-                    else ""
-                )
-                + ". No flag is no evidence at this reach, not a clean room."
+                + f"){asking}. No flag is no evidence at this reach, not a clean room."
             )
         typer.echo(THINK_MEANING)
     if missing:
