@@ -381,6 +381,11 @@ OPTIONS: dict[str, str] = {
     "--notice": "Every simulated player's chance of counting each copy in view on the table when it weighs its "
     "discards by live tiles (1: every copy, as a calculator counts; a person misses some; default: its style's, 1)",
     "--intensity": "Share of a cheat's hands it cheats in (repeat the option)",
+    "--yardstick": "Measure agreement with this engine instead of the reference policy, on the turns (discards and "
+    "kongs): `lookahead` (the built-in sampling look-ahead, the simulator's followers' engine), "
+    "`lookahead:samples=48,horizon=6` (other settings of it: another version), or `package.module:name` (an "
+    "engine of your own: a callable (state, seat, rng) returning the options best first). It finds the followers "
+    "of that engine or of one much like it, not of any engine",
     "--cache": CACHE_HELP,
     "--que": "定缺, the declared void suit",
     "--reviewer": "Who takes the action (kept with it in the case log)",
@@ -1566,6 +1571,12 @@ ASSIST_MEANING = (
     "the room's players of its skill do (an engine followed) — a reason to look at its decisions, not proof: a "
     "player whose own style happens to be the policy's agrees more too"
 )
+ASSIST_ENGINE_MEANING = (
+    "a flag: the player agrees with the engine's first choice on ambiguous turns far more than the room's players "
+    "of its skill do (that engine, or one much like it, followed) — a reason to look at its decisions, not proof: "
+    "it finds a follower of this engine, not of any engine; a player whose own style happens to be the engine's "
+    "agrees more too"
+)
 
 
 @app.command("assist")
@@ -1588,6 +1599,14 @@ def assist_command(
     ] = 5,
     workers: Annotated[int, _option("--workers", ": reviews run at once.", min=1)] = 1,
     fresh: Annotated[bool, _option("--fresh", ".")] = False,
+    engine: Annotated[
+        str | None,
+        _option(
+            "--yardstick",
+            ". Every hand is reviewed now (nothing stored is read): about 2 ms a decision asked of the built-in, "
+            "about 0.12 s a hand (a room of 2,000 hands: 4 CPU-minutes).",
+        ),
+    ] = None,
     since: SinceOption = None,
     until: UntilOption = None,
     table: TableOption = None,
@@ -1611,9 +1630,18 @@ def assist_command(
     from pipeline.analytics.queries import connect
     from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, judge, reach, stored_room, tally
     from pipeline.audit.decisions import decision_hands, decision_rows
+    from pipeline.engines import EngineSpecError, load
     from schemas.tables import TALLY_VERSION
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
+    yardstick = "the reference policy"
+    if engine is not None:
+        try:
+            engine = load(engine).name
+        except EngineSpecError as err:
+            raise fail(f"--yardstick: {err}") from None
+        yardstick = f"the engine {engine}"
+        fresh = True  # the stored counts are the reference's
     _records_in(warehouse)
     _hands_in_scope(warehouse, scope)
     with connect(warehouse, scope=scope) as con:
@@ -1623,7 +1651,8 @@ def assist_command(
         where = " in scope" if scope.filters else f" in {warehouse}"
         raise fail(f"nothing to screen: no hand{where} has known tiles (levels full, dealt, observer)", code=1)
     missing: list[Missing] = []
-    room = tally(decision_rows(hands, missing, workers=workers), evidence=evidence, room=room)
+    room = tally(decision_rows(hands, missing, workers=workers, engine=engine), evidence=evidence, room=room)
+    meaning = ASSIST_MEANING if engine is None else ASSIST_ENGINE_MEANING
     rows = judge(room, fdr=fdr, evidence=evidence)
     seen = reach(room, rows, fdr=fdr)
     for m in missing[:5]:
@@ -1639,6 +1668,7 @@ def assist_command(
     elif fmt == "json":
         doc = {
             "fdr": fdr,
+            "yardstick": engine or "reference",
             "hands": stored + len(hands),
             "stored": stored,
             "per_player": per_player,
@@ -1648,7 +1678,7 @@ def assist_command(
                 for a in rows
             ],
             "reach": seen.as_dict(),
-            "meaning": ASSIST_MEANING,
+            "meaning": meaning,
         }
         typer.echo(json.dumps(doc, ensure_ascii=False))
     else:
@@ -1662,7 +1692,8 @@ def assist_command(
             + (f" (each player's {per_player} newest)" if per_player else "")
             + f"; {plural(len(tested), 'player')} with at least {MIN_DECISIONS} tested and {MIN_CLEAR} clear "
             f"decisions screened ({len(rows) - len(tested)} listed, not tested); "
-            f"{sum(a.flagged for a in rows)} flagged at FDR {fdr}"
+            f"{sum(a.flagged for a in rows)} flagged at FDR {fdr}; agreement with {yardstick}"
+            + (" on the turns" if engine else "")
         )
         typer.echo(
             f"{'player':<16}{'hands':>7}{'tested':>8}{'weight':>8}{'agree':>7}{'expect':>8}{'clear':>7}{'z':>7}"
@@ -1684,7 +1715,7 @@ def assist_command(
             typer.echo(
                 f"What it can see here: a player is flagged alone when its agreement exceeds its expected agreement "
                 f"by `need` ({seen.needed_median:.3f}, the median of the {seen.tested} tested; "
-                f"{seen.needed_min:.3f}–{seen.needed_max:.3f}). A player taking the reference policy's own first "
+                f"{seen.needed_min:.3f}–{seen.needed_max:.3f}). A player taking {yardstick}'s own first "
                 + (
                     f"choice on {100 * share:.0f}% of its decisions would be flagged"
                     if share is not None
@@ -1692,8 +1723,8 @@ def assist_command(
                 )
                 + f" (the median of {len(seen.shares)} of the room's players, each planted in turn: "
                 + ", ".join(probes)
-                + "); an engine of its own gains less on each decision. No flag is no evidence at this reach, "
-                "not a clean room."
+                + ("); an engine of its own gains less on each decision" if engine is None else ")")
+                + ". No flag is no evidence at this reach, not a clean room."
             )
         for a in rows:
             if a.flagged and a.evidence:
@@ -1704,7 +1735,7 @@ def assist_command(
                         f"  {_shown(e.hand_id)} {at} ({e.kind}): {e.chosen}, weight {e.weight:.2f}, "
                         f"room {e.room_p:.2f} — {replay(e.hand_id)}"
                     )
-        typer.echo(ASSIST_MEANING)
+        typer.echo(meaning)
     if missing:
         raise typer.Exit(1)
 
@@ -2159,6 +2190,14 @@ def eval_assist_command(
         float | None,
         _option("--notice", ": of every room's players, the follower's own choices too.", min=0.0, max=1.0),
     ] = None,
+    engine: Annotated[
+        str | None,
+        _option(
+            "--yardstick",
+            ". The followers' engine is `lookahead`: other settings measure a screen holding a version of the "
+            "cheat's engine other than the cheat's. No calculator rooms (a calculator follows the reference).",
+        ),
+    ] = None,
     workers: Annotated[int, _option("--workers", ": rooms simulated at once.", min=1)] = 2,
     seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
     out: OutJson = None,
@@ -2174,11 +2213,28 @@ def eval_assist_command(
     reviewed whole: about 2,000 hands in a room of 8 (each player sits in about 4/N of a room's hands), a few
     CPU-minutes a room. `--notice Q`: the honest players count the tiles in view as people do, missing some
     (the screen's power depends on it: the calculators and the engine count every one)."""
+    from pipeline.engines import EngineSpecError, load
     from pipeline.evaluate import assist_grid
 
+    if engine is not None:
+        try:
+            engine = load(engine).name
+        except EngineSpecError as err:
+            raise fail(f"--yardstick: {err}") from None
     pops = assist_grid(
-        seed=seed, hands=hands, share=share, replicates=replicates, honest=honest, players=players, notice=notice
+        seed=seed,
+        hands=hands,
+        share=share,
+        replicates=replicates,
+        honest=honest,
+        players=players,
+        notice=notice,
+        engine=engine,
     )
+    if engine is not None:
+        typer.echo(
+            f"eval-assist: the screen's yardstick is the engine {engine} (the followers' is lookahead)", err=True
+        )
     _evaluate("assist", pops, fdr, workers, out, "players", cache, fmt)
 
 

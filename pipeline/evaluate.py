@@ -57,7 +57,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -277,7 +277,7 @@ def _ingest_again(root: Path) -> None:
 # What decides the games a population's seed simulates: the simulator, the hand state it plays on and the rules
 # (their sources and the profiles' data). A cached population is named by them too, so that a changed simulator
 # simulates again instead of screening games an older one played (measured figures went stale that way once).
-SIMULATOR_PACKAGES = ("simulate", "game", "rules")  # of pipeline/
+SIMULATOR_PACKAGES = ("simulate", "engines", "game", "rules")  # of pipeline/
 
 
 def simulator_version() -> str:
@@ -1097,6 +1097,9 @@ class AssistPopulation(Population):
     calculator: float = 0.0
     players: int = ASSIST_PLAYERS
     notice: float | None = None  # every player's Style.notice (simulate --notice); None: the styles' own (1)
+    # the screen's yardstick (assist --yardstick; None: the reference policy): not the room's, so not in its name or
+    # its cache key (the same rooms are screened by either)
+    engine: str | None = field(default=None, repr=False, compare=False)
 
 
 def assist_grid(
@@ -1110,13 +1113,15 @@ def assist_grid(
     calculator: bool = True,
     players: int = ASSIST_PLAYERS,
     notice: float | None = None,
+    engine: str | None = None,
 ) -> list[Population]:
     """``replicates`` rooms of ``players`` players with one follower at ``share`` whose hands number about
     ``hands`` (every player sits in about 4/``players`` of the room's hands: the room of 8 plays twice
     ``hands``), as many with an evasive follower and (``calculator``) with a calculator, and ``honest`` rooms;
     every room has expert players (:data:`EXPERT_MIX`; the honest rooms alternate it with :data:`EXPERTS_MIX`).
     Rooms of other sizes than :data:`ASSIST_PLAYERS` are named by it (their cache keys differ by it too), and so
-    are rooms whose players count the tiles in view with ``notice`` (:attr:`~pipeline.simulate.styles.Style.notice`)."""
+    are rooms whose players count the tiles in view with ``notice`` (:attr:`~pipeline.simulate.styles.Style.notice`).
+    ``engine``: the screen's yardstick is that engine (``assist --yardstick``), and there are no calculator rooms."""
     if players < 4:
         raise ValueError(f"a room needs at least 4 players, got {players}")
     total = round(hands * players / 4)
@@ -1125,7 +1130,17 @@ def assist_grid(
 
     def room(kind: str, room_seed: int, styles: dict[str, float], **planted: Any) -> AssistPopulation:
         return AssistPopulation(
-            f"{kind} × {hands}{size}", total, 0.0, 0, 0, room_seed, styles, players=players, notice=notice, **planted
+            f"{kind} × {hands}{size}",
+            total,
+            0.0,
+            0,
+            0,
+            room_seed,
+            styles,
+            players=players,
+            notice=notice,
+            engine=engine,
+            **planted,
         )
 
     out: list[Population] = [
@@ -1136,7 +1151,7 @@ def assist_grid(
             room(f"follow {share} evasive", seed + 500 + k, EXPERT_MIX, followers=1, share=share, evasive=True)
             for k in range(replicates)
         ]
-    if calculator:
+    if calculator and engine is None:
         out += [room(f"calculator {share}", seed + 700 + k, EXPERT_MIX, calculator=share) for k in range(replicates)]
     mixes = (EXPERT_MIX, EXPERTS_MIX)
     out += [room("honest", seed + 1000 + k, mixes[k % 2]) for k in range(honest)]
@@ -1158,7 +1173,7 @@ def run_assist(pop: Population, *, fdr: float = 0.05, workdir: str | None = None
         with connect(root / "wh") as con:
             hands = decision_hands(con)
         missing: list[Any] = []
-        rows: Iterable[DecisionRow] = decision_rows(hands, missing)
+        rows: Iterable[DecisionRow] = decision_rows(hands, missing, engine=pop.engine)
         planted = {f["player"] for f in labels.get("followers", [])}
         if pop.calculator > 0:
             styles = labels["players"]

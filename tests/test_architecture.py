@@ -60,8 +60,11 @@ ARROWS: dict[str, tuple[str, ...]] = {
     # other formats to and from records: beside the validator, before the warehouse
     "pipeline.formats": ("pipeline.rules", "pipeline.game", "pipeline.codes", "pipeline.outfile"),
     "pipeline.disputes": ("pipeline.rules", "pipeline.codes"),
+    # strong policies that play from what a seat sees: the simulator's followers play them, the assistance screen
+    # measures agreement with them
+    "pipeline.engines": ("pipeline.rules", "pipeline.game"),
     # the simulator plays through the state machine; it never validates (its output is validated like any input)
-    "pipeline.simulate": ("pipeline.rules", "pipeline.game", "pipeline.codes", "pipeline.outfile"),
+    "pipeline.simulate": ("pipeline.rules", "pipeline.game", "pipeline.engines", "pipeline.codes", "pipeline.outfile"),
     "pipeline.ingest": ("pipeline.rules", "pipeline.game", "pipeline.validate", *_BASE),
     "pipeline.analytics": ("pipeline.rules", "pipeline.ingest", *_BASE),
     # the chart helpers: a library of the dashboards, knowing nothing of the data's origin
@@ -69,6 +72,7 @@ ARROWS: dict[str, tuple[str, ...]] = {
     "pipeline.audit": (
         "pipeline.rules",
         "pipeline.game",
+        "pipeline.engines",
         "pipeline.validate",
         "pipeline.formats",
         "pipeline.ingest",
@@ -86,6 +90,7 @@ ARROWS: dict[str, tuple[str, ...]] = {
     # asks the package root whether it runs compiled (pipeline.compiled)
     "tools": (
         *("pipeline", "pipeline.rules", "pipeline.game", "pipeline.validate", "pipeline.simulate", "pipeline.ingest"),
+        "pipeline.engines",
         *("pipeline.audit", "pipeline.analytics", *_BASE),
     ),
     "dashboards": (
@@ -106,6 +111,7 @@ ARROWS: dict[str, tuple[str, ...]] = {
         "pipeline.formats",
         "pipeline.disputes",
         "pipeline.simulate",
+        "pipeline.engines",
         "pipeline.ingest",
         "pipeline.analytics",
         "pipeline.audit",
@@ -117,6 +123,7 @@ ARROWS: dict[str, tuple[str, ...]] = {
 # modules that import a computed name, and why
 DYNAMIC: dict[str, str] = {
     "tools.bench": "the versions of the third-party libraries its cache key names (KEY_LIBRARIES)",
+    "pipeline.engines": "an operator's own engine, named on the command line (assist --engine package.module:name)",
 }
 # (importing module, imported module) → why it is allowed for now. Keep this list short and explained.
 ALLOWED: dict[tuple[str, str], str] = {}

@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from pipeline.engines import lookahead as engine
 from pipeline.game.events import Discard, Hu, Kong
 from pipeline.game.start import DEAL_SIZE, dealt, start_hand
 from pipeline.game.state import HandState, IllegalAction
 from pipeline.rules.ruleset import load_ruleset
 from pipeline.rules.tiles import full_set
-from pipeline.simulate import engine
 from pipeline.simulate.bots import Bot, Follow, FollowNote
 from pipeline.simulate.inject import Following, InjectSpec, SpecError
 from pipeline.simulate.play import Seating, play_hand

@@ -1,4 +1,4 @@
-"""How strong the followers' engine is (pipeline/simulate/engine.py), how often it agrees with the reference
+"""How strong the followers' engine is (pipeline/engines/lookahead.py), how often it agrees with the reference
 policy, and what it costs.
 
 ``python -m tools.engine_strength [--hands N] [--replicates R] [--style S] [--share P]`` plays, per replicate,
@@ -21,10 +21,10 @@ import random
 import time
 from collections.abc import Sequence
 
+from pipeline.engines import lookahead as engine
 from pipeline.game import policy
 from pipeline.game.state import HandState
 from pipeline.rules.ruleset import load_ruleset
-from pipeline.simulate import engine
 from pipeline.simulate.bots import Follow
 from pipeline.simulate.play import PlayedHand, Seating, play_hand
 from pipeline.simulate.styles import STYLES, Player, make_pool

@@ -4,7 +4,7 @@ reference policy, :func:`pipeline.audit.decisions.agreed`), per kind of decision
 (:func:`pipeline.audit.assist.band`).
 
 ``python -m tools.follower_separation [--hands N] [--styles S,S] [--seed K]`` plays, per style, ``N`` hands at a
-table of four: seat 0 a player of that style who asks the engine (:mod:`pipeline.simulate.engine`) at every
+table of four: seat 0 a player of that style who asks the engine (:mod:`pipeline.engines.lookahead`) at every
 decision with more than one option and plays it (``follow`` at P = 1), the others the realistic room mix. At
 each asked decision the record holds both answers (:class:`pipeline.simulate.bots.FollowNote`: ``own`` and
 ``engine``), so the two are compared on the same states. For each style, kind and band it prints the decisions

@@ -13,15 +13,23 @@ when that was clearly better (:func:`pipeline.game.policy.clearly_better`). Deci
 
 An observer record's hidden hands are not reviewed (their tiles are not known); the replay stops at the first
 illegal action, and so does the review.
+
+**A second yardstick** (``engine``: :mod:`pipeline.engines`, ``xuezhan assist --yardstick SPEC``): at each turn with
+more than one option and no win first, the engine is asked too, on the same state, with its own randomness drawn
+from the hand, the event and the seat (:func:`engine_rng`: the same answer whenever the hand is reviewed again,
+and never the randomness the record's own players had), and :attr:`Decision.engine` says whether the option made
+was its first choice.
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
+from pipeline.engines import Engine, first
 from pipeline.game.events import Event, Hu, Kong, Pong
 from pipeline.game.policy import Option, clearly_better, decide, exchange_shanten, rank_exchanges, rank_voids
 from pipeline.game.record import Record, parse_record
@@ -47,18 +55,31 @@ class Decision:
     better: Option | None  # the policy's choice when clearly better than the one made
     void: int | None = None  # the seat's void suit, once declared
     dealt_in: bool = False  # a discard somebody won on
+    engine: bool | None = None  # the option made was the second yardstick's first choice (None: not asked)
 
 
-def review_json(obj: Mapping[str, Any], override: Override | None = None) -> tuple[Record, list[Decision]]:
+def review_json(
+    obj: Mapping[str, Any], override: Override | None = None, engine: Engine | None = None
+) -> tuple[Record, list[Decision]]:
     """A record's JSON object parsed (with the ``--rules`` ``override``) and reviewed; raises
     :class:`~pipeline.game.record.RecordError` when it cannot be read."""
     record = parse_record(obj, profile_override=override)
-    return record, review(record, dict(obj))
+    return record, review(record, dict(obj), engine)
 
 
-def review(record: Record, obj: dict[str, Any] | None = None) -> list[Decision]:
+def engine_rng(hand_id: str, event: int, seat: int) -> random.Random:
+    """The second yardstick's randomness at one decision: fixed by the hand, the event and the seat.
+
+    >>> engine_rng("h1", 12, 0).random() == engine_rng("h1", 12, 0).random() != engine_rng("h1", 12, 1).random()
+    True
+    """
+    return random.Random(f"xuezhan-engine:{hand_id}:{event}:{seat}")
+
+
+def review(record: Record, obj: dict[str, Any] | None = None, engine: Engine | None = None) -> list[Decision]:
     """The decisions of ``record``'s hand, in the order they were made (``obj``: the record's JSON, whose claimed
-    result declares an observer record's hidden wins: :func:`~pipeline.validate.play_state`)."""
+    result declares an observer record's hidden wins: :func:`~pipeline.validate.play_state`; ``engine``: a second
+    yardstick asked at each turn, the module docstring)."""
     out: list[Decision] = []
     if record.level == "settlement":
         return out  # a score sheet: no tiles, no decisions
@@ -105,7 +126,10 @@ def review(record: Record, obj: dict[str, Any] | None = None) -> list[Decision]:
             options = decide(state, event.seat)
             taken = _match(options, event)
             if taken is not None:
-                out.append(_decision(index, event.seat, "turn", options, taken, state.void[event.seat]))
+                d = _decision(index, event.seat, "turn", options, taken, state.void[event.seat])
+                if engine is not None and len(options) > 1 and options[0].action != "hu":
+                    d = replace(d, engine=_engine_agrees(engine, state, record.hand_id, index, event))
+                out.append(d)
         elif state.phase in ("claim", "rob") and state.window is not None and state.window.event != judged_window:
             judged_window = state.window.event
             out += _claims(state, events, index)
@@ -147,6 +171,14 @@ def _claims(state: HandState, events: Sequence[Event], index: int) -> list[Decis
         if chosen is not None:
             out.append(_decision(j, seat, "claim", options, chosen, state.void[seat]))
     return out
+
+
+def _engine_agrees(engine: Engine, state: HandState, hand_id: str, index: int, event: Event) -> bool:
+    """Was ``event`` (a turn's) the engine's first choice at ``state``?"""
+    offered, best = first(engine, state, event.seat, engine_rng(hand_id, index, event.seat))
+    if not offered:
+        return False
+    return bool(best == event or (isinstance(best, Hu) and isinstance(event, Hu)))
 
 
 def _match(options: Sequence[Option], event: Event) -> Option | None:

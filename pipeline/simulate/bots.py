@@ -20,12 +20,12 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipeline.engines import lookahead as engine
 from pipeline.game.events import Discard, Event, Hu, Kong, Pong
 from pipeline.game.policy import connections, passed_since_draw, wait_ways
 from pipeline.game.state import HandState
 from pipeline.rules.fan import WinHand, score
 from pipeline.rules.hand import shanten, shanten_after_discards, suit_codes, win_mask_of_codes
-from pipeline.simulate import engine
 from pipeline.simulate.families import FEEDING, Family
 from pipeline.simulate.styles import Player
 
@@ -58,7 +58,7 @@ class Act:
 @dataclass(frozen=True, slots=True)
 class Follow:
     """An engine follower's settings (``--inject follow=N:P[:evasive]``): on a share ``share`` of its decisions
-    it plays the engine's choice (:mod:`pipeline.simulate.engine`) instead of its own; ``evasive``, it keeps its
+    it plays the engine's choice (:mod:`pipeline.engines.lookahead`) instead of its own; ``evasive``, it keeps its
     own where the engine's best two options are within :data:`CLOSE` points of each other."""
 
     share: float

@@ -31,7 +31,7 @@ Spec (``--inject``), comma-separated ``name=value`` items:
 - ``relay=N`` — ``N`` players whose decision times are flat (a person relaying a bot's moves, or a bot with a
   fixed delay): the same time, give or take a little, for an easy and a hard decision
   (:mod:`pipeline.simulate.timing`; it turns ``--timing`` on). The labels list them (``relays``);
-- ``follow=N:P`` — ``N`` players who follow an engine (:mod:`pipeline.simulate.engine`: a sampling look-ahead
+- ``follow=N:P`` — ``N`` players who follow an engine (:mod:`pipeline.engines.lookahead`: a sampling look-ahead
   that sees only the seat's own tiles and the table, stronger than and different from the reference policy
   the screens judge by) on a share ``P`` (0–1) of their decisions with more than one option (discards, kongs,
   pongs and passes, wins), and play their own style otherwise (the 换三张 and 定缺 stay their own);

@@ -1,16 +1,17 @@
-"""The follower's engine: a sampling look-ahead AI that a cheater brings to the table (``--inject follow=N:P``).
+"""The follower's engine: a sampling look-ahead AI that a cheater brings to the table (``--inject follow=N:P``),
+and the built-in second yardstick of the assistance screen (``xuezhan assist --yardstick lookahead``).
 
-It is *not* the reference policy (:mod:`pipeline.game.policy`, the screen's yardstick) and it is stronger than it
-and than the simulator's styles (measured: ``python -m tools.engine_strength``; README). Where the reference ranks
-by rules (shanten, then danger, then live tiles), the engine plays the hand forward. For each candidate (the
-discard kinds of the lowest shanten, at most :data:`WIDTH`, and the safest kind; the void suit first whenever it
-is held; a kong; a pong with its best discards; a pass) it draws :data:`SAMPLES` plausible worlds from what the
-seat can see, the same worlds for every candidate (common random numbers: the options are compared on equal
-luck), plays its own draws in each (keeping a draw that lowers its shanten, throwing the void suit first) for up
-to :data:`HORIZON` rounds or until the hand is ready, and scores
+It is *not* the reference policy (:mod:`pipeline.game.policy`, the screens' default yardstick) and it is stronger
+than it and than the simulator's styles (measured: ``python -m tools.engine_strength``; README). Where the reference
+ranks by rules (shanten, then danger, then live tiles), the engine plays the hand forward. For each candidate (the
+discard kinds of the lowest shanten, at most ``width``, and the safest kind; the void suit first whenever it is
+held; a kong; a pong with its best discards; a pass) it draws ``samples`` plausible worlds from what the seat can
+see, the same worlds for every candidate (common random numbers: the options are compared on equal luck), plays its
+own draws in each (keeping a draw that lowers its shanten, throwing the void suit first) for up to ``horizon``
+rounds or until the hand is ready, and scores
 
     value = mean over the worlds of what the hand is worth once ready: the chance that one of the tiles it will
-            still see (its draws, a :data:`RON` share of the opponents' discards) completes it, from the rest of
+            still see (its draws, a ``ron`` share of the opponents' discards) completes it, from the rest of
             that world's wall, times the real fan count of each winning tile (自摸 paid by everybody still in)
             + a kong's payment now
             - the expected loss of dealing in with the tile discarded now (below)
@@ -29,7 +30,8 @@ since its last draw), times the points of a typical win.
 
 What the engine reads: :func:`sight` of the state, the public record and the seat's own tiles (the same as
 :func:`pipeline.game.policy.view_of`, plus every river), never another seat's concealed tiles nor the wall's
-order. It is deterministic given the ``rng`` it is handed (the simulator's; never the global one).
+order. ``width``, ``samples``, ``horizon`` and ``ron`` are its :class:`Settings`. It is deterministic given the
+``rng`` it is handed (the simulator's; never the global one).
 
 A win is always taken (paid at once and out of danger in 血战到底).
 """
@@ -48,11 +50,28 @@ from pipeline.rules.fan import WinHand, score
 from pipeline.rules.hand import Meld, code_step, shanten_of_codes, suit_codes, win_mask_of_codes
 from pipeline.rules.ruleset import RuleSet
 
-SAMPLES: Final = 24  # worlds per decision, shared by its candidates
-HORIZON: Final = 10  # rounds played ahead in each world
-WIDTH: Final = 6  # discard kinds looked at (the lowest shanten first; the safest always)
-READY_WAITS: Final = 1.7  # kinds a ready hand waits on, on average (the share of ways it waits on one)
-DEAL_IN_FAN: Final = 2  # the fan of a typical win, for the deal-in loss
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the engine's judgement is made of; the defaults are the simulator's followers' engine. Another
+    setting is another engine of the same make (a helper's other version): ``xuezhan assist --yardstick
+    lookahead:samples=48,horizon=6`` (:func:`pipeline.engines.load`)."""
+
+    samples: int = 24  # worlds per decision, shared by its candidates
+    horizon: int = 10  # rounds played ahead in each world
+    width: int = 6  # discard kinds looked at (the lowest shanten first; the safest always)
+    ready_waits: float = 1.7  # kinds a ready hand waits on, on average (the share of ways it waits on one)
+    deal_in_fan: int = 2  # the fan of a typical win, for the deal-in loss
+    ron: float = 0.6  # the share of the opponents' tiles that reach the river (they keep some, and fold)
+
+    def __post_init__(self) -> None:
+        if self.samples < 1 or self.horizon < 0 or self.width < 1:
+            raise ValueError(f"samples and width must be at least 1 and horizon at least 0: {self}")
+        if not (0.0 <= self.ron <= 1.0) or self.ready_waits <= 0 or self.deal_in_fan < 0:
+            raise ValueError(f"ron must be in [0, 1], ready_waits above 0 and deal_in_fan at least 0: {self}")
+
+
+DEFAULT: Final = Settings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,27 +149,27 @@ def sight(state: HandState, seat: int) -> Sight:
     )
 
 
-def decide(state: HandState, seat: int, rng: random.Random) -> list[Choice]:
+def decide(state: HandState, seat: int, rng: random.Random, cfg: Settings = DEFAULT) -> list[Choice]:
     """The engine's options at ``state`` for ``seat``, best first (a claim's pass included, as ``None``); empty
     when the seat has no decision. Reads only :func:`sight` of the state."""
     if state.phase == "discard" and seat == state.turn:
-        return rank_turn(sight(state, seat), state.turn_options(seat), rng)
+        return rank_turn(sight(state, seat), state.turn_options(seat), rng, cfg)
     if state.phase in ("claim", "rob") and state.window is not None:
         legal = state.claim_options(seat)
         if legal:
-            return rank_claim(sight(state, seat), legal, rng)
+            return rank_claim(sight(state, seat), legal, rng, cfg)
     return []
 
 
 # ------------------------------------------------------------------------------------------------ the worlds
-def _worlds(view: Sight, rng: random.Random) -> list[list[int]]:
-    """:data:`SAMPLES` walls, each the unseen tiles less the opponents' concealed hands (module docstring)."""
+def _worlds(view: Sight, rng: random.Random, samples: int) -> list[list[int]]:
+    """``samples`` walls, each the unseen tiles less the opponents' concealed hands (module docstring)."""
     pool = [k for k in range(27) for _ in range(view.unseen[k])]
     live = [r for r in view.rivals if not r.won]
     sizes = [13 - 3 * r.melds for r in live]
     hidden = max(0, len(pool) - view.left)  # tiles held by the opponents (the won ones' too)
     out = []
-    for _ in range(SAMPLES):
+    for _ in range(samples):
         rng.shuffle(pool)
         need = list(sizes)
         taken = 0
@@ -283,10 +302,17 @@ class _Scorer:
 
 
 def _play(
-    view: Sight, counts: Sequence[int], melds: tuple[Meld, ...], wall: list[int], scorer: _Scorer, *, draw_first: bool
+    view: Sight,
+    counts: Sequence[int],
+    melds: tuple[Meld, ...],
+    wall: list[int],
+    scorer: _Scorer,
+    cfg: Settings,
+    *,
+    draw_first: bool,
 ) -> float:
     """Points the hand ``counts`` + ``melds`` is worth in one world (``wall``): rounds of the opponents' discards
-    (each the tile it draws) and its own draw, keeping what lowers its shanten, up to :data:`HORIZON` rounds or
+    (each the tile it draws) and its own draw, keeping what lowers its shanten, up to ``horizon`` rounds or
     until the hand is ready; a ready hand is then worth its chance of winning on the tiles still to come
     (:func:`_ready_value`, in expectation over the rest of the world's wall, not on one path); 查大叫 at an empty
     wall. ``draw_first``: it draws at once (a kong's replacement)."""
@@ -301,25 +327,22 @@ def _play(
             return float(scorer.value(hand, k, True) * others)
         hand.keep_or_throw(k)
     rounds = 0
-    while not hand.mask and rounds < HORIZON and i + others < n:
+    while not hand.mask and rounds < cfg.horizon and i + others < n:
         rounds += 1
         i += others  # the opponents' discards: no win for a hand not ready
         k = wall[i]
         i += 1
         hand.keep_or_throw(k)
     if hand.mask:
-        return _ready_value(view, hand, wall, i, others, scorer)
+        return _ready_value(view, hand, wall, i, others, scorer, cfg.ron)
     if i + others >= n:  # the wall ran out: 查大叫, against a guess at who else is ready
         return -view.rules.base * sum(r.ready_chance for r in view.rivals if not r.won)
     return 0.0
 
 
-RON: Final = 0.6  # the share of the opponents' tiles that reach the river (they keep some, and fold)
-
-
-def _ready_value(view: Sight, hand: _Hand, wall: list[int], i: int, others: int, scorer: _Scorer) -> float:
+def _ready_value(view: Sight, hand: _Hand, wall: list[int], i: int, others: int, scorer: _Scorer, ron: float) -> float:
     """A ready hand's expected points over the rest of the world's wall (``wall[i:]``): the chance that one of
-    the tiles it will see (its draws, and the opponents' discards, a :data:`RON` share of them) is a winning
+    the tiles it will see (its draws, and the opponents' discards, a ``ron`` share of them) is a winning
     one, times the mean value of its winning tiles (自摸 from every opponent still in, 点炮 from one)."""
     rest = len(wall) - i
     if rest <= 0:
@@ -333,14 +356,14 @@ def _ready_value(view: Sight, hand: _Hand, wall: list[int], i: int, others: int,
         return view.rules.base * others * 0.25  # a dead wait: only 查大叫 is left
     t = others + 1
     own = rest // t  # its own draws to come
-    seen = own * (1 + RON * others)
+    seen = own * (1 + ron * others)
     miss = 1.0
     for j in range(int(seen)):
         if rest - j <= hits:
             miss = 0.0
             break
         miss *= (rest - hits - j) / (rest - j)
-    self_drawn = 1.0 / (1 + RON * others)
+    self_drawn = 1.0 / (1 + ron * others)
     value = 0.0
     for k in wins:
         v = self_drawn * scorer.value(hand, k, True) * others + (1 - self_drawn) * scorer.value(hand, k, False)
@@ -348,10 +371,10 @@ def _ready_value(view: Sight, hand: _Hand, wall: list[int], i: int, others: int,
     return (1 - miss) * value / hits + miss * view.rules.base * others * 0.25
 
 
-def _deal_in(view: Sight) -> list[float]:
+def _deal_in(view: Sight, cfg: Settings) -> list[float]:
     """The expected loss, in points, of discarding each kind now (module docstring)."""
     ways = [wait_ways(view.unseen, k) for k in range(27)]
-    loss = view.rules.points(max(view.rules.fan_base, DEAL_IN_FAN))
+    loss = view.rules.points(max(view.rules.fan_base, cfg.deal_in_fan))
     out = [0.0] * 27
     for r in view.rivals:
         chance = r.ready_chance
@@ -362,7 +385,7 @@ def _deal_in(view: Sight) -> list[float]:
         if not total:
             continue
         for k in open_kinds:
-            out[k] += chance * min(1.0, READY_WAITS * ways[k] / total) * loss
+            out[k] += chance * min(1.0, cfg.ready_waits * ways[k] / total) * loss
     return out
 
 
@@ -372,15 +395,18 @@ def _mean_play(
     melds: tuple[Meld, ...],
     worlds: list[list[int]],
     scorer: _Scorer,
+    cfg: Settings,
     *,
     draw_first: bool = False,
 ) -> float:
-    return sum(_play(view, counts, melds, w, scorer, draw_first=draw_first) for w in worlds) / len(worlds)
+    return sum(_play(view, counts, melds, w, scorer, cfg, draw_first=draw_first) for w in worlds) / len(worlds)
 
 
-def _discard_candidates(view: Sight, counts: Sequence[int], n_melds: int, kinds: Sequence[int]) -> list[int]:
+def _discard_candidates(
+    view: Sight, counts: Sequence[int], n_melds: int, kinds: Sequence[int], cfg: Settings
+) -> list[int]:
     """The discard kinds worth playing ahead: those of the lowest shanten after (the least connected first), at most
-    :data:`WIDTH`, and always the safest kind (a step back to stay safe)."""
+    ``width``, and always the safest kind (a step back to stay safe)."""
     codes = suit_codes(counts)
     shs = []
     for k in kinds:
@@ -389,22 +415,22 @@ def _discard_candidates(view: Sight, counts: Sequence[int], n_melds: int, kinds:
         codes[k // 9] += code_step(k)
     shs.sort()
     best = shs[0][0]
-    out = [k for sh, _, k in shs if sh == best][:WIDTH]
-    danger = _deal_in(view)
+    out = [k for sh, _, k in shs if sh == best][: cfg.width]
+    danger = _deal_in(view, cfg)
     safest = min(kinds, key=lambda k: (danger[k], k))
     if safest not in out:
         out.append(safest)
     return out
 
 
-def rank_turn(view: Sight, legal: Sequence[Event], rng: random.Random) -> list[Choice]:
+def rank_turn(view: Sight, legal: Sequence[Event], rng: random.Random, cfg: Settings = DEFAULT) -> list[Choice]:
     """The engine's ranking of a seat's options on its turn (wins, discards, kongs)."""
     wins = [Choice(ev, float("inf")) for ev in legal if isinstance(ev, Hu)]
     discards = {ev.tile: ev for ev in legal if isinstance(ev, Discard)}
     kongs = [ev for ev in legal if isinstance(ev, Kong)]
-    worlds = _worlds(view, rng)
+    worlds = _worlds(view, rng, cfg.samples)
     scorer = _Scorer(view.rules)
-    danger = _deal_in(view)
+    danger = _deal_in(view, cfg)
     out: list[Choice] = []
     n_melds = len(view.melds)
     counts = list(view.counts)
@@ -412,12 +438,12 @@ def rank_turn(view: Sight, legal: Sequence[Event], rng: random.Random) -> list[C
         kinds = sorted(discards)
         if view.void is not None and any(k // 9 == view.void for k in kinds):
             kinds = [k for k in kinds if k // 9 == view.void]  # the void suit first: it can never be kept
-        looked = set(_discard_candidates(view, counts, n_melds, kinds)) if len(kinds) > 1 else set(kinds)
+        looked = set(_discard_candidates(view, counts, n_melds, kinds, cfg)) if len(kinds) > 1 else set(kinds)
         for k in kinds:
             if k not in looked:
                 continue
             counts[k] -= 1
-            value = _mean_play(view, counts, view.melds, worlds, scorer) - danger[k]
+            value = _mean_play(view, counts, view.melds, worlds, scorer, cfg) - danger[k]
             counts[k] += 1
             out.append(Choice(discards[k], value))
     others = sum(1 for r in view.rivals if not r.won)
@@ -432,23 +458,23 @@ def rank_turn(view: Sight, legal: Sequence[Event], rng: random.Random) -> list[C
             after[ev.tile] -= 1
             melds = tuple(Meld("added", m.tile, m.source) if m.tile == ev.tile else m for m in view.melds)
             paid = base * others
-        value = paid + _mean_play(view, after, melds, worlds, scorer, draw_first=True)
+        value = paid + _mean_play(view, after, melds, worlds, scorer, cfg, draw_first=True)
         out.append(Choice(ev, value))
     out.sort(key=_order)
     return wins + out
 
 
-def rank_claim(view: Sight, legal: Sequence[Event], rng: random.Random) -> list[Choice]:
+def rank_claim(view: Sight, legal: Sequence[Event], rng: random.Random, cfg: Settings = DEFAULT) -> list[Choice]:
     """The engine's ranking of a seat's options on another's discard (or added kong): wins, pongs, kongs, a pass."""
     wins = [Choice(ev, float("inf")) for ev in legal if isinstance(ev, Hu)]
     calls = [ev for ev in legal if isinstance(ev, (Pong, Kong))]
     if not calls:
         return [*wins, Choice(None, 0.0)]
-    worlds = _worlds(view, rng)
+    worlds = _worlds(view, rng, cfg.samples)
     scorer = _Scorer(view.rules)
     counts = list(view.counts)
-    out = [Choice(None, _mean_play(view, counts, view.melds, worlds, scorer))]
-    danger = _deal_in(view)
+    out = [Choice(None, _mean_play(view, counts, view.melds, worlds, scorer, cfg))]
+    danger = _deal_in(view, cfg)
     for ev in calls:
         assert isinstance(ev, (Pong, Kong))
         after = list(counts)
@@ -457,16 +483,16 @@ def rank_claim(view: Sight, legal: Sequence[Event], rng: random.Random) -> list[
             melds = (*view.melds, Meld("pong", ev.tile, ev.source))
             kinds = [k for k in range(27) if after[k]]
             best = float("-inf")
-            for k in _discard_candidates(view, after, len(melds), kinds)[:3]:
+            for k in _discard_candidates(view, after, len(melds), kinds, cfg)[:3]:
                 after[k] -= 1
-                best = max(best, _mean_play(view, after, melds, worlds, scorer) - danger[k])
+                best = max(best, _mean_play(view, after, melds, worlds, scorer, cfg) - danger[k])
                 after[k] += 1
             out.append(Choice(ev, best))
         else:
             after[ev.tile] -= 3
             melds = (*view.melds, Meld("direct", ev.tile, ev.source))
             paid = 2 * view.rules.base
-            out.append(Choice(ev, paid + _mean_play(view, after, melds, worlds, scorer, draw_first=True)))
+            out.append(Choice(ev, paid + _mean_play(view, after, melds, worlds, scorer, cfg, draw_first=True)))
     out.sort(key=_order)
     return wins + out
 
