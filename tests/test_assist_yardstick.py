@@ -176,3 +176,14 @@ def test_assist_takes_a_yardstick_and_says_so(follower_room: tuple) -> None:
     assert "taking the engine lookahead's own first choice" in table.stdout
     bad = runner.invoke(app, ["assist", "--warehouse", str(wh), "--yardstick", "lookahead:depth=2"])
     assert bad.exit_code == 2 and "--yardstick: lookahead has no setting 'depth'" in bad.output
+
+
+def test_the_evaluation_screens_the_same_rooms_by_another_yardstick() -> None:
+    from pipeline.evaluate import assist_grid
+
+    plain = assist_grid(seed=1, hands=500, replicates=2, honest=2)
+    other = assist_grid(seed=1, hands=500, replicates=2, honest=2, engine="lookahead")
+    assert all(p.engine == "lookahead" for p in other) and all(p.engine is None for p in plain)  # type: ignore[attr-defined]
+    assert not any(p.calculator for p in other)  # type: ignore[attr-defined]  # a calculator follows the reference
+    kept = [p for p in plain if not p.calculator]  # type: ignore[attr-defined]
+    assert [repr(p) for p in other] == [repr(p) for p in kept]  # the same rooms, so the same cache keys

@@ -171,7 +171,8 @@ def test_the_simulator_version_reads_the_sources_that_decide_the_games(tmp_path)
         assert digest((package,)) != before
         f.write_text(old)
         assert digest((package,)) == before
-    assert set(evaluate.SIMULATOR_PACKAGES) == {"simulate", "game", "rules"}
+    # the followers' engine (pipeline/engines) decides the games of follow= rooms
+    assert set(evaluate.SIMULATOR_PACKAGES) == {"simulate", "engines", "game", "rules"}
     assert all(
         (Path(evaluate.__file__).parent / name / "__init__.py").is_file() for name in evaluate.SIMULATOR_PACKAGES
     )
