@@ -1661,7 +1661,8 @@ def assist_command(
         typer.echo(f"warning: {len(missing) - 5} more hands not screened", err=True)
 
     def replay(hand_id: str) -> str:
-        return f"xuezhan replay {shlex.quote(hand_id)} --warehouse {shlex.quote(str(warehouse))} --review"
+        also = "" if engine is None else f" --yardstick {shlex.quote(engine)}"
+        return f"xuezhan replay {shlex.quote(hand_id)} --warehouse {shlex.quote(str(warehouse))} --review{also}"
 
     if fmt == "csv":
         _write_csv(COLUMNS, [[a.as_dict()[c] for c in COLUMNS] for a in rows])
@@ -2618,6 +2619,10 @@ def replay_command(
             "danger, and the clearly better option where there was one (docs/REPLAY.md).",
         ),
     ] = False,
+    yardstick: Annotated[
+        str | None,
+        _option("--yardstick", ". With --review: each turn beside that engine's first choice too."),
+    ] = None,
 ) -> None:
     """Print one hand turn by turn: the deal, every event in the hand notation with the issues raised at it,
     each win's value computed beside the claim, and the settlement computed beside the claimed one
@@ -2635,11 +2640,20 @@ def replay_command(
         session_line,
         stored_record,
     )
+    from pipeline.engines import EngineSpecError, load
     from pipeline.validate import validate
 
     override = _rules_option(rules_)
     if bool(paths) == (warehouse is not None):
         raise fail("give the record files or --warehouse (one of them)")
+    engine = None
+    if yardstick is not None:
+        if not review:
+            raise fail("--yardstick goes with --review")
+        try:
+            engine = load(yardstick).decide
+        except EngineSpecError as err:
+            raise fail(f"--yardstick: {err}") from None
     across: list[tuple[str, str, str]] = []  # the warehouse's session findings of the hand: (code, severity, message)
     try:
         if warehouse is not None:
@@ -2660,12 +2674,14 @@ def replay_command(
     validation = validate(found.record, profile=override)
     if html is not None:
         _output_file(html, "--html")
-        html.write_text(replay_html(found.record, validation, across, review=review), encoding="utf-8")
+        page = replay_html(found.record, validation, across, review=review, yardstick=engine)
+        html.write_text(page, encoding="utf-8")
         typer.echo(f"wrote {html}")
     else:
         session = "".join(session_line(*finding) + "\n" for finding in across)
         where = f"{_shown(found.hand.source_file)}:{found.hand.source_line}"
-        _write_data(f"{where}\n{replay_text(found.record, validation, review=review)}\n{session}")
+        text = replay_text(found.record, validation, review=review, yardstick=engine)
+        _write_data(f"{where}\n{text}\n{session}")
     raise typer.Exit(0 if validation.ok and all(severity != "error" for _, severity, _ in across) else 1)
 
 

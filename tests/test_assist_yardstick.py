@@ -168,6 +168,14 @@ def test_assist_takes_a_yardstick_and_says_so(follower_room: tuple) -> None:
     doc = json.loads(result.stdout)
     assert doc["yardstick"] == "lookahead" and doc["stored"] == 0 and "this engine" in doc["meaning"]
     assert doc["players"][0]["player"] == follower and not any(p["flagged"] for p in doc["players"][1:])
+    ev = doc["players"][0]["evidence"][0]  # the follower's most telling decision, replayed beside the engine
+    assert ev["replay"] == f"xuezhan replay {ev['hand_id']} --warehouse {wh} --review --yardstick lookahead"
+    args = ["replay", ev["hand_id"], "--warehouse", str(wh)]
+    shown = runner.invoke(app, [*args, "--review", "--yardstick", "lookahead"])
+    assert shown.exit_code == 0, shown.output
+    assert "engine: the same" in shown.stdout and "engine: the same" not in _replay(runner, ev["hand_id"], wh)
+    alone = runner.invoke(app, [*args, "--yardstick", "lookahead"])
+    assert alone.exit_code == 2 and "--yardstick goes with --review" in alone.output
     plain = json.loads(runner.invoke(app, ["assist", "--warehouse", str(wh), "--format", "json"]).stdout)
     assert plain["yardstick"] == "reference" and "reference policy" in plain["meaning"]
     table = runner.invoke(app, ["assist", "--warehouse", str(wh), "--yardstick", "lookahead:samples=24,horizon=10"])
@@ -187,3 +195,11 @@ def test_the_evaluation_screens_the_same_rooms_by_another_yardstick() -> None:
     assert not any(p.calculator for p in other)  # type: ignore[attr-defined]  # a calculator follows the reference
     kept = [p for p in plain if not p.calculator]  # type: ignore[attr-defined]
     assert [repr(p) for p in other] == [repr(p) for p in kept]  # the same rooms, so the same cache keys
+
+
+def _replay(runner: CliRunner, hand_id: str, wh: Path) -> str:
+    from cli import app
+
+    result = runner.invoke(app, ["replay", hand_id, "--warehouse", str(wh), "--review"])
+    assert result.exit_code == 0, result.output
+    return result.stdout

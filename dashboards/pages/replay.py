@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dashboards.html import esc, static_text
-from pipeline.audit.replay import replay_text, session_line
+from pipeline.audit.replay import Engine, replay_text, session_line
 from pipeline.text import printable
 from pipeline.validate import Validation
 
@@ -30,13 +30,14 @@ def replay_html(
     session: Sequence[tuple[str, str, str]] = (),
     *,
     review: bool = False,
+    yardstick: Engine | None = None,
 ) -> str:
     """The replay as a page of its own: the same text (:func:`pipeline.audit.replay.replay_text`, with its
-    ``review``), each line of an issue, a payment or a reviewed decision marked by its kind, then the hand's
-    ``session`` findings (code, severity, message: the checks across the hands of its session, from a warehouse).
-    Every string of the record is escaped."""
+    ``review`` and ``yardstick``), each line of an issue, a payment or a reviewed decision marked by its kind, then
+    the hand's ``session`` findings (code, severity, message: the checks across the hands of its session, from a
+    warehouse). Every string of the record is escaped."""
     lines = []
-    for line in replay_text(record, validation, review=review).split("\n"):
+    for line in replay_text(record, validation, review=review, yardstick=yardstick).split("\n"):
         kind = LINE_CLASS.get(line.lstrip()[:1]) if line.startswith(" ") else None
         if kind == "review" and line.lstrip().startswith("»!"):
             kind = "worse"

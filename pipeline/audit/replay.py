@@ -56,6 +56,7 @@ from pipeline.analytics.export import Found, Missing, Stored, read_back, selecte
 from pipeline.analytics.render import csv_frame
 from pipeline.audit.review import Decision, note, summarize
 from pipeline.audit.review import review as review_hand
+from pipeline.engines import Engine
 from pipeline.formats.notation import NotationError, format_event, format_payment
 from pipeline.game.start import DEAL_SIZE, deal_hands, wall_after_deal
 from pipeline.ingest.read import read_lines
@@ -67,20 +68,24 @@ from pipeline.text import printable
 from pipeline.validate import Issue, Validation
 
 
-def replay_text(record: Mapping[str, Any], validation: Validation, *, review: bool = False) -> str:
+def replay_text(
+    record: Mapping[str, Any], validation: Validation, *, review: bool = False, yardstick: Engine | None = None
+) -> str:
     """The hand ``record`` (its JSON object) as text, with what ``validation`` (its :func:`validate`) found.
     Control characters of the record's strings (ids, names) are written as escapes: the text goes to
     terminals. ``review``: each decision beside the reference policy (:mod:`pipeline.audit.review`), under the
-    event that shows it (``»``; ``»!`` where the policy's choice was clearly better), and a summary per seat."""
-    decisions = _reviewed(validation) if review else None
+    event that shows it (``»``; ``»!`` where the policy's choice was clearly better), and a summary per seat;
+    with ``yardstick`` (an engine, ``assist --yardstick``) each turn's line says too whether the option made was
+    its first choice (``engine: the same``) or what that was."""
+    decisions = _reviewed(validation, yardstick) if review else None
     return "\n".join(printable(line) for line in _replay_text(record, validation, decisions).split("\n"))
 
 
-def _reviewed(validation: Validation) -> list[Decision]:
+def _reviewed(validation: Validation, yardstick: Engine | None = None) -> list[Decision]:
     r = validation.record
     if r is None or r.level == "settlement":
         return []
-    return review_hand(r)
+    return review_hand(r, engine=yardstick)
 
 
 def _replay_text(record: Mapping[str, Any], validation: Validation, decisions: list[Decision] | None = None) -> str:

@@ -56,6 +56,7 @@ class Decision:
     void: int | None = None  # the seat's void suit, once declared
     dealt_in: bool = False  # a discard somebody won on
     engine: bool | None = None  # the option made was the second yardstick's first choice (None: not asked)
+    engine_first: str | None = None  # that first choice, in a few characters (describe); None: not asked or none
 
 
 def review_json(
@@ -128,7 +129,8 @@ def review(record: Record, obj: dict[str, Any] | None = None, engine: Engine | N
             if taken is not None:
                 d = _decision(index, event.seat, "turn", options, taken, state.void[event.seat])
                 if engine is not None and len(options) > 1 and options[0].action != "hu":
-                    d = replace(d, engine=_engine_agrees(engine, state, record.hand_id, index, event))
+                    agrees, best = _engine_agrees(engine, state, record.hand_id, index, event, options)
+                    d = replace(d, engine=agrees, engine_first=best)
                 out.append(d)
         elif state.phase in ("claim", "rob") and state.window is not None and state.window.event != judged_window:
             judged_window = state.window.event
@@ -173,12 +175,17 @@ def _claims(state: HandState, events: Sequence[Event], index: int) -> list[Decis
     return out
 
 
-def _engine_agrees(engine: Engine, state: HandState, hand_id: str, index: int, event: Event) -> bool:
-    """Was ``event`` (a turn's) the engine's first choice at ``state``?"""
+def _engine_agrees(
+    engine: Engine, state: HandState, hand_id: str, index: int, event: Event, options: Sequence[Option]
+) -> tuple[bool, str | None]:
+    """Was ``event`` (a turn's) the engine's first choice at ``state``; that choice described (None: it offered
+    none; ``?``: not one of the legal ``options``)?"""
     offered, best = first(engine, state, event.seat, engine_rng(hand_id, index, event.seat))
     if not offered:
-        return False
-    return bool(best == event or (isinstance(best, Hu) and isinstance(event, Hu)))
+        return False, None
+    same = next((o for o in options if o.event == best or (o.action == "hu" and isinstance(best, Hu))), None)
+    shown = describe(same) if same is not None else "?"
+    return bool(best == event or (isinstance(best, Hu) and isinstance(event, Hu))), shown
 
 
 def _match(options: Sequence[Option], event: Event) -> Option | None:
@@ -225,6 +232,8 @@ def note(d: Decision) -> str:
     text = f"rank {c.rank}/{len(d.options)} · {describe(c)}{_figures(c)}"
     if d.better is not None:
         text += f" · better: {describe(d.better)} ({_figures(d.better).lstrip(' ·').replace(' · ', ', ')})"
+    if d.engine is not None:
+        text += " · engine: the same" if d.engine else f" · engine: {d.engine_first or 'no choice'}"
     return text
 
 
