@@ -59,13 +59,11 @@ class Decision:
     engine_first: str | None = None  # that first choice, in a few characters (describe); None: not asked or none
 
 
-def review_json(
-    obj: Mapping[str, Any], override: Override | None = None, engine: Engine | None = None
-) -> tuple[Record, list[Decision]]:
+def review_json(obj: Mapping[str, Any], override: Override | None = None) -> tuple[Record, list[Decision]]:
     """A record's JSON object parsed (with the ``--rules`` ``override``) and reviewed; raises
     :class:`~pipeline.game.record.RecordError` when it cannot be read."""
     record = parse_record(obj, profile_override=override)
-    return record, review(record, dict(obj), engine)
+    return record, review(record, dict(obj))
 
 
 def engine_rng(hand_id: str, event: int, seat: int) -> random.Random:
