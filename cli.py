@@ -2199,6 +2199,10 @@ def eval_assist_command(
             "cheat's engine other than the cheat's. No calculator rooms (a calculator follows the reference).",
         ),
     ] = None,
+    evasive: Annotated[
+        bool,
+        typer.Option("--evasive/--no-evasive", help="Rooms with an evasive follower too (as many as --replicates)."),
+    ] = True,
     workers: Annotated[int, _option("--workers", ": rooms simulated at once.", min=1)] = 2,
     seed: Annotated[int, _option("--seed", " of the first room.")] = 1,
     out: OutJson = None,
@@ -2231,6 +2235,7 @@ def eval_assist_command(
         players=players,
         notice=notice,
         engine=engine,
+        evasive=evasive,
     )
     if engine is not None:
         typer.echo(

@@ -178,6 +178,10 @@ def test_assist_takes_a_yardstick_and_says_so(follower_room: tuple) -> None:
     assert alone.exit_code == 2 and "--yardstick goes with --review" in alone.output
     plain = json.loads(runner.invoke(app, ["assist", "--warehouse", str(wh), "--format", "json"]).stdout)
     assert plain["yardstick"] == "reference" and "reference policy" in plain["meaning"]
+    spread = runner.invoke(
+        app, ["assist", "--warehouse", str(wh), "--yardstick", "lookahead", "--format", "json", "--workers", "2"]
+    )
+    assert spread.exit_code == 0 and json.loads(spread.stdout) == doc  # the engine's answers the same in any process
     table = runner.invoke(app, ["assist", "--warehouse", str(wh), "--yardstick", "lookahead:samples=24,horizon=10"])
     assert table.exit_code == 0, table.output
     assert "agreement with the engine lookahead on the turns" in table.stdout
