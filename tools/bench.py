@@ -717,19 +717,38 @@ decisions = 0
 for r in records:
     with fewer_collections():
         decisions += len(review_json(r)[1])
-print(json.dumps([len(records), decisions, time.process_time() - c0, time.perf_counter() - w0]))
+cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+from pipeline.audit.review import review
+from pipeline.engines import lookahead
+from pipeline.game.record import parse_record
+some = records[: int(sys.argv[3])]
+c1 = time.process_time()
+asked = 0
+for r in some:
+    with fewer_collections():
+        asked += sum(d.engine is not None for d in review(parse_record(r), r, lookahead.decide))
+print(json.dumps([len(records), decisions, cpu, wall, len(some), asked, time.process_time() - c1]))
 """
 
 
 def bench_policy(p: Plan, compiled: Path | None) -> dict[str, Any]:
     """The reference policy (pipeline/game/policy.py) through the per-decision review, each engine in its own
-    process: decisions ranked per CPU second, and the review's cost per hand (parse, replay and rank)."""
+    process: decisions ranked per CPU second, and the review's cost per hand (parse, replay and rank); then the
+    review with the built-in engine as a second yardstick (``assist --yardstick lookahead``) on the first hands,
+    side by side: its cost per hand, per decision asked, and its ratio to the review alone."""
     path = tier_corpus(p, 1)
     hands = 100 if p.quick else 500
+    asked_hands = 20 if p.quick else 100
     out: dict[str, Any] = {}
     for name in engines(compiled):
         done = subprocess.run(
-            [sys.executable, "-P", "-c", _assert_engine(name) + POLICY_CHILD, str(path), str(hands)],
+            [
+                sys.executable,
+                "-P",
+                "-c",
+                _assert_engine(name) + POLICY_CHILD,
+                *(str(path), str(hands), str(asked_hands)),
+            ],
             capture_output=True,
             text=True,
             env=engine_env(name, compiled),
@@ -737,13 +756,19 @@ def bench_policy(p: Plan, compiled: Path | None) -> dict[str, Any]:
             timeout=TIMEOUT_S,
             check=True,
         )
-        reviewed, decisions, cpu, wall = json.loads(done.stdout)
+        reviewed, decisions, cpu, wall, yard_hands, asked, yard_cpu = json.loads(done.stdout)
+        per_hand = 1000 * cpu / reviewed
+        yard = 1000 * yard_cpu / yard_hands
         out.update(
             {
                 f"{name}_policy_hands": reviewed,
                 f"{name}_policy_decisions_per_s": round(decisions / cpu),
-                f"{name}_review_ms_per_hand": round(1000 * cpu / reviewed, 1),
+                f"{name}_review_ms_per_hand": round(per_hand, 1),
                 f"{name}_review_ms_per_hand_wall": round(1000 * wall / reviewed, 1),
+                f"{name}_yardstick_hands": yard_hands,
+                f"{name}_yardstick_ms_per_hand": round(yard, 1),
+                f"{name}_yardstick_ms_per_decision_asked": round((yard - per_hand) * yard_hands / asked, 2),
+                f"{name}_yardstick_review_ratio": round(yard / per_hand, 1),
             }
         )
     return out
