@@ -72,6 +72,7 @@ from pipeline.rules.tiles import kind_of, parse_tiles
 
 if TYPE_CHECKING:
     from pipeline.analytics.health import Thresholds
+    from pipeline.engines import Loaded
     from pipeline.formats import BadLine
 
 # Before any command loads Polars: what it frees goes back to the system at once (the report's later pages no
@@ -1566,6 +1567,17 @@ def think_time_command(
         raise typer.Exit(1)
 
 
+def _yardstick(spec: str) -> Loaded:
+    """The engine ``--yardstick`` names (:func:`pipeline.engines.load`: its ``name`` and ``decide``), or exit 2
+    saying why."""
+    from pipeline.engines import EngineSpecError, load
+
+    try:
+        return load(spec)
+    except EngineSpecError as err:
+        raise fail(f"--yardstick: {err}") from None
+
+
 ASSIST_MEANING = (
     "a flag: the player agrees with the reference policy's first choice on ambiguous decisions far more than "
     "the room's players of its skill do (an engine followed) — a reason to look at its decisions, not proof: a "
@@ -1630,16 +1642,12 @@ def assist_command(
     from pipeline.analytics.queries import connect
     from pipeline.audit.assist import COLUMNS, MIN_CLEAR, MIN_DECISIONS, judge, reach, stored_room, tally
     from pipeline.audit.decisions import decision_hands, decision_rows
-    from pipeline.engines import EngineSpecError, load
     from schemas.tables import TALLY_VERSION
 
     scope = _scope(since=since, until=until, table=table, player=player, profile=profile, tz=tz)
     yardstick = "the reference policy"
     if engine is not None:
-        try:
-            engine = load(engine).name
-        except EngineSpecError as err:
-            raise fail(f"--yardstick: {err}") from None
+        engine = _yardstick(engine).name
         yardstick = f"the engine {engine}"
         fresh = True  # the stored counts are the reference's
     _records_in(warehouse)
@@ -2218,14 +2226,10 @@ def eval_assist_command(
     reviewed whole: about 2,000 hands in a room of 8 (each player sits in about 4/N of a room's hands), a few
     CPU-minutes a room. `--notice Q`: the honest players count the tiles in view as people do, missing some
     (the screen's power depends on it: the calculators and the engine count every one)."""
-    from pipeline.engines import EngineSpecError, load
     from pipeline.evaluate import assist_grid
 
     if engine is not None:
-        try:
-            engine = load(engine).name
-        except EngineSpecError as err:
-            raise fail(f"--yardstick: {err}") from None
+        engine = _yardstick(engine).name
     pops = assist_grid(
         seed=seed,
         hands=hands,
@@ -2645,7 +2649,6 @@ def replay_command(
         session_line,
         stored_record,
     )
-    from pipeline.engines import EngineSpecError, load
     from pipeline.validate import validate
 
     override = _rules_option(rules_)
@@ -2655,10 +2658,7 @@ def replay_command(
     if yardstick is not None:
         if not review:
             raise fail("--yardstick goes with --review")
-        try:
-            engine = load(yardstick).decide
-        except EngineSpecError as err:
-            raise fail(f"--yardstick: {err}") from None
+        engine = _yardstick(yardstick).decide
     across: list[tuple[str, str, str]] = []  # the warehouse's session findings of the hand: (code, severity, message)
     try:
         if warehouse is not None:
