@@ -15,13 +15,14 @@ from pipeline.analytics.export import Missing
 from pipeline.analytics.queries import connect
 from pipeline.audit.assist import screen
 from pipeline.audit.decisions import decision_hands, decision_rows, rows_of
-from pipeline.audit.review import engine_rng, review
+from pipeline.audit.review import engine_rng, note, review
 from pipeline.engines import BUILT_IN, EngineSpecError, first, load, lookahead
 from pipeline.game.record import parse_record
 from pipeline.game.state import HandState
 from pipeline.ingest.run import ingest
 from pipeline.simulate.inject import InjectSpec
 from pipeline.simulate.tables import SimConfig, write
+from pipeline.validate import play_state
 
 
 def test_a_spec_names_the_built_in_engine_its_settings_or_an_engine_of_ones_own() -> None:
@@ -78,9 +79,10 @@ def test_the_review_asks_the_engine_at_each_turn_with_a_choice_and_the_same_answ
     asked: list[tuple[int, int]] = []
 
     def mirror(state: HandState, seat: int, rng: random.Random) -> list:
-        """An engine that always chose what the record shows next (it peeks, as no engine may: a test's)."""
+        """An engine that always chose what the record shows next (it peeks, as no engine may: a test's), before a
+        pass (a second option: an engine that ranks one saw no choice)."""
         asked.append((state.turn, seat))
-        return [lookahead.Choice(_next[0], 0.0)]
+        return [lookahead.Choice(_next[0], 0.0), lookahead.Choice(None, -1.0)]
 
     for obj in hands:
         record = parse_record(obj)
@@ -109,6 +111,15 @@ def test_the_review_asks_the_engine_at_each_turn_with_a_choice_and_the_same_answ
     assert again == [d.engine for d in review(record, obj, lookahead.decide)] and True in again
 
 
+def _state_at(record, obj: dict, index: int | None) -> HandState:  # type: ignore[no-untyped-def]
+    """The hand's state just before its event ``index`` (as the review has it there)."""
+    assert index is not None
+    state = play_state(record, obj)
+    for event in record.events[:index]:
+        state.apply(event)
+    return state
+
+
 def _peeking(record, engine, slot: list):  # type: ignore[no-untyped-def]
     """``engine`` told, before each call, the event the record shows at the state's point (by the events applied)."""
 
@@ -124,7 +135,38 @@ def test_the_engines_randomness_is_the_decisions_own() -> None:
     assert [a.random() for _ in range(3)] == [b.random() for _ in range(3)]
     assert engine_rng("h", 3, 1).random() not in (engine_rng("h", 4, 1).random(), engine_rng("g", 3, 1).random())
     ranked = first(lambda s, seat, rng: [], None, 0, a)  # type: ignore[arg-type]
-    assert ranked == (False, None)
+    assert ranked == (0, None)
+    pair = [lookahead.Choice(None, 1.0), lookahead.Choice(None, 0.0)]
+    assert first(lambda s, seat, rng: pair, None, 0, a) == (2, None)  # type: ignore[arg-type]
+
+
+def test_a_turn_the_engine_saw_no_choice_in_is_not_judged_by_it() -> None:
+    """An engine that ranks one option (the built-in one holding a single kind of its void suit throws it and weighs
+    nothing else) saw no choice: the decision is not judged by it (engine None), its only option is shown, and the
+    screen's rows leave it out; one that ranks two judges. The built-in engine's single options are such turns."""
+    hands = _hands(SimConfig(hands=8, seed=7, players=4))
+
+    def only(state: HandState, seat: int, rng: random.Random) -> list:
+        return lookahead.decide(state, seat, rng)[:1]
+
+    singles = judged = 0
+    for obj in hands:
+        record = parse_record(obj)
+        alone = review(record, obj, only)
+        assert all(d.engine is None for d in alone)
+        assert rows_of(record.hand_id, record.players, alone, engine=True) == []
+        shown = [d for d in alone if d.engine_first is not None]
+        assert shown and all("(not judged)" in note(d) and "engine: only " in note(d) for d in shown)
+        for d in review(record, obj, lookahead.decide):
+            if d.kind != "turn" or len(d.options) < 2 or d.options[0].action == "hu":
+                continue
+            ranked = lookahead.decide(
+                _state_at(record, obj, d.event), d.seat, engine_rng(record.hand_id, d.event, d.seat)
+            )
+            assert (d.engine is None) == (len(ranked) < 2)
+            singles += len(ranked) < 2
+            judged += len(ranked) >= 2
+    assert singles > 0 and judged > singles
 
 
 @pytest.fixture(scope="module")

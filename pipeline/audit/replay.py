@@ -76,7 +76,7 @@ def replay_text(
     terminals. ``review``: each decision beside the reference policy (:mod:`pipeline.audit.review`), under the
     event that shows it (``»``; ``»!`` where the policy's choice was clearly better), and a summary per seat;
     with ``yardstick`` (an engine, ``assist --yardstick``) each turn's line says too whether the option made was
-    its first choice (``engine: the same``) or what that was."""
+    its first choice (``engine: the same``) or what that was (``engine: only ... (not judged)``: it saw no choice)."""
     decisions = _reviewed(validation, yardstick) if review else None
     return "\n".join(printable(line) for line in _replay_text(record, validation, decisions).split("\n"))
 

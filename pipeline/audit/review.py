@@ -18,7 +18,11 @@ illegal action, and so does the review.
 more than one option and no win first, the engine is asked too, on the same state, with its own randomness drawn
 from the hand, the event and the seat (:func:`engine_rng`: the same answer whenever the hand is reviewed again,
 and never the randomness the record's own players had), and :attr:`Decision.engine` says whether the option made
-was its first choice.
+was its first choice. Where the engine ranks fewer than two options it saw no choice (the built-in engine holding
+one kind of its void suit throws it and weighs nothing else: about a third of the turns it is asked), and the
+decision is not judged by it (:attr:`Decision.engine` None, :attr:`Decision.engine_first` its only option): every
+player agrees there (99% in simulated rooms), so such decisions only blurred the screen's figures (the eval's first
+four rooms of followers, lab: their ``z`` 5.1, 6.5, 6.8 and 8.2 counting them, 6.1, 7.0, 7.3 and 15.4 not).
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ class Decision:
     better: Option | None  # the policy's choice when clearly better than the one made
     void: int | None = None  # the seat's void suit, once declared
     dealt_in: bool = False  # a discard somebody won on
-    engine: bool | None = None  # the option made was the second yardstick's first choice (None: not asked)
+    engine: bool | None = None  # the option made was the second yardstick's first choice (None: not judged by it)
     engine_first: str | None = None  # that first choice, in a few characters (describe); None: not asked or none
 
 
@@ -175,14 +179,17 @@ def _claims(state: HandState, events: Sequence[Event], index: int) -> list[Decis
 
 def _engine_agrees(
     engine: Engine, state: HandState, hand_id: str, index: int, event: Event, options: Sequence[Option]
-) -> tuple[bool, str | None]:
-    """Was ``event`` (a turn's) the engine's first choice at ``state``; that choice described (None: it offered
-    none; ``?``: not one of the legal ``options``)?"""
+) -> tuple[bool | None, str | None]:
+    """Was ``event`` (a turn's) the engine's first choice at ``state`` (None: it ranked fewer than two options, a
+    decision it saw no choice in, not judged by it); that choice described (None: it offered none; ``?``: not one
+    of the legal ``options``)?"""
     offered, best = first(engine, state, event.seat, engine_rng(hand_id, index, event.seat))
     if not offered:
-        return False, None
+        return None, None
     same = next((o for o in options if o.event == best or (o.action == "hu" and isinstance(best, Hu))), None)
     shown = describe(same) if same is not None else "?"
+    if offered < 2:
+        return None, shown
     return bool(best == event or (isinstance(best, Hu) and isinstance(event, Hu))), shown
 
 
@@ -231,7 +238,9 @@ def note(d: Decision) -> str:
     if d.better is not None:
         text += f" · better: {describe(d.better)} ({_figures(d.better).lstrip(' ·').replace(' · ', ', ')})"
     if d.engine is not None:
-        text += " · engine: the same" if d.engine else f" · engine: {d.engine_first or 'no choice'}"
+        text += " · engine: the same" if d.engine else f" · engine: {d.engine_first}"
+    elif d.engine_first is not None:
+        text += f" · engine: only {d.engine_first} (not judged)"
     return text
 
 

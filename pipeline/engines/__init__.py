@@ -10,7 +10,10 @@ An engine is a callable ``engine(state, seat, rng)`` (:data:`Engine`) returning 
 each an object with an ``event`` (the :mod:`pipeline.game.events` event, ``None`` for a pass), as
 :class:`~pipeline.engines.lookahead.Choice` has. It must read only what the seat can see (its own tiles and the
 public record: :func:`pipeline.engines.lookahead.sight`), never another seat's concealed tiles or the wall, and
-draw its randomness from ``rng`` alone, so that the same decision asked twice gets the same answer.
+draw its randomness from ``rng`` alone, so that the same decision asked twice gets the same answer. It ranks every
+option it weighed (at least its best two): where it offers a single option (the built-in engine, holding one kind
+of its void suit, throws it and looks at nothing else) it saw no choice, and the screen does not judge a player's
+decision by it there (:func:`pipeline.audit.review.review`); an engine that returns only its best never judges.
 
 ``SPEC`` (:func:`load`):
 
@@ -102,10 +105,10 @@ def _settings(text: str) -> lookahead.Settings:
         raise EngineSpecError(str(e)) from e
 
 
-def first(engine: Engine, state: HandState, seat: int, rng: random.Random) -> tuple[bool, Any]:
-    """The engine's first choice at ``state`` for ``seat``: ``(True, event)`` (``None``: a pass), or ``(False,
-    None)`` where it offers none."""
+def first(engine: Engine, state: HandState, seat: int, rng: random.Random) -> tuple[int, Any]:
+    """How many options the engine ranks at ``state`` for ``seat``, and its first choice's event (``None``: a pass,
+    or no option): ``(0, None)`` where it offers none."""
     ranked = engine(state, seat, rng)
     if not ranked:
-        return (False, None)
-    return (True, getattr(ranked[0], "event", None))
+        return (0, None)
+    return (len(ranked), getattr(ranked[0], "event", None))
