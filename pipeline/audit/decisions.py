@@ -183,12 +183,12 @@ def rows_of(
 ) -> list[DecisionRow]:
     """The rows of one reviewed hand's ``decisions`` (``players``: the record's, by seat). ``engine``: the hand was
     reviewed with a second yardstick (:attr:`~pipeline.audit.review.Decision.engine`), and the rows are the
-    decisions it was asked about, *agreed* meaning its first choice; the gap and weight stay the reference
-    policy's (how ambiguous the decision was, as the transparent yardstick sees it), so the clear decisions, which
-    measure a player's skill in the screen's null, are those the reference finds clear, and the skill is the
-    agreement with the engine there. (Tried: the reference's agreement there instead, skill as the transparent
-    yardstick sees it; a follower's rose as much, and the follower of the eval's first room of 2,000 hands stood
-    at z 4.8 against 5.2, in a lab: not kept.)"""
+    decisions it judged (asked, it ranked two options or more), *agreed* meaning its first choice; the gap and
+    weight stay the reference policy's (how ambiguous the decision was, as the transparent yardstick sees it), so
+    the clear decisions, which measure a player's skill in the screen's null, are those the reference finds clear,
+    and the skill is the agreement with the engine there. (Tried: the reference's agreement there instead, skill
+    as the transparent yardstick sees it; a follower's rose as much, and the follower of the eval's first room of
+    2,000 hands stood at z 4.8 against 5.2, in a lab: not kept.)"""
     out = []
     for d in decisions:
         if engine and d.engine is None:
