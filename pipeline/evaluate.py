@@ -316,6 +316,18 @@ def _population_dir(pop: Population, workdir: str | None, cache: str | None) -> 
         shutil.rmtree(root, ignore_errors=True)
 
 
+@contextmanager
+def simulated(
+    pop: Population, *, workdir: str | None = None, cache: str | None = None
+) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """``pop`` simulated and ingested (or read from ``cache``, as the eval commands keep it): its warehouse's folder
+    and its labels, while the context lasts (a temporary folder of ``workdir`` is removed after it). What a lab
+    that measures a screen on the eval's own rooms starts from (``tools/yardstick_lab.py``)."""
+    with _population_dir(pop, workdir, cache) as root:
+        labels = _simulate(pop, root)
+        yield root / "wh", labels
+
+
 def run_population(
     pop: Population,
     *,
@@ -1168,9 +1180,8 @@ def run_assist(pop: Population, *, fdr: float = 0.05, workdir: str | None = None
     from pipeline.audit.decisions import DecisionRow, decision_hands, decision_rows
 
     assert isinstance(pop, AssistPopulation)
-    with _population_dir(pop, workdir, cache) as root:
-        labels = _simulate(pop, root)
-        with connect(root / "wh") as con:
+    with simulated(pop, workdir=workdir, cache=cache) as (warehouse, labels):
+        with connect(warehouse) as con:
             hands = decision_hands(con)
         missing: list[Any] = []
         rows: Iterable[DecisionRow] = decision_rows(hands, missing, engine=pop.engine)

@@ -87,11 +87,12 @@ ARROWS: dict[str, tuple[str, ...]] = {
     # followers' engine is measured against the reference policy it must beat (tools/engine_strength.py: game.policy)
     # tools/luck_variance.py reads the luck-adjusted net of simulated rooms (pipeline.analytics' player_base.sql);
     # tools/luck_lab.py replays records from validate.initial_state (the one place a record's start is built) and
-    # asks the package root whether it runs compiled (pipeline.compiled)
+    # asks the package root whether it runs compiled (pipeline.compiled); tools/yardstick_lab.py measures the
+    # engine-assistance screen on the eval's own rooms (pipeline.evaluate: assist_grid, simulated)
     "tools": (
         *("pipeline", "pipeline.rules", "pipeline.game", "pipeline.validate", "pipeline.simulate", "pipeline.ingest"),
         "pipeline.engines",
-        *("pipeline.audit", "pipeline.analytics", *_BASE),
+        *("pipeline.audit", "pipeline.analytics", "pipeline.evaluate", *_BASE),
     ),
     "dashboards": (
         "pipeline",
