@@ -190,12 +190,15 @@ def judge(out: Path, variants: Iterable[str]) -> list[str]:
         line = f"{room} (seed {frame['seed'][0]})"
         for v in variants:
             tested = [a for a in screen(decision_rows(VARIANTS[v](frame)), evidence=0) if a.p is not None]
-            t = totals.setdefault((v, kind), {"rooms": 0, "hit": 0, "first": 0, "false": 0, "honest": 0, "scores": []})
+            t = totals.setdefault(
+                (v, kind), {"rooms": 0, "hit": 0, "first": 0, "false": 0, "honest": 0, "wrong": 0, "scores": []}
+            )
             t["rooms"] += 1
             t["hit"] += any(a.flagged and a.player in planted for a in tested)
             t["first"] += bool(tested) and tested[0].player in planted
             t["false"] += any(a.flagged and a.player not in planted for a in tested)
             t["honest"] += sum(a.player not in planted for a in tested)
+            t["wrong"] += sum(a.flagged and a.player not in planted for a in tested)
             t["scores"] += [(a.z, a.player in planted) for a in tested]
             zs = [f"{a.z:.2f}" for a in tested if a.player in planted]
             flagged = [a.player for a in tested if a.flagged]
@@ -208,7 +211,7 @@ def judge(out: Path, variants: Iterable[str]) -> list[str]:
         a = auc(t["scores"])
         lines.append(
             f"{v} · {kind}: {what} {x}/{n} [{lo or 0:.0%}, {hi or 0:.0%}], planted ranked first {t['first']}, "
-            f"AUC {'-' if a is None else f'{a:.2f}'}, honest players {t['honest']}"
+            f"AUC {'-' if a is None else f'{a:.2f}'}, honest players flagged {t['wrong']}/{t['honest']}"
         )
     return lines
 
