@@ -30,11 +30,11 @@ def test_the_lab_dumps_a_room_and_its_shipped_rows_are_the_screens(tmp_path: Pat
     def key(rows):  # type: ignore[no-untyped-def]
         return sorted((r.hand_id, r.event or -1, r.player, r.agreed, round(r.weight, 9)) for r in rows)
 
-    shipped = yardstick_lab.decision_rows(yardstick_lab.VARIANTS["shipped"](frame))
+    shipped = yardstick_lab.frame_rows(yardstick_lab.VARIANTS["shipped"](frame))
     assert screen_rows and key(shipped) == key(screen_rows)
-    counted = yardstick_lab.decision_rows(yardstick_lab.VARIANTS["counted"](frame))
+    counted = yardstick_lab.frame_rows(yardstick_lab.VARIANTS["counted"](frame))
     assert len(counted) > len(shipped)  # the turns the engine saw no choice in
-    weighted = yardstick_lab.decision_rows(yardstick_lab.VARIANTS["engine-gap"](frame))
+    weighted = yardstick_lab.frame_rows(yardstick_lab.VARIANTS["engine-gap"](frame))
     assert len(weighted) == len(shipped) and {r.weight for r in weighted} != {r.weight for r in shipped}
     lines = yardstick_lab.judge(out, ["shipped", "counted"])
     assert len(lines) == 3 and lines[1].startswith("shipped · followers: rooms flagged ")

@@ -156,7 +156,7 @@ VARIANTS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
 }
 
 
-def decision_rows(frame: pl.DataFrame) -> list[DecisionRow]:
+def frame_rows(frame: pl.DataFrame) -> list[DecisionRow]:
     """A variant's rows as the screen reads them (hand by hand, in the hands' and events' order)."""
     ordered = frame.sort("hand_id", "event", nulls_last=False, maintain_order=True)
     return [
@@ -189,7 +189,7 @@ def judge(out: Path, variants: Iterable[str]) -> list[str]:
         planted = set(frame.filter(pl.col("planted"))["player"].unique())
         line = f"{room} (seed {frame['seed'][0]})"
         for v in variants:
-            tested = [a for a in screen(decision_rows(VARIANTS[v](frame)), evidence=0) if a.p is not None]
+            tested = [a for a in screen(frame_rows(VARIANTS[v](frame)), evidence=0) if a.p is not None]
             t = totals.setdefault(
                 (v, kind), {"rooms": 0, "hit": 0, "first": 0, "false": 0, "honest": 0, "wrong": 0, "scores": []}
             )
