@@ -40,10 +40,9 @@ from pipeline.analytics.queries import connect
 from pipeline.analytics.stats import wilson
 from pipeline.audit.assist import BANDS, CLEAR_GAP, screen
 from pipeline.audit.decisions import DecisionRow, decision_hands, rows_of
-from pipeline.audit.review import review
+from pipeline.audit.review import engine_asked, review, same_choice
 from pipeline.engines import load
 from pipeline.evaluate import AssistPopulation, assist_grid, auc, simulated
-from pipeline.game.events import Hu
 from pipeline.game.record import parse_record
 
 
@@ -98,14 +97,11 @@ def _hand_rows(got: Found, engine: Callable[..., Any], ranked: list[list[tuple[A
     decisions = review(record, got.record, engine)
     # the engine is asked at each turn with more than one option and no win first, in order (review.py): its calls
     # are matched to those turns in order (a turn it offered nothing at says so in neither figure)
-    asked = [d for d in decisions if d.kind == "turn" and len(d.options) > 1 and d.options[0].action != "hu"]
+    asked = [d for d in decisions if engine_asked(d.kind, d.options)]
     assert len(asked) == len(ranked), (len(asked), len(ranked))
     engine_of: dict[tuple[int | None, int], dict[str, Any]] = {}
     for d, r in zip(asked, ranked, strict=True):
-        event = d.chosen.event
-        rank = next(
-            (i + 1 for i, (e, _) in enumerate(r) if e == event or (isinstance(e, Hu) and isinstance(event, Hu))), None
-        )
+        rank = next((i + 1 for i, (e, _) in enumerate(r) if same_choice(e, d.chosen.event)), None)
         values = [v for _, v in r[:2]]
         gap = values[0] - values[1] if len(values) == 2 and None not in values else None  # type: ignore[operator]
         engine_of[(d.event, d.seat)] = {"e_n": len(r), "e_first": rank == 1, "e_gap": gap, "e_rank": rank}

@@ -130,7 +130,7 @@ def review(record: Record, obj: dict[str, Any] | None = None, engine: Engine | N
             taken = _match(options, event)
             if taken is not None:
                 d = _decision(index, event.seat, "turn", options, taken, state.void[event.seat])
-                if engine is not None and len(options) > 1 and options[0].action != "hu":
+                if engine is not None and engine_asked("turn", options):
                     agrees, best = _engine_agrees(engine, state, record.hand_id, index, event, options)
                     d = replace(d, engine=agrees, engine_first=best)
                 out.append(d)
@@ -177,6 +177,17 @@ def _claims(state: HandState, events: Sequence[Event], index: int) -> list[Decis
     return out
 
 
+def engine_asked(kind: str, options: Sequence[Option]) -> bool:
+    """Is the second yardstick asked at a decision of ``kind`` whose options the policy ranked so: a turn with more
+    than one option and no win first (a win is taken)."""
+    return kind == "turn" and len(options) > 1 and options[0].action != "hu"
+
+
+def same_choice(a: Event | None, b: Event | None) -> bool:
+    """Are two events the same choice: equal, or both a win (a self-drawn win's tile says nothing of the choice)."""
+    return bool(a == b or (isinstance(a, Hu) and isinstance(b, Hu)))
+
+
 def _engine_agrees(
     engine: Engine, state: HandState, hand_id: str, index: int, event: Event, options: Sequence[Option]
 ) -> tuple[bool | None, str | None]:
@@ -190,7 +201,7 @@ def _engine_agrees(
     shown = describe(same) if same is not None else "?"
     if offered < 2:
         return None, shown
-    return bool(best == event or (isinstance(best, Hu) and isinstance(event, Hu))), shown
+    return same_choice(best, event), shown
 
 
 def _match(options: Sequence[Option], event: Event) -> Option | None:
